@@ -1,0 +1,33 @@
+// Bundles the extension, the CLI and the webviews with esbuild. `--watch` rebuilds on change.
+import { build, context } from 'esbuild';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url)));
+const watch = process.argv.includes('--watch');
+const common = {
+  bundle: true,
+  sourcemap: true,
+  logLevel: 'warning',
+  define: { STUDIO_VERSION: JSON.stringify(pkg.version) },
+};
+// Native and very large packages stay outside the bundles and load from node_modules.
+const nodeExternals = ['vscode', 'onnxruntime-node', '@huggingface/transformers', 'sharp'];
+
+const webviews = existsSync('webview')
+  ? readdirSync('webview', { withFileTypes: true })
+      .filter((d) => d.isDirectory() && existsSync(`webview/${d.name}/main.ts`))
+      .map((d) => d.name)
+  : [];
+
+const configs = [
+  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
+  ...webviews.map((name) => ({ ...common, entryPoints: [`webview/${name}/main.ts`], outfile: `dist/webview/${name}.js`, platform: 'browser', format: 'iife', target: 'es2022' })),
+];
+
+if (watch) {
+  for (const c of configs) await (await context(c)).watch();
+  console.log('watching', configs.length, 'bundles');
+} else {
+  await Promise.all(configs.map((c) => build(c)));
+}

@@ -1,0 +1,57 @@
+import { Command, CommanderError } from 'commander';
+import { StudioError, errorMessage } from '../core/base/errors';
+import { diffCommand } from './commands/diff';
+import { reportCommand } from './commands/report';
+import type { CliIO } from './io';
+import { EXIT } from './io';
+
+declare const STUDIO_VERSION: string | undefined;
+
+/**
+ * Runs the `rehearse` CLI with the given arguments (without `node` and the script) and returns the
+ * exit code. Errors a user can cause become one clear line on stderr, never a stack trace.
+ */
+export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = new Command('rehearse')
+    .description('Rehearsal Studio: what your agent expected each tool to return, next to what it did return.')
+    .version(typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : '0.0.0-dev')
+    .option('--no-color', 'plain output without colours')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .showHelpAfterError('(run `rehearse --help` for usage)');
+
+  const ioFor = () => ({ ...io, color: io.color && program.opts().color !== false });
+
+  program
+    .command('report')
+    .description('summarise the fidelity of traces: calls, parse errors by code, mean scores, per tool')
+    .argument('<trace...>', 'trace.jsonl files, run folders, or a workspace with .rehearsal/runs')
+    .option('--calls', 'also list every call, least faithful first')
+    .option('--json', 'print the report as JSON')
+    .action(async (traces: string[], opts: { json?: boolean; calls?: boolean }) => { code = await reportCommand(traces, opts, ioFor()); });
+
+  program
+    .command('diff')
+    .description("show one call's rehearsal against its actual response, as a structural diff")
+    .argument('<trace>', 'a trace.jsonl file or a run folder')
+    .option('--call <id>', 'the call id, e.g. e1.t2.c1')
+    .option('--json', 'print the comparison as JSON')
+    .action(async (trace: string, opts: { call?: string; json?: boolean }) => { code = await diffCommand(trace, opts, ioFor()); });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // help and version exit 0; usage errors were already printed by commander
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof StudioError) {
+      io.err(`rehearse: ${err.message}`);
+      return err.code === 'USAGE' || err.code === 'INVALID_ID' ? EXIT.usage : EXIT.failure;
+    }
+    io.err(`rehearse: unexpected error: ${errorMessage(err)}`);
+    return EXIT.failure;
+  }
+  return code;
+}

@@ -1,0 +1,47 @@
+/** One step of a JSON path: an object key or an array index. */
+export type PathSegment = string | number;
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** Formats a path as JSONPath: `$.orders[0].status`, `$["odd key"]`. */
+export function formatJsonPath(segments: readonly PathSegment[]): string {
+  let out = '$';
+  for (const s of segments) {
+    if (typeof s === 'number') out += `[${s}]`;
+    else if (IDENTIFIER.test(s)) out += `.${s}`;
+    else out += `[${JSON.stringify(s)}]`;
+  }
+  return out;
+}
+
+/** The same path with array indices replaced by `[*]`: the shape a schema talks about. */
+export function formatSchemaPath(segments: readonly PathSegment[]): string {
+  return formatJsonPath(segments.map((s) => (typeof s === 'number' ? -1 : s))).replace(/\[-1\]/g, '[*]');
+}
+
+/**
+ * Parses a path written by {@link formatJsonPath} back into segments; undefined when the text is not
+ * such a path (annotations carry paths typed or edited by people).
+ */
+export function parseJsonPath(text: string): PathSegment[] | undefined {
+  if (!text.startsWith('$')) return undefined;
+  const out: PathSegment[] = [];
+  let i = 1;
+  while (i < text.length) {
+    if (text[i] === '.') {
+      const m = /^[A-Za-z_$][A-Za-z0-9_$]*/.exec(text.slice(i + 1));
+      if (!m) return undefined;
+      out.push(m[0]);
+      i += 1 + m[0].length;
+    } else if (text[i] === '[') {
+      const rest = text.slice(i + 1);
+      const num = /^(\d+)\]/.exec(rest);
+      if (num) { out.push(Number(num[1])); i += 1 + num[0].length; continue; }
+      const str = /^("(?:[^"\\]|\\.)*")\]/.exec(rest);
+      if (!str) return undefined;
+      try { out.push(JSON.parse(str[1]) as string); } catch { return undefined; }
+      i += 1 + str[0].length;
+    } else return undefined;
+  }
+  return out;
+}

@@ -1,0 +1,69 @@
+import type { JsonValue } from '../base/json';
+import { isJsonObject } from '../base/json';
+import type { ActParseErrorCode, ParseError } from './codes';
+import { canonicalJson } from '../base/canonicalJson';
+import { isFiniteJson, parseStrictJson } from './strictJson';
+import { findBlocks, stripAsciiWhitespace } from './text';
+
+/** The opening marker of a tool-call block; its absence makes a turn a final answer. */
+export const TOOL_CALL_START = '<tool_call>';
+/** A tool-call block is exactly `\n<tool_call>\n{json}\n</tool_call>`. */
+export const TOOL_CALL_OPEN = '\n<tool_call>\n';
+/** See {@link TOOL_CALL_OPEN}. */
+export const TOOL_CALL_CLOSE = '\n</tool_call>';
+
+/** One tool call the policy asked for. */
+export interface ParsedToolCall {
+  name: string;
+  arguments: JsonValue;
+}
+
+/** What a policy turn says: a final answer, tool calls, or a parse error (kept as data). */
+export type ActParse =
+  | { kind: 'final'; text: string }
+  | { kind: 'calls'; text: string; preamble: string; calls: ParsedToolCall[] }
+  | { kind: 'error'; text: string; error: ParseError<ActParseErrorCode> };
+
+const FORMAT_HINT = 'Expected "\\n<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>".';
+
+/**
+ * Parses the raw text of a policy turn with EnvACE's strict rules: a turn without `<tool_call>`
+ * is a final answer; one malformed block invalidates the whole turn; a block may hold one call
+ * object or a list of them; `parameters` is accepted as an alias of `arguments`. Never throws.
+ */
+export function parseActOutput(text: string): ActParse {
+  if (typeof text !== 'string') text = '';
+  if (!text.includes(TOOL_CALL_START)) return { kind: 'final', text };
+  const fail = (code: ActParseErrorCode, message: string): ActParse => ({ kind: 'error', text, error: { code, message } });
+
+  const blocks = findBlocks(text, TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
+  if (blocks.length === 0) return fail('NO_TOOL_CALL_FOUND', `A <tool_call> tag was found but no complete block. ${FORMAT_HINT}`);
+
+  const calls: ParsedToolCall[] = [];
+  for (const block of blocks) {
+    const body = stripAsciiWhitespace(block.inner);
+    const parsed = parseStrictJson(body);
+    if (!parsed.ok) return fail('JSON_DECODE_ERROR', `A tool call is not valid JSON (${parsed.error}).`);
+    const actions = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
+    for (const action of actions) {
+      const obj = isJsonObject(action) ? action : undefined;
+      let args: JsonValue | undefined = obj ? obj['parameters'] : undefined;
+      if (args === undefined || args === null) args = obj ? obj['arguments'] : undefined;
+      if (args === undefined || args === null) return fail('NO_ARGUMENTS', 'A tool call has no "arguments"; use {} when the tool takes none.');
+      if (!isFiniteJson(args)) return fail('NON_SERIALIZABLE_ARGUMENTS', 'A tool call has arguments that cannot be written back as JSON (a number out of range).');
+      const name = obj ? obj['name'] : undefined;
+      const cleanName = typeof name === 'string' ? stripAsciiWhitespace(name) : '';
+      if (!cleanName) return fail('INVALID_TOOL_NAME', 'A tool call has no "name", or it is not a non-empty string.');
+      calls.push({ name: cleanName, arguments: args });
+    }
+  }
+  const preamble = stripAsciiWhitespace(text.slice(0, blocks[0].start));
+  return { kind: 'calls', text, preamble, calls };
+}
+
+/** Renders tool calls as the protocol expects a policy to write them (arguments in canonical JSON). */
+export function formatToolCalls(calls: readonly ParsedToolCall[]): string {
+  return calls
+    .map((c) => `${TOOL_CALL_OPEN}{"name": ${JSON.stringify(c.name)}, "arguments": ${canonicalJson(c.arguments)}}${TOOL_CALL_CLOSE}`)
+    .join('');
+}

@@ -1,0 +1,139 @@
+import { canonicalJson } from '../base/canonicalJson';
+import type { JsonValue } from '../base/json';
+import type { ParsedToolCall } from './actParser';
+import { formatToolCalls } from './actParser';
+import type { ChatMessage, RecordedExample, ToolDefinition } from './types';
+
+/** What the rehearse role sees of one call. */
+export interface RehearsePromptInput {
+  /** The candidate tools of the task. */
+  tools: readonly ToolDefinition[];
+  /** Recorded calls with their real results (few-shot). */
+  examples?: readonly RecordedExample[];
+  /** The conversation so far, as the acting policy saw it. */
+  history?: readonly ChatMessage[];
+  /** The policy's latest raw text (the turn that made the call). */
+  latestText?: string;
+  /** The call to rehearse. */
+  call: ParsedToolCall;
+}
+
+/** Which sections the rehearse prompt carries; recorded with every run so that training and evaluation agree. */
+export interface RehearsePromptOptions {
+  /** Include the list of candidate tools with their schemas (default true). */
+  includeTools?: boolean;
+  /** At most this many recorded examples, the most relevant first (default 8; 0 drops the section). */
+  maxExamples?: number;
+  /** Include the conversation so far (default true). */
+  includeHistory?: boolean;
+  /** Budget of the history section in UTF-8 bytes; the oldest messages are dropped first (default 8000). */
+  maxHistoryBytes?: number;
+  /** Include the policy's latest raw text (default true). */
+  includeLatestText?: boolean;
+}
+
+/** The defaults of {@link RehearsePromptOptions}. */
+export const DEFAULT_REHEARSE_PROMPT_OPTIONS: Required<RehearsePromptOptions> = {
+  includeTools: true,
+  maxExamples: 8,
+  includeHistory: true,
+  maxHistoryBytes: 8000,
+  includeLatestText: true,
+};
+
+/** The system prompt of the rehearse role. */
+export const REHEARSE_SYSTEM_PROMPT = [
+  'You are a precise tool simulator. You play the environment of an agent: given the tools it may call, recorded calls with their real results, the conversation so far and one call, you predict exactly what the real tool returns for that call.',
+  '',
+  'Check the call first:',
+  '1. The tool must be one of the candidate tools. If it is not, the result is {"error": "unknown tool: <name>"}.',
+  '2. The arguments must satisfy the tool\'s input schema (required fields, types, enums). If they do not, the result is {"error": "<what is wrong>"}.',
+  '3. Otherwise predict the real result: reuse a recorded result for the same call, and stay consistent with the conversation and the state it implies. A call the tool would refuse gets the tool\'s own error.',
+  '',
+  'Answer with an optional <think>...</think> block, then the result between execution_result tags and nothing after it. The result is JSON: a non-empty object or an array.',
+  '<execution_result>',
+  '{"key": "value"}',
+  '</execution_result>',
+].join('\n');
+
+/**
+ * Builds the rehearse role's chat messages (system + user) for one call. Every JSON value is
+ * written in canonical form so that the Python trainer renders the same bytes
+ * (`test/vectors/protocol/rehearse-prompt.json`).
+ */
+export function buildRehearsePrompt(input: RehearsePromptInput, options: RehearsePromptOptions = {}): ChatMessage[] {
+  const o = { ...DEFAULT_REHEARSE_PROMPT_OPTIONS, ...options };
+  const sections: string[] = [];
+  if (o.includeTools) sections.push(toolsSection(input.tools));
+  if (o.maxExamples > 0) sections.push(examplesSection(selectExamples(input.examples ?? [], input.call.name, o.maxExamples)));
+  if (o.includeHistory) sections.push(historySection(input.history ?? [], o.maxHistoryBytes));
+  if (o.includeLatestText && input.latestText !== undefined) sections.push('The agent\'s latest output:\n' + input.latestText);
+  sections.push(callSection(input.call, input.tools));
+  return [
+    { role: 'system', content: REHEARSE_SYSTEM_PROMPT },
+    { role: 'user', content: sections.join('\n\n') },
+  ];
+}
+
+function toolsSection(tools: readonly ToolDefinition[]): string {
+  if (tools.length === 0) return 'Candidate tools: none';
+  const lines = tools.map((t) => canonicalJson({ name: t.name, description: t.description ?? '', parameters: t.parameters }));
+  return 'Candidate tools:\n' + lines.join('\n');
+}
+
+/** Examples of the called tool first (in recorded order), then the others, up to `max`. */
+export function selectExamples(examples: readonly RecordedExample[], tool: string, max: number): RecordedExample[] {
+  const same = examples.filter((e) => e.tool === tool);
+  const other = examples.filter((e) => e.tool !== tool);
+  return [...same, ...other].slice(0, max);
+}
+
+function examplesSection(examples: readonly RecordedExample[]): string {
+  if (examples.length === 0) return 'Recorded calls with their real results: none';
+  const blocks = examples.map((e) => `Tool: ${e.tool}\nArguments: ${canonicalJson(e.arguments)}\nResult: ${resultText(e.result)}`);
+  return 'Recorded calls with their real results:\n' + blocks.join('\n\n');
+}
+
+function resultText(v: JsonValue): string {
+  return typeof v === 'string' ? v : canonicalJson(v);
+}
+
+/** One history message as one line block, the form the rehearse prompt shows. */
+export function historyLine(m: ChatMessage): string | undefined {
+  switch (m.role) {
+    case 'system':
+      return undefined; // the agent's instructions are not the environment's business
+    case 'user':
+      return m.content ? `User: ${m.content}` : undefined;
+    case 'assistant': {
+      const calls = (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: c.function.arguments }));
+      const text = m.content + formatToolCalls(calls);
+      return text ? `Assistant: ${text}` : undefined;
+    }
+    case 'tool':
+      return `Tool[${m.name ?? ''}]: ${m.content}`;
+  }
+}
+
+function historySection(history: readonly ChatMessage[], maxBytes: number): string {
+  const lines = history.map(historyLine).filter((l): l is string => l !== undefined);
+  // Keep the newest messages that fit the budget; the oldest go first.
+  let used = 0;
+  let first = lines.length;
+  while (first > 0) {
+    const size = Buffer.byteLength(lines[first - 1], 'utf8') + 2;
+    if (used + size > maxBytes) break;
+    used += size;
+    first--;
+  }
+  const kept = lines.slice(first);
+  if (kept.length === 0) return lines.length ? 'Conversation so far: (omitted, too long)' : 'Conversation so far: (empty)';
+  const head = first > 0 ? `Conversation so far (${first} earlier messages omitted):` : 'Conversation so far:';
+  return head + '\n' + kept.join('\n\n');
+}
+
+function callSection(call: ParsedToolCall, tools: readonly ToolDefinition[]): string {
+  const tool = tools.find((t) => t.name === call.name);
+  const schema = tool ? canonicalJson(tool.parameters) : '(not a candidate tool)';
+  return `Call to simulate:\nTool: ${call.name}\nInput schema: ${schema}\nArguments: ${canonicalJson(call.arguments)}`;
+}

@@ -1,0 +1,183 @@
+import type { FidelityScores } from '../fidelity/scores';
+import type { SkippedLine } from '../trace/reader';
+import { readTrace } from '../trace/reader';
+import type { CallActualEvent, CallRehearsalEvent, RunMode } from '../trace/schema';
+import { compareCall } from '../trace/callView';
+import type { CallComparison } from '../fidelity/compare';
+
+/** Means of the fidelity scores over compared calls (`null`: nothing to average). */
+export interface ScoreMeans {
+  compared: number;
+  exactMatch: number | null;
+  fieldF1: number | null;
+  keyJaccard: number | null;
+  typeAgreement: number | null;
+  errorAgreement: number | null;
+}
+
+/** Fidelity of one tool. */
+export interface ToolReport extends ScoreMeans {
+  tool: string;
+  calls: number;
+  rehearsalParseErrors: number;
+}
+
+/** One trace as the report saw it. */
+export interface TraceSummary {
+  file: string;
+  runId?: string;
+  mode?: RunMode;
+  events: number;
+  skipped: SkippedLine[];
+}
+
+/** One call of a report's call list (`rehearse report --calls`). */
+export interface CallRow {
+  file: string;
+  callId: string;
+  tool: string;
+  /** What happened: `exact`, `mismatch`, `parse error CODE`, `tool error CODE`, `not compared`. */
+  outcome: string;
+  fieldF1: number | null;
+}
+
+/** The fidelity report of one or more traces. */
+export interface FidelityReport {
+  traces: TraceSummary[];
+  episodes: number;
+  /** Episodes graded with success true / graded episodes. */
+  successes: number;
+  graded: number;
+  meanReward: number | null;
+  turns: number;
+  /** Turns whose tool calls parsed (or final answers) / all turns. */
+  actParseValid: number;
+  calls: number;
+  rehearsed: number;
+  /** Rehearsals whose result parsed / rehearsals. */
+  rehearsalParseValid: number;
+  withActual: number;
+  parseErrors: { act: Record<string, number>; rehearsal: Record<string, number> };
+  actualErrors: Record<string, number>;
+  overall: ScoreMeans;
+  perTool: ToolReport[];
+  /** Every call, least faithful first; only when asked for. */
+  callList?: CallRow[];
+}
+
+class MeanAccumulator {
+  private n = 0;
+  private sums = { exactMatch: 0, fieldF1: 0, keyJaccard: 0, typeAgreement: 0, errorAgreement: 0 };
+  private counts = { keyJaccard: 0, typeAgreement: 0 };
+
+  add(s: FidelityScores): void {
+    this.n++;
+    this.sums.exactMatch += s.exactMatch ? 1 : 0;
+    this.sums.fieldF1 += s.fieldF1;
+    this.sums.errorAgreement += s.errorAgreement ? 1 : 0;
+    if (s.keyJaccard !== null) { this.sums.keyJaccard += s.keyJaccard; this.counts.keyJaccard++; }
+    if (s.typeAgreement !== null) { this.sums.typeAgreement += s.typeAgreement; this.counts.typeAgreement++; }
+  }
+
+  means(): ScoreMeans {
+    const mean = (sum: number, n: number) => (n ? sum / n : null);
+    return {
+      compared: this.n,
+      exactMatch: mean(this.sums.exactMatch, this.n),
+      fieldF1: mean(this.sums.fieldF1, this.n),
+      keyJaccard: mean(this.sums.keyJaccard, this.counts.keyJaccard),
+      typeAgreement: mean(this.sums.typeAgreement, this.counts.typeAgreement),
+      errorAgreement: mean(this.sums.errorAgreement, this.n),
+    };
+  }
+}
+
+const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1; };
+
+/**
+ * Reads traces (streaming) and summarises their fidelity: calls, parse errors by code, mean scores
+ * overall and per tool, and every skipped line. Scores are recomputed from the recorded rehearsal
+ * and actual responses, so traces from any studio version are scored alike.
+ */
+export async function buildFidelityReport(files: readonly string[], options: { listCalls?: boolean } = {}): Promise<FidelityReport> {
+  const report: FidelityReport = {
+    traces: [], episodes: 0, successes: 0, graded: 0, meanReward: null, turns: 0, actParseValid: 0, calls: 0,
+    rehearsed: 0, rehearsalParseValid: 0, withActual: 0, parseErrors: { act: {}, rehearsal: {} }, actualErrors: {},
+    overall: new MeanAccumulator().means(), perTool: [],
+  };
+  const overall = new MeanAccumulator();
+  const tools = new Map<string, { acc: MeanAccumulator; calls: number; parseErrors: number }>();
+  const toolStats = (name: string) => {
+    let t = tools.get(name);
+    if (!t) tools.set(name, (t = { acc: new MeanAccumulator(), calls: 0, parseErrors: 0 }));
+    return t;
+  };
+  const rows: CallRow[] = [];
+  let rewardSum = 0;
+  let rewardCount = 0;
+
+  for (const file of files) {
+    const summary: TraceSummary = { file, events: 0, skipped: [] };
+    // Rehearsal and actual of a call meet here, then are scored and dropped.
+    const halves = new Map<string, { r?: CallRehearsalEvent; a?: CallActualEvent }>();
+    const settle = (callId: string) => {
+      const h = halves.get(callId)!;
+      if (!h.r || !h.a) return;
+      halves.delete(callId);
+      const cmp = compareCall(h.r, h.a);
+      if (cmp.comparable !== 'none') { overall.add(cmp.scores); toolStats(h.r.tool).acc.add(cmp.scores); }
+      if (options.listCalls) rows.push(callRow(file, h.r, h.a, cmp));
+    };
+    const result = await readTrace(file, {
+      onEvent: (e) => {
+        switch (e.type) {
+          case 'run': summary.runId ??= e.runId; summary.mode ??= e.mode; break;
+          case 'episode': report.episodes++; break;
+          case 'turn':
+            report.turns++;
+            if (e.parse.kind === 'error') bump(report.parseErrors.act, e.parse.code);
+            else report.actParseValid++;
+            if (e.parse.kind === 'calls') for (const c of e.parse.calls) { report.calls++; toolStats(c.name).calls++; }
+            break;
+          case 'call.rehearsal':
+            report.rehearsed++;
+            if (e.result.ok) report.rehearsalParseValid++;
+            else { bump(report.parseErrors.rehearsal, e.result.code); toolStats(e.tool).parseErrors++; }
+            halves.set(e.callId, { ...halves.get(e.callId), r: e });
+            settle(e.callId);
+            break;
+          case 'call.actual':
+            report.withActual++;
+            if (e.error) bump(report.actualErrors, e.error.code);
+            halves.set(e.callId, { ...halves.get(e.callId), a: e });
+            settle(e.callId);
+            break;
+          case 'episode.end':
+            if (e.success !== null) { report.graded++; if (e.success) report.successes++; }
+            if (e.reward !== null) { rewardSum += e.reward; rewardCount++; }
+            break;
+          default: break;
+        }
+      },
+    });
+    summary.events = result.events;
+    summary.skipped = result.skipped;
+    report.traces.push(summary);
+  }
+  if (options.listCalls) report.callList = rows.sort((a, b) => (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1));
+  report.meanReward = rewardCount ? rewardSum / rewardCount : null;
+  report.overall = overall.means();
+  report.perTool = [...tools.entries()]
+    .map(([tool, t]) => ({ tool, calls: t.calls, rehearsalParseErrors: t.parseErrors, ...t.acc.means() }))
+    .sort((a, b) => a.tool.localeCompare(b.tool));
+  return report;
+}
+
+function callRow(file: string, r: CallRehearsalEvent, a: CallActualEvent, cmp: CallComparison): CallRow {
+  let outcome: string;
+  if (!r.result.ok) outcome = `parse error ${r.result.code}`;
+  else if (a.error) outcome = `tool error ${a.error.code}`;
+  else if (cmp.comparable === 'none') outcome = 'not compared';
+  else outcome = cmp.scores.exactMatch ? 'exact' : cmp.scores.errorAgreement ? 'mismatch' : 'mismatch, error state differs';
+  return { file, callId: r.callId, tool: r.tool, outcome, fieldF1: cmp.comparable === 'none' ? null : cmp.scores.fieldF1 };
+}

@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import { StudioError } from '../base/errors';
+
+/**
+ * Run, episode, turn and call ids: a letter or digit, then letters, digits, `.`, `_`, `:`, `-`.
+ * No slash and no leading dot, so an id can never name a path outside `.rehearsal/`.
+ */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** True for a valid id. */
+export function isValidId(id: unknown): id is string {
+  return typeof id === 'string' && ID_PATTERN.test(id);
+}
+
+/** Throws a coded error for an invalid id (ids arrive from files, URIs and command lines). */
+export function assertValidId(id: unknown, what: string): asserts id is string {
+  if (!isValidId(id)) {
+    throw new StudioError('INVALID_ID', `Invalid ${what} id ${JSON.stringify(id)}: use letters, digits, '.', '_', ':' or '-' (no '/'), starting with a letter or digit.`);
+  }
+}
+
+/** A new run id: sortable by time, unique, e.g. `20261129-191500-shadow-3fa2c1`. */
+export function newRunId(mode: string, now: Date = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${stamp}-${mode}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Episode id from its index: `e1`, `e2`, ... */
+export function episodeId(index: number): string {
+  return `e${index + 1}`;
+}
+
+/** Turn id from its episode and index: `e1.t1`. */
+export function turnId(episode: string, index: number): string {
+  return `${episode}.t${index + 1}`;
+}
+
+/** Call id from its turn and index: `e1.t1.c1`. */
+export function callId(turn: string, index: number): string {
+  return `${turn}.c${index + 1}`;
+}

@@ -1,0 +1,199 @@
+import type { JsonValue } from '../base/json';
+import type { FidelityScores } from '../fidelity/scores';
+import type { DiffKind } from '../fidelity/structuralDiff';
+import type { ToolResultContent } from '../fidelity/responseValue';
+import type { ActParseErrorCode, RehearsalParseErrorCode } from '../protocol/codes';
+import type { ToolDefinition } from '../protocol/types';
+
+/** The trace schema version this studio writes (`v` on every event). See docs/trace-format.md. */
+export const TRACE_SCHEMA_VERSION = 1;
+
+/** How rehearsal and reality are combined in a run (DESIGN.md, Modes). */
+export type RunMode = 'shadow' | 'imagine' | 'private' | 'replay';
+
+/** Fields every event carries. */
+interface EventBase {
+  v: typeof TRACE_SCHEMA_VERSION;
+  /** When the event was written (ISO 8601). */
+  ts: string;
+}
+
+/** Which policy a run used. */
+export interface PolicyInfo {
+  kind: 'onnx' | 'endpoint' | 'reference' | 'recorded';
+  /** Model folder, endpoint URL and model name, or `reference`. */
+  id: string;
+  device?: string;
+}
+
+/** A run starts: one per trace file, always its first event. */
+export interface RunEvent extends EventBase {
+  type: 'run';
+  runId: string;
+  mode: RunMode;
+  policy: PolicyInfo;
+  /** Ids of the tasks the run plays. */
+  tasks?: string[];
+  /** Settings that shape the episodes (sampling, rehearse prompt options, audit, budget). */
+  settings?: { [key: string]: JsonValue };
+  /** For replay runs: the trace whose calls are rehearsed again. */
+  source?: string;
+  studioVersion?: string;
+}
+
+/** An episode starts: one attempt at a task. */
+export interface EpisodeEvent extends EventBase {
+  type: 'episode';
+  episodeId: string;
+  index: number;
+  taskId: string;
+  mode: RunMode;
+  /** The task's first user message. */
+  instruction?: string;
+  /** The tools offered to the policy. */
+  tools?: ToolDefinition[];
+  /** For private rehearsal: `imagined` episodes condense into the memory of the `committed` one. */
+  role?: 'imagined' | 'committed';
+}
+
+/** A tool call the policy asked for, with the id its rehearsal and actual events refer to. */
+export interface TurnCall {
+  callId: string;
+  name: string;
+  arguments: JsonValue;
+}
+
+/** How a turn's raw text was understood. */
+export type TurnParse =
+  | { kind: 'calls'; calls: TurnCall[] }
+  | { kind: 'final'; answer: string }
+  | { kind: 'error'; code: ActParseErrorCode; message: string };
+
+/** Token counters of one generation: prompt tokens, of which `reused` came from the cache. */
+export interface TokenCounts {
+  prompt: number;
+  completion: number;
+  reused?: number;
+}
+
+/** One act of the policy. */
+export interface TurnEvent extends EventBase {
+  type: 'turn';
+  episodeId: string;
+  turnId: string;
+  index: number;
+  /** The user message that came right before this act, if any. */
+  user?: string;
+  /** The policy's raw text. */
+  text: string;
+  parse: TurnParse;
+  tokens?: TokenCounts;
+  latencyMs?: number;
+}
+
+/** A rehearsal's parsed result, or its parse error with the code of DESIGN.md. */
+export type RehearsalResult =
+  | { ok: true; value: JsonValue }
+  | { ok: false; code: RehearsalParseErrorCode; message: string };
+
+/** The policy's predicted response to one call. */
+export interface CallRehearsalEvent extends EventBase {
+  type: 'call.rehearsal';
+  episodeId: string;
+  turnId: string;
+  callId: string;
+  tool: string;
+  arguments: JsonValue;
+  /** The rehearse role's raw text. */
+  text: string;
+  result: RehearsalResult;
+  tokens?: TokenCounts;
+  latencyMs?: number;
+}
+
+/** Where an actual response came from. */
+export type ActualSource = 'mcp' | 'replay' | 'reference';
+
+/** The real tool's response to one call. */
+export interface CallActualEvent extends EventBase {
+  type: 'call.actual';
+  episodeId: string;
+  turnId: string;
+  callId: string;
+  tool: string;
+  source: ActualSource;
+  /** The tool's result; absent when the call failed before the tool answered (see `error`). */
+  response?: ToolResultContent;
+  /** Why there is no response: timeout, crashed server, no recorded answer... */
+  error?: { code: string; message: string };
+  server?: string;
+  latencyMs?: number;
+}
+
+/** Agreement of a call's rehearsal and actual response, computed when both are known. */
+export interface FidelityEvent extends EventBase {
+  type: 'fidelity';
+  episodeId: string;
+  callId: string;
+  comparable: 'json' | 'text' | 'none';
+  reason?: string;
+  scores?: FidelityScores;
+  counts?: Record<DiffKind, number>;
+}
+
+/** One checklist item's verdict; `passed: null` means not evaluated (never silently passed). */
+export interface CheckVerdict {
+  id: string;
+  kind: string;
+  weight: number;
+  passed: boolean | null;
+  detail?: string;
+}
+
+/** How an episode ended. */
+export type EpisodeStatus = 'completed' | 'limit' | 'failed' | 'cancelled';
+
+/** An episode ends: its grade and how it ended. */
+export interface EpisodeEndEvent extends EventBase {
+  type: 'episode.end';
+  episodeId: string;
+  status: EpisodeStatus;
+  /** Weighted share of passed checks, in [0, 1]; null when ungraded. */
+  reward: number | null;
+  success: boolean | null;
+  checks?: CheckVerdict[];
+  answer?: string;
+  error?: { code: string; message: string };
+  /** For private rehearsal: the memory the imagined episodes condensed into. */
+  memory?: string;
+}
+
+/** A run ends. */
+export interface RunEndEvent extends EventBase {
+  type: 'run.end';
+  runId: string;
+  status: 'completed' | 'failed' | 'cancelled';
+  error?: { code: string; message: string };
+}
+
+/** Any trace event. */
+export type TraceEvent =
+  | RunEvent
+  | EpisodeEvent
+  | TurnEvent
+  | CallRehearsalEvent
+  | CallActualEvent
+  | FidelityEvent
+  | EpisodeEndEvent
+  | RunEndEvent;
+
+/** The `type` of every event. */
+export type TraceEventType = TraceEvent['type'];
+
+/** All event types, in the order they appear in an episode. */
+export const TRACE_EVENT_TYPES: readonly TraceEventType[] = [
+  'run', 'episode', 'turn', 'call.rehearsal', 'call.actual', 'fidelity', 'episode.end', 'run.end',
+];
+
+/** An event as a writer is given it: the writer adds `v` and `ts`. */
+export type NewTraceEvent = TraceEvent extends infer E ? (E extends TraceEvent ? Omit<E, 'v' | 'ts'> & { ts?: string } : never) : never;

@@ -1,0 +1,258 @@
+import { promises as fs } from 'node:fs';
+import { StudioError } from '../base/errors';
+import type { FidelityScores } from '../fidelity/scores';
+import type { DiffKind } from '../fidelity/structuralDiff';
+import { readLines } from './lineReader';
+import type { EventLocation, SkippedLine } from './reader';
+import { decodeLine, readEventAt } from './reader';
+import type { EpisodeStatus, RunEndEvent, RunEvent, RunMode, TraceEvent } from './schema';
+
+/** What the index knows of one call without reading its events. */
+export interface CallEntry {
+  callId: string;
+  turnId: string;
+  episodeId: string;
+  tool: string;
+  /** Position among its turn's calls. */
+  index: number;
+  rehearsal?: EventLocation;
+  actual?: EventLocation;
+  fidelity?: EventLocation;
+  /** Code of the rehearsal's parse error, if it failed to parse. */
+  rehearsalError?: string;
+  /** Code of the actual call's error (timeout, crash, no recorded answer), if any. */
+  actualError?: string;
+  /** The tool answered with an error result. */
+  actualIsError?: boolean;
+  comparable?: 'json' | 'text' | 'none';
+  scores?: FidelityScores;
+  counts?: Record<DiffKind, number>;
+}
+
+/** What the index knows of one turn. */
+export interface TurnEntry {
+  turnId: string;
+  episodeId: string;
+  index: number;
+  location: EventLocation;
+  kind: 'calls' | 'final' | 'error';
+  /** The act parse error code when `kind` is `error`. */
+  parseError?: string;
+  /** First characters of the final answer. */
+  answerPreview?: string;
+  callIds: string[];
+}
+
+/** What the index knows of one episode. */
+export interface EpisodeEntry {
+  episodeId: string;
+  index: number;
+  taskId: string;
+  mode: RunMode;
+  role?: 'imagined' | 'committed';
+  location: EventLocation;
+  turnIds: string[];
+  end?: { status: EpisodeStatus; reward: number | null; success: boolean | null; location: EventLocation; errorCode?: string };
+}
+
+const PREVIEW_CHARS = 80;
+
+/**
+ * An index of one trace file: episodes, turns and calls with the byte locations of their events,
+ * so that a single call is read without parsing the whole file. It grows incrementally: `refresh()`
+ * reads only the bytes appended since the last scan, which keeps a run being written live.
+ */
+export class TraceIndex {
+  run: RunEvent | undefined;
+  runEnd: RunEndEvent | undefined;
+  readonly skipped: SkippedLine[] = [];
+  /** Events that name an episode, turn or call the trace never introduced. */
+  orphans = 0;
+  eventCount = 0;
+  private readonly episodeList: EpisodeEntry[] = [];
+  private readonly episodesById = new Map<string, EpisodeEntry>();
+  private readonly turnsById = new Map<string, TurnEntry>();
+  private readonly callsById = new Map<string, CallEntry>();
+  private scanned = 0;
+  private nextLine = 1;
+  private pending = 0;
+
+  private constructor(readonly file: string) {}
+
+  /** Builds the index of a trace file. */
+  static async build(file: string): Promise<TraceIndex> {
+    const index = new TraceIndex(file);
+    await index.refresh();
+    return index;
+  }
+
+  /** Bytes scanned so far; everything before this offset is indexed. */
+  get scannedBytes(): number {
+    return this.scanned;
+  }
+
+  /** Bytes of an incomplete last line, waiting for the rest of its write. */
+  get pendingBytes(): number {
+    return this.pending;
+  }
+
+  get episodes(): readonly EpisodeEntry[] {
+    return this.episodeList;
+  }
+
+  episode(id: string): EpisodeEntry | undefined {
+    return this.episodesById.get(id);
+  }
+
+  turn(id: string): TurnEntry | undefined {
+    return this.turnsById.get(id);
+  }
+
+  call(id: string): CallEntry | undefined {
+    return this.callsById.get(id);
+  }
+
+  /** All calls, in the order their turns introduced them. */
+  calls(): CallEntry[] {
+    return [...this.callsById.values()];
+  }
+
+  turnsOf(episode: EpisodeEntry): TurnEntry[] {
+    return episode.turnIds.map((id) => this.turnsById.get(id)).filter((t): t is TurnEntry => !!t);
+  }
+
+  callsOf(turn: TurnEntry): CallEntry[] {
+    return turn.callIds.map((id) => this.callsById.get(id)).filter((c): c is CallEntry => !!c);
+  }
+
+  /**
+   * Indexes what was appended since the last scan. Returns true when something changed. A file
+   * that shrank was replaced: the index starts over.
+   */
+  async refresh(): Promise<boolean> {
+    let size: number;
+    try {
+      size = (await fs.stat(this.file)).size;
+    } catch (err) {
+      throw new StudioError('TRACE_UNREADABLE', `Cannot read trace ${this.file}: ${(err as Error).message}.`);
+    }
+    if (size < this.scanned) this.reset();
+    if (size === this.scanned + this.pending && this.eventCount + this.skipped.length > 0) return false;
+    const before = this.eventCount + this.skipped.length;
+    this.pending = 0;
+    for await (const raw of readLines(this.file, { start: this.scanned, firstLine: this.nextLine, end: size })) {
+      const decoded = decodeLine(raw);
+      if (!raw.terminated && decoded.ok !== true) {
+        this.pending = raw.length; // still being written, or torn: not consumed
+        break;
+      }
+      this.scanned = raw.offset + raw.length + (raw.terminated ? 1 : 0);
+      this.nextLine = raw.line + 1;
+      if (decoded.ok === 'blank') continue;
+      if (!decoded.ok) { this.skipped.push({ line: raw.line, offset: raw.offset, reason: decoded.reason }); continue; }
+      this.eventCount++;
+      this.add(decoded.event, { line: raw.line, offset: raw.offset, length: raw.length });
+    }
+    return this.eventCount + this.skipped.length !== before;
+  }
+
+  /** Reads one event by its location. */
+  readEvent(location: EventLocation): Promise<TraceEvent> {
+    return readEventAt(this.file, location);
+  }
+
+  private reset(): void {
+    this.run = undefined;
+    this.runEnd = undefined;
+    this.skipped.length = 0;
+    this.orphans = 0;
+    this.eventCount = 0;
+    this.episodeList.length = 0;
+    this.episodesById.clear();
+    this.turnsById.clear();
+    this.callsById.clear();
+    this.scanned = 0;
+    this.nextLine = 1;
+    this.pending = 0;
+  }
+
+  private add(e: TraceEvent, location: EventLocation): void {
+    switch (e.type) {
+      case 'run':
+        this.run ??= e;
+        return;
+      case 'run.end':
+        this.runEnd = e;
+        return;
+      case 'episode': {
+        const entry: EpisodeEntry = { episodeId: e.episodeId, index: e.index, taskId: e.taskId, mode: e.mode, location, turnIds: [] };
+        if (e.role) entry.role = e.role;
+        if (!this.episodesById.has(e.episodeId)) this.episodeList.push(entry);
+        this.episodesById.set(e.episodeId, entry);
+        return;
+      }
+      case 'turn': {
+        const episode = this.episodesById.get(e.episodeId);
+        if (!episode) { this.orphans++; return; }
+        const turn: TurnEntry = { turnId: e.turnId, episodeId: e.episodeId, index: e.index, location, kind: e.parse.kind, callIds: [] };
+        if (e.parse.kind === 'error') turn.parseError = e.parse.code;
+        if (e.parse.kind === 'final') turn.answerPreview = e.parse.answer.slice(0, PREVIEW_CHARS);
+        if (e.parse.kind === 'calls') {
+          e.parse.calls.forEach((c, i) => {
+            turn.callIds.push(c.callId);
+            const existing = this.callsById.get(c.callId);
+            this.callsById.set(c.callId, { ...existing, callId: c.callId, turnId: e.turnId, episodeId: e.episodeId, tool: c.name, index: i });
+          });
+        }
+        if (!this.turnsById.has(e.turnId)) episode.turnIds.push(e.turnId);
+        this.turnsById.set(e.turnId, turn);
+        return;
+      }
+      case 'call.rehearsal': {
+        const call = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
+        if (!call) return;
+        call.rehearsal = location;
+        if (e.result.ok) delete call.rehearsalError;
+        else call.rehearsalError = e.result.code;
+        return;
+      }
+      case 'call.actual': {
+        const call = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
+        if (!call) return;
+        call.actual = location;
+        if (e.error) call.actualError = e.error.code;
+        else delete call.actualError;
+        call.actualIsError = e.response?.isError === true;
+        return;
+      }
+      case 'fidelity': {
+        const call = this.callsById.get(e.callId);
+        if (!call) { this.orphans++; return; }
+        call.fidelity = location;
+        call.comparable = e.comparable;
+        if (e.scores) call.scores = e.scores;
+        if (e.counts) call.counts = e.counts;
+        return;
+      }
+      case 'episode.end': {
+        const episode = this.episodesById.get(e.episodeId);
+        if (!episode) { this.orphans++; return; }
+        episode.end = { status: e.status, reward: e.reward, success: e.success, location };
+        if (e.error) episode.end.errorCode = e.error.code;
+        return;
+      }
+    }
+  }
+
+  private callFor(callId: string, turnId: string, episodeId: string, tool: string): CallEntry | undefined {
+    const known = this.callsById.get(callId);
+    if (known) return known;
+    const turn = this.turnsById.get(turnId);
+    if (!turn || turn.episodeId !== episodeId) { this.orphans++; return undefined; }
+    // A call the turn did not list (e.g. a replayed call): attach it to its turn.
+    const entry: CallEntry = { callId, turnId, episodeId, tool, index: turn.callIds.length };
+    turn.callIds.push(callId);
+    this.callsById.set(callId, entry);
+    return entry;
+  }
+}

@@ -1,0 +1,95 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { StudioError } from '../base/errors';
+import type { NewTraceEvent, TraceEvent } from './schema';
+import { TRACE_SCHEMA_VERSION } from './schema';
+import { validateTraceEvent } from './validate';
+
+/** Options of {@link TraceWriter}. */
+export interface TraceWriterOptions {
+  /** fdatasync after every event (default true): an event acknowledged is an event kept. */
+  durable?: boolean;
+  /** Validate every event against the schema before writing it (default true). */
+  validate?: boolean;
+}
+
+// Header keys first, in a fixed order, so that a line's identity is readable from its first bytes.
+const HEADER_KEYS = ['v', 'type', 'ts', 'runId', 'episodeId', 'turnId', 'callId', 'tool'] as const;
+
+/** Serialises an event as one line: header keys first, then the rest in the given order. */
+export function serializeTraceEvent(event: TraceEvent): string {
+  const ordered: Record<string, unknown> = {};
+  const source = event as unknown as Record<string, unknown>;
+  for (const k of HEADER_KEYS) if (source[k] !== undefined) ordered[k] = source[k];
+  for (const [k, v] of Object.entries(source)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
+  return JSON.stringify(ordered); // never contains a raw newline
+}
+
+/**
+ * Appends events to a trace file, one JSON object per line. Events are written strictly in order;
+ * `append` resolves once the line is on disk (fdatasync), so nothing acknowledged is lost in a crash.
+ * Opening a file whose last line was torn by an earlier crash first ends that line, so the torn
+ * fragment stays one skippable line and never corrupts the next event.
+ */
+export class TraceWriter {
+  private queue: Promise<void> = Promise.resolve();
+  private failure: Error | undefined;
+  private closed = false;
+  private written = 0;
+
+  private constructor(
+    readonly file: string,
+    private readonly handle: fs.FileHandle,
+    private readonly options: Required<TraceWriterOptions>,
+  ) {}
+
+  /** Opens (creating folders and file as needed) a trace for appending. */
+  static async open(file: string, options: TraceWriterOptions = {}): Promise<TraceWriter> {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const handle = await fs.open(file, 'a+');
+    const { size } = await handle.stat();
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      await handle.read(last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) await handle.appendFile('\n');
+    }
+    return new TraceWriter(file, handle, { durable: options.durable ?? true, validate: options.validate ?? true });
+  }
+
+  /** Number of events written by this writer. */
+  get eventsWritten(): number {
+    return this.written;
+  }
+
+  /** Appends one event (adds `v` and `ts`); resolves when it is durably written. */
+  append(event: NewTraceEvent): Promise<void> {
+    if (this.closed) return Promise.reject(new StudioError('TRACE_CLOSED', `The trace ${this.file} is closed; start a new run to record more events.`));
+    const full = { v: TRACE_SCHEMA_VERSION, ts: event.ts ?? new Date().toISOString(), ...event } as TraceEvent;
+    if (this.options.validate) {
+      const checked = validateTraceEvent(full);
+      if (!checked.ok) return Promise.reject(new StudioError('INVALID_TRACE_EVENT', `Refusing to write an invalid ${full.type} event: ${checked.reason}`));
+    }
+    const line = serializeTraceEvent(full) + '\n';
+    const next = this.queue.then(async () => {
+      if (this.failure) throw this.failure;
+      try {
+        await this.handle.appendFile(line, 'utf8');
+        if (this.options.durable) await this.handle.datasync();
+        this.written++;
+      } catch (err) {
+        this.failure = new StudioError('TRACE_WRITE_FAILED', `Could not write to ${this.file}: ${(err as Error).message}. Events already written are kept.`);
+        throw this.failure;
+      }
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Waits for pending writes, then closes the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue;
+    await this.handle.close();
+  }
+}

@@ -1,0 +1,75 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { Disposable } from '../core/base/disposable';
+import { errorMessage } from '../core/base/errors';
+import { callSideDocument } from '../core/trace/callDocument';
+import type { CallView } from '../core/trace/callView';
+import { loadCallView } from '../core/trace/callView';
+import { isValidId } from '../core/trace/ids';
+import type { TraceLibrary } from '../core/trace/library';
+
+/** The URI scheme of the two sides of a call's diff. */
+export const CALL_SCHEME = 'rehearsal-call';
+
+type Side = 'rehearsal' | 'actual';
+
+/** Builds the URI of one side: `rehearsal-call:/<callId>/<side>.<ext>?<trace file>`. */
+export function callSideUri(file: string, callId: string, side: Side, language: 'json' | 'plaintext'): vscode.Uri {
+  return vscode.Uri.from({ scheme: CALL_SCHEME, path: `/${callId}/${side}.${language === 'json' ? 'json' : 'txt'}`, query: file });
+}
+
+function parseUri(uri: vscode.Uri): { file: string; callId: string; side: Side } | undefined {
+  const [, callId, name] = uri.path.split('/');
+  const side = name?.split('.')[0];
+  if (!isValidId(callId) || (side !== 'rehearsal' && side !== 'actual') || !path.isAbsolute(uri.query)) return undefined;
+  return { file: uri.query, callId, side };
+}
+
+/**
+ * Serves the rehearsed and the actual response of a call as read-only documents, read lazily
+ * through the trace index, and opens them in the native diff editor.
+ */
+export class CallDiffDocuments extends Disposable implements vscode.TextDocumentContentProvider {
+  private readonly changed = this._register(new vscode.EventEmitter<vscode.Uri>());
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly library: TraceLibrary) {
+    super();
+    this._register(vscode.workspace.registerTextDocumentContentProvider(CALL_SCHEME, this));
+    // A call still being written (waiting for its tool) updates when its trace grows.
+    this._register(library.onDidChange((file) => {
+      for (const doc of vscode.workspace.textDocuments) {
+        if (doc.uri.scheme === CALL_SCHEME && (file === undefined || doc.uri.query === file)) this.changed.fire(doc.uri);
+      }
+    }));
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const target = parseUri(uri);
+    if (!target) return 'Not a Rehearsal Studio call document.\n';
+    try {
+      return callSideDocument(await this.load(target.file, target.callId), target.side).text;
+    } catch (err) {
+      return `Cannot show this call: ${errorMessage(err)}\n`;
+    }
+  }
+
+  /** Opens the diff editor: rehearsed (left) vs actual (right). */
+  async show(file: string, callId: string): Promise<void> {
+    const view = await this.load(file, callId);
+    const left = callSideUri(file, callId, 'rehearsal', callSideDocument(view, 'rehearsal').language);
+    const right = callSideUri(file, callId, 'actual', callSideDocument(view, 'actual').language);
+    const title = `${view.entry.tool} ${callId}: rehearsed ↔ actual`;
+    await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
+  }
+
+  private async load(file: string, callId: string): Promise<CallView> {
+    let index = this.library.index(file);
+    if (!index) {
+      await this.library.add(file);
+      index = this.library.index(file);
+    }
+    if (!index) throw new Error(this.library.failure(file) ?? `cannot read ${file}`);
+    return loadCallView(index, callId);
+  }
+}

@@ -1,0 +1,64 @@
+import * as vscode from 'vscode';
+import { Disposable } from '../core/base/disposable';
+import { findRunTraces } from '../core/trace/discover';
+import type { TraceLibrary } from '../core/trace/library';
+
+const DEBOUNCE_MS = 150;
+const LIVE_POLL_MS = 1000;
+const OPENED_KEY = 'rehearsal.openedTraces';
+
+/**
+ * Keeps the library in step with the workspace: every `.rehearsal/runs/<runId>/trace.jsonl` of every
+ * folder, plus traces opened by hand (remembered across reloads). File events are debounced; while
+ * a run is unfinished its trace is also polled, since file watchers can miss rapid appends.
+ */
+export class TraceWatcher extends Disposable {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly poll: NodeJS.Timeout;
+
+  constructor(private readonly library: TraceLibrary, private readonly state: vscode.Memento) {
+    super();
+    for (const folder of vscode.workspace.workspaceFolders ?? []) this.watchFolder(folder);
+    this._register(vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rescan()));
+    this.poll = setInterval(() => this.pollLiveRuns(), LIVE_POLL_MS);
+    this._register({ dispose: () => { clearInterval(this.poll); for (const t of this.timers.values()) clearTimeout(t); } });
+  }
+
+  /** Finds every trace again (folders added, runs deleted while closed, manual refresh). */
+  async rescan(): Promise<void> {
+    const found: string[] = [];
+    for (const folder of vscode.workspace.workspaceFolders ?? []) found.push(...(await findRunTraces(folder.uri.fsPath)));
+    await this.library.setFiles([...new Set([...found, ...this.opened()])]);
+  }
+
+  /** Adds a trace that lives outside the workspace's runs folder. */
+  async open(file: string): Promise<void> {
+    const opened = new Set(this.opened());
+    opened.add(file);
+    await this.state.update(OPENED_KEY, [...opened]);
+    await this.library.add(file);
+  }
+
+  private opened(): string[] {
+    return this.state.get<string[]>(OPENED_KEY, []);
+  }
+
+  private watchFolder(folder: vscode.WorkspaceFolder): void {
+    const watcher = this._register(vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, '.rehearsal/runs/*/trace.jsonl')));
+    this._register(watcher.onDidCreate((uri) => this.schedule(uri.fsPath)));
+    this._register(watcher.onDidChange((uri) => this.schedule(uri.fsPath)));
+    this._register(watcher.onDidDelete((uri) => this.library.remove(uri.fsPath)));
+  }
+
+  private schedule(file: string): void {
+    clearTimeout(this.timers.get(file));
+    this.timers.set(file, setTimeout(() => { this.timers.delete(file); void this.library.add(file); }, DEBOUNCE_MS));
+  }
+
+  private pollLiveRuns(): void {
+    for (const file of this.library.files) {
+      const index = this.library.index(file);
+      if (index && !index.runEnd) void this.library.refresh(file);
+    }
+  }
+}
