@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests need, when they are missing: Chromium for the editor tests
+# (a real browser drives code-server's workbench), ripgrep and build tools for code-server's native
+# modules, and PyTorch/ONNX/jinja2/OpenBLAS for the Python trainer. Safe to run again.
+set -euo pipefail
+PKGS=(chromium ripgrep libkrb5-dev pkg-config build-essential python3 python3-torch python3-onnx python3-jinja2 libopenblas0-pthread)
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v rg >/dev/null || missing+=(ripgrep)
+[ -e /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+command -v g++ >/dev/null || missing+=(build-essential)
+/usr/bin/python3 -c 'import torch, onnx, jinja2' 2>/dev/null || missing+=(python3-torch python3-onnx python3-jinja2)
+ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1 || missing+=(libopenblas0-pthread)
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+echo "Installing missing system packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then SUDO=sudo; else
+    echo "Not root and no sudo: run as root: apt-get install -y ${PKGS[*]}" >&2; exit 1
+  fi
+fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
