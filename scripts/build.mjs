@@ -22,6 +22,7 @@ const webviews = existsSync('webview')
 const configs = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
+  { ...common, entryPoints: ['src/core/policy/hostMain.ts'], outfile: 'dist/policy-host.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
   ...webviews.map((name) => ({ ...common, entryPoints: [`webview/${name}/main.ts`], outfile: `dist/webview/${name}.js`, platform: 'browser', format: 'iife', target: 'es2022' })),
 ];
 

@@ -1,0 +1,169 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { CancellationTokenSource, createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
+import type { MessageConnection } from 'vscode-jsonrpc/node';
+import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { Disposable } from '../base/disposable';
+import { Emitter } from '../base/event';
+import { StudioError } from '../base/errors';
+import { studioRoot } from '../base/studioRoot';
+import { HostProtocol } from './hostProtocol';
+import type { DeviceReport, DeviceSetting } from './onnx/device';
+
+/** How to start a policy host. */
+export interface PolicyHostOptions {
+  modelDir: string;
+  device?: DeviceSetting;
+  threads?: number;
+  /** Receives the host's stderr lines (logs, native warnings). */
+  log?: (line: string) => void;
+  /** The Node executable; defaults to the current one (Electron runs it in Node mode). */
+  nodePath?: string;
+  /** The host script; defaults to `dist/policy-host.js` of this installation. */
+  hostScript?: string;
+}
+
+const STDERR_TAIL_LINES = 20;
+
+/**
+ * Starts and speaks to the policy host process over JSON-RPC. A crash of the host rejects every
+ * pending request with a coded error carrying the tail of its stderr, and fires `onDidCrash`.
+ */
+export class PolicyHostClient extends Disposable {
+  private readonly crashed = this._register(new Emitter<StudioError>());
+  /** Fires once if the host process dies while in use. */
+  readonly onDidCrash = this.crashed.event;
+  private readonly tokenListeners = new Map<number, (sample: number, delta: string) => void>();
+  private readonly stderrTail: string[] = [];
+  private exitError: StudioError | undefined;
+  private nextRequestId = 1;
+  private stopping = false;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly connection: MessageConnection,
+    readonly device: DeviceReport,
+    private readonly exited: Promise<StudioError>,
+  ) {
+    super();
+  }
+
+  /** Starts a host, loads the model, and resolves once it is ready to generate. */
+  static async start(options: PolicyHostOptions): Promise<PolicyHostClient> {
+    const script = options.hostScript ?? path.join(studioRoot(), 'dist', 'policy-host.js');
+    if (!existsSync(script)) throw new StudioError('POLICY_HOST_MISSING', `The policy host script ${script} is missing; build the studio first (npm run build).`);
+    const child = spawn(options.nodePath ?? process.execPath, [script], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', OMP_WAIT_POLICY: 'PASSIVE' },
+    });
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    const pendingTail: string[] = [];
+    let early: PolicyHostClient | undefined;
+    child.stderr!.setEncoding('utf8');
+    let partial = '';
+    child.stderr!.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        options.log?.(line);
+        const tail = early ? early.stderrTail : pendingTail;
+        tail.push(line);
+        if (tail.length > STDERR_TAIL_LINES) tail.shift();
+      }
+    });
+    const exited = new Promise<StudioError>((resolve) => {
+      child.on('exit', (code, signal) => {
+        const tail = (early ? early.stderrTail : pendingTail).join('\n');
+        resolve(new StudioError('POLICY_HOST_CRASHED', `The policy host exited (${signal ? `signal ${signal}` : `code ${code}`})${tail ? `; its last output:\n${tail}` : ''}`));
+      });
+      child.on('error', (err) => resolve(new StudioError('POLICY_HOST_START_FAILED', `Cannot start the policy host: ${err.message}`)));
+    });
+    connection.listen();
+    let init: HostProtocol.InitializeResult;
+    try {
+      init = await Promise.race([
+        connection.sendRequest(HostProtocol.initialize, { modelDir: options.modelDir, device: options.device ?? 'auto', threads: options.threads }),
+        exited.then((e) => { throw e; }),
+      ]);
+    } catch (err) {
+      child.kill();
+      connection.dispose();
+      throw toStudioError(err);
+    }
+    const client = new PolicyHostClient(child, connection, init.device, exited);
+    early = client;
+    client.stderrTail.push(...pendingTail);
+    connection.onNotification(HostProtocol.token, (p) => client.tokenListeners.get(p.requestId)?.(p.sample, p.delta));
+    void exited.then((err) => {
+      client.exitError = err;
+      connection.dispose();
+      if (!client.stopping) client.crashed.fire(err);
+    });
+    return client;
+  }
+
+  /** The host's process id (tests kill it to check crash handling). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Generates through the host; rejects with POLICY_HOST_CRASHED if it dies meanwhile. */
+  async generate(params: Omit<HostProtocol.GenerateParams, 'requestId' | 'stream'>, onToken?: (sample: number, delta: string) => void, signal?: AbortSignal): Promise<HostProtocol.GenerateResult> {
+    if (this.exitError) throw this.exitError;
+    const requestId = this.nextRequestId++;
+    if (onToken) this.tokenListeners.set(requestId, onToken);
+    const cancel = new CancellationTokenSource();
+    const onAbort = () => cancel.cancel();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      return await this.race(this.connection.sendRequest(HostProtocol.generate, { ...params, requestId, stream: !!onToken }, cancel.token));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      this.tokenListeners.delete(requestId);
+      cancel.dispose();
+    }
+  }
+
+  endSession(session: string): void {
+    if (!this.exitError) void this.connection.sendNotification(HostProtocol.endSession, { session }).catch(() => undefined);
+  }
+
+  async stats(): Promise<HostProtocol.Stats> {
+    return this.race(this.connection.sendRequest(HostProtocol.stats));
+  }
+
+  private race<T>(request: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const sub = this.onDidCrash((err) => reject(err));
+      request.then(resolve, async (err) => {
+        // A closed pipe can reject a request just before the process reports its exit: wait for it.
+        if (!(err instanceof ResponseError) && !this.exitError) {
+          await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000))]);
+        }
+        reject(this.exitError ?? toStudioError(err));
+      }).finally(() => sub.dispose());
+    });
+  }
+
+  override dispose(): void {
+    if (this.isDisposed) return;
+    this.stopping = true;
+    if (!this.exitError) {
+      this.connection.sendRequest(HostProtocol.shutdown).catch(() => undefined);
+      const kill = setTimeout(() => this.child.kill('SIGKILL'), 2000);
+      this.child.once('exit', () => clearTimeout(kill));
+    }
+    super.dispose();
+  }
+}
+
+function toStudioError(err: unknown): StudioError {
+  if (err instanceof StudioError) return err;
+  if (err instanceof ResponseError) {
+    const code = (err.data as { code?: string } | undefined)?.code ?? 'POLICY_HOST_ERROR';
+    return new StudioError(code, err.message);
+  }
+  return new StudioError('POLICY_HOST_ERROR', err instanceof Error ? err.message : String(err));
+}

@@ -1,0 +1,85 @@
+import { CancellationToken, createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
+import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { StudioError, errorMessage } from '../base/errors';
+import { HostProtocol } from './hostProtocol';
+import { OnnxEngine } from './onnx/engine';
+
+/**
+ * The policy host: a child process that owns the ONNX model and answers JSON-RPC over stdin/stdout.
+ * A native crash or a long generation here never freezes the editor or the CLI. Logs go to stderr.
+ */
+function main(): void {
+  // stdout carries JSON-RPC only: anything else printed would corrupt it.
+  console.log = (...args: unknown[]) => console.error(...args);
+  const connection = createMessageConnection(new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
+  let engine: OnnxEngine | undefined;
+  const stats: HostProtocol.Stats = { requests: 0, promptTokens: 0, prefilled: 0, reused: 0, completionTokens: 0, decodeMs: 0, decodeSteps: 0 };
+
+  const fail = (err: unknown): never => {
+    if (err instanceof StudioError) throw new ResponseError(1, err.message, { code: err.code });
+    throw new ResponseError(2, errorMessage(err), { code: 'POLICY_HOST_ERROR' });
+  };
+
+  connection.onRequest(HostProtocol.initialize, async (params) => {
+    try {
+      await engine?.dispose();
+      engine = await OnnxEngine.load(params.modelDir, params.device, params.threads);
+      const i = engine.info;
+      console.error(`policy host: ${params.modelDir} on ${engine.device.device}`);
+      return { device: engine.device, model: { dir: i.dir, layers: i.numLayers, vocabSize: i.vocabSize, maxPositions: i.maxPositions } };
+    } catch (err) {
+      return fail(err);
+    }
+  });
+
+  connection.onRequest(HostProtocol.generate, async (params, token: CancellationToken) => {
+    if (!engine) return fail(new StudioError('POLICY_NOT_LOADED', 'No model is loaded; initialize the policy host first.'));
+    try {
+      const abort = new AbortController();
+      const sub = token.onCancellationRequested(() => abort.abort());
+      const prompt = engine.encode(engine.renderChat(params.messages, params.tools));
+      const result = await engine.generate({
+        promptIds: prompt,
+        session: params.session,
+        n: params.n,
+        maxTokens: params.maxTokens,
+        sampling: params.sampling,
+        stopStrings: params.stopStrings,
+        signal: abort.signal,
+        onToken: params.stream ? (sample, delta) => void connection.sendNotification(HostProtocol.token, { requestId: params.requestId, sample, delta }) : undefined,
+      });
+      sub.dispose();
+      const completion = result.samples.reduce((s, x) => s + x.ids.length, 0);
+      stats.requests++;
+      stats.promptTokens += result.promptTokens;
+      stats.prefilled += result.prefilled;
+      stats.reused += result.reused;
+      stats.completionTokens += completion;
+      stats.decodeMs += result.decodeMs;
+      stats.decodeSteps += result.decodeSteps;
+      return {
+        samples: result.samples.map((s) => ({ text: s.text, finish: s.finish, completionTokens: s.ids.length })),
+        promptTokens: result.promptTokens,
+        prefilled: result.prefilled,
+        reused: result.reused,
+        prefillMs: result.prefillMs,
+        decodeMs: result.decodeMs,
+        decodeSteps: result.decodeSteps,
+      };
+    } catch (err) {
+      return fail(err);
+    }
+  });
+
+  connection.onNotification(HostProtocol.endSession, ({ session }) => engine?.endSession(session));
+  connection.onRequest(HostProtocol.stats, () => ({ ...stats }));
+  connection.onRequest(HostProtocol.shutdown, async () => {
+    await engine?.dispose();
+    engine = undefined;
+    setImmediate(() => process.exit(0));
+  });
+  connection.onClose(() => process.exit(0));
+  connection.listen();
+}
+
+main();

@@ -1,0 +1,92 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { StudioError } from '../../base/errors';
+
+/** What the policy host needs to know of a model folder (Hugging Face layout). */
+export interface ModelFolderInfo {
+  dir: string;
+  numLayers: number;
+  numKeyValueHeads: number;
+  headDim: number;
+  vocabSize: number;
+  maxPositions: number;
+  /** Tokens that end a generation. */
+  eosTokenIds: number[];
+  padTokenId: number;
+  /** The ONNX file, relative to `dir`. */
+  onnxFile: string;
+  hasChatTemplate: boolean;
+}
+
+const REQUIRED_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'onnx/model.onnx'];
+
+async function readJson(dir: string, file: string): Promise<Record<string, unknown>> {
+  const full = path.join(dir, file);
+  let text: string;
+  try {
+    text = await fs.readFile(full, 'utf8');
+  } catch {
+    throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no ${file}. A policy folder needs ${REQUIRED_FILES.join(', ')} (export one with \`python3 -m trainer export\`).`);
+  }
+  try {
+    const value = JSON.parse(text);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+    return value as Record<string, unknown>;
+  } catch (err) {
+    throw new StudioError('MODEL_FILE_BROKEN', `${full} is not a valid JSON object (${(err as Error).message}); re-export the model.`);
+  }
+}
+
+function num(config: Record<string, unknown>, key: string, file: string, fallback?: number): number {
+  const v = config[key];
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (fallback !== undefined) return fallback;
+  throw new StudioError('MODEL_FILE_BROKEN', `${file} lacks the number "${key}"; re-export the model.`);
+}
+
+function ids(v: unknown): number[] {
+  if (typeof v === 'number') return [v];
+  if (Array.isArray(v)) return v.filter((x): x is number => typeof x === 'number');
+  return [];
+}
+
+/**
+ * Checks a model folder and reads what generation needs. A missing or broken file is named in the
+ * error, with what to do.
+ */
+export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
+  let stat;
+  try {
+    stat = await fs.stat(dir);
+  } catch {
+    throw new StudioError('MODEL_NOT_FOUND', `No model folder at ${dir}. Point the policy at a folder with ${REQUIRED_FILES.join(', ')}.`);
+  }
+  if (!stat.isDirectory()) throw new StudioError('MODEL_NOT_FOUND', `${dir} is not a folder. Point the policy at a model folder (Hugging Face layout).`);
+  const config = await readJson(dir, 'config.json');
+  const generation = await readJson(dir, 'generation_config.json');
+  const tokenizerConfig = await readJson(dir, 'tokenizer_config.json');
+  await readJson(dir, 'tokenizer.json');
+  const onnxFile = 'onnx/model.onnx';
+  try {
+    const s = await fs.stat(path.join(dir, onnxFile));
+    if (s.size < 64) throw new Error('too small');
+  } catch {
+    throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no usable ${onnxFile}; export the model with \`python3 -m trainer export\`.`);
+  }
+  const heads = num(config, 'num_attention_heads', 'config.json');
+  const hidden = num(config, 'hidden_size', 'config.json');
+  const eos = [...new Set([...ids(generation['eos_token_id']), ...ids(config['eos_token_id'])])];
+  if (eos.length === 0) throw new StudioError('MODEL_FILE_BROKEN', `Neither generation_config.json nor config.json of ${dir} names an eos_token_id; generation could not stop.`);
+  return {
+    dir,
+    numLayers: num(config, 'num_hidden_layers', 'config.json'),
+    numKeyValueHeads: num(config, 'num_key_value_heads', 'config.json', heads),
+    headDim: num(config, 'head_dim', 'config.json', hidden / heads),
+    vocabSize: num(config, 'vocab_size', 'config.json'),
+    maxPositions: num(config, 'max_position_embeddings', 'config.json', 4096),
+    eosTokenIds: eos,
+    padTokenId: ids(generation['pad_token_id'])[0] ?? ids(config['pad_token_id'])[0] ?? eos[0],
+    onnxFile,
+    hasChatTemplate: typeof tokenizerConfig['chat_template'] === 'string',
+  };
+}

@@ -1,0 +1,74 @@
+import type { IDisposable } from '../base/disposable';
+import type { Event } from '../base/event';
+import type { ActParse } from '../protocol/actParser';
+import type { RehearsalParse } from '../protocol/rehearsalParser';
+import type { ChatMessage, ToolDefinition } from '../protocol/types';
+import type { PolicyInfo, TokenCounts } from '../trace/schema';
+import type { SamplingSettings } from './sampling';
+
+/** Why a generation stopped. */
+export type FinishReason = 'eos' | 'stop' | 'length' | 'cancelled';
+
+/** Options every generation takes. */
+export interface GenerationOptions {
+  /** An episode-scoped key: the policy keeps its KV cache between calls with the same key. */
+  session?: string;
+  sampling?: Partial<SamplingSettings>;
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+/** The act role: the conversation and the tools, to the policy's next turn. */
+export interface ActRequest extends GenerationOptions {
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  onToken?: (delta: string) => void;
+}
+
+/** The policy's turn: its raw text and how it parses. */
+export interface ActResult {
+  text: string;
+  parse: ActParse;
+  finish: FinishReason;
+  tokens: TokenCounts;
+  latencyMs: number;
+}
+
+/** The rehearse role: a rehearse prompt (see `buildRehearsePrompt`) to `n` predicted responses. */
+export interface RehearseRequest extends GenerationOptions {
+  messages: ChatMessage[];
+  /** Samples in one batched call (default 1). */
+  n?: number;
+  onToken?: (sample: number, delta: string) => void;
+}
+
+/** One predicted response. */
+export interface RehearsalSample {
+  text: string;
+  parse: RehearsalParse;
+  finish: FinishReason;
+}
+
+/** The rehearse role's answer. */
+export interface RehearseResult {
+  samples: RehearsalSample[];
+  tokens: TokenCounts;
+  latencyMs: number;
+}
+
+/**
+ * A policy: acts and rehearses. Implemented by the local ONNX host, an OpenAI-compatible endpoint,
+ * and the reference policy of a task.
+ */
+export interface Policy extends IDisposable {
+  readonly info: PolicyInfo;
+  act(request: ActRequest): Promise<ActResult>;
+  rehearse(request: RehearseRequest): Promise<RehearseResult>;
+  /** Frees an episode's cached state. */
+  endSession(session: string): void;
+  /** Fires when the policy can no longer serve (its process died). */
+  readonly onDidFail?: Event<Error>;
+}
+
+/** Default maximum new tokens of an act turn and of a rehearsal. */
+export const DEFAULT_MAX_TOKENS = { act: 384, rehearse: 384 } as const;
