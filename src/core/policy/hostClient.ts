@@ -9,7 +9,7 @@ import { Disposable } from '../base/disposable';
 import { Emitter } from '../base/event';
 import { StudioError } from '../base/errors';
 import { studioRoot } from '../base/studioRoot';
-import { HostProtocol } from './hostProtocol';
+import * as HostProtocol from './hostProtocol';
 import type { DeviceReport, DeviceSetting } from './onnx/device';
 
 /** How to start a policy host. */
@@ -36,7 +36,6 @@ export class PolicyHostClient extends Disposable {
   /** Fires once if the host process dies while in use. */
   readonly onDidCrash = this.crashed.event;
   private readonly tokenListeners = new Map<number, (sample: number, delta: string) => void>();
-  private readonly stderrTail: string[] = [];
   private exitError: StudioError | undefined;
   private nextRequestId = 1;
   private stopping = false;
@@ -59,8 +58,8 @@ export class PolicyHostClient extends Disposable {
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', OMP_WAIT_POLICY: 'PASSIVE' },
     });
     const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-    const pendingTail: string[] = [];
-    let early: PolicyHostClient | undefined;
+    // The last stderr lines, quoted when the host dies.
+    const stderrTail: string[] = [];
     child.stderr!.setEncoding('utf8');
     let partial = '';
     child.stderr!.on('data', (chunk: string) => {
@@ -68,14 +67,13 @@ export class PolicyHostClient extends Disposable {
       partial = lines.pop() ?? '';
       for (const line of lines) {
         options.log?.(line);
-        const tail = early ? early.stderrTail : pendingTail;
-        tail.push(line);
-        if (tail.length > STDERR_TAIL_LINES) tail.shift();
+        stderrTail.push(line);
+        if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
       }
     });
     const exited = new Promise<StudioError>((resolve) => {
       child.on('exit', (code, signal) => {
-        const tail = (early ? early.stderrTail : pendingTail).join('\n');
+        const tail = stderrTail.join('\n');
         resolve(new StudioError('POLICY_HOST_CRASHED', `The policy host exited (${signal ? `signal ${signal}` : `code ${code}`})${tail ? `; its last output:\n${tail}` : ''}`));
       });
       child.on('error', (err) => resolve(new StudioError('POLICY_HOST_START_FAILED', `Cannot start the policy host: ${err.message}`)));
@@ -93,8 +91,6 @@ export class PolicyHostClient extends Disposable {
       throw toStudioError(err);
     }
     const client = new PolicyHostClient(child, connection, init.device, exited);
-    early = client;
-    client.stderrTail.push(...pendingTail);
     connection.onNotification(HostProtocol.token, (p) => client.tokenListeners.get(p.requestId)?.(p.sample, p.delta));
     void exited.then((err) => {
       client.exitError = err;

@@ -1,7 +1,8 @@
-import { CancellationToken, createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
+import type { CancellationToken } from 'vscode-jsonrpc/node';
+import { createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { StudioError, errorMessage } from '../base/errors';
-import { HostProtocol } from './hostProtocol';
+import * as HostProtocol from './hostProtocol';
 import { OnnxEngine } from './onnx/engine';
 
 /**
