@@ -1,0 +1,155 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { canonicalJson } from '../base/canonicalJson';
+import { errorMessage } from '../base/errors';
+import type { JsonValue } from '../base/json';
+import { isJsonObject } from '../base/json';
+import { formatToolCalls, parseActOutput } from '../protocol/actParser';
+import type { ChatMessage, ToolDefinition } from '../protocol/types';
+import type { PolicyHostClient } from './hostClient';
+import { GREEDY } from './sampling';
+import { DEFAULT_MAX_TOKENS } from './types';
+
+/** Largest request body accepted (a long conversation with tools is far smaller). */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** OpenAI chat messages to the studio's: tool calls become protocol blocks in the assistant text. */
+export function fromOpenAIMessages(messages: unknown): ChatMessage[] {
+  if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, '"messages" must be a non-empty array.');
+  return messages.map((m, i) => {
+    if (!isJsonObject(m)) throw new HttpError(400, `messages[${i}] is not an object.`);
+    const role = m['role'];
+    if (role !== 'system' && role !== 'user' && role !== 'assistant' && role !== 'tool') throw new HttpError(400, `messages[${i}].role must be system, user, assistant or tool.`);
+    const content = Array.isArray(m['content']) ? m['content'].map((p) => (isJsonObject(p) ? str(p['text']) : '')).join('') : str(m['content']);
+    if (role === 'assistant' && Array.isArray(m['tool_calls'])) {
+      const calls = m['tool_calls'].map((c) => {
+        const fn = isJsonObject(c) && isJsonObject(c['function']) ? c['function'] : {};
+        let args: JsonValue = fn['arguments'] ?? {};
+        if (typeof args === 'string') { try { args = JSON.parse(args) as JsonValue; } catch { /* keep the string */ } }
+        return { name: str(fn['name']), arguments: args };
+      });
+      return { role, content: content + formatToolCalls(calls) };
+    }
+    return role === 'tool' ? { role, content, name: str(m['name']) || undefined } : { role, content };
+  });
+}
+
+function toolsOf(tools: unknown): ToolDefinition[] {
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw new HttpError(400, '"tools" must be an array.');
+  return tools.map((t, i) => {
+    const fn = isJsonObject(t) && isJsonObject(t['function']) ? t['function'] : undefined;
+    if (!fn || typeof fn['name'] !== 'string') throw new HttpError(400, `tools[${i}] must be {"type": "function", "function": {"name", ...}}.`);
+    return { name: fn['name'], description: str(fn['description']), parameters: fn['parameters'] ?? { type: 'object' } };
+  });
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, 'Request body too large.');
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'The request body is not valid JSON.');
+  }
+}
+
+/**
+ * Serves a local policy as an OpenAI-compatible chat-completions endpoint (`rehearse serve`), so that
+ * other tools can use it, with tool calls returned as structured `tool_calls` like a Hermes-style
+ * parser in vLLM. Loopback only by default.
+ */
+export class OpenAICompatibleServer {
+  private server: Server | undefined;
+
+  constructor(private readonly host: PolicyHostClient, private readonly modelName: string) {}
+
+  /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT/v1`). */
+  async listen(port = 0, hostname = '127.0.0.1'): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, hostname, () => resolve());
+    });
+    const address = this.server.address() as AddressInfo;
+    return `http://${hostname}:${address.port}/v1`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (req.method === 'GET' && url.pathname === '/v1/models') {
+        return send(200, { object: 'list', data: [{ id: this.modelName, object: 'model', owned_by: 'rehearsal-studio' }] });
+      }
+      if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') throw new HttpError(404, `No route ${req.method} ${url.pathname}; use POST /v1/chat/completions.`);
+      const body = await readBody(req);
+      if (!isJsonObject(body)) throw new HttpError(400, 'The request body must be a JSON object.');
+      if (body['stream'] === true) throw new HttpError(400, 'Streaming responses are not supported by this server; send "stream": false.');
+      const tools = toolsOf(body['tools']);
+      const n = typeof body['n'] === 'number' ? Math.max(1, Math.min(16, Math.floor(body['n']))) : 1;
+      const result = await this.host.generate({
+        messages: fromOpenAIMessages(body['messages']),
+        tools,
+        n,
+        maxTokens: typeof body['max_tokens'] === 'number' ? body['max_tokens'] : DEFAULT_MAX_TOKENS.act,
+        sampling: {
+          ...GREEDY,
+          temperature: typeof body['temperature'] === 'number' ? body['temperature'] : GREEDY.temperature,
+          topP: typeof body['top_p'] === 'number' ? body['top_p'] : 1,
+          seed: typeof body['seed'] === 'number' ? body['seed'] : 0,
+        },
+      });
+      const choices = result.samples.map((s, index) => {
+        const parsed = tools.length ? parseActOutput(s.text) : undefined;
+        if (parsed?.kind === 'calls') {
+          return {
+            index,
+            finish_reason: 'tool_calls',
+            message: {
+              role: 'assistant',
+              content: parsed.preamble || null,
+              tool_calls: parsed.calls.map((c, i) => ({ id: `call_${index}_${i}`, type: 'function', function: { name: c.name, arguments: canonicalJson(c.arguments) } })),
+            },
+          };
+        }
+        return { index, finish_reason: s.finish === 'length' ? 'length' : 'stop', message: { role: 'assistant', content: s.text } };
+      });
+      const completion = result.samples.reduce((t, s) => t + s.completionTokens, 0);
+      send(200, {
+        id: `chatcmpl-${Date.now().toString(36)}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: this.modelName,
+        choices,
+        usage: { prompt_tokens: result.promptTokens, completion_tokens: completion, total_tokens: result.promptTokens + completion },
+      });
+    } catch (err) {
+      const status = err instanceof HttpError ? err.status : 500;
+      send(status, { error: { message: errorMessage(err), type: status === 500 ? 'server_error' : 'invalid_request_error' } });
+    }
+  }
+}
