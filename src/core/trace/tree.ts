@@ -84,10 +84,12 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
     return { kind: 'problem', id: `${file}#`, file, entityId: file, label: runFolder, description: 'unreadable', tooltip: why, status: 'error', hasChildren: false };
   }
   const run = index.run;
+  // A torn last line counts as skipped: a crashed run must not look as if it were still running.
+  const skippedLines = index.tornLastLine ? [...index.skipped, index.tornLastLine] : index.skipped;
   const parts = [run ? run.mode : 'no run event', run ? run.policy.id : '', `${index.episodes.length} episode${index.episodes.length === 1 ? '' : 's'}`].filter(Boolean);
-  if (index.skipped.length) parts.push(`${index.skipped.length} skipped line${index.skipped.length === 1 ? '' : 's'}`);
-  const status: NodeStatus = index.skipped.length ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
-  const skipped = index.skipped.slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
+  if (skippedLines.length) parts.push(`${skippedLines.length} skipped line${skippedLines.length === 1 ? '' : 's'}`);
+  const status: NodeStatus = skippedLines.length ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
+  const skipped = skippedLines.slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
   const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, ...skipped].join('\n');
   return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: index.episodes.length > 0 };
 }
