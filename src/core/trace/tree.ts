@@ -94,9 +94,26 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: index.episodes.length > 0 };
 }
 
-/** Children of a node (the run nodes when `node` is undefined), read from the indexes. */
+/**
+ * The library's trace files, newest run first: by the run's start time, then by run id (ids
+ * begin with their start time), unreadable traces last. The library's own order is the order in
+ * which files finished indexing, and a run that starts later is added last.
+ */
+export function tracesNewestFirst(library: TraceLibrary): string[] {
+  const key = (file: string) => {
+    const run = library.index(file)?.run;
+    return { readable: library.index(file) !== undefined, ts: run?.ts ?? '', id: run?.runId ?? path.basename(path.dirname(file)) };
+  };
+  const desc = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
+  return library.files
+    .map((file) => ({ file, ...key(file) }))
+    .sort((a, b) => Number(b.readable) - Number(a.readable) || desc(a.ts, b.ts) || desc(a.id, b.id))
+    .map((k) => k.file);
+}
+
+/** Children of a node (the run nodes, newest first, when `node` is undefined), read from the indexes. */
 export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode): TraceTreeNode[] {
-  if (!node) return library.files.map((f) => runNode(library, f));
+  if (!node) return tracesNewestFirst(library).map((f) => runNode(library, f));
   const index = library.index(node.file);
   if (!index) return [];
   switch (node.kind) {
