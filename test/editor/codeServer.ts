@@ -14,7 +14,6 @@ export const WORKBENCH_SETTINGS: Record<string, unknown> = {
   'workbench.startupEditor': 'none',
   'workbench.tips.enabled': false,
   'workbench.enableExperiments': false,
-  'workbench.colorTheme': 'Default Dark Modern',
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
   'security.workspace.trust.enabled': false,
   'telemetry.telemetryLevel': 'off',

@@ -71,12 +71,13 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
     const follower = followFile(logFile, (line) => console.log(`  │ ${line}`));
     try {
       await page.goto(workbenchUrl(server, { folder: fixture.suiteWorkspace, extensionDevelopmentPath: REPO, extensionTestsPath: SUITE_ENTRY }));
-      const code = await timed(timings, 'suite: tests in the extension host', () => withTimeout(exit, SUITE_TIMEOUT_MS, 'the extension-host suite'));
+      const code = await timed(timings, 'suite: workbench, extension host and tests', () => withTimeout(exit, SUITE_TIMEOUT_MS, 'the extension-host suite'));
       await follower.flush();
       if (!existsSync(resultsFile)) {
         throw new Error(`the suite ended (code ${code}) without results: it did not load. Workbench console:\n${tail(consoleLines)}`);
       }
       const results = JSON.parse(await fs.readFile(resultsFile, 'utf8')) as SuiteResults;
+      timings['suite: mocha tests alone'] = results.durationMs;
       if (code !== 0 && results.failed === 0) throw new Error(`the extension host exited with code ${code} although no test failed. Workbench console:\n${tail(consoleLines)}`);
       return results;
     } finally {
@@ -88,7 +89,7 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
 /** Drives the workbench through the browser; resolves with each check's result. */
 async function runUi(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
   return withWorkbench(browser, fixture, 'ui', {}, async (server, { page, consoleLines }) => {
-    await page.goto(workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO }));
+    await timed(timings, 'ui: load the workbench page', () => page.goto(workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO })));
     const results = await timed(timings, 'ui: checks in the browser', () => withTimeout(
       runUiChecks(new Workbench(page), { screenshots: RESULTS, loadTimeoutMs: WORKBENCH_LOAD_MS, log: (l) => console.log(l) }),
       UI_TIMEOUT_MS, 'the UI checks'));
@@ -118,7 +119,7 @@ async function main(): Promise<number> {
     if (only !== 'ui') {
       log('suite: extension-host tests (mocha)');
       try {
-        suite = await runSuite(browser, fixture);
+        suite = await timed(timings, 'suite phase', () => runSuite(browser, fixture));
         if (suite.failed > 0) problems.push(`${suite.failed} suite test(s) failed`);
         if (suite.passed + suite.failed === 0) problems.push('the suite ran no tests');
       } catch (err) {
@@ -128,7 +129,7 @@ async function main(): Promise<number> {
     if (only !== 'suite') {
       log('ui: checks through the workbench DOM (Playwright)');
       try {
-        ui = await runUi(browser, fixture);
+        ui = await timed(timings, 'ui phase', () => runUi(browser, fixture));
         const failed = ui.filter((r) => !r.ok);
         if (failed.length) problems.push(`UI check failed: ${failed.map((f) => f.name).join('; ')}`);
       } catch (err) {

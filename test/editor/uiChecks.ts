@@ -48,7 +48,8 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
     }],
 
     ['runs open on their episodes; an episode opens on its turns and a turn on its calls, with badges', async () => {
-      // Close the other runs so that the shadow run's rows fit the side bar.
+      // Room for the badges, and only the shadow run open, so that its rows fit the side bar.
+      await workbench.widenSideBar(160);
       await toggle(workbench, explorer, (r) => r.level === 1 && r.label === SAMPLE_RUN_IDS.torn, false);
       await toggle(workbench, explorer, (r) => r.level === 1 && r.label === SAMPLE_RUN_IDS.imagine, false);
       let rows = await workbench.readRows(explorer);
@@ -84,8 +85,9 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       assert.doesNotMatch(left, /"delivered"/, `left side:\n${left}`);
       assert.match(right, /"status": "delivered"/, `right side:\n${right}`);
       assert.match(right, /"fulfillments"/, `right side:\n${right}`);
-      // Let the diff decorations settle before the picture.
+      // Let the diff decorations and the status bar settle before the picture.
       await page.locator('.monaco-diff-editor .editor.modified .line-insert, .monaco-diff-editor .editor.modified .char-insert').first().waitFor();
+      await workbench.settle(5000);
       await shot('trace-explorer-diff');
     }],
 

@@ -28,6 +28,24 @@ export class Workbench {
     await this.page.locator(`.part.activitybar .action-item [aria-label^="${title}"]`).first().click();
   }
 
+  /** Makes the side bar wider by dragging its edge, so that long row descriptions fit. */
+  async widenSideBar(by: number): Promise<void> {
+    const bar = await this.page.locator('.part.sidebar').boundingBox();
+    if (!bar) throw new Error('the side bar is not visible');
+    const edge = bar.x + bar.width;
+    const y = bar.y + bar.height / 2;
+    await this.page.mouse.move(edge, y);
+    await this.page.mouse.down();
+    await this.page.mouse.move(edge + by / 2, y);
+    await this.page.mouse.move(edge + by, y);
+    await this.page.mouse.up();
+  }
+
+  /** Waits (at most `timeoutMs`) until the status bar no longer says that extensions are activating. */
+  async settle(timeoutMs: number): Promise<void> {
+    await this.page.locator('.part.statusbar', { hasText: 'Activating Extensions' }).waitFor({ state: 'detached', timeout: timeoutMs }).catch(() => undefined);
+  }
+
   /** The pane of a view in the side bar, by its name. */
   pane(name: string): Locator {
     return this.page.locator('.part.sidebar .pane', { has: this.page.locator('.pane-header', { hasText: name }) });
