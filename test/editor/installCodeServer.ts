@@ -39,30 +39,31 @@ export function codeServerEntry(repoRoot: string): string {
 
 const STAMP = '.installed';
 
-/** Debian packages the editor tests need, each with how to tell that it is there. */
-const SYSTEM_PACKAGES: { name: string; present: () => boolean }[] = [
-  { name: 'chromium', present: () => onPath('chromium') },
-  { name: 'ripgrep', present: () => existsSync('/usr/bin/rg') },
-  { name: 'libkrb5-dev', present: () => existsSync('/usr/include/gssapi/gssapi.h') },
-  { name: 'pkg-config', present: () => onPath('pkg-config') },
-  { name: 'build-essential', present: () => onPath('g++') && onPath('make') },
-  { name: 'python3', present: () => onPath('python3') },
+/** Debian packages the editor tests need, what for, and how to tell that each is there. */
+const SYSTEM_PACKAGES: { name: string; neededFor: 'browser' | 'install'; present: () => boolean }[] = [
+  { name: 'chromium', neededFor: 'browser', present: () => onPath('chromium') },
+  { name: 'ripgrep', neededFor: 'install', present: () => existsSync('/usr/bin/rg') },
+  { name: 'libkrb5-dev', neededFor: 'install', present: () => existsSync('/usr/include/gssapi/gssapi.h') },
+  { name: 'pkg-config', neededFor: 'install', present: () => onPath('pkg-config') },
+  { name: 'build-essential', neededFor: 'install', present: () => onPath('g++') && onPath('make') },
+  { name: 'python3', neededFor: 'install', present: () => onPath('python3') },
 ];
 
 function onPath(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+  return spawnSync('/bin/sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
-/** Debian packages that are missing (empty when all are installed). */
-export function missingSystemPackages(): string[] {
-  return SYSTEM_PACKAGES.filter((p) => !p.present()).map((p) => p.name);
+/** Debian packages that are missing for running the tests (`browser`) or installing code-server. */
+export function missingSystemPackages(purpose: 'browser' | 'install'): string[] {
+  return SYSTEM_PACKAGES.filter((p) => p.neededFor === purpose && !p.present()).map((p) => p.name);
 }
 
 /** Throws an error that says how to install the missing Debian packages, if any are missing. */
-export function assertSystemPackages(): void {
-  const missing = missingSystemPackages();
+export function assertSystemPackages(purpose: 'browser' | 'install'): void {
+  const missing = missingSystemPackages(purpose);
   if (missing.length) {
-    throw new Error(`Missing system packages for the editor tests: ${missing.join(', ')}. Run \`bash scripts/ensure-system-deps.sh\` (as root, or with sudo) and try again.`);
+    const what = purpose === 'browser' ? 'to run the editor tests' : 'to install code-server for the editor tests';
+    throw new Error(`Missing system packages ${what}: ${missing.join(', ')}. Run \`bash scripts/ensure-system-deps.sh\` (as root, or with sudo) and try again.`);
   }
 }
 
@@ -77,7 +78,7 @@ export function isCodeServerInstalled(repoRoot: string): boolean {
  */
 export async function ensureCodeServer(repoRoot: string): Promise<boolean> {
   if (isCodeServerInstalled(repoRoot)) return false;
-  assertSystemPackages();
+  assertSystemPackages('install');
   const target = codeServerDir(repoRoot);
   const partial = `${target}.partial`;
   await fs.rm(partial, { recursive: true, force: true });

@@ -104,7 +104,7 @@ async function main(): Promise<number> {
   for (const [file, how] of [[path.join(REPO, 'dist', 'extension.js'), 'node scripts/build.mjs'], [SUITE_ENTRY, 'npx tsc -p .']]) {
     if (!existsSync(file)) throw new Error(`${path.relative(REPO, file)} is missing: run \`${how}\` first.`);
   }
-  assertSystemPackages();
+  assertSystemPackages('browser');
   const installed = await timed(timings, `code-server ${CODE_SERVER_VERSION} ready`, () => ensureCodeServer(REPO));
   if (!installed) log(`code-server ${CODE_SERVER_VERSION} already installed in .vscode-test/`);
   await fs.rm(RESULTS, { recursive: true, force: true });

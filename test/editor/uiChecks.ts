@@ -38,12 +38,14 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await workbench.waitUntilLoaded(options.loadTimeoutMs);
       await workbench.openViewContainer('Rehearsal');
       await workbench.treeRows(explorer).filter({ hasText: SAMPLE_RUN_IDS.imagine }).waitFor({ timeout: options.loadTimeoutMs });
-      const rows = await workbench.readRows(explorer);
-      assert.deepEqual(rows.filter((r) => r.level === 1).map((r) => [r.label, r.description]), [
-        [SAMPLE_RUN_IDS.torn, 'shadow · models/default · 3 episodes · 1 skipped line'],
-        [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes'],
-        [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode'],
-      ], describeRows(rows));
+      await eventually(async () => {
+        const rows = await workbench.readRows(explorer);
+        assert.deepEqual(rows.filter((r) => r.level === 1).map((r) => [r.label, r.description]), [
+          [SAMPLE_RUN_IDS.torn, 'shadow · models/default · 3 episodes · 1 skipped line'],
+          [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes'],
+          [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode'],
+        ], describeRows(rows));
+      });
       await shot('trace-explorer');
     }],
 
@@ -52,24 +54,27 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await workbench.widenSideBar(160);
       await toggle(workbench, explorer, (r) => r.level === 1 && r.label === SAMPLE_RUN_IDS.torn, false);
       await toggle(workbench, explorer, (r) => r.level === 1 && r.label === SAMPLE_RUN_IDS.imagine, false);
-      let rows = await workbench.readRows(explorer);
-      assert.deepEqual(childrenOf(rows, SHADOW).map((r) => [r.label, r.description]), [
-        ['e1 retail-test-0007', 'failure · reward 0.50'],
-        ['e2 retail-test-0012', 'success · reward 1.00'],
-        ['e3 retail-test-0031', 'failed (TOOL_TIMEOUT)'],
-      ], describeRows(rows));
+      await eventually(async () => {
+        const rows = await workbench.readRows(explorer);
+        assert.deepEqual(childrenOf(rows, SHADOW).map((r) => [r.label, r.description]), [
+          ['e1 retail-test-0007', 'failure · reward 0.50'],
+          ['e2 retail-test-0012', 'success · reward 1.00'],
+          ['e3 retail-test-0031', 'failed (TOOL_TIMEOUT)'],
+        ], describeRows(rows));
+      });
       await toggle(workbench, explorer, (r) => r.level === 2 && r.label === 'e1 retail-test-0007', true);
       for (const turn of ['turn 1', 'turn 2', 'turn 3']) await toggle(workbench, explorer, (r) => r.level === 3 && r.label === turn, true);
       await toggle(workbench, explorer, (r) => r.level === 2 && r.label === 'e2 retail-test-0012', true);
       await toggle(workbench, explorer, (r, i, all) => r.level === 3 && r.label === 'turn 3' && parentLabel(all, i, 2) === 'e2 retail-test-0012', true);
-      rows = await workbench.readRows(explorer);
-      const calls = rows.filter((r) => r.level === 4).map((r) => [r.label, r.description]);
-      assert.deepEqual(calls, [
-        ['find_user_id_by_email', 'exact'],
-        ['get_order_details', 'F1 0.78'],
-        ['cancel_pending_order', 'F1 0.00 · error state differs'],
-        ['get_order_details', 'parse error NO_EXECUTION_RESULT_TAG_FOUND'],
-      ], describeRows(rows));
+      await eventually(async () => {
+        const rows = await workbench.readRows(explorer);
+        assert.deepEqual(rows.filter((r) => r.level === 4).map((r) => [r.label, r.description]), [
+          ['find_user_id_by_email', 'exact'],
+          ['get_order_details', 'F1 0.78'],
+          ['cancel_pending_order', 'F1 0.00 · error state differs'],
+          ['get_order_details', 'parse error NO_EXECUTION_RESULT_TAG_FOUND'],
+        ], describeRows(rows));
+      });
     }],
 
     ['clicking the get_order_details call (F1 0.78) opens its diff: rehearsed "pending" left, actual "delivered" right', async () => {
@@ -141,13 +146,36 @@ function childrenOf(rows: RenderedRow[], label: string): RenderedRow[] {
   return out;
 }
 
-/** Expands or collapses the first row that matches, by clicking it, and waits until it did. */
+/**
+ * Retries an assertion until it passes or `timeoutMs` runs out: the tree renders children
+ * asynchronously (they come from the extension host), so a read can come too early.
+ */
+async function eventually(assertion: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await assertion();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/**
+ * Expands or collapses the first row that matches, by clicking it, and waits until it did: for an
+ * expansion, until its first child row is rendered.
+ */
 async function toggle(workbench: Workbench, pane: Locator, match: (r: RenderedRow, i: number, all: RenderedRow[]) => boolean, expand: boolean): Promise<void> {
-  const rows = await workbench.readRows(pane);
-  const index = rows.findIndex(match);
-  assert.ok(index >= 0, `no such row; ${describeRows(rows)}`);
+  let rows: RenderedRow[] = [];
+  let index = -1;
+  await eventually(async () => {
+    rows = await workbench.readRows(pane);
+    index = rows.findIndex(match);
+    assert.ok(index >= 0, `no such row; ${describeRows(rows)}`);
+  });
   if (rows[index].expanded === expand) return;
-  const row = workbench.rowAt(pane, index);
-  await row.click();
+  await workbench.rowAt(pane, index).click();
   await pane.locator(`.monaco-list-row[data-index="${index}"][aria-expanded="${expand}"]`).waitFor();
+  if (expand) await pane.locator(`.monaco-list-row[data-index="${index + 1}"][aria-level="${rows[index].level + 1}"]`).waitFor();
 }
