@@ -109,6 +109,18 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       assert.match(report, /fidelity: exact 0\.40 · field F1 0\.56/);
       await shot('fidelity-report');
     }],
+
+    ['"Rehearsal: Show Call Diff" offers every call, least faithful first, and opens the one picked', async () => {
+      await workbench.runCommand('Rehearsal: Show Call Diff');
+      await workbench.quickPickRows().first().waitFor();
+      const offered = await workbench.quickPickRows().allInnerTexts();
+      assert.match(offered[0], /parse error|tool error/, `the first calls offered should be the failed ones:\n${offered.join('\n')}`);
+      await workbench.quickInput().fill('cancel_pending_order');
+      await workbench.quickPickRows().filter({ hasText: SHADOW }).first().click();
+      await workbench.activeTab().filter({ hasText: 'cancel_pending_order e1.t3.c1' }).waitFor();
+      await page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'Non-pending order cannot be cancelled' }).waitFor();
+      assert.match(await workbench.diffSideText('original'), /"status": "cancelled"/);
+    }],
   ];
 
   for (const [name, check] of checks) {
