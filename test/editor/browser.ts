@@ -7,6 +7,7 @@ import * as util from 'node:util';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import type { CodeServer } from './codeServer';
+import { xdgHomeEnv } from './codeServer';
 
 /** Flags that work headless, as root, with no network beyond loopback. */
 const CHROMIUM_ARGS = [
@@ -17,9 +18,18 @@ const CHROMIUM_ARGS = [
 /** The browser window size; screenshots have this size. */
 export const VIEWPORT = { width: 1400, height: 900 };
 
-/** Launches Chromium (`CHROMIUM` overrides its path). */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+/**
+ * Launches Chromium (`CHROMIUM` overrides its path). Its crash reports and caches go under
+ * `homeDir`, not the home folder.
+ */
+export function launchBrowser(homeDir: string): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_ARGS,
+    env: { ...process.env, ...xdgHomeEnv(homeDir) },
+    timeout: 60_000,
+  });
 }
 
 /** What the workbench URL asks for: the folder to open and, as VS Code's `payload`, dev-mode options. */

@@ -98,10 +98,16 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
 
 /**
  * Keeps code-server's own files inside `dir`: it would otherwise write a config file with a
- * password into ~/.config/code-server and its logs into ~/.local/share/code-server.
+ * password into ~/.config/code-server, its logs into ~/.local/share/code-server and a device id
+ * into ~/.cache.
  */
 export function codeServerHomeEnv(dir: string): Record<string, string> {
-  return { CODE_SERVER_CONFIG: path.join(dir, 'config.yaml'), XDG_DATA_HOME: path.join(dir, 'xdg-data') };
+  return { CODE_SERVER_CONFIG: path.join(dir, 'config.yaml'), ...xdgHomeEnv(dir) };
+}
+
+/** XDG base folders inside `dir`, so that a child process leaves nothing in the home folder. */
+export function xdgHomeEnv(dir: string): Record<string, string> {
+  return { XDG_CONFIG_HOME: path.join(dir, 'xdg-config'), XDG_DATA_HOME: path.join(dir, 'xdg-data'), XDG_CACHE_HOME: path.join(dir, 'xdg-cache') };
 }
 
 function exitReason(child: ChildProcess, logFile: string): string | undefined {

@@ -15,7 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { codeServerHomeEnv } from './codeServer';
+import { codeServerHomeEnv, xdgHomeEnv } from './codeServer';
 import { log } from './log';
 
 /** The newest code-server whose `engines.node` is 20; it carries VS Code 1.100.3. */
@@ -125,6 +125,7 @@ function runNpmInstall(cwd: string, tmp: string, logFile: string): Promise<void>
   const env = {
     ...process.env,
     TMPDIR: tmp,
+    ...xdgHomeEnv(tmp),
     npm_config_unsafe_perm: 'true',
     npm_config_yes: 'true',
     npm_config_audit: 'false',

@@ -17,6 +17,7 @@
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
+import type { WorkbenchPage } from './browser';
 import { launchBrowser, openPage, workbenchUrl } from './browser';
 import type { CodeServer } from './codeServer';
 import { startCodeServer } from './codeServer';
@@ -41,7 +42,7 @@ const WORKBENCH_LOAD_MS = 60_000;
 const timings: Record<string, number> = {};
 
 /** A phase's server and page, stopped whatever happens. */
-async function withWorkbench<T>(browser: Browser, fixture: Fixture, phase: string, env: Record<string, string>, body: (server: CodeServer, page: Awaited<ReturnType<typeof openPage>>) => Promise<T>): Promise<T> {
+async function withWorkbench<T>(browser: Browser, fixture: Fixture, phase: string, env: Record<string, string>, body: (server: CodeServer, page: WorkbenchPage) => Promise<T>): Promise<T> {
   const sessionDir = path.join(fixture.root, `${phase}-session`);
   const server = await timed(timings, `${phase}: start code-server`, () => startCodeServer({ entry: codeServerEntry(REPO), sessionDir, env }));
   const page = await openPage(browser);
@@ -110,7 +111,7 @@ async function main(): Promise<number> {
   await fs.rm(RESULTS, { recursive: true, force: true });
   await fs.mkdir(RESULTS, { recursive: true });
   const fixture = await timed(timings, 'fixture workspaces', createFixture);
-  const browser = await timed(timings, 'launch chromium', launchBrowser);
+  const browser = await timed(timings, 'launch chromium', () => launchBrowser(path.join(fixture.root, 'browser-home')));
   const only = process.env.REHEARSAL_EDITOR_ONLY;
   const problems: string[] = [];
   let suite: SuiteResults | undefined;

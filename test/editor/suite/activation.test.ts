@@ -18,7 +18,9 @@ describe('Activation', () => {
   it('registers every command that package.json contributes', async () => {
     const ext = vscode.extensions.getExtension(EXTENSION_ID);
     const contributed = (ext?.packageJSON.contributes.commands as { command: string }[]).map((c) => c.command);
-    assert.deepEqual(contributed.sort(), ['rehearsal.openTrace', 'rehearsal.refreshTraces', 'rehearsal.showCallDiff', 'rehearsal.showReport']);
+    for (const id of ['rehearsal.refreshTraces', 'rehearsal.openTrace', 'rehearsal.showCallDiff', 'rehearsal.showReport']) {
+      assert.ok(contributed.includes(id), `${id} is not contributed`);
+    }
     await studio();
     const registered = new Set(await vscode.commands.getCommands(true));
     assert.deepEqual(contributed.filter((c) => !registered.has(c)), [], 'contributed but not registered');
