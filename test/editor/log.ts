@@ -24,12 +24,3 @@ export async function timed<T>(timings: Record<string, number>, name: string, st
     log(`${name}: ${(timings[name] / 1000).toFixed(1)}s`);
   }
 }
-
-/** Rejects with `message` when `promise` takes longer than `ms`. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${message} (timed out after ${Math.round(ms / 1000)}s)`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { RehearsalStudioApi } from '../../../src/extension/extension';
 import type { TraceTreeNode } from '../../../src/core/trace/tree';
 import { sampleTraceFile } from '../../builders/sampleWorkspace';
+import { withTimeout } from '../timeout';
 
 /** `publisher.name` from package.json. */
 export const EXTENSION_ID = 'rehearsal-studio.rehearsal-studio';
@@ -118,15 +119,6 @@ export async function waitForLibrary(api: RehearsalStudioApi, what: string, chec
       subscription.dispose();
     }
   });
-}
-
-/** Rejects when `promise` does not settle in time. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms); }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /** Resolves with the next event that satisfies `accept`, or rejects after `ms`. */
