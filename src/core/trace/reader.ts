@@ -28,6 +28,9 @@ export type DecodedLine = { ok: true; event: TraceEvent } | { ok: false; reason:
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Why an unterminated last line that is not a complete event is skipped. */
+export const TORN_LAST_LINE = 'torn last line (incomplete write)';
+
 /** Decodes one raw line into an event; never throws. */
 export function decodeLine(raw: RawLine): DecodedLine {
   if (raw.oversized) return { ok: false, reason: `line too long (${raw.length} bytes)` };
@@ -42,7 +45,7 @@ export function decodeLine(raw: RawLine): DecodedLine {
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, reason: raw.terminated ? 'not valid JSON' : 'torn last line (incomplete write)' };
+    return { ok: false, reason: raw.terminated ? 'not valid JSON' : TORN_LAST_LINE };
   }
   const version = (value as { v?: unknown } | null)?.v;
   if (typeof version === 'number' && version > TRACE_SCHEMA_VERSION) {

@@ -4,7 +4,7 @@ import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
 import { readLines } from './lineReader';
 import type { EventLocation, SkippedLine } from './reader';
-import { decodeLine, readEventAt } from './reader';
+import { decodeLine, readEventAt, TORN_LAST_LINE } from './reader';
 import type { EpisodeStatus, RunEndEvent, RunEvent, RunMode, TraceEvent } from './schema';
 
 /** What the index knows of one call without reading its events. */
@@ -94,6 +94,15 @@ export class TraceIndex {
   /** Bytes of an incomplete last line, waiting for the rest of its write. */
   get pendingBytes(): number {
     return this.pending;
+  }
+
+  /**
+   * The incomplete last line as a skipped line, if there is one. It stays unconsumed, so that it is
+   * indexed if its write completes; but a crash leaves it torn for good, and then it must show as
+   * skipped (as `readTrace` reports it), not as a run still being written.
+   */
+  get tornLastLine(): SkippedLine | undefined {
+    return this.pending > 0 ? { line: this.nextLine, offset: this.scanned, reason: TORN_LAST_LINE } : undefined;
   }
 
   get episodes(): readonly EpisodeEntry[] {

@@ -84,17 +84,36 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
     return { kind: 'problem', id: `${file}#`, file, entityId: file, label: runFolder, description: 'unreadable', tooltip: why, status: 'error', hasChildren: false };
   }
   const run = index.run;
+  // A torn last line counts as skipped: a crashed run must not look as if it were still running.
+  const skippedLines = index.tornLastLine ? [...index.skipped, index.tornLastLine] : index.skipped;
   const parts = [run ? run.mode : 'no run event', run ? run.policy.id : '', `${index.episodes.length} episode${index.episodes.length === 1 ? '' : 's'}`].filter(Boolean);
-  if (index.skipped.length) parts.push(`${index.skipped.length} skipped line${index.skipped.length === 1 ? '' : 's'}`);
-  const status: NodeStatus = index.skipped.length ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
-  const skipped = index.skipped.slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
+  if (skippedLines.length) parts.push(`${skippedLines.length} skipped line${skippedLines.length === 1 ? '' : 's'}`);
+  const status: NodeStatus = skippedLines.length ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
+  const skipped = skippedLines.slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
   const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, ...skipped].join('\n');
   return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: index.episodes.length > 0 };
 }
 
-/** Children of a node (the run nodes when `node` is undefined), read from the indexes. */
+/**
+ * The library's trace files, newest run first: by the run's start time, then by run id (ids
+ * begin with their start time), unreadable traces last. The library's own order is the order in
+ * which files finished indexing, and a run that starts later is added last.
+ */
+export function tracesNewestFirst(library: TraceLibrary): string[] {
+  const key = (file: string) => {
+    const run = library.index(file)?.run;
+    return { readable: library.index(file) !== undefined, ts: run?.ts ?? '', id: run?.runId ?? path.basename(path.dirname(file)) };
+  };
+  const desc = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
+  return library.files
+    .map((file) => ({ file, ...key(file) }))
+    .sort((a, b) => Number(b.readable) - Number(a.readable) || desc(a.ts, b.ts) || desc(a.id, b.id))
+    .map((k) => k.file);
+}
+
+/** Children of a node (the run nodes, newest first, when `node` is undefined), read from the indexes. */
 export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode): TraceTreeNode[] {
-  if (!node) return library.files.map((f) => runNode(library, f));
+  if (!node) return tracesNewestFirst(library).map((f) => runNode(library, f));
   const index = library.index(node.file);
   if (!index) return [];
   switch (node.kind) {

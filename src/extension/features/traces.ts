@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/base/errors';
 import { fidelityBadge } from '../../core/trace/tree';
-import { callTreeNode } from '../../core/trace/tree';
+import { callTreeNode, tracesNewestFirst } from '../../core/trace/tree';
 import type { Services } from '../services';
 import { registerCommand } from '../registerCommand';
 import { showFidelityReport } from '../reportDocument';
@@ -81,7 +81,7 @@ async function pickCall({ library }: Services): Promise<{ file: string; callId: 
 }
 
 async function pickTrace({ library }: Services): Promise<string | undefined> {
-  const files = library.files;
+  const files = tracesNewestFirst(library);
   if (files.length <= 1) return files[0];
   const picked = await vscode.window.showQuickPick(
     files.map((f) => ({ label: library.index(f)?.run?.runId ?? path.basename(path.dirname(f)), description: f, file: f })),
