@@ -3,20 +3,23 @@ export type PathSegment = string | number;
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
+function keyText(key: string): string {
+  return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
 /** Formats a path as JSONPath: `$.orders[0].status`, `$["odd key"]`. */
 export function formatJsonPath(segments: readonly PathSegment[]): string {
   let out = '$';
-  for (const s of segments) {
-    if (typeof s === 'number') out += `[${s}]`;
-    else if (IDENTIFIER.test(s)) out += `.${s}`;
-    else out += `[${JSON.stringify(s)}]`;
-  }
+  for (const s of segments) out += typeof s === 'number' ? `[${s}]` : keyText(s);
   return out;
 }
 
 /** The same path with array indices replaced by `[*]`: the shape a schema talks about. */
 export function formatSchemaPath(segments: readonly PathSegment[]): string {
-  return formatJsonPath(segments.map((s) => (typeof s === 'number' ? -1 : s))).replace(/\[-1\]/g, '[*]');
+  // Built directly: rewriting a formatted path would also rewrite keys that contain `[-1]`.
+  let out = '$';
+  for (const s of segments) out += typeof s === 'number' ? '[*]' : keyText(s);
+  return out;
 }
 
 /**
