@@ -1,6 +1,13 @@
 /** One step of a JSON path: an object key or an array index. */
 export type PathSegment = string | number;
 
+/**
+ * Fidelity follows paths at most this deep; a deeper subtree is compared as one whole value. Every
+ * path is written out in full, so without a bound the work grows with the square of the depth: a
+ * 40 kB response nested 10,000 deep would exhaust memory. Real tool responses stay far shallower.
+ */
+export const MAX_PATH_DEPTH = 100;
+
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function keyText(key: string): string {

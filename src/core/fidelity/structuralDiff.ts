@@ -1,8 +1,8 @@
-import { compareKeys } from '../base/canonicalJson';
+import { canonicalJson, compareKeys } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
 import { jsonType } from '../base/json';
 import type { PathSegment } from './jsonPath';
-import { formatJsonPath } from './jsonPath';
+import { formatJsonPath, MAX_PATH_DEPTH } from './jsonPath';
 
 /**
  * How a JSON path differs between the rehearsal (left) and the actual response (right).
@@ -31,7 +31,8 @@ interface WorkItem {
 
 /**
  * Structural diff of two JSON values by path: objects by key, arrays by index. Entries come in
- * document order (keys sorted). Iterative, so deep documents cannot overflow the stack.
+ * document order (keys sorted). Iterative, so deep documents cannot overflow the stack; below
+ * {@link MAX_PATH_DEPTH} a differing subtree is one `changed` entry.
  */
 export function structuralDiff(rehearsal: JsonValue, actual: JsonValue): DiffEntry[] {
   const out: DiffEntry[] = [];
@@ -46,7 +47,10 @@ export function structuralDiff(rehearsal: JsonValue, actual: JsonValue): DiffEnt
       continue;
     }
     const children: WorkItem[] = [];
-    if (type === 'object') {
+    if ((type === 'object' || type === 'array') && segments.length >= MAX_PATH_DEPTH) {
+      // Too deep to follow path by path: the subtrees are compared whole.
+      if (canonicalJson(r) !== canonicalJson(a)) out.push({ kind: 'changed', path: formatJsonPath(segments), segments, rehearsal: r, actual: a });
+    } else if (type === 'object') {
       const ro = r as { [k: string]: JsonValue };
       const ao = a as { [k: string]: JsonValue };
       const keys = [...new Set([...Object.keys(ro), ...Object.keys(ao)])].sort(compareKeys);
