@@ -1,8 +1,10 @@
 import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { JsonValue } from '../../src/core/base/json';
 import { canonicalJson } from '../../src/core/base/canonicalJson';
 import { compareResponses } from '../../src/core/fidelity/compare';
 import { indexPaths } from '../../src/core/fidelity/leaves';
+import { MAX_PATH_DEPTH } from '../../src/core/fidelity/jsonPath';
 import { actualValue, looksLikeError, rehearsalValue } from '../../src/core/fidelity/responseValue';
 import type { FidelityScores } from '../../src/core/fidelity/scores';
 import { jaccard, jsonScores, setF1, textScores } from '../../src/core/fidelity/scores';
@@ -77,6 +79,72 @@ describe('fidelity scores (hand-computed)', () => {
     assert.deepEqual([...index.leaves].sort(), ['$.a[0].b=1', '$.a[1]={}', '$.c="x"']);
     assert.deepEqual([...index.keys].sort(), ['$.a', '$.a[*]', '$.a[*].b', '$.c']);
     assert.deepEqual(Object.fromEntries(index.types), { '$': 'object', '$.a': 'array', '$.a[0]': 'object', '$.a[0].b': 'number', '$.a[1]': 'object', '$.c': 'string' });
+  });
+});
+
+describe('fidelity scores match their definition on path sets (property)', () => {
+  /** The scores computed the slow, obvious way from indexPaths. */
+  function byDefinition(r: JsonValue, a: JsonValue): { exact: boolean; f1: number; keys: number; types: number } {
+    const ri = indexPaths(r);
+    const ai = indexPaths(a);
+    let shared = 0;
+    let agree = 0;
+    for (const [path, type] of ri.types) {
+      const other = ai.types.get(path);
+      if (other === undefined) continue;
+      shared++;
+      if (other === type) agree++;
+    }
+    return { exact: canonicalJson(r) === canonicalJson(a), f1: setF1(ri.leaves, ai.leaves), keys: jaccard(ri.keys, ai.keys), types: shared ? agree / shared : 0 };
+  }
+
+  // Pairs that share most of their structure, as a rehearsal and its actual response do.
+  const leaf = fc.oneof(fc.constantFrom(null, true, false, 0, -0, 1, 'a', '', [], {}), fc.integer(), fc.string({ maxLength: 3 }));
+  const key = fc.constantFrom('a', 'b', 'c', 'a b', '0', '', '__proto__', '[*]');
+  const { value } = fc.letrec<{ value: JsonValue }>((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(key, tie('value'), { maxKeys: 4 })),
+  }));
+  const mutate = (v: JsonValue, choice: number): JsonValue => {
+    if (Array.isArray(v)) return choice % 3 === 0 ? v.slice(1) : v.map((x, i) => (i === choice % v.length ? mutate(x, choice >> 2) : x));
+    if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      if (keys.length === 0 || choice % 5 === 0) return { ...v, c: 1 };
+      const k = keys[choice % keys.length];
+      return { ...v, [k]: mutate(v[k], choice >> 2) };
+    }
+    return choice % 2 ? String(v) : [v];
+  };
+  const pair = fc.oneof(
+    fc.tuple(value, value),
+    fc.tuple(value, fc.nat()).map(([v, c]) => [v, mutate(v, c)] as [JsonValue, JsonValue]),
+    value.map((v) => [v, JSON.parse(JSON.stringify(v)) as JsonValue] as [JsonValue, JsonValue]),
+  );
+
+  it('exact match, field F1, key Jaccard and type agreement equal the set definitions', () => {
+    fc.assert(fc.property(pair, ([r, a]) => {
+      const s = jsonScores(r, a, false, false);
+      const d = byDefinition(r, a);
+      assert.equal(s.exactMatch, d.exact, 'exactMatch');
+      close(s.fieldF1, d.f1, 'fieldF1');
+      close(s.keyJaccard, d.keys, 'keyJaccard');
+      close(s.typeAgreement, d.types, 'typeAgreement');
+    }), { numRuns: 3000 });
+  });
+
+  it('agrees with the definition past the depth bound', () => {
+    const nest = (depth: number, leafValue: JsonValue): JsonValue => {
+      let v = leafValue;
+      for (let i = 0; i < depth; i++) v = i % 3 ? { a: v } : [v];
+      return v;
+    };
+    for (const [r, a] of [[nest(MAX_PATH_DEPTH + 5, 1), nest(MAX_PATH_DEPTH + 5, 2)], [nest(MAX_PATH_DEPTH + 5, 1), nest(MAX_PATH_DEPTH + 5, 1)], [nest(MAX_PATH_DEPTH, []), nest(MAX_PATH_DEPTH, {})]]) {
+      const s = jsonScores(r, a, false, false);
+      const d = byDefinition(r, a);
+      assert.equal(s.exactMatch, d.exact);
+      close(s.fieldF1, d.f1, 'fieldF1');
+      close(s.keyJaccard, d.keys, 'keyJaccard');
+      close(s.typeAgreement, d.types, 'typeAgreement');
+    }
   });
 });
 

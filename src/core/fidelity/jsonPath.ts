@@ -10,14 +10,15 @@ export const MAX_PATH_DEPTH = 100;
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-function keyText(key: string): string {
+/** One object key as a path step: `.name`, or `["odd key"]` when it is not an identifier. */
+export function formatKeySegment(key: string): string {
   return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
 
 /** Formats a path as JSONPath: `$.orders[0].status`, `$["odd key"]`. */
 export function formatJsonPath(segments: readonly PathSegment[]): string {
   let out = '$';
-  for (const s of segments) out += typeof s === 'number' ? `[${s}]` : keyText(s);
+  for (const s of segments) out += typeof s === 'number' ? `[${s}]` : formatKeySegment(s);
   return out;
 }
 
@@ -25,7 +26,7 @@ export function formatJsonPath(segments: readonly PathSegment[]): string {
 export function formatSchemaPath(segments: readonly PathSegment[]): string {
   // Built directly: rewriting a formatted path would also rewrite keys that contain `[-1]`.
   let out = '$';
-  for (const s of segments) out += typeof s === 'number' ? '[*]' : keyText(s);
+  for (const s of segments) out += typeof s === 'number' ? '[*]' : formatKeySegment(s);
   return out;
 }
 
