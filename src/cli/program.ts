@@ -18,8 +18,12 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .version(typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : '0.0.0-dev')
     .option('--no-color', 'plain output without colours')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .showHelpAfterError('(run `rehearse --help` for usage)');
+    .configureOutput({
+      writeOut: (s) => io.out(s.trimEnd()),
+      writeErr: (s) => io.err(s.trimEnd()),
+      // A usage error is one line, like every other error: `rehearse: <what> (run ... for usage)`.
+      outputError: (s, write) => write(`rehearse: ${s.trim().replace(/^error: /, '')} (run \`rehearse --help\` for usage)`),
+    });
 
   const ioFor = () => ({ ...io, color: io.color && program.opts().color !== false });
 

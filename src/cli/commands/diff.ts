@@ -9,7 +9,7 @@ import { renderCallDiff } from '../render/diffText';
 
 /** `rehearse diff <trace> --call <id> [--json]`: one call's rehearsal against its actual response. */
 export async function diffCommand(trace: string, options: { call?: string; json?: boolean }, io: CliIO): Promise<number> {
-  if (!options.call) throw new StudioError('USAGE', 'Missing --call <id>: which call to diff (e.g. --call e1.t2.c1; `rehearse report` lists them).');
+  if (!options.call) throw new StudioError('USAGE', 'Missing --call <id>: which call to diff (e.g. --call e1.t2.c1; `rehearse report --calls <trace>` lists them).');
   assertValidId(options.call, 'call');
   const files = await resolveTraceArgument(trace);
   if (files.length > 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);

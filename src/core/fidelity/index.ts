@@ -1,6 +1,7 @@
 export * from './jsonPath';
 export * from './structuralDiff';
 export * from './leaves';
+export * from './agreement';
 export * from './responseValue';
 export * from './scores';
 export * from './textDiff';

@@ -1,22 +1,33 @@
 /** One step of a JSON path: an object key or an array index. */
 export type PathSegment = string | number;
 
+/**
+ * Fidelity follows paths at most this deep; a deeper subtree is compared as one whole value. Every
+ * path is written out in full, so without a bound the work grows with the square of the depth: a
+ * 40 kB response nested 10,000 deep would exhaust memory. Real tool responses stay far shallower.
+ */
+export const MAX_PATH_DEPTH = 100;
+
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** One object key as a path step: `.name`, or `["odd key"]` when it is not an identifier. */
+export function formatKeySegment(key: string): string {
+  return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
 
 /** Formats a path as JSONPath: `$.orders[0].status`, `$["odd key"]`. */
 export function formatJsonPath(segments: readonly PathSegment[]): string {
   let out = '$';
-  for (const s of segments) {
-    if (typeof s === 'number') out += `[${s}]`;
-    else if (IDENTIFIER.test(s)) out += `.${s}`;
-    else out += `[${JSON.stringify(s)}]`;
-  }
+  for (const s of segments) out += typeof s === 'number' ? `[${s}]` : formatKeySegment(s);
   return out;
 }
 
 /** The same path with array indices replaced by `[*]`: the shape a schema talks about. */
 export function formatSchemaPath(segments: readonly PathSegment[]): string {
-  return formatJsonPath(segments.map((s) => (typeof s === 'number' ? -1 : s))).replace(/\[-1\]/g, '[*]');
+  // Built directly: rewriting a formatted path would also rewrite keys that contain `[-1]`.
+  let out = '$';
+  for (const s of segments) out += typeof s === 'number' ? '[*]' : formatKeySegment(s);
+  return out;
 }
 
 /**

@@ -1,7 +1,6 @@
 import { canonicalJson } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
-import type { PathIndex } from './leaves';
-import { indexPaths } from './leaves';
+import { countAgreement } from './agreement';
 import type { ResponseValue } from './responseValue';
 
 /**
@@ -23,11 +22,14 @@ export interface FidelityScores {
 
 /** F1 of two sets; two empty sets agree perfectly. */
 export function setF1(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
-  if (a.size === 0 && b.size === 0) return 1;
-  const common = intersectionSize(a, b);
+  return f1(intersectionSize(a, b), a.size, b.size);
+}
+
+function f1(common: number, predicted: number, actual: number): number {
+  if (predicted === 0 && actual === 0) return 1;
   if (common === 0) return 0;
-  const precision = common / a.size;
-  const recall = common / b.size;
+  const precision = common / predicted;
+  const recall = common / actual;
   return (2 * precision * recall) / (precision + recall);
 }
 
@@ -45,23 +47,16 @@ function intersectionSize(a: ReadonlySet<string>, b: ReadonlySet<string>): numbe
   return n;
 }
 
-/** Scores of two JSON values. */
+/** Scores of two JSON values, as defined on the path sets of {@link indexPaths}. */
 export function jsonScores(rehearsal: JsonValue, actual: JsonValue, rehearsalIsError: boolean, actualIsError: boolean): FidelityScores {
-  const r: PathIndex = indexPaths(rehearsal);
-  const a: PathIndex = indexPaths(actual);
-  let shared = 0;
-  let agree = 0;
-  for (const [path, type] of r.types) {
-    const other = a.types.get(path);
-    if (other === undefined) continue;
-    shared++;
-    if (other === type) agree++;
-  }
+  const c = countAgreement(rehearsal, actual);
   return {
-    exactMatch: canonicalJson(rehearsal) === canonicalJson(actual),
-    fieldF1: setF1(r.leaves, a.leaves),
-    keyJaccard: jaccard(r.keys, a.keys),
-    typeAgreement: shared === 0 ? 0 : agree / shared,
+    // The leaves (full path = canonical value) determine a value, so the two are equal as JSON
+    // exactly when every leaf is common: no need to write both documents out canonically.
+    exactMatch: c.commonLeaves === c.rehearsalLeaves && c.commonLeaves === c.actualLeaves,
+    fieldF1: f1(c.commonLeaves, c.rehearsalLeaves, c.actualLeaves),
+    keyJaccard: c.keysInEither === 0 ? 1 : c.keysInBoth / c.keysInEither,
+    typeAgreement: c.sharedPaths === 0 ? 0 : c.agreeingTypes / c.sharedPaths,
     errorAgreement: rehearsalIsError === actualIsError,
   };
 }

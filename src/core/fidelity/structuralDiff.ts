@@ -1,8 +1,8 @@
-import { compareKeys } from '../base/canonicalJson';
+import { canonicalJson, compareKeys } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
 import { jsonType } from '../base/json';
 import type { PathSegment } from './jsonPath';
-import { formatJsonPath } from './jsonPath';
+import { formatJsonPath, MAX_PATH_DEPTH } from './jsonPath';
 
 /**
  * How a JSON path differs between the rehearsal (left) and the actual response (right).
@@ -26,39 +26,59 @@ export interface DiffEntry {
 interface WorkItem {
   r: JsonValue | undefined; // undefined: absent in the rehearsal
   a: JsonValue | undefined; // undefined: absent in the actual response
-  segments: PathSegment[];
+  // The path as a chain to the parent: segments are only written out for the few paths that differ.
+  parent: WorkItem | undefined;
+  segment: PathSegment;
+  depth: number;
+}
+
+function segmentsOf(item: WorkItem): PathSegment[] {
+  const segments: PathSegment[] = new Array(item.depth);
+  for (let at: WorkItem | undefined = item; at && at.parent; at = at.parent) segments[at.depth - 1] = at.segment;
+  return segments;
+}
+
+function entry(kind: DiffKind, item: WorkItem): DiffEntry {
+  const segments = segmentsOf(item);
+  const e: DiffEntry = { kind, path: formatJsonPath(segments), segments };
+  if (item.r !== undefined) e.rehearsal = item.r;
+  if (item.a !== undefined) e.actual = item.a;
+  return e;
 }
 
 /**
  * Structural diff of two JSON values by path: objects by key, arrays by index. Entries come in
- * document order (keys sorted). Iterative, so deep documents cannot overflow the stack.
+ * document order (keys sorted). Iterative, so deep documents cannot overflow the stack; below
+ * {@link MAX_PATH_DEPTH} a differing subtree is one `changed` entry.
  */
 export function structuralDiff(rehearsal: JsonValue, actual: JsonValue): DiffEntry[] {
   const out: DiffEntry[] = [];
-  const stack: WorkItem[] = [{ r: rehearsal, a: actual, segments: [] }];
+  const stack: WorkItem[] = [{ r: rehearsal, a: actual, parent: undefined, segment: '', depth: 0 }];
   while (stack.length) {
-    const { r, a, segments } = stack.pop()!;
-    if (r === undefined) { out.push({ kind: 'added', path: formatJsonPath(segments), segments, actual: a }); continue; }
-    if (a === undefined) { out.push({ kind: 'removed', path: formatJsonPath(segments), segments, rehearsal: r }); continue; }
+    const item = stack.pop()!;
+    const { r, a, depth } = item;
+    if (r === undefined) { out.push(entry('added', item)); continue; }
+    if (a === undefined) { out.push(entry('removed', item)); continue; }
     const type = jsonType(r);
-    if (type !== jsonType(a)) {
-      out.push({ kind: 'typeChanged', path: formatJsonPath(segments), segments, rehearsal: r, actual: a });
-      continue;
-    }
-    const children: WorkItem[] = [];
-    if (type === 'object') {
+    if (type !== jsonType(a)) { out.push(entry('typeChanged', item)); continue; }
+    if ((type === 'object' || type === 'array') && depth >= MAX_PATH_DEPTH) {
+      // Too deep to follow path by path: the subtrees are compared whole.
+      if (canonicalJson(r) !== canonicalJson(a)) out.push(entry('changed', item));
+    } else if (type === 'object') {
       const ro = r as { [k: string]: JsonValue };
       const ao = a as { [k: string]: JsonValue };
-      const keys = [...new Set([...Object.keys(ro), ...Object.keys(ao)])].sort(compareKeys);
-      for (const k of keys) children.push({ r: own(ro, k), a: own(ao, k), segments: [...segments, k] });
+      const keys = Object.keys(ro);
+      for (const k of Object.keys(ao)) if (!Object.prototype.hasOwnProperty.call(ro, k)) keys.push(k);
+      keys.sort(compareKeys);
+      // Pushed in reverse, so that entries come out in document order.
+      for (let i = keys.length - 1; i >= 0; i--) stack.push({ r: own(ro, keys[i]), a: own(ao, keys[i]), parent: item, segment: keys[i], depth: depth + 1 });
     } else if (type === 'array') {
       const ra = r as JsonValue[];
       const aa = a as JsonValue[];
-      for (let i = 0; i < Math.max(ra.length, aa.length); i++) children.push({ r: ra[i], a: aa[i], segments: [...segments, i] });
+      for (let i = Math.max(ra.length, aa.length) - 1; i >= 0; i--) stack.push({ r: ra[i], a: aa[i], parent: item, segment: i, depth: depth + 1 });
     } else if (!samePrimitive(r, a)) {
-      out.push({ kind: 'changed', path: formatJsonPath(segments), segments, rehearsal: r, actual: a });
+      out.push(entry('changed', item));
     }
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]); // reversed: document order out
   }
   return out;
 }

@@ -62,7 +62,7 @@ export const REHEARSE_SYSTEM_PROMPT = [
  * (`test/vectors/protocol/rehearse-prompt.json`).
  */
 export function buildRehearsePrompt(input: RehearsePromptInput, options: RehearsePromptOptions = {}): ChatMessage[] {
-  const o = { ...DEFAULT_REHEARSE_PROMPT_OPTIONS, ...options };
+  const o = withDefaults(options);
   const sections: string[] = [];
   if (o.includeTools) sections.push(toolsSection(input.tools));
   if (o.maxExamples > 0) sections.push(examplesSection(selectExamples(input.examples ?? [], input.call.name, o.maxExamples)));
@@ -73,6 +73,16 @@ export function buildRehearsePrompt(input: RehearsePromptInput, options: Rehears
     { role: 'system', content: REHEARSE_SYSTEM_PROMPT },
     { role: 'user', content: sections.join('\n\n') },
   ];
+}
+
+// An option given as undefined (a setting left unset) takes its default; a plain spread would
+// let it override the default and silently drop the section.
+function withDefaults(options: RehearsePromptOptions): Required<RehearsePromptOptions> {
+  const o = { ...DEFAULT_REHEARSE_PROMPT_OPTIONS };
+  for (const key of Object.keys(o) as (keyof RehearsePromptOptions)[]) {
+    if (options[key] !== undefined) Object.assign(o, { [key]: options[key] });
+  }
+  return o;
 }
 
 function toolsSection(tools: readonly ToolDefinition[]): string {

@@ -160,6 +160,8 @@ export async function buildFidelityReport(files: readonly string[], options: { l
         }
       },
     });
+    // Calls still missing a half (imagine mode without audit, a run cut short) are listed too.
+    if (options.listCalls) for (const h of halves.values()) rows.push(callRow(file, h.r, h.a, compareCall(h.r, h.a)));
     summary.events = result.events;
     summary.skipped = result.skipped;
     report.traces.push(summary);
@@ -173,11 +175,12 @@ export async function buildFidelityReport(files: readonly string[], options: { l
   return report;
 }
 
-function callRow(file: string, r: CallRehearsalEvent, a: CallActualEvent, cmp: CallComparison): CallRow {
+function callRow(file: string, r: CallRehearsalEvent | undefined, a: CallActualEvent | undefined, cmp: CallComparison): CallRow {
   let outcome: string;
-  if (!r.result.ok) outcome = `parse error ${r.result.code}`;
-  else if (a.error) outcome = `tool error ${a.error.code}`;
-  else if (cmp.comparable === 'none') outcome = 'not compared';
+  if (r && !r.result.ok) outcome = `parse error ${r.result.code}`;
+  else if (a?.error) outcome = `tool error ${a.error.code}`;
+  else if (cmp.comparable === 'none') outcome = cmp.reason === 'no-actual' ? 'not compared (no actual response)' : cmp.reason === 'no-rehearsal' ? 'not compared (not rehearsed)' : 'not compared';
   else outcome = cmp.scores.exactMatch ? 'exact' : cmp.scores.errorAgreement ? 'mismatch' : 'mismatch, error state differs';
-  return { file, callId: r.callId, tool: r.tool, outcome, fieldF1: cmp.comparable === 'none' ? null : cmp.scores.fieldF1 };
+  const event = (r ?? a)!;
+  return { file, callId: event.callId, tool: event.tool, outcome, fieldF1: cmp.comparable === 'none' ? null : cmp.scores.fieldF1 };
 }

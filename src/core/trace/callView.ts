@@ -49,7 +49,7 @@ export function callArguments(view: Pick<CallView, 'entry' | 'turn' | 'rehearsal
 export async function loadCallView(index: TraceIndex, callId: string): Promise<CallView> {
   const entry = index.call(callId);
   if (!entry) {
-    throw new StudioError('UNKNOWN_CALL', `No call ${JSON.stringify(callId)} in ${index.file}. Run \`rehearse report ${index.file}\` to list calls.`);
+    throw new StudioError('UNKNOWN_CALL', `No call ${JSON.stringify(callId)} in ${index.file}. Run \`rehearse report --calls ${index.file}\` to list its calls.`);
   }
   const turnEntry = index.turn(entry.turnId);
   const [turn, rehearsal, actual] = await Promise.all([

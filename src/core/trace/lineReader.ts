@@ -42,6 +42,9 @@ export async function* readLines(file: string, options: ReadLinesOptions = {}): 
   let parts: Buffer[] = [];
   let partBytes = 0;
   let oversized = false;
+  // An empty range (an empty file, or nothing appended since the last scan) has no lines; a read
+  // stream would reject it as out of range.
+  if (options.end !== undefined && options.end <= offset) return;
   const stream = createReadStream(file, { start: offset, end: options.end !== undefined ? options.end - 1 : undefined, highWaterMark: 1 << 20 });
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     let from = 0;

@@ -156,7 +156,9 @@ export class TraceIndex {
         break;
       }
       this.scanned = raw.offset + raw.length + (raw.terminated ? 1 : 0);
-      this.nextLine = raw.line + 1;
+      // A complete event whose newline has not arrived yet is consumed, but its line stays open: the
+      // newline that ends it must not count as a line of its own, or later line numbers drift.
+      this.nextLine = raw.terminated ? raw.line + 1 : raw.line;
       if (decoded.ok === 'blank') continue;
       if (!decoded.ok) { this.skipped.push({ line: raw.line, offset: raw.offset, reason: decoded.reason }); continue; }
       this.eventCount++;

@@ -1,0 +1,45 @@
+import * as assert from 'node:assert/strict';
+import type { RehearsePromptInput } from '../../src/core/protocol/rehearsePrompt';
+import { buildRehearsePrompt, historyLine, REHEARSE_SYSTEM_PROMPT, selectExamples } from '../../src/core/protocol/rehearsePrompt';
+import { SAMPLE_TOOLS } from '../builders/samples';
+
+const input: RehearsePromptInput = {
+  tools: SAMPLE_TOOLS,
+  examples: [{ tool: 'get_order_details', arguments: { order_id: '#W1' }, result: { status: 'pending' } }],
+  history: [{ role: 'user', content: 'Where is my order?' }],
+  latestText: 'Let me check.',
+  call: { name: 'get_order_details', arguments: { order_id: '#W1' } },
+};
+
+describe('rehearse prompt', () => {
+  it('takes the default for an option given as undefined (a setting left unset)', () => {
+    const defaults = buildRehearsePrompt(input);
+    const unset = buildRehearsePrompt(input, { includeTools: undefined, maxExamples: undefined, includeHistory: undefined, maxHistoryBytes: undefined, includeLatestText: undefined });
+    assert.deepEqual(unset, defaults);
+    for (const section of ['Candidate tools:', 'Recorded calls with their real results:', 'Conversation so far:', "The agent's latest output:", 'Call to simulate:']) {
+      assert.ok(defaults[1].content.includes(section), section);
+    }
+  });
+
+  it('starts with the simulator system prompt that names the answer format', () => {
+    const [system, user] = buildRehearsePrompt(input);
+    assert.deepEqual([system.role, user.role], ['system', 'user']);
+    assert.equal(system.content, REHEARSE_SYSTEM_PROMPT);
+    assert.match(system.content, /<execution_result>\n\{"key": "value"\}\n<\/execution_result>$/);
+  });
+
+  it('selects the called tool\'s examples first, keeping recorded order', () => {
+    const ex = (tool: string, n: number) => ({ tool, arguments: { n }, result: { n } });
+    assert.deepEqual(selectExamples([ex('a', 1), ex('b', 2), ex('a', 3), ex('c', 4)], 'a', 3).map((e) => e.arguments), [{ n: 1 }, { n: 3 }, { n: 2 }]);
+    assert.deepEqual(selectExamples([ex('a', 1)], 'z', 0), []);
+  });
+
+  it('renders one history message per role', () => {
+    assert.equal(historyLine({ role: 'system', content: 'secret instructions' }), undefined);
+    assert.equal(historyLine({ role: 'user', content: '' }), undefined);
+    assert.equal(historyLine({ role: 'assistant', content: '' }), undefined);
+    assert.equal(historyLine({ role: 'tool', name: 'get_order_details', content: '' }), 'Tool[get_order_details]: ');
+    assert.equal(historyLine({ role: 'assistant', content: 'Hi', tool_calls: [{ type: 'function', function: { name: 'x', arguments: { b: 1, a: 2 } } }] }),
+      'Assistant: Hi\n<tool_call>\n{"name": "x", "arguments": {"a":2,"b":1}}\n</tool_call>');
+  });
+});
