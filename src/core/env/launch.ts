@@ -84,7 +84,9 @@ export async function resolveLaunch(name: string, def: ServerDefinition, ctx: La
     const args: string[] = [];
     for (const a of def.args ?? []) args.push(await sub(a));
     const command = await sub(def.command);
-    const cwd = def.cwd !== undefined ? path.resolve(ctx.baseDir, await sub(def.cwd)) : undefined;
+    let cwd = def.cwd !== undefined ? await sub(def.cwd) : undefined;
+    // `${episodeDir}` is absolute once substituted; other relative folders resolve against the base.
+    if (cwd !== undefined && !cwd.startsWith(EPISODE_DIR_VARIABLE)) cwd = path.resolve(ctx.baseDir, cwd);
     const perEpisode = [command, ...args, ...Object.values(env), cwd ?? ''].some((s) => s.includes(EPISODE_DIR_VARIABLE));
     return { kind: 'stdio', command, args, env, ...(cwd !== undefined ? { cwd } : {}), perEpisode };
   }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -140,7 +141,7 @@ export class McpBackend implements ToolBackend {
         return { error: envError('SERVER_CRASHED', this.crashMessage(s, `stopped while ${tool} was running`)) };
       }
       if (isSchemaError(err)) {
-        return { error: envError('PROTOCOL_ERROR', `${tool} answered with a result that is not an MCP tool result: ${clip(errorMessage(err))}`) };
+        return { error: envError('PROTOCOL_ERROR', `${tool} answered with a result that is not an MCP tool result (${clip(schemaIssues(err))}).`) };
       }
       if (err instanceof McpError) {
         // A JSON-RPC error answer is the tool's own error response: recorded as such.
@@ -202,6 +203,9 @@ export class McpBackend implements ToolBackend {
         env = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, substituteEpisodeDir(v, dir)]));
         cwd = cwd === undefined ? undefined : substituteEpisodeDir(cwd, dir);
       }
+      if (cwd !== undefined && !existsSync(cwd)) {
+        throw new StudioError('SERVER_START_FAILED', `Server "${this.name}" could not be started: its working folder ${cwd} does not exist.`);
+      }
       const stdio = new StdioClientTransport({ command, args, env, ...(cwd ? { cwd } : {}), stderr: 'pipe', maxBufferSize: STDIO_MESSAGE_LIMIT_BYTES });
       if (stdio.stderr) stderr.follow(stdio.stderr as Readable);
       transport = stdio;
@@ -249,6 +253,10 @@ export class McpBackend implements ToolBackend {
     const message = errorMessage(err);
     if (/ReadBuffer exceeded/.test(message)) {
       session.overflowed = true;
+      // The SDK drops the connection; a server still pushing megabytes into the pipe would linger
+      // for seconds before exiting, so it is stopped now.
+      const pid = session.transport instanceof StdioClientTransport ? session.transport.pid : null;
+      if (pid) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
       return;
     }
     if (err instanceof SyntaxError || isSchemaError(err)) {
@@ -279,9 +287,13 @@ export class McpBackend implements ToolBackend {
     const pid = transport instanceof StdioClientTransport ? transport.pid : null;
     let exited = false;
     const closing = (s.client.transport ? s.client.close() : transport.close()).catch(() => undefined).then(() => { exited = true; });
-    // The SDK waits up to 4 s for a stubborn child; a hung server is killed sooner.
-    await Promise.race([closing, delay(500)]);
-    if (pid && !exited) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
+    // The SDK ends stdin and waits up to 4 s for the child; a server that does not exit on its own
+    // within 200 ms gets SIGTERM, and SIGKILL if that is ignored too.
+    for (const [wait, signal] of [[200, 'SIGTERM'], [500, 'SIGKILL']] as const) {
+      await Promise.race([closing, delay(wait)]);
+      if (!pid || exited) break;
+      try { process.kill(pid, signal); } catch { /* already gone */ }
+    }
     await closing;
   }
 
@@ -295,6 +307,12 @@ export class McpBackend implements ToolBackend {
 function isSchemaError(err: unknown): boolean {
   const name = (err as { name?: string } | null)?.name;
   return name === 'ZodError' || name === '$ZodError';
+}
+
+function schemaIssues(err: unknown): string {
+  const issues = (err as { issues?: { path?: unknown[]; message?: string }[] }).issues;
+  if (!Array.isArray(issues)) return errorMessage(err);
+  return issues.map((i) => `${(i.path ?? []).join('.') || 'result'}: ${i.message ?? 'invalid'}`).join('; ');
 }
 
 function clip(s: string, max = 500): string {
