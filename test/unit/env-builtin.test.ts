@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
 import type { ToolEnvironment } from '../../src/core/env/toolEnvironment';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import type { JsonObject } from '../../src/core/base/json';
 import { createRetailWorld } from '../../src/servers/retail/world';
 import { REPO, ensureServerBundles, fixtureServer } from '../support/servers';

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import type { JsonObject } from '../../src/core/base/json';
 import { resolveLaunch } from '../../src/core/env/launch';
 import { parseServersSetting, readWorkspaceMcpConfig } from '../../src/core/env/mcpConfig';

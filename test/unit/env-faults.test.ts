@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import type { JsonObject } from '../../src/core/base/json';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
 import { RESULT_LIMIT_BYTES } from '../../src/core/env/resultContent';

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import type { JsonObject } from '../../src/core/base/json';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
 import { createBankWorld } from '../../src/servers/bank/world';

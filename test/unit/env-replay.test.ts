@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
 import type { ReplayRecording } from '../../src/core/env/replayRecording';
 
