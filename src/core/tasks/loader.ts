@@ -117,6 +117,10 @@ function pointerSegments(pointer: string): PathSegment[] {
 function schemaFault(errors: ErrorObject[] | null | undefined): Fault {
   const e = errors?.[0];
   if (!e) return { at: [], message: 'is invalid' };
+  if (e.keyword === 'discriminator') {
+    const { tag, tagValue } = e.params as { tag: string; tagValue: unknown };
+    return { at: [...pointerSegments(e.instancePath), tag], message: `is ${JSON.stringify(tagValue)}; it must be one of ${CHECK_KINDS.map((k) => JSON.stringify(k)).join(', ')}` };
+  }
   let message = e.message ?? 'is invalid';
   if (e.keyword === 'additionalProperties') message = `has an unknown property "${(e.params as { additionalProperty: string }).additionalProperty}"`;
   else if (e.keyword === 'enum') message += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
@@ -124,6 +128,9 @@ function schemaFault(errors: ErrorObject[] | null | undefined): Fault {
   else if (e.keyword === 'required') message = `needs the property "${(e.params as { missingProperty: string }).missingProperty}"`;
   return { at: pointerSegments(e.instancePath), message };
 }
+
+/** The check kinds the schema knows, in its order. */
+const CHECK_KINDS: string[] = (taskSchema.definitions.check.oneOf as { properties: { kind: { const: string } } }[]).map((o) => o.properties.kind.const);
 
 const MATCHER_KEYS: (keyof Matcher)[] = ['equals', 'oneOf', 'contains', 'matches', 'exists'];
 
