@@ -11,6 +11,8 @@ const common = {
   sourcemap: true,
   logLevel: 'warning',
   define: { STUDIO_VERSION: JSON.stringify(pkg.version) },
+  // jsonc-parser's default (UMD) build loads its parts with dynamic requires that esbuild cannot follow.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
 };
 // Native and very large packages stay outside the bundles and load from node_modules.
 const nodeExternals = ['vscode', 'onnxruntime-node', '@huggingface/transformers', 'sharp'];

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { StudioError, errorMessage } from '../core/base/errors';
 import { diffCommand } from './commands/diff';
+import { generateCommand } from './commands/generate';
 import type { ImportFormat } from './commands/import';
 import { importCommand } from './commands/import';
 import { verifyCommand } from './commands/verify';
@@ -56,6 +57,16 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl')
       .action(async (file: string, opts: { out?: string }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
   }
+
+  program
+    .command('generate')
+    .description('write seeded tasks of a built-in domain (retail, bank) as task files')
+    .argument('<domain>', 'the built-in domain')
+    .option('--out <dir>', 'where to write the task files')
+    .option('--count <n>', 'how many tasks (default 500)')
+    .option('--start <seed>', 'first seed (default 0)')
+    .option('--split <split>', 'only seeds of this split: train (seed % 10 < 8), validation (8) or test (9)')
+    .action(async (domain: string, opts: { out?: string; count?: string; start?: string; split?: string }) => { code = await generateCommand(domain, opts, ioFor()); });
 
   program
     .command('verify')

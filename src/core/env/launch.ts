@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { parseEnv } from 'node:util';
 import { StudioError } from '../base/errors';
+import { findPackageRoot } from '../base/packageRoot';
 import type { ServerDefinition } from './serverDefinition';
 import { isBuiltinDefinition, isHttpDefinition, isStdioDefinition } from './serverDefinition';
 import type { VariableContext } from './variables';
@@ -36,13 +37,8 @@ export interface LaunchContext extends VariableContext {
 export function defaultBuiltinServersDir(): string {
   const beside = path.join(__dirname, 'servers');
   if (existsSync(beside)) return beside;
-  let dir = __dirname;
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json'))) return path.join(dir, 'dist', 'servers');
-    const up = path.dirname(dir);
-    if (up === dir) return beside;
-    dir = up;
-  }
+  const root = findPackageRoot();
+  return root ? path.join(root, 'dist', 'servers') : beside;
 }
 
 /** The bundle of a built-in domain. */
