@@ -2,6 +2,9 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import type { StdioServerDefinition } from '../../src/core/env/serverDefinition';
 
+/** Tasks per built-in domain the studio promises (seeds 0-499). */
+export const TASKS_PER_DOMAIN = 500;
+
 /** The repository root (tests run from out/test/...). */
 export const REPO = path.resolve(__dirname, '..', '..', '..');
 

@@ -6,9 +6,7 @@ import { generateTasks, splitOfSeed } from '../../src/core/tasks/generator';
 import { findTaskFault } from '../../src/core/tasks/loader';
 import { BANK_GENERATOR } from '../../src/servers/bank/generator';
 import { RETAIL_GENERATOR } from '../../src/servers/retail/generator';
-
-/** Tasks per domain the studio promises. */
-export const TASKS_PER_DOMAIN = 500;
+import { TASKS_PER_DOMAIN } from '../support/servers';
 
 for (const generator of [RETAIL_GENERATOR, BANK_GENERATOR] as TaskGenerator[]) {
   describe(`tasks: the ${generator.domain} generator`, () => {

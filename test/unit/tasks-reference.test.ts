@@ -7,8 +7,7 @@ import type { TaskFile } from '../../src/core/tasks/taskFile';
 import { parseActOutput } from '../../src/core/protocol/actParser';
 import { BANK_GENERATOR } from '../../src/servers/bank/generator';
 import { RETAIL_GENERATOR } from '../../src/servers/retail/generator';
-import { REPO, ensureServerBundles } from '../support/servers';
-import { TASKS_PER_DOMAIN } from './tasks-generators.test';
+import { REPO, TASKS_PER_DOMAIN, ensureServerBundles } from '../support/servers';
 
 /** A wrong solution: the last call of the last turn left out, and an unhelpful answer. */
 function sabotaged(task: TaskFile): TaskFile {
@@ -23,14 +22,15 @@ interface DomainRun {
   played: number;
   failures: string[];
   sabotagedPassing: string[];
-  sabotaged: number;
+  /** Templates of the sabotaged tasks. */
+  sabotaged: Set<string>;
 }
 
 async function playDomain(generator: TaskGenerator, builtinServersDir: string): Promise<DomainRun> {
   const tasks = generateTasks(generator, { count: TASKS_PER_DOMAIN });
   // One server process per domain for all its tasks: each episode starts with rehearsal__reset(seed).
   const env = await openEnvironment(tasks[0].servers, { baseDir: REPO, allowTools: tasks[0].tools }, { builtinServersDir });
-  const run: DomainRun = { played: 0, failures: [], sabotagedPassing: [], sabotaged: 0 };
+  const run: DomainRun = { played: 0, failures: [], sabotagedPassing: [], sabotaged: new Set() };
   try {
     for (const [i, task] of tasks.entries()) {
       const play = await playReference(task, env);
@@ -38,8 +38,8 @@ async function playDomain(generator: TaskGenerator, builtinServersDir: string): 
       if (play.grade.success !== true || play.grade.reward !== 1) {
         run.failures.push(`${task.id}: ${JSON.stringify(play.grade.checks.filter((c) => c.passed !== true))}`);
       }
-      if (i % 5 === 0) {
-        run.sabotaged++;
+      if (i % 10 === 0) {
+        run.sabotaged.add(task.tags![0]);
         const bad = await playReference({ ...sabotaged(task), checks: task.checks }, env);
         if (bad.grade.success !== false) run.sabotagedPassing.push(task.id);
       }
@@ -68,9 +68,9 @@ describe('tasks: every generated task passes its own checks when its reference s
       assert.deepEqual(run.failures.slice(0, 5), []);
     });
 
-    it(`${domain}: a sabotaged solution (last call dropped, unhelpful answer) fails its checks`, () => {
+    it(`${domain}: a sabotaged solution (last call dropped, unhelpful answer) fails its checks, for every 10th task`, () => {
       const run = runs.get(domain)!;
-      assert.ok(run.sabotaged >= TASKS_PER_DOMAIN / 5);
+      assert.ok(run.sabotaged.size >= 10, `sabotage covered only ${[...run.sabotaged].join(', ')}`);
       assert.deepEqual(run.sabotagedPassing, []);
     });
   }
