@@ -96,6 +96,18 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
     }
   });
 
+  it('does not read a broken mcp.json for tasks that define their servers themselves', async () => {
+    await writeMcpJson('{ "servers": { oops');
+    const env = await openEnvironment({ counter: fixtureServer('admin-echo.mjs') }, { baseDir: ws }, { workspaceFolder: ws });
+    try {
+      await env.startEpisode(1);
+      assert.deepEqual(env.tools().map((t) => t.name), ['increment']);
+    } finally {
+      await env.close();
+    }
+    await assert.rejects(openEnvironment({ kb: 'memory' }, { baseDir: ws }, { workspaceFolder: ws }), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID');
+  });
+
   it('reports a task server that is configured nowhere as SERVER_NOT_CONFIGURED', async () => {
     await assert.rejects(openEnvironment({ kb: 'github' }, { baseDir: ws }, { workspaceFolder: ws }), (e: StudioError) => e.code === 'SERVER_NOT_CONFIGURED' && /github/.test(e.message));
   });

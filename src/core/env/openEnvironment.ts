@@ -55,7 +55,8 @@ export async function openEnvironment(servers: ServerSpecs, options: OpenEnviron
   for (const [name, spec] of Object.entries(servers)) {
     let def: ServerDefinition;
     let baseDir = options.baseDir;
-    let inputs = (await catalogs.workspace()).inputs;
+    // mcp.json is read only when it is needed: a broken one must not stop tasks that do not use it.
+    let inputs = JSON.stringify(spec).includes('${input:') ? (await catalogs.workspace()).inputs : [];
     if (typeof spec === 'string') {
       const found = await catalogs.find(spec);
       if (!found) {

@@ -11,6 +11,13 @@ import type { CallOptions, CallOutcome, Environment, EnvironmentSnapshot } from 
 /** Default limit of one tool call when neither the call nor the task sets one: 30 s. */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
+/** Node timers hold at most 2^31-1 ms; a longer timeout would fire at once. Leaves room for the SDK's backstop. */
+const MAX_TIMEOUT_MS = 2_000_000_000;
+
+function clampTimeout(ms: number): number {
+  return Number.isFinite(ms) ? Math.min(Math.max(1, Math.round(ms)), MAX_TIMEOUT_MS) : MAX_TIMEOUT_MS;
+}
+
 /** Options of a {@link ToolEnvironment}. */
 export interface ToolEnvironmentOptions {
   /** The tools the agent may call (a task's allow-list); all tools when absent. */
@@ -89,7 +96,8 @@ export class ToolEnvironment implements Environment {
     if (!isJsonObject(args)) {
       return done(route.backend.name, { error: envError('INVALID_ARGUMENTS', `The arguments of ${name} must be a JSON object, not ${Array.isArray(args) ? 'an array' : args === null ? 'null' : typeof args}.`) });
     }
-    const answer = await route.backend.call(name, args, { timeoutMs: options.timeoutMs ?? this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, signal: options.signal });
+    const timeoutMs = clampTimeout(options.timeoutMs ?? this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    const answer = await route.backend.call(name, args, { timeoutMs, signal: options.signal });
     return done(route.backend.name, answer);
   }
 
