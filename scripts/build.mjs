@@ -1,14 +1,18 @@
-// Bundles the extension, the CLI and the webviews with esbuild. `--watch` rebuilds on change.
+// Bundles the extension, the CLI, the webviews and the built-in MCP servers with esbuild.
+// `--watch` rebuilds on change; `--servers` builds only the servers (dist/servers/<domain>.js).
 import { build, context } from 'esbuild';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url)));
 const watch = process.argv.includes('--watch');
+const serversOnly = process.argv.includes('--servers');
 const common = {
   bundle: true,
   sourcemap: true,
   logLevel: 'warning',
   define: { STUDIO_VERSION: JSON.stringify(pkg.version) },
+  // jsonc-parser's default (UMD) build loads its parts with dynamic requires that esbuild cannot follow.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
 };
 // Native and very large packages stay outside the bundles and load from node_modules.
 const nodeExternals = ['vscode', 'onnxruntime-node', '@huggingface/transformers', 'sharp'];
@@ -19,11 +23,20 @@ const webviews = existsSync('webview')
       .map((d) => d.name)
   : [];
 
-const configs = [
+// Each built-in domain (src/servers/<domain>/main.ts) is its own stdio server process.
+const servers = existsSync('src/servers')
+  ? readdirSync('src/servers', { withFileTypes: true })
+      .filter((d) => d.isDirectory() && existsSync(`src/servers/${d.name}/main.ts`))
+      .map((d) => d.name)
+  : [];
+const serverConfigs = servers.map((name) => ({ ...common, entryPoints: [`src/servers/${name}/main.ts`], outfile: `dist/servers/${name}.js`, platform: 'node', format: 'cjs', target: 'node20' }));
+
+const configs = serversOnly ? serverConfigs : [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
   { ...common, entryPoints: ['src/core/policy/hostMain.ts'], outfile: 'dist/policy-host.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
   ...webviews.map((name) => ({ ...common, entryPoints: [`webview/${name}/main.ts`], outfile: `dist/webview/${name}.js`, platform: 'browser', format: 'iife', target: 'es2022' })),
+  ...serverConfigs,
 ];
 
 if (watch) {

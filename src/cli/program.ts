@@ -1,6 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { StudioError, errorMessage } from '../core/base/errors';
 import { diffCommand } from './commands/diff';
+import { generateCommand } from './commands/generate';
+import type { ImportFormat } from './commands/import';
+import { importCommand } from './commands/import';
+import { verifyCommand } from './commands/verify';
 import { reportCommand } from './commands/report';
 import type { CliIO } from './io';
 import { EXIT } from './io';
@@ -42,6 +46,40 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--call <id>', 'the call id, e.g. e1.t2.c1')
     .option('--json', 'print the comparison as JSON')
     .action(async (trace: string, opts: { call?: string; json?: boolean }) => { code = await diffCommand(trace, opts, ioFor()); });
+
+  const importer = program
+    .command('import')
+    .description('turn recorded data into tasks, replay recordings and few-shot pairs');
+  for (const [format, description, what] of [
+    ['envace', 'an EnvACE checklist dataset (JSON list of records with extra_info.tools, messages, checklist_list)', '<file>'],
+    ['chat', 'recorded OpenAI-chat conversations with tool calls, one per JSONL line', '<file.jsonl>'],
+  ] as const) {
+    importer
+      .command(format)
+      .description(`import ${description}`)
+      .argument(what, 'the file to import')
+      .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl')
+      .action(async (file: string, opts: { out?: string }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
+  }
+
+  program
+    .command('generate')
+    .description('write seeded tasks of a built-in domain (retail, bank) as task files')
+    .argument('<domain>', 'the built-in domain')
+    .option('--out <dir>', 'where to write the task files')
+    .option('--count <n>', 'how many tasks (default 500)')
+    .option('--start <seed>', 'first seed (default 0)')
+    .option('--split <split>', 'only seeds of this split: train (seed % 10 < 8), validation (8) or test (9)')
+    .action(async (domain: string, opts: { out?: string; count?: string; start?: string; split?: string }) => { code = await generateCommand(domain, opts, ioFor()); });
+
+  program
+    .command('verify')
+    .description("play tasks' reference solutions against their real servers and grade them with the tasks' checks")
+    .argument('<task...>', 'task files, or folders searched for *.task.json')
+    .option('--workspace <dir>', 'workspace folder for ${workspaceFolder} and .vscode/mcp.json (default: the current folder)')
+    .option('--verbose', "print the servers' stderr")
+    .option('--json', 'print the results as JSON')
+    .action(async (tasks: string[], opts: { workspace?: string; json?: boolean; verbose?: boolean }) => { code = await verifyCommand(tasks, opts, ioFor()); });
 
   try {
     await program.parseAsync(argv, { from: 'user' });

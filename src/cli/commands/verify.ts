@@ -1,0 +1,67 @@
+import * as path from 'node:path';
+import { canonicalJson } from '../../core/base/canonicalJson';
+import { StudioError, errorMessage } from '../../core/base/errors';
+import type { JsonValue } from '../../core/base/json';
+import type { EnvironmentHost } from '../../core/env/openEnvironment';
+import type { ToolEnvironment } from '../../core/env/toolEnvironment';
+import { loadTasks } from '../../core/tasks/loader';
+import { playReference } from '../../core/tasks/referencePlayer';
+import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
+import type { LoadedTask } from '../../core/tasks/taskFile';
+import type { CliIO } from '../io';
+import { EXIT } from '../io';
+
+/** The CLI's answer to `${input:ID}`: the environment variable REHEARSE_INPUT_<ID>. */
+export function cliInputResolver(env: NodeJS.ProcessEnv = process.env): EnvironmentHost['resolveInput'] {
+  return async (id) => env[`REHEARSE_INPUT_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`];
+}
+
+/**
+ * `rehearse verify <task...>`: plays each task's reference solution against its real servers and
+ * grades it with the task's checks. Exit code 1 when a task fails its own checks or cannot run.
+ * Tasks with the same servers share one environment (servers with a reset tool are started once).
+ */
+export async function verifyCommand(paths: string[], options: { workspace?: string; json?: boolean; verbose?: boolean }, io: CliIO): Promise<number> {
+  const tasks = await loadTasks(paths);
+  if (!tasks.length) throw new StudioError('USAGE', `No task files (*.task.json) found in ${paths.join(', ')}.`);
+  const workspaceFolder = path.resolve(options.workspace ?? process.cwd());
+  const host: EnvironmentHost = { workspaceFolder, resolveInput: cliInputResolver(), log: options.verbose ? (line) => io.err(line) : undefined };
+  const envs = new Map<string, ToolEnvironment>();
+  const rows: { id: string; reward: number | null; success: boolean | null; failed: string[]; error?: string }[] = [];
+  try {
+    for (const loaded of tasks) {
+      if (!loaded.task.reference) { rows.push({ id: loaded.task.id, reward: null, success: null, failed: [], error: 'no reference solution' }); continue; }
+      try {
+        const env = await environmentFor(loaded, host, envs);
+        const play = await playReference(loaded.task, env);
+        rows.push({ id: loaded.task.id, reward: play.grade.reward, success: play.grade.success, failed: play.grade.checks.filter((c) => c.passed === false).map((c) => `${c.id}: ${c.detail ?? 'failed'}`) });
+      } catch (err) {
+        rows.push({ id: loaded.task.id, reward: null, success: false, failed: [], error: err instanceof StudioError ? `${err.code}: ${err.message}` : errorMessage(err) });
+      }
+    }
+  } finally {
+    await Promise.all([...envs.values()].map((e) => e.close()));
+  }
+  const bad = rows.filter((r) => r.success !== true && !(r.error === 'no reference solution'));
+  if (options.json) {
+    io.out(JSON.stringify({ tasks: rows, passed: rows.length - bad.length, failed: bad.length }, null, 2));
+  } else {
+    for (const r of rows) {
+      const mark = r.error ? (r.error === 'no reference solution' ? 'skip' : 'ERROR') : r.success ? 'ok' : 'FAIL';
+      io.out(`${mark.padEnd(5)} ${r.id}  reward ${r.reward ?? '-'}${r.error ? `  ${r.error}` : ''}`);
+      for (const f of r.failed) io.out(`        ${f}`);
+    }
+    io.out(`${rows.length - bad.length} of ${rows.length} task(s) pass their own checks`);
+  }
+  return bad.length ? EXIT.failure : EXIT.ok;
+}
+
+async function environmentFor(loaded: LoadedTask, host: EnvironmentHost, envs: Map<string, ToolEnvironment>): Promise<ToolEnvironment> {
+  const key = canonicalJson({ servers: loaded.task.servers as unknown as JsonValue, base: loaded.baseDir, tools: loaded.task.tools ?? null, timeout: loaded.task.limits?.callTimeoutMs ?? null });
+  let env = envs.get(key);
+  if (!env) {
+    env = await openTaskEnvironment(loaded, host);
+    envs.set(key, env);
+  }
+  return env;
+}

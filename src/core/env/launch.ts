@@ -1,0 +1,99 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { parseEnv } from 'node:util';
+import { StudioError } from '../base/errors';
+import { findPackageRoot } from '../base/packageRoot';
+import type { ServerDefinition } from './serverDefinition';
+import { isBuiltinDefinition, isHttpDefinition, isStdioDefinition } from './serverDefinition';
+import type { VariableContext } from './variables';
+import { EPISODE_DIR_VARIABLE, substituteVariables } from './variables';
+
+/** How to reach one MCP server once its variables are resolved. */
+export type LaunchSpec =
+  | {
+      kind: 'stdio';
+      command: string;
+      args: string[];
+      env: { [name: string]: string };
+      cwd?: string;
+      /** True when the definition uses `${episodeDir}`: such a server gets a fresh process per episode. */
+      perEpisode: boolean;
+    }
+  | { kind: 'http'; url: string; headers: { [name: string]: string } };
+
+/** Where relative paths and built-in domains are found. */
+export interface LaunchContext extends VariableContext {
+  /** Folder relative `cwd` and `envFile` paths resolve against (the task file's folder, or the workspace). */
+  baseDir: string;
+  /** Folder of the built-in server bundles (`dist/servers`); see {@link defaultBuiltinServersDir}. */
+  builtinServersDir?: string;
+}
+
+/**
+ * The folder holding the built-in server bundles: `servers/` beside the running bundle
+ * (dist/cli.js, dist/extension.js), else `dist/servers` of the enclosing package.
+ */
+export function defaultBuiltinServersDir(): string {
+  const beside = path.join(__dirname, 'servers');
+  if (existsSync(beside)) return beside;
+  const root = findPackageRoot();
+  return root ? path.join(root, 'dist', 'servers') : beside;
+}
+
+/** The bundle of a built-in domain. */
+export function builtinServerPath(name: string, dir = defaultBuiltinServersDir()): string {
+  return path.join(dir, `${name}.js`);
+}
+
+/**
+ * Resolves a stdio, http or builtin definition into a {@link LaunchSpec}: variables substituted
+ * (inputs asked through the context), `envFile` read, relative `cwd` resolved. Faults are
+ * StudioErrors (SERVER_CONFIG_INVALID, SERVER_START_FAILED for a missing built-in bundle).
+ */
+export async function resolveLaunch(name: string, def: ServerDefinition, ctx: LaunchContext, inputCache = new Map<string, string>()): Promise<LaunchSpec> {
+  const sub = (s: string) => substituteVariables(s, ctx, inputCache);
+  if (isBuiltinDefinition(def)) {
+    if (!/^[a-z][a-z0-9-]*$/.test(def.builtin)) throw new StudioError('SERVER_CONFIG_INVALID', `Server "${name}": "${def.builtin}" is not a built-in domain name.`);
+    const bundle = builtinServerPath(def.builtin, ctx.builtinServersDir);
+    if (!existsSync(bundle)) {
+      throw new StudioError('SERVER_START_FAILED', `Server "${name}": the built-in domain "${def.builtin}" has no bundle at ${bundle}. Build it with \`node scripts/build.mjs\`, or check the domain name.`);
+    }
+    // In the editor, process.execPath is Electron: run it as plain Node.
+    const env: { [k: string]: string } = process.versions['electron'] ? { ELECTRON_RUN_AS_NODE: '1' } : {};
+    return { kind: 'stdio', command: process.execPath, args: [bundle], env, perEpisode: false };
+  }
+  if (isStdioDefinition(def)) {
+    const env: { [k: string]: string } = {};
+    if (def.envFile) {
+      const file = path.resolve(ctx.baseDir, await sub(def.envFile));
+      let text: string;
+      try { text = await readFile(file, 'utf8'); } catch (err) {
+        throw new StudioError('SERVER_CONFIG_INVALID', `Server "${name}": cannot read envFile ${file} (${(err as Error).message}).`);
+      }
+      Object.assign(env, parseEnv(text));
+    }
+    for (const [k, v] of Object.entries(def.env ?? {})) {
+      if (v === null) delete env[k];
+      else env[k] = await sub(v);
+    }
+    const args: string[] = [];
+    for (const a of def.args ?? []) args.push(await sub(a));
+    const command = await sub(def.command);
+    let cwd = def.cwd !== undefined ? await sub(def.cwd) : undefined;
+    // `${episodeDir}` is absolute once substituted; other relative folders resolve against the base.
+    if (cwd !== undefined && !cwd.startsWith(EPISODE_DIR_VARIABLE)) cwd = path.resolve(ctx.baseDir, cwd);
+    const perEpisode = [command, ...args, ...Object.values(env), cwd ?? ''].some((s) => s.includes(EPISODE_DIR_VARIABLE));
+    return { kind: 'stdio', command, args, env, ...(cwd !== undefined ? { cwd } : {}), perEpisode };
+  }
+  if (isHttpDefinition(def)) {
+    const headers: { [k: string]: string } = {};
+    for (const [k, v] of Object.entries(def.headers ?? {})) headers[k] = await sub(v);
+    const url = await sub(def.url);
+    try { new URL(url); } catch {
+      throw new StudioError('SERVER_CONFIG_INVALID', `Server "${name}": "${url}" is not a valid URL.`);
+    }
+    return { kind: 'http', url, headers };
+  }
+  throw new StudioError('SERVER_CONFIG_INVALID', `Server "${name}" is not an MCP server definition.`);
+}

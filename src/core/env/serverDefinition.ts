@@ -1,0 +1,74 @@
+/**
+ * How a tool server is started or reached. The stdio and http shapes are those of VS Code's
+ * `.vscode/mcp.json` `servers` entries, so servers a developer already configured are reused as
+ * they are; `builtin` names one of the studio's own domains; `replay` points at a recording.
+ */
+
+/** A server started as a child process speaking MCP over stdin/stdout. */
+export interface StdioServerDefinition {
+  type: 'stdio';
+  command: string;
+  args?: string[];
+  env?: { [name: string]: string | null };
+  /** A dotenv file whose variables are added to `env` (`env` wins). */
+  envFile?: string;
+  cwd?: string;
+}
+
+/** A remote server speaking MCP streamable HTTP (`sse` entries of mcp.json are treated alike). */
+export interface HttpServerDefinition {
+  type: 'http' | 'sse';
+  url: string;
+  headers?: { [name: string]: string };
+}
+
+/** One of the studio's built-in domains (`src/servers/<name>`), e.g. `{ "builtin": "retail" }`. */
+export interface BuiltinServerDefinition {
+  builtin: string;
+}
+
+/** Actual responses taken from a recording file (see `ReplayRecording`). */
+export interface ReplayServerDefinition {
+  replay: string;
+}
+
+/** Any server definition. */
+export type ServerDefinition = StdioServerDefinition | HttpServerDefinition | BuiltinServerDefinition | ReplayServerDefinition;
+
+/** A `promptString` input of mcp.json, asked for when `${input:ID}` is used. */
+export interface McpInputDefinition {
+  type: string;
+  id: string;
+  description?: string;
+  password?: boolean;
+  default?: string;
+}
+
+/** The servers a workspace or a setting configures, by name. */
+export interface ServerCatalog {
+  servers: { [name: string]: ServerDefinition };
+  inputs: McpInputDefinition[];
+  /** Where each server came from, for messages (`.vscode/mcp.json`, `setting rehearsal.servers`). */
+  origin: { [name: string]: string };
+}
+
+/** True for a stdio definition (mcp.json allows `type` to be left out when there is a `command`). */
+export function isStdioDefinition(d: ServerDefinition): d is StdioServerDefinition {
+  return (d as StdioServerDefinition).type === 'stdio';
+}
+
+/** True for an http or sse definition. */
+export function isHttpDefinition(d: ServerDefinition): d is HttpServerDefinition {
+  const t = (d as HttpServerDefinition).type;
+  return t === 'http' || t === 'sse';
+}
+
+/** True for a built-in domain. */
+export function isBuiltinDefinition(d: ServerDefinition): d is BuiltinServerDefinition {
+  return typeof (d as BuiltinServerDefinition).builtin === 'string';
+}
+
+/** True for a replay recording. */
+export function isReplayDefinition(d: ServerDefinition): d is ReplayServerDefinition {
+  return typeof (d as ReplayServerDefinition).replay === 'string';
+}

@@ -1,0 +1,23 @@
+import type { JsonValue } from '../base/json';
+import { isJsonObject } from '../base/json';
+import type { ToolDefinition } from '../protocol/types';
+
+/** An MCP tool as `tools/list` returns it (the fields the studio reads). */
+export interface McpTool {
+  name: string;
+  description?: string;
+  inputSchema?: unknown;
+}
+
+/**
+ * An MCP tool as the policy sees it: name, description, and its input schema as the OpenAI-style
+ * `parameters` (the `$schema` marker dropped; a missing schema becomes an empty object schema).
+ */
+export function toToolDefinition(tool: McpTool): ToolDefinition {
+  let parameters: JsonValue = { type: 'object', properties: {} };
+  if (isJsonObject(tool.inputSchema as JsonValue)) {
+    const { $schema: _ignored, ...rest } = tool.inputSchema as { [k: string]: JsonValue };
+    parameters = rest;
+  }
+  return { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters };
+}

@@ -1,0 +1,76 @@
+import type { CheckVerdict } from '../../trace/schema';
+import type { CheckSpec, TaskFile } from '../taskFile';
+import type { Judge } from './judge';
+import type { ItemResult } from './ruleChecks';
+import { evaluateAnswer, evaluateCall, evaluateNoCall, evaluateState } from './ruleChecks';
+import type { EpisodeTranscript } from './transcript';
+
+/** An episode's grade, the shape `episode.end` records. */
+export interface Grade {
+  /**
+   * Weighted share of passed items among the evaluated ones, in [0, 1]: Σ weight·passed / Σ weight
+   * over items with `passed` true or false. Items not evaluated (`passed: null`) count in neither
+   * sum. Null when no item was evaluated.
+   */
+  reward: number | null;
+  /** Every evaluated item passed (and at least one was evaluated); null when none was. */
+  success: boolean | null;
+  checks: CheckVerdict[];
+  /** How many items were not evaluated. */
+  notEvaluated: number;
+}
+
+/** Options of {@link gradeEpisode}. */
+export interface GradeOptions {
+  /** Evaluates judge items; without it they are `passed: null` (not evaluated). */
+  judge?: Judge;
+}
+
+/** The id of a check: its own, or `check-<index>`. */
+export function checkId(check: CheckSpec, index: number): string {
+  return check.id ?? `check-${index}`;
+}
+
+async function evaluate(check: CheckSpec, transcript: EpisodeTranscript, options: GradeOptions): Promise<ItemResult> {
+  switch (check.kind) {
+    case 'state': return evaluateState(check, transcript);
+    case 'call': return evaluateCall(check, transcript);
+    case 'no_call': return evaluateNoCall(check, transcript);
+    case 'answer': return evaluateAnswer(check, transcript);
+    case 'judge':
+      return options.judge ? options.judge.evaluate(check, transcript) : { passed: null, detail: 'not evaluated: no judge endpoint is configured' };
+  }
+}
+
+/**
+ * Grades an episode against the task's checklist, as EnvACE scores a checklist: a weighted sum of
+ * passed items normalised to [0, 1]. Every item keeps its verdict.
+ */
+export async function gradeEpisode(task: TaskFile, transcript: EpisodeTranscript, options: GradeOptions = {}): Promise<Grade> {
+  const checks: CheckVerdict[] = [];
+  for (let i = 0; i < task.checks.length; i++) {
+    const check = task.checks[i];
+    const r = await evaluate(check, transcript, options);
+    checks.push({ id: checkId(check, i), kind: check.kind, weight: check.weight ?? 1, passed: r.passed, ...(r.detail ? { detail: r.detail } : {}) });
+  }
+  return scoreVerdicts(checks);
+}
+
+/** Reward and success of a list of verdicts (see {@link Grade}). */
+export function scoreVerdicts(checks: CheckVerdict[]): Grade {
+  let total = 0;
+  let gained = 0;
+  let evaluated = 0;
+  let allPassed = true;
+  for (const c of checks) {
+    if (c.passed === null) continue;
+    evaluated++;
+    total += c.weight;
+    if (c.passed) gained += c.weight;
+    else allPassed = false;
+  }
+  const notEvaluated = checks.length - evaluated;
+  if (evaluated === 0) return { reward: null, success: null, checks, notEvaluated };
+  const reward = total > 0 ? Math.round((gained / total) * 1e6) / 1e6 : allPassed ? 1 : 0;
+  return { reward, success: allPassed, checks, notEvaluated };
+}

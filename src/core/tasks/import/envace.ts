@@ -1,0 +1,123 @@
+import type { JsonObject, JsonValue } from '../../base/json';
+import { isJsonObject } from '../../base/json';
+import { parseStrictJson } from '../../protocol/strictJson';
+import type { CheckSpec, JudgeCheck } from '../taskFile';
+import { RecordError, completeTools, derivedCallChecks, examplePairs, parseConversation, parseTools, safeId } from './conversation';
+import type { ImportResult, ImportedTask } from './types';
+
+/**
+ * Reads an EnvACE checklist dataset file: a JSON list of records (or one record per line), each with
+ * `extra_info.tools` (OpenAI function schemas, often as a JSON string), `extra_info.messages` (the
+ * reference conversation), `extra_info.interaction_kwargs.checklist_list` (checklists: per user
+ * turn, items with `question`, `focus_on`, `pass_condition`, `failure_examples`, `evidence`,
+ * `weight`), and `extra_info.original_index`. Bad records are reported and skipped.
+ */
+export function importEnvaceText(text: string, sourceName: string): ImportResult {
+  const records = readRecords(text);
+  const result: ImportResult = { tasks: [], skipped: [] };
+  if (!records.ok) {
+    result.skipped.push({ index: -1, reason: records.error });
+    return result;
+  }
+  const usedIds = new Set<string>();
+  records.value.forEach((record, index) => {
+    try {
+      result.tasks.push(importRecord(record, index, sourceName, usedIds));
+    } catch (err) {
+      if (!(err instanceof RecordError)) throw err;
+      result.skipped.push({ index, reason: err.message });
+    }
+  });
+  return result;
+}
+
+function readRecords(text: string): { ok: true; value: unknown[] } | { ok: false; error: string } {
+  const whole = parseStrictJson(text.trim());
+  if (whole.ok) {
+    if (Array.isArray(whole.value)) return { ok: true, value: whole.value };
+    if (isJsonObject(whole.value) && Array.isArray(whole.value['data'])) return { ok: true, value: whole.value['data'] };
+    return { ok: true, value: [whole.value] };
+  }
+  // One record per line (JSONL); a line that is not JSON becomes a skipped record.
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  if (lines.length < 2) return { ok: false, error: `the file is neither a JSON list nor JSON lines (${whole.error})` };
+  return { ok: true, value: lines.map((l) => { const p = parseStrictJson(l); return p.ok ? p.value : { __invalidJson: p.error }; }) };
+}
+
+function importRecord(raw: unknown, index: number, sourceName: string, usedIds: Set<string>): ImportedTask {
+  if (!isJsonObject(raw as JsonValue)) throw new RecordError('the record is not a JSON object');
+  const record = raw as JsonObject;
+  if (typeof record['__invalidJson'] === 'string') throw new RecordError(`the line is not valid JSON (${record['__invalidJson']})`);
+  const extra = record['extra_info'];
+  if (!isJsonObject(extra as JsonValue)) throw new RecordError('"extra_info" is missing');
+  const info = extra as JsonObject;
+  const tools = parseTools(info['tools']);
+  const messages = info['messages'] ?? info['all_messages'] ?? record['messages'];
+  if (messages === undefined) throw new RecordError('"extra_info.messages" is missing');
+  const conversation = parseConversation(messages);
+  if (!conversation.system && Array.isArray(record['prompt'])) {
+    const sys = (record['prompt'] as JsonValue[]).find((m) => isJsonObject(m) && m['role'] === 'system') as JsonObject | undefined;
+    if (sys && typeof sys['content'] === 'string') conversation.system = sys['content'];
+  }
+  const judge = judgeChecks(info['interaction_kwargs'], conversation.turns.length);
+  const rawId = String(info['original_index'] ?? info['index'] ?? record['uuid'] ?? index);
+  let id = safeId(`envace-${rawId}`);
+  for (let k = 2; usedIds.has(id); k++) id = safeId(`envace-${rawId}-${k}`);
+  usedIds.add(id);
+  const allTools = completeTools(tools, conversation.calls.map((c) => ({ name: c.tool })));
+  const dataSource = typeof record['data_source'] === 'string' ? record['data_source'] : 'recorded';
+  const server = safeId(dataSource).replace(/[:]/g, '-').slice(0, 64) || 'recorded';
+  const checks: CheckSpec[] = [...derivedCallChecks(conversation.callsByTurn), ...judge];
+  return {
+    index,
+    task: {
+      version: 1,
+      id,
+      description: `Imported from ${sourceName}, record ${index}.`,
+      domain: dataSource,
+      tags: ['imported', 'envace'],
+      ...(conversation.system ? { system: conversation.system } : {}),
+      turns: conversation.turns,
+      servers: { [server]: { replay: `../recordings/${id}.replay.json` } },
+      tools: allTools.map((t) => t.name),
+      checks,
+      reference: { turns: conversation.reference },
+    },
+    recording: { version: 1, source: `${sourceName}#${index}`, tools: allTools, calls: conversation.calls },
+    pairs: examplePairs(conversation.calls),
+  };
+}
+
+/** Judge items of the first checklist, per user turn, with EnvACE's field names kept. */
+function judgeChecks(kwargs: JsonValue | undefined, turnCount: number): JudgeCheck[] {
+  if (kwargs === undefined || kwargs === null) return [];
+  if (!isJsonObject(kwargs)) throw new RecordError('"extra_info.interaction_kwargs" is not an object');
+  const list = kwargs['checklist_list'];
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || (list.length && !Array.isArray(list[0]))) throw new RecordError('"checklist_list" must be a list of checklists, each a list of turns');
+  const checklist = (list[0] ?? []) as JsonValue[];
+  if (checklist.length > turnCount) throw new RecordError(`"checklist_list" has ${checklist.length} turns but the conversation has ${turnCount} user turns`);
+  const out: JudgeCheck[] = [];
+  checklist.forEach((items, turn) => {
+    if (!Array.isArray(items)) throw new RecordError(`checklist turn ${turn} is not a list`);
+    items.forEach((item, k) => {
+      if (!isJsonObject(item) || typeof item['question'] !== 'string') throw new RecordError(`checklist item ${turn}.${k} has no "question"`);
+      const weight = Number(item['weight'] ?? 1);
+      if (!Number.isFinite(weight) || weight < 0) throw new RecordError(`checklist item ${turn}.${k} has a weight that is not a number ≥ 0`);
+      const evidence = Array.isArray(item['evidence']) ? item['evidence'].map((e) => (isJsonObject(e) && typeof e['snippet'] === 'string' ? e['snippet'] : typeof e === 'string' ? e : '')).filter(Boolean) : [];
+      const failures = Array.isArray(item['failure_examples']) ? item['failure_examples'].map((f) => (typeof f === 'string' ? f : JSON.stringify(f))) : [];
+      out.push({
+        id: `judge-t${turn}-${k + 1}`,
+        kind: 'judge',
+        question: item['question'],
+        ...(typeof item['focus_on'] === 'string' ? { focus_on: item['focus_on'] } : {}),
+        ...(typeof item['pass_condition'] === 'string' ? { pass_condition: item['pass_condition'] } : {}),
+        ...(failures.length ? { failure_examples: failures } : {}),
+        ...(evidence.length ? { evidence } : {}),
+        turn,
+        weight,
+      });
+    });
+  });
+  return out;
+}

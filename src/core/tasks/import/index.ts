@@ -1,0 +1,5 @@
+export * from './types';
+export * from './conversation';
+export * from './envace';
+export * from './chat';
+export * from './writeImport';

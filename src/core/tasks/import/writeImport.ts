@@ -1,0 +1,75 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { RecordedExample } from '../../protocol/types';
+import { validateReplayRecording } from '../../env/replayRecording';
+import { TASK_FILE_SUFFIX, parseTask } from '../loader';
+import type { ImportResult, SkippedRecord } from './types';
+
+/** Few-shot pairs a task gets from the other imported records: up to this many per tool. */
+export const EXAMPLES_PER_TOOL = 2;
+/** And at most this many in all. */
+export const MAX_EXAMPLES_PER_TASK = 8;
+
+/** What was written. */
+export interface WrittenImport {
+  taskFiles: string[];
+  recordingFiles: string[];
+  examplesFile: string;
+  examples: number;
+  skipped: SkippedRecord[];
+}
+
+/**
+ * Writes an import: `tasks/<id>.task.json`, `recordings/<id>.replay.json` and `examples.jsonl` (every
+ * recorded call as a few-shot pair). Each task's `examples` are pairs of its tools taken from the
+ * other records, never its own answers. Every written task and recording is checked against its
+ * schema first; one that fails is reported as skipped instead.
+ */
+export async function writeImport(result: ImportResult, outDir: string): Promise<WrittenImport> {
+  const tasksDir = path.join(outDir, 'tasks');
+  const recordingsDir = path.join(outDir, 'recordings');
+  await mkdir(tasksDir, { recursive: true });
+  await mkdir(recordingsDir, { recursive: true });
+  const written: WrittenImport = { taskFiles: [], recordingFiles: [], examplesFile: path.join(outDir, 'examples.jsonl'), examples: 0, skipped: result.skipped.slice() };
+  const lines: string[] = [];
+  for (const t of result.tasks) {
+    for (const p of t.pairs) lines.push(JSON.stringify({ task: t.task.id, ...p }));
+  }
+  for (const t of result.tasks) {
+    const examples = fewShotFor(t.task.tools ?? [], result, t.index);
+    const task = examples.length ? { ...t.task, examples } : t.task;
+    try {
+      parseTask(task, `record ${t.index}`);
+      validateReplayRecording(t.recording, `record ${t.index}`);
+    } catch (err) {
+      written.skipped.push({ index: t.index, reason: (err as Error).message });
+      continue;
+    }
+    const taskFile = path.join(tasksDir, `${task.id}${TASK_FILE_SUFFIX}`);
+    const recordingFile = path.join(recordingsDir, `${task.id}.replay.json`);
+    await writeFile(recordingFile, JSON.stringify(t.recording, null, 2) + '\n');
+    await writeFile(taskFile, JSON.stringify(task, null, 2) + '\n');
+    written.taskFiles.push(taskFile);
+    written.recordingFiles.push(recordingFile);
+  }
+  await writeFile(written.examplesFile, lines.length ? lines.join('\n') + '\n' : '');
+  written.examples = lines.length;
+  written.skipped.sort((a, b) => a.index - b.index);
+  return written;
+}
+
+function fewShotFor(tools: readonly string[], result: ImportResult, ownIndex: number): RecordedExample[] {
+  const out: RecordedExample[] = [];
+  for (const tool of tools) {
+    let n = 0;
+    for (const other of result.tasks) {
+      if (other.index === ownIndex) continue;
+      for (const p of other.pairs) {
+        if (p.tool !== tool || n >= EXAMPLES_PER_TOOL || out.length >= MAX_EXAMPLES_PER_TASK) continue;
+        out.push(p);
+        n++;
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,198 @@
+import { readFile, readdir, stat } from 'node:fs/promises';
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import taskSchema from '../../../schemas/task.schema.json';
+import { StudioError } from '../base/errors';
+import type { PathSegment } from '../fidelity/jsonPath';
+import { formatJsonPath, parseJsonPath } from '../fidelity/jsonPath';
+import type { CheckSpec, LoadedTask, Matcher, TaskFile } from './taskFile';
+
+/** File name ending of task files that {@link loadTasks} picks up in folders. */
+export const TASK_FILE_SUFFIX = '.task.json';
+
+let compiled: ValidateFunction | undefined;
+
+function validator(): ValidateFunction {
+  compiled ??= new Ajv({ discriminator: true, strict: false, allErrors: false }).compile(taskSchema);
+  return compiled;
+}
+
+/** A fault in a task: where (a JSONPath such as `$.checks[2].weight`) and what. */
+export interface TaskFault {
+  path: string;
+  message: string;
+}
+
+type Fault = { at: PathSegment[]; message: string };
+
+/**
+ * Checks a parsed value against schemas/task.schema.json and the rules a schema cannot say (unique
+ * check ids, one matcher per state check, turn indexes in range, reference turns matching user
+ * turns, tools inside the allow-list, valid regular expressions). Returns the first fault, or none.
+ */
+export function findTaskFault(value: unknown): TaskFault | undefined {
+  const validate = validator();
+  const fault = validate(value) ? semanticFault(value as TaskFile) : schemaFault(validate.errors);
+  return fault ? { path: formatJsonPath(fault.at), message: fault.message } : undefined;
+}
+
+/**
+ * Parses and checks a task. A malformed task is a StudioError TASK_INVALID whose message names the
+ * JSONPath of the fault (also in `details.path`); nothing is run.
+ */
+export function parseTask(value: unknown, where: string): TaskFile {
+  const fault = findTaskFault(value);
+  if (fault) {
+    throw new StudioError('TASK_INVALID', `${where}: ${fault.path} ${fault.message}. Fix the task file (see docs/task-format.md).`, { path: fault.path, file: where });
+  }
+  return value as TaskFile;
+}
+
+/** Reads, parses and checks one task file. */
+export async function loadTaskFile(file: string): Promise<LoadedTask> {
+  const abs = path.resolve(file);
+  let text: string;
+  try {
+    text = await readFile(abs, 'utf8');
+  } catch (err) {
+    throw new StudioError('TASK_UNREADABLE', `Cannot read the task file ${abs}: ${(err as Error).message}.`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new StudioError('TASK_INVALID', `${abs}: $ is not valid JSON (${jsonErrorPlace(text, err as Error)}). Fix the task file.`, { path: '$', file: abs });
+  }
+  return { task: parseTask(value, abs), file: abs, baseDir: path.dirname(abs) };
+}
+
+/**
+ * Loads task files: files as given, folders searched recursively for `*.task.json`. Stops at the
+ * first malformed task (nothing is run); duplicate ids are a TASK_INVALID error too.
+ */
+export async function loadTasks(paths: readonly string[]): Promise<LoadedTask[]> {
+  const files: string[] = [];
+  for (const p of paths) {
+    const s = await stat(p).catch(() => undefined);
+    if (!s) throw new StudioError('TASK_UNREADABLE', `${p} does not exist.`);
+    if (s.isDirectory()) files.push(...(await findTaskFiles(p)));
+    else files.push(p);
+  }
+  const out: LoadedTask[] = [];
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    const loaded = await loadTaskFile(f);
+    const other = seen.get(loaded.task.id);
+    if (other) throw new StudioError('TASK_INVALID', `${loaded.file}: $.id "${loaded.task.id}" is also the id of ${other}. Task ids must be unique.`, { path: '$.id', file: loaded.file });
+    seen.set(loaded.task.id, loaded.file);
+    out.push(loaded);
+  }
+  return out;
+}
+
+async function findTaskFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(TASK_FILE_SUFFIX))
+    .map((e) => path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name))
+    .sort();
+}
+
+function jsonErrorPlace(text: string, err: Error): string {
+  const m = /position (\d+)/.exec(err.message);
+  if (!m) return err.message;
+  const pos = Number(m[1]);
+  const before = text.slice(0, pos);
+  const line = before.split('\n').length;
+  const column = pos - before.lastIndexOf('\n');
+  return `${err.message.replace(/\s*\(line \d+ column \d+\)$/, '')}; line ${line}, column ${column}`;
+}
+
+function pointerSegments(pointer: string): PathSegment[] {
+  if (!pointer) return [];
+  return pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^(0|[1-9]\d*)$/.test(s) ? Number(s) : s));
+}
+
+function schemaFault(errors: ErrorObject[] | null | undefined): Fault {
+  const e = errors?.[0];
+  if (!e) return { at: [], message: 'is invalid' };
+  if (e.keyword === 'discriminator') {
+    const { tag, tagValue } = e.params as { tag: string; tagValue: unknown };
+    return { at: [...pointerSegments(e.instancePath), tag], message: `is ${JSON.stringify(tagValue)}; it must be one of ${CHECK_KINDS.map((k) => JSON.stringify(k)).join(', ')}` };
+  }
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'additionalProperties') message = `has an unknown property "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+  else if (e.keyword === 'enum') message += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  else if (e.keyword === 'const') message += ` ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+  else if (e.keyword === 'required') message = `needs the property "${(e.params as { missingProperty: string }).missingProperty}"`;
+  return { at: pointerSegments(e.instancePath), message };
+}
+
+/** The check kinds the schema knows, in its order. */
+const CHECK_KINDS: string[] = (taskSchema.definitions.check.oneOf as { properties: { kind: { const: string } } }[]).map((o) => o.properties.kind.const);
+
+const MATCHER_KEYS: (keyof Matcher)[] = ['equals', 'oneOf', 'contains', 'matches', 'exists'];
+
+function semanticFault(task: TaskFile): Fault | undefined {
+  const ids = new Set<string>();
+  const allow = task.tools ? new Set(task.tools) : undefined;
+  const turnCount = task.turns.length;
+  for (let i = 0; i < task.checks.length; i++) {
+    const check = task.checks[i];
+    const at: PathSegment[] = ['checks', i];
+    const id = check.id ?? `check-${i}`;
+    if (ids.has(id)) return { at: [...at, 'id'], message: `repeats the check id "${id}"` };
+    ids.add(id);
+    const fault = checkFault(check, at, task, allow, turnCount);
+    if (fault) return fault;
+  }
+  if (task.reference) {
+    const refTurns = task.reference.turns;
+    if (refTurns.length !== turnCount) return { at: ['reference', 'turns'], message: `has ${refTurns.length} turn(s) but the task has ${turnCount} user turn(s)` };
+    for (let t = 0; t < refTurns.length; t++) {
+      for (let c = 0; c < refTurns[t].calls.length; c++) {
+        const name = refTurns[t].calls[c].name;
+        if (allow && !allow.has(name)) return { at: ['reference', 'turns', t, 'calls', c, 'name'], message: `"${name}" is not in the task's tool allow-list` };
+      }
+    }
+  }
+  return undefined;
+}
+
+function checkFault(check: CheckSpec, at: PathSegment[], task: TaskFile, allow: Set<string> | undefined, turnCount: number): Fault | undefined {
+  if ('turn' in check && check.turn !== undefined && check.turn >= turnCount) {
+    return { at: [...at, 'turn'], message: `is ${check.turn} but the task has ${turnCount} user turn(s) (turns count from 0)` };
+  }
+  switch (check.kind) {
+    case 'state': {
+      if (!(check.server in task.servers)) return { at: [...at, 'server'], message: `"${check.server}" is not one of the task's servers` };
+      const ops = MATCHER_KEYS.filter((k) => k in check);
+      if (ops.length !== 1) return { at, message: `needs exactly one matcher (${MATCHER_KEYS.join(', ')}), found ${ops.length}` };
+      if (!parseJsonPath(check.path)) return { at: [...at, 'path'], message: `is not a JSONPath like $.orders["#W1"].status` };
+      return regexFault(check, at);
+    }
+    case 'call':
+    case 'no_call': {
+      if (check.kind === 'call' && allow && !allow.has(check.tool)) return { at: [...at, 'tool'], message: `"${check.tool}" is not in the task's tool allow-list` };
+      for (const [key, m] of Object.entries(check.args ?? {})) {
+        if (key.startsWith('$') && !parseJsonPath(key)) return { at: [...at, 'args', key], message: 'is not a JSONPath like $.address.zip' };
+        const fault = regexFault(m, [...at, 'args', key]);
+        if (fault) return fault;
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function regexFault(m: Matcher, at: PathSegment[]): Fault | undefined {
+  if (m.matches === undefined) return undefined;
+  try {
+    new RegExp(m.matches);
+    return undefined;
+  } catch (err) {
+    return { at: [...at, 'matches'], message: `is not a valid regular expression (${(err as Error).message})` };
+  }
+}

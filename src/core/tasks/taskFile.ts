@@ -1,0 +1,169 @@
+import type { JsonValue } from '../base/json';
+import type { ServerDefinition } from '../env/serverDefinition';
+import type { ParsedToolCall } from '../protocol/actParser';
+import type { RecordedExample } from '../protocol/types';
+
+/** The task format version this studio reads and writes. See docs/task-format.md. */
+export const TASK_FORMAT_VERSION = 1;
+
+/** The dataset split a task belongs to. */
+export type TaskSplit = 'train' | 'validation' | 'test';
+
+/** One user message; the agent answers each in turn. */
+export interface UserTurn {
+  user: string;
+}
+
+/** Episode limits. */
+export interface TaskLimits {
+  /** Most policy turns (acts) in the whole episode. */
+  maxTurns?: number;
+  /** Most tool calls in one act. */
+  maxCallsPerTurn?: number;
+  /** Limit of one tool call, in milliseconds. */
+  callTimeoutMs?: number;
+  /** Limit of the whole episode, in milliseconds. */
+  episodeTimeoutMs?: number;
+}
+
+/**
+ * How a value is matched, by exactly one operator: `equals` (JSON equality), `oneOf`, `contains`
+ * (a string contains the text, ignoring case and runs of whitespace), `matches` (a regular
+ * expression), `exists` (the value is present or absent).
+ */
+export interface Matcher {
+  equals?: JsonValue;
+  oneOf?: JsonValue[];
+  contains?: string;
+  matches?: string;
+  exists?: boolean;
+}
+
+/** Fields every check has. */
+export interface CheckBase {
+  /** Stable id of the checklist item; `check-<index>` when absent. */
+  id?: string;
+  /** Weight in the reward (default 1). */
+  weight?: number;
+  /** What the item verifies, for people. */
+  description?: string;
+}
+
+/** A final-state assertion: the value at a JSONPath in a server's snapshot. */
+export interface StateCheck extends CheckBase, Matcher {
+  kind: 'state';
+  server: string;
+  /** JSONPath into the snapshot, as fidelity diffs write it: `$.orders["#W1234567"].status`. */
+  path: string;
+}
+
+/**
+ * Argument matchers by key: a key starting with `$` is a JSONPath into the arguments
+ * (`$.address.zip`), any other key a top-level argument name.
+ */
+export type ArgumentMatchers = { [keyOrPointer: string]: Matcher };
+
+/** A required call: the agent made at least `min` calls of `tool` whose arguments match. */
+export interface CallCheck extends CheckBase {
+  kind: 'call';
+  tool: string;
+  args?: ArgumentMatchers;
+  /** Only calls made while answering this user turn (0-based). */
+  turn?: number;
+  /** At least this many matching calls (default 1). */
+  min?: number;
+  /** Only calls that returned a result that is not an error. */
+  ok?: boolean;
+}
+
+/** A forbidden call: no call of `tool` with matching arguments reached the tool. */
+export interface NoCallCheck extends CheckBase {
+  kind: 'no_call';
+  tool: string;
+  args?: ArgumentMatchers;
+  turn?: number;
+}
+
+/** The agent's answer (final text of a user turn) says what it should. */
+export interface AnswerCheck extends CheckBase {
+  kind: 'answer';
+  /** The user turn whose answer is checked (0-based); the last one when absent. */
+  turn?: number;
+  /** Texts the answer contains (ignoring case and runs of whitespace). */
+  contains?: string[];
+  /** `all` (default): every text of `contains`; `any`: at least one. */
+  mode?: 'all' | 'any';
+  /** Numbers the answer states (thousands separators and currency signs ignored; equal to 2 decimals). */
+  numbers?: number[];
+  /** Texts the answer must not contain. */
+  notContains?: string[];
+}
+
+/** An item judged by a model through an OpenAI-compatible endpoint (fields as EnvACE's checklist). */
+export interface JudgeCheck extends CheckBase {
+  kind: 'judge';
+  question: string;
+  focus_on?: string;
+  pass_condition?: string;
+  failure_examples?: string[];
+  /** Reference snippets that show a passing answer. */
+  evidence?: string[];
+  /** The user turn judged (0-based); the whole conversation when absent. */
+  turn?: number;
+}
+
+/** Any checklist item. */
+export type CheckSpec = StateCheck | CallCheck | NoCallCheck | AnswerCheck | JudgeCheck;
+
+/** The reference solution of one user turn: the calls, in order, then the final answer. */
+export interface ReferenceTurn {
+  calls: ParsedToolCall[];
+  answer: string;
+}
+
+/** A task's reference solution: one entry per user turn. */
+export interface ReferenceSolution {
+  turns: ReferenceTurn[];
+}
+
+/** A task file (schemas/task.schema.json). */
+export interface TaskFile {
+  $schema?: string;
+  version: typeof TASK_FORMAT_VERSION;
+  id: string;
+  description?: string;
+  domain?: string;
+  split?: TaskSplit;
+  /** Seed of the episode: servers with a reset tool are reset with it. */
+  seed?: number;
+  tags?: string[];
+  /** The agent's system prompt (instructions, domain policy). */
+  system?: string;
+  turns: UserTurn[];
+  /** The tool servers, by name: a definition, or the name of a configured server. */
+  servers: { [name: string]: ServerDefinition | string };
+  /** The tools the agent may call (all tools of the servers when absent). */
+  tools?: string[];
+  checks: CheckSpec[];
+  limits?: TaskLimits;
+  /** Recorded calls with their real results, shown to the rehearse role as few-shot pairs. */
+  examples?: RecordedExample[];
+  reference?: ReferenceSolution;
+}
+
+/** A task as loaded: the file's content and where it came from. */
+export interface LoadedTask {
+  task: TaskFile;
+  /** Absolute path of the file. */
+  file: string;
+  /** Folder relative paths in the task resolve against. */
+  baseDir: string;
+}
+
+/** Defaults of {@link TaskLimits}. */
+export const DEFAULT_TASK_LIMITS: Required<TaskLimits> = {
+  maxTurns: 30,
+  maxCallsPerTurn: 8,
+  callTimeoutMs: 30_000,
+  episodeTimeoutMs: 600_000,
+};
