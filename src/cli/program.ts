@@ -5,7 +5,11 @@ import { generateCommand } from './commands/generate';
 import type { ImportFormat } from './commands/import';
 import { importCommand } from './commands/import';
 import { verifyCommand } from './commands/verify';
+import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
+import { replayCommand } from './commands/replay';
 import { reportCommand } from './commands/report';
+import { runCommand } from './commands/run';
+import { serveCommand } from './commands/serve';
 import type { CliIO } from './io';
 import { EXIT } from './io';
 
@@ -80,6 +84,50 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--verbose', "print the servers' stderr")
     .option('--json', 'print the results as JSON')
     .action(async (tasks: string[], opts: { workspace?: string; json?: boolean; verbose?: boolean }) => { code = await verifyCommand(tasks, opts, ioFor()); });
+  const policyOptions = (cmd: Command) => cmd
+    .option('--policy <policy>', 'default (the embedded policy), reference, a model folder, or an http(s):// endpoint', 'default')
+    .option('--model <name>', 'the model name, for an endpoint policy')
+    .option('--device <device>', 'auto, cpu, cuda or webgpu (model folders)', 'auto')
+    .option('--threads <n>', 'CPU threads of the model (default: chosen by model size)');
+
+  policyOptions(program
+    .command('run')
+    .description('play tasks with a policy against their real tools, recording rehearsed and actual responses')
+    .argument('<task...>', 'task files (*.task.json) or folders of them'))
+    .option('--mode <mode>', 'shadow, imagine or private', 'shadow')
+    .option('--audit', 'imagine mode: also run the real tools, for comparison only')
+    .option('--episodes <k>', 'episodes per task', '1')
+    .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
+    .option('--budget <n>', 'private rehearsal: imagined episodes before the committed one', '3')
+    .option('--order <order>', 'private rehearsal: parallel or sequential', 'sequential')
+    .option('--samples <n>', 'rehearsal samples per call, batched', '1')
+    .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
+    .option('--seed <s>', 'sampling seed', '0')
+    .option('--on-parse-error <what>', 'end the episode (EnvACE) or give feedback and go on', 'end')
+    .option('--no-progress', 'no progress bar')
+    .option('--json', 'print the run summary and report as JSON')
+    .action(async (tasks: string[], opts) => { code = await runCommand(tasks, opts, ioFor()); });
+
+  policyOptions(program
+    .command('replay')
+    .description("re-run only the rehearse role of a policy on a recorded trace's calls (no tool executed)")
+    .argument('<trace>', 'a trace.jsonl file or a run folder'))
+    .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
+    .option('--no-progress', 'no progress bar')
+    .option('--json', 'print the run summary and report as JSON')
+    .action(async (trace: string, opts) => { code = await replayCommand(trace, opts, ioFor()); });
+
+  program
+    .command('serve')
+    .description('serve a local policy as an OpenAI-compatible chat-completions endpoint (loopback)')
+    .option('--policy <dir>', 'default, or a model folder', 'default')
+    .option('--port <port>', 'port (0 picks a free one)', '8000')
+    .option('--device <device>', 'auto, cpu, cuda or webgpu', 'auto')
+    .action(async (opts) => { code = await serveCommand(opts, ioFor()); });
+
+  const gpu = program.command('gpu').description('GPU support of the local policy (CUDA)');
+  gpu.command('check').description('report the driver, CUDA 12, cuDNN 9 and the CUDA provider libraries').action(async () => { code = await gpuCheckCommand(ioFor()); });
+  gpu.command('install').description("run onnxruntime-node's CUDA 12 installer, then check").action(async () => { code = await gpuInstallCommand(ioFor()); });
 
   try {
     await program.parseAsync(argv, { from: 'user' });

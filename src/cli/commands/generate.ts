@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { findPackageRoot } from '../../core/base/packageRoot';
+import { studioRoot } from '../../core/base/studioRoot';
 import { generateTasks } from '../../core/tasks/generator';
 import { TASK_FILE_SUFFIX } from '../../core/tasks/loader';
 import type { TaskSplit } from '../../core/tasks/taskFile';
@@ -25,11 +25,10 @@ export async function generateCommand(domain: string, options: { out?: string; c
   if (options.split !== undefined && !SPLITS.includes(options.split as TaskSplit)) throw new StudioError('USAGE', `--split must be one of ${SPLITS.join(', ')}.`);
   const tasks = generateTasks(generator, { count, start, split: options.split as TaskSplit | undefined });
   await mkdir(options.out, { recursive: true });
-  const root = findPackageRoot();
-  const schema = root ? path.relative(path.resolve(options.out), path.join(root, 'schemas', 'task.schema.json')).split(path.sep).join('/') : undefined;
+  const schema = path.relative(path.resolve(options.out), path.join(studioRoot(), 'schemas', 'task.schema.json')).split(path.sep).join('/');
   for (const task of tasks) {
     const { $schema: _ignored, ...rest } = task;
-    await writeFile(path.join(options.out, `${task.id}${TASK_FILE_SUFFIX}`), JSON.stringify({ ...(schema ? { $schema: schema } : {}), ...rest }, null, 2) + '\n');
+    await writeFile(path.join(options.out, `${task.id}${TASK_FILE_SUFFIX}`), JSON.stringify({ $schema: schema, ...rest }, null, 2) + '\n');
   }
   io.out(`wrote ${tasks.length} ${domain} task(s) to ${options.out}`);
   return 0;

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { parseEnv } from 'node:util';
 import { StudioError } from '../base/errors';
-import { findPackageRoot } from '../base/packageRoot';
+import { studioRoot } from '../base/studioRoot';
 import type { ServerDefinition } from './serverDefinition';
 import { isBuiltinDefinition, isHttpDefinition, isStdioDefinition } from './serverDefinition';
 import type { VariableContext } from './variables';
@@ -37,8 +37,7 @@ export interface LaunchContext extends VariableContext {
 export function defaultBuiltinServersDir(): string {
   const beside = path.join(__dirname, 'servers');
   if (existsSync(beside)) return beside;
-  const root = findPackageRoot();
-  return root ? path.join(root, 'dist', 'servers') : beside;
+  return path.join(studioRoot(), 'dist', 'servers');
 }
 
 /** The bundle of a built-in domain. */

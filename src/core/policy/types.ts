@@ -21,6 +21,8 @@ export interface GenerationOptions {
 /** The act role: the conversation and the tools, to the policy's next turn. */
 export interface ActRequest extends GenerationOptions {
   messages: ChatMessage[];
+  /** The task being played (the reference policy reads its solution; models ignore it). */
+  taskId?: string;
   tools: ToolDefinition[];
   onToken?: (delta: string) => void;
 }
@@ -62,6 +64,8 @@ export interface RehearseResult {
  */
 export interface Policy extends IDisposable {
   readonly info: PolicyInfo;
+  /** False for a policy that only acts (the reference policy): no rehearsals are recorded. */
+  readonly rehearses?: boolean;
   act(request: ActRequest): Promise<ActResult>;
   rehearse(request: RehearseRequest): Promise<RehearseResult>;
   /** Frees an episode's cached state. */

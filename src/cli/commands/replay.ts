@@ -1,0 +1,35 @@
+import * as path from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { StudioError } from '../../core/base/errors';
+import { buildFidelityReport } from '../../core/report/fidelityReport';
+import { renderReport } from '../../core/report/reportText';
+import { palette } from '../../core/report/textFormat';
+import { replayTrace } from '../../core/runner/replay';
+import { resolveTraceArgument, runsFolder } from '../../core/trace/discover';
+import type { CliIO } from '../io';
+import type { PolicyArgs } from '../policyArg';
+import { openPolicy } from '../policyArg';
+
+/** `rehearse replay <trace> --policy <model>`: re-rehearses every recorded call, no tool executed. */
+export async function replayCommand(trace: string, args: PolicyArgs & { out?: string; json?: boolean; progress?: boolean }, io: CliIO): Promise<number> {
+  const files = await resolveTraceArgument(trace);
+  if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  if (args.policy === 'reference') throw new StudioError('USAGE', 'The reference policy does not rehearse; replay needs a model folder or an endpoint.');
+  const policy = await openPolicy(args, []);
+  const bar = args.progress === false ? undefined : new SingleBar({ format: 'calls {bar} {value}/{total} | {call}', stream: process.stderr, clearOnComplete: true, barsize: 24 });
+  bar?.start(1, 0, { call: '' });
+  let summary;
+  try {
+    summary = await replayTrace({
+      source: files[0], runsDir: args.out ? path.resolve(args.out) : runsFolder(process.cwd()), policy,
+      onProgress: (p) => { bar?.setTotal(p.total); bar?.update(p.done, { call: p.callId }); },
+    });
+  } finally {
+    bar?.stop();
+    policy.dispose();
+  }
+  const report = await buildFidelityReport([summary.traceFile]);
+  io.out(args.json ? JSON.stringify({ run: summary, report }, null, 2) : `${renderReport(report, palette(io.color))}\n\ntrace: ${summary.traceFile}`);
+  if (summary.status === 'failed') { io.err(`rehearse: the replay failed: ${summary.error?.code}: ${summary.error?.message}`); return 1; }
+  return 0;
+}

@@ -1,0 +1,103 @@
+import * as path from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { StudioError } from '../../core/base/errors';
+import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
+import { loadTasks } from '../../core/tasks/loader';
+import { buildFidelityReport } from '../../core/report/fidelityReport';
+import { renderReport } from '../../core/report/reportText';
+import { palette } from '../../core/report/textFormat';
+import { runTasks } from '../../core/runner/runner';
+import type { RunSettings } from '../../core/runner/settings';
+import { runsFolder } from '../../core/trace/discover';
+import type { CliIO } from '../io';
+import type { PolicyArgs } from '../policyArg';
+import { openPolicy } from '../policyArg';
+
+/** Options of `rehearse run`. */
+export interface RunArgs extends PolicyArgs {
+  mode?: string;
+  audit?: boolean;
+  episodes?: string;
+  out?: string;
+  budget?: string;
+  order?: string;
+  samples?: string;
+  temperature?: string;
+  seed?: string;
+  onParseError?: string;
+  json?: boolean;
+  progress?: boolean;
+}
+
+function positiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new StudioError('USAGE', `${name} must be a whole number of at least 1, not "${value}".`);
+  return n;
+}
+
+/** Settings from the command line, validated. */
+export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
+  const mode = args.mode ?? 'shadow';
+  if (!['shadow', 'imagine', 'private'].includes(mode)) throw new StudioError('USAGE', `--mode must be shadow, imagine or private, not "${mode}" (replay has its own command: rehearse replay).`);
+  if (args.audit && mode !== 'imagine') throw new StudioError('USAGE', '--audit goes with --mode imagine (shadow mode already runs every tool).');
+  const order = args.order ?? 'sequential';
+  if (order !== 'parallel' && order !== 'sequential') throw new StudioError('USAGE', `--order must be parallel or sequential, not "${order}".`);
+  const onParseError = args.onParseError ?? 'end';
+  if (onParseError !== 'end' && onParseError !== 'feedback') throw new StudioError('USAGE', `--on-parse-error must be end or feedback, not "${onParseError}".`);
+  const temperature = args.temperature === undefined ? 0 : Number(args.temperature);
+  if (!(temperature >= 0)) throw new StudioError('USAGE', `--temperature must be a number >= 0, not "${args.temperature}".`);
+  const seed = args.seed === undefined ? 0 : Number(args.seed);
+  if (!Number.isInteger(seed)) throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
+  return {
+    mode: mode as RunSettings['mode'],
+    audit: !!args.audit,
+    episodesPerTask: positiveInt(args.episodes, '--episodes', 1),
+    rehearsalSamples: positiveInt(args.samples, '--samples', 1),
+    privateRehearsal: { budget: positiveInt(args.budget, '--budget', 3), order },
+    sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
+    onParseError,
+  };
+}
+
+/** `rehearse run <task-or-folder...>`: plays tasks with a policy, records the trace, prints a summary. */
+export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO): Promise<number> {
+  const settings = runSettingsFrom(args);
+  const tasks = await loadTasks(taskPaths);
+  if (tasks.length === 0) throw new StudioError('NO_TASKS', `No task files (*.task.json) in ${taskPaths.join(', ')}.`);
+  const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
+  const logLines: string[] = [];
+  const policy = await openPolicy(args, tasks.map((t) => t.task), (line) => logLines.push(line));
+  const total = tasks.length * (settings.episodesPerTask ?? 1);
+  const bar = args.progress === false ? undefined : new SingleBar({
+    format: 'episodes {bar} {value}/{total} | {task} | {detail}',
+    stream: process.stderr, hideCursor: true, clearOnComplete: true, barsize: 24,
+  });
+  bar?.start(total, 0, { task: tasks[0].task.id, detail: `policy ${policy.info.id}${policy.info.device ? ` on ${policy.info.device}` : ''}` });
+  const abort = new AbortController();
+  const onSigint = () => abort.abort();
+  process.once('SIGINT', onSigint);
+  let summary;
+  try {
+    summary = await runTasks({
+      runsDir, tasks, policy, settings, signal: abort.signal,
+      openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd(), log: (l) => logLines.push(l) }),
+      onProgress: (p) => bar?.update(p.done, { task: p.taskId, detail: p.episode ? `turn ${p.episode.turns} · ${p.episode.calls} calls` : p.ended ? `${p.ended.episodeId} ${p.ended.status}` : '' }),
+    });
+  } finally {
+    bar?.stop();
+    process.removeListener('SIGINT', onSigint);
+    policy.dispose();
+  }
+  const report = await buildFidelityReport([summary.traceFile]);
+  if (args.json) io.out(JSON.stringify({ run: summary, report }, null, 2));
+  else {
+    io.out(renderReport(report, palette(io.color)));
+    io.out(`\ntrace: ${summary.traceFile}`);
+  }
+  if (summary.status === 'failed') {
+    io.err(`rehearse: the run failed: ${summary.error?.code}: ${summary.error?.message}`);
+    return 1;
+  }
+  return summary.status === 'cancelled' ? 130 : 0;
+}

@@ -1,0 +1,26 @@
+import * as path from 'node:path';
+import { StudioError } from '../../core/base/errors';
+import { PolicyHostClient } from '../../core/policy/hostClient';
+import type { DeviceSetting } from '../../core/policy/onnx/device';
+import { OpenAICompatibleServer } from '../../core/policy/openaiServer';
+import type { CliIO } from '../io';
+import { defaultPolicyDir } from '../policyArg';
+
+/** `rehearse serve --policy <model> [--port N]`: the local policy as an OpenAI-compatible endpoint. */
+export async function serveCommand(args: { policy?: string; port?: string; device?: string }, io: CliIO): Promise<number> {
+  const port = args.port === undefined ? 8000 : Number(args.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new StudioError('USAGE', `--port must be a port number, not "${args.port}".`);
+  const dir = !args.policy || args.policy === 'default' ? defaultPolicyDir() : path.resolve(args.policy);
+  const host = await PolicyHostClient.start({ modelDir: dir, device: (args.device ?? 'auto') as DeviceSetting, log: (l) => io.err(l) });
+  const server = new OpenAICompatibleServer(host, path.basename(dir));
+  const url = await server.listen(port);
+  io.out(`Serving ${dir} on ${host.device.device} at ${url} (model "${path.basename(dir)}"). Ctrl+C stops.`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+    host.onDidCrash((err) => { io.err(`rehearse: ${err.message}`); resolve(); });
+  });
+  await server.close();
+  host.dispose();
+  return 0;
+}

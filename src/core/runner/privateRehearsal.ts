@@ -1,0 +1,92 @@
+import { canonicalJson } from '../base/canonicalJson';
+import type { Environment } from '../env/types';
+import type { GradeOptions } from '../tasks/checks/grade';
+import type { EpisodeTranscript } from '../tasks/checks/transcript';
+import type { TaskFile } from '../tasks/taskFile';
+import type { Policy } from '../policy/types';
+import { episodeId as makeEpisodeId } from '../trace/ids';
+import type { EmitEvent, EpisodeOutcome, EpisodeProgress } from './episode';
+import { playEpisode } from './episode';
+import type { RunSettings } from './settings';
+
+/** The instruction that asks the policy to condense its imagined attempts. */
+export const MEMORY_SYSTEM_PROMPT = [
+  'You rehearsed a task in imagination before doing it for real. Below are your imagined attempts: the calls you made, the responses you imagined, and your answers.',
+  'Write a short rehearsal memory for the real attempt: the plan that worked, the tools and arguments to use, what to check first, and the mistakes to avoid. Plain text, at most ten lines.',
+].join('\n');
+
+/** The imagined attempts as text the policy can read. */
+export function describeAttempts(transcripts: readonly EpisodeTranscript[]): string {
+  return transcripts.map((t, i) => {
+    const lines = [`Attempt ${i + 1}:`];
+    for (const turn of t.turns) {
+      lines.push(`User: ${turn.user}`);
+      for (const c of turn.calls) {
+        const response = c.outcome?.response?.text?.join('\n') ?? (c.outcome?.error ? `error ${c.outcome.error.code}` : '(no response)');
+        lines.push(`Call ${c.name} ${canonicalJson(c.arguments ?? null)} -> ${response}`);
+      }
+      lines.push(`Answer: ${turn.answer ?? '(none)'}`);
+    }
+    return lines.join('\n');
+  }).join('\n\n');
+}
+
+/** What private rehearsal needs. */
+export interface PrivateRehearsalContext {
+  task: TaskFile;
+  /** Index of the first episode this task's rehearsal uses. */
+  firstIndex: number;
+  policy: Policy;
+  env: Environment;
+  settings: RunSettings;
+  emit: EmitEvent;
+  grade?: GradeOptions;
+  signal?: AbortSignal;
+  onProgress?: (p: EpisodeProgress) => void;
+}
+
+/**
+ * Test-time scaling by private rehearsal: N imagined episodes (in parallel, or in sequence where each
+ * sees the earlier ones), condensed by the policy into a rehearsal memory, then one committed shadow
+ * episode conditioned on that memory. Every episode is in the trace; the memory is on the committed
+ * episode's end event.
+ */
+export async function playPrivateRehearsal(ctx: PrivateRehearsalContext): Promise<{ committed: EpisodeOutcome; committedId: string; nextIndex: number; memory: string }> {
+  const { budget, order } = ctx.settings.privateRehearsal;
+  let index = ctx.firstIndex;
+  const imagine = (systemSuffix?: string) => {
+    const i = index++;
+    return playEpisode({
+      task: ctx.task, episodeId: makeEpisodeId(i), index: i, mode: 'imagine', role: 'imagined', policy: ctx.policy,
+      settings: { ...ctx.settings, audit: false }, emit: ctx.emit, grade: ctx.grade, systemSuffix, signal: ctx.signal, onProgress: ctx.onProgress,
+    });
+  };
+  const imagined: EpisodeOutcome[] = [];
+  if (order === 'parallel') {
+    imagined.push(...(await Promise.all(Array.from({ length: budget }, () => imagine()))));
+  } else {
+    for (let n = 0; n < budget; n++) {
+      const earlier = imagined.length ? `Your earlier imagined attempts at this task:\n${describeAttempts(imagined.map((o) => o.transcript))}` : undefined;
+      imagined.push(await imagine(earlier));
+    }
+  }
+  const condensed = await ctx.policy.act({
+    messages: [
+      { role: 'system', content: MEMORY_SYSTEM_PROMPT },
+      { role: 'user', content: `Task: ${ctx.task.turns.map((t) => t.user).join('\n')}\n\n${describeAttempts(imagined.map((o) => o.transcript))}` },
+    ],
+    tools: [],
+    sampling: ctx.settings.sampling.act,
+    maxTokens: ctx.settings.maxTokens.act,
+    signal: ctx.signal,
+  });
+  const memory = condensed.text.trim();
+  const committedIndex = index++;
+  const committedId = makeEpisodeId(committedIndex);
+  const committed = await playEpisode({
+    task: ctx.task, episodeId: committedId, index: committedIndex, mode: 'shadow', role: 'committed', policy: ctx.policy, env: ctx.env,
+    settings: ctx.settings, emit: ctx.emit, grade: ctx.grade, systemSuffix: `Rehearsal memory (from your private rehearsal of this task):\n${memory}`, memory,
+    signal: ctx.signal, onProgress: ctx.onProgress,
+  });
+  return { committed, committedId, nextIndex: index, memory };
+}

@@ -1,0 +1,124 @@
+import * as path from 'node:path';
+import { StudioError, errorMessage } from '../base/errors';
+import type { JsonValue } from '../base/json';
+import { buildRehearsePrompt } from '../protocol/rehearsePrompt';
+import type { ChatMessage, RecordedExample, ToolDefinition } from '../protocol/types';
+import type { Policy } from '../policy/types';
+import { fidelityEventFor } from '../trace/callView';
+import { TRACE_FILE } from '../trace/discover';
+import { newRunId } from '../trace/ids';
+import { readTraceEvents } from '../trace/reader';
+import type { CallActualEvent, CallRehearsalEvent, EpisodeEvent, NewTraceEvent, TraceEvent, TurnEvent } from '../trace/schema';
+import { TraceWriter } from '../trace/writer';
+import type { RunSettings } from './settings';
+import { withDefaults } from './settings';
+import { actualToolText } from './toolMessages';
+import type { RunSummary } from './runner';
+
+/** What a replay needs. */
+export interface ReplayOptions {
+  /** The recorded trace whose calls are rehearsed again. */
+  source: string;
+  runsDir: string;
+  runId?: string;
+  policy: Policy;
+  settings?: Partial<RunSettings>;
+  /** Few-shot examples for the rehearse prompt, by task id (from the task files, when known). */
+  examples?: (taskId: string) => RecordedExample[] | undefined;
+  signal?: AbortSignal;
+  onProgress?: (p: { done: number; total: number; callId: string }) => void;
+}
+
+/**
+ * Replay: re-runs only the rehearse role of a (new) policy on every call of a recorded trace, with
+ * the conversation as it was recorded, and scores it against the recorded actual responses. No tool
+ * is executed; it measures a checkpoint's world-model fidelity offline.
+ */
+export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
+  const settings = withDefaults({ ...options.settings, mode: 'replay' });
+  const { events, skipped } = await readTraceEvents(options.source);
+  const source = events.find((e) => e.type === 'run');
+  if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skipped.length ? ` (${skipped.length} lines skipped)` : ''}; it cannot be replayed.`);
+  const actuals = new Map<string, CallActualEvent>();
+  for (const e of events) if (e.type === 'call.actual') actuals.set(e.callId, e);
+  const total = events.filter((e) => e.type === 'turn').reduce((n, t) => n + (t.type === 'turn' && t.parse.kind === 'calls' ? t.parse.calls.length : 0), 0);
+
+  const runId = options.runId ?? newRunId('replay');
+  const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
+  const writer = await TraceWriter.open(traceFile);
+  const emit = async (e: NewTraceEvent): Promise<TraceEvent> => {
+    const full = { v: 1, ts: new Date().toISOString(), ...e } as TraceEvent;
+    await writer.append(full);
+    return full;
+  };
+  await emit({ type: 'run', runId, mode: 'replay', policy: options.policy.info, source: path.resolve(options.source), settings: settings as unknown as Record<string, never> });
+
+  const episodes: RunSummary['episodes'] = [];
+  let status: RunSummary['status'] = 'completed';
+  let error: RunSummary['error'];
+  let done = 0;
+  let episode: EpisodeEvent | undefined;
+  let tools: ToolDefinition[] = [];
+  let messages: ChatMessage[] = [];
+  try {
+    for (const e of events) {
+      if (options.signal?.aborted) { status = 'cancelled'; break; }
+      switch (e.type) {
+        case 'episode':
+          episode = e;
+          tools = e.tools ?? [];
+          messages = [];
+          await emit({ ...strip(e) });
+          break;
+        case 'turn': {
+          if (!episode) break;
+          await emit({ ...strip(e) });
+          if (e.user !== undefined) messages.push({ role: 'user', content: e.user });
+          const history = [...messages];
+          messages.push({ role: 'assistant', content: e.text });
+          if (e.parse.kind !== 'calls') break;
+          for (const call of e.parse.calls) {
+            await replayCall(e, call, history, messages);
+            options.onProgress?.({ done: ++done, total, callId: call.callId });
+          }
+          break;
+        }
+        case 'episode.end':
+          if (!episode) break;
+          await emit({ ...strip(e) });
+          episodes.push({ episodeId: e.episodeId, taskId: episode.taskId, status: e.status, reward: e.reward, success: e.success });
+          break;
+        default:
+          break;
+      }
+    }
+  } catch (err) {
+    status = options.signal?.aborted ? 'cancelled' : 'failed';
+    error = { code: err instanceof StudioError ? err.code : 'REPLAY_FAILED', message: errorMessage(err) };
+  }
+  await emit({ type: 'run.end', runId, status, ...(error ? { error } : {}) });
+  await writer.close();
+  return { runId, traceFile, status, episodes, ...(error ? { error } : {}) };
+
+  async function replayCall(turn: TurnEvent, call: { callId: string; name: string; arguments: JsonValue }, history: ChatMessage[], conversation: ChatMessage[]): Promise<void> {
+    const prompt = buildRehearsePrompt({ tools, examples: options.examples?.(episode!.taskId), history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, settings.rehearsePrompt);
+    const r = await options.policy.rehearse({ messages: prompt, n: settings.rehearsalSamples, session: `${turn.episodeId}:rehearse`, sampling: settings.sampling.rehearse, maxTokens: settings.maxTokens.rehearse, signal: options.signal });
+    const sample = r.samples[0];
+    const rehearsal = await emit({
+      type: 'call.rehearsal', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, arguments: call.arguments, text: sample.text,
+      result: sample.parse.ok ? { ok: true, value: sample.parse.value } : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
+      tokens: r.tokens, latencyMs: Math.round(r.latencyMs),
+    }) as CallRehearsalEvent;
+    const recorded = actuals.get(call.callId);
+    const actual = await emit(recorded
+      ? { ...strip(recorded), source: 'replay' }
+      : { type: 'call.actual', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, source: 'replay', error: { code: 'NO_RECORDED_ANSWER', message: 'The recorded trace has no actual response for this call.' } }) as CallActualEvent;
+    await emit(fidelityEventFor(rehearsal, actual));
+    conversation.push({ role: 'tool', name: call.name, content: actualToolText(actual.response, actual.error) });
+  }
+}
+
+function strip<E extends TraceEvent>(e: E): Omit<E, 'v' | 'ts'> {
+  const { v: _v, ts: _ts, ...rest } = e;
+  return rest;
+}

@@ -1,0 +1,136 @@
+import * as path from 'node:path';
+import { StudioError, errorMessage } from '../base/errors';
+import type { Environment } from '../env/types';
+import type { GradeOptions } from '../tasks/checks/grade';
+import type { LoadedTask } from '../tasks/taskFile';
+import type { Policy } from '../policy/types';
+import { episodeId as makeEpisodeId, newRunId } from '../trace/ids';
+import { TRACE_FILE } from '../trace/discover';
+import type { NewTraceEvent, TraceEvent } from '../trace/schema';
+import { TraceWriter } from '../trace/writer';
+import type { EpisodeOutcome, EpisodeProgress } from './episode';
+import { playEpisode } from './episode';
+import { playPrivateRehearsal } from './privateRehearsal';
+import type { RunSettings } from './settings';
+import { withDefaults } from './settings';
+
+declare const STUDIO_VERSION: string | undefined;
+
+/** Progress of a run, for progress bars. */
+export interface RunProgress {
+  /** Episodes finished / planned (committed episodes only in private rehearsal). */
+  done: number;
+  total: number;
+  taskId: string;
+  episode?: EpisodeProgress;
+  /** Set when an episode just ended. */
+  ended?: { episodeId: string; status: string; reward: number | null; success: boolean | null };
+}
+
+/** What a run needs. */
+export interface RunOptions {
+  /** Where runs are stored: `<workspace>/.rehearsal/runs`. */
+  runsDir: string;
+  runId?: string;
+  tasks: LoadedTask[];
+  policy: Policy;
+  /** Opens the environment of a task (its servers); environments are reused across a task's episodes. */
+  openEnvironment: (task: LoadedTask) => Promise<Environment>;
+  settings?: Partial<RunSettings>;
+  grade?: GradeOptions;
+  signal?: AbortSignal;
+  onProgress?: (p: RunProgress) => void;
+  /** Every event, as it is written. */
+  onEvent?: (e: TraceEvent) => void;
+}
+
+/** One finished episode, as the run's summary lists it. */
+export interface EpisodeSummary {
+  episodeId: string;
+  taskId: string;
+  status: string;
+  reward: number | null;
+  success: boolean | null;
+}
+
+/** A finished run. */
+export interface RunSummary {
+  runId: string;
+  traceFile: string;
+  status: 'completed' | 'failed' | 'cancelled';
+  episodes: EpisodeSummary[];
+  error?: { code: string; message: string };
+}
+
+/**
+ * Runs tasks with a policy in a mode (shadow, imagine with optional audit, private rehearsal), writing
+ * every event to `<runsDir>/<runId>/trace.jsonl` as it happens. A policy that dies ends the run with a
+ * coded error; the trace stays readable.
+ */
+export async function runTasks(options: RunOptions): Promise<RunSummary> {
+  const settings = withDefaults(options.settings ?? {});
+  if (settings.mode === 'replay') throw new StudioError('USAGE', 'Replay runs re-rehearse a recorded trace: use replayTrace.');
+  const runId = options.runId ?? newRunId(settings.mode);
+  const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
+  const writer = await TraceWriter.open(traceFile);
+  const emit = async (event: NewTraceEvent): Promise<TraceEvent> => {
+    const full = { v: 1, ts: new Date().toISOString(), ...event } as TraceEvent;
+    await writer.append(full);
+    options.onEvent?.(full);
+    return full;
+  };
+  const episodes: EpisodeSummary[] = [];
+  const total = options.tasks.length * settings.episodesPerTask;
+  // Tasks that name the same servers share one environment (reset per episode), not one process each.
+  const environments = new Map<string, Environment>();
+  const envKey = (t: LoadedTask) => JSON.stringify([t.baseDir, t.task.servers, t.task.tools ?? null, t.task.limits?.callTimeoutMs ?? null]);
+  let status: RunSummary['status'] = 'completed';
+  let runError: { code: string; message: string } | undefined;
+
+  await emit({
+    type: 'run', runId, mode: settings.mode, policy: options.policy.info, tasks: options.tasks.map((t) => t.task.id),
+    settings: settings as unknown as Record<string, never>, studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
+  });
+  let episodeIndex = 0;
+  try {
+    outer: for (const loaded of options.tasks) {
+      for (let k = 0; k < settings.episodesPerTask; k++) {
+        if (options.signal?.aborted) { status = 'cancelled'; break outer; }
+        const needsEnv = settings.mode !== 'imagine' || settings.audit;
+        let env = environments.get(envKey(loaded));
+        if (!env && needsEnv) {
+          env = await options.openEnvironment(loaded);
+          environments.set(envKey(loaded), env);
+        }
+        const onEpisodeProgress = (p: EpisodeProgress) => options.onProgress?.({ done: episodes.length, total, taskId: loaded.task.id, episode: p });
+        let outcome: EpisodeOutcome;
+        let id: string;
+        if (settings.mode === 'private') {
+          const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: episodeIndex, policy: options.policy, env: env!, settings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+          episodeIndex = played.nextIndex;
+          outcome = played.committed;
+          id = played.committedId;
+        } else {
+          id = makeEpisodeId(episodeIndex);
+          outcome = await playEpisode({ task: loaded.task, episodeId: id, index: episodeIndex++, mode: settings.mode, policy: options.policy, env, settings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+        }
+        const summary = { episodeId: id, taskId: loaded.task.id, status: outcome.status, reward: outcome.grade?.reward ?? null, success: outcome.grade?.success ?? null };
+        episodes.push(summary);
+        options.onProgress?.({ done: episodes.length, total, taskId: loaded.task.id, ended: summary });
+        if (outcome.fatal) {
+          status = options.signal?.aborted ? 'cancelled' : 'failed';
+          runError = outcome.error;
+          break outer;
+        }
+      }
+    }
+  } catch (err) {
+    status = 'failed';
+    runError = { code: err instanceof StudioError ? err.code : 'RUN_FAILED', message: errorMessage(err) };
+  } finally {
+    await Promise.all([...environments.values()].map((e) => e.close().catch(() => undefined)));
+  }
+  await emit({ type: 'run.end', runId, status, ...(runError ? { error: runError } : {}) });
+  await writer.close();
+  return { runId, traceFile, status, episodes, ...(runError ? { error: runError } : {}) };
+}

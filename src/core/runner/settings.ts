@@ -1,0 +1,49 @@
+import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
+import type { SamplingSettings } from '../policy/sampling';
+import type { RunMode } from '../trace/schema';
+
+/** How a run plays its episodes. Recorded in the trace's `run.settings`. */
+export interface RunSettings {
+  mode: RunMode;
+  /** Imagine mode: also run the real tool beside each rehearsal, for comparison only. */
+  audit: boolean;
+  /** Episodes per task. */
+  episodesPerTask: number;
+  sampling: { act: Partial<SamplingSettings>; rehearse: Partial<SamplingSettings> };
+  maxTokens: { act: number; rehearse: number };
+  /** Which sections the rehearse prompt carries. */
+  rehearsePrompt: RehearsePromptOptions;
+  /** Rehearsal samples per call (batched); the first is the one the episode uses. */
+  rehearsalSamples: number;
+  /**
+   * What a parse error does: `end` the episode (EnvACE's rule), or `feedback`: tell the policy
+   * what was wrong, as a tool message, and let it try again within the turn limit.
+   */
+  onParseError: 'end' | 'feedback';
+  /** Private rehearsal: imagined episodes before the committed one, and how they see each other. */
+  privateRehearsal: { budget: number; order: 'parallel' | 'sequential' };
+}
+
+/** The defaults: shadow mode, greedy acting, one rehearsal per call. */
+export const DEFAULT_RUN_SETTINGS: RunSettings = {
+  mode: 'shadow',
+  audit: false,
+  episodesPerTask: 1,
+  sampling: { act: { temperature: 0 }, rehearse: { temperature: 0 } },
+  maxTokens: { act: 384, rehearse: 384 },
+  rehearsePrompt: {},
+  rehearsalSamples: 1,
+  onParseError: 'end',
+  privateRehearsal: { budget: 3, order: 'sequential' },
+};
+
+/** Settings with defaults filled in. */
+export function withDefaults(settings: Partial<RunSettings>): RunSettings {
+  return {
+    ...DEFAULT_RUN_SETTINGS,
+    ...settings,
+    sampling: { ...DEFAULT_RUN_SETTINGS.sampling, ...settings.sampling },
+    maxTokens: { ...DEFAULT_RUN_SETTINGS.maxTokens, ...settings.maxTokens },
+    privateRehearsal: { ...DEFAULT_RUN_SETTINGS.privateRehearsal, ...settings.privateRehearsal },
+  };
+}
