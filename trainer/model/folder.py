@@ -75,7 +75,7 @@ def load_model(folder, attention="eager"):
     path = os.path.join(folder, WEIGHTS)
     if not os.path.exists(path):
         raise TrainerError("MODEL_MISSING", f"No {WEIGHTS} in {folder}: the folder has no PyTorch weights to train or export.")
-    sd = torch.load(path, map_location="cpu")
+    sd = torch.load(path, map_location="cpu", weights_only=True)
     if config.tie_word_embeddings:
         sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
     try:
