@@ -3,7 +3,7 @@ the same schema files the studio's TypeScript side uses (``schemas/*.schema.json
 
 Only torch, onnx and jinja2 may be installed beside the standard library, so this covers the keywords
 those schemas use: type, enum, const, properties, required, additionalProperties, items, minItems,
-minimum, maximum, exclusiveMinimum, minLength, pattern, oneOf, anyOf, $ref (``#/definitions/..``)
+minimum, maximum, exclusiveMinimum, minLength, pattern, allOf, oneOf, anyOf, $ref (``#/definitions/..``)
 and default (applied by :func:`apply_defaults`).
 """
 import copy
@@ -103,6 +103,8 @@ def validate(root, value, schema=None, path=()):
                 errors.append(f"{_where(path + (key,))}: unknown field (known: {known})")
             elif isinstance(extra, dict):
                 errors += validate(root, item, extra, path + (key,))
+    for sub in schema.get("allOf", []):
+        errors += validate(root, value, sub, path)
     for keyword in ("oneOf", "anyOf"):
         if keyword in schema:
             matches = [not validate(root, value, s, path) for s in schema[keyword]]

@@ -13,14 +13,15 @@ from ..model.folder import load_model
 from ..tokenizer import load_tokenizer
 
 
-def prompt_ids(prompt, tokenizer):
+def prompt_input(prompt, tokenizer):
+    """``(ids, text)`` of a prompt given as ids, text, or chat messages (+ tools) rendered by the template."""
     if "ids" in prompt:
-        return [int(i) for i in prompt["ids"]]
+        return [int(i) for i in prompt["ids"]], None
     if "text" in prompt:
-        return tokenizer.encode(prompt["text"])
+        return tokenizer.encode(prompt["text"]), prompt["text"]
     if "messages" in prompt:
         text = render_chat(tokenizer.chat_template, prompt["messages"], prompt.get("tools"), True, special_tokens(tokenizer))
-        return tokenizer.encode(text)
+        return tokenizer.encode(text), text
     raise config_error("Each prompt of generate.prompts needs ids, text or messages.")
 
 
@@ -63,9 +64,11 @@ def run(cfg, events, runtime):
     stop = stop_ids(folder, model)
     gen = cfg["generate"]
     for i, prompt in enumerate(prompts):
-        ids = prompt_ids(prompt, tokenizer)
+        ids, text = prompt_input(prompt, tokenizer)
         first, out = greedy(model, ids, gen["max_new_tokens"], stop)
-        fields = {"id": prompt.get("id", str(i)), "prompt_ids": ids, "ids": out, "text": tokenizer.decode(out)}
+        fields = {"id": str(prompt.get("id", i)), "prompt_ids": ids, "ids": out, "text": tokenizer.decode(out)}
+        if text is not None:
+            fields["prompt_text"] = text
         if gen["logits"]:
             fields["logits_shape"] = list(first.shape)
             fields["logits"] = [round(v, 7) for v in first.flatten().tolist()]

@@ -1,9 +1,10 @@
 """Pieces shared by the sft and grpo loops: run folder, resuming, the final model."""
 import os
+import shutil
 
 from ..errors import config_error
 from ..export import export_model_folder
-from ..model.folder import load_model, save_weights, write_metadata
+from ..model.folder import TOKENIZER_FILES, load_model, save_weights, write_metadata
 from ..tokenizer import load_tokenizer
 from .checkpoint import find_latest, load_state, set_rng_state
 
@@ -25,13 +26,21 @@ def open_run(cfg, events, runtime, command):
     source = latest or cfg["model"]["path"]
     tokenizer = load_tokenizer(source)
     model = load_model(source, attention=attention_impl(cfg))
+    # The run keeps its own copy of the tokenizer: checkpoints it was read from get pruned.
+    tokenizer_dir = os.path.join(run_dir, "tokenizer")
+    if runtime.is_main:
+        os.makedirs(tokenizer_dir, exist_ok=True)
+        for name in TOKENIZER_FILES:
+            shutil.copyfile(os.path.join(source, name), os.path.join(tokenizer_dir, name) + ".tmp")
+            os.replace(os.path.join(tokenizer_dir, name) + ".tmp", os.path.join(tokenizer_dir, name))
+    runtime.barrier()
     state = None
     if latest:
         state = load_state(latest)
         set_rng_state(state["rng"])
         events.emit("resume", path=latest, step=state["step"])
         events.log(f"resuming from {latest} (step {state['step']})")
-    return model, tokenizer, source, state
+    return model, tokenizer, tokenizer_dir, state
 
 
 def fingerprint(cfg, keys):
