@@ -35,6 +35,11 @@ class EventStream:
         self._t0 = time.monotonic()
         self.enabled = enabled
 
+    @property
+    def stderr(self):
+        """Where logs go (child processes' output is forwarded there too)."""
+        return self._stderr
+
     def attach_file(self, path):
         """Also append every event to ``path`` (created with its folder)."""
         if not self.enabled:

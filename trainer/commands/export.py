@@ -9,8 +9,8 @@ from ..tokenizer import load_tokenizer
 def run(cfg, events, runtime):
     source = require(cfg, "model.path", "export", "It is the model folder or checkpoint to export.")
     folder = cfg["out_dir"] or source
-    tokenizer = load_tokenizer(source)
     model = load_model(source)
+    tokenizer = load_tokenizer(source)
     ex = cfg["export"]
     summary = export_model_folder(model, tokenizer, source, folder, ex["opset"], ex["external_data"], ex["max_new_tokens"])
     summary["parameters"] = sum(p.numel() for p in model.parameters())

@@ -62,7 +62,7 @@ class GrpoRun:
     def __init__(self, cfg, events, runtime):
         self.cfg, self.events, self.rt = cfg, events, runtime
         self.grpo = cfg["grpo"]
-        self.source = RolloutSource(cfg)
+        self.source = RolloutSource(cfg, events.stderr)
         self.model, self.tokenizer, self.tokenizer_dir, state = open_run(cfg, events, runtime, "grpo")
         pad = self.model.config.pad_token_id
         self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo["temperature"])

@@ -51,10 +51,14 @@ def run_command(argv, env_extra, timeout_s, cwd, log_sink=None):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
         raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command ran past rollouts.timeout_s ({timeout_s} s) and was stopped.",
                            EXIT_RUNTIME)
     for p in pumps:
         p.join(timeout=5)
+    proc.stdout.close()
+    proc.stderr.close()
     if code != 0:
         raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command exited with status {code} (its output is on stderr "
                            "with a [rollouts] prefix).", EXIT_RUNTIME)
@@ -63,7 +67,8 @@ def run_command(argv, env_extra, timeout_s, cwd, log_sink=None):
 class RolloutSource:
     """Gives the rows file of an iteration, generating it first when a command is configured."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, log_sink=None):
+        self.log_sink = log_sink
         ro = cfg["rollouts"]
         if not ro["command"] and not ro["rows"]:
             raise config_error("`grpo` needs rollouts.command (the studio's runner in imagine mode) or rollouts.rows "
@@ -94,7 +99,7 @@ class RolloutSource:
         values = {"model_dir": model_dir, "out": out, "iteration": iteration,
                   "seed": self.cfg["seed"] + iteration, "run_dir": self.cfg["out_dir"]}
         t0 = time.monotonic()
-        run_command(substitute(self.command, values), ro["env"], ro["timeout_s"], self.cfg["config_dir"])
+        run_command(substitute(self.command, values), ro["env"], ro["timeout_s"], self.cfg["config_dir"], self.log_sink)
         if not os.path.exists(out):
             raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command succeeded but wrote no rows to {out} "
                                "(it must write its rows to the {out} placeholder).", EXIT_RUNTIME)
