@@ -37,7 +37,10 @@ def stop_ids(folder, model):
 
 @torch.no_grad()
 def greedy(model, ids, max_new_tokens, stop):
-    """First-forward logits ``[S, V]`` and the greedy continuation (stops after an end token)."""
+    """First-forward logits ``[S, V]`` and the greedy continuation (stops after an end token).
+    An empty prompt has neither."""
+    if not ids:
+        return None, []
     def forward(seq):
         x = torch.tensor([seq])
         return model(x, torch.ones_like(x), torch.arange(len(seq))[None])[0][0]
@@ -69,7 +72,7 @@ def run(cfg, events, runtime):
         fields = {"id": str(prompt.get("id", i)), "prompt_ids": ids, "ids": out, "text": tokenizer.decode(out)}
         if text is not None:
             fields["prompt_text"] = text
-        if gen["logits"]:
+        if first is not None and prompt.get("logits", gen["logits"]):
             fields["logits_shape"] = list(first.shape)
             fields["logits"] = [round(v, 7) for v in first.flatten().tolist()]
         events.emit("generation", **fields)
