@@ -61,6 +61,6 @@ class ModelConfig:
         h, i, v, L = self.hidden_size, self.intermediate_size, self.vocab_size, self.num_hidden_layers
         q = self.num_attention_heads * self.head_dim
         kv = self.num_key_value_heads * self.head_dim
-        attn = h * q * 2 + h * kv * 2 + ((q + 2 * kv) if self.attention_bias else 0)
+        attn = h * q * 2 + h * kv * 2 + ((q + 2 * kv + h) if self.attention_bias else 0)
         per_layer = attn + 3 * h * i + 2 * h
         return v * h * (1 if self.tie_word_embeddings else 2) + L * per_layer + h

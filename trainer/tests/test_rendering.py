@@ -9,7 +9,7 @@ from ..data.batches import Batch, micro_batches, micro_count, step_indices
 from ..data.encode import encode_rows, render_row
 from ..jsonfmt import js_json, js_number
 from .fixtures import TOOLS, demonstration_rows
-from .helpers import TinyModel
+from .helpers import TinyModel, event_errors, of, run_cli
 
 
 class JsonFormatTest(unittest.TestCase):
@@ -59,6 +59,19 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(examples[0].target_ids[-1], self.tok.token_id("<|im_end|>"))
         self.assertEqual(self.tok.decode(examples[1].target_ids), rows[1]["target"] + "<|im_end|>")
         self.assertEqual(b.token_row.tolist(), sum(([r] * len(e.target_ids) for r, e in enumerate(examples[:3])), []))
+
+    def test_render_command_prints_each_row_as_trained(self):
+        code, events, err = run_cli(["render", "--set", f"model.path={self.tiny.model}", "--set",
+                                     f'data.train=["{self.tiny.rows}"]'])
+        self.assertEqual(code, 0, err)
+        rows = of(events, "row")
+        self.assertEqual(len(rows), 30)
+        examples, _ = encode_rows(demonstration_rows(10), self.tok, 4096)
+        for event, example in zip(rows, examples):
+            self.assertEqual(event["text"], event["prompt"] + event["target"])
+            self.assertEqual(event["prompt_ids"], example.prompt_ids)
+            self.assertEqual(event["target_ids"], example.target_ids)
+        self.assertEqual(event_errors(events), [])
 
     def test_rows_longer_than_max_length_are_dropped(self):
         rows = demonstration_rows(2)
