@@ -33,8 +33,8 @@ def _type_ok(value, t):
     if t == "null":
         return value is None
     if t == "integer":
-        return isinstance(value, int) and not isinstance(value, bool) or (
-            isinstance(value, float) and value.is_integer())
+        # Stricter than JSON Schema (which accepts 3.0): the trainer uses these values as Python ints.
+        return isinstance(value, int) and not isinstance(value, bool)
     if t == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     raise ValueError(f"unsupported schema type {t}")

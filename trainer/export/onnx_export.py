@@ -5,6 +5,7 @@ Names and dynamic axes follow Optimum's Llama export, which transformers.js read
 present.{i}.key/value``; the batch axis is ``batch_size`` and the cache's head and head_dim axes are
 fixed numbers (transformers.js builds the empty first cache from them). Opset 14.
 """
+import inspect
 import os
 import shutil
 import time
@@ -61,11 +62,14 @@ def export_onnx(model, onnx_dir, opset=14, external_data="auto"):
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     inputs, outputs, dynamic = io_names(config.num_hidden_layers)
+    # torch >= 2.5 also has a dynamo-based exporter (the default in recent versions); this export is
+    # written for, and tested with, the TorchScript one.
+    extra = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     try:
         with torch.no_grad():
             torch.onnx.export(model, _example_inputs(config), os.path.join(tmp, "model.onnx"),
                               input_names=inputs, output_names=outputs, dynamic_axes=dynamic,
-                              opset_version=opset, do_constant_folding=True)
+                              opset_version=opset, do_constant_folding=True, **extra)
     except Exception as e:  # torch's exporter raises many types; the message is what helps
         raise TrainerError("EXPORT_FAILED", f"torch.onnx.export failed: {e}", EXIT_RUNTIME)
     finally:
