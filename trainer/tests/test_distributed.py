@@ -7,6 +7,7 @@ import subprocess
 import sys
 import unittest
 
+from .fixtures import rollout_rows, write_rows
 from .helpers import REPO, TinyModel, load_weights, max_weight_diff, run_cli, subprocess_env
 
 
@@ -60,6 +61,23 @@ class DistributedTest(unittest.TestCase):
         diff = max_weight_diff(load_weights(self.tiny.path("ddp", "final")), load_weights(self.tiny.path("single", "final")))
         self.assertLess(diff, 2e-5)  # Adam turns float-summation-order noise into ~lr * 1e-2
         self.assertTrue(os.path.exists(self.tiny.path("ddp", "checkpoints", "step-00000004", "trainer_state.pt")))
+
+    def test_grpo_runs_the_rollout_command_once_per_iteration_on_rank_0(self):
+        for i in range(2):
+            write_rows(self.tiny.path("rollouts", f"iter-{i}.jsonl"), rollout_rows(i))
+        script = os.path.join(REPO, "trainer", "tests", "rollout_fixture.py")
+        cfg = {"out_dir": "grpo", "threads": 1, "model": {"path": "init"},
+               "train": {"micro_batch_size": 4, "export_at_end": False},
+               "grpo": {"iterations": 2, "mini_batch_size": 12, "kl_coef": 0.01, "grounding": {"coef": 0.5, "batch_size": 3}},
+               "rollouts": {"command": [sys.executable, script, "{iteration}", "{out}", "{model_dir}", "rollouts"]}}
+        proc = torchrun(2, ["grpo", "--config", self.tiny.config("grpo", cfg)])
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        with open(self.tiny.path("grpo", "events.jsonl"), encoding="utf-8") as f:
+            events = [json.loads(line) for line in f]
+        self.assertTrue(events[-1]["replicas_identical"])
+        self.assertEqual(len([e for e in events if e["event"] == "step"]), 4)
+        with open(self.tiny.path("rollouts", "policies.txt"), encoding="utf-8") as f:
+            self.assertEqual([line.split()[0] for line in f], ["0", "1"])
 
 
 if __name__ == "__main__":
