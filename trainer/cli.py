@@ -1,0 +1,102 @@
+"""``python3 -m trainer <command> [--config FILE] [--set key=value ...] [--device D]``.
+
+stdout carries only JSON events (docs/trainer-events.md); logs and tracebacks go to stderr. Every
+failure ends with one ``error`` event and a non-zero exit status: 2 for what the user gave us
+(config, rows, arguments), 1 for failures while running, 130 when interrupted.
+"""
+import argparse
+import os
+import sys
+import traceback
+
+from . import __version__
+from .errors import EXIT_RUNTIME, TrainerError
+from .events import EVENTS_VERSION, EventStream
+
+COMMANDS = {
+    "tokenizer": "train a byte-level BPE tokenizer (tokenizer.json + tokenizer_config.json with the chat template)",
+    "init": "create a random-weight model folder of a given shape",
+    "sft": "supervised training on dataset rows (act and rehearse targets)",
+    "grpo": "role-wise GRPO on rollouts (EnvACE world rehearsal), optional grounding term",
+    "export": "export a model folder or checkpoint to the ONNX folder the policy host loads",
+    "render": "print dataset rows as the exact training text and token ids",
+    "generate": "greedy decoding with PyTorch without a KV cache (the parity reference)",
+    "test-model": "write a small random-weight policy folder for tests (--out, --seed)",
+}
+_RUN_FOLDER_COMMANDS = ("sft", "grpo")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise TrainerError("USAGE", f"{message}. Run `python3 -m trainer --help`.")
+
+
+def build_parser():
+    parser = _Parser(prog="python3 -m trainer", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    for name, help_text in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == "test-model":
+            p.add_argument("--out", required=True, help="folder to create")
+            p.add_argument("--seed", type=int, default=0)
+            continue
+        p.add_argument("--config", help="JSON config file (schemas/trainer-config.schema.json)")
+        p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a config field, e.g. --set train.steps=10 (value parsed as JSON)")
+        p.add_argument("--device", help="auto, cpu, cuda or cuda:N (overrides the config)")
+    return parser
+
+
+def _command_module(name):
+    from .commands import export, generate, init, render, tokenizer
+    from .train import grpo, sft
+    return {"tokenizer": tokenizer.run, "init": init.run, "export": export.run, "render": render.run,
+            "generate": generate.run, "sft": sft.run_sft, "grpo": grpo.run_grpo}[name]
+
+
+def main(argv=None, stdout=None, stderr=None):
+    """Runs one command; returns the exit status."""
+    events = EventStream(stdout, stderr)
+    runtime_started = False
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            raise TrainerError("USAGE", f"Name a command: {', '.join(COMMANDS)}.")
+        if args.command == "test-model":
+            from .commands.test_model import run_test_model
+            events.emit("start", command=args.command, version=__version__, events_version=EVENTS_VERSION, pid=os.getpid())
+            run_test_model(args.out, args.seed, events)
+            return 0
+        from .config import load_config
+        overrides = list(args.set) + ([f"device={args.device}"] if args.device else [])
+        cfg = load_config(args.config, overrides)  # before importing torch: config errors come back at once
+        from . import runtime as rt
+        runtime = rt.start(cfg)
+        runtime_started = True
+        events.enabled = runtime.is_main
+        if args.command in _RUN_FOLDER_COMMANDS and cfg.get("out_dir"):
+            events.attach_file(os.path.join(cfg["out_dir"], "events.jsonl"))
+        events.emit("start", command=args.command, version=__version__, events_version=EVENTS_VERSION,
+                    pid=os.getpid(), config=args.config and os.path.abspath(args.config), **runtime.describe())
+        _command_module(args.command)(cfg, events, runtime)
+        return 0
+    except TrainerError as e:
+        events.enabled = True
+        events.emit("error", code=e.code, message=e.message, **e.details)
+        events.log(f"error {e.code}: {e.message}")
+        return e.exit_code
+    except KeyboardInterrupt:
+        events.enabled = True
+        events.emit("error", code="INTERRUPTED", message="Interrupted; resume from the last checkpoint by running the same command.")
+        return 130
+    except Exception as e:  # a bug: keep the traceback on stderr, one clear event on stdout
+        events.enabled = True
+        traceback.print_exc(file=stderr or sys.stderr)
+        events.emit("error", code="INTERNAL", message=f"{type(e).__name__}: {e}")
+        return EXIT_RUNTIME
+    finally:
+        events.close()
+        if runtime_started:
+            from . import runtime as rt
+            rt.stop()

@@ -1,0 +1,18 @@
+"""``export``: a model folder or checkpoint -> the ONNX folder the policy host loads (out_dir, or the
+model folder itself when out_dir is not set)."""
+from ..config import require
+from ..export import export_model_folder
+from ..model.folder import load_model
+from ..tokenizer import load_tokenizer
+
+
+def run(cfg, events, runtime):
+    source = require(cfg, "model.path", "export", "It is the model folder or checkpoint to export.")
+    folder = cfg["out_dir"] or source
+    model = load_model(source)
+    tokenizer = load_tokenizer(source)
+    ex = cfg["export"]
+    summary = export_model_folder(model, tokenizer, source, folder, ex["opset"], ex["external_data"], ex["max_new_tokens"])
+    summary["parameters"] = sum(p.numel() for p in model.parameters())
+    events.emit("export", **summary)
+    events.emit("done", command="export", path=folder)

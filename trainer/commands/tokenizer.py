@@ -1,0 +1,56 @@
+"""``tokenizer``: trains a byte-level BPE tokenizer on text files and dataset rows and writes
+``tokenizer.json`` + ``tokenizer_config.json`` (with the chat template) into out_dir."""
+import time
+
+from ..chat_template import CHAT_TEMPLATE, render_chat
+from ..config import require
+from ..data.rows import read_rows
+from ..errors import config_error
+from ..tokenizer.bytelevel import SPECIAL_TOKENS
+from ..tokenizer.files import write_tokenizer
+from ..tokenizer.train import count_words, train_bpe
+
+
+def row_text(row):
+    """A row's full training text, rendered with the trainer's own template."""
+    variables = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": None, "unk_token": None}
+    prompt = render_chat(CHAT_TEMPLATE, row["messages"], row.get("tools"), True, variables)
+    return prompt + row["target"] + "<|im_end|>"
+
+
+def corpus(tok_cfg):
+    texts = []
+    for path in tok_cfg["text_files"]:
+        try:
+            with open(path, encoding="utf-8") as f:
+                texts.append(f.read())
+        except FileNotFoundError:
+            raise config_error(f"tokenizer.text_files: {path} does not exist.")
+    if tok_cfg["row_files"]:
+        texts.extend(row_text(r) for r in read_rows(tok_cfg["row_files"]))
+    return texts
+
+
+def build(texts, vocab_size, added_tokens, min_frequency, folder, model_max_length):
+    """Trains and writes a tokenizer; returns ``(tokenizer, summary)``."""
+    t0 = time.monotonic()
+    words = count_words(texts, added_tokens)
+    merges = train_bpe(words, vocab_size - 256 - len(added_tokens), min_frequency)
+    tok = write_tokenizer(folder, merges, added_tokens, model_max_length)
+    return tok, {"path": folder, "vocab_size": len(tok), "merges": len(merges), "added_tokens": len(added_tokens),
+                 "corpus_chars": sum(len(t) for t in texts), "seconds": round(time.monotonic() - t0, 3)}
+
+
+def run(cfg, events, runtime):
+    folder = require(cfg, "out_dir", "tokenizer", "It is the folder that receives tokenizer.json.")
+    tok_cfg = cfg["tokenizer"]
+    texts = corpus(tok_cfg)
+    if not any(texts):
+        raise config_error("`tokenizer` needs a corpus: tokenizer.text_files and/or tokenizer.row_files.")
+    added = tok_cfg["added_tokens"]
+    if len(set(added)) != len(added):
+        raise config_error("tokenizer.added_tokens has duplicates.")
+    _, summary = build(texts, tok_cfg["vocab_size"], added, tok_cfg["min_frequency"], folder, tok_cfg["model_max_length"])
+    summary["special_tokens"] = sorted(SPECIAL_TOKENS & set(added))
+    events.emit("tokenizer", **summary)
+    events.emit("done", command="tokenizer", path=folder)

@@ -1,0 +1,78 @@
+"""Arranging examples into steps, ranks and micro-batches, and tensors for one forward pass.
+
+The order of rows is a pure function of (seed, step), never of a random state that would have to be
+carried along: a resumed run draws exactly the rows the uninterrupted run would have drawn.
+"""
+import torch
+
+
+def epoch_permutation(n, seed, epoch):
+    g = torch.Generator()
+    g.manual_seed(seed * 1_000_003 + epoch)
+    return torch.randperm(n, generator=g).tolist()
+
+
+def step_indices(n, batch_size, seed, step):
+    """Row indices of optimizer step ``step``: consecutive slices of per-epoch shuffles of ``range(n)``."""
+    start = step * batch_size
+    out = []
+    cache = {}
+    for position in range(start, start + batch_size):
+        epoch, offset = divmod(position, n)
+        if epoch not in cache:
+            cache[epoch] = epoch_permutation(n, seed, epoch)
+        out.append(cache[epoch][offset])
+    return out
+
+
+def rank_share(items, rank, world):
+    """This rank's part of a global batch (every world-th item)."""
+    return items[rank::world]
+
+
+def micro_batches(examples, micro_size, count=None):
+    """Longest first (less padding), ``micro_size`` per batch; padded with empty batches up to ``count``
+    so that every rank runs the same number of forward/backward passes (DDP needs that)."""
+    ordered = sorted(examples, key=lambda e: -e.length)
+    out = [ordered[i:i + micro_size] for i in range(0, len(ordered), micro_size)]
+    if count is not None:
+        out += [[] for _ in range(count - len(out))]
+    return out
+
+
+def micro_count(global_size, world, micro_size):
+    """Micro-batches per rank for a global batch of ``global_size`` rows (the largest share decides)."""
+    largest = -(-global_size // world)
+    return max(1, -(-largest // micro_size))
+
+
+class Batch:
+    """Right-padded inputs of a micro-batch and the positions whose next token is a target token.
+
+    ``token_row[k]`` is the example (within the batch) of the k-th target token, in row-major order,
+    so per-row values (weights, advantages) broadcast with ``values[token_row]``.
+    """
+
+    def __init__(self, examples, pad_id, device):
+        self.examples = examples
+        width = max(e.length for e in examples) - 1
+        ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
+        labels = torch.zeros((len(examples), width), dtype=torch.long)
+        mask = torch.zeros((len(examples), width), dtype=torch.bool)
+        for r, e in enumerate(examples):
+            seq = e.prompt_ids + e.target_ids
+            n = len(seq) - 1
+            ids[r, :n] = torch.tensor(seq[:-1])
+            labels[r, :n] = torch.tensor(seq[1:])
+            mask[r, len(e.prompt_ids) - 1:n] = True
+        self.input_ids = ids.to(device)
+        self.labels = labels.to(device)
+        self.mask = mask.to(device)
+        counts = torch.tensor([len(e.target_ids) for e in examples])
+        self.token_row = torch.repeat_interleave(torch.arange(len(examples)), counts).to(device)
+        self.num_tokens = int(counts.sum())
+        self.num_input_tokens = sum(e.length - 1 for e in examples)
+
+    def per_row(self, values, dtype=torch.float32):
+        """A per-example list broadcast to the batch's target tokens."""
+        return torch.tensor(values, dtype=dtype, device=self.token_row.device)[self.token_row]

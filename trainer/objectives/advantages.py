@@ -1,0 +1,32 @@
+"""Role-wise group baselines (EnvACE's GRPO with ``group_by_agent_id=True``).
+
+A row's advantage is its reward minus the mean reward of the rows of the same role in the same
+group; optionally divided by that set's standard deviation (unbiased, + 1e-6, as verl). A role with
+a single row in a group gets 0 (EnvACE gives it its raw reward; see docs/trainer-config.md).
+"""
+import math
+from collections import defaultdict
+
+EPSILON = 1e-6
+
+
+def compute_advantages(examples, norm_by_std=False):
+    """Sets ``example.advantage`` for every example; returns ``{(group, role): (mean, std, count)}``."""
+    sets = defaultdict(list)
+    for e in examples:
+        sets[(e.group, e.role)].append(e)
+    stats = {}
+    for key, members in sets.items():
+        rewards = [float(e.reward) for e in members]
+        n = len(rewards)
+        mean = sum(rewards) / n
+        std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1)) if n > 1 else 0.0
+        for e, r in zip(members, rewards):
+            if n == 1:
+                e.advantage = 0.0
+            elif norm_by_std:
+                e.advantage = (r - mean) / (std + EPSILON)
+            else:
+                e.advantage = r - mean
+        stats[key] = (mean, std, n)
+    return stats

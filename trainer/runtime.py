@@ -1,0 +1,80 @@
+"""Where the trainer runs: device, CPU threads, and the process group under ``torchrun``.
+
+``torchrun --nproc_per_node N`` sets RANK/WORLD_SIZE/LOCAL_RANK; then every rank joins a process
+group (gloo on CPU, nccl on CUDA) and takes ``cuda:<LOCAL_RANK>`` when it runs on GPUs.
+"""
+import os
+
+import torch
+import torch.distributed as dist
+
+from .errors import TrainerError
+
+
+class Runtime:
+    """Rank, world size and device of this process."""
+
+    def __init__(self, device, rank=0, world=1, local_rank=0):
+        self.device = device
+        self.rank = rank
+        self.world = world
+        self.local_rank = local_rank
+
+    @property
+    def is_main(self):
+        return self.rank == 0
+
+    @property
+    def distributed(self):
+        return self.world > 1
+
+    def barrier(self):
+        if self.distributed:
+            dist.barrier()
+
+    def all_reduce_sum(self, tensor):
+        if self.distributed:
+            dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+        return tensor
+
+    def describe(self):
+        return {"device": str(self.device), "world_size": self.world, "rank": self.rank,
+                "torch": torch.__version__, "threads": torch.get_num_threads()}
+
+
+def choose_device(preference, local_rank=0):
+    cuda = torch.cuda.is_available()
+    if preference == "auto":
+        return torch.device(f"cuda:{local_rank}") if cuda else torch.device("cpu")
+    if preference == "cpu":
+        return torch.device("cpu")
+    if not cuda:
+        raise TrainerError("DEVICE_UNAVAILABLE", f"device {preference!r} was asked for but CUDA is not available "
+                           "here; use device auto or cpu.")
+    if preference == "cuda":
+        return torch.device(f"cuda:{local_rank}")
+    index = int(preference.split(":")[1])
+    if index >= torch.cuda.device_count():
+        raise TrainerError("DEVICE_UNAVAILABLE", f"{preference} does not exist ({torch.cuda.device_count()} GPUs).")
+    return torch.device(preference)
+
+
+def start(cfg):
+    """Sets threads, joins the process group when launched by torchrun, and picks the device."""
+    if cfg.get("threads"):
+        torch.set_num_threads(int(cfg["threads"]))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = choose_device(cfg.get("device", "auto"), local_rank)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    if world > 1 and not dist.is_initialized():
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    return Runtime(device, rank, world, local_rank)
+
+
+def stop():
+    """Leaves the process group (torchrun can hang at exit when it is left open)."""
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()

@@ -1,0 +1,84 @@
+"""The same trainer under ``torchrun --nproc_per_node 2`` (gloo on CPU): both replicas stay
+bit-identical, and they match one process training on the combined batch."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import unittest
+
+from .fixtures import rollout_rows, write_rows
+from .helpers import REPO, TinyModel, load_weights, max_weight_diff, run_cli, subprocess_env
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(nproc, args, timeout=300):
+    # --redirects/--tee avoid torchrun's crash on Python 3.11 (pytorch#92319); the short monitor
+    # interval keeps the launch fast. Rank 0's events are read from <out_dir>/events.jsonl.
+    argv = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc), "--redirects", "1",
+            "--tee", "1", "--monitor_interval", "0.2", "--master_port", str(free_port()), "-m", "trainer", *args]
+    return subprocess.run(argv, cwd=REPO, env=subprocess_env(), capture_output=True, text=True, timeout=timeout)
+
+
+class DistributedTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tiny = TinyModel()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tiny.cleanup()
+
+    def config(self, name):
+        # 7 rows per step: one rank gets 4 rows, the other 3 (and a padding pass), as happens in practice.
+        cfg = {"out_dir": name, "threads": 1, "model": {"path": "init"}, "data": {"train": ["demo.jsonl"]},
+               "optim": {"lr": 0.001}, "train": {"steps": 4, "batch_size": 7, "micro_batch_size": 2,
+                                                 "checkpoint_every": 2, "export_at_end": False}}
+        return self.tiny.config(name, cfg)
+
+    def test_two_ranks_stay_identical_and_match_one_process(self):
+        proc = torchrun(2, ["sft", "--config", self.config("ddp")])
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        with open(self.tiny.path("ddp", "events.jsonl"), encoding="utf-8") as f:
+            events = [json.loads(line) for line in f]
+        start = events[0]
+        self.assertEqual((start["world_size"], start["device"]), (2, "cpu"))
+        self.assertTrue(events[-1]["replicas_identical"])
+        self.assertEqual([e["step"] for e in events if e["event"] == "checkpoint"], [2, 4])
+
+        code, single, err = run_cli(["sft", "--config", self.config("single")])
+        self.assertEqual(code, 0, err)
+        ddp_steps = [e for e in events if e["event"] == "step"]
+        one_steps = [e for e in single if e["event"] == "step"]
+        for a, b in zip(ddp_steps, one_steps):
+            self.assertAlmostEqual(a["loss"], b["loss"], places=5)
+            self.assertEqual(a["roles"]["act"]["tokens"], b["roles"]["act"]["tokens"])
+        diff = max_weight_diff(load_weights(self.tiny.path("ddp", "final")), load_weights(self.tiny.path("single", "final")))
+        self.assertLess(diff, 2e-5)  # Adam turns float-summation-order noise into ~lr * 1e-2
+        self.assertTrue(os.path.exists(self.tiny.path("ddp", "checkpoints", "step-00000004", "trainer_state.pt")))
+
+    def test_grpo_runs_the_rollout_command_once_per_iteration_on_rank_0(self):
+        for i in range(2):
+            write_rows(self.tiny.path("rollouts", f"iter-{i}.jsonl"), rollout_rows(i))
+        script = os.path.join(REPO, "trainer", "tests", "rollout_fixture.py")
+        cfg = {"out_dir": "grpo", "threads": 1, "model": {"path": "init"},
+               "train": {"micro_batch_size": 4, "export_at_end": False},
+               "grpo": {"iterations": 2, "mini_batch_size": 12, "kl_coef": 0.01, "grounding": {"coef": 0.5, "batch_size": 3}},
+               "rollouts": {"command": [sys.executable, script, "{iteration}", "{out}", "{model_dir}", "rollouts"]}}
+        proc = torchrun(2, ["grpo", "--config", self.tiny.config("grpo", cfg)])
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        with open(self.tiny.path("grpo", "events.jsonl"), encoding="utf-8") as f:
+            events = [json.loads(line) for line in f]
+        self.assertTrue(events[-1]["replicas_identical"])
+        self.assertEqual(len([e for e in events if e["event"] == "step"]), 4)
+        with open(self.tiny.path("rollouts", "policies.txt"), encoding="utf-8") as f:
+            self.assertEqual([line.split()[0] for line in f], ["0", "1"])
+
+
+if __name__ == "__main__":
+    unittest.main()

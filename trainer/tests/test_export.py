@@ -1,0 +1,107 @@
+"""The exported folder has the layout transformers.js loads (names, dynamic axes, KV cache), weights
+past 2 GB move into one model.onnx_data, and test-model folders are reproducible from their seed.
+(Numerical parity with transformers.js: test/unit/trainer-parity.test.ts.)"""
+import hashlib
+import json
+import os
+import tempfile
+import unittest
+
+import onnx
+import torch
+from onnx import numpy_helper
+
+from ..commands.test_model import make_test_model
+from ..export.external_data import consolidate
+from .helpers import TinyModel, of, run_cli
+
+
+def dims(value_info):
+    return [d.dim_param or d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class ExportTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tiny = TinyModel()
+        code, cls.events, err = run_cli(["export", "--set", f"model.path={cls.tiny.model}",
+                                         "--set", f"out_dir={cls.tiny.path('exported')}"])
+        assert code == 0, err
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tiny.cleanup()
+
+    def test_folder_layout_and_graph_signature(self):
+        folder = self.tiny.path("exported")
+        for name in ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "onnx/model.onnx"):
+            self.assertTrue(os.path.exists(os.path.join(folder, name)), name)
+        with open(os.path.join(folder, "config.json")) as f:
+            config = json.load(f)
+        self.assertEqual((config["model_type"], config["num_hidden_layers"], config["num_key_value_heads"], config["head_dim"]),
+                         ("llama", 2, 2, 8))
+        with open(os.path.join(folder, "generation_config.json")) as f:
+            self.assertEqual(len(json.load(f)["eos_token_id"]), 2)
+        graph = onnx.load(os.path.join(folder, "onnx", "model.onnx")).graph
+        inputs = {i.name: dims(i) for i in graph.input}
+        outputs = {o.name: dims(o) for o in graph.output}
+        self.assertEqual(list(inputs)[:3], ["input_ids", "attention_mask", "position_ids"])
+        self.assertEqual(inputs["input_ids"], ["batch_size", "sequence_length"])
+        self.assertEqual(inputs["attention_mask"], ["batch_size", "past_sequence_length + sequence_length"])
+        for i in range(2):
+            for kind in ("key", "value"):
+                self.assertEqual(inputs[f"past_key_values.{i}.{kind}"], ["batch_size", 2, "past_sequence_length", 8])
+                self.assertEqual(outputs[f"present.{i}.{kind}"], ["batch_size", 2, "past_sequence_length + sequence_length", 8])
+        self.assertEqual(outputs["logits"][:2], ["batch_size", "sequence_length"])
+        self.assertEqual(of(self.events, "export")[0]["external_data"], False)
+
+    def test_external_data_always(self):
+        folder = self.tiny.path("external")
+        code, events, err = run_cli(["export", "--set", f"model.path={self.tiny.model}", "--set", f"out_dir={folder}",
+                                     "--set", "export.external_data=always"])
+        self.assertEqual(code, 0, err)
+        self.assertTrue(of(events, "export")[0]["external_data"])
+        self.assertGreater(os.path.getsize(os.path.join(folder, "onnx", "model.onnx_data")), 100_000)
+        with open(os.path.join(folder, "config.json")) as f:
+            self.assertEqual(json.load(f)["transformers.js_config"], {"use_external_data_format": {"model.onnx": 1}})
+        onnx.checker.check_model(os.path.join(folder, "onnx", "model.onnx"))
+
+    def test_tensor_files_are_gathered_into_one_data_file(self):
+        # torch.onnx writes one file per tensor past 2 GB; build such a model with onnx itself.
+        with tempfile.TemporaryDirectory() as d:
+            a, b = torch.randn(64, 32), torch.randn(32)
+            graph = onnx.helper.make_graph(
+                [onnx.helper.make_node("MatMul", ["x", "A"], ["y0"]), onnx.helper.make_node("Add", ["y0", "B"], ["y"])],
+                "g", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 64])],
+                [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 32])],
+                [numpy_helper.from_array(a.numpy(), "A"), numpy_helper.from_array(b.numpy(), "B")])
+            model = onnx.helper.make_model(graph)
+            os.makedirs(os.path.join(d, "split"))
+            onnx.save_model(model, os.path.join(d, "split", "model.onnx"), save_as_external_data=True,
+                            all_tensors_to_one_file=False, size_threshold=0)
+            self.assertGreater(len(os.listdir(os.path.join(d, "split"))), 2)
+            os.makedirs(os.path.join(d, "one"))
+            size = consolidate(os.path.join(d, "split", "model.onnx"), os.path.join(d, "one", "model.onnx"))
+            self.assertEqual(sorted(os.listdir(os.path.join(d, "one"))), ["model.onnx", "model.onnx_data"])
+            self.assertEqual(size, (64 * 32 + 32) * 4)
+            loaded = onnx.load(os.path.join(d, "one", "model.onnx"))
+            tensors = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in loaded.graph.initializer}
+            self.assertTrue(torch.equal(tensors["A"], a) and torch.equal(tensors["B"], b))
+
+    def test_test_model_is_reproducible_from_its_seed(self):
+        with tempfile.TemporaryDirectory() as d:
+            make_test_model(os.path.join(d, "a"), seed=1)
+            make_test_model(os.path.join(d, "b"), seed=1)
+            make_test_model(os.path.join(d, "c"), seed=2)
+            for name in ("onnx/model.onnx", "tokenizer.json", "tokenizer_config.json", "config.json"):
+                self.assertEqual(digest(os.path.join(d, "a", name)), digest(os.path.join(d, "b", name)), name)
+            self.assertNotEqual(digest(os.path.join(d, "a", "onnx/model.onnx")), digest(os.path.join(d, "c", "onnx/model.onnx")))
+
+
+if __name__ == "__main__":
+    unittest.main()

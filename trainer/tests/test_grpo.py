@@ -1,0 +1,98 @@
+"""The GRPO loop: export the policy, run the rollout command, train on its rows, repeat; resume from
+an iteration checkpoint; grounding on and off; a failing rollout command."""
+import os
+import shutil
+import sys
+import unittest
+
+import torch
+
+from .fixtures import rollout_rows, write_rows
+from .helpers import REPO, TinyModel, event_errors, load_weights, of, run_cli
+
+FIXTURE_SCRIPT = os.path.join(REPO, "trainer", "tests", "rollout_fixture.py")
+
+
+class GrpoTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tiny = TinyModel()
+        for i in range(3):
+            write_rows(cls.tiny.path("rollouts", f"iter-{i}.jsonl"), rollout_rows(i))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tiny.cleanup()
+
+    def config(self, name, rollouts, **grpo):
+        cfg = {"out_dir": name, "threads": 1, "model": {"path": "init"}, "optim": {"lr": 0.003},
+               "train": {"micro_batch_size": 8, "checkpoint_every": 1, "keep_checkpoints": 5, "export_at_end": False},
+               "grpo": dict({"iterations": 3, "mini_batch_size": 12, "ppo_epochs": 2}, **grpo), "rollouts": rollouts}
+        return self.tiny.config(name, cfg)
+
+    def fixture_rows(self):
+        return {"rows": os.path.join(self.tiny.dir, "rollouts", "iter-{iteration}.jsonl")}
+
+    def test_each_iteration_exports_the_policy_runs_the_command_and_trains(self):
+        command = [sys.executable, FIXTURE_SCRIPT, "{iteration}", "{out}", "{model_dir}", "rollouts"]
+        cfg = self.config("loop", {"command": command}, iterations=2, kl_coef=0.01)
+        code, events, err = run_cli(["grpo", "--config", cfg])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(event_errors(events), [])
+        with open(self.tiny.path("rollouts", "policies.txt"), encoding="utf-8") as f:
+            policies = [line.split() for line in f]
+        self.assertEqual([p[0] for p in policies], ["0", "1"])
+        self.assertNotEqual(policies[0][1], policies[1][1], "iteration 1 must sample from the updated policy")
+        self.assertEqual([e["iteration"] for e in of(events, "export")], [0, 1])
+        rollouts = of(events, "rollouts")
+        self.assertEqual([(r["rollout_rows"], r["actual_rows"], r["groups"]) for r in rollouts], [(24, 1, 2)] * 2)
+        steps = of(events, "step")
+        self.assertEqual(len(steps), 2 * 2 * 2)  # iterations x epochs x ceil(24 / 12)
+        self.assertEqual(steps[0]["roles"]["act"]["kl"], 0.0)  # the reference is the initial policy
+        self.assertAlmostEqual(steps[0]["roles"]["act"]["ppo_kl"], 0.0, places=5)  # old log-probs = current policy
+        self.assertIsNone(steps[0]["grounding"])  # off by default
+        self.assertGreater(steps[-1]["roles"]["act"]["kl"], 0.0)
+        # Only the newest exported policy is kept unless rollouts.keep_models.
+        self.assertFalse(os.path.exists(self.tiny.path("loop", "rollouts", "iter-0000", "model")))
+        self.assertTrue(os.path.exists(self.tiny.path("loop", "rollouts", "iter-0001", "model", "onnx", "model.onnx")))
+
+    def test_grounding_trains_on_actual_rows_only_when_enabled(self):
+        cfg = self.config("grounded", self.fixture_rows(), iterations=1, ppo_epochs=1,
+                          grounding={"coef": 1.0, "batch_size": 2})
+        code, events, err = run_cli(["grpo", "--config", cfg])
+        self.assertEqual(code, 0, err)
+        g = of(events, "step")[0]["grounding"]
+        # The pool holds the iteration's one actual rehearse row (weight 2): both grounding rows are it.
+        self.assertEqual(of(events, "iteration")[0]["grounding_pool"], 1)
+        self.assertEqual(g["rows"], 2)
+        self.assertAlmostEqual(g["weighted_nll"], 2.0 * g["nll"], places=5)
+
+    def test_resumes_from_an_iteration_checkpoint_bit_exactly(self):
+        code, _, err = run_cli(["grpo", "--config", self.config("whole", self.fixture_rows())])
+        self.assertEqual(code, 0, err)
+        # A run that stopped after iteration 1: only its first checkpoint survives.
+        os.makedirs(self.tiny.path("partial", "checkpoints"))
+        first = sorted(d for d in os.listdir(self.tiny.path("whole", "checkpoints")) if d.startswith("step-"))[0]
+        shutil.copytree(self.tiny.path("whole", "checkpoints", first), self.tiny.path("partial", "checkpoints", first))
+        code, events, err = run_cli(["grpo", "--config", self.config("partial", self.fixture_rows())])
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["iteration"] for r in of(events, "rollouts")], [1, 2])
+        a, b = load_weights(self.tiny.path("whole", "final")), load_weights(self.tiny.path("partial", "final"))
+        for name in a:
+            self.assertTrue(torch.equal(a[name], b[name]), name)
+
+    def test_failing_rollout_command_is_one_clear_error(self):
+        cfg = self.config("failing", {"command": [sys.executable, "-c", "import sys; sys.exit(7)"]}, iterations=1)
+        code, events, _ = run_cli(["grpo", "--config", cfg])
+        self.assertEqual(code, 1)
+        errors = of(events, "error")
+        self.assertEqual([e["code"] for e in errors], ["ROLLOUT_COMMAND_FAILED"])
+        self.assertIn("status 7", errors[0]["message"])
+        cfg = self.config("silent", {"command": [sys.executable, "-c", "pass"]}, iterations=1)
+        code, events, _ = run_cli(["grpo", "--config", cfg])
+        self.assertEqual((code, of(events, "error")[0]["code"]), (1, "ROLLOUT_COMMAND_FAILED"))
+        self.assertIn("wrote no rows", of(events, "error")[0]["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()

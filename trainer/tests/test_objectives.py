@@ -1,0 +1,136 @@
+"""GRPO advantages (per-role baselines within groups), PPO clipping and the grounding term, checked
+against values computed by hand."""
+import math
+import unittest
+
+import torch
+
+from ..errors import TrainerError
+from ..objectives import compute_advantages, kl_penalty, ppo_token_losses
+from ..train.grpo import split_rows
+from ..train.grpo_objective import grounding_loss
+
+
+class Row:
+    """The fields of an example the objectives read."""
+
+    def __init__(self, group, role, reward, weight=1.0, n_tokens=2):
+        self.group, self.role, self.reward, self.weight = group, role, reward, weight
+        self.target_ids = [0] * n_tokens
+        self.advantage = None
+
+
+class AdvantageTest(unittest.TestCase):
+    def rows(self):
+        return [
+            Row("t1/i0", "act", 1.0), Row("t1/i0", "act", 0.0), Row("t1/i0", "act", 0.0),
+            Row("t1/i0", "act", 1.0), Row("t1/i0", "act", 1.0),
+            Row("t1/i0", "rehearse", 1.0), Row("t1/i0", "rehearse", 0.0),
+            Row("t2/i0", "act", 0.0), Row("t2/i0", "act", 0.0),
+            Row("t2/i0", "rehearse", 1.0),
+        ]
+
+    def test_baseline_is_the_mean_of_the_same_role_in_the_same_group(self):
+        rows = self.rows()
+        stats = compute_advantages(rows)
+        # t1 act: mean 3/5 = 0.6; t1 rehearse: mean 0.5 (not the act rows' 0.6); t2 act: all 0.
+        expected = [0.4, -0.6, -0.6, 0.4, 0.4, 0.5, -0.5, 0.0, 0.0, 0.0]
+        for row, value in zip(rows, expected):
+            self.assertAlmostEqual(row.advantage, value, places=12)
+        self.assertEqual(stats[("t1/i0", "act")][2], 5)
+        self.assertAlmostEqual(stats[("t1/i0", "rehearse")][0], 0.5)
+        # A role with one row in its group has nothing to compare with: advantage 0.
+        self.assertEqual(rows[9].advantage, 0.0)
+
+    def test_std_normalisation_uses_the_unbiased_std_of_the_role_in_the_group(self):
+        rows = self.rows()
+        compute_advantages(rows, norm_by_std=True)
+        std = math.sqrt((3 * 0.4 ** 2 + 2 * 0.6 ** 2) / 4)
+        self.assertAlmostEqual(rows[0].advantage, 0.4 / (std + 1e-6), places=9)
+        self.assertAlmostEqual(rows[5].advantage, 0.5 / (math.sqrt(0.5) + 1e-6), places=9)
+        self.assertEqual(rows[7].advantage, 0.0)  # zero spread: zero advantage, not a division by zero
+
+    def test_groups_do_not_share_baselines(self):
+        rows = [Row("a", "act", 1.0), Row("a", "act", 0.0), Row("b", "act", 1.0), Row("b", "act", 1.0)]
+        compute_advantages(rows)
+        self.assertEqual([r.advantage for r in rows], [0.5, -0.5, 0.0, 0.0])
+
+
+class PpoTest(unittest.TestCase):
+    def test_clipped_surrogate_by_hand(self):
+        ratio = torch.tensor([1.5, 0.5, 1.1, 5.0, 0.5])
+        adv = torch.tensor([1.0, 1.0, -1.0, -1.0, -1.0])
+        old = torch.tensor([-2.0, -1.0, -3.0, -4.0, -0.5])
+        logp = old + torch.log(ratio)
+        losses, clipped, approx_kl = ppo_token_losses(logp, old, adv, clip_ratio=0.2, clip_ratio_c=3.0)
+        # 1: max(-1.5, -1.2) = -1.2 (clipped); 2: max(-0.5, -0.8) = -0.5; 3: max(1.1, 1.1) = 1.1;
+        # 4: max(5.0, 1.2) = 5.0, then the dual clip bounds it at -A*c = 3.0; 5: max(0.5, 0.8) = 0.8 (clipped).
+        self.assertTrue(torch.allclose(losses, torch.tensor([-1.2, -0.5, 1.1, 3.0, 0.8]), atol=1e-6))
+        self.assertEqual(clipped.tolist(), [True, False, False, False, True])
+        self.assertTrue(torch.allclose(approx_kl, -torch.log(ratio), atol=1e-6))
+        losses_no_dual, _, _ = ppo_token_losses(logp, old, adv, 0.2, None)
+        self.assertAlmostEqual(float(losses_no_dual[3]), 5.0, places=5)
+
+    def test_clipped_tokens_get_no_gradient(self):
+        old = torch.zeros(4)
+        logp = torch.log(torch.tensor([1.5, 1.1, 0.5, 0.9])).requires_grad_()
+        adv = torch.tensor([1.0, 1.0, -1.0, -1.0])
+        losses, _, _ = ppo_token_losses(logp, old, adv, 0.2, 3.0)
+        losses.sum().backward()
+        # Ratio 1.5 > 1.2 with A > 0 and ratio 0.5 < 0.8 with A < 0 are clipped: zero gradient.
+        self.assertEqual(logp.grad[0].item(), 0.0)
+        self.assertEqual(logp.grad[2].item(), 0.0)
+        self.assertAlmostEqual(logp.grad[1].item(), -1.1, places=5)  # d(-A * exp(logp))/dlogp = -A * ratio
+        self.assertAlmostEqual(logp.grad[3].item(), 0.9, places=5)
+
+    def test_kl_estimators(self):
+        logp, ref = torch.tensor([-1.0]), torch.tensor([-2.0])
+        self.assertAlmostEqual(float(kl_penalty(logp, ref, "kl")), 1.0)
+        self.assertAlmostEqual(float(kl_penalty(logp, ref, "mse")), 0.5)
+        self.assertAlmostEqual(float(kl_penalty(logp, ref, "low_var_kl")), math.exp(-1.0) + 1.0 - 1.0, places=6)
+        self.assertEqual(float(kl_penalty(logp, logp, "low_var_kl")), 0.0)
+
+
+class GroundingTest(unittest.TestCase):
+    def row(self, source, role, reward=None, group="g"):
+        return {"id": "x", "role": role, "source": source, "reward": reward, "group": group, "_where": "f:1",
+                "messages": [], "target": ""}
+
+    def test_only_actual_rehearse_rows_are_grounding_targets(self):
+        rows = [self.row("rollout", "act", 1.0), self.row("rollout", "rehearse", 0.0), self.row("actual", "rehearse"),
+                self.row("actual", "act"), self.row("demonstration", "rehearse")]
+        policy, actual, ignored = split_rows(rows, ["act", "rehearse"])
+        self.assertEqual([(r["source"], r["role"]) for r in policy], [("rollout", "act"), ("rollout", "rehearse")])
+        self.assertEqual([(r["source"], r["role"]) for r in actual], [("actual", "rehearse")])
+        self.assertEqual(ignored, 2)
+
+    def test_rollout_rows_need_a_reward_and_a_group(self):
+        with self.assertRaises(TrainerError) as ctx:
+            split_rows([self.row("rollout", "act", None)], ["act"])
+        self.assertEqual(ctx.exception.code, "DATA_INVALID")
+        with self.assertRaises(TrainerError):
+            split_rows([self.row("rollout", "act", 1.0, group=None)], ["act"])
+
+    def test_weights_scale_the_grounding_loss(self):
+        class B:
+            def __init__(self, rows):
+                self.examples = rows
+                self.num_tokens = sum(len(r.target_ids) for r in rows)
+
+            def per_row(self, values):
+                return torch.tensor(sum(([v] * len(r.target_ids) for v, r in zip(values, self.examples)), []))
+
+        logp = torch.tensor([-1.0, -2.0, -3.0, -4.0])
+        plain = [Row("g", "rehearse", None, weight=1.0), Row("g", "rehearse", None, weight=1.0)]
+        marked = [Row("g", "rehearse", None, weight=1.0), Row("g", "rehearse", None, weight=3.0)]
+        loss_plain, values = grounding_loss(0.5, 4, 1)(B(plain), logp)
+        loss_marked, _ = grounding_loss(0.5, 4, 1)(B(marked), logp)
+        self.assertAlmostEqual(float(loss_plain), 0.5 * 10 / 4)
+        self.assertAlmostEqual(float(loss_marked), 0.5 * (3 + 3 * 7) / 4)  # the marked row's tokens count 3 times
+        self.assertAlmostEqual(values["grounding.nll"], 10.0)
+        doubled, _ = grounding_loss(0.5, 4, 1)(B([Row("g", "rehearse", None, weight=2.0)] * 2), logp)
+        self.assertAlmostEqual(float(doubled), 2 * float(loss_plain))
+
+
+if __name__ == "__main__":
+    unittest.main()

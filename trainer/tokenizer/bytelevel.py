@@ -1,0 +1,66 @@
+"""Byte-level pieces shared by training and encoding: the byte <-> printable-character map of GPT-2
+and the pre-tokenizer pattern.
+
+The pattern only uses ASCII classes, spelled out: ``\\s`` means different things in Python's ``re``
+(it includes U+001C..U+001F) and in transformers.js (which rewrites it to ``\\p{White_Space}``), so
+the explicit class keeps both sides splitting every string identically. Letters run together,
+digits stand alone (numbers and ids are copied digit by digit), punctuation and non-ASCII runs stay
+together, and whitespace behaves as in GPT-2 (a space joins the word after it).
+"""
+import re
+
+_WS = r" \t\n\r\f\v"
+SPLIT_PATTERN = (
+    rf" ?[A-Za-z]+| ?[0-9]| ?[^{_WS}A-Za-z0-9]+|[{_WS}]+(?![^{_WS}])|[{_WS}]+"
+)
+SPLIT_RE = re.compile(SPLIT_PATTERN)
+
+#: Tokens kept whole (never split by BPE). The first three are ChatML's; the others are the
+#: protocol's tags (act: tool_call; tool results: tool_response; rehearse: execution_result, think).
+DEFAULT_ADDED_TOKENS = [
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
+    "</tool_response>", "<execution_result>", "</execution_result>", "<think>", "</think>",
+]
+#: Added tokens that ``decode(skip_special_tokens=True)`` drops; the protocol tags must survive it.
+SPECIAL_TOKENS = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}
+
+
+def _bytes_to_unicode():
+    """GPT-2's map: printable bytes stand for themselves, the others move to U+0100 onwards."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars = {}
+    extra = 0
+    for b in range(256):
+        if b in keep:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return chars
+
+
+BYTE_TO_CHAR = _bytes_to_unicode()
+CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+
+def pretokenize(text):
+    """The pieces BPE sees (before the byte mapping)."""
+    return SPLIT_RE.findall(text)
+
+
+def to_units(piece):
+    """A piece as byte-level characters, one per UTF-8 byte."""
+    return "".join(BYTE_TO_CHAR[b] for b in piece.encode("utf-8"))
+
+
+def split_added(text, added_re):
+    """Alternating plain segments and added tokens (``added_re`` has one capturing group)."""
+    return added_re.split(text) if added_re is not None else [text]
+
+
+def added_tokens_regex(tokens):
+    """Matches added tokens, the longest first where one is a prefix of another (as transformers.js' trie)."""
+    if not tokens:
+        return None
+    ordered = sorted(tokens, key=lambda t: (-len(t), t))
+    return re.compile("(" + "|".join(re.escape(t) for t in ordered) + ")")

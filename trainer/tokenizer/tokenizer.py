@@ -1,0 +1,146 @@
+"""Encoding and decoding with a byte-level BPE ``tokenizer.json`` of the shape :mod:`.files` writes.
+
+Applying merges lowest rank first, leftmost first, is what transformers.js' priority queue does
+(and Hugging Face tokenizers'), so ids agree; ``test/unit/trainer-parity.test.ts`` checks it.
+"""
+import json
+import os
+import re
+
+from ..errors import TrainerError
+from .bytelevel import CHAR_TO_BYTE, SPECIAL_TOKENS, added_tokens_regex, split_added, to_units
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer with added tokens, and the chat template / end token of its config."""
+
+    def __init__(self, vocab, merges, added_tokens, split_pattern, config=None):
+        self.vocab = dict(vocab)                       # token string -> id (BPE model only)
+        self.added = {t["content"]: t["id"] for t in added_tokens}
+        self.special = {t["content"] for t in added_tokens if t.get("special")}
+        self.id_to_token = {i: t for t, i in self.vocab.items()}
+        self.id_to_token.update({i: t for t, i in self.added.items()})
+        self.ranks = {tuple(m): r for r, m in enumerate(merges)}
+        self.merges = [tuple(m) for m in merges]
+        self.split_re = re.compile(split_pattern)
+        self.split_pattern = split_pattern
+        self.added_re = added_tokens_regex(list(self.added))
+        self.config = config or {}
+        self._cache = {}
+
+    def __len__(self):
+        return max(self.id_to_token) + 1
+
+    @property
+    def chat_template(self):
+        return self.config.get("chat_template")
+
+    def token_text(self, name):
+        """The text of a config token field (``eos_token``...), plain or ``{"content": ...}``."""
+        value = self.config.get(name)
+        return value.get("content") if isinstance(value, dict) else value
+
+    @property
+    def eos_token(self):
+        return self.token_text("eos_token") or "<|im_end|>"
+
+    def token_id(self, text):
+        if text in self.added:
+            return self.added[text]
+        if text in self.vocab:
+            return self.vocab[text]
+        raise KeyError(text)
+
+    def _bpe(self, units):
+        cached = self._cache.get(units)
+        if cached is not None:
+            return cached
+        word = list(units)
+        while len(word) > 1:
+            best = None
+            for i in range(len(word) - 1):
+                r = self.ranks.get((word[i], word[i + 1]))
+                if r is not None and (best is None or r < best):
+                    best = r
+            if best is None:
+                break
+            a, b = self.merges[best]
+            out = []
+            i = 0
+            while i < len(word):
+                if i + 1 < len(word) and word[i] == a and word[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            word = out
+        ids = [self.vocab[t] for t in word]
+        if len(self._cache) < 200000:
+            self._cache[units] = ids
+        return ids
+
+    def encode(self, text):
+        """Token ids of ``text``; added tokens in the text map to their ids (no BOS/EOS added)."""
+        ids = []
+        for part in split_added(text, self.added_re):
+            if not part:
+                continue
+            if part in self.added:
+                ids.append(self.added[part])
+                continue
+            for piece in self.split_re.findall(part):
+                ids.extend(self._bpe(to_units(piece)))
+        return ids
+
+    def decode(self, ids, skip_special_tokens=False):
+        """Text of ``ids``; invalid UTF-8 becomes U+FFFD, as transformers.js decodes it."""
+        out = []
+        pending = bytearray()
+        for i in ids:
+            token = self.id_to_token.get(int(i))
+            if token is None:
+                continue
+            if token in self.added:
+                if skip_special_tokens and token in self.special:
+                    continue
+                out.append(pending.decode("utf-8", errors="replace"))
+                pending = bytearray()
+                out.append(token)
+            else:
+                pending.extend(CHAR_TO_BYTE[c] for c in token)
+        out.append(pending.decode("utf-8", errors="replace"))
+        return "".join(out)
+
+
+def load_tokenizer(folder):
+    """The tokenizer of a model folder (``tokenizer.json`` + ``tokenizer_config.json``)."""
+    path = os.path.join(folder, "tokenizer.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise TrainerError("TOKENIZER_MISSING", f"No tokenizer.json in {folder}. Run `python3 -m trainer tokenizer` "
+                           "or point the config at a model folder that has one.")
+    config = {}
+    cpath = os.path.join(folder, "tokenizer_config.json")
+    if os.path.exists(cpath):
+        with open(cpath, encoding="utf-8") as f:
+            config = json.load(f)
+    model = data.get("model") or {}
+    pre = data.get("pre_tokenizer") or {}
+    split = [p for p in pre.get("pretokenizers", []) if p.get("type") == "Split"]
+    if model.get("type") != "BPE" or not split or data.get("normalizer") is not None:
+        raise TrainerError("TOKENIZER_UNSUPPORTED", f"{path} is not a byte-level BPE tokenizer written by this trainer "
+                           "(BPE model, Split + ByteLevel pre-tokenizer, no normalizer). Train one with "
+                           "`python3 -m trainer tokenizer`.")
+    try:
+        pattern = split[0]["pattern"]["Regex"]
+        re.compile(pattern)
+    except (KeyError, re.error):
+        raise TrainerError("TOKENIZER_UNSUPPORTED", f"The Split pattern of {path} cannot be used by Python's re module.")
+    merges = [m if isinstance(m, list) else m.split(" ", 1) for m in model["merges"]]
+    return Tokenizer(model["vocab"], merges, data.get("added_tokens", []), pattern, config)
+
+
+__all__ = ["Tokenizer", "load_tokenizer", "SPECIAL_TOKENS"]

@@ -1,0 +1,88 @@
+"""Pieces shared by the sft and grpo loops: run folder, resuming, the final model."""
+import os
+import shutil
+
+from ..errors import config_error
+from ..export import export_model_folder
+from ..model.folder import TOKENIZER_FILES, load_model, save_weights, write_metadata
+from ..tokenizer import load_tokenizer
+from .checkpoint import find_latest, load_state, set_rng_state
+
+
+def attention_impl(cfg):
+    choice = cfg["train"]["attention"]
+    return "sdpa" if choice in ("auto", "sdpa") else "eager"
+
+
+def open_run(cfg, events, runtime, command):
+    """``(model, tokenizer, tokenizer_dir, state or None)``: resumes from the newest checkpoint when allowed."""
+    run_dir = cfg["out_dir"]
+    if not run_dir:
+        raise config_error(f"`{command}` needs out_dir (the run folder for checkpoints, events and the final model).")
+    if not cfg["model"]["path"]:
+        raise config_error(f"`{command}` needs model.path (a model folder from `init`, or a checkpoint).")
+    os.makedirs(run_dir, exist_ok=True)
+    latest = find_latest(run_dir) if cfg["train"]["resume"] else None
+    source = latest or cfg["model"]["path"]
+    tokenizer = load_tokenizer(source)
+    model = load_model(source, attention=attention_impl(cfg))
+    # The run keeps its own copy of the tokenizer: checkpoints it was read from get pruned.
+    tokenizer_dir = os.path.join(run_dir, "tokenizer")
+    if runtime.is_main:
+        os.makedirs(tokenizer_dir, exist_ok=True)
+        for name in TOKENIZER_FILES:
+            shutil.copyfile(os.path.join(source, name), os.path.join(tokenizer_dir, name) + ".tmp")
+            os.replace(os.path.join(tokenizer_dir, name) + ".tmp", os.path.join(tokenizer_dir, name))
+    runtime.barrier()
+    state = None
+    if latest:
+        state = load_state(latest)
+        set_rng_state(state["rng"])
+        events.emit("resume", path=latest, step=state["step"])
+        events.log(f"resuming from {latest} (step {state['step']})")
+    return model, tokenizer, tokenizer_dir, state
+
+
+def fingerprint(cfg, keys):
+    """The config values that decide which rows each step sees (compared when resuming)."""
+    return {k: cfg[k.split(".")[0]][k.split(".")[1]] if "." in k else cfg[k] for k in keys}
+
+
+def check_fingerprint(events, state, current):
+    saved = (state.get("loop") or {}).get("fingerprint")
+    if saved is not None and saved != current:
+        changed = sorted(k for k in current if saved.get(k) != current[k])
+        events.emit("warning", code="RESUME_CONFIG_CHANGED",
+                    message=f"Resuming with changed settings ({', '.join(changed)}): the run will not replay the "
+                            "interrupted one exactly.")
+
+
+def finish(cfg, events, runtime, model, tokenizer, tokenizer_dir):
+    """Writes ``<out_dir>/final`` (weights and metadata) and exports it when train.export_at_end."""
+    final = os.path.join(cfg["out_dir"], "final")
+    if runtime.is_main:
+        write_metadata(final, model.config, tokenizer, tokenizer_dir, cfg["export"]["max_new_tokens"])
+        save_weights(final, model)
+        if cfg["train"]["export_at_end"]:
+            ex = cfg["export"]
+            summary = export_model_folder(model, tokenizer, tokenizer_dir, final, ex["opset"], ex["external_data"],
+                                          ex["max_new_tokens"])
+            events.emit("export", **summary)
+    runtime.barrier()
+    return final
+
+
+def replicas_identical(model, runtime):
+    """Under torchrun: whether every rank holds bit-identical weights (None with one process)."""
+    if not runtime.distributed:
+        return None
+    import torch
+    import torch.distributed as dist
+    same = True
+    for p in model.parameters():
+        reference = p.detach().clone()
+        dist.broadcast(reference, src=0)
+        same = same and torch.equal(reference, p.detach())
+    flag = torch.tensor([1.0 if same else 0.0], device=runtime.device)
+    runtime.all_reduce_sum(flag)
+    return int(flag.item()) == runtime.world

@@ -1,0 +1,108 @@
+"""One optimizer step over micro-batches, the same for every objective, on one device or under DDP.
+
+Losses are sums over tokens divided by the token count of the *global* batch (known to every rank,
+since every rank reads all rows), then multiplied by the world size because DDP averages gradients:
+the update is the same whether the batch runs in one process, in several micro-batches, or on N
+ranks. A rank with fewer rows than the others runs zero-weighted passes so that every rank takes part
+in every gradient all-reduce.
+"""
+import contextlib
+import time
+
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+from ..data.batches import Batch
+from ..objectives import TokenLogProbs
+
+
+class _Padding:
+    """Stands in for a row on a rank that has run out of rows (its loss is multiplied by 0)."""
+
+    def __init__(self, pad_id):
+        self.prompt_ids = [pad_id]
+        self.target_ids = [pad_id]
+        self.length = 2
+
+
+class Engine:
+    def __init__(self, model, cfg, runtime, pad_id, temperature=1.0):
+        self.rt = runtime
+        self.model = model.to(runtime.device)
+        self.module = TokenLogProbs(self.model, temperature)
+        if runtime.distributed:
+            ids = [runtime.device.index] if runtime.device.type == "cuda" else None
+            self.forward = DistributedDataParallel(self.module, device_ids=ids, broadcast_buffers=False)
+        else:
+            self.forward = self.module
+        optim = cfg["optim"]
+        decay = [p for n, p in self.model.named_parameters() if p.dim() >= 2]
+        no_decay = [p for n, p in self.model.named_parameters() if p.dim() < 2]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": optim["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=optim["lr"], betas=tuple(optim["betas"]), eps=optim["eps"])
+        self.grad_clip = optim["grad_clip"]
+        self.bf16 = cfg["train"]["precision"] == "bf16" and runtime.device.type == "cuda"
+        self.pad_id = pad_id
+
+    def _autocast(self):
+        if self.bf16:
+            return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def batch(self, examples):
+        return Batch(examples, self.pad_id, self.rt.device)
+
+    @torch.no_grad()
+    def logprobs_no_grad(self, examples, micro_size, module=None):
+        """Per-example 1-D tensors of target log-probs (old policy or reference), on the device."""
+        module = module or self.module
+        was_training = module.training
+        module.eval()
+        out = {}
+        for chunk in [examples[i:i + micro_size] for i in range(0, len(examples), micro_size)]:
+            b = self.batch(chunk)
+            with self._autocast():
+                logp = module(b.input_ids, b.mask, b.labels).float()
+            for e, part in zip(chunk, torch.split(logp, [len(e.target_ids) for e in chunk])):
+                out[e.index] = part
+        module.train(was_training)
+        return out
+
+    def step(self, micro, loss_fns, metric_keys, lr):
+        """One optimizer step. ``micro``: list of (kind, examples) with the same length on every rank;
+        ``loss_fns[kind](batch, logp) -> (loss, {metric: sum})``. Returns summed metrics over ranks."""
+        t0 = time.monotonic()
+        self.model.train()
+        sums = {k: 0.0 for k in metric_keys}
+        input_tokens = 0
+        for i, (kind, examples) in enumerate(micro):
+            last = i == len(micro) - 1
+            sync = contextlib.nullcontext() if last or not self.rt.distributed else self.forward.no_sync()
+            with sync:
+                padding = not examples
+                b = self.batch([_Padding(self.pad_id)] if padding else examples)
+                with self._autocast():
+                    logp = self.forward(b.input_ids, b.mask, b.labels).float()
+                if padding:
+                    loss = logp.sum() * 0.0
+                else:
+                    loss, values = loss_fns[kind](b, logp)
+                    for k, v in values.items():
+                        sums[k] += float(v)
+                    input_tokens += b.num_input_tokens
+                loss.backward()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        max_norm = self.grad_clip if self.grad_clip is not None else float("inf")
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm))
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        keys = sorted(sums)
+        reduced = torch.tensor([sums[k] for k in keys] + [float(input_tokens)], dtype=torch.float64, device=self.rt.device)
+        self.rt.all_reduce_sum(reduced)
+        values = dict(zip(keys, reduced.tolist()))
+        seconds = time.monotonic() - t0
+        tokens = reduced[-1].item()
+        return values, {"grad_norm": grad_norm, "lr": lr, "tokens": int(tokens), "seconds": seconds,
+                        "tokens_per_s": tokens / seconds if seconds > 0 else None}

@@ -1,0 +1,106 @@
+"""Where each GRPO iteration's rollout rows come from.
+
+Normally the studio's own runner generates them: after exporting the current policy the trainer runs
+``rollouts.command`` (imagine mode with that ONNX policy), so prompts, parsers and checks have one
+implementation (TypeScript) and the sampled policy is exactly the deployed one. For offline runs and
+tests, ``rollouts.rows`` names a rows file per iteration instead.
+"""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from ..errors import EXIT_RUNTIME, TrainerError, config_error
+
+PLACEHOLDERS = ("{model_dir}", "{out}", "{iteration}", "{seed}", "{run_dir}")
+
+
+def substitute(argv, values):
+    """Replaces the placeholders in every argument (plain text replacement: JSON braces are safe)."""
+    out = []
+    for arg in argv:
+        for key, value in values.items():
+            arg = arg.replace("{" + key + "}", str(value))
+        out.append(arg)
+    return out
+
+
+def _pump(stream, sink, prefix):
+    # The command's output goes to our stderr: stdout is reserved for our own events.
+    for line in iter(stream.readline, b""):
+        sink.write(prefix + line.decode("utf-8", errors="replace"))
+        sink.flush()
+
+
+def run_command(argv, env_extra, timeout_s, cwd, log_sink=None):
+    """Runs the rollout command; raises ROLLOUT_COMMAND_FAILED on a non-zero exit or a timeout."""
+    sink = log_sink or sys.stderr
+    env = dict(os.environ)
+    env.update(env_extra)
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL)
+    except OSError as e:
+        raise TrainerError("ROLLOUT_COMMAND_FAILED", f"Cannot start rollouts.command {argv[0]!r}: {e}.", EXIT_RUNTIME)
+    pumps = [threading.Thread(target=_pump, args=(s, sink, "[rollouts] "), daemon=True) for s in (proc.stdout, proc.stderr)]
+    for p in pumps:
+        p.start()
+    try:
+        code = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command ran past rollouts.timeout_s ({timeout_s} s) and was stopped.",
+                           EXIT_RUNTIME)
+    for p in pumps:
+        p.join(timeout=5)
+    proc.stdout.close()
+    proc.stderr.close()
+    if code != 0:
+        raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command exited with status {code} (its output is on stderr "
+                           "with a [rollouts] prefix).", EXIT_RUNTIME)
+
+
+class RolloutSource:
+    """Gives the rows file of an iteration, generating it first when a command is configured."""
+
+    def __init__(self, cfg, log_sink=None):
+        self.log_sink = log_sink
+        ro = cfg["rollouts"]
+        if not ro["command"] and not ro["rows"]:
+            raise config_error("`grpo` needs rollouts.command (the studio's runner in imagine mode) or rollouts.rows "
+                               "(a rows file per iteration, {iteration} replaced).")
+        if ro["command"] and ro["rows"]:
+            raise config_error("Set either rollouts.command or rollouts.rows, not both.")
+        self.cfg = cfg
+        self.command = ro["command"]
+
+    @property
+    def needs_export(self):
+        return bool(self.command)
+
+    def iteration_dir(self, iteration):
+        return os.path.join(self.cfg["out_dir"], "rollouts", f"iter-{iteration:04d}")
+
+    def rows_for(self, iteration, model_dir):
+        """Path of the iteration's rows (runs the command first when there is one)."""
+        ro = self.cfg["rollouts"]
+        if not self.command:
+            path = ro["rows"].replace("{iteration}", str(iteration))
+            if not os.path.exists(path):
+                raise config_error(f"rollouts.rows: {path} (iteration {iteration}) does not exist.")
+            return path, 0.0
+        out = os.path.join(self.iteration_dir(iteration), "rows.jsonl")
+        if os.path.exists(out):
+            os.remove(out)  # a rerun after a crash must not read a half-written file
+        values = {"model_dir": model_dir, "out": out, "iteration": iteration,
+                  "seed": self.cfg["seed"] + iteration, "run_dir": self.cfg["out_dir"]}
+        t0 = time.monotonic()
+        run_command(substitute(self.command, values), ro["env"], ro["timeout_s"], self.cfg["config_dir"], self.log_sink)
+        if not os.path.exists(out):
+            raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command succeeded but wrote no rows to {out} "
+                               "(it must write its rows to the {out} placeholder).", EXIT_RUNTIME)
+        return out, time.monotonic() - t0

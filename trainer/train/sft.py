@@ -1,0 +1,88 @@
+"""Supervised warm start: token-mean NLL of the targets (act and rehearse rows), each row weighted."""
+import torch
+
+from ..data.batches import micro_batches, micro_count, rank_share, step_indices
+from ..data.load import load_examples
+from .checkpoint import save_checkpoint
+from .common import check_fingerprint, finish, fingerprint, open_run, replicas_identical
+from .engine import Engine
+from .schedule import learning_rate
+
+ROLES = ("act", "rehearse")
+_FINGERPRINT = ("seed", "data.train", "data.max_length", "data.roles", "train.batch_size")
+
+
+def role_sums(b, logp, prefix=""):
+    """Per-role token counts, row counts and NLL sums of a micro-batch (metric keys ``<role>.<name>``)."""
+    out = {}
+    roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
+    for i, role in enumerate(ROLES):
+        mask = roles == i
+        out[f"{prefix}{role}.tokens"] = int(mask.sum())
+        out[f"{prefix}{role}.rows"] = sum(1 for e in b.examples if e.role == role)
+        out[f"{prefix}{role}.nll"] = float(-(logp.detach()[mask]).sum())
+    return out
+
+
+def sft_loss(global_tokens, world):
+    def loss_fn(b, logp):
+        weights = b.per_row([e.weight for e in b.examples])
+        weighted = -(weights * logp).sum()
+        values = role_sums(b, logp)
+        values["loss"] = float(weighted.detach())
+        return weighted / global_tokens * world, values
+    return loss_fn
+
+
+def role_report(values, prefix=""):
+    report = {}
+    for role in ROLES:
+        tokens = values[f"{prefix}{role}.tokens"]
+        if tokens:
+            report[role] = {"rows": int(values[f"{prefix}{role}.rows"]), "tokens": int(tokens),
+                            "loss": values[f"{prefix}{role}.nll"] / tokens}
+    return report
+
+
+def metric_keys(prefix=""):
+    return [f"{prefix}{r}.{k}" for r in ROLES for k in ("tokens", "rows", "nll")]
+
+
+def run_sft(cfg, events, runtime):
+    model, tokenizer, tokenizer_dir, state = open_run(cfg, events, runtime, "sft")
+    data = cfg["data"]
+    examples, summary = load_examples(data["train"], tokenizer, data["max_length"], data["roles"])
+    events.emit("data", **summary)
+    pad_id = model.config.pad_token_id if model.config.pad_token_id is not None else 0
+    engine = Engine(model, cfg, runtime, pad_id)
+    train = cfg["train"]
+    steps, batch_size, seed = train["steps"], train["batch_size"], cfg["seed"]
+    print_fp = fingerprint(cfg, _FINGERPRINT)
+    start = 0
+    if state is not None:
+        engine.optimizer.load_state_dict(state["optimizer"])
+        check_fingerprint(events, state, print_fp)
+        start = state["step"]
+    keys = metric_keys() + ["loss"]
+    for step in range(start, steps):
+        rows = [examples[i] for i in step_indices(len(examples), batch_size, seed, step)]
+        global_tokens = sum(len(e.target_ids) for e in rows)
+        local = rank_share(rows, runtime.rank, runtime.world)
+        count = micro_count(len(rows), runtime.world, train["micro_batch_size"])
+        micro = [("sft", mb) for mb in micro_batches(local, train["micro_batch_size"], count)]
+        lr = learning_rate(cfg["optim"], step, steps)
+        values, info = engine.step(micro, {"sft": sft_loss(global_tokens, runtime.world)}, keys, lr)
+        done = step + 1
+        if done % train["log_every"] == 0 or done == steps:
+            events.emit("step", command="sft", step=done, steps=steps, epoch=round(done * batch_size / len(examples), 4),
+                        loss=values["loss"] / global_tokens, roles=role_report(values), **info)
+        if done % train["checkpoint_every"] == 0 or done == steps:
+            if runtime.is_main:
+                loop = {"data_position": done * batch_size, "fingerprint": print_fp}
+                path = save_checkpoint(cfg["out_dir"], done, model, engine.optimizer, loop, tokenizer, tokenizer_dir,
+                                       train["keep_checkpoints"])
+                events.emit("checkpoint", step=done, path=path)
+            runtime.barrier()
+    identical = replicas_identical(model, runtime)
+    final = finish(cfg, events, runtime, model, tokenizer, tokenizer_dir)
+    events.emit("done", command="sft", steps=steps, final=final, replicas_identical=identical)
