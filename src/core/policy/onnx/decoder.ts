@@ -1,0 +1,217 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { StudioError, errorMessage } from '../../base/errors';
+import type { SamplingSettings } from '../sampling';
+import { sampleToken, seededRandom } from '../sampling';
+import type { DeviceAttempt, DeviceReport, DeviceSetting } from './device';
+import { devicesToTry, executionProvider, explainDeviceFailure } from './device';
+import type { PastTensors } from './kvCache';
+import { commonPrefixLength, emptyPast, presentsAsPast, tilePast, truncatePast } from './kvCache';
+import type { ModelFolderInfo } from './modelFolder';
+import { TextStream } from './textStream';
+
+/** Models below this size decode fastest on one thread: thread hand-offs cost more than the work. */
+const SMALL_MODEL_BYTES = 64 * 1024 * 1024;
+
+/** Session threading: an explicit count, or one sequential thread for small models on CPU. */
+async function threadOptions(file: string, device: string, threads: number | undefined): Promise<ort.InferenceSession.SessionOptions> {
+  if (threads && threads > 0) return { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' };
+  if (device !== 'cpu') return {};
+  const { size } = await fs.stat(file);
+  return size < SMALL_MODEL_BYTES ? { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' } : {};
+}
+
+/** One generation: a prompt, how many samples, how to sample and when to stop. */
+export interface GenerateRequest {
+  promptIds: number[];
+  /** KV session to reuse and update (an episode's act or rehearse conversation). */
+  session?: string;
+  n: number;
+  maxTokens: number;
+  sampling: SamplingSettings;
+  /** Text that ends a sample (kept in the output); needs `decode`. */
+  stopStrings?: string[];
+  /** Token ids to text, for streaming, stop strings and the final texts. */
+  decode?: (ids: number[]) => string;
+  signal?: AbortSignal;
+  onToken?: (sample: number, delta: string) => void;
+}
+
+/** Why a sample stopped. */
+export type FinishReason = 'eos' | 'stop' | 'length' | 'cancelled';
+
+/** A generation's outcome, with the counters the benchmark and the status bar read. */
+export interface GenerateResult {
+  samples: { ids: number[]; text: string; finish: FinishReason }[];
+  promptTokens: number;
+  /** Prompt tokens that had to be encoded. */
+  prefilled: number;
+  /** Prompt tokens whose keys and values came from the session's cache. */
+  reused: number;
+  prefillMs: number;
+  decodeMs: number;
+  /** Forward passes after the prefill. */
+  decodeSteps: number;
+}
+
+interface KvSession {
+  ids: number[];
+  past: PastTensors;
+  lastUsed: number;
+}
+
+const MAX_SESSIONS = 8;
+
+/**
+ * The forward passes of a causal LM in the Hugging Face ONNX layout, on onnxruntime-node, with a
+ * decode loop of our own: it keeps each episode's KV cache between turns (only the new suffix of a
+ * prompt is encoded) and decodes n samples of one prompt as one batch after a single shared prefill.
+ * It works on token ids; text goes through {@link OnnxEngine}.
+ */
+export class OnnxDecoder {
+  private readonly sessions = new Map<string, KvSession>();
+
+  private constructor(
+    readonly info: ModelFolderInfo,
+    readonly device: DeviceReport,
+    private readonly model: ort.InferenceSession,
+    private readonly hasPositionIds: boolean,
+  ) {}
+
+  /** Creates the ONNX session on the first device of the setting that works. */
+  static async load(info: ModelFolderInfo, setting: DeviceSetting = 'auto', threads?: number): Promise<OnnxDecoder> {
+    const attempts: DeviceAttempt[] = [];
+    const file = path.join(info.dir, info.onnxFile);
+    for (const device of devicesToTry(setting)) {
+      try {
+        const model = await ort.InferenceSession.create(file, { executionProviders: [executionProvider(device)], logSeverityLevel: 3, ...(await threadOptions(file, device, threads)) });
+        attempts.push({ device, ok: true });
+        return new OnnxDecoder(info, { device, attempts }, model, model.inputNames.includes('position_ids'));
+      } catch (err) {
+        attempts.push({ device, ok: false, reason: explainDeviceFailure(device, errorMessage(err)) });
+      }
+    }
+    const why = attempts.map((a) => `${a.device}: ${a.reason}`).join('; ');
+    throw new StudioError('DEVICE_UNAVAILABLE', `Cannot run ${info.dir} on ${setting === 'auto' ? 'any device' : setting}: ${why}. Set rehearsal.policy.device to "cpu" or "auto".`);
+  }
+
+  /** Forgets an episode's KV cache. */
+  endSession(key: string): void {
+    this.sessions.delete(key);
+  }
+
+  /** Generates `n` samples for one prompt. */
+  async generate(req: GenerateRequest): Promise<GenerateResult> {
+    const { info } = this;
+    const prompt = req.promptIds;
+    if (prompt.length === 0) throw new StudioError('EMPTY_PROMPT', 'The prompt is empty.');
+    if (prompt.length + req.maxTokens > info.maxPositions) {
+      throw new StudioError('PROMPT_TOO_LONG', `The prompt has ${prompt.length} tokens; with ${req.maxTokens} new tokens it exceeds the model's ${info.maxPositions} positions. Shorten the task or lower max tokens.`);
+    }
+    const n = Math.max(1, req.n);
+
+    // Reuse the longest cached prefix; at least one prompt token must be fed to get logits.
+    const cached = req.session ? this.sessions.get(req.session) : undefined;
+    let reused = cached ? Math.min(commonPrefixLength(cached.ids, prompt), prompt.length - 1) : 0;
+    let past = cached && reused > 0 ? await truncatePast(cached.past, reused) : emptyPast(info.numLayers, info.numKeyValueHeads, info.headDim, 1);
+    if (!cached) reused = 0;
+
+    const t0 = performance.now();
+    let outputs = await this.model.run(this.feeds(prompt.slice(reused), reused, 1, past));
+    const prefillMs = performance.now() - t0;
+    let logits = outputs['logits'] as ort.Tensor;
+    past = presentsAsPast(outputs, info.numLayers);
+    const prefillPast = past;
+    if (n > 1) past = await tilePast(past, n);
+
+    const V = info.vocabSize;
+    const randoms = Array.from({ length: n }, (_, i) => seededRandom(req.sampling.seed * 7919 + i + 1));
+    const samples = Array.from({ length: n }, () => ({ ids: [] as number[], text: '', finish: undefined as FinishReason | undefined }));
+    const decode = req.decode;
+    const streams = decode && (req.onToken || req.stopStrings?.length) ? samples.map(() => new TextStream(decode)) : undefined;
+    const eos = new Set(info.eosTokenIds);
+    const lastPositionOffset = (row: number, seqLen: number) => (row * seqLen + seqLen - 1) * V;
+    let seqLen = prompt.length - reused;
+    let length = prompt.length;
+    const tokens = new Array<number>(n).fill(info.padTokenId);
+    let decodeSteps = 0;
+    const t1 = performance.now();
+
+    for (let step = 0; ; step++) {
+      const data = logits.data as Float32Array;
+      for (let i = 0; i < n; i++) {
+        const s = samples[i];
+        if (s.finish) { tokens[i] = info.padTokenId; continue; }
+        // Every sample of the prefill reads the same (single) row; later steps read their own row.
+        const row = step === 0 ? 0 : i;
+        const token = sampleToken(data, lastPositionOffset(row, seqLen), V, req.sampling, randoms[i]);
+        tokens[i] = token;
+        s.ids.push(token);
+        if (eos.has(token)) { s.finish = 'eos'; continue; }
+        if (streams) {
+          const delta = streams[i].push(token);
+          if (delta) {
+            s.text += delta;
+            req.onToken?.(i, delta);
+            if (req.stopStrings?.some((stop) => s.text.includes(stop))) { s.finish = 'stop'; continue; }
+          }
+        }
+        if (s.ids.length >= req.maxTokens) s.finish = 'length';
+      }
+      if (req.signal?.aborted) for (const s of samples) s.finish ??= 'cancelled';
+      if (samples.every((s) => s.finish)) break;
+      outputs = await this.model.run(this.feeds(tokens, length, n, past));
+      decodeSteps++;
+      length++;
+      seqLen = 1;
+      logits = outputs['logits'] as ort.Tensor;
+      past = presentsAsPast(outputs, info.numLayers);
+    }
+    const decodeMs = performance.now() - t1;
+
+    if (req.session) {
+      // n = 1: the cache now covers the prompt and every generated token but the last one.
+      const ids = n === 1 ? prompt.concat(samples[0].ids.slice(0, -1)) : prompt;
+      this.remember(req.session, { ids, past: n === 1 ? past : prefillPast, lastUsed: Date.now() });
+    }
+    if (decode) for (const s of samples) s.text = decode(s.ids.filter((id) => !eos.has(id)));
+    return {
+      samples: samples.map((s) => ({ ids: s.ids, text: s.text, finish: s.finish ?? 'length' })),
+      promptTokens: prompt.length,
+      prefilled: prompt.length - reused,
+      reused,
+      prefillMs,
+      decodeMs,
+      decodeSteps,
+    };
+  }
+
+  private feeds(ids: readonly number[], pastLength: number, batch: number, past: PastTensors): Record<string, ort.Tensor> {
+    const seq = ids.length / batch;
+    const total = pastLength + seq;
+    const feeds: Record<string, ort.Tensor> = {
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [batch, seq]),
+      attention_mask: new ort.Tensor('int64', new BigInt64Array(batch * total).fill(1n), [batch, total]),
+      ...past,
+    };
+    if (this.hasPositionIds) {
+      const positions = new BigInt64Array(batch * seq);
+      for (let b = 0; b < batch; b++) for (let j = 0; j < seq; j++) positions[b * seq + j] = BigInt(pastLength + j);
+      feeds['position_ids'] = new ort.Tensor('int64', positions, [batch, seq]);
+    }
+    return feeds;
+  }
+
+  private remember(key: string, session: KvSession): void {
+    this.sessions.set(key, session);
+    if (this.sessions.size <= MAX_SESSIONS) return;
+    const oldest = [...this.sessions.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
+    this.sessions.delete(oldest[0]);
+  }
+
+  async dispose(): Promise<void> {
+    this.sessions.clear();
+    await this.model.release();
+  }
+}
