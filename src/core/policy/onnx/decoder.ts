@@ -22,6 +22,17 @@ async function threadOptions(file: string, device: string, threads: number | und
   return size < SMALL_MODEL_BYTES ? { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' } : {};
 }
 
+/** GPU-resident tensors hold device memory until disposed; CPU ones are left to the garbage collector. */
+function releaseDeviceTensors(past: PastTensors): void {
+  for (const t of Object.values(past)) if (t.location === 'gpu-buffer') t.dispose();
+}
+
+function kvOutputLocations(info: ModelFolderInfo): Record<string, ort.Tensor.DataLocation> {
+  const out: Record<string, ort.Tensor.DataLocation> = { logits: 'cpu' };
+  for (let i = 0; i < info.numLayers; i++) { out[`present.${i}.key`] = 'gpu-buffer'; out[`present.${i}.value`] = 'gpu-buffer'; }
+  return out;
+}
+
 /** One generation: a prompt, how many samples, how to sample and when to stop. */
 export interface GenerateRequest {
   promptIds: number[];
@@ -29,6 +40,8 @@ export interface GenerateRequest {
   session?: string;
   n: number;
   maxTokens: number;
+  /** End-of-sequence tokens do not stop a sample before this many tokens (benchmarks). */
+  minTokens?: number;
   sampling: SamplingSettings;
   /** Text that ends a sample (kept in the output); needs `decode`. */
   stopStrings?: string[];
@@ -80,12 +93,14 @@ export class OnnxDecoder {
   ) {}
 
   /** Creates the ONNX session on the first device of the setting that works. */
-  static async load(info: ModelFolderInfo, setting: DeviceSetting = 'auto', threads?: number): Promise<OnnxDecoder> {
+  static async load(info: ModelFolderInfo, setting: DeviceSetting = 'auto', threads?: number, options: { kvOnDevice?: boolean } = {}): Promise<OnnxDecoder> {
     const attempts: DeviceAttempt[] = [];
     const file = path.join(info.dir, info.onnxFile);
     for (const device of devicesToTry(setting)) {
       try {
-        const model = await ort.InferenceSession.create(file, { executionProviders: [executionProvider(device)], logSeverityLevel: 3, ...(await threadOptions(file, device, threads)) });
+        // On a GPU the KV cache can stay in device memory between steps instead of a round trip per token.
+        const location = options.kvOnDevice && device === 'webgpu' ? { preferredOutputLocation: kvOutputLocations(info) } : {};
+        const model = await ort.InferenceSession.create(file, { executionProviders: [executionProvider(device)], logSeverityLevel: 3, ...location, ...(await threadOptions(file, device, threads)) });
         attempts.push({ device, ok: true });
         return new OnnxDecoder(info, { device, attempts }, model, model.inputNames.includes('position_ids'));
       } catch (err) {
@@ -98,6 +113,8 @@ export class OnnxDecoder {
 
   /** Forgets an episode's KV cache. */
   endSession(key: string): void {
+    const session = this.sessions.get(key);
+    if (session) releaseDeviceTensors(session.past);
     this.sessions.delete(key);
   }
 
@@ -148,7 +165,7 @@ export class OnnxDecoder {
         const token = sampleToken(data, lastPositionOffset(row, seqLen), V, req.sampling, randoms[i]);
         tokens[i] = token;
         s.ids.push(token);
-        if (eos.has(token)) { s.finish = 'eos'; continue; }
+        if (eos.has(token) && s.ids.length > (req.minTokens ?? 0)) { s.finish = 'eos'; continue; }
         if (streams) {
           const delta = streams[i].push(token);
           if (delta) {
@@ -166,9 +183,12 @@ export class OnnxDecoder {
       length++;
       seqLen = 1;
       logits = outputs['logits'] as ort.Tensor;
+      const previous = past;
       past = presentsAsPast(outputs, info.numLayers);
+      if (previous !== prefillPast) releaseDeviceTensors(previous);
     }
     const decodeMs = performance.now() - t1;
+    if (n === 1 && prefillPast !== past) releaseDeviceTensors(prefillPast);
 
     if (req.session) {
       // n = 1: the cache now covers the prompt and every generated token but the last one.
@@ -204,10 +224,12 @@ export class OnnxDecoder {
   }
 
   private remember(key: string, session: KvSession): void {
+    const replaced = this.sessions.get(key);
+    if (replaced && replaced.past !== session.past) releaseDeviceTensors(replaced.past);
     this.sessions.set(key, session);
     if (this.sessions.size <= MAX_SESSIONS) return;
     const oldest = [...this.sessions.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
-    this.sessions.delete(oldest[0]);
+    this.endSession(oldest[0]);
   }
 
   async dispose(): Promise<void> {
