@@ -76,6 +76,40 @@ CHAT_TEMPLATE = r"""{%- if tools %}
 """
 
 
+# The same conversation format with a compact tools section: one line per tool, its arguments with
+# their types (`?` marks optional ones, enums listed), then its description. Small policies read a
+# third of the tokens the JSON schemas take; everything after the system turn is identical.
+COMPACT_TOOLS_TEMPLATE = CHAT_TEMPLATE.replace(
+    r"""    {{- '\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>' }}
+    {%- for tool in tools %}
+        {{- '\n' }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n' }}""",
+    r"""    {{- '\n\n# Tools\n' }}
+    {%- for tool in tools %}
+        {%- set fn = tool.function if tool.function is defined else tool %}
+        {%- set params = fn.parameters if fn.parameters is defined and fn.parameters is mapping else {} %}
+        {%- set props = params.properties if params.properties is defined and params.properties is mapping else {} %}
+        {%- set required = params.required if params.required is defined else [] %}
+        {{- '\n- ' + fn.name + '(' }}
+        {%- for name, prop in props.items() %}
+            {{- name }}
+            {%- if name not in required %}{{- '?' }}{%- endif %}
+            {%- if prop is mapping and prop.type is defined and prop.type is string %}{{- ': ' + prop.type }}{%- endif %}
+            {%- if prop is mapping and prop.enum is defined %}{{- ' in ' + (prop.enum | tojson) }}{%- endif %}
+            {%- if not loop.last %}{{- ', ' }}{%- endif %}
+        {%- endfor %}
+        {{- ')' }}
+        {%- if fn.description is defined and fn.description %}{{- ': ' + fn.description }}{%- endif %}
+    {%- endfor %}
+    {{- '\n\nCall a tool with:\n<tool_call>\n{"name": <tool-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n' }}""")
+assert COMPACT_TOOLS_TEMPLATE != CHAT_TEMPLATE
+
+#: The trainer's templates, by the name `tokenizer.chat_template` takes.
+TEMPLATES = {"full": CHAT_TEMPLATE, "compact": COMPACT_TOOLS_TEMPLATE}
+
+
 def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
     if ensure_ascii:
         raise jinja2.exceptions.TemplateError("tojson(ensure_ascii=True) is not supported by the trainer")

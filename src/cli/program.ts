@@ -7,7 +7,9 @@ import { importCommand } from './commands/import';
 import { verifyCommand } from './commands/verify';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
+import { exportCommand } from './commands/export';
 import { reportCommand } from './commands/report';
+import { rolloutCommand } from './commands/rollout';
 import { runCommand } from './commands/run';
 import { serveCommand } from './commands/serve';
 import type { CliIO } from './io';
@@ -116,6 +118,35 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the run summary and report as JSON')
     .action(async (trace: string, opts) => { code = await replayCommand(trace, opts, ioFor()); });
+
+  policyOptions(program
+    .command('rollout')
+    .description("GRPO rollouts: imagined episodes of the policy, written as rollout rows (the trainer's rollouts.command)")
+    .argument('<task...>', 'task files or folders'))
+    .option('--out <file>', 'rows file to write')
+    .option('--episodes <k>', 'episodes per task (the GRPO group size)', '4')
+    .option('--temperature <t>', 'sampling temperature', '1')
+    .option('--seed <s>', 'sampling seed', '0')
+    .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')
+    .option('--runs <dir>', 'where the rollout traces go')
+    .option('--audit', 'also run the real tools beside the imagined episodes (grounding rows)')
+    .action(async (tasks: string[], opts) => { code = await rolloutCommand(tasks, opts, ioFor()); });
+
+  program
+    .command('export')
+    .description('write training rows (act and rehearse) for the trainer from recorded runs')
+    .argument('<trace...>', 'trace.jsonl files, run folders, or a workspace with .rehearsal/runs')
+    .option('--out <file>', 'the rows file to write (JSONL)')
+    .option('--source <source>', 'demonstration (reference runs) or rollout (the policy\'s own episodes)', 'demonstration')
+    .option('--only-successful', 'only episodes graded a success')
+    .option('--roles <roles>', 'act,rehearse', 'act,rehearse')
+    .option('--no-actual-rehearsals', 'no rehearse rows with the real response as target')
+    .option('--policy-rehearsals', 'rehearse rows with the policy\'s own rehearsal as target (rollouts)')
+    .option('--tasks <paths...>', 'task files or folders (few-shot examples, system prompts of older traces)')
+    .option('--rehearse-prompt <json>', 'rehearse prompt options, e.g. \'{"includeTools": false}\'')
+    .option('--group <suffix>', 'GRPO group suffix: rows are grouped by task/<suffix>')
+    .option('--act-rows <how>', 'turn (one act row per turn) or episode (one row per episode training every turn)', 'turn')
+    .action(async (traces: string[], opts) => { code = await exportCommand(traces, opts, ioFor()); });
 
   program
     .command('serve')

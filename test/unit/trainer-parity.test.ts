@@ -134,6 +134,31 @@ describe('trainer parity with transformers.js (tokenizer, chat template, ONNX ex
     }
   });
 
+  it('renders the compact-tools template (small policies) to the same bytes as Python', async function () {
+    // A copy of the tokenizer whose tokenizer_config.json carries the compact template.
+    const folder = path.join(dir, 'compact');
+    await fs.mkdir(folder, { recursive: true });
+    const python = await new Promise<{ template: string; texts: string[] }>((resolve, reject) => {
+      const child = execFile(PYTHON, ['-c', [
+        'import json, sys',
+        'from trainer.chat_template import COMPACT_TOOLS_TEMPLATE, render_chat',
+        'conversations = json.load(sys.stdin)',
+        'print(json.dumps({"template": COMPACT_TOOLS_TEMPLATE, "texts": [render_chat(COMPACT_TOOLS_TEMPLATE, c["messages"], c.get("tools"), True, {"eos_token": "<|im_end|>"}) for c in conversations]}))',
+      ].join('\n')], { cwd: REPO, maxBuffer: 64 << 20, timeout: 60_000 }, (err, out) => (err ? reject(err) : resolve(JSON.parse(out))));
+      child.stdin!.end(JSON.stringify(CONVERSATIONS));
+    });
+    for (const file of ['tokenizer.json', 'tokenizer_config.json']) await fs.copyFile(path.join(dir, 'plain', file), path.join(folder, file));
+    const config = JSON.parse(await fs.readFile(path.join(folder, 'tokenizer_config.json'), 'utf8'));
+    await fs.writeFile(path.join(folder, 'tokenizer_config.json'), JSON.stringify({ ...config, chat_template: python.template }));
+    const { AutoTokenizer } = await transformers;
+    const compact = await AutoTokenizer.from_pretrained('compact');
+    CONVERSATIONS.forEach((c, i) => {
+      const text = compact.apply_chat_template(c.messages, { tools: c.tools, add_generation_prompt: true, tokenize: false }) as string;
+      assert.equal(text, python.texts[i], c.id);
+    });
+    assert.ok(python.texts[0].includes('\n- get_weather(city: string, days?: integer, tolerance?: number): Current weather'), python.texts[0]);
+  });
+
   async function logits(m: PreTrainedModel, ids: number[]): Promise<Float32Array> {
     const { Tensor } = await transformers;
     const inputIds = new Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, ids.length]);

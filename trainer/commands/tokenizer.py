@@ -2,7 +2,7 @@
 ``tokenizer.json`` + ``tokenizer_config.json`` (with the chat template) into out_dir."""
 import time
 
-from ..chat_template import CHAT_TEMPLATE, render_chat
+from ..chat_template import TEMPLATES, render_chat
 from ..config import require
 from ..data.rows import read_rows
 from ..errors import config_error
@@ -11,10 +11,10 @@ from ..tokenizer.files import write_tokenizer
 from ..tokenizer.train import count_words, train_bpe
 
 
-def row_text(row):
-    """A row's full training text, rendered with the trainer's own template."""
+def row_text(row, template=TEMPLATES["full"]):
+    """A row's full training text, rendered with the template the tokenizer will carry."""
     variables = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": None, "unk_token": None}
-    prompt = render_chat(CHAT_TEMPLATE, row["messages"], row.get("tools"), True, variables)
+    prompt = render_chat(template, row["messages"], row.get("tools"), True, variables)
     return prompt + row["target"] + "<|im_end|>"
 
 
@@ -27,16 +27,17 @@ def corpus(tok_cfg):
         except FileNotFoundError:
             raise config_error(f"tokenizer.text_files: {path} does not exist.")
     if tok_cfg["row_files"]:
-        texts.extend(row_text(r) for r in read_rows(tok_cfg["row_files"]))
+        template = TEMPLATES[tok_cfg["chat_template"]]
+        texts.extend(row_text(r, template) for r in read_rows(tok_cfg["row_files"]))
     return texts
 
 
-def build(texts, vocab_size, added_tokens, min_frequency, folder, model_max_length):
+def build(texts, vocab_size, added_tokens, min_frequency, folder, model_max_length, chat_template="full"):
     """Trains and writes a tokenizer; returns ``(tokenizer, summary)``."""
     t0 = time.monotonic()
     words = count_words(texts, added_tokens)
     merges = train_bpe(words, vocab_size - 256 - len(added_tokens), min_frequency)
-    tok = write_tokenizer(folder, merges, added_tokens, model_max_length)
+    tok = write_tokenizer(folder, merges, added_tokens, model_max_length, TEMPLATES[chat_template])
     return tok, {"path": folder, "vocab_size": len(tok), "merges": len(merges), "added_tokens": len(added_tokens),
                  "corpus_chars": sum(len(t) for t in texts), "seconds": round(time.monotonic() - t0, 3)}
 
@@ -50,7 +51,9 @@ def run(cfg, events, runtime):
     added = tok_cfg["added_tokens"]
     if len(set(added)) != len(added):
         raise config_error("tokenizer.added_tokens has duplicates.")
-    _, summary = build(texts, tok_cfg["vocab_size"], added, tok_cfg["min_frequency"], folder, tok_cfg["model_max_length"])
+    _, summary = build(texts, tok_cfg["vocab_size"], added, tok_cfg["min_frequency"], folder, tok_cfg["model_max_length"],
+                       tok_cfg["chat_template"])
+    summary["chat_template"] = tok_cfg["chat_template"]
     summary["special_tokens"] = sorted(SPECIAL_TOKENS & set(added))
     events.emit("tokenizer", **summary)
     events.emit("done", command="tokenizer", path=folder)

@@ -65,10 +65,12 @@ class Batch:
             ids[r, :n] = torch.tensor(seq[:-1])
             labels[r, :n] = torch.tensor(seq[1:])
             mask[r, len(e.prompt_ids) - 1:n] = True
+            for start, end in e.history_spans:  # earlier assistant turns trained too (train_history rows)
+                mask[r, start - 1:end - 1] = True
         self.input_ids = ids.to(device)
         self.labels = labels.to(device)
         self.mask = mask.to(device)
-        counts = torch.tensor([len(e.target_ids) for e in examples])
+        counts = torch.tensor([e.loss_tokens for e in examples])
         self.token_row = torch.repeat_interleave(torch.arange(len(examples)), counts).to(device)
         self.num_tokens = int(counts.sum())
         self.num_input_tokens = sum(e.length - 1 for e in examples)

@@ -5,6 +5,12 @@ covers the target and the end token only.
 The prompt and the target are tokenized separately: the policy host tokenizes the rendered prompt on
 its own and generates the target after it, so this is the token sequence the policy actually sees.
 (When the policy sampled a non-canonical tokenization of its text, training uses the canonical one.)
+
+An act row with ``train_history: true`` also trains on every earlier assistant turn of its
+conversation: one row then teaches a whole episode, instead of one row per turn each re-reading the
+same prefix. The prompt is tokenized piece by piece (template text, then each assistant text and its
+end token), which is how those turns were generated; the tokenizer splits at every newline, so the
+pieces join exactly as the whole conversation tokenizes.
 """
 from ..chat_template import render_chat
 
@@ -13,9 +19,9 @@ class Example:
     """A tokenized row."""
 
     __slots__ = ("index", "id", "role", "source", "weight", "reward", "group", "prompt_ids", "target_ids",
-                 "advantage", "where")
+                 "advantage", "where", "history_spans")
 
-    def __init__(self, index, row, prompt_ids, target_ids):
+    def __init__(self, index, row, prompt_ids, target_ids, history_spans=()):
         self.index = index
         self.id = row["id"]
         self.role = row["role"]
@@ -27,10 +33,17 @@ class Example:
         self.target_ids = target_ids
         self.advantage = 0.0
         self.where = row.get("_where", "")
+        #: ``(start, end)`` index ranges of ``prompt_ids`` that are also trained on (history turns).
+        self.history_spans = tuple(history_spans)
 
     @property
     def length(self):
         return len(self.prompt_ids) + len(self.target_ids)
+
+    @property
+    def loss_tokens(self):
+        """How many tokens the loss covers: the target's, plus those of trained history turns."""
+        return len(self.target_ids) + sum(end - start for start, end in self.history_spans)
 
 
 def special_tokens(tokenizer):
@@ -47,6 +60,29 @@ def render_row(row, tokenizer):
     return render_prompt(row, tokenizer), row["target"] + tokenizer.eos_token
 
 
+def encode_with_history(row, tokenizer, eos_id):
+    """``(prompt_ids, spans)`` of a ``train_history`` row, or None when its template does not render
+    conversations as prefixes of each other (then the row trains on its target only)."""
+    messages, tools, variables = row["messages"], row.get("tools"), special_tokens(tokenizer)
+    eos_text = tokenizer.eos_token
+    ids, spans, consumed = [], [], ""
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant" or m.get("tool_calls"):
+            continue
+        prefix = render_chat(tokenizer.chat_template, messages[:i], tools, True, variables)
+        if not prefix.startswith(consumed):
+            return None
+        ids += tokenizer.encode(prefix[len(consumed):])
+        turn = tokenizer.encode(m["content"]) + [eos_id]
+        spans.append((len(ids), len(ids) + len(turn)))
+        ids += turn
+        consumed = prefix + m["content"] + eos_text
+    prompt = render_prompt(row, tokenizer)
+    if not prompt.startswith(consumed):
+        return None
+    return ids + tokenizer.encode(prompt[len(consumed):]), spans
+
+
 def encode_rows(rows, tokenizer, max_length):
     """``(examples, dropped)``: rows longer than ``max_length`` tokens are dropped (listed by id)."""
     if not tokenizer.chat_template:
@@ -55,9 +91,10 @@ def encode_rows(rows, tokenizer, max_length):
     eos_id = tokenizer.token_id(tokenizer.eos_token)
     examples, dropped = [], []
     for i, row in enumerate(rows):
-        prompt_ids = tokenizer.encode(render_prompt(row, tokenizer))
+        history = encode_with_history(row, tokenizer, eos_id) if row.get("train_history") and row["role"] == "act" else None
+        prompt_ids, spans = history if history else (tokenizer.encode(render_prompt(row, tokenizer)), ())
         target_ids = tokenizer.encode(row["target"]) + [eos_id]
-        ex = Example(i, row, prompt_ids, target_ids)
+        ex = Example(i, row, prompt_ids, target_ids, spans)
         if ex.length > max_length:
             dropped.append(ex)
         else:

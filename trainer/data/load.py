@@ -12,7 +12,7 @@ def summarize(examples, dropped, skipped, rows):
         "examples": len(examples),
         "roles": dict(Counter(e.role for e in examples)),
         "sources": dict(Counter(e.source for e in examples)),
-        "target_tokens": sum(len(e.target_ids) for e in examples),
+        "target_tokens": sum(e.loss_tokens for e in examples),
         "tokens": sum(e.length for e in examples),
         "dropped_too_long": len(dropped),
         "dropped_ids": [e.id for e in dropped[:10]],

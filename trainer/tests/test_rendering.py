@@ -97,3 +97,68 @@ class RenderTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HistoryRowsTest(unittest.TestCase):
+    """`train_history` act rows train every assistant turn of an episode from one row."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tiny = TinyModel()
+        from ..tokenizer import load_tokenizer
+        cls.tok = load_tokenizer(cls.tiny.model)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tiny.cleanup()
+
+    def last_act_row(self):
+        acts = [r for r in demonstration_rows(1) if r["role"] == "act"]
+        return max(acts, key=lambda r: len(r["messages"]))
+
+    def test_pieces_join_exactly_as_the_whole_conversation_tokenizes(self):
+        row = dict(self.last_act_row(), train_history=True)
+        plain, = encode_rows([self.last_act_row()], self.tok, 10_000)[0]
+        history, = encode_rows([row], self.tok, 10_000)[0]
+        # Newlines are pieces of their own, so turn-by-turn tokens equal the whole prompt's tokens.
+        self.assertEqual(history.prompt_ids, plain.prompt_ids)
+        self.assertEqual(plain.history_spans, ())
+
+    def test_spans_cover_each_earlier_assistant_turn_and_its_end_token(self):
+        row = dict(self.last_act_row(), train_history=True)
+        ex, = encode_rows([row], self.tok, 10_000)[0]
+        turns = [m["content"] for m in row["messages"] if m["role"] == "assistant"]
+        self.assertEqual(len(ex.history_spans), len(turns))
+        for (start, end), text in zip(ex.history_spans, turns):
+            self.assertEqual(self.tok.decode(ex.prompt_ids[start:end]), text + self.tok.eos_token)
+        self.assertEqual(ex.loss_tokens, len(ex.target_ids) + sum(e - s for s, e in ex.history_spans))
+
+    def test_the_batch_mask_trains_history_turns_and_the_target_only(self):
+        row = dict(self.last_act_row(), train_history=True)
+        ex, = encode_rows([row], self.tok, 10_000)[0]
+        b = Batch([ex], 0, torch.device("cpu"))
+        self.assertEqual(int(b.mask.sum()), ex.loss_tokens)
+        self.assertEqual(b.num_tokens, ex.loss_tokens)
+        trained = [int(b.labels[0, i]) for i in range(b.mask.shape[1]) if b.mask[0, i]]
+        expected = [t for s, e in ex.history_spans for t in ex.prompt_ids[s:e]] + ex.target_ids
+        self.assertEqual(trained, expected)
+
+    def test_rehearse_rows_ignore_the_flag(self):
+        row = dict(next(r for r in demonstration_rows(1) if r["role"] == "rehearse"), train_history=True)
+        ex, = encode_rows([row], self.tok, 10_000)[0]
+        self.assertEqual(ex.history_spans, ())
+
+
+class CompactTemplateTest(unittest.TestCase):
+    def test_lists_one_line_per_tool_with_argument_types_and_enums(self):
+        from ..chat_template import COMPACT_TOOLS_TEMPLATE
+        tools = [{"type": "function", "function": {"name": "cancel", "description": "Cancel an order.", "parameters": {
+            "type": "object", "properties": {"order_id": {"type": "string"}, "reason": {"type": "string", "enum": ["no longer needed", "mistake"]}, "note": {"type": "string"}},
+            "required": ["order_id", "reason"]}}}, {"type": "function", "function": {"name": "ping", "description": "", "parameters": {"type": "object", "properties": {}}}}]
+        text = render_chat(COMPACT_TOOLS_TEMPLATE, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], tools)
+        self.assertIn('\n- cancel(order_id: string, reason: string in ["no longer needed", "mistake"], note?: string): Cancel an order.', text)
+        self.assertIn("\n- ping()\n", text)
+        full = render_chat(CHAT_TEMPLATE, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], tools)
+        # Only the system turn differs: the conversation after it renders the same.
+        self.assertEqual(text.split("<|im_end|>\n", 1)[1], full.split("<|im_end|>\n", 1)[1])
+        self.assertLess(len(text), len(full))

@@ -5,13 +5,18 @@ The pattern only uses ASCII classes, spelled out: ``\\s`` means different things
 (it includes U+001C..U+001F) and in transformers.js (which rewrites it to ``\\p{White_Space}``), so
 the explicit class keeps both sides splitting every string identically. Letters run together,
 digits stand alone (numbers and ids are copied digit by digit), punctuation and non-ASCII runs stay
-together, and whitespace behaves as in GPT-2 (a space joins the word after it).
+together, and whitespace behaves as in GPT-2 (a space joins the word after it), except that every
+newline is a piece of its own. The chat template joins a prompt and the policy's text at newlines
+(`<|im_start|>assistant\n` + `\n<tool_call>...`): were newlines merged, a conversation re-tokenized
+as a whole would differ from the tokens generated turn by turn, so the policy host could not reuse
+its KV cache across turns, and history turns could not be trained as the tokens they were.
 """
 import re
 
 _WS = r" \t\n\r\f\v"
+_HWS = r" \t\r\f\v"
 SPLIT_PATTERN = (
-    rf" ?[A-Za-z]+| ?[0-9]| ?[^{_WS}A-Za-z0-9]+|[{_WS}]+(?![^{_WS}])|[{_WS}]+"
+    rf" ?[A-Za-z]+| ?[0-9]| ?[^{_WS}A-Za-z0-9]+|[{_HWS}]+(?![^{_WS}])|[{_HWS}]+|\n"
 )
 SPLIT_RE = re.compile(SPLIT_PATTERN)
 

@@ -55,7 +55,7 @@ def tokenizer_config(added_tokens_list, model_max_length, chat_template=CHAT_TEM
     }
 
 
-def write_tokenizer(folder, merges, added_tokens, model_max_length=4096):
+def write_tokenizer(folder, merges, added_tokens, model_max_length=4096, chat_template=CHAT_TEMPLATE):
     """Writes both files into ``folder`` and returns the loaded :class:`Tokenizer`."""
     missing = [t for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>") if t not in added_tokens]
     if missing:
@@ -63,7 +63,7 @@ def write_tokenizer(folder, merges, added_tokens, model_max_length=4096):
         raise config_error(f"tokenizer.added_tokens must include {', '.join(missing)} (the chat template needs them).")
     os.makedirs(folder, exist_ok=True)
     tj = tokenizer_json(merges, added_tokens)
-    tc = tokenizer_config(tj["added_tokens"], model_max_length)
+    tc = tokenizer_config(tj["added_tokens"], model_max_length, chat_template)
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(tj, f, ensure_ascii=False, indent=1)
     with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as f:

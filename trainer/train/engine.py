@@ -64,7 +64,7 @@ class Engine:
             b = self.batch(chunk)
             with self._autocast():
                 logp = module(b.input_ids, b.mask, b.labels).float()
-            for e, part in zip(chunk, torch.split(logp, [len(e.target_ids) for e in chunk])):
+            for e, part in zip(chunk, torch.split(logp, [e.loss_tokens for e in chunk])):
                 out[e.index] = part
         module.train(was_training)
         return out

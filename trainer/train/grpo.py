@@ -138,14 +138,14 @@ class GrpoRun:
         lr = learning_rate(self.cfg["optim"], it, self.grpo["iterations"])
         keys = metric_keys()
         for epoch, mb in plan:
-            policy_tokens = sum(len(e.target_ids) for e in mb)
+            policy_tokens = sum(e.loss_tokens for e in mb)
             parts = [("policy", b) for b in micro_batches(rank_share(mb, self.rt.rank, self.rt.world), micro,
                                                            micro_count(len(mb), self.rt.world, micro))]
             fns = {"policy": policy_loss(self.grpo, policy_tokens, self.rt.world, old, ref)}
             grounding_tokens = 0
             if self.coef > 0 and pool:
                 g_rows = [pool[i] for i in step_indices(len(pool), self.grpo["grounding"]["batch_size"], self.cfg["seed"] + 1, self.step)]
-                grounding_tokens = sum(len(e.target_ids) for e in g_rows)
+                grounding_tokens = sum(e.loss_tokens for e in g_rows)
                 parts += [("grounding", b) for b in micro_batches(rank_share(g_rows, self.rt.rank, self.rt.world), micro,
                                                                     micro_count(len(g_rows), self.rt.world, micro))]
                 fns["grounding"] = grounding_loss(self.coef, grounding_tokens, self.rt.world)

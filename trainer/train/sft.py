@@ -66,7 +66,7 @@ def run_sft(cfg, events, runtime):
     keys = metric_keys() + ["loss"]
     for step in range(start, steps):
         rows = [examples[i] for i in step_indices(len(examples), batch_size, seed, step)]
-        global_tokens = sum(len(e.target_ids) for e in rows)
+        global_tokens = sum(e.loss_tokens for e in rows)
         local = rank_share(rows, runtime.rank, runtime.world)
         count = micro_count(len(rows), runtime.world, train["micro_batch_size"])
         micro = [("sft", mb) for mb in micro_batches(local, train["micro_batch_size"], count)]

@@ -102,8 +102,8 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
     return { status: 'failed', transcript: { turns: [], snapshot: { ok: false, error: e.message } }, error: { code: e.code, message: e.message }, fatal: false };
   }
 
-  await emit({ type: 'episode', episodeId, index: ctx.index, taskId: task.id, mode: ctx.mode, instruction: task.turns[0]?.user, tools, ...(ctx.role ? { role: ctx.role } : {}) });
   const system = [task.system, ctx.systemSuffix].filter(Boolean).join('\n\n');
+  await emit({ type: 'episode', episodeId, index: ctx.index, taskId: task.id, mode: ctx.mode, instruction: task.turns[0]?.user, ...(system ? { system } : {}), tools, ...(ctx.role ? { role: ctx.role } : {}) });
   const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
   const actSession = `${episodeId}:act`;
   const rehearseSession = `${episodeId}:rehearse`;

@@ -16,7 +16,11 @@ export function runsFolder(workspace: string): string {
 
 /** Every `runs/<runId>/trace.jsonl` under a workspace, newest run id first. */
 export async function findRunTraces(workspace: string): Promise<string[]> {
-  const runs = runsFolder(workspace);
+  return tracesInRunsFolder(runsFolder(workspace));
+}
+
+/** Every `<runId>/trace.jsonl` in a runs folder (a workspace's, or one given with `--out`), newest first. */
+export async function tracesInRunsFolder(runs: string): Promise<string[]> {
   let names: string[];
   try {
     names = await fs.readdir(runs);
@@ -47,12 +51,12 @@ export async function resolveTraceArgument(arg: string): Promise<string[]> {
   if (stat.isFile()) return [arg];
   const direct = path.join(arg, TRACE_FILE);
   if (await isFile(direct)) return [direct];
-  const inRuns = path.basename(arg) === 'runs' ? await findRunTraces(path.dirname(path.dirname(arg))) : [];
+  const inRuns = await tracesInRunsFolder(arg);
   if (inRuns.length) return inRuns;
   const workspace = path.basename(arg) === STUDIO_FOLDER ? path.dirname(arg) : arg;
   const all = await findRunTraces(workspace);
   if (all.length) return all;
-  throw new StudioError('TRACE_NOT_FOUND', `${arg} holds no trace: expected ${TRACE_FILE}, or runs under ${path.join(STUDIO_FOLDER, 'runs')}.`);
+  throw new StudioError('TRACE_NOT_FOUND', `${arg} holds no trace: expected ${TRACE_FILE}, run folders holding one, or runs under ${path.join(STUDIO_FOLDER, 'runs')}.`);
 }
 
 async function isFile(p: string): Promise<boolean> {

@@ -50,6 +50,8 @@ export interface EpisodeEvent extends EventBase {
   mode: RunMode;
   /** The task's first user message. */
   instruction?: string;
+  /** The system prompt the policy was given (task instructions, plus any rehearsal memory). */
+  system?: string;
   /** The tools offered to the policy. */
   tools?: ToolDefinition[];
   /** For private rehearsal: `imagined` episodes condense into the memory of the `committed` one. */

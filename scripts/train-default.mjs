@@ -1,0 +1,181 @@
+// `npm run train:default`: builds the embedded default policy (models/default) from scratch, by the
+// recipe in training/default/recipe.json: tasks of the built-in domains, demonstrations by the
+// reference policy, a tokenizer and a model, SFT, role-wise GRPO on imagined rollouts played by the
+// studio's runner, export, and an evaluation on the test split whose scores go into manifest.json.
+// Each stage is skipped when its output exists (the trainer itself resumes an interrupted run);
+// `--fresh` starts over. Work files live in .rehearsal/training/default (gitignored).
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// RECIPE, WORK and MODEL can point elsewhere (a quick trial of the pipeline with a small recipe).
+const RECIPE_FILE = path.resolve(process.env.RECIPE ?? path.join(ROOT, 'training/default/recipe.json'));
+const WORK = path.resolve(process.env.WORK ?? path.join(ROOT, '.rehearsal/training/default'));
+const MODEL = path.resolve(process.env.MODEL ?? path.join(ROOT, 'models/default'));
+const CLI = path.join(ROOT, 'dist/cli.js');
+const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+const recipe = JSON.parse(await fs.readFile(RECIPE_FILE, 'utf8'));
+const started = Date.now();
+const log = (msg) => console.log(`[train:default ${((Date.now() - started) / 60000).toFixed(1)} min] ${msg}`);
+
+/** Runs a program (argument vector, no shell); rejects with its last output when it fails. */
+function run(cmd, args, { onLine, env } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, PYTHONPATH: ROOT, OMP_WAIT_POLICY: 'PASSIVE', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail = [];
+    const take = (stream, isOut) => {
+      let partial = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk) => {
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop();
+        for (const line of lines) {
+          tail.push(line); if (tail.length > 30) tail.shift();
+          if (isOut && onLine) onLine(line); else if (process.env.VERBOSE) console.error(line);
+        }
+      });
+    };
+    take(child.stdout, true);
+    take(child.stderr, false);
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(' ')} exited ${code}:\n${tail.join('\n')}`))));
+  });
+}
+
+/** Trainer events as progress lines. */
+function trainerProgress(line) {
+  let e;
+  try { e = JSON.parse(line); } catch { return; }
+  if (e.event === 'step') {
+    const roles = Object.entries(e.roles ?? {}).map(([r, v]) => `${r} ${(v.loss ?? v.pg_loss ?? 0).toFixed(3)}${v.reward_mean !== undefined ? ` r=${v.reward_mean.toFixed(2)}` : ''}`).join(', ');
+    log(`  ${e.command} step ${e.step}${e.steps ? `/${e.steps}` : ''}${e.iteration !== undefined ? ` (iteration ${e.iteration + 1}/${e.iterations})` : ''}: loss ${Number(e.loss).toFixed(4)} [${roles}] ${Math.round(e.tokens_per_s ?? 0)} tok/s`);
+  } else if (e.event === 'rollouts') log(`  rollouts: ${JSON.stringify(e).slice(0, 200)}`);
+  else if (e.event === 'error') log(`  error: ${e.code}: ${e.message}`);
+}
+
+const cli = (...args) => run(process.execPath, [CLI, ...args], { onLine: (l) => process.env.VERBOSE && console.log(l) });
+const trainer = (command, config) => run(PYTHON, ['-m', 'trainer', command, '--config', config], { onLine: trainerProgress });
+const stage = async (name, marker, work) => {
+  if (existsSync(marker)) { log(`${name}: done before, skipped`); return; }
+  log(`${name}...`);
+  await work();
+  await fs.writeFile(marker, new Date().toISOString() + '\n');
+};
+const writeJson = (file, value) => fs.writeFile(file, JSON.stringify(value, null, 2) + '\n');
+const sha256 = async (file) => createHash('sha256').update(await fs.readFile(file)).digest('hex');
+
+async function main() {
+  if (process.argv.includes('--fresh')) await fs.rm(WORK, { recursive: true, force: true });
+  await fs.mkdir(WORK, { recursive: true });
+  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first.');
+  const { tasks: counts, domains } = recipe;
+  const dirs = { demo: path.join(WORK, 'tasks/demonstrations'), grpo: path.join(WORK, 'tasks/grpo'), test: path.join(WORK, 'tasks/test') };
+
+  await stage('tasks (train split: demonstrations + GRPO; test split)', path.join(WORK, 'tasks.done'), async () => {
+    for (const domain of domains) {
+      const all = path.join(WORK, 'tasks/all-train', domain);
+      await cli('generate', domain, '--split', 'train', '--count', String(counts.demonstrations + counts.grpo), '--out', all);
+      const files = (await fs.readdir(all)).sort();
+      for (const [i, f] of files.entries()) {
+        const dest = i < counts.demonstrations ? dirs.demo : dirs.grpo;
+        await fs.mkdir(path.join(dest, domain), { recursive: true });
+        await fs.copyFile(path.join(all, f), path.join(dest, domain, f));
+      }
+      await cli('generate', domain, '--split', 'test', '--count', String(counts.test), '--out', path.join(dirs.test, domain));
+    }
+  });
+
+  const demoRuns = path.join(WORK, 'runs/demonstrations');
+  const rows = path.join(WORK, 'rows/demonstrations.jsonl');
+  await stage('demonstrations (reference policy, shadow mode, real tools)', path.join(WORK, 'demonstrations.done'), async () => {
+    await fs.rm(demoRuns, { recursive: true, force: true });
+    await cli('run', dirs.demo, '--policy', 'reference', '--out', demoRuns, '--no-progress');
+    await cli('export', demoRuns, '--out', rows, '--only-successful', '--act-rows', 'episode', '--rehearse-prompt', JSON.stringify(recipe.rehearsePrompt));
+  });
+
+  const tok = path.join(WORK, 'tokenizer');
+  await stage('tokenizer (byte-level BPE on the demonstrations)', path.join(WORK, 'tokenizer.done'), async () => {
+    const config = path.join(WORK, 'tokenizer.json');
+    await writeJson(config, { seed: recipe.seed, out_dir: tok, tokenizer: { row_files: [rows], ...recipe.tokenizer } });
+    await trainer('tokenizer', config);
+  });
+
+  const init = path.join(WORK, 'init');
+  await stage('model (random initialisation)', path.join(WORK, 'init.done'), async () => {
+    const config = path.join(WORK, 'init-config.json');
+    await writeJson(config, { seed: recipe.seed, out_dir: init, model: { tokenizer: tok, architecture: recipe.architecture } });
+    await trainer('init', config);
+  });
+
+  const sft = path.join(WORK, 'sft');
+  await stage('SFT on the demonstrations (act and rehearse roles)', path.join(WORK, 'sft.done'), async () => {
+    const { threads, ...rest } = recipe.sft;
+    const config = path.join(WORK, 'sft-config.json');
+    await writeJson(config, { seed: recipe.seed, threads, out_dir: sft, model: { path: init }, ...rest, data: { ...rest.data, train: [rows] }, train: { ...rest.train, export_at_end: true } });
+    await trainer('sft', config);
+  });
+
+  const grpo = path.join(WORK, 'grpo');
+  await stage('GRPO with world rehearsal (imagined rollouts by the studio runner)', path.join(WORK, 'grpo.done'), async () => {
+    const { threads, episodes, temperature, ...rest } = recipe.grpo;
+    const config = path.join(WORK, 'grpo-config.json');
+    await writeJson(config, {
+      seed: recipe.seed, threads, out_dir: grpo, model: { path: path.join(sft, 'final') }, ...rest,
+      grpo: { ...rest.grpo, temperature },
+      train: { ...rest.train, export_at_end: true },
+      rollouts: { command: [process.execPath, CLI, 'rollout', dirs.grpo, '--policy', '{model_dir}', '--out', '{out}', '--episodes', String(episodes), '--temperature', String(temperature), '--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs'] },
+    });
+    await trainer('grpo', config);
+  });
+
+  await stage('the policy folder models/default', path.join(WORK, 'model.done'), async () => {
+    const final = path.join(grpo, 'final');
+    await fs.rm(MODEL, { recursive: true, force: true });
+    await fs.mkdir(path.join(MODEL, 'onnx'), { recursive: true });
+    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
+    await fs.copyFile(path.join(final, 'onnx/model.onnx'), path.join(MODEL, 'onnx/model.onnx'));
+    await writeJson(path.join(MODEL, 'rehearsal_config.json'), { rehearsePrompt: recipe.rehearsePrompt, maxTokens: recipe.maxTokens });
+  });
+
+  await stage('evaluation on the test split (shadow mode, real tools)', path.join(WORK, 'eval.done'), async () => {
+    const evalRuns = path.join(WORK, 'runs/eval');
+    await fs.rm(evalRuns, { recursive: true, force: true });
+    let out = '';
+    await run(process.execPath, [CLI, 'run', dirs.test, '--policy', MODEL, '--out', evalRuns, '--no-progress', '--json'], { onLine: (l) => { out += l + '\n'; } });
+    const { run: summary, report } = JSON.parse(out);
+    const files = {};
+    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'rehearsal_config.json', 'onnx/model.onnx']) files[f] = await sha256(path.join(MODEL, f));
+    const o = report.overall;
+    await writeJson(path.join(MODEL, 'manifest.json'), {
+      name: 'rehearsal-studio-default',
+      description: recipe.description,
+      command: 'npm run train:default',
+      recipe,
+      data: {
+        demonstrations: { tasksPerDomain: counts.demonstrations, rows: await sha256(rows) },
+        grpo: { tasksPerDomain: counts.grpo },
+        test: { tasksPerDomain: counts.test, split: 'test (seed % 10 == 9)' },
+      },
+      files,
+      scores: {
+        split: 'test', mode: 'shadow', episodes: report.episodes,
+        taskSuccess: report.graded ? report.successes / report.graded : null,
+        meanReward: report.meanReward,
+        toolCallParseValidity: report.turns ? report.actParseValid / report.turns : null,
+        rehearsalJsonValidity: report.rehearsed ? report.rehearsalParseValid / report.rehearsed : null,
+        fidelity: { compared: o.compared, exactMatch: o.exactMatch, fieldF1: o.fieldF1, keyJaccard: o.keyJaccard, typeAgreement: o.typeAgreement, errorAgreement: o.errorAgreement },
+        perTool: report.perTool,
+        parseErrors: report.parseErrors,
+        runStatus: summary.status,
+      },
+      trainedMinutes: Math.round((Date.now() - started) / 60000),
+    });
+    log(`scores: ${JSON.stringify((JSON.parse(await fs.readFile(path.join(MODEL, 'manifest.json'), 'utf8'))).scores).slice(0, 400)}`);
+  });
+  log('done: models/default');
+}
+
+main().catch((err) => { console.error(`train:default failed: ${err.message}`); process.exit(1); });

@@ -1,0 +1,65 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { StudioError } from '../../core/base/errors';
+import { mergePolicySettings, readPolicySettings } from '../../core/policy/policySettings';
+import { runTasks } from '../../core/runner/runner';
+import { loadTasks } from '../../core/tasks/loader';
+import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
+import { exportRows } from '../../core/training/exportRows';
+import type { CliIO } from '../io';
+import type { PolicyArgs } from '../policyArg';
+import { openPolicy } from '../policyArg';
+
+/** Options of `rehearse rollout`. */
+export interface RolloutArgs extends PolicyArgs {
+  out?: string;
+  episodes?: string;
+  temperature?: string;
+  seed?: string;
+  group?: string;
+  runs?: string;
+  audit?: boolean;
+}
+
+/**
+ * `rehearse rollout <task...> --policy <dir> --out rows.jsonl`: GRPO's rollouts, played by the studio's
+ * own runner in imagine mode with the exported policy (so prompts, parsers and checks have one
+ * implementation), written as rollout rows grouped by task. This is the trainer's `rollouts.command`.
+ */
+export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io: CliIO): Promise<number> {
+  if (!args.out) throw new StudioError('USAGE', 'Missing --out <rows.jsonl>: where the trainer reads the rollout rows.');
+  const episodes = Number(args.episodes ?? 4);
+  if (!Number.isInteger(episodes) || episodes < 2) throw new StudioError('USAGE', `--episodes must be a whole number of at least 2 (a GRPO group), not "${args.episodes}".`);
+  const temperature = Number(args.temperature ?? 1);
+  const seed = Number(args.seed ?? 0);
+  if (!(temperature > 0)) throw new StudioError('USAGE', '--temperature must be above 0: a group of identical greedy rollouts teaches nothing.');
+  if (!Number.isInteger(seed)) throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
+  const tasks = await loadTasks(taskPaths);
+  const policy = await openPolicy(args, tasks.map((t) => t.task));
+  const chosen = {
+    mode: 'imagine' as const, audit: !!args.audit, episodesPerTask: episodes,
+    sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } },
+  };
+  const settings = policy.info.kind === 'onnx' ? mergePolicySettings(await readPolicySettings(policy.info.id), chosen) : chosen;
+  const runsDir = path.resolve(args.runs ?? path.join(os.tmpdir(), 'rehearsal-rollouts'));
+  let summary;
+  try {
+    summary = await runTasks({ runsDir, tasks, policy, settings, openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd() }) });
+  } finally {
+    policy.dispose();
+  }
+  if (summary.status !== 'completed') throw new StudioError('ROLLOUT_FAILED', `The rollout run ${summary.status}: ${summary.error?.code ?? ''} ${summary.error?.message ?? ''}`.trim());
+  await mkdir(path.dirname(path.resolve(args.out)), { recursive: true });
+  const out = createWriteStream(args.out);
+  const exported = await exportRows([summary.traceFile], {
+    actSource: 'rollout', policyRehearsals: true, actualRehearsals: !!args.audit, actRows: 'episode',
+    group: (taskId) => `${taskId}/${args.group ?? 'rollout'}`,
+  }, (row) => out.write(JSON.stringify(row) + '\n'));
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  const rewards = summary.episodes.map((e) => e.reward ?? 0);
+  const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
+  io.out(`${summary.episodes.length} imagined episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${args.out} (trace ${summary.traceFile})`);
+  return 0;
+}

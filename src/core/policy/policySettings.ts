@@ -1,0 +1,43 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { StudioError } from '../base/errors';
+import type { RunSettings } from '../runner/settings';
+
+/** File in a model folder with the run settings its policy was trained for. */
+export const POLICY_SETTINGS_FILE = 'rehearsal_config.json';
+
+/** The settings a model recommends: the rehearse prompt it was trained on and its token budgets. */
+export type PolicySettings = Pick<Partial<RunSettings>, 'rehearsePrompt' | 'maxTokens'>;
+
+/**
+ * Reads `rehearsal_config.json` of a model folder, if any. A policy trained on a compact rehearse
+ * prompt must be run with the same one; this file says which, so nobody has to remember.
+ */
+export async function readPolicySettings(modelDir: string): Promise<PolicySettings> {
+  const file = path.join(modelDir, POLICY_SETTINGS_FILE);
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch {
+    return {};
+  }
+  try {
+    const value = JSON.parse(text) as PolicySettings;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+    const out: PolicySettings = {};
+    if (value.rehearsePrompt) out.rehearsePrompt = value.rehearsePrompt;
+    if (value.maxTokens) out.maxTokens = value.maxTokens;
+    return out;
+  } catch (err) {
+    throw new StudioError('MODEL_FILE_BROKEN', `${file} is not a valid JSON object (${(err as Error).message}); fix it or delete it.`);
+  }
+}
+
+/** Run settings with a policy's recommendations under what the person chose explicitly. */
+export function mergePolicySettings(policy: PolicySettings, chosen: Partial<RunSettings>): Partial<RunSettings> {
+  return {
+    ...chosen,
+    rehearsePrompt: { ...policy.rehearsePrompt, ...chosen.rehearsePrompt },
+    ...(policy.maxTokens || chosen.maxTokens ? { maxTokens: { ...policy.maxTokens, ...chosen.maxTokens } as RunSettings['maxTokens'] } : {}),
+  };
+}

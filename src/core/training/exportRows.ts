@@ -1,0 +1,157 @@
+import { canonicalJson } from '../base/canonicalJson';
+import type { JsonValue } from '../base/json';
+import { isJsonObject } from '../base/json';
+import { actualValue } from '../fidelity/responseValue';
+import { formatRehearsal } from '../protocol/rehearsalParser';
+import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
+import { buildRehearsePrompt } from '../protocol/rehearsePrompt';
+import type { ChatMessage, RecordedExample, ToolDefinition } from '../protocol/types';
+import { toFunctionSchema } from '../protocol/types';
+import { readTrace } from '../trace/reader';
+import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../trace/schema';
+import { actualToolText, parseErrorToolText, rehearsedToolResult } from '../runner/toolMessages';
+import type { DatasetRow, RowSource } from './datasetRow';
+
+/** What to export from traces. */
+export interface ExportOptions {
+  /** Act rows: `demonstration` (reference runs, people) or `rollout` (the policy's own episodes). */
+  actSource: Extract<RowSource, 'demonstration' | 'rollout'>;
+  /** Only episodes whose grade says success. */
+  onlySuccessful?: boolean;
+  /** Roles to write. */
+  roles?: ('act' | 'rehearse')[];
+  /** Rehearse rows with the real tool's response as target (grounding, and demonstrations of the rehearse role). */
+  actualRehearsals?: boolean;
+  /** Rehearse rows with the policy's own rehearsal as target (rollouts). */
+  policyRehearsals?: boolean;
+  /** The rehearse prompt's sections; default: those the run recorded in its settings. */
+  rehearsePrompt?: RehearsePromptOptions;
+  /** The task's few-shot examples and system prompt, when not recorded in the trace. */
+  taskInfo?: (taskId: string) => { examples?: RecordedExample[]; system?: string } | undefined;
+  /** GRPO group of an episode's rows (rollouts); default: the task id. */
+  group?: (taskId: string) => string;
+  /** Row weight of a call's rehearse rows (annotations make it larger); default 1. */
+  callWeight?: (callId: string) => number;
+  /**
+   * `turn`: one act row per turn. `episode`: one act row per episode (its last turn) that also trains
+   * every earlier turn (`train_history`): the same supervision, a fraction of the tokens.
+   */
+  actRows?: 'turn' | 'episode';
+}
+
+/** Counts of what an export wrote and skipped. */
+export interface ExportSummary {
+  episodes: number;
+  skippedEpisodes: number;
+  rows: { act: number; rehearse: number };
+  skippedLines: number;
+}
+
+interface EpisodeEvents {
+  start: EpisodeEvent;
+  turns: TurnEvent[];
+  rehearsals: Map<string, CallRehearsalEvent>;
+  actuals: Map<string, CallActualEvent>;
+  end?: EpisodeEndEvent;
+}
+
+/** The rehearse target for a real tool response: its JSON as the rehearse role writes it. */
+export function actualRehearsalTarget(event: CallActualEvent): string | undefined {
+  if (!event.response) return undefined;
+  const value = actualValue(event.response);
+  let json: JsonValue;
+  if (value.kind === 'json') json = value.value;
+  else json = value.isError ? { error: value.text } : { result: value.text };
+  // A rehearsal must be a non-empty object or an array (DESIGN.md, Protocol).
+  if (isJsonObject(json) && Object.keys(json).length === 0) return undefined;
+  if (!Array.isArray(json) && !isJsonObject(json)) json = { result: json };
+  return formatRehearsal(canonicalJson(json));
+}
+
+/**
+ * Rebuilds, from a trace, the exact conversations the policy saw, and writes them as training rows:
+ * act rows (each turn's prompt and text) and rehearse rows (each call's rehearse prompt, with the real
+ * response or the policy's own rehearsal as target). Tool messages are rebuilt with the runner's own
+ * functions, so a row's prompt is byte for byte the prompt the policy was given.
+ */
+export async function exportRows(files: readonly string[], options: ExportOptions, write: (row: DatasetRow) => void): Promise<ExportSummary> {
+  const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, skippedLines: 0 };
+  const roles = new Set(options.roles ?? ['act', 'rehearse']);
+  for (const file of files) {
+    let run: RunEvent | undefined;
+    const episodes = new Map<string, EpisodeEvents>();
+    const result = await readTrace(file, {
+      onEvent: (e: TraceEvent) => {
+        if (e.type === 'run') { run ??= e; return; }
+        if (e.type === 'episode') { episodes.set(e.episodeId, { start: e, turns: [], rehearsals: new Map(), actuals: new Map() }); return; }
+        if (e.type === 'run.end' || e.type === 'fidelity') return;
+        const ep = episodes.get(e.episodeId);
+        if (!ep) return;
+        if (e.type === 'turn') ep.turns.push(e);
+        else if (e.type === 'call.rehearsal') ep.rehearsals.set(e.callId, e);
+        else if (e.type === 'call.actual') ep.actuals.set(e.callId, e);
+        else if (e.type === 'episode.end') { ep.end = e; emitEpisode(ep); episodes.delete(e.episodeId); }
+      },
+    });
+    summary.skippedLines += result.skipped.length;
+
+    function emitEpisode(ep: EpisodeEvents): void {
+      const ungradedRollout = options.actSource === 'rollout' && ep.end?.reward === null;
+      if (!ep.end || ep.end.status === 'cancelled' || ungradedRollout || (options.onlySuccessful && ep.end.success !== true)) { summary.skippedEpisodes++; return; }
+      summary.episodes++;
+      const mode = ep.start.mode;
+      const settings = (run?.settings ?? {}) as { rehearsePrompt?: RehearsePromptOptions; onParseError?: string };
+      const promptOptions = options.rehearsePrompt ?? settings.rehearsePrompt ?? {};
+      const info = options.taskInfo?.(ep.start.taskId);
+      const tools: ToolDefinition[] = ep.start.tools ?? [];
+      const system = ep.start.system ?? info?.system;
+      const reward = ep.end.reward;
+      const group = options.actSource === 'rollout' ? (options.group?.(ep.start.taskId) ?? ep.start.taskId) : null;
+      const base = { v: 1 as const, reward: options.actSource === 'rollout' ? reward : null, group, task: ep.start.taskId, episode: ep.start.episodeId };
+      const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
+      for (const turn of ep.turns) {
+        if (turn.user !== undefined) messages.push({ role: 'user', content: turn.user });
+        const history = [...messages];
+        const lastTurn = turn === ep.turns[ep.turns.length - 1];
+        if (roles.has('act') && (options.actRows !== 'episode' || lastTurn)) {
+          write({
+            ...base, id: `${ep.start.episodeId}/${turn.turnId}/act`, role: 'act', messages: history, tools: tools.map(toFunctionSchema), target: turn.text, weight: 1, source: options.actSource,
+            ...(options.actRows === 'episode' ? { train_history: true } : {}),
+          });
+          summary.rows.act++;
+        }
+        messages.push({ role: 'assistant', content: turn.text });
+        if (turn.parse.kind === 'error') {
+          if (settings.onParseError === 'feedback') messages.push({ role: 'tool', content: parseErrorToolText(turn.parse.code, turn.parse.message) });
+          continue;
+        }
+        if (turn.parse.kind !== 'calls') continue;
+        for (const call of turn.parse.calls) {
+          const rehearsal = ep.rehearsals.get(call.callId);
+          const actual = ep.actuals.get(call.callId);
+          if (roles.has('rehearse')) {
+            const prompt = buildRehearsePrompt({ tools, examples: info?.examples, history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, promptOptions);
+            const weight = options.callWeight?.(call.callId) ?? 1;
+            const actualTarget = options.actualRehearsals && actual ? actualRehearsalTarget(actual) : undefined;
+            if (actualTarget !== undefined) {
+              write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId });
+              summary.rows.rehearse++;
+            }
+            if (options.policyRehearsals && rehearsal) {
+              write({ ...base, id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId });
+              summary.rows.rehearse++;
+            }
+          }
+          // The tool message the policy read: the actual response (shadow) or its own rehearsal (imagine).
+          let toolText: string;
+          if (mode === 'imagine') {
+            toolText = !rehearsal ? actualToolText(undefined, actual?.error)
+              : rehearsal.result.ok ? rehearsedToolResult(rehearsal.result.value).text![0] : parseErrorToolText(rehearsal.result.code, rehearsal.result.message);
+          } else toolText = actualToolText(actual?.response, actual?.error);
+          messages.push({ role: 'tool', name: call.name, content: toolText });
+        }
+      }
+    }
+  }
+  return summary;
+}
