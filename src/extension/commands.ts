@@ -12,6 +12,7 @@ export interface CommandArgs {
   'rehearsal.openTrace': [file?: string];
   'rehearsal.showCallDiff': [target?: CallTarget];
   'rehearsal.showReport': [target?: { file: string } | TraceTreeNode];
+  'rehearsal.installGpuSupport': [];
 }
 
 /** A command id. */
@@ -23,6 +24,7 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.openTrace': { title: 'Open Trace...', icon: '$(folder-opened)' },
   'rehearsal.showCallDiff': { title: 'Show Call Diff (Rehearsed vs Actual)', icon: '$(diff)' },
   'rehearsal.showReport': { title: 'Show Fidelity Report', icon: '$(graph)' },
+  'rehearsal.installGpuSupport': { title: 'Install GPU Support', icon: '$(chip)' },
 };
 
 /** The category under which every command appears in the palette. */

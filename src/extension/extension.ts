@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { TraceLibrary } from '../core/trace/library';
 import { CallDiffDocuments } from './callDiff';
+import { registerGpuFeatures } from './features/gpu';
 import { registerTraceFeatures } from './features/traces';
 import type { Services } from './services';
 import { TraceExplorerProvider } from './traceExplorer';
@@ -28,6 +29,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   context.subscriptions.push(output, library, watcher, services.explorer, services.callDiffs);
 
   registerTraceFeatures(context, services);
+  registerGpuFeatures(context, services);
 
   const ready = watcher.rescan().then(() => output.info(`Indexed ${library.files.length} trace(s).`));
   return { services, ready };
