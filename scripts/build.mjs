@@ -34,7 +34,9 @@ const serverConfigs = servers.map((name) => ({ ...common, entryPoints: [`src/ser
 const configs = serversOnly ? serverConfigs : [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
-  { ...common, entryPoints: ['src/core/policy/hostMain.ts'], outfile: 'dist/policy-host.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
+  // The policy host bundles transformers.js (tokenizer and chat template); only onnxruntime-node
+  // (native) stays outside, and sharp (images, never used here) is replaced by a stub.
+  { ...common, entryPoints: ['src/core/policy/hostMain.ts'], outfile: 'dist/policy-host.js', platform: 'node', format: 'cjs', target: 'node20', external: ['onnxruntime-node'], alias: { ...common.alias, sharp: './scripts/stubs/sharp.cjs' } },
   ...webviews.map((name) => ({ ...common, entryPoints: [`webview/${name}/main.ts`], outfile: `dist/webview/${name}.js`, platform: 'browser', format: 'iife', target: 'es2022' })),
   ...serverConfigs,
 ];
