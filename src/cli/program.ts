@@ -50,8 +50,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .description("show one call's rehearsal against its actual response, as a structural diff")
     .argument('<trace>', 'a trace.jsonl file or a run folder')
     .option('--call <id>', 'the call id, e.g. e1.t2.c1')
+    .option('--worst', 'the least faithful call that both sides answered')
     .option('--json', 'print the comparison as JSON')
-    .action(async (trace: string, opts: { call?: string; json?: boolean }) => { code = await diffCommand(trace, opts, ioFor()); });
+    .action(async (trace: string, opts: { call?: string; worst?: boolean; json?: boolean }) => { code = await diffCommand(trace, opts, ioFor()); });
 
   const importer = program
     .command('import')

@@ -7,14 +7,23 @@ import type { CliIO } from '../io';
 import { palette } from '../../core/report/textFormat';
 import { renderCallDiff } from '../render/diffText';
 
-/** `rehearse diff <trace> --call <id> [--json]`: one call's rehearsal against its actual response. */
-export async function diffCommand(trace: string, options: { call?: string; json?: boolean }, io: CliIO): Promise<number> {
-  if (!options.call) throw new StudioError('USAGE', 'Missing --call <id>: which call to diff (e.g. --call e1.t2.c1; `rehearse report --calls <trace>` lists them).');
-  assertValidId(options.call, 'call');
+/** The least faithful call that both sides answered (lowest field F1, error-state disagreements first). */
+export function worstComparedCall(index: TraceIndex): string | undefined {
+  const scored = index.calls().filter((c) => c.scores);
+  scored.sort((a, b) => Number(a.scores!.errorAgreement) - Number(b.scores!.errorAgreement) || a.scores!.fieldF1 - b.scores!.fieldF1);
+  return scored[0]?.callId;
+}
+
+/** `rehearse diff <trace> --call <id>|--worst [--json]`: one call's rehearsal against its actual response. */
+export async function diffCommand(trace: string, options: { call?: string; worst?: boolean; json?: boolean }, io: CliIO): Promise<number> {
+  if (!options.call && !options.worst) throw new StudioError('USAGE', 'Missing --call <id> (e.g. --call e1.t2.c1; `rehearse report --calls <trace>` lists them), or --worst.');
+  if (options.call) assertValidId(options.call, 'call');
   const files = await resolveTraceArgument(trace);
   if (files.length > 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
   const index = await TraceIndex.build(files[0]);
-  const view = await loadCallView(index, options.call);
+  const callId = options.call ?? worstComparedCall(index);
+  if (!callId) throw new StudioError('NO_COMPARED_CALL', `${files[0]} has no call with both a rehearsal and an actual response to compare.`);
+  const view = await loadCallView(index, callId);
   if (options.json) {
     io.out(JSON.stringify({ call: view.entry, rehearsal: view.rehearsal ?? null, actual: view.actual ?? null, comparison: view.comparison }, null, 2));
   } else {
