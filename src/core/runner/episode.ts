@@ -35,8 +35,10 @@ export interface EpisodeContext {
   /** Private rehearsal's part, recorded on the episode. */
   role?: 'imagined' | 'committed';
   policy: Policy;
-  /** Required in shadow mode and for imagine with audit. */
+  /** Required in shadow mode and for imagine with audit; in imagine mode it only lists the tools. */
   env?: Environment;
+  /** Imagine mode without an environment: the tools to offer (listed once for several episodes). */
+  tools?: ToolDefinition[];
   settings: RunSettings;
   emit: EmitEvent;
   grade?: GradeOptions;
@@ -92,7 +94,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
       await ctx.env.startEpisode(task.seed);
       tools = ctx.env.tools();
     } else {
-      tools = ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : [];
+      tools = ctx.tools ?? (ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : []);
     }
   } catch (err) {
     clearTimeout(timeout);

@@ -96,9 +96,10 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     outer: for (const loaded of options.tasks) {
       for (let k = 0; k < settings.episodesPerTask; k++) {
         if (options.signal?.aborted) { status = 'cancelled'; break outer; }
-        const needsEnv = settings.mode !== 'imagine' || settings.audit;
+        // Every mode needs the environment: its servers list the task's tools. Imagine mode (without
+        // audit) calls none of them.
         let env = environments.get(envKey(loaded));
-        if (!env && needsEnv) {
+        if (!env) {
           env = await options.openEnvironment(loaded);
           environments.set(envKey(loaded), env);
         }
@@ -106,7 +107,7 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
         let outcome: EpisodeOutcome;
         let id: string;
         if (settings.mode === 'private') {
-          const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: episodeIndex, policy: options.policy, env: env!, settings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+          const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: episodeIndex, policy: options.policy, env, settings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
           episodeIndex = played.nextIndex;
           outcome = played.committed;
           id = played.committedId;
