@@ -22,6 +22,11 @@ async function threadOptions(file: string, device: string, threads: number | und
   return size < SMALL_MODEL_BYTES ? { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' } : {};
 }
 
+function firstLine(message: string): string {
+  const line = message.split('\n').find((l) => l.trim()) ?? message;
+  return line.length > 300 ? line.slice(0, 299) + '…' : line;
+}
+
 /** GPU-resident tensors hold device memory until disposed; CPU ones are left to the garbage collector. */
 function releaseDeviceTensors(past: PastTensors): void {
   for (const t of Object.values(past)) if (t.location === 'gpu-buffer') t.dispose();
@@ -104,6 +109,8 @@ export class OnnxDecoder {
         attempts.push({ device, ok: true });
         return new OnnxDecoder(info, { device, attempts }, model, model.inputNames.includes('position_ids'));
       } catch (err) {
+        // The CPU provider is always there: when it cannot load the file, the file is at fault.
+        if (device === 'cpu') throw new StudioError('MODEL_FILE_BROKEN', `${file} cannot be loaded (${firstLine(errorMessage(err))}); re-export the model (\`python3 -m trainer export\`).`);
         attempts.push({ device, ok: false, reason: explainDeviceFailure(device, errorMessage(err)) });
       }
     }
