@@ -36,6 +36,7 @@ export interface ReplayOptions {
  */
 export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   const settings = withDefaults({ ...options.settings, mode: 'replay' });
+  if (options.policy.rehearses === false) throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`);
   const { events, skipped } = await readTraceEvents(options.source);
   const source = events.find((e) => e.type === 'run');
   if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skipped.length ? ` (${skipped.length} lines skipped)` : ''}; it cannot be replayed.`);

@@ -70,6 +70,9 @@ export interface RunSummary {
 export async function runTasks(options: RunOptions): Promise<RunSummary> {
   const settings = withDefaults(options.settings ?? {});
   if (settings.mode === 'replay') throw new StudioError('USAGE', 'Replay runs re-rehearse a recorded trace: use replayTrace.');
+  if (options.policy.rehearses === false && settings.mode !== 'shadow') {
+    throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse, so it cannot play ${settings.mode} episodes (they go on with rehearsed responses); use shadow mode, or a model folder or endpoint policy.`);
+  }
   const runId = options.runId ?? newRunId(settings.mode);
   const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
   const writer = await TraceWriter.open(traceFile);
