@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { replayTrace } from '../../src/core/runner/replay';
 import { runTasks } from '../../src/core/runner/runner';
