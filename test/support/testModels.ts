@@ -100,3 +100,35 @@ export function randomTestModel(seed = 1): Promise<string> {
     await runTrainer(['test-model', '--out', dir, '--seed', String(seed)]);
   });
 }
+
+/** The shape of the policy-sized benchmark model: about the size of the default policy (~6 M parameters). */
+export const POLICY_SIZED_ARCHITECTURE = {
+  hidden_size: 256, intermediate_size: 688, num_hidden_layers: 6, num_attention_heads: 8, num_key_value_heads: 4, max_position_embeddings: 4096,
+};
+
+/** Repository text the benchmark model's tokenizer is trained on (a vocabulary of some 3,300 tokens). */
+async function tokenizerCorpus(): Promise<string[]> {
+  const files: string[] = [];
+  for (const [dir, suffix] of [['docs', '.md'], [path.join('examples', 'tasks'), '.task.json'], ['schemas', '.json']] as const) {
+    for (const name of (await fs.readdir(path.join(REPO, dir))).sort()) if (name.endsWith(suffix)) files.push(path.join(REPO, dir, name));
+  }
+  return files;
+}
+
+/**
+ * A random-weight model of a realistic size for the default policy (hidden 256, 6 layers, a BPE
+ * vocabulary trained on the repository's docs, tasks and schemas), exported to ONNX: what the
+ * benchmarks time. Built once per machine (some 15 s).
+ */
+export async function policySizedModel(): Promise<string> {
+  const corpus = await tokenizerCorpus();
+  const texts = await Promise.all(corpus.map((f) => fs.readFile(f, 'utf8')));
+  return cachedModel('policy-sized', { architecture: POLICY_SIZED_ARCHITECTURE, corpus: contentHash(texts), vocab: 4096 }, async (dir) => {
+    const set = (key: string, value: unknown) => ['--set', `${key}=${JSON.stringify(value)}`];
+    const tokenizer = path.join(dir, 'tokenizer-work');
+    await runTrainer(['tokenizer', ...set('out_dir', tokenizer), ...set('tokenizer.text_files', corpus), ...set('tokenizer.vocab_size', 4096)]);
+    await runTrainer(['init', ...set('out_dir', dir), ...set('model.tokenizer', tokenizer), ...set('model.architecture', POLICY_SIZED_ARCHITECTURE), ...set('seed', 0)]);
+    await runTrainer(['export', ...set('model.path', dir)]);
+    await fs.rm(tokenizer, { recursive: true, force: true });
+  });
+}

@@ -44,6 +44,7 @@ function main(): void {
         session: params.session,
         n: params.n,
         maxTokens: params.maxTokens,
+        minTokens: params.minTokens,
         sampling: params.sampling,
         stopStrings: params.stopStrings,
         signal: abort.signal,

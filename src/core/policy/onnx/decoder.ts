@@ -14,8 +14,8 @@ import { TextStream } from './textStream';
 /** Models below this size decode fastest on one thread: thread hand-offs cost more than the work. */
 const SMALL_MODEL_BYTES = 64 * 1024 * 1024;
 
-/** Session threading: an explicit count, or one sequential thread for small models on CPU. */
-async function threadOptions(file: string, device: string, threads: number | undefined): Promise<ort.InferenceSession.SessionOptions> {
+/** Session threading: an explicit count, or one sequential thread for small models on CPU (benchmarks build their bare loops with it). */
+export async function threadOptions(file: string, device: string, threads: number | undefined): Promise<ort.InferenceSession.SessionOptions> {
   if (threads && threads > 0) return { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' };
   if (device !== 'cpu') return {};
   const { size } = await fs.stat(file);
