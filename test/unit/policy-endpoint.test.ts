@@ -104,6 +104,10 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
     assert.equal(err.code, 'ENDPOINT_UNREACHABLE');
     assert.match(err.message, new RegExp(`Cannot reach http://127\\.0\\.0\\.1:${port}/v1: .*Is the server running\\?`));
     assert.throws(() => new EndpointPolicy({ baseURL: 'localhost 8000', model: 'x' }), (e: StudioError) => e.code === 'INVALID_ENDPOINT' && /is not a URL/.test(e.message));
+    // A run with it stops at the first episode with that code, rather than failing every task in turn.
+    const { summary, trace } = await run(policy, [probeTask(OK_CASE.case), probeTask(REFUSED_CASE.case)]);
+    assert.deepEqual([summary.status, summary.error?.code, summary.episodes.length], ['failed', 'ENDPOINT_UNREACHABLE', 1]);
+    assert.deepEqual([trace.end.status, trace.ends[0].error?.code], ['failed', 'ENDPOINT_UNREACHABLE']);
   });
 
   it('requests the server cannot serve are answered 400 with a message, and reach the endpoint policy as ENDPOINT_ERROR', async () => {

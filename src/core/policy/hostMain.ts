@@ -49,8 +49,7 @@ function main(): void {
         stopStrings: params.stopStrings,
         signal: abort.signal,
         onToken: params.stream ? (sample, delta) => void connection.sendNotification(HostProtocol.token, { requestId: params.requestId, sample, delta }) : undefined,
-      });
-      sub.dispose();
+      }).finally(() => sub.dispose());
       const completion = result.samples.reduce((s, x) => s + x.ids.length, 0);
       stats.requests++;
       stats.promptTokens += result.promptTokens;

@@ -62,6 +62,9 @@ export interface EpisodeOutcome {
 
 const NO_REAL_STATE = 'an imagined trajectory has no real state';
 
+/** Errors after which the policy cannot serve the next episode either: the run stops. */
+const POLICY_GONE = new Set(['POLICY_HOST_CRASHED', 'POLICY_HOST_ERROR', 'ENDPOINT_UNREACHABLE', 'ENDPOINT_AUTH']);
+
 class EpisodeEnd extends Error {
   constructor(readonly status: EpisodeStatus, readonly code: string, message: string) {
     super(message);
@@ -160,7 +163,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
       const e = err instanceof StudioError ? err : new StudioError('EPISODE_FAILED', errorMessage(err));
       status = ctx.signal?.aborted ? 'cancelled' : 'failed';
       error = { code: ctx.signal?.aborted ? 'CANCELLED' : e.code, message: e.message };
-      fatal = e.code === 'POLICY_HOST_CRASHED' || e.code === 'POLICY_HOST_ERROR' || !!ctx.signal?.aborted;
+      fatal = POLICY_GONE.has(e.code) || !!ctx.signal?.aborted;
     }
   } finally {
     clearTimeout(timeout);
