@@ -12,6 +12,7 @@ import { reportCommand } from './commands/report';
 import { rolloutCommand } from './commands/rollout';
 import { runCommand } from './commands/run';
 import { serveCommand } from './commands/serve';
+import { trainCommand } from './commands/train';
 import type { CliIO } from './io';
 import { EXIT } from './io';
 
@@ -151,6 +152,17 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .action(async (traces: string[], opts) => { code = await exportCommand(traces, opts, ioFor()); });
 
   program
+    .command('train')
+    .description('start a training run (sft or grpo) from a run file and watch it: local, torchrun, or EnvACE on a Ray cluster')
+    .option('--config <file>', 'the training run file (schemas/training-run.schema.json)')
+    .option('--backend <backend>', 'local, torchrun or envace (envace: write the launch script, run nothing)', 'local')
+    .option('--dry-run', 'print the exact command and trainer config, start nothing')
+    .option('--no-progress', 'no progress bar (one line per step)')
+    .option('--verbose', "print the trainer's log (stderr) as it comes")
+    .option('--json', 'print the plan and the outcome as JSON')
+    .action(async (opts) => { code = await trainCommand(opts, ioFor()); });
+
+  program
     .command('serve')
     .description('serve a local policy as an OpenAI-compatible chat-completions endpoint (loopback)')
     .option('--policy <dir>', 'default, or a model folder', 'default')
@@ -171,7 +183,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     }
     if (err instanceof StudioError) {
       io.err(`rehearse: ${err.message}`);
-      return err.code === 'USAGE' || err.code === 'INVALID_ID' ? EXIT.usage : EXIT.failure;
+      return err.code === 'USAGE' || err.code === 'INVALID_ID' || err.code === 'RUN_SPEC_INVALID' ? EXIT.usage : EXIT.failure;
     }
     io.err(`rehearse: unexpected error: ${errorMessage(err)}`);
     return EXIT.failure;

@@ -1,0 +1,102 @@
+import * as path from 'node:path';
+import { StudioError } from '../../base/errors';
+import { studioRoot } from '../../base/studioRoot';
+import { envaceLaunch } from './envace';
+import type { RunSpec } from './runSpec';
+import { trainerConfigFor } from './runSpec';
+
+/** How a training run is started. */
+export type TrainingBackend = 'local' | 'torchrun' | 'envace';
+
+/** The backends, in the order `--backend` lists them. */
+export const TRAINING_BACKENDS: readonly TrainingBackend[] = ['local', 'torchrun', 'envace'];
+
+/** The Python with torch that runs the trainer (Debian's; a pyenv shim on PATH may have neither). */
+export const DEFAULT_TRAINER_PYTHON = '/usr/bin/python3';
+
+/** The file name of the trainer config a launch writes into the run folder. */
+export const GENERATED_CONFIG = 'trainer-config.json';
+
+/** Everything needed to start (or, for envace, to hand over) a training run: argv, never a shell string. */
+export interface LaunchPlan {
+  backend: TrainingBackend;
+  /** Program and arguments. */
+  argv: string[];
+  /** Variables set on top of the inherited environment (what differs, and so what is shown). */
+  env: Record<string, string>;
+  cwd: string;
+  /** The run folder (checkpoints, events.jsonl). */
+  outDir: string;
+  /** The trainer config to write before starting (local, torchrun), at `configFile`. */
+  trainerConfig?: Record<string, unknown>;
+  configFile?: string;
+  /** envace: a bash script with the same command, to copy to the cluster. */
+  script?: string;
+  /** envace: it is generated, never run here. */
+  runsHere: boolean;
+}
+
+/** What a launch may take besides the spec. */
+export interface PlanOptions {
+  /** The trainer's Python (default: the spec's hardware.python, $TRAINER_PYTHON, /usr/bin/python3). */
+  python?: string;
+  /** torchrun on one node: the port to rendezvous on (default: the spec's, else picked by the caller). */
+  masterPort?: number;
+  /** The folder holding trainer/ (default: the studio's root). */
+  trainerRoot?: string;
+}
+
+/**
+ * The exact command of a run on a backend. `local` runs `python3 -m trainer <objective> --config
+ * <run folder>/trainer-config.json` with PYTHONPATH at the studio root; `torchrun` starts N
+ * processes per node through `python3 -m torch.distributed.run` (with `--redirects 1 --tee 1`, which
+ * avoid its start-up crash on Python 3.11, pytorch#92319); `envace` generates EnvACE's own launch on
+ * a Ray cluster.
+ */
+export function planLaunch(spec: RunSpec, backend: TrainingBackend, options: PlanOptions = {}): LaunchPlan {
+  if (backend === 'envace') return envaceLaunch(spec);
+  const python = options.python ?? spec.hardware.python ?? process.env['TRAINER_PYTHON'] ?? DEFAULT_TRAINER_PYTHON;
+  const root = options.trainerRoot ?? studioRoot();
+  const trainerConfig = trainerConfigFor(spec);
+  const configFile = path.join(spec.out_dir, GENERATED_CONFIG);
+  const env: Record<string, string> = {
+    PYTHONPATH: root,
+    // The trainer sets it too; torchrun's workers must inherit it (spin-waiting oversubscribes small machines).
+    OMP_WAIT_POLICY: 'PASSIVE',
+  };
+  const trainerArgs = ['-m', 'trainer', spec.objective, '--config', configFile];
+  if (backend === 'local') {
+    if ((spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1) {
+      throw new StudioError('USAGE', `${spec.file} asks for ${spec.hardware.processes ?? 1} processes on ${spec.hardware.nodes ?? 1} nodes; the local backend runs one process. Use --backend torchrun.`);
+    }
+    return { backend, argv: [python, ...trainerArgs], env, cwd: root, outDir: spec.out_dir, trainerConfig, configFile, runsHere: true };
+  }
+  const processes = spec.hardware.processes ?? 1;
+  const nodes = spec.hardware.nodes ?? 1;
+  const launcher = [python, '-m', 'torch.distributed.run', '--nproc_per_node', String(processes)];
+  if (nodes > 1) {
+    if (!spec.hardware.master_addr || spec.hardware.node_rank === undefined) {
+      throw new StudioError('RUN_SPEC_INVALID', `${spec.file}: torchrun on ${nodes} nodes needs hardware.master_addr (node 0's address) and hardware.node_rank (this node's rank).`);
+    }
+    launcher.push('--nnodes', String(nodes), '--node_rank', String(spec.hardware.node_rank), '--master_addr', spec.hardware.master_addr, '--master_port', String(spec.hardware.master_port ?? 29500));
+  } else {
+    const port = spec.hardware.master_port ?? options.masterPort;
+    if (port !== undefined) launcher.push('--master_port', String(port));
+  }
+  launcher.push('--redirects', '1', '--tee', '1', '--monitor_interval', '0.5');
+  return { backend, argv: [...launcher, ...trainerArgs], env, cwd: root, outDir: spec.out_dir, trainerConfig, configFile, runsHere: true };
+}
+
+const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** One argument quoted for a POSIX shell (for showing and copying a command; never executed as a string). */
+export function shellQuote(arg: string): string {
+  if (arg !== '' && SAFE_WORD.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The plan as one line a person can read and paste: `VAR=value ... program args`. */
+export function formatCommand(plan: Pick<LaunchPlan, 'argv' | 'env'>): string {
+  const vars = Object.entries(plan.env).map(([k, v]) => `${k}=${shellQuote(v)}`);
+  return [...vars, ...plan.argv.map(shellQuote)].join(' ');
+}

@@ -1,0 +1,118 @@
+import * as path from 'node:path';
+import { StudioError } from '../../base/errors';
+import type { LaunchPlan } from './backends';
+import { shellQuote } from './backends';
+import type { RunSpec } from './runSpec';
+
+/** EnvACE's two agents (its checklist orchestra's ids). */
+export const ENVACE_AGENT_IDS = ['Tool Caller Agent', 'Tool Simulator Agent'] as const;
+
+/** A Hydra list of strings: `["a","b"]`. */
+const hydraStrings = (items: readonly string[]) => `[${items.map((s) => JSON.stringify(s)).join(',')}]`;
+
+/**
+ * EnvACE's joint caller/simulator GRPO on a Ray cluster, as its checklist launcher starts it:
+ * `python -m verl.trainer.main_ppo` with Hydra overrides (option names from EnvACE's
+ * examples/drmas_trainer/run_checklist_share.sh and verl's ppo_trainer.yaml). Generated, never run
+ * here: the studio writes the data (rehearse export --format envace), the cluster trains. The judge's
+ * API key is read on the cluster from $JUDGE_API_KEY through OmegaConf's `oc.env` resolver, so it is
+ * never part of the command line.
+ */
+export function envaceLaunch(spec: RunSpec): LaunchPlan {
+  const e = spec.envace ?? {};
+  const missing = [['root', e.root], ['tool_dataset', e.tool_dataset], ['train_files', e.train_files], ['judge.urls', e.judge?.urls]]
+    .filter(([, v]) => v === undefined).map(([k]) => `$.envace.${k as string}`);
+  if (missing.length) {
+    throw new StudioError('RUN_SPEC_INVALID', `${spec.file}: the envace backend needs ${missing.join(', ')} (paths on the cluster; see docs/training-runs.md).`);
+  }
+  const root = e.root!;
+  const judgeBackend = e.judge?.backend ?? 'sglang';
+  const judgeModel = e.judge?.model ?? (judgeBackend === 'openai' ? 'gpt-4.1' : 'Qwen/Qwen3-30B-A3B');
+  const caller = spec.baseAsWritten;
+  const simulator = e.simulator_model ?? caller;
+  const lr = e.lr ?? 1e-6;
+  const groupSize = e.group_size ?? 4;
+  const maxResponse = e.max_response_length ?? 8000;
+  const checkpointDir = e.checkpoint_dir ?? `checkpoints/drmas-checklist/${spec.name}`;
+  const overrides = [
+    'algorithm.adv_estimator=grpo',
+    'algorithm.norm_adv_by_std_in_grpo=False',
+    'algorithm.use_kl_in_reward=False',
+    'algorithm.group_by_agent_id=True',
+    `data.train_files=${e.train_files}`,
+    `data.val_files=${e.val_files ?? e.train_files}`,
+    `data.train_batch_size=${e.train_batch_size ?? 16}`,
+    `data.val_batch_size=${e.train_batch_size ?? 16}`,
+    `data.max_prompt_length=${e.max_prompt_length ?? 4000}`,
+    `data.max_response_length=${maxResponse}`,
+    'data.filter_overlong_prompts=True',
+    'data.prompt_key=messages',
+    'data.truncation=error',
+    'data.return_raw_chat=True',
+    'data.shuffle=True',
+    `data.custom_cls.path=${path.posix.join(root, 'agent_system/dataset/checklist_dataset.py')}`,
+    'data.custom_cls.name=ChecklistDataset',
+    '+data.max_num_checklist=1',
+    'reward_model.reward_manager=checklist',
+    'actor_rollout_ref.model.path=null',
+    'actor_rollout_ref.actor.optim.lr=null',
+    `+agent.agent_specific_parameters.actor.optim.lr=[${lr},${lr}]`,
+    'actor_rollout_ref.model.use_remove_padding=True',
+    'actor_rollout_ref.actor.use_adaptive_ppo_mini_batch_size=True',
+    'actor_rollout_ref.actor.ppo_mini_update_num=1',
+    'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null',
+    '+agent.agent_specific_parameters.actor.ppo_micro_batch_size_per_gpu=[1,1]',
+    'actor_rollout_ref.actor.loss_agg_mode=token-mean',
+    'actor_rollout_ref.actor.kl_loss_coef=0.0001',
+    'actor_rollout_ref.actor.kl_loss_type=low_var_kl',
+    'actor_rollout_ref.actor.entropy_coeff=0.0',
+    'actor_rollout_ref.model.enable_gradient_checkpointing=True',
+    'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8',
+    'actor_rollout_ref.rollout.tensor_model_parallel_size=1',
+    `actor_rollout_ref.rollout.name=${e.rollout_engine ?? 'sglang'}`,
+    'actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8',
+    'env.env_name=checklist',
+    `env.seed=${spec.seed ?? 0}`,
+    `env.rollout.n=${groupSize}`,
+    `env.rollout.val_n=${groupSize}`,
+    `+env.checklist.tool_return_mode=${e.tool_return_mode ?? 'agent'}`,
+    `+env.checklist.dataset_path=${e.tool_dataset}`,
+    `+env.checklist.judge_backend=${judgeBackend}`,
+    `+env.checklist.sglang_url=${hydraStrings(e.judge!.urls!)}`,
+    `+env.checklist.sglang_model=${judgeModel}`,
+    judgeBackend === 'openai' ? "+env.checklist.judge_api_key='${oc.env:JUDGE_API_KEY}'" : '+env.checklist.judge_api_key=',
+    `+env.checklist.max_response_length=${maxResponse}`,
+    `agent.agent_ids=${hydraStrings(ENVACE_AGENT_IDS)}`,
+    `agent.model_ids=${hydraStrings([caller, simulator])}`,
+    `agent.model_sharing=${e.model_sharing ?? true ? 'True' : 'False'}`,
+    `agent.frozen_agent_ids=${hydraStrings(e.caller_frozen ? [ENVACE_AGENT_IDS[0]] : [])}`,
+    'agent.orchestra_type=checklist',
+    'trainer.critic_warmup=0',
+    "trainer.logger=['console']",
+    'trainer.project_name=drmas-checklist',
+    `trainer.experiment_name=${spec.name}`,
+    `trainer.n_gpus_per_node=${spec.hardware.processes ?? 8}`,
+    `trainer.nnodes=${spec.hardware.nodes ?? 1}`,
+    `trainer.save_freq=${e.save_freq ?? 50}`,
+    'trainer.resume_mode=auto',
+    'trainer.val_before_train=False',
+    'trainer.total_epochs=1',
+    `trainer.default_local_dir=${checkpointDir}`,
+    ...(e.overrides ?? []),
+  ];
+  const python = e.python ?? 'python3';
+  const argv = [python, '-m', 'verl.trainer.main_ppo', ...overrides];
+  const env: Record<string, string> = { ENABLE_CHECKLIST: '1', ENVACE_ROOT: root, PYTHONPATH: root };
+  const script = [
+    '#!/bin/bash',
+    `# EnvACE joint caller/simulator training of "${spec.name}", generated by \`rehearse train --backend envace\`.`,
+    '# Run it on the Ray head node (ray start --head first), with the checklist judge serving.',
+    ...(judgeBackend === 'openai' ? [': "${JUDGE_API_KEY:?set JUDGE_API_KEY (the judge endpoint\'s key) first}"'] : []),
+    'set -euo pipefail',
+    ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
+    `cd ${shellQuote(root)}`,
+    `exec ${argv.map(shellQuote).join(' \\\n    ')}`,
+    '',
+  ].join('\n');
+  return { backend: 'envace', argv, env, cwd: root, outDir: spec.out_dir, script, runsHere: false };
+}

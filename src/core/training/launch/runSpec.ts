@@ -1,0 +1,186 @@
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import Ajv from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import runSchema from '../../../../schemas/training-run.schema.json';
+import trainerConfigSchema from '../../../../schemas/trainer-config.schema.json';
+import { StudioError } from '../../base/errors';
+import type { PathSegment } from '../../fidelity/jsonPath';
+import { formatJsonPath } from '../../fidelity/jsonPath';
+import { STUDIO_FOLDER } from '../../trace/discover';
+
+/** Settings of EnvACE's launcher (schemas/training-run.schema.json, `envace`). Paths are on the cluster. */
+export interface EnvaceSpec {
+  root?: string;
+  python?: string;
+  tool_dataset?: string;
+  train_files?: string;
+  val_files?: string;
+  simulator_model?: string;
+  model_sharing?: boolean;
+  caller_frozen?: boolean;
+  tool_return_mode?: string;
+  group_size?: number;
+  train_batch_size?: number;
+  lr?: number;
+  max_prompt_length?: number;
+  max_response_length?: number;
+  rollout_engine?: 'sglang' | 'vllm';
+  judge?: { backend?: 'sglang' | 'openai'; urls?: string[]; model?: string };
+  save_freq?: number;
+  checkpoint_dir?: string;
+  overrides?: string[];
+}
+
+/** Where and on what a run trains. */
+export interface HardwareSpec {
+  device?: string;
+  processes?: number;
+  nodes?: number;
+  node_rank?: number;
+  master_addr?: string;
+  master_port?: number;
+  threads?: number | null;
+  python?: string;
+}
+
+/** A training run file as written (schemas/training-run.schema.json). */
+export interface RunSpecFile {
+  name?: string;
+  objective: 'sft' | 'grpo';
+  base: string;
+  data?: { train?: string[]; grounding?: string[] };
+  out_dir?: string;
+  seed?: number;
+  hyperparameters?: Record<string, Record<string, unknown>>;
+  hardware?: HardwareSpec;
+  envace?: EnvaceSpec;
+}
+
+/** A validated run spec with every local path made absolute. */
+export interface RunSpec extends RunSpecFile {
+  /** The spec file (absolute). */
+  file: string;
+  /** `base` as the file wrote it (the envace backend passes it to the cluster unchanged). */
+  baseAsWritten: string;
+  name: string;
+  out_dir: string;
+  data: { train: string[]; grounding: string[] };
+  hardware: HardwareSpec;
+}
+
+let runValidator: ValidateFunction | undefined;
+let trainerValidator: ValidateFunction | undefined;
+
+function pointerSegments(pointer: string): PathSegment[] {
+  if (!pointer) return [];
+  return pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^(0|[1-9]\d*)$/.test(s) ? Number(s) : s));
+}
+
+/** One schema error as `$.path.to.field: what` (an unknown field names its own path). */
+function describeSchemaError(e: ErrorObject, prefix: PathSegment[] = []): string {
+  const at = [...prefix, ...pointerSegments(e.instancePath)];
+  if (e.keyword === 'additionalProperties') {
+    const field = (e.params as { additionalProperty: string }).additionalProperty;
+    return `${formatJsonPath([...at, field])}: unknown field (a typo? see the schema for the fields there are)`;
+  }
+  if (e.keyword === 'required') return `${formatJsonPath([...at, (e.params as { missingProperty: string }).missingProperty])}: is required`;
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'enum') message += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  return `${formatJsonPath(at)}: ${message}`;
+}
+
+/**
+ * Checks a parsed run spec against schemas/training-run.schema.json; returns every fault as
+ * `$.path: message`, empty when valid.
+ */
+export function runSpecFaults(value: unknown): string[] {
+  runValidator ??= new Ajv({ strict: false, allErrors: true }).compile(runSchema);
+  if (runValidator(value)) return [];
+  return (runValidator.errors ?? []).map((e) => describeSchemaError(e));
+}
+
+/**
+ * Checks a generated trainer config against schemas/trainer-config.schema.json. A fault under a
+ * pass-through section is reported at its place in the run spec (`$.hyperparameters.optim.lr`).
+ */
+export function trainerConfigFaults(config: unknown, passThrough: readonly string[]): string[] {
+  trainerValidator ??= new Ajv({ strict: false, allErrors: true }).compile(trainerConfigSchema);
+  if (trainerValidator(config)) return [];
+  return (trainerValidator.errors ?? []).map((e) => {
+    const first = pointerSegments(e.instancePath)[0] ?? (e.params as { additionalProperty?: string }).additionalProperty;
+    const inSpec = typeof first === 'string' && passThrough.includes(first);
+    return inSpec ? describeSchemaError(e, ['hyperparameters']) : `trainer config ${describeSchemaError(e)}`;
+  });
+}
+
+/** Parses and validates a run spec's text; paths are resolved against `file`'s folder. */
+export function parseRunSpec(text: string, file: string): RunSpec {
+  const absolute = path.resolve(file);
+  let value: unknown;
+  try { value = JSON.parse(text); } catch (err) {
+    throw new StudioError('RUN_SPEC_INVALID', `${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const faults = runSpecFaults(value);
+  if (faults.length) throw new StudioError('RUN_SPEC_INVALID', `${file} is not a valid training run:\n  ${faults.join('\n  ')}`, { faults });
+  const spec = value as RunSpecFile;
+  const folder = path.dirname(absolute);
+  const resolve = (p: string) => path.resolve(folder, p);
+  const name = spec.name ?? path.basename(absolute).replace(/\.json$/i, '').replace(/[^A-Za-z0-9._-]/g, '-');
+  const data = { train: (spec.data?.train ?? []).map(resolve), grounding: (spec.data?.grounding ?? []).map(resolve) };
+  if (spec.objective === 'sft' && data.train.length === 0) {
+    throw new StudioError('RUN_SPEC_INVALID', `${file} is not a valid training run:\n  $.data.train: sft needs at least one rows file (rehearse export --out rows.jsonl)`);
+  }
+  return {
+    ...spec,
+    file: absolute,
+    name,
+    base: resolve(spec.base),
+    baseAsWritten: spec.base,
+    out_dir: spec.out_dir ? resolve(spec.out_dir) : path.join(folder, STUDIO_FOLDER, 'training', name),
+    data,
+    hardware: { ...spec.hardware },
+  };
+}
+
+/** Reads a run spec file (`rehearse train --config <file>`). */
+export async function loadRunSpec(file: string): Promise<RunSpec> {
+  let text: string;
+  try { text = await readFile(file, 'utf8'); } catch (err) {
+    throw new StudioError('RUN_SPEC_UNREADABLE', `Cannot read the training run ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  return parseRunSpec(text, file);
+}
+
+/**
+ * The trainer config (docs/trainer-config.md) of a run: the spec's data, base, seed and hardware,
+ * and its hyperparameters passed through. Every path is absolute, so the file may live anywhere.
+ */
+export function trainerConfigFor(spec: RunSpec): Record<string, unknown> {
+  const hyper = structuredClone(spec.hyperparameters ?? {}) as Record<string, Record<string, unknown>>;
+  const folder = path.dirname(spec.file);
+  const config: Record<string, unknown> = {
+    ...(spec.seed !== undefined ? { seed: spec.seed } : {}),
+    device: spec.hardware.device ?? 'auto',
+    ...(spec.hardware.threads !== undefined ? { threads: spec.hardware.threads } : {}),
+    out_dir: spec.out_dir,
+    model: { path: spec.base },
+    data: { ...hyper['data'], train: spec.data.train },
+  };
+  for (const key of ['optim', 'train', 'export'] as const) if (hyper[key]) config[key] = hyper[key];
+  if (spec.objective === 'grpo') {
+    const grpo = { ...hyper['grpo'] };
+    if (spec.data.grounding.length) grpo['grounding'] = { ...(grpo['grounding'] as object), rows: spec.data.grounding };
+    config['grpo'] = grpo;
+    const rollouts = { ...hyper['rollouts'] };
+    // The generated config lives in the run folder: a relative rows path keeps meaning "next to the spec".
+    if (typeof rollouts['rows'] === 'string') rollouts['rows'] = path.resolve(folder, rollouts['rows']);
+    config['rollouts'] = rollouts;
+  } else {
+    if (hyper['grpo']) config['grpo'] = hyper['grpo'];
+    if (hyper['rollouts']) config['rollouts'] = hyper['rollouts'];
+  }
+  const faults = trainerConfigFaults(config, Object.keys(hyper));
+  if (faults.length) throw new StudioError('RUN_SPEC_INVALID', `${spec.file} is not a valid training run:\n  ${faults.join('\n  ')}`, { faults });
+  return config;
+}
