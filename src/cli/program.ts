@@ -7,6 +7,7 @@ import { importCommand } from './commands/import';
 import { verifyCommand } from './commands/verify';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
+import { compareCommand } from './commands/compare';
 import { exportCommand } from './commands/export';
 import { reportCommand } from './commands/report';
 import { rolloutCommand } from './commands/rollout';
@@ -149,7 +150,27 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--rehearse-prompt <json>', 'rehearse prompt options, e.g. \'{"includeTools": false}\'')
     .option('--group <suffix>', 'GRPO group suffix: rows are grouped by task/<suffix>')
     .option('--act-rows <how>', 'turn (one act row per turn) or episode (one row per episode training every turn)', 'turn')
+    .option('--format <format>', "rows (the trainer's JSONL) or envace (EnvACE's tool dataset JSON)", 'rows')
+    .option('--runs <ids>', 'only these runs (comma-separated run ids)')
+    .option('--tools <names>', 'rehearse rows only of calls to these tools (comma-separated)')
+    .option('--only-mismatches', 'rehearse rows only of calls whose rehearsal missed the actual response')
+    .option('--split-by-task <fraction>', 'hold out this fraction of the tasks: writes <out>.train and <out>.heldout files')
+    .option('--seed <n>', 'seed of the task split', '0')
+    .option('--json', 'print the summary as JSON')
     .action(async (traces: string[], opts) => { code = await exportCommand(traces, opts, ioFor()); });
+
+  program
+    .command('compare')
+    .description("replay a held-out trace's calls with two policies and show per-tool deltas of the fidelity scores")
+    .argument('<trace>', 'a trace.jsonl file or a run folder (its recorded actual responses are the truth)')
+    .option('--policy <policy>', 'a model folder or an http(s):// endpoint; give it twice (A, then B)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--model <name>', 'the model name, for endpoint policies')
+    .option('--device <device>', 'auto, cpu, cuda or webgpu (model folders)', 'auto')
+    .option('--threads <n>', 'CPU threads of the models')
+    .option('--out <dir>', 'runs folder for the two replays (default: .rehearsal/runs here)')
+    .option('--no-progress', 'no progress bar')
+    .option('--json', 'print the comparison as JSON')
+    .action(async (trace: string, opts) => { code = await compareCommand(trace, opts, ioFor()); });
 
   program
     .command('train')

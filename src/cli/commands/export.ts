@@ -1,16 +1,20 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
 import type { RehearsePromptOptions } from '../../core/protocol/rehearsePrompt';
 import { loadTasks } from '../../core/tasks/loader';
 import { resolveTraceArgument } from '../../core/trace/discover';
+import type { DatasetRow } from '../../core/training/datasetRow';
+import type { EnvaceRecord } from '../../core/training/envaceExport';
+import { exportEnvace } from '../../core/training/envaceExport';
 import { exportRows } from '../../core/training/exportRows';
+import { splitFileNames, splitTasks } from '../../core/training/taskSplit';
 import type { CliIO } from '../io';
 
 /** Options of `rehearse export`. */
 export interface ExportArgs {
   out?: string;
+  format?: string;
   source?: string;
   onlySuccessful?: boolean;
   roles?: string;
@@ -20,11 +24,28 @@ export interface ExportArgs {
   rehearsePrompt?: string;
   group?: string;
   actRows?: string;
+  runs?: string;
+  tools?: string;
+  onlyMismatches?: boolean;
+  splitByTask?: string;
+  seed?: string;
+  json?: boolean;
 }
 
-/** `rehearse export <trace...> --out rows.jsonl`: training rows for the trainer from recorded runs. */
+const list = (value: string | undefined) => (value === undefined ? undefined : new Set(value.split(',').map((s) => s.trim()).filter(Boolean)));
+
+/** What was written where, by split. */
+interface Written { file: string; items: number; tasks: string[] }
+
+/**
+ * `rehearse export <trace...> --out rows.jsonl`: training rows for the trainer from recorded runs, or
+ * with `--format envace` EnvACE's tool dataset JSON; filters by run, tool and mismatch, an optional
+ * split by task into train and held-out files, and a summary of what was exported.
+ */
 export async function exportCommand(traces: string[], args: ExportArgs, io: CliIO): Promise<number> {
-  if (!args.out) throw new StudioError('USAGE', 'Missing --out <file.jsonl>: where to write the rows.');
+  if (!args.out) throw new StudioError('USAGE', 'Missing --out <file>: where to write the rows (JSONL) or, with --format envace, the tool dataset (JSON).');
+  const format = args.format ?? 'rows';
+  if (format !== 'rows' && format !== 'envace') throw new StudioError('USAGE', `--format must be rows or envace, not "${format}".`);
   const source = args.source ?? 'demonstration';
   if (source !== 'demonstration' && source !== 'rollout') throw new StudioError('USAGE', `--source must be demonstration or rollout, not "${source}".`);
   const roles = (args.roles ?? 'act,rehearse').split(',').map((r) => r.trim());
@@ -37,23 +58,81 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
   }
   const actRows = args.actRows ?? 'turn';
   if (actRows !== 'turn' && actRows !== 'episode') throw new StudioError('USAGE', `--act-rows must be turn or episode, not "${actRows}".`);
+  let heldOutFraction: number | undefined;
+  if (args.splitByTask !== undefined) {
+    heldOutFraction = Number(args.splitByTask);
+    if (!(heldOutFraction > 0 && heldOutFraction < 1)) throw new StudioError('USAGE', `--split-by-task takes the held-out fraction, a number between 0 and 1 (e.g. 0.2), not "${args.splitByTask}".`);
+  }
+  const seed = Number(args.seed ?? 0);
+  if (!Number.isInteger(seed) || seed < 0) throw new StudioError('USAGE', `--seed must be an integer ≥ 0, not "${args.seed}".`);
+  const runs = list(args.runs);
   const files = (await Promise.all(traces.map(resolveTraceArgument))).flat();
-  const tasks = args.tasks?.length ? new Map((await loadTasks(args.tasks)).map((t) => [t.task.id, t.task])) : undefined;
+  const taskFiles = args.tasks?.length ? new Map((await loadTasks(args.tasks)).map((t) => [t.task.id, t.task])) : undefined;
   await mkdir(path.dirname(path.resolve(args.out)), { recursive: true });
-  const out = createWriteStream(args.out);
-  const summary = await exportRows(files, {
-    actSource: source,
-    onlySuccessful: !!args.onlySuccessful,
-    roles: roles as ('act' | 'rehearse')[],
-    actualRehearsals: args.actualRehearsals !== false,
-    policyRehearsals: !!args.policyRehearsals,
-    rehearsePrompt,
-    taskInfo: tasks ? (id) => { const t = tasks.get(id); return t ? { examples: t.examples, system: t.system } : undefined; } : undefined,
-    group: args.group ? (taskId) => `${taskId}/${args.group}` : undefined,
-    actRows,
-  }, (row) => out.write(JSON.stringify(row) + '\n'));
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  io.out(`wrote ${summary.rows.act} act and ${summary.rows.rehearse} rehearse rows from ${summary.episodes} episodes to ${args.out}` +
-    (summary.skippedEpisodes ? ` (${summary.skippedEpisodes} episodes skipped)` : '') + (summary.skippedLines ? ` (${summary.skippedLines} unreadable trace lines skipped)` : ''));
+
+  // Items are kept until the split is known (the held-out tasks depend on every task exported).
+  const items: { task: string; text: (index: number) => string }[] = [];
+  let summaryText: string;
+  let summaryJson: Record<string, unknown>;
+  if (format === 'envace') {
+    const summary = await exportEnvace(files, { onlySuccessful: !!args.onlySuccessful, runs, tasks: taskFiles }, (record: EnvaceRecord) => {
+      items.push({ task: record.extra_info.studio_task, text: (index) => JSON.stringify({ ...record, extra_info: { ...record.extra_info, index, original_index: index } }) });
+    });
+    summaryText = `${summary.records} EnvACE records from ${summary.tasks.length} tasks` +
+      (summary.skipped.length ? `; ${summary.skipped.length} episodes skipped:\n${summary.skipped.map((s) => `  ${s.episode}: ${s.reason}`).join('\n')}` : '') +
+      (summary.skippedLines ? `\n${summary.skippedLines} unreadable trace lines skipped` : '');
+    summaryJson = { format, ...summary };
+  } else {
+    const summary = await exportRows(files, {
+      actSource: source,
+      onlySuccessful: !!args.onlySuccessful,
+      roles: roles as ('act' | 'rehearse')[],
+      actualRehearsals: args.actualRehearsals !== false,
+      policyRehearsals: !!args.policyRehearsals,
+      rehearsePrompt,
+      taskInfo: taskFiles ? (id) => { const t = taskFiles.get(id); return t ? { examples: t.examples, system: t.system } : undefined; } : undefined,
+      group: args.group ? (taskId) => `${taskId}/${args.group}` : undefined,
+      actRows,
+      runs,
+      tools: list(args.tools),
+      onlyMismatches: !!args.onlyMismatches,
+    }, (row: DatasetRow) => { items.push({ task: row.task ?? '', text: () => JSON.stringify(row) }); });
+    const bySource = Object.entries(summary.bySource).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ');
+    const skipped = [
+      summary.skippedEpisodes ? `${summary.skippedEpisodes} episodes` : '',
+      summary.skippedRuns ? `${summary.skippedRuns} runs (--runs)` : '',
+      summary.filteredCalls ? `${summary.filteredCalls} calls (--tools/--only-mismatches)` : '',
+      summary.skippedLines ? `${summary.skippedLines} unreadable trace lines` : '',
+    ].filter(Boolean).join(', ');
+    summaryText = `${summary.rows.act} act and ${summary.rows.rehearse} rehearse rows from ${summary.episodes} episodes of ${summary.tasks.length} tasks` +
+      (bySource ? ` (${bySource})` : '') + (skipped ? `; skipped ${skipped}` : '');
+    summaryJson = { format, ...summary };
+  }
+
+  const written: Written[] = [];
+  const writeItems = async (file: string, selected: typeof items) => {
+    const lines = selected.map((item, i) => item.text(i));
+    const text = format === 'envace' ? `[\n${lines.join(',\n')}\n]\n` : lines.map((l) => l + '\n').join('');
+    await writeFile(file, text);
+    written.push({ file, items: selected.length, tasks: [...new Set(selected.map((s) => s.task))].sort() });
+  };
+  if (heldOutFraction !== undefined) {
+    const split = splitTasks(items.map((i) => i.task), heldOutFraction, seed);
+    const names = splitFileNames(args.out);
+    await writeItems(names.train, items.filter((i) => split.train.has(i.task)));
+    await writeItems(names.heldOut, items.filter((i) => split.heldOut.has(i.task)));
+  } else {
+    await writeItems(args.out, items);
+  }
+
+  if (args.json) {
+    io.out(JSON.stringify({ ...summaryJson, files: written, split: heldOutFraction !== undefined ? { heldOutFraction, seed } : null }, null, 2));
+    return 0;
+  }
+  io.out(`exported ${summaryText}`);
+  const unit = format === 'envace' ? 'records' : 'rows';
+  for (const w of written) io.out(`wrote ${w.items} ${unit} of ${w.tasks.length} tasks to ${w.file}`);
+  if (heldOutFraction !== undefined) io.out(`held-out tasks (seed ${seed}): ${written[1].tasks.join(', ') || '(none)'}`);
+  if (format === 'envace') io.out('parquet for verl\'s data.train_files: python3 -c "import json,sys,pyarrow as pa,pyarrow.parquet as pq; pq.write_table(pa.Table.from_pylist(json.load(open(sys.argv[1]))), sys.argv[2])" <file.json> <file.parquet>');
   return 0;
 }

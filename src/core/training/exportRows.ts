@@ -10,6 +10,7 @@ import { toFunctionSchema } from '../protocol/types';
 import { readTrace } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../trace/schema';
 import { actualToolText, parseErrorToolText, rehearsedToolResult } from '../runner/toolMessages';
+import { compareCall } from '../trace/callView';
 import type { DatasetRow, RowSource } from './datasetRow';
 
 /** What to export from traces. */
@@ -37,6 +38,15 @@ export interface ExportOptions {
    * every earlier turn (`train_history`): the same supervision, a fraction of the tokens.
    */
   actRows?: 'turn' | 'episode';
+  /** Only runs with these ids (a run's id, which is also its folder's name). */
+  runs?: ReadonlySet<string>;
+  /** Rehearse rows only of calls to these tools (act rows are not filtered). */
+  tools?: ReadonlySet<string>;
+  /**
+   * Rehearse rows only of calls whose rehearsal did not match the actual response: not exact, or a
+   * rehearsal parse error (act rows are not filtered).
+   */
+  onlyMismatches?: boolean;
 }
 
 /** Counts of what an export wrote and skipped. */
@@ -44,7 +54,22 @@ export interface ExportSummary {
   episodes: number;
   skippedEpisodes: number;
   rows: { act: number; rehearse: number };
+  /** Rows by `role/source`, e.g. `rehearse/actual`. */
+  bySource: Record<string, number>;
+  /** Distinct tasks with at least one row written. */
+  tasks: string[];
+  /** Runs left out by the `runs` filter. */
+  skippedRuns: number;
+  /** Calls left out by the `tools` and `onlyMismatches` filters. */
+  filteredCalls: number;
   skippedLines: number;
+}
+
+/** Whether a call's rehearsal missed: not exact, or unparsable, with an actual response to learn from. */
+export function isMismatch(rehearsal: CallRehearsalEvent | undefined, actual: CallActualEvent | undefined): boolean {
+  const comparison = compareCall(rehearsal, actual);
+  if (comparison.comparable !== 'none') return !comparison.scores.exactMatch;
+  return comparison.reason === 'rehearsal-parse-error' && !!actual?.response;
 }
 
 interface EpisodeEvents {
@@ -74,15 +99,30 @@ export function actualRehearsalTarget(event: CallActualEvent): string | undefine
  * response or the policy's own rehearsal as target). Tool messages are rebuilt with the runner's own
  * functions, so a row's prompt is byte for byte the prompt the policy was given.
  */
-export async function exportRows(files: readonly string[], options: ExportOptions, write: (row: DatasetRow) => void): Promise<ExportSummary> {
-  const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, skippedLines: 0 };
+export async function exportRows(files: readonly string[], options: ExportOptions, writeRow: (row: DatasetRow) => void): Promise<ExportSummary> {
+  const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, bySource: {}, tasks: [], skippedRuns: 0, filteredCalls: 0, skippedLines: 0 };
   const roles = new Set(options.roles ?? ['act', 'rehearse']);
+  const tasks = new Set<string>();
+  const write = (row: DatasetRow) => {
+    writeRow(row);
+    summary.rows[row.role]++;
+    const key = `${row.role}/${row.source}`;
+    summary.bySource[key] = (summary.bySource[key] ?? 0) + 1;
+    if (row.task) tasks.add(row.task);
+  };
   for (const file of files) {
     let run: RunEvent | undefined;
+    // The runs filter is decided at the run event (the first line); a run left out writes nothing.
+    let excluded = false;
     const episodes = new Map<string, EpisodeEvents>();
     const result = await readTrace(file, {
       onEvent: (e: TraceEvent) => {
-        if (e.type === 'run') { run ??= e; return; }
+        if (e.type === 'run') {
+          run ??= e;
+          if (options.runs && !options.runs.has(e.runId)) { excluded = true; summary.skippedRuns++; }
+          return;
+        }
+        if (excluded) return;
         if (e.type === 'episode') { episodes.set(e.episodeId, { start: e, turns: [], rehearsals: new Map(), actuals: new Map() }); return; }
         if (e.type === 'run.end' || e.type === 'fidelity') return;
         const ep = episodes.get(e.episodeId);
@@ -118,7 +158,6 @@ export async function exportRows(files: readonly string[], options: ExportOption
             ...base, id: `${ep.start.episodeId}/${turn.turnId}/act`, role: 'act', messages: history, tools: tools.map(toFunctionSchema), target: turn.text, weight: 1, source: options.actSource,
             ...(options.actRows === 'episode' ? { train_history: true } : {}),
           });
-          summary.rows.act++;
         }
         messages.push({ role: 'assistant', content: turn.text });
         if (turn.parse.kind === 'error') {
@@ -129,17 +168,17 @@ export async function exportRows(files: readonly string[], options: ExportOption
         for (const call of turn.parse.calls) {
           const rehearsal = ep.rehearsals.get(call.callId);
           const actual = ep.actuals.get(call.callId);
-          if (roles.has('rehearse')) {
+          const selected = (!options.tools || options.tools.has(call.name)) && (!options.onlyMismatches || isMismatch(rehearsal, actual));
+          if (roles.has('rehearse') && !selected) summary.filteredCalls++;
+          if (roles.has('rehearse') && selected) {
             const prompt = buildRehearsePrompt({ tools, examples: info?.examples, history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, promptOptions);
             const weight = options.callWeight?.(call.callId) ?? 1;
             const actualTarget = options.actualRehearsals && actual ? actualRehearsalTarget(actual) : undefined;
             if (actualTarget !== undefined) {
               write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId });
-              summary.rows.rehearse++;
             }
             if (options.policyRehearsals && rehearsal) {
               write({ ...base, id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId });
-              summary.rows.rehearse++;
             }
           }
           // The tool message the policy read: the actual response (shadow) or its own rehearsal (imagine).
@@ -153,5 +192,6 @@ export async function exportRows(files: readonly string[], options: ExportOption
       }
     }
   }
+  summary.tasks = [...tasks].sort();
   return summary;
 }

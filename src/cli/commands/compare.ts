@@ -1,0 +1,65 @@
+import * as path from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { StudioError } from '../../core/base/errors';
+import { buildFidelityReport } from '../../core/report/fidelityReport';
+import { replayTrace } from '../../core/runner/replay';
+import type { RunSummary } from '../../core/runner/runner';
+import { resolveTraceArgument, runsFolder } from '../../core/trace/discover';
+import { compareFidelity, renderFidelityComparison } from '../../core/training/compareFidelity';
+import type { CliIO } from '../io';
+import { openPolicy, policyJson } from '../policyArg';
+
+/** Options of `rehearse compare`. */
+export interface CompareArgs {
+  policy?: string[];
+  model?: string;
+  device?: string;
+  threads?: string;
+  out?: string;
+  progress?: boolean;
+  json?: boolean;
+}
+
+/**
+ * `rehearse compare <trace> --policy A --policy B`: replays the trace's calls with each policy (the
+ * rehearse role only, no tool executed) and prints per-tool deltas of the fidelity scores and of
+ * rehearsal validity, B − A. Task success is not compared: replay plays no episode.
+ */
+export async function compareCommand(trace: string, args: CompareArgs, io: CliIO): Promise<number> {
+  const policies = args.policy ?? [];
+  if (policies.length !== 2) throw new StudioError('USAGE', `compare needs exactly two policies (--policy A --policy B), got ${policies.length}.`);
+  if (policies.includes('reference')) throw new StudioError('USAGE', 'The reference policy does not rehearse; compare needs model folders or endpoints.');
+  const files = await resolveTraceArgument(trace);
+  if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
+  const replays: { policy: Record<string, unknown>; run: RunSummary }[] = [];
+  for (const [k, spec] of policies.entries()) {
+    const policy = await openPolicy({ policy: spec, model: args.model, device: args.device, threads: args.threads }, []);
+    const bar = args.progress === false || args.json ? undefined : new SingleBar({ format: `${k === 0 ? 'A' : 'B'} calls {bar} {value}/{total}`, stream: process.stderr, clearOnComplete: true, barsize: 24 });
+    bar?.start(1, 0);
+    try {
+      const run = await replayTrace({ source: files[0], runsDir, policy, onProgress: (p) => { bar?.setTotal(p.total); bar?.update(p.done); } });
+      replays.push({ policy: policyJson(policy), run });
+    } finally {
+      bar?.stop();
+      policy.dispose();
+    }
+    const failed = replays.at(-1)!.run;
+    if (failed.status === 'failed') { io.err(`rehearse: the replay with ${spec} failed: ${failed.error?.code}: ${failed.error?.message}`); return 1; }
+  }
+  const [reportA, reportB] = await Promise.all(replays.map((r) => buildFidelityReport([r.run.traceFile])));
+  const comparison = compareFidelity(reportA, reportB);
+  if (args.json) {
+    io.out(JSON.stringify({
+      trace: files[0],
+      a: { ...replays[0], report: reportA },
+      b: { ...replays[1], report: reportB },
+      comparison,
+      taskSuccessNote: 'Not measured: replay re-rehearses the recorded calls and plays no episode.',
+    }, null, 2));
+  } else {
+    io.out(renderFidelityComparison(comparison, { a: policies[0], b: policies[1] }));
+    io.out(`replays: ${replays[0].run.traceFile}, ${replays[1].run.traceFile}`);
+  }
+  return 0;
+}

@@ -1,0 +1,180 @@
+import { canonicalJson } from '../base/canonicalJson';
+import type { JsonValue } from '../base/json';
+import { removeBlocks, stripAsciiWhitespace } from '../protocol/text';
+import type { ToolDefinition } from '../protocol/types';
+import { toFunctionSchema } from '../protocol/types';
+import { actualToolText } from '../runner/toolMessages';
+import type { JudgeCheck, TaskFile } from '../tasks/taskFile';
+import { readTrace } from '../trace/reader';
+import type { CallActualEvent, EpisodeEndEvent, EpisodeEvent, TraceEvent, TurnEvent } from '../trace/schema';
+
+/** One OpenAI-chat message of an EnvACE record. */
+export interface EnvaceMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+/** One checklist item, with the field names EnvACE's checklist judge reads. */
+export interface EnvaceChecklistItem {
+  question: string;
+  focus_on?: string;
+  pass_condition?: string;
+  failure_examples?: string[];
+  evidence?: { snippet: string }[];
+  weight: number;
+}
+
+/**
+ * One record of EnvACE's tool dataset (the JSON at `+env.checklist.dataset_path`, and the rows of
+ * its parquet files), in the field layout `agent_system/dataset/checklist_dataset.py` reads: the
+ * prompt under `messages` (verl's `data.prompt_key=messages`), and under `extra_info` the `index`,
+ * `original_index`, `tools` (a JSON string of OpenAI function schemas), the whole reference
+ * conversation as `messages`, and `interaction_kwargs.checklist_list` (checklists, each a list of
+ * user turns, each a list of items).
+ */
+export interface EnvaceRecord {
+  data_source: string;
+  messages: EnvaceMessage[];
+  prompt: EnvaceMessage[];
+  extra_info: {
+    index: number;
+    original_index: number;
+    tools: string;
+    messages: EnvaceMessage[];
+    interaction_kwargs: { checklist_list: EnvaceChecklistItem[][][] };
+    /** Where the record came from (ignored by EnvACE). */
+    studio_task: string;
+    studio_episode: string;
+  };
+}
+
+/** What the EnvACE export takes. */
+export interface EnvaceExportOptions {
+  onlySuccessful?: boolean;
+  runs?: ReadonlySet<string>;
+  /** The task files by id: their judge checks become the checklist (else one item per reference call). */
+  tasks?: ReadonlyMap<string, TaskFile>;
+}
+
+/** What the EnvACE export wrote and left out, with why. */
+export interface EnvaceExportSummary {
+  records: number;
+  tasks: string[];
+  skipped: { episode: string; reason: string }[];
+  skippedLines: number;
+}
+
+interface EpisodeParts {
+  start: EpisodeEvent;
+  turns: TurnEvent[];
+  actuals: Map<string, CallActualEvent>;
+}
+
+/** The checklist items of one user turn made from its reference calls, when the task has no judge checks. */
+function callItems(calls: { name: string; arguments: JsonValue }[]): EnvaceChecklistItem[] {
+  return calls.map((c) => {
+    const args = canonicalJson(c.arguments);
+    return {
+      question: `Does the assistant call ${c.name} with the arguments ${args}?`,
+      focus_on: 'assistant.tool_calls',
+      pass_condition: `A ${c.name} call whose arguments match ${args}.`,
+      evidence: [{ snippet: `${c.name} ${args}` }],
+      weight: 1,
+    };
+  });
+}
+
+function judgeItems(checks: JudgeCheck[], turn: number): EnvaceChecklistItem[] {
+  return checks.filter((c) => (c.turn ?? 0) === turn).map((c) => ({
+    question: c.question,
+    ...(c.focus_on ? { focus_on: c.focus_on } : {}),
+    ...(c.pass_condition ? { pass_condition: c.pass_condition } : {}),
+    ...(c.failure_examples?.length ? { failure_examples: c.failure_examples } : {}),
+    ...(c.evidence?.length ? { evidence: c.evidence.map((snippet) => ({ snippet })) } : {}),
+    weight: c.weight ?? 1,
+  }));
+}
+
+/**
+ * Turns recorded episodes into EnvACE tool-dataset records: each finished episode's conversation
+ * with the real tools' responses (never the rehearsals), its tools and a checklist. Episodes that
+ * cannot be written faithfully are left out with a reason: an act turn that did not parse (EnvACE's
+ * data holds valid calls only), or a call with no recorded actual response (imagine mode without audit).
+ */
+export async function exportEnvace(files: readonly string[], options: EnvaceExportOptions, write: (record: EnvaceRecord) => void): Promise<EnvaceExportSummary> {
+  const summary: EnvaceExportSummary = { records: 0, tasks: [], skipped: [], skippedLines: 0 };
+  const tasks = new Set<string>();
+  for (const file of files) {
+    const episodes = new Map<string, EpisodeParts>();
+    let excluded = false;
+    const result = await readTrace(file, {
+      onEvent: (e: TraceEvent) => {
+        if (e.type === 'run') { excluded = !!options.runs && !options.runs.has(e.runId); return; }
+        if (excluded) return;
+        if (e.type === 'episode') { episodes.set(e.episodeId, { start: e, turns: [], actuals: new Map() }); return; }
+        if (e.type === 'turn') episodes.get(e.episodeId)?.turns.push(e);
+        else if (e.type === 'call.actual') episodes.get(e.episodeId)?.actuals.set(e.callId, e);
+        else if (e.type === 'episode.end') {
+          const ep = episodes.get(e.episodeId);
+          episodes.delete(e.episodeId);
+          if (ep) emit(ep, e);
+        }
+      },
+    });
+    summary.skippedLines += result.skipped.length;
+  }
+  summary.tasks = [...tasks].sort();
+  return summary;
+
+  function emit(ep: EpisodeParts, end: EpisodeEndEvent): void {
+    const skip = (reason: string) => { summary.skipped.push({ episode: ep.start.episodeId, reason }); };
+    if (end.status === 'cancelled') return skip('the episode was cancelled');
+    if (options.onlySuccessful && end.success !== true) return skip('not graded a success');
+    if (ep.start.role === 'imagined') return skip('an imagined episode of private rehearsal');
+    const task = options.tasks?.get(ep.start.taskId);
+    const system = ep.start.system ?? task?.system;
+    const tools: ToolDefinition[] = ep.start.tools ?? [];
+    const messages: EnvaceMessage[] = system ? [{ role: 'system', content: system }] : [];
+    const turnCalls: { name: string; arguments: JsonValue }[][] = [];
+    for (const turn of ep.turns) {
+      if (turn.user !== undefined) { messages.push({ role: 'user', content: turn.user }); turnCalls.push([]); }
+      if (turn.parse.kind === 'error') return skip(`turn ${turn.turnId} did not parse (${turn.parse.code})`);
+      if (turn.parse.kind !== 'calls') { messages.push({ role: 'assistant', content: turn.text }); continue; }
+      const calls = turn.parse.calls;
+      for (const call of calls) if (!ep.actuals.has(call.callId)) return skip(`call ${call.callId} has no actual response`);
+      messages.push({
+        role: 'assistant',
+        content: stripAsciiWhitespace(removeBlocks(turn.text, '<tool_call>', '</tool_call>')),
+        tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
+      });
+      for (const call of calls) {
+        const actual = ep.actuals.get(call.callId)!;
+        messages.push({ role: 'tool', tool_call_id: call.callId, content: actualToolText(actual.response, actual.error) });
+        turnCalls[turnCalls.length - 1]?.push({ name: call.name, arguments: call.arguments });
+      }
+    }
+    const firstUser = messages.findIndex((m) => m.role === 'user');
+    if (firstUser < 0) return skip('the episode has no user message');
+    const judges = (task?.checks ?? []).filter((c): c is JudgeCheck => c.kind === 'judge');
+    const checklist = turnCalls.map((calls, turn) => (judges.length ? judgeItems(judges, turn) : callItems(calls)));
+    const prompt = messages.slice(0, firstUser + 1).map((m) => ({ ...m }));
+    const index = summary.records++;
+    tasks.add(ep.start.taskId);
+    write({
+      data_source: task?.domain ?? ep.start.taskId.split('-')[0] ?? 'rehearsal-studio',
+      messages: prompt,
+      prompt,
+      extra_info: {
+        index,
+        original_index: index,
+        tools: JSON.stringify(tools.map(toFunctionSchema)),
+        messages,
+        interaction_kwargs: { checklist_list: [checklist] },
+        studio_task: ep.start.taskId,
+        studio_episode: ep.start.episodeId,
+      },
+    });
+  }
+}
