@@ -1,0 +1,113 @@
+// `rehearse export` for training: filters, a split by task, the summary, and the EnvACE tool
+// dataset, which must carry the field names EnvACE's checklist dataset reads and round-trip through
+// `rehearse import envace`.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { readReplayRecording } from '../../src/core/env/replayRecording';
+import { loadTasks } from '../../src/core/tasks/loader';
+import type { DatasetRow } from '../../src/core/training/datasetRow';
+import type { EnvaceRecord } from '../../src/core/training/envaceExport';
+import { splitTasks } from '../../src/core/training/taskSplit';
+import { SAMPLE_RUN_IDS, writeSampleWorkspace } from '../builders/sampleWorkspace';
+import { rehearse } from './support/cli';
+import { assertGolden } from './support/golden';
+import { useTempDir } from './support/tempDir';
+
+const readRows = async (file: string) => (await fs.readFile(file, 'utf8')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as DatasetRow);
+
+describe('rehearse export for training', () => {
+  const dir = useTempDir('training-export-');
+  const workspace = async () => { await writeSampleWorkspace(dir()); return dir(); };
+
+  it('prints what was exported: rows by role and source, tasks, and what was skipped', async () => {
+    const r = await rehearse('export', await workspace(), '--out', path.join(dir(), 'rows.jsonl'));
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out.split('\n')[0], 'exported 12 act and 7 rehearse rows from 4 episodes of 4 tasks (act/demonstration 12, rehearse/actual 7)');
+    assert.equal((await readRows(path.join(dir(), 'rows.jsonl'))).length, 19);
+  });
+
+  it('--only-mismatches keeps the rehearse rows of calls whose rehearsal missed; --tools and --runs narrow further', async () => {
+    const ws = await workspace();
+    const out = path.join(dir(), 'm.jsonl');
+    const r = await rehearse('export', ws, '--out', out, '--only-mismatches', '--json');
+    assert.equal(r.code, 0, r.err);
+    const rehearse_ = (await readRows(out)).filter((row) => row.role === 'rehearse').map((row) => row.call);
+    // e1: get_order_details guessed pending (delivered) and cancel_pending_order guessed success (error);
+    // e2: an unparsable rehearsal of a call with an answer; e3's first call rehearsed a user the tool did not find.
+    assert.deepEqual(rehearse_.sort(), ['e1.t2.c1', 'e1.t3.c1', 'e2.t3.c1', 'e3.t1.c1']);
+    assert.equal(JSON.parse(r.out).filteredCalls, 4);
+
+    const byTool = path.join(dir(), 't.jsonl');
+    assert.equal((await rehearse('export', ws, '--out', byTool, '--only-mismatches', '--tools', 'get_order_details', '--roles', 'rehearse')).code, 0);
+    assert.deepEqual((await readRows(byTool)).map((row) => row.call).sort(), ['e1.t2.c1', 'e2.t3.c1']);
+
+    const oneRun = path.join(dir(), 'r.jsonl');
+    const r3 = await rehearse('export', ws, '--out', oneRun, '--runs', SAMPLE_RUN_IDS.imagine, '--json');
+    assert.deepEqual(JSON.parse(r3.out).tasks, ['retail-train-0101']);
+    assert.equal(JSON.parse(r3.out).skippedRuns, 1);
+  });
+
+  it('--split-by-task writes train and held-out files with every task on one side, the same for the same seed', async () => {
+    const ws = await workspace();
+    const out = path.join(dir(), 'rows.jsonl');
+    const r = await rehearse('export', ws, '--out', out, '--split-by-task', '0.5', '--seed', '7');
+    assert.equal(r.code, 0, r.err);
+    const train = await readRows(path.join(dir(), 'rows.train.jsonl'));
+    const heldOut = await readRows(path.join(dir(), 'rows.heldout.jsonl'));
+    const tasksOf = (rows: DatasetRow[]) => new Set(rows.map((row) => row.task));
+    assert.equal(tasksOf(heldOut).size, 2);
+    assert.equal(tasksOf(train).size, 2);
+    for (const t of tasksOf(heldOut)) assert.ok(!tasksOf(train).has(t), `${t} is on both sides`);
+    assert.equal(train.length + heldOut.length, 19);
+    assert.ok(r.out.includes(`held-out tasks (seed 7): ${[...tasksOf(heldOut)].sort().join(', ')}`), r.out);
+    assert.deepEqual(splitTasks(['a', 'b', 'c', 'd'], 0.5, 7), splitTasks(['d', 'c', 'b', 'a'], 0.5, 7));
+    const bad = await rehearse('export', ws, '--out', out, '--split-by-task', '1.5');
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--split-by-task takes the held-out fraction/);
+  });
+
+  it('--format envace: the golden tool dataset, with the fields EnvACE reads, and episodes it cannot hold skipped with a reason', async () => {
+    const out = path.join(dir(), 'envace.json');
+    const r = await rehearse('export', await workspace(), '--out', out, '--format', 'envace');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^exported 3 EnvACE records from 3 tasks; 1 episodes skipped:\n {2}e2: turn e2\.t2 did not parse \(JSON_DECODE_ERROR\)/);
+    const text = await fs.readFile(out, 'utf8');
+    await assertGolden('envace-export.json', text);
+    const records = JSON.parse(text) as EnvaceRecord[];
+    for (const [i, rec] of records.entries()) {
+      // agent_system/dataset/checklist_dataset.py: doc[prompt_key] with data.prompt_key=messages,
+      // extra_info.index / original_index / tools (a JSON string or list) / interaction_kwargs.checklist_list.
+      assert.ok(Array.isArray(rec.messages) && rec.messages.at(-1)?.role === 'user');
+      assert.deepEqual([rec.extra_info.index, rec.extra_info.original_index], [i, i]);
+      const tools = JSON.parse(rec.extra_info.tools) as { type: string; function: { name: string } }[];
+      assert.ok(tools.every((t) => t.type === 'function' && typeof t.function.name === 'string'));
+      const userTurns = rec.extra_info.messages.filter((m) => m.role === 'user').length;
+      assert.equal(rec.extra_info.interaction_kwargs.checklist_list[0].length, userTurns);
+      assert.ok(rec.extra_info.messages.filter((m) => m.role === 'tool').every((m) => typeof m.tool_call_id === 'string'));
+    }
+  });
+
+  it('--format envace round-trips through rehearse import envace: the same user turns, calls and actual responses', async () => {
+    const out = path.join(dir(), 'envace.json');
+    assert.equal((await rehearse('export', await workspace(), '--out', out, '--format', 'envace')).code, 0);
+    const imported = path.join(dir(), 'imported');
+    const r = await rehearse('import', 'envace', out, '--out', imported);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /imported 3 task\(s\).*\(0 skipped/);
+    const records = JSON.parse(await fs.readFile(out, 'utf8')) as EnvaceRecord[];
+    const tasks = (await loadTasks([path.join(imported, 'tasks')])).sort((a, b) => a.task.id.localeCompare(b.task.id, 'en', { numeric: true }));
+    assert.equal(tasks.length, records.length);
+    for (const [i, { task }] of tasks.entries()) {
+      const rec = records[i];
+      assert.equal(task.id, `envace-${i}`);
+      assert.deepEqual(task.turns.map((t) => t.user), rec.extra_info.messages.filter((m) => m.role === 'user').map((m) => m.content));
+      const calls = rec.extra_info.messages.flatMap((m) => m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: JSON.parse(c.function.arguments) }));
+      assert.deepEqual(task.reference!.turns.flatMap((t) => t.calls), calls);
+      const recording = await readReplayRecording(path.join(imported, 'recordings', `${task.id}.replay.json`));
+      const answers = rec.extra_info.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+      assert.equal(recording.calls.length, answers.length);
+      assert.equal(task.checks.filter((c) => c.kind === 'judge').length, calls.length, 'one checklist item per reference call');
+    }
+  });
+});
