@@ -111,7 +111,7 @@ export function envaceLaunch(spec: RunSpec): LaunchPlan {
     'set -euo pipefail',
     ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
     `cd ${shellQuote(root)}`,
-    `exec ${argv.map(shellQuote).join(' \\\n    ')}`,
+    `exec ${argv.slice(0, 3).map(shellQuote).join(' ')} \\\n    ${argv.slice(3).map(shellQuote).join(' \\\n    ')}`,
     '',
   ].join('\n');
   return { backend: 'envace', argv, env, cwd: root, outDir: spec.out_dir, script, runsHere: false };

@@ -1,0 +1,158 @@
+// Training runs: the run file and its schema, the exact commands of the three backends, and real
+// trainer processes launched through the launcher: streamed, cancelled, resumed, crashed, and under
+// torchrun with 2 CPU processes (gloo).
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { StudioError } from '../../src/core/base/errors';
+import { planLaunch } from '../../src/core/training/launch/backends';
+import { parseRunSpec } from '../../src/core/training/launch/runSpec';
+import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
+import { TrainingProcess } from '../../src/core/training/launch/supervisor';
+import { randomTestModel } from '../support/testModels';
+import { rehearse } from './support/cli';
+import { repoRoot } from './support/paths';
+import { useTempDir } from './support/tempDir';
+
+const CITIES = ['Paris', 'Lisbon', 'Oslo', 'Tokyo', 'Lima', 'Cairo', 'Quito', 'Seoul'];
+const TOOLS = [{ type: 'function', function: { name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+
+/** Small act and rehearse rows in the documented format (docs/dataset-format.md). */
+function rows(): string {
+  return CITIES.flatMap((city, i) => {
+    const call = `\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"${city}"}}\n</tool_call>`;
+    const base = { v: 1, reward: null, group: null, weight: 1, source: 'demonstration', task: `t${i}`, episode: 'e' };
+    return [
+      { ...base, id: `t${i}/act`, role: 'act', tools: TOOLS, messages: [{ role: 'user', content: `Weather in ${city}?` }], target: call },
+      { ...base, id: `t${i}/rehearse`, role: 'rehearse', call: 'c1', messages: [{ role: 'system', content: 'You are a precise tool simulator.' }, { role: 'user', content: `get_weather {"city":"${city}"}` }], target: `\n<execution_result>\n{"city":"${city}","temperature":${10 + i}}\n</execution_result>` },
+    ];
+  }).map((r) => JSON.stringify(r) + '\n').join('');
+}
+
+function specError(text: string): string {
+  try { parseRunSpec(text, '/w/run.json'); } catch (err) { assert.ok(err instanceof StudioError); return err.message; }
+  assert.fail('the spec was accepted');
+}
+
+describe('training runs: run file and backends', () => {
+  it('names an unknown field, and a wrong hyperparameter, by its JSON path', () => {
+    assert.match(specError('{"objective":"sft","base":"m","data":{"train":["r"]},"hardware":{"procs":2}}'), /\$\.hardware\.procs: unknown field/);
+    const spec = parseRunSpec('{"objective":"sft","base":"m","data":{"train":["r"]},"hyperparameters":{"optim":{"lrr":0.1}}}', '/w/run.json');
+    assert.throws(() => planLaunch(spec, 'local'), /\$\.hyperparameters\.optim\.lrr: unknown field/);
+    assert.match(specError('{"objective":"sft","base":"m"}'), /\$\.data\.train: sft needs at least one rows file/);
+    assert.match(specError('{"objective":"ppo","base":"m"}'), /\$\.objective: must be equal to one of the allowed values: "sft", "grpo"/);
+  });
+
+  it('local and torchrun: the exact argv, environment and generated trainer config', () => {
+    const spec = parseRunSpec(JSON.stringify({
+      objective: 'sft', base: 'models/base', data: { train: ['rows.jsonl'] }, seed: 3,
+      hardware: { device: 'cpu', processes: 2, threads: 1 }, hyperparameters: { train: { steps: 5 }, optim: { lr: 0.01 } },
+    }), '/w/ws/run.json');
+    assert.throws(() => planLaunch(spec, 'local', { trainerRoot: '/studio' }), /the local backend runs one process\. Use --backend torchrun/);
+    const plan = planLaunch(spec, 'torchrun', { trainerRoot: '/studio', python: '/usr/bin/python3', masterPort: 29511 });
+    assert.deepEqual(plan.argv, ['/usr/bin/python3', '-m', 'torch.distributed.run', '--nproc_per_node', '2', '--master_port', '29511', '--redirects', '1', '--tee', '1',
+      '--monitor_interval', '0.5', '-m', 'trainer', 'sft', '--config', '/w/ws/.rehearsal/training/run/trainer-config.json']);
+    assert.deepEqual(plan.env, { PYTHONPATH: '/studio', OMP_WAIT_POLICY: 'PASSIVE' });
+    assert.deepEqual(plan.trainerConfig, {
+      seed: 3, device: 'cpu', threads: 1, out_dir: '/w/ws/.rehearsal/training/run', model: { path: '/w/ws/models/base' },
+      data: { train: ['/w/ws/rows.jsonl'] }, optim: { lr: 0.01 }, train: { steps: 5 },
+    });
+  });
+
+  it('envace: EnvACE launcher options by their real names, the key read on the cluster, nothing run here', async () => {
+    const spec = parseRunSpec(JSON.stringify({
+      name: 'retail-joint', objective: 'grpo', base: '/cluster/models/Qwen3-8B', hardware: { processes: 8, nodes: 2 },
+      envace: { root: '/opt/EnvACE', tool_dataset: '/data/retail.json', train_files: '/data/retail.parquet', judge: { backend: 'openai', urls: ['https://judge/v1/chat/completions'] } },
+    }), '/w/run.json');
+    const plan = planLaunch(spec, 'envace');
+    assert.equal(plan.runsHere, false);
+    assert.deepEqual(plan.argv.slice(0, 3), ['python3', '-m', 'verl.trainer.main_ppo']);
+    for (const option of [
+      'data.custom_cls.path=/opt/EnvACE/agent_system/dataset/checklist_dataset.py', 'data.custom_cls.name=ChecklistDataset', 'data.prompt_key=messages',
+      'data.train_files=/data/retail.parquet', '+env.checklist.dataset_path=/data/retail.json', 'env.env_name=checklist', 'agent.orchestra_type=checklist',
+      'agent.agent_ids=["Tool Caller Agent","Tool Simulator Agent"]', 'agent.model_ids=["/cluster/models/Qwen3-8B","/cluster/models/Qwen3-8B"]',
+      'trainer.n_gpus_per_node=8', 'trainer.nnodes=2', 'trainer.experiment_name=retail-joint', 'trainer.resume_mode=auto',
+      "+env.checklist.judge_api_key='${oc.env:JUDGE_API_KEY}'",
+    ]) assert.ok(plan.argv.includes(option), `missing ${option}`);
+    assert.equal(plan.env['ENABLE_CHECKLIST'], '1');
+    assert.match(plan.script!, /^#!\/bin\/bash\n[\s\S]*JUDGE_API_KEY:\?[\s\S]*exec python3 -m verl\.trainer\.main_ppo/);
+    const r = await rehearse('train', '--config', path.join(repoRoot(), 'examples', 'training', 'envace.run.json'), '--backend', 'envace', '--dry-run');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^command: ENABLE_CHECKLIST=1 /);
+    assert.match(r.out, /Not started here: EnvACE trains on a Ray cluster/);
+    assert.ok(!r.out.includes('launch script written'));
+  });
+});
+
+describe('training runs: real trainer processes', function () {
+  this.timeout(180_000);
+  const dir = useTempDir('training-launch-');
+  let model = '';
+  before(async function () { this.timeout(300_000); model = await randomTestModel(1); });
+
+  async function writeSpec(extra: Record<string, unknown> = {}, hyper: Record<string, unknown> = {}): Promise<string> {
+    await fs.writeFile(path.join(dir(), 'rows.jsonl'), rows());
+    const file = path.join(dir(), 'run.json');
+    await fs.writeFile(file, JSON.stringify({
+      objective: 'sft', base: model, data: { train: ['rows.jsonl'] }, hardware: { device: 'cpu', threads: 1 },
+      hyperparameters: { train: { steps: 200, batch_size: 4, micro_batch_size: 4, checkpoint_every: 2, export_at_end: false, ...hyper } }, ...extra,
+    }));
+    return file;
+  }
+
+  it('streams events, cancels mid-run keeping the checkpoint, and resumes from it when launched again', async () => {
+    const file = await writeSpec();
+    const dry = await rehearse('train', '--config', file, '--dry-run');
+    assert.match(dry.out, /^command: PYTHONPATH=\S+ OMP_WAIT_POLICY=PASSIVE \/usr\/bin\/python3 -m trainer sft --config \S+\/\.rehearsal\/training\/run\/trainer-config\.json$/m);
+    assert.match(dry.out, /would start from the base model/);
+
+    const first = await TrainingProcess.start(planLaunch(parseRunSpec(await fs.readFile(file, 'utf8'), file), 'local'), { graceMs: 20_000 });
+    const seen: TrainerEvent[] = [];
+    first.onEvent((e) => {
+      seen.push(e);
+      if (e.event === 'checkpoint' && e['step'] === 4) first.cancel();
+    });
+    const cancelled = await first.done;
+    assert.equal(cancelled.status, 'cancelled', cancelled.stderrTail);
+    assert.equal(cancelled.exitCode, 130);
+    assert.equal(cancelled.error?.code, 'INTERRUPTED');
+    assert.deepEqual(seen.slice(0, 2).map((e) => e.event), ['start', 'data']);
+    const steps = seen.filter((e) => e.event === 'step');
+    assert.ok(steps.length >= 4 && steps.length < 200, `${steps.length} steps before the cancel`);
+    assert.ok(steps.every((e) => typeof e['loss'] === 'number' && typeof e['tokens_per_s'] === 'number'));
+    const kept = cancelled.lastCheckpoint!;
+    assert.ok(kept.step >= 4, JSON.stringify(kept));
+    assert.match(cancelled.error!.message, new RegExp(`newest checkpoint is step ${kept.step}\\. Run the same command again to resume`));
+
+    // The same command again, shortened to end soon: it resumes at the kept checkpoint.
+    const short = await writeSpec({}, { steps: kept.step + 2 });
+    const r = await rehearse('train', '--config', short, '--json');
+    assert.equal(r.code, 0, r.err);
+    const { outcome, lastStep } = JSON.parse(r.out) as { outcome: { status: string; resumedFrom: { step: number } }; lastStep: { step: number } };
+    assert.equal(outcome.status, 'done');
+    assert.equal(outcome.resumedFrom.step, kept.step);
+    assert.equal(lastStep.step, kept.step + 2);
+    assert.match(r.err, new RegExp(`resuming from \\S+step-0*${kept.step}`));
+  });
+
+  it('reports a crash with the trainer\'s coded error and the log tail', async () => {
+    const file = await writeSpec({ base: path.join(dir(), 'no-such-model') });
+    const r = await rehearse('train', '--config', file, '--no-progress');
+    assert.equal(r.code, 1);
+    assert.match(r.errLines.find((l) => l.startsWith('rehearse: ')) ?? '', /^rehearse: the trainer failed: TOKENIZER_MISSING: No tokenizer\.json in \S+no-such-model/);
+  });
+
+  it('torchrun: 2 CPU processes (gloo) train 2 steps, events read through the worker prefix, replicas identical', async () => {
+    const file = await writeSpec({ hardware: { device: 'cpu', threads: 1, processes: 2 } }, { steps: 2 });
+    const r = await rehearse('train', '--config', file, '--backend', 'torchrun', '--json');
+    assert.equal(r.code, 0, r.err);
+    const { plan, outcome, lastStep } = JSON.parse(r.out) as { plan: { argv: string[] }; outcome: { status: string; events: number }; lastStep: { step: number } };
+    assert.ok(plan.argv.includes('torch.distributed.run'));
+    assert.equal(outcome.status, 'done');
+    assert.equal(lastStep.step, 2);
+    const events = (await fs.readFile(path.join(dir(), '.rehearsal', 'training', 'run', 'events.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as TrainerEvent);
+    assert.equal(events[0]['world_size'], 2);
+    assert.equal(events.at(-1)?.['replicas_identical'], true);
+    assert.equal(outcome.events, events.length, 'every event of rank 0 was streamed from stdout');
+  });
+});
