@@ -1,0 +1,59 @@
+// `rehearse compare`: a recorded trace replayed with two policies, per-tool deltas of the fidelity
+// scores and of rehearsal validity, and no invented task-success number.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { FidelityComparison } from '../../src/core/training/compareFidelity';
+import { OK_CASE, REFUSED_CASE, scriptedModel, writeProbeTasks } from '../support/scriptedModel';
+import { ensurePolicyHostBundle, ensureServerBundles } from '../support/servers';
+import { randomTestModel } from '../support/testModels';
+import { rehearse } from './support/cli';
+
+describe('rehearse compare', function () {
+  this.timeout(180_000);
+  let dir = '';
+  let scripted = '';
+  let random = '';
+  let trace = '';
+  before(async function () {
+    this.timeout(600_000);
+    ensureServerBundles();
+    ensurePolicyHostBundle();
+    [scripted, random] = await Promise.all([scriptedModel(), randomTestModel(1)]);
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'compare-'));
+    const tasks = await writeProbeTasks(path.join(dir, 'tasks'), [OK_CASE.case, REFUSED_CASE.case]);
+    const run = await rehearse('run', ...tasks, '--policy', scripted, '--out', path.join(dir, 'runs'), '--no-progress', '--device', 'cpu');
+    assert.equal(run.code, 0, run.err);
+    trace = run.out.split('\n').find((l) => l.startsWith('trace: '))!.slice('trace: '.length);
+  });
+  after(async () => { await fs.rm(dir, { recursive: true, force: true }); });
+
+  it('shows per-tool deltas of validity and fidelity scores between the two policies, and says task success is not measured', async () => {
+    const r = await rehearse('compare', trace, '--policy', scripted, '--policy', random, '--out', path.join(dir, 'replays'), '--no-progress', '--device', 'cpu', '--json');
+    assert.equal(r.code, 0, r.err);
+    const { comparison, taskSuccessNote } = JSON.parse(r.out) as { comparison: FidelityComparison; taskSuccessNote: string };
+    const probe = comparison.perTool.find((t) => t.tool === 'probe')!;
+    assert.equal(probe.calls, 2);
+    // The scripted model rehearses both calls in valid JSON (one exact, one predicting a refusal);
+    // the random model's rehearsals never parse.
+    assert.deepEqual(probe.validity, { a: 1, b: 0, delta: -1 });
+    assert.deepEqual(probe.scores.exactMatch, { a: 0.5, b: null, delta: null });
+    assert.deepEqual(probe.scores.errorAgreement, { a: 0.5, b: null, delta: null });
+    assert.equal(comparison.taskSuccess, null);
+    assert.match(taskSuccessNote, /replay .* plays no episode/);
+
+    const table = await rehearse('compare', trace, '--policy', scripted, '--policy', random, '--out', path.join(dir, 'replays'), '--no-progress', '--device', 'cpu');
+    assert.equal(table.code, 0, table.err);
+    assert.match(table.out, /^probe\s+2\s+1\.00→0\.00 \(-1\.00\)\s+0\.50→- \(-\)/m);
+    assert.match(table.out, /^Task success: not measured\./m);
+  });
+
+  it('refuses anything but two rehearsing policies', async () => {
+    const one = await rehearse('compare', trace, '--policy', scripted);
+    assert.equal(one.code, 2);
+    assert.match(one.err, /compare needs exactly two policies \(--policy A --policy B\), got 1/);
+    const ref = await rehearse('compare', trace, '--policy', scripted, '--policy', 'reference');
+    assert.match(ref.err, /The reference policy does not rehearse/);
+  });
+});
