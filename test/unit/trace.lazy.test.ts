@@ -73,6 +73,13 @@ describe('large traces: first level from the first and last lines, index on dema
       const episodes = traceTreeChildren(library, traceTreeChildren(library)[0]);
       assert.equal(episodes.length, 300);
       assert.equal(traceTreeChildren(library)[0].description, 'shadow · models/default · 300 episodes');
+      // A run shows a page of its episodes (or calls), then one node for the rest.
+      const paged = traceTreeChildren(library, traceTreeChildren(library)[0], { pageSize: () => 120 });
+      assert.equal(paged.length, 121);
+      assert.deepEqual([paged[120].kind, paged[120].label], ['more', '180 more episodes…']);
+      assert.equal(traceTreeParent(library, paged[120])?.kind, 'run');
+      const flat = traceTreeChildren(library, traceTreeChildren(library)[0], { pageSize: () => 250, sort: 'fidelity' });
+      assert.deepEqual([flat.length, flat[250].label], [251, '50 more calls…']);
       assert.ok(size > 10_000);
     } finally {
       library.dispose();

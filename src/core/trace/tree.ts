@@ -11,8 +11,11 @@ export type NodeStatus = 'ok' | 'mismatch' | 'error' | 'running' | 'pending' | '
 
 /** A node of the Trace Explorer, as plain data; hosts map it to their own tree items. */
 export interface TraceTreeNode {
-  /** `message`: a line of text in place of children (a large trace being indexed). */
-  kind: 'run' | 'episode' | 'turn' | 'call' | 'problem' | 'message';
+  /**
+   * `message`: a line of text in place of children (a large trace being indexed); `more`: the
+   * children of a run past its page (`entityId` is the run's file), shown on request.
+   */
+  kind: 'run' | 'episode' | 'turn' | 'call' | 'problem' | 'message' | 'more';
   /** Unique across the library: `<file>#<entity id>`. */
   id: string;
   file: string;
@@ -32,7 +35,12 @@ export interface TreeOptions {
   filter?: TreeFilter;
   sort?: TreeSort;
   annotations?: (file: string) => AnnotationLookup | undefined;
+  /** How many episodes (or calls, sorted by fidelity) a run shows before a `more` node; default {@link RUN_PAGE_SIZE}. */
+  pageSize?: (file: string) => number;
 }
+
+/** Children a run shows at first: a tree of tens of thousands of rows helps nobody and slows the editor. */
+export const RUN_PAGE_SIZE = 500;
 
 /** A call's fidelity badge: the text shown beside the tool name and its status. */
 export function fidelityBadge(call: CallEntry): { text: string; status: NodeStatus } {
@@ -197,6 +205,12 @@ export function callsByFidelity(index: TraceIndex, file: string, options: TreeOp
     .map(({ c }) => c);
 }
 
+function moreNode(file: string, hidden: number, what: string): TraceTreeNode[] {
+  if (hidden <= 0) return [];
+  const label = `${hidden.toLocaleString('en-US')} more ${what}${hidden === 1 ? '' : 's'}…`;
+  return [{ kind: 'more', id: `${file}#more`, file, entityId: file, label, description: 'show more', tooltip: 'Show the next page, or filter and search to narrow the list.', status: 'info', hasChildren: false }];
+}
+
 function messageNode(file: string, text: string, tooltip: string): TraceTreeNode {
   return { kind: 'message', id: `${file}#message`, file, entityId: file, label: text, description: '', tooltip, status: 'running', hasChildren: false };
 }
@@ -220,9 +234,21 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, o
     return [messageNode(node.file, `Indexing… ${percent}%`, 'Large traces are indexed when first opened; their episodes appear when it is done.')];
   }
   switch (node.kind) {
-    case 'run':
-      if (options.sort === 'fidelity') return callsByFidelity(index, node.file, options).map((c) => callNode(node.file, c, options, true));
-      return index.episodes.filter((e) => episodeVisible(index, e, node.file, options)).map((e) => episodeNode(node.file, index, e));
+    case 'run': {
+      const limit = options.pageSize?.(node.file) ?? RUN_PAGE_SIZE;
+      if (options.sort === 'fidelity') {
+        const calls = callsByFidelity(index, node.file, options);
+        return [...calls.slice(0, limit).map((c) => callNode(node.file, c, options, true)), ...moreNode(node.file, calls.length - limit, 'call')];
+      }
+      const shown: TraceTreeNode[] = [];
+      let hidden = 0;
+      for (const e of index.episodes) {
+        if (!episodeVisible(index, e, node.file, options)) continue;
+        if (shown.length < limit) shown.push(episodeNode(node.file, index, e));
+        else hidden++;
+      }
+      return [...shown, ...moreNode(node.file, hidden, 'episode')];
+    }
     case 'episode': {
       const ep = index.episode(node.entityId);
       return ep ? index.turnsOf(ep).filter((t) => turnVisible(index, t, ep, node.file, options)).map((t) => turnNode(node.file, index, t)) : [];
@@ -238,7 +264,7 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, o
 
 /** The parent of a node, so that hosts can reveal any node. */
 export function traceTreeParent(library: TraceLibrary, node: TraceTreeNode, options: TreeOptions = {}): TraceTreeNode | undefined {
-  if (node.kind === 'message') return library.index(node.file) || library.head(node.file) ? runNode(library, node.file) : undefined;
+  if (node.kind === 'message' || node.kind === 'more') return library.index(node.file) || library.head(node.file) ? runNode(library, node.file) : undefined;
   const index = library.index(node.file);
   if (!index || node.kind === 'run' || node.kind === 'problem') return undefined;
   if (node.kind === 'episode') return runNode(library, node.file);
