@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import { AnnotationLibrary } from '../../src/core/annotations/library';
 import { ANNOTATION_KINDS, ANNOTATION_KIND_LABELS, describeAnnotation } from '../../src/core/annotations/schema';
 import { annotationsFileFor, appendAnnotationEvent, readAnnotations } from '../../src/core/annotations/store';

@@ -4,3 +4,4 @@ export * from './annotationSet';
 export * from './store';
 export * from './library';
 export * from './suggest';
+export * from './tree';

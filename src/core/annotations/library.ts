@@ -3,7 +3,7 @@ import { StudioError } from '../base/errors';
 import { Emitter } from '../base/event';
 import type { Event } from '../base/event';
 import { isValidId } from '../trace/ids';
-import { AnnotationSet } from './annotationSet';
+import type { AnnotationSet } from './annotationSet';
 import type { Annotation, AnnotationKind, AnnotationSeverity, AnnotationTarget, EditEvent } from './schema';
 import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotations } from './store';
 

@@ -1,4 +1,5 @@
 import type { DiffKind } from '../fidelity/structuralDiff';
+import type { CallView } from '../trace/callView';
 import type { AnnotationKind } from './schema';
 
 /**
@@ -14,4 +15,16 @@ export function suggestedKind(diff: DiffKind | undefined): AnnotationKind {
     case 'changed': return 'hallucinated_value';
     default: return 'other';
   }
+}
+
+/**
+ * The kind most likely meant for a whole call: a rehearsal that did not parse is a format error, an
+ * error state that differs is a wrong error state, a single difference suggests its own kind.
+ */
+export function suggestedCallKind(view: Pick<CallView, 'rehearsal' | 'comparison'>): AnnotationKind {
+  if (view.rehearsal && !view.rehearsal.result.ok) return 'format_error';
+  const cmp = view.comparison;
+  if (cmp.comparable !== 'none' && !cmp.scores.errorAgreement) return 'wrong_error_state';
+  if (cmp.comparable === 'json' && cmp.diff.length === 1) return suggestedKind(cmp.diff[0].kind);
+  return 'other';
 }
