@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import { choiceRehearses, defaultModelFolder, describePolicyChoice, openPolicyFor, policyChoiceFromSettings, settingsForPolicy } from '../../src/core/runs/policyChoice';
 import { RunStatus } from '../../src/core/runs/runStatus';
 import { fromRoot } from './support/paths';

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { AnnotationSet } from '../../src/core/annotations/annotationSet';
 import { TraceIndex } from '../../src/core/trace/traceIndex';
 import { loadTrajectory } from '../../src/core/trajectory/snapshot';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import { sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 
