@@ -9,7 +9,7 @@ const noVscode = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'out/**', 'dist/**', '.vscode-test/**', 'test/fixtures/**', 'trainer/**', 'models/**'] },
+  { ignores: ['node_modules/**', 'out/**', 'dist/**', '.vscode-test/**', '.device/**', '.rehearsal/**', 'test-results/**', 'test/fixtures/**', 'trainer/**', 'models/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

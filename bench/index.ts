@@ -26,7 +26,7 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  const results: { name: string; description: string; result: BenchCaseResult; targets: (BenchTarget & { actualMs: number; met: boolean })[] }[] = [];
+  const results: { name: string; description: string; result: BenchCaseResult; targets: (BenchTarget & { actual: number; met: boolean })[] }[] = [];
   let missed = 0;
   for (const c of selected) {
     console.log(`\n${c.name}\n  ${c.description}\n  ${settings.warmup} warm-up runs, ${settings.runs} timed runs`);
@@ -38,11 +38,18 @@ async function main(): Promise<number> {
     console.log(table(['measurement', 'median ms', 'p95 ms', 'min ms', 'vs baseline'], rows));
     for (const [k, v] of Object.entries(result.facts ?? {})) console.log(`  ${k}: ${v}`);
     const targets = (c.targets ?? []).map((t) => {
-      const actualMs = result.measurements[t.measurement]?.[t.stat] ?? Number.NaN;
-      const met = actualMs < t.belowMs;
+      if ('fact' in t) {
+        const actual = Number(result.facts?.[t.fact] ?? Number.NaN);
+        const met = actual <= t.atMost;
+        if (!met) missed++;
+        console.log(`  target ${t.fact} <= ${t.atMost}: ${actual.toFixed(2)} ${met ? 'met' : 'MISSED'}`);
+        return { ...t, actual, met };
+      }
+      const actual = result.measurements[t.measurement]?.[t.stat] ?? Number.NaN;
+      const met = actual < t.belowMs;
       if (!met) missed++;
-      console.log(`  target ${t.measurement} ${t.stat} < ${t.belowMs} ms: ${actualMs.toFixed(1)} ms ${met ? 'met' : 'MISSED'}`);
-      return { ...t, actualMs, met };
+      console.log(`  target ${t.measurement} ${t.stat} < ${t.belowMs} ms: ${actual.toFixed(1)} ms ${met ? 'met' : 'MISSED'}`);
+      return { ...t, actual, met };
     });
     results.push({ name: c.name, description: c.description, result, targets });
   }

@@ -13,11 +13,20 @@ export interface TimingStats {
 }
 
 /** A goal for one measurement: its median (or p95) must stay below `belowMs`. */
-export interface BenchTarget {
+export interface TimeTarget {
   measurement: string;
   stat: 'medianMs' | 'p95Ms';
   belowMs: number;
 }
+
+/** A goal for a ratio the case reports as a fact (two timings of the same machine, or two counts): at most `atMost`. */
+export interface RatioTarget {
+  fact: string;
+  atMost: number;
+}
+
+/** A goal of a case. */
+export type BenchTarget = TimeTarget | RatioTarget;
 
 /** What a case returns: named timings, plus facts about its input (sizes, counts) for the record. */
 export interface BenchCaseResult {
@@ -63,6 +72,12 @@ export function quantile(sorted: readonly number[], q: number): number {
   return sorted[rank];
 }
 
+/** Statistics of timings (milliseconds) collected by a case itself. */
+export function timingStats(samples: readonly number[]): TimingStats {
+  const times = [...samples].sort((a, b) => a - b);
+  return { runs: times.length, medianMs: quantile(times, 0.5), p95Ms: quantile(times, 0.95), minMs: times[0], maxMs: times[times.length - 1] };
+}
+
 /** Times `fn`: `warmup` untimed runs, then `runs` timed ones. */
 export async function measure(fn: () => unknown, settings: BenchSettings): Promise<TimingStats> {
   for (let i = 0; i < settings.warmup; i++) await fn();
@@ -72,6 +87,5 @@ export async function measure(fn: () => unknown, settings: BenchSettings): Promi
     await fn();
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  times.sort((a, b) => a - b);
-  return { runs: times.length, medianMs: quantile(times, 0.5), p95Ms: quantile(times, 0.95), minMs: times[0], maxMs: times[times.length - 1] };
+  return timingStats(times);
 }

@@ -1,11 +1,13 @@
 // Bundles the extension, the CLI, the webviews and the built-in MCP servers with esbuild.
-// `--watch` rebuilds on change; `--servers` builds only the servers (dist/servers/<domain>.js).
+// `--watch` rebuilds on change; `--servers` builds only the servers (dist/servers/<domain>.js);
+// `--policy-host` only the policy host (dist/policy-host.js). Tests use both to need no full build.
 import { build, context } from 'esbuild';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url)));
 const watch = process.argv.includes('--watch');
 const serversOnly = process.argv.includes('--servers');
+const policyHostOnly = process.argv.includes('--policy-host');
 const common = {
   bundle: true,
   sourcemap: true,
@@ -31,12 +33,14 @@ const servers = existsSync('src/servers')
   : [];
 const serverConfigs = servers.map((name) => ({ ...common, entryPoints: [`src/servers/${name}/main.ts`], outfile: `dist/servers/${name}.js`, platform: 'node', format: 'cjs', target: 'node20' }));
 
-const configs = serversOnly ? serverConfigs : [
+// The policy host bundles transformers.js (tokenizer and chat template); only onnxruntime-node
+// (native) stays outside, and sharp (images, never used here) is replaced by a stub.
+const policyHostConfig = { ...common, entryPoints: ['src/core/policy/hostMain.ts'], outfile: 'dist/policy-host.js', platform: 'node', format: 'cjs', target: 'node20', external: ['onnxruntime-node'], alias: { ...common.alias, sharp: './scripts/stubs/sharp.cjs' } };
+
+const configs = serversOnly || policyHostOnly ? [...(serversOnly ? serverConfigs : []), ...(policyHostOnly ? [policyHostConfig] : [])] : [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
-  // The policy host bundles transformers.js (tokenizer and chat template); only onnxruntime-node
-  // (native) stays outside, and sharp (images, never used here) is replaced by a stub.
-  { ...common, entryPoints: ['src/core/policy/hostMain.ts'], outfile: 'dist/policy-host.js', platform: 'node', format: 'cjs', target: 'node20', external: ['onnxruntime-node'], alias: { ...common.alias, sharp: './scripts/stubs/sharp.cjs' } },
+  policyHostConfig,
   ...webviews.map((name) => ({ ...common, entryPoints: [`webview/${name}/main.ts`], outfile: `dist/webview/${name}.js`, platform: 'browser', format: 'iife', target: 'es2022' })),
   ...serverConfigs,
 ];

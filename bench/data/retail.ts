@@ -1,16 +1,6 @@
 import type { JsonObject, JsonValue } from '../../src/core/base/json';
 
-/** A small seeded PRNG (mulberry32), so that every run benchmarks the same documents. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../src/core/policy/sampling';
 
 const FIRST = ['mia', 'noah', 'olivia', 'liam', 'ava', 'ethan', 'sofia', 'lucas', 'yusuf', 'chen', 'amara', 'jonas'];
 const LAST = ['garcia', 'kim', 'smith', 'nguyen', 'müller', 'rossi', 'silva', 'khan', 'ito', 'dubois'];

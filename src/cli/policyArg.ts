@@ -44,3 +44,15 @@ export async function openPolicy(args: PolicyArgs, tasks: readonly TaskFile[], l
   if (threads !== undefined && !(threads > 0)) throw new StudioError('USAGE', `--threads must be a positive number, not "${args.threads}".`);
   return OnnxPolicy.start({ modelDir: dir, device, threads, log });
 }
+
+/** Which policy ran, and for a local model on which device and why the devices tried before it were not used. */
+export function describePolicy(policy: Policy): string {
+  if (!(policy instanceof OnnxPolicy)) return `policy: ${policy.info.kind} ${policy.info.id}`;
+  const skipped = policy.device.attempts.filter((a) => !a.ok).map((a) => `${a.device} not used: ${a.reason}`);
+  return `policy: ${policy.info.id} on ${policy.device.device}${skipped.length ? ` (${skipped.join('; ')})` : ''}`;
+}
+
+/** The policy as the CLI's JSON output records it: its info, and for a local model the devices tried. */
+export function policyJson(policy: Policy): Record<string, unknown> {
+  return policy instanceof OnnxPolicy ? { ...policy.info, devices: policy.device.attempts } : { ...policy.info };
+}

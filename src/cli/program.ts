@@ -32,7 +32,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       writeOut: (s) => io.out(s.trimEnd()),
       writeErr: (s) => io.err(s.trimEnd()),
       // A usage error is one line, like every other error: `rehearse: <what> (run ... for usage)`.
-      outputError: (s, write) => write(`rehearse: ${s.trim().replace(/^error: /, '')} (run \`rehearse --help\` for usage)`),
+      // Commander puts its "(Did you mean ...?)" hint on a line of its own: keep it on the same line.
+      outputError: (s, write) => write(`rehearse: ${s.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')} (run \`rehearse --help\` for usage)`),
     });
 
   const ioFor = () => ({ ...io, color: io.color && program.opts().color !== false });

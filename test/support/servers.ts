@@ -31,6 +31,20 @@ export function ensureServerBundles(): string {
   return built;
 }
 
+let hostBuilt: string | undefined;
+
+/**
+ * Builds the policy host bundle (`node scripts/build.mjs --policy-host`) once per test process: the
+ * CLI and `OnnxPolicy` start `dist/policy-host.js`. Returns its path.
+ */
+export function ensurePolicyHostBundle(): string {
+  if (!hostBuilt) {
+    execFileSync(process.execPath, [path.join(REPO, 'scripts', 'build.mjs'), '--policy-host'], { cwd: REPO, stdio: 'inherit' });
+    hostBuilt = path.join(REPO, 'dist', 'policy-host.js');
+  }
+  return hostBuilt;
+}
+
 /** A stdio definition running a fixture server with this Node. */
 export function fixtureServer(name: string): StdioServerDefinition {
   return { type: 'stdio', command: process.execPath, args: [path.join(FIXTURES, 'servers', name)] };

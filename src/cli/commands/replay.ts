@@ -8,7 +8,7 @@ import { replayTrace } from '../../core/runner/replay';
 import { resolveTraceArgument, runsFolder } from '../../core/trace/discover';
 import type { CliIO } from '../io';
 import type { PolicyArgs } from '../policyArg';
-import { openPolicy } from '../policyArg';
+import { describePolicy, openPolicy, policyJson } from '../policyArg';
 
 /** `rehearse replay <trace> --policy <model>`: re-rehearses every recorded call, no tool executed. */
 export async function replayCommand(trace: string, args: PolicyArgs & { out?: string; json?: boolean; progress?: boolean }, io: CliIO): Promise<number> {
@@ -29,7 +29,7 @@ export async function replayCommand(trace: string, args: PolicyArgs & { out?: st
     policy.dispose();
   }
   const report = await buildFidelityReport([summary.traceFile]);
-  io.out(args.json ? JSON.stringify({ run: summary, report }, null, 2) : `${renderReport(report, palette(io.color))}\n\ntrace: ${summary.traceFile}`);
+  io.out(args.json ? JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2) : `${renderReport(report, palette(io.color))}\n\n${describePolicy(policy)}\ntrace: ${summary.traceFile}`);
   if (summary.status === 'failed') { io.err(`rehearse: the replay failed: ${summary.error?.code}: ${summary.error?.message}`); return 1; }
   return 0;
 }

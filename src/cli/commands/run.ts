@@ -12,7 +12,7 @@ import { runsFolder } from '../../core/trace/discover';
 import { mergePolicySettings, readPolicySettings } from '../../core/policy/policySettings';
 import type { CliIO } from '../io';
 import type { PolicyArgs } from '../policyArg';
-import { openPolicy } from '../policyArg';
+import { describePolicy, openPolicy, policyJson } from '../policyArg';
 
 /** Options of `rehearse run`. */
 export interface RunArgs extends PolicyArgs {
@@ -92,10 +92,10 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     policy.dispose();
   }
   const report = await buildFidelityReport([summary.traceFile]);
-  if (args.json) io.out(JSON.stringify({ run: summary, report }, null, 2));
+  if (args.json) io.out(JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2));
   else {
     io.out(renderReport(report, palette(io.color)));
-    io.out(`\ntrace: ${summary.traceFile}`);
+    io.out(`\n${describePolicy(policy)}\ntrace: ${summary.traceFile}`);
   }
   if (summary.status === 'failed') {
     io.err(`rehearse: the run failed: ${summary.error?.code}: ${summary.error?.message}`);

@@ -15,12 +15,17 @@ export async function serveCommand(args: { policy?: string; port?: string; devic
   const server = new OpenAICompatibleServer(host, path.basename(dir));
   const url = await server.listen(port);
   io.out(`Serving ${dir} on ${host.device.device} at ${url} (model "${path.basename(dir)}"). Ctrl+C stops.`);
+  let crashed = false;
+  let stop = () => undefined as void;
   await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-    host.onDidCrash((err) => { io.err(`rehearse: ${err.message}`); resolve(); });
+    stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    host.onDidCrash((err) => { crashed = true; io.err(`rehearse: ${err.message}`); resolve(); });
   });
+  process.removeListener('SIGINT', stop);
+  process.removeListener('SIGTERM', stop);
   await server.close();
   host.dispose();
-  return 0;
+  return crashed ? 1 : 0;
 }

@@ -44,12 +44,12 @@ function main(): void {
         session: params.session,
         n: params.n,
         maxTokens: params.maxTokens,
+        minTokens: params.minTokens,
         sampling: params.sampling,
         stopStrings: params.stopStrings,
         signal: abort.signal,
         onToken: params.stream ? (sample, delta) => void connection.sendNotification(HostProtocol.token, { requestId: params.requestId, sample, delta }) : undefined,
-      });
-      sub.dispose();
+      }).finally(() => sub.dispose());
       const completion = result.samples.reduce((s, x) => s + x.ids.length, 0);
       stats.requests++;
       stats.promptTokens += result.promptTokens;

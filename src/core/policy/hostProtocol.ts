@@ -32,6 +32,8 @@ export interface GenerateParams {
   session?: string;
   n: number;
   maxTokens: number;
+  /** The end token does not stop a sample before this many tokens (benchmarks time a fixed length). */
+  minTokens?: number;
   sampling: SamplingSettings;
   stopStrings?: string[];
   stream: boolean;

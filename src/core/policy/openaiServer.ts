@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalJson } from '../base/canonicalJson';
-import { errorMessage } from '../base/errors';
+import { StudioError, errorMessage } from '../base/errors';
 import type { JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
 import { formatToolCalls, parseActOutput } from '../protocol/actParser';
@@ -14,10 +14,22 @@ import { DEFAULT_MAX_TOKENS } from './types';
 /** Largest request body accepted (a long conversation with tools is far smaller). */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+/** Most samples of one request (they decode as one batch). */
+const MAX_SAMPLES = 16;
+
+/** Policy host errors caused by what the request asked for. */
+const REQUEST_FAULTS = new Set(['PROMPT_TOO_LONG', 'EMPTY_PROMPT']);
+
 class HttpError extends Error {
   constructor(readonly status: number, message: string) {
     super(message);
   }
+}
+
+function positiveInteger(v: unknown, name: string): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new HttpError(400, `"${name}" must be a whole number of at least 1.`);
+  return v;
 }
 
 function str(v: unknown): string {
@@ -110,12 +122,14 @@ export class OpenAICompatibleServer {
       if (!isJsonObject(body)) throw new HttpError(400, 'The request body must be a JSON object.');
       if (body['stream'] === true) throw new HttpError(400, 'Streaming responses are not supported by this server; send "stream": false.');
       const tools = toolsOf(body['tools']);
-      const n = typeof body['n'] === 'number' ? Math.max(1, Math.min(16, Math.floor(body['n']))) : 1;
+      const n = positiveInteger(body['n'], 'n') ?? 1;
+      if (n > MAX_SAMPLES) throw new HttpError(400, `"n" may be at most ${MAX_SAMPLES}.`);
+      const maxTokens = positiveInteger(body['max_tokens'], 'max_tokens') ?? DEFAULT_MAX_TOKENS.act;
       const result = await this.host.generate({
         messages: fromOpenAIMessages(body['messages']),
         tools,
         n,
-        maxTokens: typeof body['max_tokens'] === 'number' ? body['max_tokens'] : DEFAULT_MAX_TOKENS.act,
+        maxTokens,
         sampling: {
           ...GREEDY,
           temperature: typeof body['temperature'] === 'number' ? body['temperature'] : GREEDY.temperature,
@@ -148,7 +162,8 @@ export class OpenAICompatibleServer {
         usage: { prompt_tokens: result.promptTokens, completion_tokens: completion, total_tokens: result.promptTokens + completion },
       });
     } catch (err) {
-      const status = err instanceof HttpError ? err.status : 500;
+      // A prompt the model cannot take is the request's fault, as vLLM answers it.
+      const status = err instanceof HttpError ? err.status : err instanceof StudioError && REQUEST_FAULTS.has(err.code) ? 400 : 500;
       send(status, { error: { message: errorMessage(err), type: status === 500 ? 'server_error' : 'invalid_request_error' } });
     }
   }

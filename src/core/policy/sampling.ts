@@ -1,3 +1,5 @@
+import { mulberry32 } from '../base/random';
+
 /** How the next token is chosen. `temperature` 0 means greedy. */
 export interface SamplingSettings {
   temperature: number;
@@ -12,17 +14,8 @@ export interface SamplingSettings {
 /** Greedy decoding: deterministic, the default for evaluation. */
 export const GREEDY: SamplingSettings = { temperature: 0, topP: 1, topK: 0, seed: 0 };
 
-/** A small, fast, seedable generator (mulberry32): the sampler must be reproducible across runs. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The sampler's random numbers: reproducible across runs for the same seed. */
+export const seededRandom = mulberry32;
 
 /** Index of the largest value in `logits[offset .. offset + size)`. */
 export function argmax(logits: Float32Array, offset: number, size: number): number {

@@ -35,8 +35,10 @@ export interface EpisodeContext {
   /** Private rehearsal's part, recorded on the episode. */
   role?: 'imagined' | 'committed';
   policy: Policy;
-  /** Required in shadow mode and for imagine with audit. */
+  /** Required in shadow mode and for imagine with audit; in imagine mode it only lists the tools. */
   env?: Environment;
+  /** Imagine mode without an environment: the tools to offer (listed once for several episodes). */
+  tools?: ToolDefinition[];
   settings: RunSettings;
   emit: EmitEvent;
   grade?: GradeOptions;
@@ -59,6 +61,9 @@ export interface EpisodeOutcome {
 }
 
 const NO_REAL_STATE = 'an imagined trajectory has no real state';
+
+/** Errors after which the policy cannot serve the next episode either: the run stops. */
+const POLICY_GONE = new Set(['POLICY_HOST_CRASHED', 'POLICY_HOST_ERROR', 'ENDPOINT_UNREACHABLE', 'ENDPOINT_AUTH']);
 
 class EpisodeEnd extends Error {
   constructor(readonly status: EpisodeStatus, readonly code: string, message: string) {
@@ -92,7 +97,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
       await ctx.env.startEpisode(task.seed);
       tools = ctx.env.tools();
     } else {
-      tools = ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : [];
+      tools = ctx.tools ?? (ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : []);
     }
   } catch (err) {
     clearTimeout(timeout);
@@ -158,7 +163,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
       const e = err instanceof StudioError ? err : new StudioError('EPISODE_FAILED', errorMessage(err));
       status = ctx.signal?.aborted ? 'cancelled' : 'failed';
       error = { code: ctx.signal?.aborted ? 'CANCELLED' : e.code, message: e.message };
-      fatal = e.code === 'POLICY_HOST_CRASHED' || e.code === 'POLICY_HOST_ERROR' || !!ctx.signal?.aborted;
+      fatal = POLICY_GONE.has(e.code) || !!ctx.signal?.aborted;
     }
   } finally {
     clearTimeout(timeout);

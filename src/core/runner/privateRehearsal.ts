@@ -54,10 +54,13 @@ export interface PrivateRehearsalContext {
 export async function playPrivateRehearsal(ctx: PrivateRehearsalContext): Promise<{ committed: EpisodeOutcome; committedId: string; nextIndex: number; memory: string }> {
   const { budget, order } = ctx.settings.privateRehearsal;
   let index = ctx.firstIndex;
+  // The servers list the tools once; the imagined episodes (possibly at the same time) call none of them.
+  await ctx.env.startEpisode(ctx.task.seed);
+  const tools = ctx.env.tools();
   const imagine = (systemSuffix?: string) => {
     const i = index++;
     return playEpisode({
-      task: ctx.task, episodeId: makeEpisodeId(i), index: i, mode: 'imagine', role: 'imagined', policy: ctx.policy,
+      task: ctx.task, episodeId: makeEpisodeId(i), index: i, mode: 'imagine', role: 'imagined', policy: ctx.policy, tools,
       settings: { ...ctx.settings, audit: false }, emit: ctx.emit, grade: ctx.grade, systemSuffix, signal: ctx.signal, onProgress: ctx.onProgress,
     });
   };

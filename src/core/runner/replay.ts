@@ -36,6 +36,7 @@ export interface ReplayOptions {
  */
 export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   const settings = withDefaults({ ...options.settings, mode: 'replay' });
+  if (options.policy.rehearses === false) throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`);
   const { events, skipped } = await readTraceEvents(options.source);
   const source = events.find((e) => e.type === 'run');
   if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skipped.length ? ` (${skipped.length} lines skipped)` : ''}; it cannot be replayed.`);
@@ -87,6 +88,8 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
           if (!episode) break;
           await emit({ ...strip(e) });
           episodes.push({ episodeId: e.episodeId, taskId: episode.taskId, status: e.status, reward: e.reward, success: e.success });
+          options.policy.endSession(`${e.episodeId}:rehearse`);
+          episode = undefined;
           break;
         default:
           break;
@@ -95,6 +98,12 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   } catch (err) {
     status = options.signal?.aborted ? 'cancelled' : 'failed';
     error = { code: err instanceof StudioError ? err.code : 'REPLAY_FAILED', message: errorMessage(err) };
+  }
+  if (episode) {
+    // The episode being replayed ends with the run, so that every episode of the trace has its end.
+    const why = error ?? { code: 'CANCELLED', message: 'The replay was stopped.' };
+    await emit({ type: 'episode.end', episodeId: episode.episodeId, status: status === 'cancelled' ? 'cancelled' : 'failed', reward: null, success: null, error: why });
+    options.policy.endSession(`${episode.episodeId}:rehearse`);
   }
   await emit({ type: 'run.end', runId, status, ...(error ? { error } : {}) });
   await writer.close();

@@ -70,6 +70,9 @@ export interface RunSummary {
 export async function runTasks(options: RunOptions): Promise<RunSummary> {
   const settings = withDefaults(options.settings ?? {});
   if (settings.mode === 'replay') throw new StudioError('USAGE', 'Replay runs re-rehearse a recorded trace: use replayTrace.');
+  if (options.policy.rehearses === false && settings.mode !== 'shadow') {
+    throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse, so it cannot play ${settings.mode} episodes (they go on with rehearsed responses); use shadow mode, or a model folder or endpoint policy.`);
+  }
   const runId = options.runId ?? newRunId(settings.mode);
   const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
   const writer = await TraceWriter.open(traceFile);
@@ -96,9 +99,10 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     outer: for (const loaded of options.tasks) {
       for (let k = 0; k < settings.episodesPerTask; k++) {
         if (options.signal?.aborted) { status = 'cancelled'; break outer; }
-        const needsEnv = settings.mode !== 'imagine' || settings.audit;
+        // Every mode needs the environment: its servers list the task's tools. Imagine mode (without
+        // audit) calls none of them.
         let env = environments.get(envKey(loaded));
-        if (!env && needsEnv) {
+        if (!env) {
           env = await options.openEnvironment(loaded);
           environments.set(envKey(loaded), env);
         }
@@ -106,7 +110,7 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
         let outcome: EpisodeOutcome;
         let id: string;
         if (settings.mode === 'private') {
-          const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: episodeIndex, policy: options.policy, env: env!, settings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+          const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: episodeIndex, policy: options.policy, env, settings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
           episodeIndex = played.nextIndex;
           outcome = played.committed;
           id = played.committedId;

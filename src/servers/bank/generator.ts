@@ -1,29 +1,16 @@
 import type { JsonObject } from '../../core/base/json';
 import type { ParsedToolCall } from '../../core/protocol/actParser';
 import type { TaskGenerator } from '../../core/tasks/generator';
-import { splitOfSeed } from '../../core/tasks/generator';
-import type { CheckSpec, TaskFile } from '../../core/tasks/taskFile';
+import type { CheckSpec } from '../../core/tasks/taskFile';
 import { FIRST_NAMES, LAST_NAMES } from '../common/people';
-import { Random } from '../common/random';
+import type { Random } from '../common/random';
+import type { TaskDraft as Draft } from '../common/templates';
+import { templatedGenerator } from '../common/templates';
 import { BANK_POLICY } from './policy';
 import { BANK_TOOLS, DISPUTE_WINDOW_DAYS } from './tools';
 import type { Account, BankState, Customer, Transaction } from './world';
 import { accountHistory, addDays, cents, daysBetween } from './world';
 import { createBankWorld } from './world';
-
-interface Step {
-  user: string;
-  calls: ParsedToolCall[];
-  answer: string;
-}
-
-interface Draft {
-  template: string;
-  description: string;
-  steps: Step[];
-  checks: CheckSpec[];
-  refusal?: boolean;
-}
 
 interface Ctx {
   world: BankState;
@@ -336,41 +323,17 @@ function disputeTask(c: Ctx, inWindow: boolean): Draft | undefined {
 /** The bank agent's tools, for the allow-list. */
 export const BANK_TOOL_NAMES = BANK_TOOLS.map((t) => t.name);
 
-function toTask(seed: number, d: Draft): TaskFile {
-  return {
-    $schema: '../../schemas/task.schema.json',
-    version: 1,
-    id: `bank-${String(seed).padStart(4, '0')}`,
-    description: d.description,
-    domain: 'bank',
-    split: splitOfSeed(seed),
-    seed,
-    tags: [d.template, ...(d.refusal ? ['policy-refusal'] : []), ...(d.steps.length > 1 ? ['multi-turn'] : [])],
-    system: BANK_POLICY,
-    turns: d.steps.map((s) => ({ user: s.user })),
-    servers: { bank: { builtin: 'bank' } },
-    tools: BANK_TOOL_NAMES,
-    checks: d.checks,
-    limits: { maxTurns: 20, maxCallsPerTurn: 4, callTimeoutMs: 10_000 },
-    reference: { turns: d.steps.map((s) => ({ calls: s.calls, answer: s.answer })) },
-  };
-}
 
 /**
  * Bank tasks: the world of the seed and one of a dozen templates (balances, spending sums,
  * transfers, bill payments, card freezes, disputes; refusals for insufficient funds, frozen
  * accounts, the daily limit and the dispute window; some over two user turns).
  */
-export const BANK_GENERATOR: TaskGenerator = {
+export const BANK_GENERATOR: TaskGenerator = templatedGenerator({
   domain: 'bank',
-  generate(seed: number): TaskFile {
-    const world = createBankWorld(seed);
-    const rng = new Random(seed * 6151 + 3571);
-    const first = rng.weighted(TEMPLATES.map((t, i) => [i, t[1]] as const));
-    for (let k = 0; k < TEMPLATES.length; k++) {
-      const draft = TEMPLATES[(first + k) % TEMPLATES.length][2]({ world, rng });
-      if (draft) return toTask(seed, draft);
-    }
-    throw new Error(`no bank template fits the world of seed ${seed}`);
-  },
-};
+  policy: BANK_POLICY,
+  toolNames: BANK_TOOL_NAMES,
+  createWorld: createBankWorld,
+  templates: TEMPLATES,
+  salt: { multiply: 6151, add: 3571 },
+});

@@ -1,22 +1,16 @@
+import { mulberry32 } from '../../core/base/random';
+
 /**
  * A small seeded random generator (mulberry32): the same seed gives the same world and the same
  * task on every machine, which `Math.random` cannot.
  */
 export class Random {
-  private state: number;
+  /** A float in [0, 1). */
+  readonly next: () => number;
 
   constructor(seed: number) {
-    this.state = (seed ^ 0x9e3779b9) >>> 0;
+    this.next = mulberry32((seed ^ 0x9e3779b9) >>> 0);
     for (let i = 0; i < 4; i++) this.next();
-  }
-
-  /** A float in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 
   /** An integer in [min, max]. */

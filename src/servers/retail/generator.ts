@@ -1,26 +1,14 @@
 import type { JsonObject } from '../../core/base/json';
 import type { ParsedToolCall } from '../../core/protocol/actParser';
 import type { TaskGenerator } from '../../core/tasks/generator';
-import { splitOfSeed } from '../../core/tasks/generator';
-import type { CheckSpec, TaskFile } from '../../core/tasks/taskFile';
-import { Random } from '../common/random';
+import type { CheckSpec } from '../../core/tasks/taskFile';
+import type { Random } from '../common/random';
+import type { TaskDraft as Draft } from '../common/templates';
+import { templatedGenerator } from '../common/templates';
 import { RETAIL_POLICY } from './policy';
 import { RETAIL_TOOLS } from './tools';
 import type { Address, Order, OrderItem, PaymentMethod, RetailState, User } from './world';
 import { cents, createRetailWorld, randomAddress } from './world';
-
-interface Step {
-  user: string;
-  calls: ParsedToolCall[];
-  answer: string;
-}
-
-interface Draft {
-  template: string;
-  description: string;
-  steps: Step[];
-  checks: CheckSpec[];
-}
 
 interface Ctx {
   world: RetailState;
@@ -413,41 +401,21 @@ function exchangeDraft(c: Ctx, available: boolean): Draft | undefined {
 export const RETAIL_TOOL_NAMES = RETAIL_TOOLS.map((t) => t.name);
 
 /** Assembles a task file from a draft. */
-function toTask(seed: number, d: Draft): TaskFile {
-  return {
-    $schema: '../../schemas/task.schema.json',
-    version: 1,
-    id: `retail-${String(seed).padStart(4, '0')}`,
-    description: d.description,
-    domain: 'retail',
-    split: splitOfSeed(seed),
-    seed,
-    tags: [d.template, ...(d.template.endsWith('_refused') || d.template === 'exchange_unavailable' ? ['policy-refusal'] : []), ...(d.steps.length > 1 ? ['multi-turn'] : [])],
-    system: RETAIL_POLICY,
-    turns: d.steps.map((s) => ({ user: s.user })),
-    servers: { retail: { builtin: 'retail' } },
-    tools: RETAIL_TOOL_NAMES,
-    checks: d.checks,
-    limits: { maxTurns: 20, maxCallsPerTurn: 4, callTimeoutMs: 10_000 },
-    reference: { turns: d.steps.map((s) => ({ calls: s.calls, answer: s.answer })) },
-  };
-}
 
 /**
  * Retail tasks: the world of the seed (the server's state after `rehearsal__reset({ seed })`) and one
  * of a dozen templates (status, cancel, return, exchange, address changes, totals; refusals where
  * the policy forbids the request; some over two user turns).
  */
-export const RETAIL_GENERATOR: TaskGenerator = {
+export const RETAIL_GENERATOR: TaskGenerator = templatedGenerator({
   domain: 'retail',
-  generate(seed: number): TaskFile {
-    const world = createRetailWorld(seed);
-    const rng = new Random(seed * 7919 + 104729);
-    const first = rng.weighted(TEMPLATES.map((t, i) => [i, t[1]] as const));
-    for (let k = 0; k < TEMPLATES.length; k++) {
-      const draft = TEMPLATES[(first + k) % TEMPLATES.length][2]({ world, rng });
-      if (draft) return toTask(seed, draft);
-    }
-    throw new Error(`no retail template fits the world of seed ${seed}`);
-  },
-};
+  policy: RETAIL_POLICY,
+  toolNames: RETAIL_TOOL_NAMES,
+  createWorld: createRetailWorld,
+  // A refusal template's name says so (cancel_refused, exchange_unavailable, ...).
+  templates: TEMPLATES.map(([name, weight, make]) => [name, weight, (c: Ctx) => {
+    const d = make(c);
+    return d && { ...d, refusal: d.template.endsWith('_refused') || d.template === 'exchange_unavailable' };
+  }]),
+  salt: { multiply: 7919, add: 104729 },
+});

@@ -14,12 +14,17 @@ import { TextStream } from './textStream';
 /** Models below this size decode fastest on one thread: thread hand-offs cost more than the work. */
 const SMALL_MODEL_BYTES = 64 * 1024 * 1024;
 
-/** Session threading: an explicit count, or one sequential thread for small models on CPU. */
-async function threadOptions(file: string, device: string, threads: number | undefined): Promise<ort.InferenceSession.SessionOptions> {
+/** Session threading: an explicit count, or one sequential thread for small models on CPU (benchmarks build their bare loops with it). */
+export async function threadOptions(file: string, device: string, threads: number | undefined): Promise<ort.InferenceSession.SessionOptions> {
   if (threads && threads > 0) return { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' };
   if (device !== 'cpu') return {};
   const { size } = await fs.stat(file);
   return size < SMALL_MODEL_BYTES ? { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' } : {};
+}
+
+function firstLine(message: string): string {
+  const line = message.split('\n').find((l) => l.trim()) ?? message;
+  return line.length > 300 ? line.slice(0, 299) + '…' : line;
 }
 
 /** GPU-resident tensors hold device memory until disposed; CPU ones are left to the garbage collector. */
@@ -104,6 +109,8 @@ export class OnnxDecoder {
         attempts.push({ device, ok: true });
         return new OnnxDecoder(info, { device, attempts }, model, model.inputNames.includes('position_ids'));
       } catch (err) {
+        // The CPU provider is always there: when it cannot load the file, the file is at fault.
+        if (device === 'cpu') throw new StudioError('MODEL_FILE_BROKEN', `${file} cannot be loaded (${firstLine(errorMessage(err))}); re-export the model (\`python3 -m trainer export\`).`);
         attempts.push({ device, ok: false, reason: explainDeviceFailure(device, errorMessage(err)) });
       }
     }

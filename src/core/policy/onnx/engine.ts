@@ -55,7 +55,8 @@ export class OnnxEngine {
   }
 
   decode(ids: number[]): string {
-    return this.tokenizer.decode(ids, { skip_special_tokens: false });
+    // transformers.js refuses an empty list; a sample that ended at once (end token first) is empty text.
+    return ids.length ? this.tokenizer.decode(ids, { skip_special_tokens: false }) : '';
   }
 
   /** Generates from token ids, with texts decoded by this model's tokenizer. */

@@ -73,6 +73,15 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
   } catch {
     throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no usable ${onnxFile}; export the model with \`python3 -m trainer export\`.`);
   }
+  // Weights past protobuf's 2 GB live beside the graph; config.json says so for transformers.js.
+  const jsConfig = config['transformers.js_config'] as { use_external_data_format?: unknown } | undefined;
+  if (jsConfig?.use_external_data_format) {
+    try {
+      await fs.access(path.join(dir, `${onnxFile}_data`));
+    } catch {
+      throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no ${onnxFile}_data (its config.json says the weights are stored there); copy it beside ${onnxFile} or re-export the model.`);
+    }
+  }
   const heads = num(config, 'num_attention_heads', 'config.json');
   const hidden = num(config, 'hidden_size', 'config.json');
   const eos = [...new Set([...ids(generation['eos_token_id']), ...ids(config['eos_token_id'])])];

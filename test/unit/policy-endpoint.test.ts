@@ -1,0 +1,158 @@
+// The endpoint policy (the official `openai` client) against a real OpenAI-compatible server: the
+// studio's own `rehearse serve` (OpenAICompatibleServer over the policy host with the scripted test
+// model). Tool calls travel as structured `tool_calls` and come back as the same protocol text, so a
+// run through the endpoint records exactly what a run with the local policy records.
+import * as assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { StudioError } from '../../src/core/base/errors';
+import { EndpointPolicy } from '../../src/core/policy/endpointPolicy';
+import { PolicyHostClient } from '../../src/core/policy/hostClient';
+import { OpenAICompatibleServer } from '../../src/core/policy/openaiServer';
+import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
+import { runCli } from '../../src/cli/program';
+import { OK_CASE, REFUSED_CASE, caseMessage, probeCall, probeTask, scriptedModel } from '../support/scriptedModel';
+import { ensurePolicyHostBundle } from '../support/servers';
+import { rehearse as cli } from './support/cli';
+import { useRuns, useScriptedPolicy } from './support/runnerFixture';
+
+const PROBE_TOOL = { type: 'function', function: { name: 'probe', description: 'Probe one case', parameters: { type: 'object', properties: { case: { type: 'string' } }, required: ['case'] } } };
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function rejects(promise: Promise<unknown>): Promise<StudioError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof StudioError, `not a coded error: ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected a coded error');
+}
+
+describe('endpoint policy against the studio\'s own OpenAI-compatible server', function () {
+  this.timeout(120_000);
+  const local = useScriptedPolicy();
+  const { run } = useRuns();
+  let host: PolicyHostClient;
+  let server: OpenAICompatibleServer;
+  let baseURL = '';
+  const post = (body: unknown) => fetch(`${baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  before(async function () {
+    this.timeout(600_000);
+    ensurePolicyHostBundle();
+    host = await PolicyHostClient.start({ modelDir: await scriptedModel(), device: 'cpu' });
+    server = new OpenAICompatibleServer(host, 'scripted');
+    baseURL = await server.listen(0);
+  });
+  after(async () => {
+    await server?.close();
+    host?.dispose();
+  });
+
+  it('answers an act request with tools as structured tool_calls (finish_reason "tool_calls"), like a Hermes-style vLLM parser', async () => {
+    const response = await post({ model: 'scripted', messages: [{ role: 'user', content: caseMessage('ok') }], tools: [PROBE_TOOL] });
+    assert.equal(response.status, 200);
+    const body = await response.json() as { choices: { finish_reason: string; message: { content: string | null; tool_calls: { type: string; function: { name: string; arguments: string } }[] } }[]; usage: { prompt_tokens: number } };
+    assert.equal(body.choices[0].finish_reason, 'tool_calls');
+    assert.equal(body.choices[0].message.content, null);
+    assert.deepEqual(body.choices[0].message.tool_calls.map((c) => [c.type, c.function.name, JSON.parse(c.function.arguments)]), [['function', 'probe', { case: 'ok' }]]);
+    assert.ok(body.usage.prompt_tokens > 100);
+  });
+
+  it('round-trips tool calls through the openai client: the endpoint policy sees the same protocol text as the local policy', async () => {
+    const policy = new EndpointPolicy({ baseURL, model: 'scripted' });
+    const tools = [{ name: 'probe', description: 'Probe one case', parameters: PROBE_TOOL.function.parameters }];
+    const act = await policy.act({ messages: [{ role: 'user', content: caseMessage('ok') }], tools });
+    assert.equal(act.text, probeCall('ok'));
+    assert.equal(act.parse.kind, 'calls');
+    assert.deepEqual(policy.info, { kind: 'endpoint', id: `${baseURL} scripted` });
+  });
+
+  it('rehearses n samples in one request', async () => {
+    const policy = new EndpointPolicy({ baseURL, model: 'scripted' });
+    const recorded = await run(local(), [probeTask(OK_CASE.case)]);
+    assert.equal(recorded.trace.rehearsals[0].text, OK_CASE.text);
+    // The rehearse prompt of that call, as the runner built it, sent through the endpoint with n = 3.
+    const messages = buildRehearsePrompt({ tools: recorded.trace.episodes[0].tools!, history: [{ role: 'user', content: caseMessage('ok') }], latestText: probeCall('ok'), call: { name: 'probe', arguments: { case: 'ok' } } });
+    const result = await policy.rehearse({ messages, n: 3 });
+    assert.deepEqual(result.samples.map((s) => s.text), [OK_CASE.text, OK_CASE.text, OK_CASE.text]);
+    assert.ok(result.samples.every((s) => s.parse.ok));
+  });
+
+  it('a run through the endpoint records the same turns, rehearsals and grades as a run with the local policy', async () => {
+    const tasks = [probeTask(OK_CASE.case), probeTask(REFUSED_CASE.case)];
+    const viaEndpoint = await run(new EndpointPolicy({ baseURL, model: 'scripted' }), tasks);
+    const viaHost = await run(local(), tasks);
+    assert.equal(viaEndpoint.trace.run.policy.kind, 'endpoint');
+    const texts = (t: typeof viaHost.trace) => t.events.flatMap((e) => (e.type === 'turn' || e.type === 'call.rehearsal' ? [e.text] : []));
+    assert.deepEqual(texts(viaEndpoint.trace), texts(viaHost.trace));
+    assert.deepEqual(viaEndpoint.trace.ends.map((e) => [e.status, e.reward]), viaHost.trace.ends.map((e) => [e.status, e.reward]));
+  });
+
+  it('an unreachable server is ENDPOINT_UNREACHABLE; a URL that is not one is INVALID_ENDPOINT', async () => {
+    const port = await freePort();
+    const policy = new EndpointPolicy({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'x', timeoutMs: 5000 });
+    const err = await rejects(policy.act({ messages: [{ role: 'user', content: 'hi' }], tools: [] }));
+    assert.equal(err.code, 'ENDPOINT_UNREACHABLE');
+    assert.match(err.message, new RegExp(`Cannot reach http://127\\.0\\.0\\.1:${port}/v1: .*Is the server running\\?`));
+    assert.throws(() => new EndpointPolicy({ baseURL: 'localhost 8000', model: 'x' }), (e: StudioError) => e.code === 'INVALID_ENDPOINT' && /is not a URL/.test(e.message));
+    // A run with it stops at the first episode with that code, rather than failing every task in turn.
+    const { summary, trace } = await run(policy, [probeTask(OK_CASE.case), probeTask(REFUSED_CASE.case)]);
+    assert.deepEqual([summary.status, summary.error?.code, summary.episodes.length], ['failed', 'ENDPOINT_UNREACHABLE', 1]);
+    assert.deepEqual([trace.end.status, trace.ends[0].error?.code], ['failed', 'ENDPOINT_UNREACHABLE']);
+  });
+
+  it('requests the server cannot serve are answered 400 with a message, and reach the endpoint policy as ENDPOINT_ERROR', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ messages: [] }, /"messages" must be a non-empty array/],
+      [{ messages: [{ role: 'robot', content: 'x' }] }, /messages\[0\]\.role must be/],
+      [{ messages: [{ role: 'user', content: 'x' }], tools: [{ name: 'probe' }] }, /tools\[0\] must be/],
+      [{ messages: [{ role: 'user', content: 'x' }], stream: true }, /Streaming responses are not supported/],
+      [{ messages: [{ role: 'user', content: 'x' }], max_tokens: -3 }, /"max_tokens" must be a whole number of at least 1/],
+      [{ messages: [{ role: 'user', content: 'x' }], n: 99 }, /"n" may be at most 16/],
+      [{ messages: [{ role: 'user', content: 'x' }], max_tokens: 100_000 }, /exceeds the model's 4096 positions/],
+    ];
+    for (const [body, message] of cases) {
+      const response = await post(body);
+      const answer = await response.json() as { error: { message: string; type: string } };
+      assert.equal(response.status, 400, JSON.stringify(body));
+      assert.equal(answer.error.type, 'invalid_request_error');
+      assert.match(answer.error.message, message);
+    }
+    const invalidJson = await fetch(`${baseURL}/chat/completions`, { method: 'POST', body: '{"messages": [' });
+    assert.equal(invalidJson.status, 400);
+    assert.equal((await fetch(`${baseURL}/completions`, { method: 'POST', body: '{}' })).status, 404);
+    const policy = new EndpointPolicy({ baseURL, model: 'scripted' });
+    const err = await rejects(policy.act({ messages: [{ role: 'user', content: 'x' }], tools: [], maxTokens: 100_000 }));
+    assert.equal(err.code, 'ENDPOINT_ERROR');
+    assert.match(err.message, /answered 400: .*exceeds the model's 4096 positions/);
+  });
+
+  it('`rehearse serve` serves a model folder until interrupted; bad arguments are one line, exit 2', async () => {
+    const port = await freePort();
+    const out: string[] = [];
+    const sigintListeners = process.listenerCount('SIGINT');
+    const serving = runCli(['serve', '--policy', await scriptedModel(), '--port', String(port), '--device', 'cpu'], { out: (s) => out.push(s), err: () => undefined, color: false });
+    for (let i = 0; i < 200 && out.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.match(out[0] ?? '', new RegExp(`at http://127\\.0\\.0\\.1:${port}/v1 \\(model "scripted-[0-9a-f]+"\\)`));
+    const models = await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json() as { data: { id: string }[] };
+    assert.equal(models.data.length, 1);
+    const act = await new EndpointPolicy({ baseURL: `http://127.0.0.1:${port}/v1`, model: models.data[0].id }).act({ messages: [{ role: 'user', content: caseMessage('ok') }], tools: [{ name: 'probe', description: 'Probe one case', parameters: PROBE_TOOL.function.parameters }] });
+    assert.equal(act.text, probeCall('ok'));
+    process.emit('SIGINT');
+    assert.equal(await serving, 0);
+    assert.equal(process.listenerCount('SIGINT'), sigintListeners, 'serve removed its signal handlers');
+
+    const bad = await cli('serve', '--policy', await scriptedModel(), '--port', 'eighty');
+    assert.deepEqual([bad.code, bad.errLines.length], [2, 1]);
+    assert.match(bad.errLines[0], /^rehearse: --port must be a port number, not "eighty"/);
+  });
+});

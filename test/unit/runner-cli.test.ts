@@ -1,0 +1,124 @@
+// `rehearse run`, `rehearse replay` and `rehearse gpu check` through runCli, with real tasks, real
+// servers and the scripted ONNX model in a real policy host.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ACT_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../../src/core/protocol/codes';
+import type { FidelityReport } from '../../src/core/report/fidelityReport';
+import type { RunSummary } from '../../src/core/runner/runner';
+import { ACT_ERROR_CASES, OK_CASE, REHEARSAL_ERROR_CASES, scriptedModel, writeProbeTasks } from '../support/scriptedModel';
+import { ensurePolicyHostBundle, ensureServerBundles } from '../support/servers';
+import { rehearse } from './support/cli';
+import { readCheckedTrace } from './support/traceChecks';
+
+const oneLine = (r: { code: number; out: string; errLines: string[] }, code: number): string => {
+  assert.equal(r.code, code, r.errLines.join('\n'));
+  assert.equal(r.errLines.length, 1, `one line on stderr, got:\n${r.errLines.join('\n')}`);
+  assert.match(r.errLines[0], /^rehearse: /);
+  return r.errLines[0];
+};
+
+describe('rehearse run / replay / gpu check', function () {
+  this.timeout(120_000);
+  let dir = '';
+  let model = '';
+  let okTask = '';
+  before(async function () {
+    this.timeout(600_000);
+    ensureServerBundles();
+    ensurePolicyHostBundle();
+    model = await scriptedModel();
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'runner-cli-'));
+    [okTask] = await writeProbeTasks(path.join(dir, 'tasks'), [OK_CASE.case]);
+  });
+  after(async () => { await fs.rm(dir, { recursive: true, force: true }); });
+  const out = () => path.join(dir, 'runs');
+
+  it('run: plays a task with a model folder and prints the summary table, the device it ran on and the trace', async () => {
+    const r = await rehearse('run', okTask, '--policy', model, '--out', out(), '--no-progress', '--device', 'auto');
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.err, '');
+    const lines = r.out.split('\n');
+    assert.ok(lines.includes('1 episodes · success 100.0% (1/1) · mean reward 1.00'), r.out);
+    assert.ok(lines.includes('2 turns · act parse validity 100.0%'), r.out);
+    assert.ok(lines.includes('1 calls · 1 rehearsed (parse validity 100.0%) · 1 with actual · 1 compared'), r.out);
+    assert.ok(lines.some((l) => /^probe\s+1\s+1\s+1\.00\b/.test(l)), `a row for the probe tool, exact 1.00:\n${r.out}`);
+    const policyLine = lines.find((l) => l.startsWith('policy: '));
+    assert.match(policyLine ?? '', new RegExp(`^policy: ${model.replace(/[.]/g, '\\.')} on cpu \\(cuda not used: .+; webgpu not used: .+\\)$`));
+    const traceFile = lines.find((l) => l.startsWith('trace: '))!.slice('trace: '.length);
+    assert.ok(traceFile.startsWith(out()));
+    const trace = await readCheckedTrace(traceFile);
+    assert.deepEqual([trace.run.mode, trace.end.status], ['shadow', 'completed']);
+  });
+
+  it('run --json: the report counts all ten parse-error codes by code', async () => {
+    const cases = [...Object.values(ACT_ERROR_CASES), ...Object.values(REHEARSAL_ERROR_CASES)].map((c) => c.case);
+    const files = await writeProbeTasks(path.join(dir, 'parse-errors'), cases);
+    const r = await rehearse('run', ...files, '--policy', model, '--out', out(), '--no-progress', '--device', 'cpu', '--json');
+    assert.equal(r.code, 0, r.err);
+    const { run, report, policy } = JSON.parse(r.out) as { run: RunSummary; report: FidelityReport; policy: { kind: string; devices: { device: string; ok: boolean }[] } };
+    assert.equal(run.episodes.length, 10);
+    assert.deepEqual(report.parseErrors, {
+      act: Object.fromEntries([...ACT_PARSE_ERROR_CODES].sort().map((c) => [c, 1])),
+      rehearsal: Object.fromEntries([...REHEARSAL_PARSE_ERROR_CODES].sort().map((c) => [c, 1])),
+    });
+    assert.deepEqual([policy.kind, policy.devices], ['onnx', [{ device: 'cpu', ok: true }]]);
+  });
+
+  it('replay: re-rehearses a recorded run with a model folder, no tool run; prints the table', async () => {
+    const recorded = await rehearse('run', okTask, '--policy', model, '--out', out(), '--no-progress', '--device', 'cpu');
+    const source = recorded.out.split('\n').find((l) => l.startsWith('trace: '))!.slice('trace: '.length);
+    const r = await rehearse('replay', path.dirname(source), '--policy', model, '--out', out(), '--no-progress', '--device', 'cpu');
+    assert.equal(r.code, 0, r.err);
+    assert.ok(r.out.includes('1 calls · 1 rehearsed (parse validity 100.0%) · 1 with actual · 1 compared'), r.out);
+    const replay = await readCheckedTrace(r.out.split('\n').find((l) => l.startsWith('trace: '))!.slice('trace: '.length));
+    assert.deepEqual([replay.run.mode, replay.run.source, replay.actuals[0].source], ['replay', source, 'replay']);
+  });
+
+  it('bad arguments: one line on stderr, exit 2', async () => {
+    const usage: [string[], RegExp][] = [
+      [['run', okTask, '--mode', 'dream'], /--mode must be shadow, imagine or private, not "dream"/],
+      [['run', okTask, '--episodes', '0'], /--episodes must be a whole number of at least 1, not "0"/],
+      [['run', okTask, '--samples', 'many'], /--samples must be a whole number/],
+      [['run', okTask, '--order', 'random', '--mode', 'private'], /--order must be parallel or sequential/],
+      [['run', okTask, '--audit'], /--audit goes with --mode imagine/],
+      [['run', okTask, '--temperature', '-1'], /--temperature must be a number >= 0/],
+      [['run', okTask, '--on-parse-error', 'ignore'], /--on-parse-error must be end or feedback/],
+      [['run', okTask, '--policy', model, '--device', 'tpu'], /--device must be one of auto, cpu, cuda, webgpu, not "tpu"/],
+      [['run', okTask, '--policy', model, '--threads', '0'], /--threads must be a positive number/],
+      [['run', okTask, '--policy', 'http://127.0.0.1:9/v1'], /An endpoint policy needs --model <name>/],
+      [['run', okTask, '--policy', 'reference', '--mode', 'imagine', '--out', out()], /The reference policy does not rehearse, so it cannot play imagine episodes/],
+      [['replay', okTask, '--policy', 'reference'], /The reference policy does not rehearse; replay needs a model folder or an endpoint/],
+      [['run'], /missing required argument 'task'/],
+      [['run', okTask, '--mood', 'happy'], /unknown option '--mood' \(Did you mean --mode\?\)/],
+    ];
+    for (const [argv, message] of usage) assert.match(oneLine(await rehearse(...argv), 2), message, argv.join(' '));
+  });
+
+  it('an unloadable model folder: one line naming the missing file, exit 1', async () => {
+    const broken = path.join(dir, 'broken-model');
+    await fs.cp(model, broken, { recursive: true });
+    await fs.rm(path.join(broken, 'tokenizer.json'));
+    const line = oneLine(await rehearse('run', okTask, '--policy', broken, '--out', out(), '--no-progress'), 1);
+    assert.match(line, new RegExp(`^rehearse: The model folder ${broken.replace(/[.]/g, '\\.')} has no tokenizer\\.json\\.`));
+    assert.match(oneLine(await rehearse('run', okTask, '--policy', path.join(dir, 'no-such-model'), '--out', out(), '--no-progress'), 1), /No model folder at .*no-such-model/);
+    assert.match(oneLine(await rehearse('replay', path.join(dir, 'no-trace.jsonl'), '--policy', model), 1), /no-trace\.jsonl/);
+  });
+
+  it('an unreadable task: one line, exit 1', async () => {
+    const bad = path.join(dir, 'bad.task.json');
+    await fs.writeFile(bad, '{"version": 1,');
+    assert.match(oneLine(await rehearse('run', bad, '--policy', 'reference', '--out', out()), 1), /bad\.task\.json: \$ is not valid JSON/);
+    assert.match(oneLine(await rehearse('run', path.join(dir, 'missing.task.json'), '--policy', 'reference'), 1), /missing\.task\.json does not exist/);
+  });
+
+  it('gpu check: names what the cuda device needs and what is missing here, exit 1', async () => {
+    const r = await rehearse('gpu', 'check');
+    assert.equal(r.code, 1);
+    const lines = r.out.split('\n');
+    assert.deepEqual(lines.map((l) => l.split(/\s{2,}/)[1]?.split(':')[0]), ['NVIDIA driver', 'CUDA 12 runtime', 'cuDNN 9', 'onnxruntime CUDA provider', undefined]);
+    assert.ok(lines.some((l) => /^MISSING {2}onnxruntime CUDA provider: missing in .*onnxruntime-node.*rehearse gpu install/.test(l)), r.out);
+    assert.equal(lines.at(-1), 'The cuda device is not ready; the policy runs on webgpu or cpu meanwhile (rehearsal.policy.device = auto).');
+  });
+});
