@@ -4,6 +4,7 @@ import { TraceLibrary } from '../core/trace/library';
 import { AnnotationsViewProvider } from './annotationsView';
 import { CallDiffDocuments } from './callDiff';
 import { CallDiffDecorations } from './diffDecorations';
+import { ReportDocuments } from './reportDocument';
 import { registerAnnotationFeatures } from './features/annotations';
 import { registerGpuFeatures } from './features/gpu';
 import { registerRunFeatures } from './features/runs';
@@ -33,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     library,
     annotations,
     callDiffs,
+    reports: new ReportDocuments(library),
     watcher: new TraceWatcher(library, context.workspaceState),
     explorer: new TraceExplorerProvider(library, annotations),
     annotationsView: new AnnotationsViewProvider(library, annotations),
@@ -40,7 +42,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     runs: new RunController(library, context.secrets, output),
     trajectories: new TrajectoryPanels({ extensionUri: context.extensionUri, library, annotations, callDiffs, output }),
   };
-  context.subscriptions.push(output, library, annotations, callDiffs, services.watcher, services.explorer, services.annotationsView, services.decorations, services.runs, services.trajectories);
+  context.subscriptions.push(output, library, annotations, callDiffs, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories);
 
   registerTraceFeatures(context, services);
   registerAnnotationFeatures(context, services);

@@ -6,6 +6,7 @@ import type { TraceTreeNode } from '../core/trace/tree';
 import type { AnnotationsViewProvider } from './annotationsView';
 import type { CallDiffDocuments } from './callDiff';
 import type { CallDiffDecorations } from './diffDecorations';
+import type { ReportDocuments } from './reportDocument';
 import type { RunController } from './runController';
 import type { TraceExplorerProvider } from './traceExplorer';
 import type { TraceWatcher } from './traceWatcher';
@@ -20,6 +21,7 @@ export interface Services {
   explorer: TraceExplorerProvider;
   annotationsView: AnnotationsViewProvider;
   callDiffs: CallDiffDocuments;
+  reports: ReportDocuments;
   decorations: CallDiffDecorations;
   runs: RunController;
   trajectories: TrajectoryPanels;

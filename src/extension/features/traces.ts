@@ -5,7 +5,6 @@ import { callTreeNode } from '../../core/trace/tree';
 import type { TreeFilter, TreeSort } from '../../core/trace/treeFilter';
 import type { Services } from '../services';
 import { registerCommand } from '../registerCommand';
-import { showFidelityReport } from '../reportDocument';
 import type { CallTarget, EpisodeTarget } from '../commands';
 import { CONTEXT_KEYS, VIEWS } from '../commands';
 import { activeCallTarget } from '../diffDecorations';
@@ -56,7 +55,7 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
       const file = target?.file ?? (await pickTrace(services));
       if (!file) return;
       try {
-        await showFidelityReport(file);
+        await services.reports.show(file);
       } catch (err) {
         void vscode.window.showErrorMessage(`Rehearsal: cannot build the report: ${errorMessage(err)}`);
       }
