@@ -36,7 +36,6 @@ function pathDecoration(kind: DiffKind): vscode.TextEditorDecorationType {
     borderColor: color,
     overviewRulerColor: color,
     overviewRulerLane: vscode.OverviewRulerLane.Right,
-    after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 2em', fontStyle: 'italic' },
   });
 }
 
@@ -59,6 +58,8 @@ function diagnosticSeverity(a: Annotation): vscode.DiagnosticSeverity {
 export class CallDiffDecorations extends Disposable implements vscode.CodeLensProvider {
   private readonly pathTypes = new Map<DiffKind, vscode.TextEditorDecorationType>();
   private readonly annotationType: vscode.TextEditorDecorationType;
+  /** The kind of difference, in words, at the end of a path's first line. */
+  private readonly labelType: vscode.TextEditorDecorationType;
   private readonly diagnostics: vscode.DiagnosticCollection;
   private readonly lensesChanged = this._register(new vscode.EventEmitter<void>());
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
@@ -72,6 +73,9 @@ export class CallDiffDecorations extends Disposable implements vscode.CodeLensPr
       backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
       gutterIconSize: 'contain',
       after: { color: new vscode.ThemeColor('editorWarning.foreground'), margin: '0 0 0 2em' },
+    }));
+    this.labelType = this._register(vscode.window.createTextEditorDecorationType({
+      after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 2em', fontStyle: 'italic' },
     }));
     this.diagnostics = this._register(vscode.languages.createDiagnosticCollection('rehearsal-annotations'));
     this._register(vscode.languages.registerCodeLensProvider({ scheme: CALL_SCHEME }, this));
@@ -102,12 +106,15 @@ export class CallDiffDecorations extends Disposable implements vscode.CodeLensPr
     }
     const lenses: vscode.CodeLens[] = [];
     const top = new vscode.Range(0, 0, 0, 0);
+    const trajectory = new vscode.CodeLens(top, { title: '$(list-flat) Trajectory', command: 'rehearsal.openTrajectory', arguments: [{ file: target.file, episodeId: marks.episodeId, callId: target.callId }] });
+    // An untrusted workspace only views: no lens offers a mark that would be refused.
+    if (!vscode.workspace.isTrusted) return target.side === 'rehearsal' ? [trajectory] : [];
     if (target.side === 'rehearsal') {
       const call: MarkTarget = { file: target.file, callId: target.callId };
       lenses.push(
         new vscode.CodeLens(top, { title: '$(report) Mark call as fidelity error', command: 'rehearsal.markFidelityError', arguments: [call] }),
         new vscode.CodeLens(top, { title: '$(check) Rehearsal acceptable', command: 'rehearsal.acceptRehearsal', arguments: [call] }),
-        new vscode.CodeLens(top, { title: '$(list-flat) Trajectory', command: 'rehearsal.openTrajectory', arguments: [{ file: target.file, episodeId: marks.episodeId, callId: target.callId }] }),
+        trajectory,
       );
     }
     for (const lens of marks.diff.lenses.filter((l) => l.side === target.side)) {
@@ -137,13 +144,14 @@ export class CallDiffDecorations extends Disposable implements vscode.CodeLensPr
         continue;
       }
       if (editor.document.getText() !== marks.diff.documents[target.side].text) continue; // not refreshed yet
+      const onThisSide = marks.diff.marks.filter((m) => m.side === target.side);
       for (const [kind, type] of this.pathTypes) {
-        editor.setDecorations(type, marks.diff.marks.filter((m) => m.side === target.side && m.kind === kind).map((m) => ({
-          range: toRange(editor.document, m.range),
-          hoverMessage: `${m.path}: ${KIND_WORDS[m.kind]}`,
-          renderOptions: { after: { contentText: m.range.startLine === m.range.endLine || m.side === target.side ? `  ◂ ${KIND_WORDS[m.kind]}` : '' } },
-        })));
+        editor.setDecorations(type, onThisSide.filter((m) => m.kind === kind).map((m) => ({ range: toRange(editor.document, m.range), hoverMessage: `${m.path}: ${KIND_WORDS[m.kind]}` })));
       }
+      editor.setDecorations(this.labelType, onThisSide.map((m) => ({
+        range: editor.document.lineAt(Math.min(m.range.startLine, editor.document.lineCount - 1)).range,
+        renderOptions: { after: { contentText: `◂ ${m.path}: ${KIND_WORDS[m.kind]}` } },
+      })));
       const here = marks.annotations.filter((a) => a.side === target.side);
       editor.setDecorations(this.annotationType, here.map((a) => ({
         range: editor.document.lineAt(Math.min(a.range.startLine, editor.document.lineCount - 1)).range,
