@@ -52,6 +52,11 @@ export async function askNote(title: string, value = ''): Promise<string | undef
  */
 export async function promptMark(view: CallView, preset: { path?: string; kind?: AnnotationKind; severity?: AnnotationSeverity; note?: string }): Promise<Omit<MarkInput, 'callId'> | undefined> {
   const title = `Mark ${view.entry.tool} ${view.entry.callId}`;
+  const target = { episodeId: view.entry.episodeId, tool: view.entry.tool };
+  // Everything given (a command's arguments, the Trajectory panel): nothing to ask.
+  if (preset.kind && preset.severity) {
+    return { kind: preset.kind, severity: preset.severity, ...(preset.path ? { path: preset.path } : {}), ...(preset.note?.trim() ? { note: preset.note.trim() } : {}), ...target };
+  }
   const diff = view.comparison.comparable === 'json' ? view.comparison.diff : [];
   let path = preset.path;
   if (path === undefined && diff.length > 0) {
@@ -64,13 +69,13 @@ export async function promptMark(view: CallView, preset: { path?: string; kind?:
     path = chosen || undefined;
   }
   const entry = path ? diff.find((d) => d.path === path) : undefined;
-  const kind = preset.kind && preset.severity ? preset.kind : await pickKind(preset.kind ?? (entry ? suggestedKind(entry.kind) : suggestedCallKind(view)), `${title}${path ? ` at ${path}` : ''}: kind`);
+  const kind = await pickKind(preset.kind ?? (entry ? suggestedKind(entry.kind) : suggestedCallKind(view)), `${title}${path ? ` at ${path}` : ''}: kind`);
   if (!kind) return undefined;
   const severity = preset.severity ?? (await pickSeverity(`${title}: severity`));
   if (!severity) return undefined;
   const note = preset.note ?? (await askNote(`${title}: note`));
   if (note === undefined) return undefined;
-  return { kind, severity, ...(path ? { path } : {}), ...(note.trim() ? { note: note.trim() } : {}), episodeId: view.entry.episodeId, tool: view.entry.tool };
+  return { kind, severity, ...(path ? { path } : {}), ...(note.trim() ? { note: note.trim() } : {}), ...target };
 }
 
 /** Asks what to change in an annotation and to what; undefined when dismissed. */

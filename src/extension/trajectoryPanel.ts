@@ -89,8 +89,11 @@ function title(file: string, episodeId: string): string {
 export class TrajectoryPanel extends Disposable {
   private ready = false;
   private pending: NodeJS.Timeout | undefined;
-  /** The last snapshot posted (tests read it). */
-  lastPosted: HostMessage | undefined;
+  /** The last snapshot posted. */
+  lastPosted: Extract<HostMessage, { type: 'snapshot' }> | undefined;
+  private readonly posted = this._register(new vscode.EventEmitter<HostMessage>());
+  /** Fires with every message posted to the webview (after the ready handshake). */
+  readonly onDidPost = this.posted.event;
 
   constructor(readonly panel: vscode.WebviewPanel, readonly file: string, readonly episodeId: string, private readonly ctx: TrajectoryContext, private focusCallId?: string) {
     super();
@@ -183,5 +186,6 @@ export class TrajectoryPanel extends Disposable {
     if (this.isDisposed) return;
     if (message.type === 'snapshot') this.lastPosted = message;
     await this.panel.webview.postMessage(message);
+    this.posted.fire(message);
   }
 }
