@@ -1,13 +1,11 @@
 import { createWriteStream, promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { JsonObject } from '../../src/core/base/json';
 import { serializeTraceEvent } from '../../src/core/trace/writer';
 import { SAMPLE_TOOLS } from '../../test/builders/samples';
 import { TraceBuilder } from '../../test/builders/traceBuilder';
 import { perturb, retailDocument } from './retail';
-
-/** Bumped when the generated content changes, so that a cached file is made again. */
-const GENERATOR_VERSION = 1;
 
 const call = (name: string, args: object) => `\n<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
 
@@ -50,9 +48,16 @@ function numbered(line: string, n: number): string {
 export async function writeLargeTrace(file: string, runId: string, bytes: number): Promise<number> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const out = createWriteStream(file);
+  // One error listener for the whole file (a listener per write would pile up), which also fails a
+  // write that waits for 'drain'.
+  let failed: Error | undefined;
+  let waiting: ((err: Error) => void) | undefined;
+  out.on('error', (err) => { failed = err; waiting?.(err); });
   const write = (chunk: string) => new Promise<void>((resolve, reject) => {
-    if (out.write(chunk)) resolve();
-    else out.once('drain', resolve).once('error', reject);
+    if (failed) return reject(failed);
+    if (out.write(chunk)) return resolve();
+    waiting = reject;
+    out.once('drain', () => { waiting = undefined; resolve(); });
   });
   const head = new TraceBuilder(runId, 'shadow');
   await write(serializeTraceEvent(head.events[0]) + '\n');
@@ -81,21 +86,31 @@ export async function writeLargeTrace(file: string, runId: string, bytes: number
   return n;
 }
 
+/** A workspace made for one bench run; {@link LargeTraceWorkspace.dispose} deletes it. */
+export interface LargeTraceWorkspace {
+  workspace: string;
+  file: string;
+  episodes: number;
+  /** Seconds it took to write the trace. */
+  writeSeconds: number;
+  dispose(): Promise<void>;
+}
+
 /**
- * A workspace holding one large trace of about `megabytes` MB under `.rehearsal/runs/`, made once
- * and reused (a stamp file records what was made).
+ * A workspace in a new temporary folder holding one large trace of about `megabytes` MB under
+ * `.rehearsal/runs/`. The caller deletes it ({@link LargeTraceWorkspace.dispose}) when done: a
+ * gigabyte is not left behind.
  */
-export async function largeTraceWorkspace(root: string, megabytes: number): Promise<{ workspace: string; file: string; episodes: number }> {
-  const workspace = path.join(root, `large-trace-${megabytes}mb`);
-  const runId = '20261129-200000-shadow-large';
-  const file = path.join(workspace, '.rehearsal', 'runs', runId, 'trace.jsonl');
-  const stamp = path.join(workspace, 'made.json');
+export async function largeTraceWorkspace(megabytes: number): Promise<LargeTraceWorkspace> {
+  const workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'rehearsal-bench-large-trace-'));
+  const dispose = () => fs.rm(workspace, { recursive: true, force: true });
   try {
-    const made = JSON.parse(await fs.readFile(stamp, 'utf8')) as { version: number; episodes: number; size: number };
-    if (made.version === GENERATOR_VERSION && (await fs.stat(file)).size === made.size) return { workspace, file, episodes: made.episodes };
-  } catch { /* not made yet */ }
-  await fs.rm(workspace, { recursive: true, force: true });
-  const episodes = await writeLargeTrace(file, runId, megabytes * 1024 * 1024);
-  await fs.writeFile(stamp, JSON.stringify({ version: GENERATOR_VERSION, episodes, size: (await fs.stat(file)).size }));
-  return { workspace, file, episodes };
+    const file = path.join(workspace, '.rehearsal', 'runs', '20261129-200000-shadow-large', 'trace.jsonl');
+    const t0 = performance.now();
+    const episodes = await writeLargeTrace(file, '20261129-200000-shadow-large', megabytes * 1024 * 1024);
+    return { workspace, file, episodes, writeSeconds: (performance.now() - t0) / 1000, dispose };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
 }
