@@ -27,6 +27,7 @@ import { assertSystemPackages, codeServerEntry, CODE_SERVER_VERSION, ensureCodeS
 import { log, timed } from './log';
 import { killAllNow } from './processes';
 import type { SuiteResults } from './suite/reporter';
+import { scriptedModel } from '../support/scriptedModel';
 import { withTimeout } from './timeout';
 import type { UiCheckResult } from './uiChecks';
 import { runUiChecks, runUntrustedChecks } from './uiChecks';
@@ -63,7 +64,10 @@ async function withWorkbench<T>(browser: Browser, fixture: Fixture, phase: strin
 async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResults> {
   const logFile = path.join(RESULTS, 'suite.log');
   const resultsFile = path.join(RESULTS, 'suite-results.json');
-  const env: Record<string, string> = { REHEARSAL_EDITOR_LOG: logFile, REHEARSAL_EDITOR_RESULTS: resultsFile };
+  // The unit tests' scripted ONNX model (cached in .vscode-test/test-models; trained here if absent):
+  // a policy that rehearses, for private rehearsal and replay from the editor.
+  const model = await timed(timings, 'scripted test model', () => scriptedModel((line) => log(line)));
+  const env: Record<string, string> = { REHEARSAL_EDITOR_LOG: logFile, REHEARSAL_EDITOR_RESULTS: resultsFile, REHEARSAL_EDITOR_MODEL: model };
   if (process.env.REHEARSAL_EDITOR_GREP) env.REHEARSAL_EDITOR_GREP = process.env.REHEARSAL_EDITOR_GREP;
   await fs.writeFile(logFile, '');
   return withWorkbench(browser, fixture, 'suite', env, async (server, { page, consoleLines }) => {

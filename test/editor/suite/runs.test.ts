@@ -5,7 +5,8 @@ import * as vscode from 'vscode';
 import type { RunSummary } from '../../../src/core/runner/runner';
 import { readTraceEvents } from '../../../src/core/trace/reader';
 import type { Row } from './helpers';
-import { rows, studio, waitUntil, workspaceFolder } from './helpers';
+import { rows, studio, traceFile, waitUntil, workspaceFolder } from './helpers';
+import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { FIXTURE_TASK } from '../fixture';
 
 const taskUri = () => vscode.Uri.file(path.join(workspaceFolder(), 'tasks', `${FIXTURE_TASK}.task.json`));
@@ -122,5 +123,61 @@ describe('Running tasks from the editor', function () {
     } finally {
       await fs.rm(bad);
     }
+  });
+});
+
+describe('Running with a model folder that rehearses', function () {
+  this.timeout(120_000);
+  const model = process.env.REHEARSAL_EDITOR_MODEL;
+  before(async () => {
+    assert.ok(model, 'the harness names the scripted test model in REHEARSAL_EDITOR_MODEL');
+    await studio();
+    await vscode.commands.executeCommand('rehearsal.selectPolicy', { kind: 'modelFolder', folder: model });
+    await config().update('run.privateRehearsal.budget', 2, vscode.ConfigurationTarget.Workspace);
+  });
+  after(async () => {
+    await config().update('run.privateRehearsal.budget', undefined, vscode.ConfigurationTarget.Workspace);
+    await vscode.commands.executeCommand('rehearsal.selectPolicy', { kind: 'reference' });
+  });
+
+  it('Select Policy with a model folder shows it in the status bar', async () => {
+    const api = await studio();
+    assert.equal(config().get('policy.modelFolder'), model);
+    assert.equal(api.services.runs.statusItem.text, `$(hubot) model ${path.basename(model!)} · auto`);
+  });
+
+  it('Run with Private Rehearsal plays the imagined episodes, then the committed one, on the policy host', async () => {
+    const api = await studio();
+    const summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTaskPrivate', taskUri());
+    assert.ok(summary, 'the command returns the run');
+    assert.equal(summary.status, 'completed', JSON.stringify(summary.error));
+    const { events } = await readTraceEvents(summary.traceFile);
+    const episodes = events.flatMap((e) => (e.type === 'episode' ? [`${e.mode} ${e.role}`] : []));
+    assert.deepEqual(episodes, ['imagine imagined', 'imagine imagined', 'shadow committed']);
+    const run = events[0];
+    assert.equal(run.type === 'run' && run.mode, 'private');
+    assert.equal(run.type === 'run' && run.policy.kind, 'onnx');
+    await waitUntil([api.services.library.onDidChange], 'the private run in the Trace Explorer', async () => {
+      const row = (await rows(api)).find((r) => r.label === summary.runId);
+      assert.ok(row, 'the run is listed');
+      assert.match(String(row.description), /^private · /);
+    });
+  });
+
+  it('Replay Trace with Policy re-rehearses every call of a recorded run and runs no tool', async () => {
+    const api = await studio();
+    const source = traceFile(SAMPLE_RUN_IDS.shadow);
+    const summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.replayTrace', { file: source });
+    assert.ok(summary, 'the command returns the run');
+    assert.equal(summary.status, 'completed', JSON.stringify(summary.error));
+    const recorded = (await readTraceEvents(source)).events.filter((e) => e.type === 'call.actual').length;
+    const { events } = await readTraceEvents(summary.traceFile);
+    assert.equal(events[0].type === 'run' && events[0].mode, 'replay');
+    assert.equal(events.filter((e) => e.type === 'call.rehearsal').length, recorded, 'one new rehearsal per recorded call');
+    await waitUntil([api.services.library.onDidChange], 'the replay run in the Trace Explorer', async () => {
+      const row = (await rows(api)).find((r) => r.label === summary.runId);
+      assert.ok(row, 'the run is listed');
+      assert.match(String(row.description), /^replay · /);
+    });
   });
 });
