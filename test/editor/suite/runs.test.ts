@@ -146,9 +146,19 @@ describe('Running with a model folder that rehearses', function () {
     assert.equal(api.services.runs.statusItem.text, `$(hubot) model ${path.basename(model!)} · auto`);
   });
 
-  it('Run with Private Rehearsal plays the imagined episodes, then the committed one, on the policy host', async () => {
+  it('Run with Private Rehearsal plays the imagined episodes, then the committed one, on the policy host; the status bar shows its speed and progress', async () => {
     const api = await studio();
-    const summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTaskPrivate', taskUri());
+    const statusTexts = new Set<string>();
+    const watch = api.services.library.onDidChange(() => { if (api.services.runs.running) statusTexts.add(api.services.runs.statusItem.text); });
+    let summary: RunSummary;
+    try {
+      summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTaskPrivate', taskUri());
+    } finally {
+      watch.dispose();
+    }
+    const seen = [...statusTexts].join('\n');
+    assert.ok([...statusTexts].some((t) => /^\$\(sync~spin\) model scripted-[0-9a-f]+ · .*\d+\.\d tok\/s/.test(t)), `status bar texts while running:\n${seen}`);
+    assert.ok([...statusTexts].some((t) => / · \d+\/\d+ episodes$/.test(t)), `status bar texts while running:\n${seen}`);
     assert.ok(summary, 'the command returns the run');
     assert.equal(summary.status, 'completed', JSON.stringify(summary.error));
     const { events } = await readTraceEvents(summary.traceFile);
