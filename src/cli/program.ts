@@ -148,6 +148,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--rehearse-prompt <json>', 'rehearse prompt options, e.g. \'{"includeTools": false}\'')
     .option('--group <suffix>', 'GRPO group suffix: rows are grouped by task/<suffix>')
     .option('--act-rows <how>', 'turn (one act row per turn) or episode (one row per episode training every turn)', 'turn')
+    .option('--no-annotations', 'ignore the runs\' annotations.jsonl (no annotations on rows, no weights from them)')
     .action(async (traces: string[], opts) => { code = await exportCommand(traces, opts, ioFor()); });
 
   program

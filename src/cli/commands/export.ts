@@ -20,6 +20,8 @@ export interface ExportArgs {
   rehearsePrompt?: string;
   group?: string;
   actRows?: string;
+  /** False with --no-annotations. */
+  annotations?: boolean;
 }
 
 /** `rehearse export <trace...> --out rows.jsonl`: training rows for the trainer from recorded runs. */
@@ -51,9 +53,12 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
     taskInfo: tasks ? (id) => { const t = tasks.get(id); return t ? { examples: t.examples, system: t.system } : undefined; } : undefined,
     group: args.group ? (taskId) => `${taskId}/${args.group}` : undefined,
     actRows,
+    annotations: args.annotations !== false,
   }, (row) => out.write(JSON.stringify(row) + '\n'));
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   io.out(`wrote ${summary.rows.act} act and ${summary.rows.rehearse} rehearse rows from ${summary.episodes} episodes to ${args.out}` +
-    (summary.skippedEpisodes ? ` (${summary.skippedEpisodes} episodes skipped)` : '') + (summary.skippedLines ? ` (${summary.skippedLines} unreadable trace lines skipped)` : ''));
+    (summary.skippedEpisodes ? ` (${summary.skippedEpisodes} episodes skipped)` : '') + (summary.skippedLines ? ` (${summary.skippedLines} unreadable trace lines skipped)` : '') +
+    (summary.annotatedCalls ? `; ${summary.annotatedCalls} annotated call${summary.annotatedCalls === 1 ? '' : 's'}` : '') +
+    (summary.skippedAnnotationLines ? ` (${summary.skippedAnnotationLines} unreadable annotation lines skipped)` : ''));
   return 0;
 }

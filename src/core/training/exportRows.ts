@@ -10,6 +10,9 @@ import { toFunctionSchema } from '../protocol/types';
 import { readTrace } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../trace/schema';
 import { actualToolText, parseErrorToolText, rehearsedToolResult } from '../runner/toolMessages';
+import type { AnnotationSet } from '../annotations/annotationSet';
+import { annotationsFileFor, readAnnotations } from '../annotations/store';
+import { groundingWeight, rowAnnotations } from './annotationWeights';
 import type { DatasetRow, RowSource } from './datasetRow';
 
 /** What to export from traces. */
@@ -30,7 +33,12 @@ export interface ExportOptions {
   taskInfo?: (taskId: string) => { examples?: RecordedExample[]; system?: string } | undefined;
   /** GRPO group of an episode's rows (rollouts); default: the task id. */
   group?: (taskId: string) => string;
-  /** Row weight of a call's rehearse rows (annotations make it larger); default 1. */
+  /**
+   * Read each trace's `annotations.jsonl` (default true): rehearse rows carry their call's
+   * annotations, and a grounding row of a call marked as a fidelity error is weighted up by severity.
+   */
+  annotations?: boolean;
+  /** Row weight of a call's rehearse rows; default: from the annotations (1 without any). */
   callWeight?: (callId: string) => number;
   /**
    * `turn`: one act row per turn. `episode`: one act row per episode (its last turn) that also trains
@@ -45,6 +53,10 @@ export interface ExportSummary {
   skippedEpisodes: number;
   rows: { act: number; rehearse: number };
   skippedLines: number;
+  /** Calls written with annotations. */
+  annotatedCalls: number;
+  /** Lines of annotations files that were not applied (torn, invalid). */
+  skippedAnnotationLines: number;
 }
 
 interface EpisodeEvents {
@@ -75,9 +87,14 @@ export function actualRehearsalTarget(event: CallActualEvent): string | undefine
  * functions, so a row's prompt is byte for byte the prompt the policy was given.
  */
 export async function exportRows(files: readonly string[], options: ExportOptions, write: (row: DatasetRow) => void): Promise<ExportSummary> {
-  const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, skippedLines: 0 };
+  const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, skippedLines: 0, annotatedCalls: 0, skippedAnnotationLines: 0 };
   const roles = new Set(options.roles ?? ['act', 'rehearse']);
   for (const file of files) {
+    let notes: AnnotationSet | undefined;
+    if (options.annotations !== false && roles.has('rehearse')) {
+      notes = await readAnnotations(annotationsFileFor(file));
+      summary.skippedAnnotationLines += notes.skipped.length;
+    }
     let run: RunEvent | undefined;
     const episodes = new Map<string, EpisodeEvents>();
     const result = await readTrace(file, {
@@ -131,16 +148,21 @@ export async function exportRows(files: readonly string[], options: ExportOption
           const actual = ep.actuals.get(call.callId);
           if (roles.has('rehearse')) {
             const prompt = buildRehearsePrompt({ tools, examples: info?.examples, history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, promptOptions);
-            const weight = options.callWeight?.(call.callId) ?? 1;
+            const annotated = notes?.forCall(call.callId) ?? [];
+            const marks = annotated.length ? { annotations: rowAnnotations(annotated) } : {};
             const actualTarget = options.actualRehearsals && actual ? actualRehearsalTarget(actual) : undefined;
             if (actualTarget !== undefined) {
-              write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId });
+              const weight = options.callWeight?.(call.callId) ?? groundingWeight(notes?.summary(call.callId));
+              write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId, ...marks });
               summary.rows.rehearse++;
             }
             if (options.policyRehearsals && rehearsal) {
-              write({ ...base, id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId });
+              // The policy's own rehearsal as target: its annotations go with it, its weight is not raised.
+              const weight = options.callWeight?.(call.callId) ?? 1;
+              write({ ...base, id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId, ...marks });
               summary.rows.rehearse++;
             }
+            if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal))) summary.annotatedCalls++;
           }
           // The tool message the policy read: the actual response (shadow) or its own rehearsal (imagine).
           let toolText: string;
