@@ -230,16 +230,9 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
     }],
 
     ['"Select Policy" and "Run Task" from the palette play a built-in sample task; its run and calls appear in the Trace Explorer', async () => {
-      await workbench.runCommand('Rehearsal: Select Policy');
-      await workbench.quickPickRows().filter({ hasText: 'Reference solutions' }).waitFor();
-      await workbench.quickInput().fill('Reference');
-      await page.keyboard.press('Enter');
+      await workbench.pick('Rehearsal: Select Policy', { loaded: 'Reference solutions', query: 'Reference', row: 'Reference solutions' });
       await workbench.statusItem().filter({ hasText: 'reference' }).waitFor();
-      await workbench.runCommand('Rehearsal: Run Task');
-      await workbench.quickPickRows().filter({ hasText: 'bank-0011' }).waitFor();
-      await workbench.quickInput().fill('bank-0011');
-      await workbench.quickPickRows().filter({ hasText: 'Transfer 105' }).first().waitFor();
-      await page.keyboard.press('Enter');
+      await workbench.pick('Rehearsal: Run Task', { loaded: 'bank-0011', query: 'bank-0011', row: 'Transfer 105' });
       await workbench.notification(/completed, 1 episode, success 1\/1 · mean reward 1\.00/).waitFor({ timeout: 60_000 });
       await workbench.openViewContainer('Rehearsal');
       let runLabel = '';

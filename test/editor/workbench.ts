@@ -93,6 +93,27 @@ export class Workbench {
     await this.page.keyboard.press('Enter');
   }
 
+  /**
+   * Runs a command from the palette that opens a quick pick, waits for its items (`loaded`), types
+   * `query` and accepts the first row that shows `row`. The quick input closes when something else
+   * takes the focus (a webview that finishes loading after a reload does): then, and only then, the
+   * command is run again, at most three times in all.
+   */
+  async pick(command: string, item: { loaded: string; query: string; row: string }): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.runCommand(command);
+        await this.quickPickRows().filter({ hasText: item.loaded }).first().waitFor();
+        await this.quickInput().fill(item.query, { timeout: 5_000 });
+        await this.quickPickRows().filter({ hasText: item.row }).first().waitFor();
+        await this.page.keyboard.press('Enter');
+        return;
+      } catch (err) {
+        if (attempt === 3 || (await this.quickInput().isVisible())) throw err;
+      }
+    }
+  }
+
   /** The text box of the quick input (command palette, quick picks). */
   quickInput(): Locator {
     return this.page.locator('.quick-input-widget input.input');
