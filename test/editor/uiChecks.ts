@@ -140,7 +140,10 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await workbench.activeTab().filter({ hasText: 'get_order_details e1.t2.c1' }).waitFor();
       const lens = workbench.codeLenses('original').filter({ hasText: 'Mark $.status (value differs)' });
       await lens.waitFor();
-      assert.ok(await workbench.codeLenses('modified').filter({ hasText: 'Mark $.fulfillments (missing from the rehearsal)' }).count() === 1, 'the added field has its lens on the actual side');
+      // Each side renders its lenses on its own: wait for the actual side's, then count it.
+      const added = workbench.codeLenses('modified').filter({ hasText: 'Mark $.fulfillments (missing from the rehearsal)' });
+      await added.waitFor();
+      assert.equal(await added.count(), 1, 'the added field has its lens on the actual side');
       await lens.click();
       const suggested = workbench.quickPickRows().filter({ hasText: 'hallucinated value' });
       await suggested.filter({ hasText: 'suggested' }).waitFor();
