@@ -157,6 +157,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--split-by-task <fraction>', 'hold out this fraction of the tasks: writes <out>.train and <out>.heldout files')
     .option('--seed <n>', 'seed of the task split', '0')
     .option('--json', 'print the summary as JSON')
+    .option('--no-annotations', 'ignore the runs\' annotations.jsonl (no annotations on rows, no weights from them)')
     .action(async (traces: string[], opts) => { code = await exportCommand(traces, opts, ioFor()); });
 
   program

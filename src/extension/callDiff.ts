@@ -5,20 +5,25 @@ import { errorMessage } from '../core/base/errors';
 import { callSideDocument } from '../core/trace/callDocument';
 import type { CallView } from '../core/trace/callView';
 import { loadCallView } from '../core/trace/callView';
+import type { CallSide } from '../core/trace/diffMarks';
 import { isValidId } from '../core/trace/ids';
 import type { TraceLibrary } from '../core/trace/library';
 
 /** The URI scheme of the two sides of a call's diff. */
 export const CALL_SCHEME = 'rehearsal-call';
 
-type Side = 'rehearsal' | 'actual';
-
-/** Builds the URI of one side: `rehearsal-call:/<callId>/<side>.<ext>?<trace file>`. */
-export function callSideUri(file: string, callId: string, side: Side, language: 'json' | 'plaintext'): vscode.Uri {
-  return vscode.Uri.from({ scheme: CALL_SCHEME, path: `/${callId}/${side}.${language === 'json' ? 'json' : 'txt'}`, query: file });
+/**
+ * Builds the URI of one side: `rehearsal-call:/<callId>/<side>.call.json?<trace file>` (`.txt` for
+ * text). The `.call.json` ending gives JSON sides the `rehearsal-json` language (JSON highlighting,
+ * CodeLenses shown in the diff editor), without changing how other JSON files look.
+ */
+export function callSideUri(file: string, callId: string, side: CallSide, language: 'json' | 'plaintext'): vscode.Uri {
+  return vscode.Uri.from({ scheme: CALL_SCHEME, path: `/${callId}/${side}.${language === 'json' ? 'call.json' : 'txt'}`, query: file });
 }
 
-function parseUri(uri: vscode.Uri): { file: string; callId: string; side: Side } | undefined {
+/** The trace file, call and side a call document shows, if `uri` is one. */
+export function parseCallUri(uri: vscode.Uri): { file: string; callId: string; side: CallSide } | undefined {
+  if (uri.scheme !== CALL_SCHEME) return undefined;
   const [, callId, name] = uri.path.split('/');
   const side = name?.split('.')[0];
   if (!isValidId(callId) || (side !== 'rehearsal' && side !== 'actual') || !path.isAbsolute(uri.query)) return undefined;
@@ -45,7 +50,7 @@ export class CallDiffDocuments extends Disposable implements vscode.TextDocument
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const target = parseUri(uri);
+    const target = parseCallUri(uri);
     if (!target) return 'Not a Rehearsal Studio call document.\n';
     try {
       return callSideDocument(await this.load(target.file, target.callId), target.side).text;
@@ -54,21 +59,32 @@ export class CallDiffDocuments extends Disposable implements vscode.TextDocument
     }
   }
 
-  /** Opens the diff editor: rehearsed (left) vs actual (right). */
-  async show(file: string, callId: string): Promise<void> {
+  /** The URIs of both sides of a call's diff. */
+  async uris(file: string, callId: string): Promise<{ view: CallView; rehearsal: vscode.Uri; actual: vscode.Uri }> {
     const view = await this.load(file, callId);
-    const left = callSideUri(file, callId, 'rehearsal', callSideDocument(view, 'rehearsal').language);
-    const right = callSideUri(file, callId, 'actual', callSideDocument(view, 'actual').language);
-    const title = `${view.entry.tool} ${callId}: rehearsed ↔ actual`;
-    await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
+    return {
+      view,
+      rehearsal: callSideUri(file, callId, 'rehearsal', callSideDocument(view, 'rehearsal').language),
+      actual: callSideUri(file, callId, 'actual', callSideDocument(view, 'actual').language),
+    };
   }
 
-  private async load(file: string, callId: string): Promise<CallView> {
+  /** Opens the diff editor: rehearsed (left) vs actual (right). */
+  async show(file: string, callId: string, options: vscode.TextDocumentShowOptions = {}): Promise<{ rehearsal: vscode.Uri; actual: vscode.Uri }> {
+    const { view, rehearsal, actual } = await this.uris(file, callId);
+    const title = `${view.entry.tool} ${callId}: rehearsed ↔ actual`;
+    await vscode.commands.executeCommand('vscode.diff', rehearsal, actual, title, { preview: true, ...options });
+    return { rehearsal, actual };
+  }
+
+  /** One call's view, indexing its trace first if needed. */
+  async load(file: string, callId: string): Promise<CallView> {
     let index = this.library.index(file);
-    if (!index) {
+    if (!index && !this.library.isLazy(file)) {
       await this.library.add(file);
       index = this.library.index(file);
     }
+    index ??= await this.library.ensureIndex(file);
     if (!index) throw new Error(this.library.failure(file) ?? `cannot read ${file}`);
     return loadCallView(index, callId);
   }

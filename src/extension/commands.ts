@@ -2,10 +2,32 @@
  * Every command the extension contributes, with the arguments it takes. A unit test checks that
  * package.json's contributions match this table.
  */
-import type { TraceTreeNode } from '../core/trace/tree';
+import type { AnnotationKind, AnnotationSeverity } from '../core/annotations/schema';
+import type { AnnotationTreeNode } from '../core/annotations/tree';
+import type { PolicyChoice } from '../core/runs/policyChoice';
+import type { TraceTreeNode, TreeFilter, TreeSort } from '../core/trace';
 
 /** A call to diff: given by id, or the tree node a context menu passes. */
 export type CallTarget = { file: string; callId: string } | TraceTreeNode;
+
+/** A call (or one JSON path of it) to mark; with `kind` and `severity` nothing is asked. */
+export type MarkTarget = TraceTreeNode | {
+  file: string;
+  callId: string;
+  path?: string;
+  kind?: AnnotationKind;
+  severity?: AnnotationSeverity;
+  note?: string;
+};
+
+/** An annotation, by id or as the Annotations view passes it. */
+export type AnnotationTarget = { file: string; annotationId: string } | AnnotationTreeNode;
+
+/** What a task command runs: a task file or folder (as explorer menus and CodeLenses pass it), or several. */
+export type TaskTarget = { fsPath: string } | string;
+
+/** An episode to show in the Trajectory panel. */
+export type EpisodeTarget = { file: string; episodeId: string; callId?: string } | TraceTreeNode;
 
 export interface CommandArgs {
   'rehearsal.refreshTraces': [];
@@ -13,6 +35,23 @@ export interface CommandArgs {
   'rehearsal.showCallDiff': [target?: CallTarget];
   'rehearsal.showReport': [target?: { file: string } | TraceTreeNode];
   'rehearsal.installGpuSupport': [];
+  'rehearsal.runTask': [target?: TaskTarget, targets?: TaskTarget[]];
+  'rehearsal.runTaskPrivate': [target?: TaskTarget, targets?: TaskTarget[]];
+  'rehearsal.replayTrace': [target?: { file: string } | TraceTreeNode];
+  'rehearsal.stopRun': [];
+  'rehearsal.selectPolicy': [choice?: PolicyChoice];
+  'rehearsal.setEndpointApiKey': [key?: string];
+  'rehearsal.markFidelityError': [target?: MarkTarget];
+  'rehearsal.acceptRehearsal': [target?: CallTarget & { note?: string }];
+  'rehearsal.editAnnotation': [target?: AnnotationTarget, changes?: { kind?: AnnotationKind; severity?: AnnotationSeverity; note?: string }];
+  'rehearsal.deleteAnnotation': [target?: AnnotationTarget];
+  'rehearsal.openAnnotation': [target?: AnnotationTarget];
+  'rehearsal.openTrajectory': [target?: EpisodeTarget];
+  'rehearsal.filterExplorer': [filter?: TreeFilter];
+  'rehearsal.searchExplorer': [text?: string];
+  'rehearsal.sortExplorer': [sort?: TreeSort];
+  'rehearsal.clearExplorerFilter': [];
+  'rehearsal.showMore': [file?: string];
 }
 
 /** A command id. */
@@ -25,6 +64,23 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.showCallDiff': { title: 'Show Call Diff (Rehearsed vs Actual)', icon: '$(diff)' },
   'rehearsal.showReport': { title: 'Show Fidelity Report', icon: '$(graph)' },
   'rehearsal.installGpuSupport': { title: 'Install GPU Support', icon: '$(chip)' },
+  'rehearsal.runTask': { title: 'Run Task...', icon: '$(play)' },
+  'rehearsal.runTaskPrivate': { title: 'Run with Private Rehearsal...', icon: '$(run-all)' },
+  'rehearsal.replayTrace': { title: 'Replay Trace with Policy...', icon: '$(debug-rerun)' },
+  'rehearsal.stopRun': { title: 'Stop Run', icon: '$(debug-stop)' },
+  'rehearsal.selectPolicy': { title: 'Select Policy...', icon: '$(hubot)' },
+  'rehearsal.setEndpointApiKey': { title: 'Set Endpoint API Key...', icon: '$(key)' },
+  'rehearsal.markFidelityError': { title: 'Mark Fidelity Error...', icon: '$(report)' },
+  'rehearsal.acceptRehearsal': { title: 'Mark Rehearsal Acceptable', icon: '$(check)' },
+  'rehearsal.editAnnotation': { title: 'Edit Annotation...', icon: '$(edit)' },
+  'rehearsal.deleteAnnotation': { title: 'Delete Annotation', icon: '$(trash)' },
+  'rehearsal.openAnnotation': { title: 'Go to Annotation', icon: '$(go-to-file)' },
+  'rehearsal.openTrajectory': { title: 'Open Trajectory', icon: '$(list-flat)' },
+  'rehearsal.filterExplorer': { title: 'Filter Trace Explorer...', icon: '$(filter)' },
+  'rehearsal.searchExplorer': { title: 'Search Trace Explorer...', icon: '$(search)' },
+  'rehearsal.sortExplorer': { title: 'Sort Trace Explorer...', icon: '$(list-ordered)' },
+  'rehearsal.clearExplorerFilter': { title: 'Clear Trace Explorer Filter', icon: '$(clear-all)' },
+  'rehearsal.showMore': { title: 'Show More', icon: '$(more)' },
 };
 
 /** The category under which every command appears in the palette. */
@@ -34,4 +90,17 @@ export const COMMAND_CATEGORY = 'Rehearsal';
 export const VIEWS = {
   container: 'rehearsal',
   traceExplorer: 'rehearsal.traceExplorer',
+  annotations: 'rehearsal.annotations',
 } as const;
+
+/** Context keys the extension sets for `when` clauses. */
+export const CONTEXT_KEYS = {
+  running: 'rehearsal.running',
+  explorerFiltered: 'rehearsal.explorerFiltered',
+} as const;
+
+/** The view type of the Trajectory panel (also its serializer's). */
+export const TRAJECTORY_VIEW_TYPE = 'rehearsal.trajectory';
+
+/** The language of call documents (canonical JSON of a rehearsal or an actual response). */
+export const CALL_JSON_LANGUAGE = 'rehearsal-json';

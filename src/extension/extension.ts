@@ -1,16 +1,25 @@
 import * as vscode from 'vscode';
+import { AnnotationLibrary } from '../core/annotations/library';
 import { TraceLibrary } from '../core/trace/library';
+import { AnnotationsViewProvider } from './annotationsView';
 import { CallDiffDocuments } from './callDiff';
+import { CallDiffDecorations } from './diffDecorations';
+import { ReportDocuments } from './reportDocument';
+import { registerAnnotationFeatures } from './features/annotations';
 import { registerGpuFeatures } from './features/gpu';
+import { registerRunFeatures } from './features/runs';
 import { registerTraceFeatures } from './features/traces';
+import { RunController } from './runController';
 import type { Services } from './services';
+import { annotationAuthor } from './settings';
 import { TraceExplorerProvider } from './traceExplorer';
 import { TraceWatcher } from './traceWatcher';
+import { TrajectoryPanels } from './trajectoryPanel';
 
 /** What the extension hands to other extensions and to its own editor tests. */
 export interface RehearsalStudioApi {
   services: Services;
-  /** Resolves once the first scan of the workspace's traces is done. */
+  /** Resolves once the first scan of the workspace's traces (and their annotations) is done. */
   ready: Promise<void>;
 }
 
@@ -18,20 +27,31 @@ export interface RehearsalStudioApi {
 export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   const output = vscode.window.createOutputChannel('Rehearsal Studio', { log: true });
   const library = new TraceLibrary();
-  const watcher = new TraceWatcher(library, context.workspaceState);
+  const annotations = new AnnotationLibrary(annotationAuthor);
+  const callDiffs = new CallDiffDocuments(library);
   const services: Services = {
     output,
     library,
-    watcher,
-    explorer: new TraceExplorerProvider(library),
-    callDiffs: new CallDiffDocuments(library),
+    annotations,
+    callDiffs,
+    reports: new ReportDocuments(library),
+    watcher: new TraceWatcher(library, context.workspaceState),
+    explorer: new TraceExplorerProvider(library, annotations),
+    annotationsView: new AnnotationsViewProvider(library, annotations),
+    decorations: new CallDiffDecorations(library, annotations, callDiffs),
+    runs: new RunController(library, context.secrets, output),
+    trajectories: new TrajectoryPanels({ extensionUri: context.extensionUri, library, annotations, callDiffs, output }),
   };
-  context.subscriptions.push(output, library, watcher, services.explorer, services.callDiffs);
+  context.subscriptions.push(output, library, annotations, callDiffs, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories);
 
   registerTraceFeatures(context, services);
+  registerAnnotationFeatures(context, services);
+  registerRunFeatures(context, services);
   registerGpuFeatures(context, services);
 
-  const ready = watcher.rescan().then(() => output.info(`Indexed ${library.files.length} trace(s).`));
+  const ready = services.watcher.rescan()
+    .then(() => Promise.all(library.files.map((f) => annotations.ensure(f).catch(() => undefined))))
+    .then(() => output.info(`Indexed ${library.files.length} trace(s).`));
   return { services, ready };
 }
 

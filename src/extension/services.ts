@@ -1,14 +1,31 @@
 import type * as vscode from 'vscode';
+import type { AnnotationLibrary } from '../core/annotations/library';
+import type { AnnotationTreeNode } from '../core/annotations/tree';
 import type { TraceLibrary } from '../core/trace/library';
+import type { TraceTreeNode } from '../core/trace/tree';
+import type { AnnotationsViewProvider } from './annotationsView';
 import type { CallDiffDocuments } from './callDiff';
+import type { CallDiffDecorations } from './diffDecorations';
+import type { ReportDocuments } from './reportDocument';
+import type { RunController } from './runController';
 import type { TraceExplorerProvider } from './traceExplorer';
 import type { TraceWatcher } from './traceWatcher';
+import type { TrajectoryPanels } from './trajectoryPanel';
 
 /** The long-lived objects of one extension host, built once in `activate()`. */
 export interface Services {
   output: vscode.LogOutputChannel;
   library: TraceLibrary;
   watcher: TraceWatcher;
+  annotations: AnnotationLibrary;
   explorer: TraceExplorerProvider;
+  annotationsView: AnnotationsViewProvider;
   callDiffs: CallDiffDocuments;
+  reports: ReportDocuments;
+  decorations: CallDiffDecorations;
+  runs: RunController;
+  trajectories: TrajectoryPanels;
+  /** The tree views, once their features have created them. */
+  explorerTree?: vscode.TreeView<TraceTreeNode>;
+  annotationsTree?: vscode.TreeView<AnnotationTreeNode>;
 }

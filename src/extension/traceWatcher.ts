@@ -58,7 +58,8 @@ export class TraceWatcher extends Disposable {
   private pollLiveRuns(): void {
     for (const file of this.library.files) {
       const index = this.library.index(file);
-      if (index && !index.runEnd) void this.library.refresh(file);
+      const head = this.library.head(file);
+      if ((index && !index.runEnd) || (head && !head.runEnd)) void this.library.refresh(file);
     }
   }
 }

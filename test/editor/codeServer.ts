@@ -1,7 +1,8 @@
 /**
  * Starts and stops code-server for one test session: a free loopback port, no auth, and a fresh
  * user-data folder with settings that keep the workbench quiet (no welcome page, no telemetry, no
- * update checks). Workspace trust is off: the fixture workspaces are made by the harness itself.
+ * update checks). Workspace trust is off (the fixture workspaces are made by the harness itself),
+ * except in a session that checks what the studio does in an untrusted workspace.
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -40,7 +41,20 @@ export interface CodeServerOptions {
   env?: Record<string, string>;
   /** How long to wait for `/healthz`. */
   startTimeoutMs?: number;
+  /**
+   * Whether workspace trust is on. When it is, a folder opens in Restricted Mode (untrusted) and
+   * nobody is asked to trust it.
+   */
+  workspaceTrust?: boolean;
 }
+
+/** Settings that turn workspace trust on and leave every folder untrusted without asking. */
+const UNTRUSTED_SETTINGS: Record<string, unknown> = {
+  'security.workspace.trust.enabled': true,
+  'security.workspace.trust.startupPrompt': 'never',
+  'security.workspace.trust.banner': 'always',
+  'security.workspace.trust.emptyWindow': false,
+};
 
 /** A running code-server. */
 export interface CodeServer {
@@ -57,7 +71,7 @@ export interface CodeServer {
 export async function startCodeServer(options: CodeServerOptions): Promise<CodeServer> {
   const userData = path.join(options.sessionDir, 'user-data');
   await fs.mkdir(path.join(userData, 'User'), { recursive: true });
-  await fs.writeFile(path.join(userData, 'User', 'settings.json'), JSON.stringify(WORKBENCH_SETTINGS, null, 2));
+  await fs.writeFile(path.join(userData, 'User', 'settings.json'), JSON.stringify({ ...WORKBENCH_SETTINGS, ...(options.workspaceTrust ? UNTRUSTED_SETTINGS : {}) }, null, 2));
   const logFile = path.join(options.sessionDir, 'code-server.log');
 
   // The port may be taken between choosing it and binding it: try a few.
@@ -72,7 +86,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
       '--extensions-dir', path.join(options.sessionDir, 'extensions'),
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(options.workspaceTrust ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       '--ignore-last-opened',
     ], {

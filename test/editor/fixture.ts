@@ -1,12 +1,24 @@
 /**
  * The workspaces the editor tests open: each holds the sample runs and a torn run, written by the
- * test-data builders through the real trace writer. Each phase gets its own copy, so that the live
- * update tests of the suite never change what the UI checks see.
+ * test-data builders through the real trace writer, and a task of the built-in retail domain. Each
+ * phase gets its own copy, so that the live update tests of the suite never change what the UI
+ * checks see.
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeSampleWorkspace } from '../builders/sampleWorkspace';
+
+const REPO = path.resolve(__dirname, '..', '..', '..');
+
+/** The built-in retail task the run tests play (its reference solution makes three calls). */
+export const FIXTURE_TASK = 'retail-0000';
+
+/** Copies a sample task of a built-in domain into `<workspace>/tasks/`. */
+async function addTask(workspace: string): Promise<void> {
+  await fs.mkdir(path.join(workspace, 'tasks'), { recursive: true });
+  await fs.copyFile(path.join(REPO, 'examples', 'tasks', `${FIXTURE_TASK}.task.json`), path.join(workspace, 'tasks', `${FIXTURE_TASK}.task.json`));
+}
 
 /** A temporary folder with one sample workspace per test phase. */
 export interface Fixture {
@@ -15,6 +27,8 @@ export interface Fixture {
   suiteWorkspace: string;
   /** Opened by the browser UI checks. */
   uiWorkspace: string;
+  /** Opened without trusting it, to check that the studio only views there. */
+  untrustedWorkspace: string;
   dispose(): Promise<void>;
 }
 
@@ -25,5 +39,8 @@ export async function createFixture(): Promise<Fixture> {
   const uiWorkspace = path.join(root, 'ui-workspace');
   await writeSampleWorkspace(suiteWorkspace, { torn: true });
   await writeSampleWorkspace(uiWorkspace, { torn: true });
-  return { root, suiteWorkspace, uiWorkspace, dispose: () => fs.rm(root, { recursive: true, force: true }) };
+  const untrustedWorkspace = path.join(root, 'untrusted-workspace');
+  await writeSampleWorkspace(untrustedWorkspace);
+  for (const ws of [suiteWorkspace, uiWorkspace, untrustedWorkspace]) await addTask(ws);
+  return { root, suiteWorkspace, uiWorkspace, untrustedWorkspace, dispose: () => fs.rm(root, { recursive: true, force: true }) };
 }

@@ -11,7 +11,7 @@
  *
  * Exits non-zero when anything fails. Every step has a deadline, and code-server and Chromium are
  * always stopped. Environment: REHEARSAL_EDITOR_GREP (run matching suite tests only),
- * REHEARSAL_EDITOR_ONLY=suite|ui, REHEARSAL_EDITOR_KEEP=1 (keep the fixture folder),
+ * REHEARSAL_EDITOR_ONLY=suite|ui|untrusted, REHEARSAL_EDITOR_KEEP=1 (keep the fixture folder),
  * REHEARSAL_EDITOR_TIMEOUT_S (whole stage, default 600), CHROMIUM (browser path).
  */
 import { existsSync, promises as fs } from 'node:fs';
@@ -27,9 +27,10 @@ import { assertSystemPackages, codeServerEntry, CODE_SERVER_VERSION, ensureCodeS
 import { log, timed } from './log';
 import { killAllNow } from './processes';
 import type { SuiteResults } from './suite/reporter';
+import { scriptedModel } from '../support/scriptedModel';
 import { withTimeout } from './timeout';
 import type { UiCheckResult } from './uiChecks';
-import { runUiChecks } from './uiChecks';
+import { runUiChecks, runUntrustedChecks } from './uiChecks';
 import { Workbench } from './workbench';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
@@ -37,15 +38,16 @@ const RESULTS = path.join(REPO, 'test-results', 'editor');
 const SUITE_ENTRY = path.join(REPO, 'out', 'test', 'editor', 'suite', 'index.js');
 const STAGE_TIMEOUT_MS = Number(process.env.REHEARSAL_EDITOR_TIMEOUT_S ?? 600) * 1000;
 const SUITE_TIMEOUT_MS = 180_000;
-const UI_TIMEOUT_MS = 150_000;
+const UI_TIMEOUT_MS = 240_000;
+const UNTRUSTED_TIMEOUT_MS = 120_000;
 const WORKBENCH_LOAD_MS = 60_000;
 
 const timings: Record<string, number> = {};
 
 /** A phase's server and page, stopped whatever happens. */
-async function withWorkbench<T>(browser: Browser, fixture: Fixture, phase: string, env: Record<string, string>, body: (server: CodeServer, page: WorkbenchPage) => Promise<T>): Promise<T> {
+async function withWorkbench<T>(browser: Browser, fixture: Fixture, phase: string, env: Record<string, string>, body: (server: CodeServer, page: WorkbenchPage) => Promise<T>, workspaceTrust = false): Promise<T> {
   const sessionDir = path.join(fixture.root, `${phase}-session`);
-  const server = await timed(timings, `${phase}: start code-server`, () => startCodeServer({ entry: codeServerEntry(REPO), sessionDir, env }));
+  const server = await timed(timings, `${phase}: start code-server`, () => startCodeServer({ entry: codeServerEntry(REPO), sessionDir, env, workspaceTrust }));
   const page = await openPage(browser);
   page.page.setDefaultTimeout(20_000);
   try {
@@ -62,7 +64,10 @@ async function withWorkbench<T>(browser: Browser, fixture: Fixture, phase: strin
 async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResults> {
   const logFile = path.join(RESULTS, 'suite.log');
   const resultsFile = path.join(RESULTS, 'suite-results.json');
-  const env: Record<string, string> = { REHEARSAL_EDITOR_LOG: logFile, REHEARSAL_EDITOR_RESULTS: resultsFile };
+  // The unit tests' scripted ONNX model (cached in .vscode-test/test-models; trained here if absent):
+  // a policy that rehearses, for private rehearsal and replay from the editor.
+  const model = await timed(timings, 'scripted test model', () => scriptedModel((line) => log(line)));
+  const env: Record<string, string> = { REHEARSAL_EDITOR_LOG: logFile, REHEARSAL_EDITOR_RESULTS: resultsFile, REHEARSAL_EDITOR_MODEL: model };
   if (process.env.REHEARSAL_EDITOR_GREP) env.REHEARSAL_EDITOR_GREP = process.env.REHEARSAL_EDITOR_GREP;
   await fs.writeFile(logFile, '');
   return withWorkbench(browser, fixture, 'suite', env, async (server, { page, consoleLines }) => {
@@ -93,12 +98,25 @@ async function runUi(browser: Browser, fixture: Fixture): Promise<UiCheckResult[
   return withWorkbench(browser, fixture, 'ui', {}, async (server, { page, consoleLines }) => {
     await timed(timings, 'ui: load the workbench page', () => page.goto(workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO })));
     const results = await timed(timings, 'ui: checks in the browser', () => withTimeout(
-      runUiChecks(new Workbench(page), { screenshots: RESULTS, loadTimeoutMs: WORKBENCH_LOAD_MS, log: (l) => console.log(l) }),
+      runUiChecks(new Workbench(page), { screenshots: RESULTS, loadTimeoutMs: WORKBENCH_LOAD_MS, log: (l) => console.log(l), workspace: fixture.uiWorkspace }),
       UI_TIMEOUT_MS, 'the UI checks'));
     const activationFailure = consoleLines.find((l) => /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l));
     if (activationFailure) results.push({ name: 'the extension activates without errors', ok: false, durationMs: 0, error: activationFailure });
     return results;
   });
+}
+
+/** Drives the workbench on a workspace that is not trusted (Restricted Mode). */
+async function runUntrusted(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
+  return withWorkbench(browser, fixture, 'untrusted', {}, async (server, { page, consoleLines }) => {
+    await timed(timings, 'untrusted: load the workbench page', () => page.goto(workbenchUrl(server, { folder: fixture.untrustedWorkspace, extensionDevelopmentPath: REPO })));
+    const results = await timed(timings, 'untrusted: checks in the browser', () => withTimeout(
+      runUntrustedChecks(new Workbench(page), { screenshots: RESULTS, loadTimeoutMs: WORKBENCH_LOAD_MS, log: (l) => console.log(l), workspace: fixture.untrustedWorkspace }),
+      UNTRUSTED_TIMEOUT_MS, 'the untrusted-workspace checks'));
+    const activationFailure = consoleLines.find((l) => /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l));
+    if (activationFailure) results.push({ name: 'the extension activates without errors in an untrusted workspace', ok: false, durationMs: 0, error: activationFailure });
+    return results;
+  }, true);
 }
 
 async function main(): Promise<number> {
@@ -118,7 +136,7 @@ async function main(): Promise<number> {
   let suite: SuiteResults | undefined;
   let ui: UiCheckResult[] = [];
   try {
-    if (only !== 'ui') {
+    if (!only || only === 'suite') {
       log('suite: extension-host tests (mocha)');
       try {
         suite = await timed(timings, 'suite phase', () => runSuite(browser, fixture));
@@ -128,7 +146,7 @@ async function main(): Promise<number> {
         problems.push(`suite: ${(err as Error).message}`);
       }
     }
-    if (only !== 'suite') {
+    if (!only || only === 'ui') {
       log('ui: checks through the workbench DOM (Playwright)');
       try {
         ui = await timed(timings, 'ui phase', () => runUi(browser, fixture));
@@ -136,6 +154,17 @@ async function main(): Promise<number> {
         if (failed.length) problems.push(`UI check failed: ${failed.map((f) => f.name).join('; ')}`);
       } catch (err) {
         problems.push(`ui: ${(err as Error).message}`);
+      }
+    }
+    if (!only || only === 'untrusted') {
+      log('untrusted: the studio in an untrusted workspace (Playwright)');
+      try {
+        const untrusted = await timed(timings, 'untrusted phase', () => runUntrusted(browser, fixture));
+        ui = [...ui, ...untrusted];
+        const failed = untrusted.filter((r) => !r.ok);
+        if (failed.length) problems.push(`untrusted-workspace check failed: ${failed.map((f) => f.name).join('; ')}`);
+      } catch (err) {
+        problems.push(`untrusted: ${(err as Error).message}`);
       }
     }
   } finally {

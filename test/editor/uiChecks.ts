@@ -1,9 +1,13 @@
 /**
  * Checks of what a person sees, through the workbench DOM in a real browser: the Trace Explorer's
- * rows and badges, a call's diff opened by clicking its row, and the fidelity report run from the
- * command palette. Each check builds on the one before, so the first failure ends the list.
+ * rows and badges, a call's diff opened by clicking its row, the fidelity report run from the
+ * command palette, marking a fidelity error through a CodeLens and its quick picks, the Annotations
+ * view, the Trajectory panel (its webview's DOM) and its controls, and a built-in task run from the
+ * palette, a window reload that restores the Trajectory panel, and the Get Started walkthrough.
+ * Each check builds on the one before, so the first failure ends the list.
  */
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Locator } from 'playwright-core';
 import { SAMPLE_RUN_IDS } from '../builders/sampleWorkspace';
@@ -22,6 +26,14 @@ export interface UiCheckOptions {
   screenshots: string;
   loadTimeoutMs: number;
   log: (line: string) => void;
+  /** The workspace the page has open (the checks read the files the editor writes there). */
+  workspace: string;
+}
+
+/** The annotation events written for a run of the workspace. */
+async function annotationEvents(workspace: string, runId: string): Promise<Record<string, unknown>[]> {
+  const text = await fs.readFile(path.join(workspace, '.rehearsal', 'runs', runId, 'annotations.jsonl'), 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 const SHADOW = SAMPLE_RUN_IDS.shadow;
@@ -31,7 +43,6 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
   const { page } = workbench;
   const shot = (name: string) => page.screenshot({ path: path.join(options.screenshots, `${name}.png`) });
   const explorer = workbench.pane('Trace Explorer');
-  const results: UiCheckResult[] = [];
 
   const checks: [string, () => Promise<void>][] = [
     ['the Rehearsal activity bar entry opens the Trace Explorer with every run', async () => {
@@ -121,8 +132,147 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'Non-pending order cannot be cancelled' }).waitFor();
       assert.match(await workbench.diffSideText('original'), /"status": "cancelled"/);
     }],
+
+    ['a CodeLens in the call diff marks $.status through quick picks: kind (suggested), severity, note', async () => {
+      await workbench.runCommand('Rehearsal: Show Call Diff');
+      await workbench.quickInput().fill('e1.t2.c1');
+      await workbench.quickPickRows().filter({ hasText: SHADOW }).first().click();
+      await workbench.activeTab().filter({ hasText: 'get_order_details e1.t2.c1' }).waitFor();
+      const lens = workbench.codeLenses('original').filter({ hasText: 'Mark $.status (value differs)' });
+      await lens.waitFor();
+      // Each side renders its lenses on its own: wait for the actual side's, then count it.
+      const added = workbench.codeLenses('modified').filter({ hasText: 'Mark $.fulfillments (missing from the rehearsal)' });
+      await added.waitFor();
+      assert.equal(await added.count(), 1, 'the added field has its lens on the actual side');
+      await lens.click();
+      const suggested = workbench.quickPickRows().filter({ hasText: 'hallucinated value' });
+      await suggested.filter({ hasText: 'suggested' }).waitFor();
+      await page.keyboard.press('Enter');
+      await workbench.quickPickRows().filter({ hasText: 'critical' }).waitFor();
+      await page.keyboard.press('Enter'); // major is preselected
+      await page.locator('.quick-input-widget .quick-input-title', { hasText: 'note' }).waitFor();
+      await workbench.quickInput().fill('guessed pending; the order was delivered');
+      await page.keyboard.press('Enter');
+      await eventually(async () => {
+        const events = await annotationEvents(options.workspace, SHADOW);
+        assert.equal(events.length, 1, JSON.stringify(events));
+        assert.deepEqual([events[0].type, events[0].callId, events[0].path, events[0].kind, events[0].severity, events[0].note],
+          ['mark', 'e1.t2.c1', '$.status', 'hallucinated_value', 'major', 'guessed pending; the order was delivered']);
+      });
+      await eventually(async () => {
+        const rows = await workbench.readRows(explorer);
+        assert.ok(rows.some((r) => r.label === 'get_order_details' && r.description === 'F1 0.78 · ⚑ 1'), describeRows(rows));
+      });
+      await workbench.settle(3000);
+      await shot('diff-annotated');
+    }],
+
+    ['the Annotations view lists the mark, and clicking it opens the call at the annotated path', async () => {
+      const annotationsPane = workbench.pane('Annotations');
+      await eventually(async () => {
+        const rows = await workbench.readRows(annotationsPane);
+        assert.deepEqual(rows.map((r) => [r.label, r.description]), [
+          [SHADOW, '1 error'],
+          ['hallucinated value', 'get_order_details e1.t2.c1 · $.status · major · “guessed pending; the order was delivered”'],
+        ], describeRows(rows));
+      });
+      await workbench.closeEditors();
+      assert.equal(await workbench.activeTab().count(), 0, 'every editor closed without asking to save (the report is read-only)');
+      await workbench.rowAt(annotationsPane, 1).click();
+      await workbench.activeTab().filter({ hasText: 'get_order_details e1.t2.c1' }).waitFor();
+      await page.locator('.monaco-diff-editor .editor.original .view-lines', { hasText: 'pending' }).waitFor();
+      await workbench.settle(2000);
+      await shot('annotations-view');
+    }],
+
+    ['"Rehearsal: Open Trajectory" shows the episode as a timeline in a webview, rehearsed and actual side by side', async () => {
+      await workbench.runCommand('Rehearsal: Open Trajectory');
+      await workbench.activeTab().filter({ hasText: 'Trajectory e1' }).waitFor();
+      const view = workbench.webview();
+      const call = view.locator('[data-call-id="e1.t2.c1"]');
+      await call.waitFor({ timeout: 30_000 });
+      assert.match(await view.locator('header.episode h1').innerText(), /e1 · retail-test-0007/);
+      assert.match(await view.locator('header.episode').innerText(), /failure · reward 0\.50/);
+      assert.equal(await view.locator('.message.user p').first().innerText(), 'Cancel my order #W2611340, I ordered it by mistake. My email is mia.garcia@example.com.');
+      assert.match(await call.locator('header').innerText(), /get_order_details\s+e1\.t2\.c1\s+F1 0\.78/);
+      assert.deepEqual(await call.locator('.side.rehearsal .line.k-changed').allInnerTexts(), ['  "status": "pending",\n']);
+      assert.deepEqual(await call.locator('.side.actual .line.k-changed').allInnerTexts(), ['  "status": "delivered",\n']);
+      assert.ok((await call.locator('.side.actual .line.k-added').count()) >= 9, 'the fulfillments the rehearsal missed are highlighted');
+      assert.match(await call.locator('table.diff').innerText(), /\$\.status\s+value differs\s+"pending"\s+"delivered"/);
+      assert.match(await call.locator('.annotations').innerText(), /⚑ hallucinated value \(major\) at \$\.status — guessed pending; the order was delivered/);
+      assert.match(await view.locator('[data-call-id="e1.t3.c1"] header').innerText(), /error state differs/);
+      await view.locator('header.episode').scrollIntoViewIfNeeded();
+      await workbench.settle(500);
+      await shot('trajectory-timeline');
+      await call.scrollIntoViewIfNeeded();
+      await shot('trajectory-panel');
+    }],
+
+    ['the Trajectory panel\'s controls mark a call: the mark is written and shown', async () => {
+      const view = workbench.webview();
+      const call = view.locator('[data-call-id="e1.t3.c1"]');
+      await call.scrollIntoViewIfNeeded();
+      await call.locator('vscode-textarea.note textarea').fill('predicted a refund; the tool refused');
+      await call.locator('vscode-button.mark').click();
+      await eventually(async () => {
+        const events = await annotationEvents(options.workspace, SHADOW);
+        assert.equal(events.length, 2, JSON.stringify(events));
+        assert.deepEqual([events[1].type, events[1].callId, events[1].kind, events[1].severity, events[1].note], ['mark', 'e1.t3.c1', 'wrong_error_state', 'major', 'predicted a refund; the tool refused']);
+      });
+      await call.locator('.annotations', { hasText: 'wrong error state (major)' }).waitFor();
+    }],
+
+    ['after "Developer: Reload Window" the Trajectory panel is restored on its episode, with the new mark', async () => {
+      const reloaded = page.waitForEvent('load', { timeout: options.loadTimeoutMs });
+      await workbench.runCommand('Developer: Reload Window');
+      await reloaded;
+      await workbench.waitUntilLoaded(options.loadTimeoutMs);
+      await workbench.activeTab().filter({ hasText: 'Trajectory e1' }).waitFor({ timeout: options.loadTimeoutMs });
+      await workbench.webview().locator('[data-call-id="e1.t3.c1"] .annotations', { hasText: 'wrong error state (major)' }).waitFor({ timeout: 30_000 });
+      assert.match(await workbench.webview().locator('header.episode h1').innerText(), /e1 · retail-test-0007/);
+    }],
+
+    ['"Select Policy" and "Run Task" from the palette play a built-in sample task; its run and calls appear in the Trace Explorer', async () => {
+      await workbench.pick('Rehearsal: Select Policy', { loaded: 'Reference solutions', query: 'Reference', row: 'Reference solutions' });
+      await workbench.statusItem().filter({ hasText: 'reference' }).waitFor();
+      await workbench.pick('Rehearsal: Run Task', { loaded: 'bank-0011', query: 'bank-0011', row: 'Transfer 105' });
+      await workbench.notification(/completed, 1 episode, success 1\/1 · mean reward 1\.00/).waitFor({ timeout: 60_000 });
+      await workbench.openViewContainer('Rehearsal');
+      let runLabel = '';
+      await eventually(async () => {
+        const rows = await workbench.readRows(explorer);
+        const run = rows.find((r) => r.level === 1 && r.description === 'shadow · reference · 1 episode');
+        assert.ok(run, describeRows(rows));
+        runLabel = run.label;
+      });
+      await toggle(workbench, explorer, (r) => r.level === 1 && r.label === SHADOW, false);
+      await toggle(workbench, explorer, (r) => r.level === 1 && r.label === runLabel, true);
+      await toggle(workbench, explorer, (r) => r.level === 2 && r.label === 'e1 bank-0011', true);
+      await toggle(workbench, explorer, (r, i, all) => r.level === 3 && r.label === 'turn 1' && parentLabel(all, i, 2) === 'e1 bank-0011', true);
+      await eventually(async () => {
+        const rows = await workbench.readRows(explorer);
+        const calls = rows.filter((r, i) => r.level === 4 && parentLabel(rows, i, 2) === 'e1 bank-0011');
+        assert.ok(calls.length >= 1 && calls.every((c) => c.description === 'not rehearsed'), describeRows(rows));
+      });
+      await shot('run-from-palette');
+    }],
+
+    ['the "Get started with Rehearsal Studio" walkthrough lists its four steps', async () => {
+      await workbench.runCommand('Welcome: Open Walkthrough...');
+      await workbench.quickPickRows().filter({ hasText: 'Get started with Rehearsal Studio' }).first().click();
+      await workbench.walkthroughSteps().filter({ hasText: 'Pick a policy' }).first().waitFor();
+      const titles = await workbench.walkthroughStepTitles();
+      assert.deepEqual(titles, ['Pick a policy', 'Run a sample task', 'Open a call\'s diff', 'Mark a fidelity error']);
+      await shot('walkthrough');
+    }],
   ];
 
+  return runChecks(checks, options, shot);
+}
+
+/** Runs checks in order; the first failure (with a screenshot) ends the list. */
+async function runChecks(checks: [string, () => Promise<void>][], options: UiCheckOptions, shot: (name: string) => Promise<unknown>, failurePrefix = ''): Promise<UiCheckResult[]> {
+  const results: UiCheckResult[] = [];
   for (const [name, check] of checks) {
     const t0 = Date.now();
     try {
@@ -133,11 +283,49 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       const error = (err as Error).stack ?? String(err);
       results.push({ name, ok: false, durationMs: Date.now() - t0, error });
       options.log(`  ✗ ${name}\n${error.replace(/^/gm, '      ')}`);
-      await shot(`failed-${results.length}`).catch(() => undefined);
+      await shot(`${failurePrefix}failed-${results.length}`).catch(() => undefined);
       break;
     }
   }
   return results;
+}
+
+/**
+ * Checks in a workspace that is not trusted (Restricted Mode): the studio shows the runs and a
+ * call's diff, says in the status bar that it only views, and a run from the palette starts
+ * nothing and says why.
+ */
+export async function runUntrustedChecks(workbench: Workbench, options: UiCheckOptions): Promise<UiCheckResult[]> {
+  const { page } = workbench;
+  const shot = (name: string) => page.screenshot({ path: path.join(options.screenshots, `${name}.png`) });
+  const explorer = workbench.pane('Trace Explorer');
+  const runsDir = path.join(options.workspace, '.rehearsal', 'runs');
+  const checks: [string, () => Promise<void>][] = [
+    ['untrusted: the Trace Explorer lists the runs and the status bar says the studio only views', async () => {
+      await workbench.waitUntilLoaded(options.loadTimeoutMs);
+      await workbench.openViewContainer('Rehearsal');
+      await workbench.treeRows(explorer).filter({ hasText: SHADOW }).waitFor({ timeout: options.loadTimeoutMs });
+      await page.locator('.part.statusbar .statusbar-item', { hasText: 'Rehearsal: view only' }).waitFor();
+    }],
+    ['untrusted: a call\'s diff opens from "Rehearsal: Show Call Diff", with no lens to mark it', async () => {
+      await workbench.runCommand('Rehearsal: Show Call Diff');
+      await workbench.quickInput().fill('e1.t2.c1');
+      await workbench.quickPickRows().filter({ hasText: SHADOW }).first().click();
+      await workbench.activeTab().filter({ hasText: 'get_order_details e1.t2.c1' }).waitFor();
+      await page.locator('.monaco-diff-editor .editor.modified .view-lines', { hasText: 'delivered' }).waitFor();
+      await workbench.codeLenses('original').filter({ hasText: 'Trajectory' }).waitFor();
+      assert.deepEqual((await workbench.codeLenses('original').allInnerTexts()).map((t) => t.trim()), ['Trajectory'], 'no lens offers a mark in an untrusted workspace');
+    }],
+    ['untrusted: "Rehearsal: Run Task" starts nothing and says the workspace is not trusted', async () => {
+      const before = await fs.readdir(runsDir);
+      await workbench.runCommand('Rehearsal: Run Task');
+      await workbench.notification(/cannot run tasks\. This workspace is not trusted/).waitFor();
+      assert.deepEqual(await fs.readdir(runsDir), before, 'no run folder was made');
+      await workbench.settle(1000);
+      await shot('untrusted-view-only');
+    }],
+  ];
+  return runChecks(checks, options, shot, 'untrusted-');
 }
 
 function describeRows(rows: RenderedRow[]): string {

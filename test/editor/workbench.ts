@@ -2,7 +2,7 @@
  * The parts of VS Code's workbench DOM the UI checks use, in one place: when a VS Code update
  * changes a class name, this is the file to fix.
  */
-import type { Locator, Page } from 'playwright-core';
+import type { FrameLocator, Locator, Page } from 'playwright-core';
 
 /** One row of a tree view as rendered. */
 export interface RenderedRow {
@@ -23,9 +23,16 @@ export class Workbench {
     await this.page.locator('.monaco-workbench .part.activitybar').waitFor({ timeout: timeoutMs });
   }
 
-  /** Opens a view container from the activity bar by its title. */
+  /**
+   * Opens a view container from the activity bar by its title. Clicking the entry of the container
+   * the side bar already shows would close the side bar, so an open container is left as it is.
+   */
   async openViewContainer(title: string): Promise<void> {
-    await this.page.locator(`.part.activitybar .action-item [aria-label^="${title}"]`).first().click();
+    const label = `a.action-label[aria-label^="${title}"]`;
+    const item = this.page.locator('.part.activitybar .action-item', { has: this.page.locator(label) }).first();
+    const shown = (await item.getAttribute('class'))?.split(/\s+/).includes('checked') && (await this.page.locator('.part.sidebar').isVisible());
+    if (!shown) await item.locator(label).click();
+    await this.page.locator('.part.sidebar .composite.title', { hasText: new RegExp(title, 'i') }).waitFor();
   }
 
   /** Makes the side bar wider by dragging its edge, so that long row descriptions fit. */
@@ -86,6 +93,27 @@ export class Workbench {
     await this.page.keyboard.press('Enter');
   }
 
+  /**
+   * Runs a command from the palette that opens a quick pick, waits for its items (`loaded`), types
+   * `query` and accepts the first row that shows `row`. The quick input closes when something else
+   * takes the focus (a webview that finishes loading after a reload does): then, and only then, the
+   * command is run again, at most three times in all.
+   */
+  async pick(command: string, item: { loaded: string; query: string; row: string }): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.runCommand(command);
+        await this.quickPickRows().filter({ hasText: item.loaded }).first().waitFor();
+        await this.quickInput().fill(item.query, { timeout: 5_000 });
+        await this.quickPickRows().filter({ hasText: item.row }).first().waitFor();
+        await this.page.keyboard.press('Enter');
+        return;
+      } catch (err) {
+        if (attempt === 3 || (await this.quickInput().isVisible())) throw err;
+      }
+    }
+  }
+
   /** The text box of the quick input (command palette, quick picks). */
   quickInput(): Locator {
     return this.page.locator('.quick-input-widget input.input');
@@ -109,6 +137,45 @@ export class Workbench {
   /** The visible text of one side of the diff editor, with spaces as typed. */
   async diffSideText(side: 'original' | 'modified'): Promise<string> {
     return normalizeEditorText(await this.diffEditor().locator(`.editor.${side} .view-lines`).innerText());
+  }
+
+  /** Closes every editor (the command palette's View: Close All Editors). */
+  async closeEditors(): Promise<void> {
+    await this.runCommand('View: Close All Editors');
+    await this.page.locator('.part.editor .tabs-container .tab').first().waitFor({ state: 'detached' }).catch(() => undefined);
+  }
+
+  /** The status bar item of the extension (policy, run progress, view-only). */
+  statusItem(): Locator {
+    return this.page.locator('.part.statusbar .statusbar-item', { hasText: /Rehearsal|reference|default model|model |endpoint / }).first();
+  }
+
+  /** A notification toast that contains `text`. */
+  notification(text: string | RegExp): Locator {
+    return this.page.locator('.notifications-toasts .notification-toast', { hasText: text });
+  }
+
+  /** The steps of the walkthrough the Welcome page shows. */
+  walkthroughSteps(): Locator {
+    return this.page.locator('.gettingStartedContainer .getting-started-step');
+  }
+
+  /** The titles of the walkthrough's steps, in order. */
+  async walkthroughStepTitles(): Promise<string[]> {
+    return (await this.walkthroughSteps().locator('.step-title').allInnerTexts()).map((t) => t.trim());
+  }
+
+  /** The CodeLenses of one side of the diff editor. */
+  codeLenses(side: 'original' | 'modified'): Locator {
+    return this.diffEditor().locator(`.editor.${side} .codelens-decoration a`);
+  }
+
+  /**
+   * The document inside the active webview panel: VS Code puts each webview in an iframe
+   * (`iframe.webview.ready`, laid over the editor area, not inside it) whose page loads the extension's content in an inner `#active-frame`.
+   */
+  webview(): FrameLocator {
+    return this.page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
   }
 
   /** The visible text of the active text editor (not a diff). */

@@ -30,6 +30,8 @@ export interface ExportArgs {
   splitByTask?: string;
   seed?: string;
   json?: boolean;
+  /** False with --no-annotations. */
+  annotations?: boolean;
 }
 
 const list = (value: string | undefined) => (value === undefined ? undefined : new Set(value.split(',').map((s) => s.trim()).filter(Boolean)));
@@ -96,6 +98,7 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
       runs,
       tools: list(args.tools),
       onlyMismatches: !!args.onlyMismatches,
+      annotations: args.annotations !== false,
     }, (row: DatasetRow) => { items.push({ task: row.task ?? '', text: () => JSON.stringify(row) }); });
     const bySource = Object.entries(summary.bySource).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ');
     const skipped = [
@@ -103,9 +106,11 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
       summary.skippedRuns ? `${summary.skippedRuns} runs (--runs)` : '',
       summary.filteredCalls ? `${summary.filteredCalls} calls (--tools/--only-mismatches)` : '',
       summary.skippedLines ? `${summary.skippedLines} unreadable trace lines` : '',
+      summary.skippedAnnotationLines ? `${summary.skippedAnnotationLines} unreadable annotation lines` : '',
     ].filter(Boolean).join(', ');
     summaryText = `${summary.rows.act} act and ${summary.rows.rehearse} rehearse rows from ${summary.episodes} episodes of ${summary.tasks.length} tasks` +
-      (bySource ? ` (${bySource})` : '') + (skipped ? `; skipped ${skipped}` : '');
+      (bySource ? ` (${bySource})` : '') +
+      (summary.annotatedCalls ? `; ${summary.annotatedCalls} annotated call${summary.annotatedCalls === 1 ? '' : 's'}` : '') + (skipped ? `; skipped ${skipped}` : '');
     summaryJson = { format, ...summary };
   }
 

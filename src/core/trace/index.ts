@@ -10,3 +10,6 @@ export * from './discover';
 export * from './library';
 export * from './tree';
 export * from './callDocument';
+export * from './treeFilter';
+export * from './traceHead';
+export * from './diffMarks';

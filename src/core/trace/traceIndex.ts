@@ -57,6 +57,15 @@ export interface EpisodeEntry {
 
 const PREVIEW_CHARS = 80;
 
+/** Options of {@link TraceIndex.build} and {@link TraceIndex.refresh}. */
+export interface IndexingOptions {
+  /** Called every few megabytes with the bytes scanned so far and the file's size, for progress bars. */
+  onProgress?: (scannedBytes: number, totalBytes: number) => void;
+}
+
+/** How often, in bytes, indexing reports progress. */
+const PROGRESS_STEP_BYTES = 8 * 1024 * 1024;
+
 /**
  * An index of one trace file: episodes, turns and calls with the byte locations of their events,
  * so that a single call is read without parsing the whole file. It grows incrementally: `refresh()`
@@ -80,9 +89,9 @@ export class TraceIndex {
   private constructor(readonly file: string) {}
 
   /** Builds the index of a trace file. */
-  static async build(file: string): Promise<TraceIndex> {
+  static async build(file: string, options: IndexingOptions = {}): Promise<TraceIndex> {
     const index = new TraceIndex(file);
-    await index.refresh();
+    await index.refresh(options);
     return index;
   }
 
@@ -138,7 +147,7 @@ export class TraceIndex {
    * Indexes what was appended since the last scan. Returns true when something changed. A file
    * that shrank was replaced: the index starts over.
    */
-  async refresh(): Promise<boolean> {
+  async refresh(options: IndexingOptions = {}): Promise<boolean> {
     let size: number;
     try {
       size = (await fs.stat(this.file)).size;
@@ -149,7 +158,12 @@ export class TraceIndex {
     if (size === this.scanned + this.pending && this.eventCount + this.skipped.length > 0) return false;
     const before = this.eventCount + this.skipped.length;
     this.pending = 0;
+    let nextReport = this.scanned + PROGRESS_STEP_BYTES;
     for await (const raw of readLines(this.file, { start: this.scanned, firstLine: this.nextLine, end: size })) {
+      if (options.onProgress && raw.offset >= nextReport) {
+        options.onProgress(raw.offset, size);
+        nextReport = raw.offset + PROGRESS_STEP_BYTES;
+      }
       const decoded = decodeLine(raw);
       if (!raw.terminated && decoded.ok !== true) {
         this.pending = raw.length; // still being written, or torn: not consumed

@@ -1,13 +1,21 @@
 import * as path from 'node:path';
 import type { CallEntry, EpisodeEntry, TraceIndex, TurnEntry } from './traceIndex';
 import type { TraceLibrary } from './library';
+import type { TraceHead } from './traceHead';
+import type { AnnotationLookup, TreeFilter, TreeSort } from './treeFilter';
+import { callMatches, fidelityRank, isFilterActive, turnMatchesItself } from './treeFilter';
+import { describeAnnotation } from '../annotations/schema';
 
 /** How a node should look: drives the icon and colour in any host. */
 export type NodeStatus = 'ok' | 'mismatch' | 'error' | 'running' | 'pending' | 'info';
 
 /** A node of the Trace Explorer, as plain data; hosts map it to their own tree items. */
 export interface TraceTreeNode {
-  kind: 'run' | 'episode' | 'turn' | 'call' | 'problem';
+  /**
+   * `message`: a line of text in place of children (a large trace being indexed); `more`: the
+   * children of a run past its page (`entityId` is the run's file), shown on request.
+   */
+  kind: 'run' | 'episode' | 'turn' | 'call' | 'problem' | 'message' | 'more';
   /** Unique across the library: `<file>#<entity id>`. */
   id: string;
   file: string;
@@ -18,7 +26,21 @@ export interface TraceTreeNode {
   tooltip: string;
   status: NodeStatus;
   hasChildren: boolean;
+  /** Calls: the number of fidelity errors marked on it, and whether its rehearsal was accepted. */
+  annotations?: { errors: number; accepted: boolean };
 }
+
+/** What shapes the tree besides the traces: the filter, the order, and the annotations of each trace. */
+export interface TreeOptions {
+  filter?: TreeFilter;
+  sort?: TreeSort;
+  annotations?: (file: string) => AnnotationLookup | undefined;
+  /** How many episodes (or calls, sorted by fidelity) a run shows before a `more` node; default {@link RUN_PAGE_SIZE}. */
+  pageSize?: (file: string) => number;
+}
+
+/** Children a run shows at first: a tree of tens of thousands of rows helps nobody and slows the editor. */
+export const RUN_PAGE_SIZE = 500;
 
 /** A call's fidelity badge: the text shown beside the tool name and its status. */
 export function fidelityBadge(call: CallEntry): { text: string; status: NodeStatus } {
@@ -31,11 +53,27 @@ export function fidelityBadge(call: CallEntry): { text: string; status: NodeStat
   return { text: `F1 ${call.scores.fieldF1.toFixed(2)}${errorState}`, status: 'mismatch' };
 }
 
+/** The mean scores of some calls, for tooltips: how many were scored, exact, and their mean field F1. */
+export function scoreSummary(calls: readonly CallEntry[]): string {
+  const scored = calls.filter((c) => c.scores);
+  if (scored.length === 0) return `${calls.length} call${calls.length === 1 ? '' : 's'}, none scored`;
+  const exact = scored.filter((c) => c.scores!.exactMatch).length;
+  const f1 = scored.reduce((n, c) => n + c.scores!.fieldF1, 0) / scored.length;
+  const parseErrors = calls.filter((c) => c.rehearsalError).length;
+  return `fidelity of ${scored.length} scored call${scored.length === 1 ? '' : 's'}: exact ${exact}/${scored.length} · mean field F1 ${f1.toFixed(2)}${parseErrors ? ` · ${parseErrors} rehearsal parse error${parseErrors === 1 ? '' : 's'}` : ''}`;
+}
+
 function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? '-' : x.toFixed(2);
 }
 
-function callNode(file: string, call: CallEntry): TraceTreeNode {
+function annotationBadge(summary: { errors: number; accepted: boolean } | undefined): string {
+  if (!summary) return '';
+  if (summary.errors) return ` · ⚑ ${summary.errors}`;
+  return summary.accepted ? ' · ✓ accepted' : '';
+}
+
+function callNode(file: string, call: CallEntry, options: TreeOptions, flat = false): TraceTreeNode {
   const badge = fidelityBadge(call);
   const s = call.scores;
   const lines = [`${call.tool} (${call.callId})`, `fidelity: ${badge.text}`];
@@ -44,7 +82,16 @@ function callNode(file: string, call: CallEntry): TraceTreeNode {
       `type agreement: ${pct(s.typeAgreement)}`, `error state: ${s.errorAgreement ? 'agrees' : 'differs'}`);
   }
   if (call.counts) lines.push(`paths: ${call.counts.added} missing · ${call.counts.removed} invented · ${call.counts.changed} changed · ${call.counts.typeChanged} retyped`);
-  return { kind: 'call', id: `${file}#${call.callId}`, file, entityId: call.callId, label: call.tool, description: badge.text, tooltip: lines.join('\n'), status: badge.status, hasChildren: false };
+  const annotations = options.annotations?.(file);
+  const summary = annotations?.summary(call.callId);
+  for (const a of annotations?.forCall(call.callId) ?? []) lines.push(`⚑ ${describeAnnotation(a)}${a.note && a.verdict === 'error' ? `: ${a.note}` : ''} (${a.author})`);
+  const node: TraceTreeNode = {
+    kind: 'call', id: `${file}#${call.callId}`, file, entityId: call.callId, label: call.tool,
+    description: `${badge.text}${annotationBadge(summary)}${flat ? ` · ${call.callId}` : ''}`,
+    tooltip: lines.join('\n'), status: badge.status, hasChildren: false,
+  };
+  if (summary) node.annotations = { errors: summary.errors, accepted: summary.accepted };
+  return node;
 }
 
 function turnNode(file: string, index: TraceIndex, turn: TurnEntry): TraceTreeNode {
@@ -58,10 +105,11 @@ function turnNode(file: string, index: TraceIndex, turn: TurnEntry): TraceTreeNo
     description = `${calls.length} call${calls.length === 1 ? '' : 's'}`;
     status = worst.includes('error') ? 'error' : worst.includes('mismatch') ? 'mismatch' : worst.every((s) => s === 'ok') ? 'ok' : 'pending';
   }
-  return { kind: 'turn', id: `${file}#${turn.turnId}`, file, entityId: turn.turnId, label: `turn ${turn.index + 1}`, description, tooltip: `${turn.turnId}: ${description}`, status, hasChildren: calls.length > 0 };
+  const tooltip = [`${turn.turnId}: ${description}`, ...(calls.length ? [scoreSummary(calls)] : [])].join('\n');
+  return { kind: 'turn', id: `${file}#${turn.turnId}`, file, entityId: turn.turnId, label: `turn ${turn.index + 1}`, description, tooltip, status, hasChildren: calls.length > 0 };
 }
 
-function episodeNode(file: string, ep: EpisodeEntry): TraceTreeNode {
+function episodeNode(file: string, index: TraceIndex, ep: EpisodeEntry): TraceTreeNode {
   let description: string;
   let status: NodeStatus;
   if (!ep.end) { description = 'running'; status = 'running'; }
@@ -72,7 +120,26 @@ function episodeNode(file: string, ep: EpisodeEntry): TraceTreeNode {
     status = ep.end.success ? 'ok' : ep.end.success === null ? 'info' : 'mismatch';
   }
   const role = ep.role ? ` (${ep.role})` : '';
-  return { kind: 'episode', id: `${file}#${ep.episodeId}`, file, entityId: ep.episodeId, label: `${ep.episodeId} ${ep.taskId}${role}`, description, tooltip: `episode ${ep.episodeId} of task ${ep.taskId}, mode ${ep.mode}: ${description}`, status, hasChildren: ep.turnIds.length > 0 };
+  const calls = index.turnsOf(ep).flatMap((t) => index.callsOf(t));
+  const tooltip = [`episode ${ep.episodeId} of task ${ep.taskId}, mode ${ep.mode}: ${description}`, scoreSummary(calls)].join('\n');
+  return { kind: 'episode', id: `${file}#${ep.episodeId}`, file, entityId: ep.episodeId, label: `${ep.episodeId} ${ep.taskId}${role}`, description, tooltip, status, hasChildren: ep.turnIds.length > 0 };
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(0)} MB`;
+  return `${Math.max(1, Math.round(n / 1024))} kB`;
+}
+
+function lazyRunNode(library: TraceLibrary, file: string, head: TraceHead): TraceTreeNode {
+  const runFolder = path.basename(path.dirname(file));
+  const run = head.run;
+  const progress = library.indexingProgress(file);
+  const indexState = progress ? `indexing ${Math.floor((100 * progress.scannedBytes) / Math.max(1, progress.totalBytes))}%` : 'not indexed';
+  const parts = [run ? run.mode : 'no run event', run ? run.policy.id : '', formatBytes(head.size), indexState].filter(Boolean);
+  const status: NodeStatus = head.runEnd ? (head.runEnd.status === 'completed' ? 'ok' : 'error') : head.endsCleanly ? 'running' : 'mismatch';
+  const tooltip = [run?.runId ?? runFolder, file, `${formatBytes(head.size)}: large traces are indexed when opened`, ...(head.problem ? [head.problem] : []), ...(head.runEnd ? [`ended: ${head.runEnd.status}`] : [])].join('\n');
+  return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: true };
 }
 
 /** The run node of a trace file (or a problem node when it could not be read). */
@@ -80,6 +147,8 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   const index = library.index(file);
   const runFolder = path.basename(path.dirname(file));
   if (!index) {
+    const head = library.head(file);
+    if (head) return lazyRunNode(library, file, head);
     const why = library.failure(file) ?? 'not indexed yet';
     return { kind: 'problem', id: `${file}#`, file, entityId: file, label: runFolder, description: 'unreadable', tooltip: why, status: 'error', hasChildren: false };
   }
@@ -90,7 +159,7 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   if (skippedLines.length) parts.push(`${skippedLines.length} skipped line${skippedLines.length === 1 ? '' : 's'}`);
   const status: NodeStatus = skippedLines.length ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
   const skipped = skippedLines.slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
-  const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, ...skipped].join('\n');
+  const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, scoreSummary(index.calls()), ...skipped].join('\n');
   return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: index.episodes.length > 0 };
 }
 
@@ -101,8 +170,9 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
  */
 export function tracesNewestFirst(library: TraceLibrary): string[] {
   const key = (file: string) => {
-    const run = library.index(file)?.run;
-    return { readable: library.index(file) !== undefined, ts: run?.ts ?? '', id: run?.runId ?? path.basename(path.dirname(file)) };
+    const run = library.index(file)?.run ?? library.head(file)?.run;
+    const readable = library.index(file) !== undefined || library.head(file) !== undefined;
+    return { readable, ts: run?.ts ?? '', id: run?.runId ?? path.basename(path.dirname(file)) };
   };
   const desc = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
   return library.files
@@ -111,21 +181,81 @@ export function tracesNewestFirst(library: TraceLibrary): string[] {
     .map((k) => k.file);
 }
 
+function visibleCalls(index: TraceIndex, turn: TurnEntry, episode: EpisodeEntry | undefined, file: string, options: TreeOptions): CallEntry[] {
+  const annotations = options.annotations?.(file);
+  return index.callsOf(turn).filter((c) => callMatches(options.filter, c, episode, turn, annotations));
+}
+
+function turnVisible(index: TraceIndex, turn: TurnEntry, episode: EpisodeEntry | undefined, file: string, options: TreeOptions): boolean {
+  return turnMatchesItself(options.filter, turn, episode) || visibleCalls(index, turn, episode, file, options).length > 0;
+}
+
+function episodeVisible(index: TraceIndex, episode: EpisodeEntry, file: string, options: TreeOptions): boolean {
+  if (!isFilterActive(options.filter)) return true;
+  return index.turnsOf(episode).some((t) => turnVisible(index, t, episode, file, options));
+}
+
+/** Every call of a trace that passes the filter, least faithful first (ties in recorded order). */
+export function callsByFidelity(index: TraceIndex, file: string, options: TreeOptions = {}): CallEntry[] {
+  const annotations = options.annotations?.(file);
+  return index.calls()
+    .map((c, order) => ({ c, order }))
+    .filter(({ c }) => callMatches(options.filter, c, index.episode(c.episodeId), index.turn(c.turnId), annotations))
+    .sort((a, b) => fidelityRank(a.c) - fidelityRank(b.c) || a.order - b.order)
+    .map(({ c }) => c);
+}
+
+function moreNode(file: string, hidden: number, what: string): TraceTreeNode[] {
+  if (hidden <= 0) return [];
+  const label = `${hidden.toLocaleString('en-US')} more ${what}${hidden === 1 ? '' : 's'}…`;
+  return [{ kind: 'more', id: `${file}#more`, file, entityId: file, label, description: 'show more', tooltip: 'Show the next page, or filter and search to narrow the list.', status: 'info', hasChildren: false }];
+}
+
+function messageNode(file: string, text: string, tooltip: string): TraceTreeNode {
+  return { kind: 'message', id: `${file}#message`, file, entityId: file, label: text, description: '', tooltip, status: 'running', hasChildren: false };
+}
+
 /** Children of a node (the run nodes, newest first, when `node` is undefined), read from the indexes. */
-export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode): TraceTreeNode[] {
-  if (!node) return tracesNewestFirst(library).map((f) => runNode(library, f));
+export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, options: TreeOptions = {}): TraceTreeNode[] {
+  if (!node) {
+    return tracesNewestFirst(library)
+      .filter((f) => {
+        const index = library.index(f);
+        if (!index || !isFilterActive(options.filter)) return true; // large traces stay: opening one indexes it
+        return index.episodes.some((e) => episodeVisible(index, e, f, options));
+      })
+      .map((f) => runNode(library, f));
+  }
   const index = library.index(node.file);
-  if (!index) return [];
+  if (!index) {
+    if (node.kind !== 'run' || !library.head(node.file)) return [];
+    const progress = library.indexingProgress(node.file);
+    const percent = progress ? Math.floor((100 * progress.scannedBytes) / Math.max(1, progress.totalBytes)) : 0;
+    return [messageNode(node.file, `Indexing… ${percent}%`, 'Large traces are indexed when first opened; their episodes appear when it is done.')];
+  }
   switch (node.kind) {
-    case 'run':
-      return index.episodes.map((e) => episodeNode(node.file, e));
+    case 'run': {
+      const limit = options.pageSize?.(node.file) ?? RUN_PAGE_SIZE;
+      if (options.sort === 'fidelity') {
+        const calls = callsByFidelity(index, node.file, options);
+        return [...calls.slice(0, limit).map((c) => callNode(node.file, c, options, true)), ...moreNode(node.file, calls.length - limit, 'call')];
+      }
+      const shown: TraceTreeNode[] = [];
+      let hidden = 0;
+      for (const e of index.episodes) {
+        if (!episodeVisible(index, e, node.file, options)) continue;
+        if (shown.length < limit) shown.push(episodeNode(node.file, index, e));
+        else hidden++;
+      }
+      return [...shown, ...moreNode(node.file, hidden, 'episode')];
+    }
     case 'episode': {
       const ep = index.episode(node.entityId);
-      return ep ? index.turnsOf(ep).map((t) => turnNode(node.file, index, t)) : [];
+      return ep ? index.turnsOf(ep).filter((t) => turnVisible(index, t, ep, node.file, options)).map((t) => turnNode(node.file, index, t)) : [];
     }
     case 'turn': {
       const turn = index.turn(node.entityId);
-      return turn ? index.callsOf(turn).map((c) => callNode(node.file, c)) : [];
+      return turn ? visibleCalls(index, turn, index.episode(turn.episodeId), node.file, options).map((c) => callNode(node.file, c, options)) : [];
     }
     default:
       return [];
@@ -133,20 +263,22 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode): 
 }
 
 /** The parent of a node, so that hosts can reveal any node. */
-export function traceTreeParent(library: TraceLibrary, node: TraceTreeNode): TraceTreeNode | undefined {
+export function traceTreeParent(library: TraceLibrary, node: TraceTreeNode, options: TreeOptions = {}): TraceTreeNode | undefined {
+  if (node.kind === 'message' || node.kind === 'more') return library.index(node.file) || library.head(node.file) ? runNode(library, node.file) : undefined;
   const index = library.index(node.file);
   if (!index || node.kind === 'run' || node.kind === 'problem') return undefined;
   if (node.kind === 'episode') return runNode(library, node.file);
   if (node.kind === 'turn') {
     const ep = index.episode(index.turn(node.entityId)?.episodeId ?? '');
-    return ep ? episodeNode(node.file, ep) : undefined;
+    return ep ? episodeNode(node.file, index, ep) : undefined;
   }
+  if (options.sort === 'fidelity') return runNode(library, node.file);
   const turn = index.turn(index.call(node.entityId)?.turnId ?? '');
   return turn ? turnNode(node.file, index, turn) : undefined;
 }
 
 /** The node of a call, to reveal it. */
-export function callTreeNode(library: TraceLibrary, file: string, callId: string): TraceTreeNode | undefined {
+export function callTreeNode(library: TraceLibrary, file: string, callId: string, options: TreeOptions = {}): TraceTreeNode | undefined {
   const call = library.index(file)?.call(callId);
-  return call ? callNode(file, call) : undefined;
+  return call ? callNode(file, call, options, options.sort === 'fidelity') : undefined;
 }

@@ -1,4 +1,15 @@
+import type { AnnotationKind, AnnotationSeverity, AnnotationVerdict } from '../annotations/schema';
 import type { ChatMessage } from '../protocol/types';
+
+/** A person's annotation of a rehearse row's call, as exported (docs/annotation-format.md). */
+export interface RowAnnotation {
+  verdict: AnnotationVerdict;
+  kind?: AnnotationKind;
+  severity?: AnnotationSeverity;
+  path?: string;
+  note?: string;
+  author: string;
+}
 
 /** Where a row's target comes from (docs/dataset-format.md). */
 export type RowSource = 'demonstration' | 'rollout' | 'actual';
@@ -21,4 +32,6 @@ export interface DatasetRow {
   call?: string;
   /** Act rows: also train on every earlier assistant turn in `messages` (one row per episode). */
   train_history?: boolean;
+  /** Rehearse rows: the call's fidelity annotations, from the run's `annotations.jsonl`. */
+  annotations?: RowAnnotation[];
 }

@@ -11,6 +11,9 @@ import { readTrace } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../trace/schema';
 import { actualToolText, parseErrorToolText, rehearsedToolResult } from '../runner/toolMessages';
 import { compareCall } from '../trace/callView';
+import type { AnnotationSet } from '../annotations/annotationSet';
+import { annotationsFileFor, readAnnotations } from '../annotations/store';
+import { groundingWeight, rowAnnotations } from './annotationWeights';
 import type { DatasetRow, RowSource } from './datasetRow';
 
 /** What to export from traces. */
@@ -31,7 +34,12 @@ export interface ExportOptions {
   taskInfo?: (taskId: string) => { examples?: RecordedExample[]; system?: string } | undefined;
   /** GRPO group of an episode's rows (rollouts); default: the task id. */
   group?: (taskId: string) => string;
-  /** Row weight of a call's rehearse rows (annotations make it larger); default 1. */
+  /**
+   * Read each trace's `annotations.jsonl` (default true): rehearse rows carry their call's
+   * annotations, and a grounding row of a call marked as a fidelity error is weighted up by severity.
+   */
+  annotations?: boolean;
+  /** Row weight of a call's rehearse rows; default: from the annotations (1 without any). */
   callWeight?: (callId: string) => number;
   /**
    * `turn`: one act row per turn. `episode`: one act row per episode (its last turn) that also trains
@@ -63,6 +71,10 @@ export interface ExportSummary {
   /** Calls left out by the `tools` and `onlyMismatches` filters. */
   filteredCalls: number;
   skippedLines: number;
+  /** Calls written with annotations. */
+  annotatedCalls: number;
+  /** Lines of annotations files that were not applied (torn, invalid). */
+  skippedAnnotationLines: number;
 }
 
 /** Whether a call's rehearsal missed: not exact, or unparsable, with an actual response to learn from. */
@@ -100,7 +112,7 @@ export function actualRehearsalTarget(event: CallActualEvent): string | undefine
  * functions, so a row's prompt is byte for byte the prompt the policy was given.
  */
 export async function exportRows(files: readonly string[], options: ExportOptions, writeRow: (row: DatasetRow) => void): Promise<ExportSummary> {
-  const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, bySource: {}, tasks: [], skippedRuns: 0, filteredCalls: 0, skippedLines: 0 };
+  const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, bySource: {}, tasks: [], skippedRuns: 0, filteredCalls: 0, skippedLines: 0, annotatedCalls: 0, skippedAnnotationLines: 0 };
   const roles = new Set(options.roles ?? ['act', 'rehearse']);
   const tasks = new Set<string>();
   const write = (row: DatasetRow) => {
@@ -111,6 +123,11 @@ export async function exportRows(files: readonly string[], options: ExportOption
     if (row.task) tasks.add(row.task);
   };
   for (const file of files) {
+    let notes: AnnotationSet | undefined;
+    if (options.annotations !== false && roles.has('rehearse')) {
+      notes = await readAnnotations(annotationsFileFor(file));
+      summary.skippedAnnotationLines += notes.skipped.length;
+    }
     let run: RunEvent | undefined;
     // The runs filter is decided at the run event (the first line); a run left out writes nothing.
     let excluded = false;
@@ -172,14 +189,19 @@ export async function exportRows(files: readonly string[], options: ExportOption
           if (roles.has('rehearse') && !selected) summary.filteredCalls++;
           if (roles.has('rehearse') && selected) {
             const prompt = buildRehearsePrompt({ tools, examples: info?.examples, history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, promptOptions);
-            const weight = options.callWeight?.(call.callId) ?? 1;
+            const annotated = notes?.forCall(call.callId) ?? [];
+            const marks = annotated.length ? { annotations: rowAnnotations(annotated) } : {};
             const actualTarget = options.actualRehearsals && actual ? actualRehearsalTarget(actual) : undefined;
             if (actualTarget !== undefined) {
-              write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId });
+              const weight = options.callWeight?.(call.callId) ?? groundingWeight(notes?.summary(call.callId));
+              write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId, ...marks });
             }
             if (options.policyRehearsals && rehearsal) {
-              write({ ...base, id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId });
+              // The policy's own rehearsal as target: its annotations go with it, its weight is not raised.
+              const weight = options.callWeight?.(call.callId) ?? 1;
+              write({ ...base, id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId, ...marks });
             }
+            if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal))) summary.annotatedCalls++;
           }
           // The tool message the policy read: the actual response (shadow) or its own rehearsal (imagine).
           let toolText: string;

@@ -1,26 +1,33 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/base/errors';
-import { fidelityBadge } from '../../core/trace/tree';
-import { callTreeNode, tracesNewestFirst } from '../../core/trace/tree';
+import { callTreeNode } from '../../core/trace/tree';
+import type { TreeFilter, TreeSort } from '../../core/trace/treeFilter';
 import type { Services } from '../services';
 import { registerCommand } from '../registerCommand';
-import { showFidelityReport } from '../reportDocument';
-import type { CallTarget } from '../commands';
-import { VIEWS } from '../commands';
+import type { CallTarget, EpisodeTarget } from '../commands';
+import { CONTEXT_KEYS, VIEWS } from '../commands';
+import { activeCallTarget } from '../diffDecorations';
+import { pickCall, pickEpisode, pickTrace } from './pickers';
 
-/** The Trace Explorer, call diffs and reports: browse recorded runs and compare rehearsed with actual. */
+/** The Trace Explorer, call diffs, reports and the Trajectory panel: browse recorded runs and compare rehearsed with actual. */
 export function registerTraceFeatures(context: vscode.ExtensionContext, services: Services): void {
-  const { library, watcher, callDiffs, explorer } = services;
+  const { library, watcher, callDiffs, explorer, trajectories } = services;
   const view = vscode.window.createTreeView(VIEWS.traceExplorer, { treeDataProvider: explorer, showCollapseAll: true });
+  services.explorerTree = view;
   const updateMessage = () => {
-    view.message = library.files.length ? undefined : 'No runs yet. Traces appear here from .rehearsal/runs/*/trace.jsonl, or use Open Trace.';
+    view.description = explorer.stateDescription || undefined;
+    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.explorerFiltered, explorer.filtered || explorer.sort !== 'trace');
+    if (!library.files.length) view.message = 'No runs yet. Traces appear here from .rehearsal/runs/*/trace.jsonl, or use Open Trace.';
+    else if (explorer.filtered && explorer.getChildren().length === 0) view.message = `No calls match the filter (${explorer.stateDescription}). Clear it with the Clear Filter button.`;
+    else view.message = undefined;
   };
   updateMessage();
 
   context.subscriptions.push(
     view,
     library.onDidChange(updateMessage),
+    explorer.onDidChangeState(updateMessage),
 
     registerCommand('rehearsal.refreshTraces', () => watcher.rescan()),
 
@@ -37,8 +44,8 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
       if (!chosen) return;
       try {
         await callDiffs.show(chosen.file, chosen.callId);
-        const node = callTreeNode(library, chosen.file, chosen.callId);
-        if (node && view.visible) await view.reveal(node, { select: true, focus: false });
+        const node = callTreeNode(library, chosen.file, chosen.callId, explorer.options());
+        if (node && view.visible) await view.reveal(node, { select: true, focus: false }).then(undefined, () => undefined);
       } catch (err) {
         void vscode.window.showErrorMessage(`Rehearsal: cannot show call ${chosen.callId}: ${errorMessage(err)}`);
       }
@@ -48,10 +55,44 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
       const file = target?.file ?? (await pickTrace(services));
       if (!file) return;
       try {
-        await showFidelityReport(file);
+        await services.reports.show(file);
       } catch (err) {
         void vscode.window.showErrorMessage(`Rehearsal: cannot build the report: ${errorMessage(err)}`);
       }
+    }),
+
+    registerCommand('rehearsal.openTrajectory', async (target) => {
+      const episode = await resolveEpisode(services, target);
+      if (!episode) return undefined;
+      return trajectories.show(episode.file, episode.episodeId, episode.callId);
+    }),
+
+    registerCommand('rehearsal.filterExplorer', async (filter) => {
+      const next = filter ?? (await pickFilter(services));
+      if (next) explorer.setFilter({ ...next, text: filter ? next.text : explorer.filter.text });
+    }),
+
+    registerCommand('rehearsal.searchExplorer', async (text) => {
+      const query = text ?? (await vscode.window.showInputBox({ title: 'Search the Trace Explorer', prompt: 'Tool names, call or episode ids, task ids, error codes, final answers, annotation notes', value: explorer.filter.text ?? '' }));
+      if (query === undefined) return;
+      explorer.setFilter({ ...explorer.filter, text: query.trim() || undefined });
+    }),
+
+    registerCommand('rehearsal.sortExplorer', async (sort) => {
+      const next = sort ?? (await vscode.window.showQuickPick<vscode.QuickPickItem & { sort: TreeSort }>([
+        { label: 'As recorded', description: explorer.sort === 'trace' ? 'current' : undefined, detail: 'runs → episodes → turns → calls', sort: 'trace' },
+        { label: 'Least faithful first', description: explorer.sort === 'fidelity' ? 'current' : undefined, detail: 'each run\'s calls in one list: parse errors, tool errors, then by field F1', sort: 'fidelity' },
+      ], { title: 'Sort the Trace Explorer' }))?.sort;
+      if (next) explorer.setSort(next);
+    }),
+
+    registerCommand('rehearsal.clearExplorerFilter', () => {
+      explorer.setFilter({});
+      explorer.setSort('trace');
+    }),
+
+    registerCommand('rehearsal.showMore', (file) => {
+      if (file) explorer.showMore(file);
     }),
   );
 }
@@ -61,31 +102,38 @@ function toCallTarget(target: CallTarget): { file: string; callId: string } | un
   return target.kind === 'call' ? { file: target.file, callId: target.entityId } : undefined;
 }
 
-/** Quick pick over every call of every trace, least faithful first. */
-async function pickCall({ library }: Services): Promise<{ file: string; callId: string } | undefined> {
-  const items: (vscode.QuickPickItem & { file: string; callId: string; rank: number })[] = [];
-  for (const file of library.files) {
-    const index = library.index(file);
-    for (const call of index?.calls() ?? []) {
-      const badge = fidelityBadge(call);
-      const rank = badge.status === 'error' ? -1 : call.scores ? call.scores.fieldF1 : 2;
-      items.push({ label: `${call.tool}`, description: `${call.callId} · ${badge.text}`, detail: index?.run?.runId ?? file, file, callId: call.callId, rank });
-    }
+/** The episode a command means: given, a tree node's, the active call diff's, or picked. */
+async function resolveEpisode(services: Services, target: EpisodeTarget | undefined): Promise<{ file: string; episodeId: string; callId?: string } | undefined> {
+  if (target && 'episodeId' in target) return target;
+  if (target && 'entityId' in target) {
+    const index = await services.library.ensureIndex(target.file);
+    if (target.kind === 'episode') return { file: target.file, episodeId: target.entityId };
+    if (target.kind === 'turn') { const t = index?.turn(target.entityId); return t ? { file: target.file, episodeId: t.episodeId } : undefined; }
+    if (target.kind === 'call') { const c = index?.call(target.entityId); return c ? { file: target.file, episodeId: c.episodeId, callId: c.callId } : undefined; }
   }
-  if (items.length === 0) {
-    void vscode.window.showInformationMessage('Rehearsal: no calls recorded yet. Run a task, or open a trace.');
-    return undefined;
+  const active = activeCallTarget();
+  if (active) {
+    const view = await services.callDiffs.load(active.file, active.callId);
+    return { file: active.file, episodeId: view.entry.episodeId, callId: active.callId };
   }
-  items.sort((a, b) => a.rank - b.rank);
-  return vscode.window.showQuickPick(items, { placeHolder: 'Pick a call to compare its rehearsal with the actual response', matchOnDescription: true, matchOnDetail: true });
+  return pickEpisode(services);
 }
 
-async function pickTrace({ library }: Services): Promise<string | undefined> {
-  const files = tracesNewestFirst(library);
-  if (files.length <= 1) return files[0];
-  const picked = await vscode.window.showQuickPick(
-    files.map((f) => ({ label: library.index(f)?.run?.runId ?? path.basename(path.dirname(f)), description: f, file: f })),
-    { placeHolder: 'Which run?' },
-  );
-  return picked?.file;
+/** Quick pick of the filter's criteria (several at once), with the tools of the indexed runs. */
+async function pickFilter({ library, explorer }: Services): Promise<TreeFilter | undefined> {
+  type Item = vscode.QuickPickItem & { set: (f: TreeFilter) => void };
+  const current = explorer.filter;
+  const tools = new Set<string>();
+  for (const f of library.files) for (const c of library.index(f)?.calls() ?? []) tools.add(c.tool);
+  const items: Item[] = [
+    { label: 'Only mismatches', detail: 'calls whose rehearsal was scored and is not exact', picked: !!current.mismatches, set: (f) => { f.mismatches = true; } },
+    { label: 'Only annotated', detail: 'calls with a fidelity error marked, or an accepted rehearsal', picked: !!current.annotated, set: (f) => { f.annotated = true; } },
+    { label: 'Parse errors', detail: 'rehearsals and acts that did not parse', picked: !!current.parseErrors, set: (f) => { f.parseErrors = true; } },
+    ...[...tools].sort().map((t): Item => ({ label: `$(tools) ${t}`, description: 'tool', picked: !!current.tools?.includes(t), set: (f) => { f.tools = [...(f.tools ?? []), t]; } })),
+  ];
+  const picked = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Filter the Trace Explorer', placeHolder: 'Show only… (criteria combine; none selected shows everything)' });
+  if (!picked) return undefined;
+  const filter: TreeFilter = {};
+  for (const p of picked) p.set(filter);
+  return filter;
 }

@@ -47,13 +47,14 @@ describe('Call diff', () => {
     assert.equal(tab.label, 'get_order_details e1.t2.c1: rehearsed ↔ actual');
     for (const [uri, side] of [[input.original, 'rehearsal'], [input.modified, 'actual']] as const) {
       assert.equal(uri.scheme, 'rehearsal-call');
-      assert.equal(uri.path, `/e1.t2.c1/${side}.json`);
+      assert.equal(uri.path, `/e1.t2.c1/${side}.call.json`);
       assert.equal(uri.query, file);
     }
     const left = await text(input.original);
     const right = await text(input.modified);
-    assert.equal(left.languageId, 'json');
-    assert.equal(right.languageId, 'json');
+    // Call documents have a JSON language of their own, so that CodeLenses show in their diff only.
+    assert.equal(left.languageId, 'rehearsal-json');
+    assert.equal(right.languageId, 'rehearsal-json');
     // Canonical JSON (sorted keys, 2-space indent) of each side, so that the diff shows only real differences.
     assert.equal(left.text, sortedJson(rehearsedValue('e1.t2.c1')));
     assert.equal(right.text, sortedJson(actualValue('e1.t2.c1')));

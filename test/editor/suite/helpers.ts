@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { RehearsalStudioApi } from '../../../src/extension/extension';
 import type { TraceTreeNode } from '../../../src/core/trace/tree';
 import { sampleTraceFile } from '../../builders/sampleWorkspace';
+import { sampleShadowRun } from '../../builders/samples';
 import { withTimeout } from '../timeout';
 
 /** `publisher.name` from package.json. */
@@ -141,4 +142,51 @@ export function activeDiffTab(): { tab: vscode.Tab; input: vscode.TabInputTextDi
   assert.ok(tab, 'no editor tab is active');
   assert.ok(tab.input instanceof vscode.TabInputTextDiff, `the active tab ${JSON.stringify(tab.label)} is not a diff editor`);
   return { tab, input: tab.input };
+}
+
+/**
+ * Resolves once `check()` passes, re-checking whenever one of `events` fires; fails after
+ * `timeoutMs` with the last check's error.
+ */
+export async function waitUntil(events: vscode.Event<unknown>[], what: string, check: () => Promise<void> | void, timeoutMs = 10_000): Promise<void> {
+  let lastError: unknown;
+  const attempt = async () => {
+    try {
+      await check();
+      return true;
+    } catch (err) {
+      lastError = err;
+      return false;
+    }
+  };
+  if (await attempt()) return;
+  await new Promise<void>((resolve, reject) => {
+    let busy = false;
+    let again = false;
+    const onEvent = async () => {
+      if (busy) { again = true; return; }
+      busy = true;
+      do {
+        again = false;
+        if (await attempt()) { done(); resolve(); return; }
+      } while (again);
+      busy = false;
+    };
+    const subscriptions = events.map((e) => e(() => void onEvent()));
+    const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${(lastError as Error)?.message}`)); }, timeoutMs);
+    function done() {
+      clearTimeout(timer);
+      for (const s of subscriptions) s.dispose();
+    }
+  });
+}
+
+/** Writes a copy of the sample shadow run under a new run id and waits until the explorer lists it. */
+export async function freshShadowRun(api: RehearsalStudioApi, runId: string): Promise<string> {
+  const file = sampleTraceFile(workspaceFolder(), runId);
+  await sampleShadowRun(runId).write(file);
+  await vscode.commands.executeCommand('rehearsal.refreshTraces');
+  await waitForLibrary(api, `the run ${runId}`, async () => { await row(api, runId); });
+  await api.services.annotations.ensure(file);
+  return file;
 }

@@ -7,7 +7,9 @@ async function reportOf(target: unknown): Promise<string> {
   await vscode.commands.executeCommand('rehearsal.showReport', target);
   const editor = vscode.window.activeTextEditor;
   assert.ok(editor, 'the report did not open in an editor');
-  assert.equal(editor.document.isUntitled, true);
+  // A read-only document: closing it never asks to save.
+  assert.equal(editor.document.uri.scheme, 'rehearsal-report');
+  assert.equal(editor.document.isDirty, false);
   return editor.document.getText();
 }
 

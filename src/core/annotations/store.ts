@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { StudioError } from '../base/errors';
+import { ANNOTATIONS_FILE } from '../trace/discover';
+import { readLines } from '../trace/lineReader';
+import { TORN_LAST_LINE } from '../trace/reader';
+import { AnnotationSet } from './annotationSet';
+import type { AnnotationEvent, NewAnnotationEvent } from './schema';
+import { ANNOTATION_SCHEMA_VERSION } from './schema';
+import { validateAnnotationEvent } from './validate';
+
+/** The annotations file of a trace: `annotations.jsonl` beside `trace.jsonl`. */
+export function annotationsFileFor(traceFile: string): string {
+  return path.join(path.dirname(traceFile), ANNOTATIONS_FILE);
+}
+
+/** A new annotation id, sortable by time: `a-<base36 ms>-<hex>`. */
+export function newAnnotationId(now: Date = new Date()): string {
+  return `a-${now.getTime().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Reads an annotations file and folds its events into the current set. A missing file is an empty
+ * set. Torn, corrupt or invalid lines, and events about annotations that do not exist, are skipped
+ * and counted with their line numbers, never fatal.
+ */
+export async function readAnnotations(file: string): Promise<AnnotationSet> {
+  const set = new AnnotationSet();
+  try {
+    await fs.access(file);
+  } catch {
+    return set;
+  }
+  try {
+    for await (const raw of readLines(file, { maxLineBytes: 1024 * 1024 })) {
+      const skip = (reason: string) => set.skipped.push({ line: raw.line, offset: raw.offset, reason });
+      if (raw.oversized) { skip(`line too long (${raw.length} bytes)`); continue; }
+      let text: string;
+      try {
+        text = utf8.decode(raw.bytes);
+      } catch {
+        skip('invalid UTF-8');
+        continue;
+      }
+      if (text.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        skip(raw.terminated ? 'not valid JSON' : TORN_LAST_LINE);
+        continue;
+      }
+      const version = (value as { v?: unknown } | null)?.v;
+      if (typeof version === 'number' && version > ANNOTATION_SCHEMA_VERSION) {
+        skip(`written by a newer studio (annotation schema v${version}); update Rehearsal Studio to read it`);
+        continue;
+      }
+      const checked = validateAnnotationEvent(value);
+      if (!checked.ok) { skip(`not a valid annotation event: ${checked.reason}`); continue; }
+      const why = set.apply(checked.event);
+      if (why) skip(why);
+    }
+  } catch (err) {
+    throw new StudioError('ANNOTATIONS_UNREADABLE', `Cannot read ${file}: ${(err as Error).message}.`);
+  }
+  return set;
+}
+
+// One append at a time per file, so that concurrent marks never interleave their bytes.
+const queues = new Map<string, Promise<void>>();
+
+/**
+ * Appends one event to an annotations file (created with its folder if needed) and resolves once it
+ * is on disk. A torn last line left by a crash is ended first, so that it stays one skipped line.
+ * Invalid events are refused with a coded error.
+ */
+export function appendAnnotationEvent(file: string, event: NewAnnotationEvent): Promise<AnnotationEvent> {
+  const full = { v: ANNOTATION_SCHEMA_VERSION, ts: event.ts ?? new Date().toISOString(), ...event } as AnnotationEvent;
+  const checked = validateAnnotationEvent(full);
+  if (!checked.ok) return Promise.reject(new StudioError('INVALID_ANNOTATION', `Refusing to write an invalid ${full.type} annotation: ${checked.reason}`));
+  const line = serializeAnnotationEvent(full) + '\n';
+  const previous = queues.get(file) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(async () => {
+    try {
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      const handle = await fs.open(file, 'a+');
+      try {
+        const { size } = await handle.stat();
+        let prefix = '';
+        if (size > 0) {
+          const last = Buffer.alloc(1);
+          await handle.read(last, 0, 1, size - 1);
+          if (last[0] !== 0x0a) prefix = '\n';
+        }
+        await handle.appendFile(prefix + line, 'utf8');
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      throw new StudioError('ANNOTATION_WRITE_FAILED', `Could not write to ${file}: ${(err as Error).message}. Annotations already written are kept.`);
+    }
+  });
+  queues.set(file, next);
+  void next.finally(() => { if (queues.get(file) === next) queues.delete(file); }).catch(() => undefined);
+  return next.then(() => full);
+}
+
+const HEADER_KEYS = ['v', 'type', 'ts', 'id', 'author', 'callId', 'episodeId', 'tool'] as const;
+
+/** Serialises an event as one line, header keys first (as trace lines are). */
+export function serializeAnnotationEvent(event: AnnotationEvent): string {
+  const ordered: Record<string, unknown> = {};
+  const source = event as unknown as Record<string, unknown>;
+  for (const k of HEADER_KEYS) if (source[k] !== undefined) ordered[k] = source[k];
+  for (const [k, v] of Object.entries(source)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
+  return JSON.stringify(ordered);
+}

@@ -1,0 +1,105 @@
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { canonicalJson } from '../../src/core/base/canonicalJson';
+import type { Annotation } from '../../src/core/annotations/schema';
+import { jsonPathRanges, lineAt, lineStartOffsets } from '../../src/core/fidelity/pathRanges';
+import { loadCallView } from '../../src/core/trace/callView';
+import { annotationMarks, callDiffMarks } from '../../src/core/trace/diffMarks';
+import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { sampleShadowRun } from '../builders/samples';
+import { useTempDir } from './support/tempDir';
+
+const pretty = (v: unknown) => canonicalJson(v as never, { indent: 2 }) + '\n';
+
+describe('jsonPathRanges', () => {
+  it('places every path of canonical pretty JSON on its lines, object members from their key', () => {
+    const text = pretty({ status: 'pending', items: [{ id: 1, tags: ['a', 'b'] }], 'odd key': null });
+    // {                 0
+    //   "items": [      1
+    //     {             2
+    //       "id": 1,    3
+    //       "tags": [   4
+    //         "a",      5
+    //         "b"       6
+    //       ]           7
+    //     }             8
+    //   ],              9
+    //   "odd key": null,10
+    //   "status": "pending" 11
+    // }                 12
+    const ranges = jsonPathRanges(text)!;
+    const lines = (p: string) => [ranges.get(p)?.startLine, ranges.get(p)?.endLine];
+    assert.deepEqual(lines('$'), [0, 12]);
+    assert.deepEqual(lines('$.items'), [1, 9]);
+    assert.deepEqual(lines('$.items[0]'), [2, 8]);
+    assert.deepEqual(lines('$.items[0].id'), [3, 3]);
+    assert.deepEqual(lines('$.items[0].tags[1]'), [6, 6]);
+    assert.deepEqual(lines('$["odd key"]'), [10, 10]);
+    assert.deepEqual(lines('$.status'), [11, 11]);
+    const status = ranges.get('$.status')!;
+    assert.equal(text.slice(status.start, status.end), '"status": "pending"');
+    assert.equal(ranges.size, 9);
+  });
+
+  it('is undefined for text that is not JSON', () => {
+    assert.equal(jsonPathRanges('The order was delivered.'), undefined);
+  });
+
+  it('finds the line of an offset', () => {
+    const starts = lineStartOffsets('ab\ncd\n\nef');
+    assert.deepEqual(starts, [0, 3, 6, 7]);
+    assert.deepEqual([0, 2, 3, 6, 7, 8].map((o) => lineAt(starts, o)), [0, 0, 1, 2, 3, 3]);
+  });
+});
+
+describe('callDiffMarks', () => {
+  const tmp = useTempDir();
+  const indexOfSample = async () => {
+    const file = path.join(tmp(), 'trace.jsonl');
+    await sampleShadowRun().write(file);
+    return TraceIndex.build(file);
+  };
+
+  it('highlights a changed value on both sides and an added field on the actual side only, with one lens per path', async () => {
+    const view = await loadCallView(await indexOfSample(), 'e1.t2.c1');
+    const { documents, marks, lenses } = callDiffMarks(view);
+    const at = (side: string, p: string) => marks.find((m) => m.side === side && m.path === p);
+    const lineText = (side: 'rehearsal' | 'actual', line: number) => documents[side].text.split('\n')[line];
+    assert.match(lineText('rehearsal', at('rehearsal', '$.status')!.range.startLine), /"status": "pending"/);
+    assert.match(lineText('actual', at('actual', '$.status')!.range.startLine), /"status": "delivered"/);
+    assert.equal(at('actual', '$.status')!.kind, 'changed');
+    const fulfillments = at('actual', '$.fulfillments')!;
+    assert.equal(fulfillments.kind, 'added');
+    assert.match(lineText('actual', fulfillments.range.startLine), /"fulfillments": \[/);
+    assert.ok(fulfillments.range.endLine > fulfillments.range.startLine + 3, 'the whole added subtree is covered');
+    assert.equal(at('rehearsal', '$.fulfillments'), undefined, 'the rehearsal has no such lines');
+    assert.deepEqual(lenses.map((l) => [l.path, l.kind, l.side]), [['$.fulfillments', 'added', 'actual'], ['$.status', 'changed', 'rehearsal']]);
+  });
+
+  it('has no marks for a call whose rehearsal did not parse', async () => {
+    const view = await loadCallView(await indexOfSample(), 'e2.t3.c1');
+    const m = callDiffMarks(view);
+    assert.equal(m.documents.rehearsal.language, 'plaintext');
+    assert.deepEqual(m.marks, []);
+    assert.deepEqual(m.lenses, []);
+  });
+
+  it('places annotations at their path, at the nearest ancestor when the path is gone, and at the top for the whole call', async () => {
+    const view = await loadCallView(await indexOfSample(), 'e1.t2.c1');
+    const { documents } = callDiffMarks(view);
+    const base = { callId: 'e1.t2.c1', verdict: 'error', kind: 'hallucinated_value', severity: 'major', note: '', author: 'a', createdAt: 't', updatedAt: 't', updatedBy: 'a' } as const;
+    const anns: Annotation[] = [
+      { ...base, id: 'a1', path: '$.status' },
+      { ...base, id: 'a2', path: '$.fulfillments[0].tracking_id', kind: 'missing_field' },
+      { ...base, id: 'a3', path: '$.items[0].options.size' },
+      { ...base, id: 'a4' },
+    ];
+    const placed = annotationMarks(documents, anns);
+    const text = (i: number) => documents[placed[i].side].text.split('\n')[placed[i].range.startLine];
+    assert.deepEqual(placed.map((p) => p.side), ['rehearsal', 'actual', 'rehearsal', 'rehearsal']);
+    assert.match(text(0), /"status": "pending"/);
+    assert.match(text(1), /"tracking_id": \[/);
+    assert.match(text(2), /"options": \{/, 'a path the rehearsal lacks is shown at its nearest ancestor');
+    assert.equal(placed[3].range.startLine, 0);
+  });
+});
