@@ -53,6 +53,8 @@ function trainerProgress(line) {
     const roles = Object.entries(e.roles ?? {}).map(([r, v]) => `${r} ${(v.loss ?? v.pg_loss ?? 0).toFixed(3)}${v.reward_mean !== undefined ? ` r=${v.reward_mean.toFixed(2)}` : ''}`).join(', ');
     log(`  ${e.command} step ${e.step}${e.steps ? `/${e.steps}` : ''}${e.iteration !== undefined ? ` (iteration ${e.iteration + 1}/${e.iterations})` : ''}: loss ${Number(e.loss).toFixed(4)} [${roles}] ${Math.round(e.tokens_per_s ?? 0)} tok/s`);
   } else if (e.event === 'rollouts') log(`  rollouts: ${JSON.stringify(e).slice(0, 200)}`);
+  else if (e.event === 'resume') log(`  resumed from step ${e.step} (${e.path})`);
+  else if (e.event === 'warning') log(`  warning: ${e.code}: ${e.message}`);
   else if (e.event === 'error') log(`  error: ${e.code}: ${e.message}`);
 }
 

@@ -80,6 +80,15 @@ class ResumeTest(unittest.TestCase):
         kept = sorted(d for d in os.listdir(self.tiny.path("straight", "checkpoints")) if d.startswith("step-"))
         self.assertEqual(kept, [f"step-{STEPS - 4:08d}", f"step-{STEPS:08d}"])
 
+        # Going on with more steps bends the learning-rate schedule: the resume says so.
+        code, events, err = run_cli(["sft", "--config", self.config("straight"), "--set", f"train.steps={STEPS + 4}"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(of(events, "resume")[0]["step"], STEPS)
+        warnings = [w for w in of(events, "warning") if w["code"] == "RESUME_CONFIG_CHANGED"]
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("train.steps", warnings[0]["message"])
+        self.assertEqual(of(events, "step")[-1]["step"], STEPS + 4)
+
 
 if __name__ == "__main__":
     unittest.main()

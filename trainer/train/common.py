@@ -44,7 +44,7 @@ def open_run(cfg, events, runtime, command):
 
 
 def fingerprint(cfg, keys):
-    """The config values that decide which rows each step sees (compared when resuming)."""
+    """The config values that decide which rows each step sees, or its learning rate (compared when resuming)."""
     return {k: cfg[k.split(".")[0]][k.split(".")[1]] if "." in k else cfg[k] for k in keys}
 
 

@@ -9,7 +9,9 @@ from .engine import Engine
 from .schedule import learning_rate
 
 ROLES = ("act", "rehearse")
-_FINGERPRINT = ("seed", "data.train", "data.max_length", "data.roles", "train.batch_size")
+# What decides which rows each step sees, and the learning rate at each step.
+_FINGERPRINT = ("seed", "data.train", "data.max_length", "data.roles", "train.batch_size",
+                "train.steps", "optim.lr", "optim.schedule", "optim.warmup_steps", "optim.min_lr_ratio")
 
 
 def role_sums(b, logp, prefix=""):
