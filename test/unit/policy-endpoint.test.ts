@@ -3,9 +3,8 @@
 // model). Tool calls travel as structured `tool_calls` and come back as the same protocol text, so a
 // run through the endpoint records exactly what a run with the local policy records.
 import * as assert from 'node:assert/strict';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { StudioError } from '../../src/core/base/errors';
+import { freePort } from '../../src/core/base/freePort';
+import type { StudioError } from '../../src/core/base/errors';
 import { EndpointPolicy } from '../../src/core/policy/endpointPolicy';
 import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import { OpenAICompatibleServer } from '../../src/core/policy/openaiServer';
@@ -14,27 +13,10 @@ import { runCli } from '../../src/cli/program';
 import { OK_CASE, REFUSED_CASE, caseMessage, probeCall, probeTask, scriptedModel } from '../support/scriptedModel';
 import { ensurePolicyHostBundle } from '../support/servers';
 import { rehearse as cli } from './support/cli';
+import { rejects } from './support/errors';
 import { useRuns, useScriptedPolicy } from './support/runnerFixture';
 
 const PROBE_TOOL = { type: 'function', function: { name: 'probe', description: 'Probe one case', parameters: { type: 'object', properties: { case: { type: 'string' } }, required: ['case'] } } };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function rejects(promise: Promise<unknown>): Promise<StudioError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof StudioError, `not a coded error: ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a coded error');
-}
 
 describe('endpoint policy against the studio\'s own OpenAI-compatible server', function () {
   this.timeout(120_000);

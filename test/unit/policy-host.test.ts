@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StudioError } from '../../src/core/base/errors';
+import type { StudioError } from '../../src/core/base/errors';
 import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import { OnnxPolicy } from '../../src/core/policy/onnxPolicy';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
@@ -14,21 +14,12 @@ import { loadTaskFile } from '../../src/core/tasks/loader';
 import { ensurePolicyHostBundle, ensureServerBundles, REPO } from '../support/servers';
 import { randomTestModel } from '../support/testModels';
 import { RecordingPolicy } from './support/recordingPolicy';
+import { rejects } from './support/errors';
 import { useRuns } from './support/runnerFixture';
 
 const CHAT: ChatMessage[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
 const TOOLS = [{ name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
 const REHEARSE = buildRehearsePrompt({ tools: TOOLS, history: CHAT, call: { name: 'get_weather', arguments: { city: 'Paris' } } });
-
-async function rejects(promise: Promise<unknown>): Promise<StudioError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.ok(err instanceof StudioError, `not a coded error: ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a coded error');
-}
 
 describe('policy host: a real ONNX model in its own process', function () {
   this.timeout(120_000);

@@ -1,9 +1,9 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
+import { freePort } from '../../core/base/freePort';
 import type { LaunchPlan, TrainingBackend } from '../../core/training/launch/backends';
 import { TRAINING_BACKENDS, formatCommand, planLaunch, shellQuote } from '../../core/training/launch/backends';
 import { loadRunSpec } from '../../core/training/launch/runSpec';
@@ -23,19 +23,6 @@ export interface TrainArgs {
 
 /** The file next to the run folder's events where the trainer's stderr is kept. */
 export const TRAINER_LOG = 'trainer.log';
-
-/** A free TCP port on the loopback, for torchrun's rendezvous on one node. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `loss 5.12 (act 5.20, rehearse 4.98)` from a step event. */
 function lossText(e: TrainerEvent): string {

@@ -86,40 +86,8 @@ export async function outline(api: RehearsalStudioApi, parent?: TraceTreeNode, d
  * Resolves once `check()` passes, re-checking whenever the trace library reports a change; fails
  * after `timeoutMs` with the last check's error and the tree as it was then.
  */
-export async function waitForLibrary(api: RehearsalStudioApi, what: string, check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  let lastError: unknown;
-  const attempt = async () => {
-    try {
-      await check();
-      return true;
-    } catch (err) {
-      lastError = err;
-      return false;
-    }
-  };
-  if (await attempt()) return;
-  await new Promise<void>((resolve, reject) => {
-    let busy = false;
-    let again = false;
-    const onChange = async () => {
-      if (busy) { again = true; return; }
-      busy = true;
-      do {
-        again = false;
-        if (await attempt()) { done(); resolve(); return; }
-      } while (again);
-      busy = false;
-    };
-    const subscription = api.services.library.onDidChange(() => void onChange());
-    const timer = setTimeout(() => {
-      done();
-      void outline(api).then((tree) => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${(lastError as Error)?.message}\nTrace Explorer:\n${tree.join('\n')}`)));
-    }, timeoutMs);
-    function done() {
-      clearTimeout(timer);
-      subscription.dispose();
-    }
-  });
+export function waitForLibrary(api: RehearsalStudioApi, what: string, check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
+  return waitUntil([api.services.library.onDidChange], what, check, timeoutMs, async () => `\nTrace Explorer:\n${(await outline(api)).join('\n')}`);
 }
 
 /** Resolves with the next event that satisfies `accept`, or rejects after `ms`. */
@@ -146,9 +114,9 @@ export function activeDiffTab(): { tab: vscode.Tab; input: vscode.TabInputTextDi
 
 /**
  * Resolves once `check()` passes, re-checking whenever one of `events` fires; fails after
- * `timeoutMs` with the last check's error.
+ * `timeoutMs` with the last check's error (and what `context` adds, such as the tree).
  */
-export async function waitUntil(events: vscode.Event<unknown>[], what: string, check: () => Promise<void> | void, timeoutMs = 10_000): Promise<void> {
+export async function waitUntil(events: vscode.Event<unknown>[], what: string, check: () => Promise<void> | void, timeoutMs = 10_000, context?: () => Promise<string>): Promise<void> {
   let lastError: unknown;
   const attempt = async () => {
     try {
@@ -173,7 +141,11 @@ export async function waitUntil(events: vscode.Event<unknown>[], what: string, c
       busy = false;
     };
     const subscriptions = events.map((e) => e(() => void onEvent()));
-    const timer = setTimeout(() => { done(); reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${(lastError as Error)?.message}`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      done();
+      const message = `timed out after ${timeoutMs} ms waiting for ${what}: ${(lastError as Error)?.message}`;
+      void (context ? context() : Promise.resolve('')).then((extra) => reject(new Error(message + extra)), () => reject(new Error(message)));
+    }, timeoutMs);
     function done() {
       clearTimeout(timer);
       for (const s of subscriptions) s.dispose();
