@@ -5,7 +5,6 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import * as http from 'node:http';
-import * as net from 'node:net';
 
 const live = new Set<ChildProcess>();
 
@@ -47,17 +46,7 @@ export function killAllNow(): void {
 }
 
 /** A TCP port that was free on the loopback interface a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../src/core/base/freePort';
 
 /** Polls `url` until it answers 200, the deadline passes, or `abort()` says to stop. */
 export async function waitForHttp(url: string, timeoutMs: number, abort: () => string | undefined): Promise<void> {
