@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
+import { jsonLineKeysFirst } from '../base/json';
 import { ANNOTATIONS_FILE } from '../trace/discover';
 import { readLines } from '../trace/lineReader';
 import { TORN_LAST_LINE } from '../trace/reader';
@@ -113,9 +114,5 @@ const HEADER_KEYS = ['v', 'type', 'ts', 'id', 'author', 'callId', 'episodeId', '
 
 /** Serialises an event as one line, header keys first (as trace lines are). */
 export function serializeAnnotationEvent(event: AnnotationEvent): string {
-  const ordered: Record<string, unknown> = {};
-  const source = event as unknown as Record<string, unknown>;
-  for (const k of HEADER_KEYS) if (source[k] !== undefined) ordered[k] = source[k];
-  for (const [k, v] of Object.entries(source)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
-  return JSON.stringify(ordered);
+  return jsonLineKeysFirst(event, HEADER_KEYS);
 }

@@ -21,3 +21,16 @@ export function jsonType(v: JsonValue): JsonType {
 
 /** Result of parsing outside input: parsers of outside input return this, they never throw. */
 export type ParseResult<T, E> = { ok: true; value: T } | { ok: false; error: E };
+
+/**
+ * One JSONL line of `event`: the `first` keys (those present) in that order, then the rest in the
+ * event's own order; undefined values left out. Trace and annotation lines put their identity in
+ * their first bytes this way. JSON.stringify never writes a raw newline.
+ */
+export function jsonLineKeysFirst(event: object, first: readonly string[]): string {
+  const ordered: Record<string, unknown> = {};
+  const source = event as Record<string, unknown>;
+  for (const k of first) if (source[k] !== undefined) ordered[k] = source[k];
+  for (const [k, v] of Object.entries(source)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
+  return JSON.stringify(ordered);
+}

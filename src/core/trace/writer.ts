@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
+import { jsonLineKeysFirst } from '../base/json';
 import type { NewTraceEvent, TraceEvent } from './schema';
 import { TRACE_SCHEMA_VERSION } from './schema';
 import { validateTraceEvent } from './validate';
@@ -18,11 +19,7 @@ const HEADER_KEYS = ['v', 'type', 'ts', 'runId', 'episodeId', 'turnId', 'callId'
 
 /** Serialises an event as one line: header keys first, then the rest in the given order. */
 export function serializeTraceEvent(event: TraceEvent): string {
-  const ordered: Record<string, unknown> = {};
-  const source = event as unknown as Record<string, unknown>;
-  for (const k of HEADER_KEYS) if (source[k] !== undefined) ordered[k] = source[k];
-  for (const [k, v] of Object.entries(source)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
-  return JSON.stringify(ordered); // never contains a raw newline
+  return jsonLineKeysFirst(event, HEADER_KEYS);
 }
 
 /**
