@@ -27,7 +27,9 @@ class JsonFormatTest(unittest.TestCase):
         self.assertEqual(js_json(value, indent=2), '{\n  "b": [\n    1,\n    2.5,\n    null,\n    true,\n    "é😀\\n\\"q\\""\n  ],\n  "a": {}\n}')
 
 
-class RenderTest(unittest.TestCase):
+class _TinyTokenizerTest(unittest.TestCase):
+    """A tiny model folder and its tokenizer, once per class."""
+
     @classmethod
     def setUpClass(cls):
         cls.tiny = TinyModel()
@@ -38,6 +40,8 @@ class RenderTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tiny.cleanup()
 
+
+class RenderTest(_TinyTokenizerTest):
     def test_training_text_is_prompt_then_target_then_end_token(self):
         row = demonstration_rows(1)[2]  # act row after a tool response
         prompt, target = render_row(row, self.tok)
@@ -95,22 +99,10 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(sorted(e.index for mb in shares[0] + shares[1] for e in mb), list(range(len(examples))))
 
 
-if __name__ == "__main__":
-    unittest.main()
 
 
-class HistoryRowsTest(unittest.TestCase):
+class HistoryRowsTest(_TinyTokenizerTest):
     """`train_history` act rows train every assistant turn of an episode from one row."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tiny = TinyModel()
-        from ..tokenizer import load_tokenizer
-        cls.tok = load_tokenizer(cls.tiny.model)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tiny.cleanup()
 
     def last_act_row(self):
         acts = [r for r in demonstration_rows(1) if r["role"] == "act"]
@@ -162,3 +154,7 @@ class CompactTemplateTest(unittest.TestCase):
         # Only the system turn differs: the conversation after it renders the same.
         self.assertEqual(text.split("<|im_end|>\n", 1)[1], full.split("<|im_end|>\n", 1)[1])
         self.assertLess(len(text), len(full))
+
+
+if __name__ == "__main__":
+    unittest.main()
