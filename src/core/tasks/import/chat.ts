@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from '../../base/json';
 import { isJsonObject } from '../../base/json';
 import { parseStrictJson } from '../../protocol/strictJson';
-import { RecordError, completeTools, derivedCallChecks, examplePairs, parseConversation, parseTools, safeId } from './conversation';
+import { RecordError, completeTools, derivedCallChecks, examplePairs, loadableImport, parseConversation, parseTools, safeId } from './conversation';
 import type { ImportResult, ImportedTask } from './types';
 
 /**
@@ -21,7 +21,7 @@ export function importChatText(text: string, sourceName: string): ImportResult {
     try {
       const parsed = parseStrictJson(line.trim());
       if (!parsed.ok) throw new RecordError(`the line is not valid JSON (${parsed.error})`);
-      result.tasks.push(importLine(parsed.value, index, sourceName, usedIds));
+      result.tasks.push(loadableImport(importLine(parsed.value, index, sourceName, usedIds)));
     } catch (err) {
       if (!(err instanceof RecordError)) throw err;
       result.skipped.push({ index, reason: err.message });

@@ -6,7 +6,9 @@ import { toToolDefinition } from '../../env/toolDefinitions';
 import { parseStrictJson } from '../../protocol/strictJson';
 import { findBlocks, removeBlocks, stripAsciiWhitespace } from '../../protocol/text';
 import type { RecordedExample, ToolDefinition } from '../../protocol/types';
+import { findTaskFault } from '../loader';
 import type { CheckSpec, ReferenceTurn, UserTurn } from '../taskFile';
+import type { ImportedTask } from './types';
 
 /** A fault in an input record; the importer reports it and skips the record. */
 export class RecordError extends Error {}
@@ -29,6 +31,15 @@ function contentText(content: unknown, where: string): string {
     return content.map((p) => (isJsonObject(p as JsonValue) && typeof (p as JsonObject)['text'] === 'string' ? (p as JsonObject)['text'] as string : '')).join('');
   }
   throw new RecordError(`${where}: "content" must be a string or a list of content parts`);
+}
+
+/**
+ * A message's role for an error message. Not `String(role)` nor `JSON.stringify(role)`: an object
+ * with a `toString` field, or one nested deeper than the stack, makes those throw.
+ */
+function roleName(role: unknown): string {
+  if (typeof role === 'string') return JSON.stringify(role);
+  return `(${role === null ? 'null' : Array.isArray(role) ? 'a list' : typeof role === 'object' ? 'an object' : String(role)})`;
 }
 
 /** The final answer text: reasoning blocks removed. */
@@ -102,7 +113,7 @@ export function parseConversation(messages: unknown): ParsedConversation {
       out.callsByTurn.push([]);
       return;
     }
-    if (!current) throw new RecordError(`${where}: a ${String(role)} message comes before the first user message`);
+    if (!current) throw new RecordError(`${where}: a ${roleName(role)} message comes before the first user message`);
     if (role === 'assistant' || role === 'gpt') {
       flushPending(where);
       const text = contentText(m['content'], where);
@@ -128,7 +139,7 @@ export function parseConversation(messages: unknown): ParsedConversation {
       out.calls.push({ tool: call.name, arguments: call.arguments, response: { text: [contentText(m['content'], where)] } });
       return;
     }
-    throw new RecordError(`${where}: unknown role ${JSON.stringify(role)}`);
+    throw new RecordError(`${where}: unknown role ${roleName(role)}`);
   });
   flushPending('end of conversation');
   if (!out.turns.length) throw new RecordError('the conversation has no user message');
@@ -198,4 +209,15 @@ export function examplePairs(calls: readonly RecordedCall[]): RecordedExample[] 
 export function safeId(raw: string): string {
   const s = raw.replace(/[^A-Za-z0-9._:-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
   return s || 'task';
+}
+
+/**
+ * An imported task as it will be written, checked by the loader's own rules: a record whose task
+ * would not load (a tool name past the schema's limit, say) is a skipped record, never a task file
+ * that `rehearse run` then refuses.
+ */
+export function loadableImport(imported: ImportedTask): ImportedTask {
+  const fault = findTaskFault(imported.task);
+  if (fault) throw new RecordError(`the task made from it would not load: ${fault.path} ${fault.message}`);
+  return imported;
 }

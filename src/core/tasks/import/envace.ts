@@ -2,7 +2,7 @@ import type { JsonObject, JsonValue } from '../../base/json';
 import { isJsonObject } from '../../base/json';
 import { parseStrictJson } from '../../protocol/strictJson';
 import type { CheckSpec, JudgeCheck } from '../taskFile';
-import { RecordError, completeTools, derivedCallChecks, examplePairs, parseConversation, parseTools, safeId } from './conversation';
+import { RecordError, completeTools, derivedCallChecks, examplePairs, loadableImport, parseConversation, parseTools, safeId } from './conversation';
 import type { ImportResult, ImportedTask } from './types';
 
 /**
@@ -22,7 +22,7 @@ export function importEnvaceText(text: string, sourceName: string): ImportResult
   const usedIds = new Set<string>();
   records.value.forEach((record, index) => {
     try {
-      result.tasks.push(importRecord(record, index, sourceName, usedIds));
+      result.tasks.push(loadableImport(importRecord(record, index, sourceName, usedIds)));
     } catch (err) {
       if (!(err instanceof RecordError)) throw err;
       result.skipped.push({ index, reason: err.message });
