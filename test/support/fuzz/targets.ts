@@ -1,0 +1,242 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { serializeAnnotationEvent, readAnnotations } from '../../../src/core/annotations/store';
+import type { AnnotationEvent } from '../../../src/core/annotations/schema';
+import { StudioError } from '../../../src/core/base/errors';
+import type { JsonValue } from '../../../src/core/base/json';
+import { ACT_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../../../src/core/protocol/codes';
+import { formatToolCalls, parseActOutput } from '../../../src/core/protocol/actParser';
+import { formatRehearsal, parseRehearsalOutput } from '../../../src/core/protocol/rehearsalParser';
+import { importChatText } from '../../../src/core/tasks/import/chat';
+import { importEnvaceText } from '../../../src/core/tasks/import/envace';
+import type { ImportResult } from '../../../src/core/tasks/import/types';
+import { findTaskFault, loadTaskFile, parseTask } from '../../../src/core/tasks/loader';
+import { loadCallView } from '../../../src/core/trace/callView';
+import { decodeLine, readTrace } from '../../../src/core/trace/reader';
+import { TraceIndex } from '../../../src/core/trace/traceIndex';
+import { validateTraceEvent } from '../../../src/core/trace/validate';
+import { serializeTraceEvent } from '../../../src/core/trace/writer';
+import { sampleImagineRun, sampleShadowRun } from '../../builders/samples';
+import { codeUnits, insertion, mutatedJson, mutatedText, mutatedTexts } from './mutate';
+
+/**
+ * The fuzz targets of the reliability suite: every parser of outside input, fed generated and
+ * mutated inputs. The promise each checks: no exception escapes, and every failure is either data
+ * (a parse error with its protocol code, a skipped line or record with its reason) or a coded
+ * {@link StudioError}. The same targets run with a few hundred inputs in mocha and 100,000 in the
+ * bench (`npm run bench -- reliability`).
+ */
+export interface FuzzTarget {
+  name: string;
+  /** The property; `scratch` is a folder the target may write files into. */
+  property(scratch: string): fc.IRawProperty<unknown[]>;
+}
+
+/** Runs `fn`; a thrown value that is not a coded StudioError fails the property, with what was thrown. */
+export async function codedOrNothing<T>(fn: () => T | Promise<T>): Promise<T | StudioError> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof StudioError && /^[A-Z][A-Z0-9_]+$/.test(err.code)) return err;
+    throw new Error(`an uncoded exception escaped: ${err instanceof Error ? `${err.name}: ${err.message}\n${err.stack}` : String(err)}`);
+  }
+}
+
+function syncCodedOrNothing<T>(fn: () => T): T | StudioError {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof StudioError && /^[A-Z][A-Z0-9_]+$/.test(err.code)) return err;
+    throw new Error(`an uncoded exception escaped: ${err instanceof Error ? `${err.name}: ${err.message}\n${err.stack}` : String(err)}`);
+  }
+}
+
+const REPO = path.resolve(__dirname, '..', '..', '..', '..');
+const fixture = (...p: string[]) => readFileSync(path.join(REPO, ...p), 'utf8');
+
+// Valid inputs the mutations start from.
+const ACTS = [
+  formatToolCalls([{ name: 'get_order_details', arguments: { order_id: '#W2611340' } }]),
+  'Let me look.' + formatToolCalls([{ name: 'find_user_id_by_email', arguments: { email: 'mia@example.com' } }, { name: 'get_weather', arguments: { city: 'Oslo', unit: 'C' } }]),
+  '<think>The user wants a refund.</think>' + formatToolCalls([{ name: 'refund', arguments: { amount: 12.5, items: ['a', 'b'], note: null } }]),
+  'Your order is on its way.',
+];
+const REHEARSALS = [
+  formatRehearsal('{"order_id": "#W1", "status": "pending", "items": [{"id": 1, "price": 4.5}]}'),
+  formatRehearsal('[1, 2, {"a": null}]', 'The tool lists ids.'),
+  formatRehearsal('{"error": "USER_NOT_FOUND"}'),
+];
+const TRACE_EVENTS = [...sampleShadowRun().events, ...sampleImagineRun().events];
+const TRACE_LINES = TRACE_EVENTS.map((e) => serializeTraceEvent(e));
+const ANNOTATION_EVENTS: AnnotationEvent[] = [
+  { v: 1, type: 'mark', ts: '2026-11-29T12:00:00.000Z', id: 'a1', author: 'ana', callId: 'e1.t2.c1', episodeId: 'e1', tool: 'get_order_details', kind: 'hallucinated_value', severity: 'major', path: '$.status', note: 'guessed pending' },
+  { v: 1, type: 'accept', ts: '2026-11-29T12:00:01.000Z', id: 'a2', author: 'ana', callId: 'e1.t1.c1', note: 'close enough' },
+  { v: 1, type: 'edit', ts: '2026-11-29T12:00:02.000Z', id: 'a1', author: 'bo', changes: { severity: 'critical', path: null } },
+  { v: 1, type: 'delete', ts: '2026-11-29T12:00:03.000Z', id: 'a2', author: 'bo' },
+];
+const ANNOTATION_LINES = ANNOTATION_EVENTS.map((e) => serializeAnnotationEvent(e));
+const TASKS_DIR = path.join(REPO, 'examples', 'tasks');
+const TASK_TEXTS = readdirSync(TASKS_DIR).filter((f) => f.endsWith('.task.json')).map((f) => readFileSync(path.join(TASKS_DIR, f), 'utf8'));
+const TASKS = TASK_TEXTS.map((t) => JSON.parse(t) as JsonValue);
+const ENVACE_TEXT = fixture('test', 'fixtures', 'import', 'envace-sample.json');
+const ENVACE = JSON.parse(ENVACE_TEXT) as JsonValue[];
+const CHAT_LINES = fixture('test', 'fixtures', 'import', 'chat-sample.jsonl').split('\n').filter((l) => l.trim() !== '');
+const CHAT = CHAT_LINES.flatMap((l) => { try { return [JSON.parse(l) as JsonValue]; } catch { return []; } });
+
+const actCodes: readonly string[] = ACT_PARSE_ERROR_CODES;
+const rehearsalCodes: readonly string[] = REHEARSAL_PARSE_ERROR_CODES;
+
+/** Text soup and mutated valid outputs: what a policy might write. */
+const policyText = (valid: readonly string[]) => fc.oneof(
+  { weight: 3, arbitrary: mutatedTexts(valid) },
+  { weight: 1, arbitrary: fc.array(fc.oneof(insertion, codeUnits), { maxLength: 30 }).map((p) => p.join('')) },
+);
+
+/** A line of a trace or annotations file: valid, mutated as text, or mutated as JSON. */
+function fileLine(valid: readonly string[], values: readonly JsonValue[]): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom(...valid) },
+    { weight: 2, arbitrary: mutatedTexts(valid, 2) },
+    { weight: 2, arbitrary: mutatedJson(values, 2).map((v) => { try { return JSON.stringify(v) ?? 'null'; } catch { return '[[['; } }) },
+  );
+}
+
+/** A whole file of such lines, with or without its last newline. */
+const fileOf = (line: fc.Arbitrary<string>) => fc.tuple(fc.array(line, { maxLength: 14 }), fc.boolean()).map(([lines, endNewline]) => lines.join('\n') + (endNewline && lines.length ? '\n' : ''));
+
+/** Every task an importer produced must itself be a valid task. */
+function assertImportValid(result: ImportResult | StudioError): void {
+  if (result instanceof StudioError) return;
+  for (const t of result.tasks) {
+    const fault = findTaskFault(t.task);
+    assert.equal(fault, undefined, `an imported task is invalid: ${JSON.stringify(fault)}`);
+  }
+  for (const s of result.skipped) assert.equal(typeof s.reason, 'string');
+}
+
+/** The fuzz targets, one per parser of outside input. */
+export function fuzzTargets(): FuzzTarget[] {
+  return [
+    {
+      name: 'act parser',
+      property: () => fc.property(policyText(ACTS), (text) => {
+        const r = parseActOutput(text);
+        if (r.kind === 'error') assert.ok(actCodes.includes(r.error.code), r.error.code);
+        else if (r.kind === 'calls') for (const c of r.calls) assert.ok(typeof c.name === 'string' && c.name !== '' && typeof c.arguments === 'object' && c.arguments !== null);
+        else assert.equal(r.kind, 'final');
+      }),
+    },
+    {
+      name: 'rehearsal parser',
+      property: () => fc.property(policyText(REHEARSALS), (text) => {
+        const r = parseRehearsalOutput(text);
+        if (!r.ok) assert.ok(rehearsalCodes.includes(r.error.code), r.error.code);
+        else assert.ok(Array.isArray(r.value) || (typeof r.value === 'object' && r.value !== null));
+      }),
+    },
+    {
+      name: 'trace line decoder',
+      property: () => fc.property(fileLine(TRACE_LINES, TRACE_EVENTS as unknown as JsonValue[]), fc.boolean(), (line, terminated) => {
+        const bytes = Buffer.from(line, 'utf8');
+        const d = decodeLine({ line: 1, offset: 0, bytes, length: bytes.length, terminated, oversized: false });
+        if (d.ok === true) assert.ok(validateTraceEvent(d.event).ok);
+        else if (d.ok === false) assert.equal(typeof d.reason, 'string');
+      }),
+    },
+    {
+      name: 'trace reader and explorer index (files)',
+      property: (scratch) => fc.asyncProperty(fileOf(fileLine(TRACE_LINES, TRACE_EVENTS as unknown as JsonValue[])), async (text) => {
+        const file = path.join(scratch, 'trace.jsonl');
+        await fs.writeFile(file, text);
+        const read = await codedOrNothing(() => readTrace(file));
+        const index = await codedOrNothing(() => TraceIndex.build(file));
+        if (read instanceof StudioError || index instanceof StudioError) assert.fail(`a file that exists must be readable: ${String(read instanceof StudioError ? read.message : (index as StudioError).message)}`);
+        // The explorer's index sees what the reader sees: the same events, the same skipped lines.
+        assert.equal(index.eventCount, read.events);
+        assert.equal(index.skipped.length + (index.tornLastLine ? 1 : 0), read.skipped.length);
+        for (const call of index.calls()) await codedOrNothing(() => loadCallView(index, call.callId));
+      }),
+    },
+    {
+      name: 'task loader',
+      property: (scratch) => fc.asyncProperty(fc.oneof(
+        mutatedJson(TASKS, 3).map((v) => ({ value: v })),
+        mutatedTexts(TASK_TEXTS, 3).map((text) => ({ text })),
+      ), async (input) => {
+        if ('value' in input) {
+          const r = syncCodedOrNothing(() => parseTask(input.value, 'fuzz.task.json'));
+          if (r instanceof StudioError) assert.equal(r.code, 'TASK_INVALID');
+          return;
+        }
+        const file = path.join(scratch, 'fuzz.task.json');
+        await fs.writeFile(file, input.text);
+        const r = await codedOrNothing(() => loadTaskFile(file));
+        if (r instanceof StudioError) assert.equal(r.code, 'TASK_INVALID');
+      }),
+    },
+    {
+      name: 'envace importer',
+      property: () => fc.property(fc.oneof(
+        mutatedJson([ENVACE as JsonValue], 3).map((v) => { try { return JSON.stringify(v) ?? ''; } catch { return '[['; } }),
+        mutatedJson(ENVACE, 3).map((v) => { try { return `${JSON.stringify(v)}\n${JSON.stringify(ENVACE[0])}`; } catch { return '[['; } }),
+        mutatedText(ENVACE_TEXT, 3),
+      ), (text) => assertImportValid(syncCodedOrNothing(() => importEnvaceText(text, 'fuzz.json')))),
+    },
+    {
+      name: 'chat importer',
+      property: () => fc.property(fc.array(fc.oneof(
+        fc.constantFrom(...CHAT_LINES),
+        mutatedTexts(CHAT_LINES, 3),
+        mutatedJson(CHAT, 3).map((v) => { try { return JSON.stringify(v) ?? ''; } catch { return '[['; } }),
+      ), { minLength: 1, maxLength: 4 }), (lines) => assertImportValid(syncCodedOrNothing(() => importChatText(lines.join('\n'), 'fuzz.jsonl')))),
+    },
+    {
+      name: 'annotation reader (files)',
+      property: (scratch) => fc.asyncProperty(fileOf(fileLine(ANNOTATION_LINES, ANNOTATION_EVENTS as unknown as JsonValue[])), async (text) => {
+        const file = path.join(scratch, 'annotations.jsonl');
+        await fs.writeFile(file, text);
+        const set = await codedOrNothing(() => readAnnotations(file));
+        if (set instanceof StudioError) assert.fail(`a file that exists must be readable: ${set.message}`);
+        for (const a of set.all()) assert.ok(a.verdict === 'error' || a.verdict === 'acceptable');
+        for (const s of set.skipped) assert.equal(typeof s.reason, 'string');
+      }),
+    },
+  ];
+}
+
+/** What running one target found. */
+export interface FuzzOutcome {
+  name: string;
+  runs: number;
+  failed: boolean;
+  /** fast-check's report: the seed, the shrunk counterexample and the error. */
+  report?: string;
+  ms: number;
+}
+
+/** Runs one target for `numRuns` inputs; reports instead of throwing. */
+export async function runFuzzTarget(target: FuzzTarget, scratch: string, numRuns: number, seed?: number): Promise<FuzzOutcome> {
+  const t0 = performance.now();
+  const details = await fc.check(target.property(scratch), { numRuns, ...(seed !== undefined ? { seed } : {}), endOnFailure: false });
+  const out: FuzzOutcome = { name: target.name, runs: details.numRuns, failed: details.failed, ms: performance.now() - t0 };
+  if (details.failed) out.report = failureReport(details);
+  return out;
+}
+
+const REPORT_CHARS = 2000;
+
+/** A short report of a failure: seed and path to replay it, the input (cut), the error (cut). */
+function failureReport(details: fc.RunDetails<unknown[]>): string {
+  let input: string;
+  try {
+    input = fc.stringify(details.counterexample);
+  } catch {
+    input = '(too deeply nested to print)';
+  }
+  const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  const cut = (s: string) => (s.length > REPORT_CHARS ? `${s.slice(0, REPORT_CHARS)}… (${s.length} chars)` : s);
+  return `failed after ${details.numRuns} inputs (seed ${details.seed}, path ${JSON.stringify(details.counterexamplePath)})\ninput: ${cut(input)}\nerror: ${cut(error)}`;
+}
