@@ -10,24 +10,10 @@ import { parseRunSpec } from '../../src/core/training/launch/runSpec';
 import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
 import { TrainingProcess } from '../../src/core/training/launch/supervisor';
 import { randomTestModel } from '../support/testModels';
+import { weatherRows } from '../support/trainingRows';
 import { rehearse } from './support/cli';
 import { repoRoot } from './support/paths';
 import { useTempDir } from './support/tempDir';
-
-const CITIES = ['Paris', 'Lisbon', 'Oslo', 'Tokyo', 'Lima', 'Cairo', 'Quito', 'Seoul'];
-const TOOLS = [{ type: 'function', function: { name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
-
-/** Small act and rehearse rows in the documented format (docs/dataset-format.md). */
-function rows(): string {
-  return CITIES.flatMap((city, i) => {
-    const call = `\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"${city}"}}\n</tool_call>`;
-    const base = { v: 1, reward: null, group: null, weight: 1, source: 'demonstration', task: `t${i}`, episode: 'e' };
-    return [
-      { ...base, id: `t${i}/act`, role: 'act', tools: TOOLS, messages: [{ role: 'user', content: `Weather in ${city}?` }], target: call },
-      { ...base, id: `t${i}/rehearse`, role: 'rehearse', call: 'c1', messages: [{ role: 'system', content: 'You are a precise tool simulator.' }, { role: 'user', content: `get_weather {"city":"${city}"}` }], target: `\n<execution_result>\n{"city":"${city}","temperature":${10 + i}}\n</execution_result>` },
-    ];
-  }).map((r) => JSON.stringify(r) + '\n').join('');
-}
 
 function specError(text: string): string {
   try { parseRunSpec(text, '/w/run.json'); } catch (err) { assert.ok(err instanceof StudioError); return err.message; }
@@ -91,7 +77,7 @@ describe('training runs: real trainer processes', function () {
   before(async function () { this.timeout(300_000); model = await randomTestModel(1); });
 
   async function writeSpec(extra: Record<string, unknown> = {}, hyper: Record<string, unknown> = {}): Promise<string> {
-    await fs.writeFile(path.join(dir(), 'rows.jsonl'), rows());
+    await fs.writeFile(path.join(dir(), 'rows.jsonl'), weatherRows());
     const file = path.join(dir(), 'run.json');
     await fs.writeFile(file, JSON.stringify({
       objective: 'sft', base: model, data: { train: ['rows.jsonl'] }, hardware: { device: 'cpu', threads: 1 },

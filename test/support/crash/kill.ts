@@ -1,0 +1,51 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mulberry32 } from '../../../src/core/base/random';
+
+/** What a crash campaign found: how many kills, and every broken promise, one line each. */
+export interface CrashReport {
+  /** Kills made. */
+  kills: number;
+  /** Kills that landed before the process had written anything. */
+  killedBeforeWriting: number;
+  /** Complete records (events, annotations, checkpoints) found after the kills, all checked. */
+  recordsChecked: number;
+  /** Torn last lines found (and skipped, as they must be). */
+  tornLines: number;
+  /** Broken promises: empty when everything held. */
+  violations: string[];
+  /** Milliseconds from each start to its kill. */
+  killDelaysMs: number[];
+}
+
+/** An empty report. */
+export function newCrashReport(): CrashReport {
+  return { kills: 0, killedBeforeWriting: 0, recordsChecked: 0, tornLines: 0, violations: [], killDelaysMs: [] };
+}
+
+/** A seeded source of kill delays, so that a failing campaign can be replayed with its seed. */
+export function killDelays(seed: number): (maxMs: number) => number {
+  const random = mulberry32(seed);
+  return (maxMs) => Math.floor(random() * maxMs);
+}
+
+/** A child started in its own process group, so that a kill reaches its own children (MCP servers, torchrun workers) too. */
+export function startGroup(argv: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+  const child = spawn(argv[0], argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return { child, exited };
+}
+
+/** SIGKILL to a whole process group, as a power cut or the OOM killer would deliver it. */
+export function killGroup(child: ChildProcess): void {
+  if (!child.pid) return;
+  try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+}
+
+/** Index of the first difference between `actual` and the start of `expected`, or -1 when `actual` is a prefix of it. */
+export function firstPrefixMismatch(actual: readonly string[], expected: readonly string[]): number {
+  for (let i = 0; i < actual.length; i++) if (i >= expected.length || actual[i] !== expected[i]) return i;
+  return -1;
+}
