@@ -23,13 +23,32 @@ export interface PolicyHostOptions {
   nodePath?: string;
   /** The host script; defaults to `dist/policy-host.js` of this installation. */
   hostScript?: string;
+  /**
+   * Largest JavaScript heap of the host in MB (`--max-old-space-size`); the default is Node's. A host
+   * past it dies with POLICY_HOST_OUT_OF_MEMORY instead of taking the machine's memory.
+   */
+  maxHeapMb?: number;
+}
+
+/** What V8 prints when a process runs out of heap. */
+const OUT_OF_MEMORY = /JavaScript heap out of memory|Reached heap limit|Allocation failed/;
+
+/** The coded error of a host that exited: out of memory when its last words say so. */
+export function hostExitError(code: number | null, signal: NodeJS.Signals | null, stderrTail: string): StudioError {
+  const how = signal ? `signal ${signal}` : `code ${code}`;
+  const tail = stderrTail ? `; its last output:\n${stderrTail}` : '';
+  if (OUT_OF_MEMORY.test(stderrTail)) {
+    return new StudioError('POLICY_HOST_OUT_OF_MEMORY', `The policy host ran out of memory and exited (${how}): use a smaller model or shorter prompts, or allow it more memory${tail}`);
+  }
+  return new StudioError('POLICY_HOST_CRASHED', `The policy host exited (${how})${tail}`);
 }
 
 const STDERR_TAIL_LINES = 20;
 
 /**
  * Starts and speaks to the policy host process over JSON-RPC. A crash of the host rejects every
- * pending request with a coded error carrying the tail of its stderr, and fires `onDidCrash`.
+ * pending request with a coded error carrying the tail of its stderr (POLICY_HOST_OUT_OF_MEMORY
+ * when it ran out of memory, else POLICY_HOST_CRASHED), and fires `onDidCrash`.
  */
 export class PolicyHostClient extends Disposable {
   private readonly crashed = this._register(new Emitter<StudioError>());
@@ -53,7 +72,8 @@ export class PolicyHostClient extends Disposable {
   static async start(options: PolicyHostOptions): Promise<PolicyHostClient> {
     const script = options.hostScript ?? path.join(studioRoot(), 'dist', 'policy-host.js');
     if (!existsSync(script)) throw new StudioError('POLICY_HOST_MISSING', `The policy host script ${script} is missing; build the studio first (npm run build).`);
-    const child = spawn(options.nodePath ?? process.execPath, [script], {
+    const heapLimit = options.maxHeapMb !== undefined ? [`--max-old-space-size=${Math.max(16, Math.floor(options.maxHeapMb))}`] : [];
+    const child = spawn(options.nodePath ?? process.execPath, [...heapLimit, script], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', OMP_WAIT_POLICY: 'PASSIVE' },
     });
@@ -72,10 +92,8 @@ export class PolicyHostClient extends Disposable {
       }
     });
     const exited = new Promise<StudioError>((resolve) => {
-      child.on('exit', (code, signal) => {
-        const tail = stderrTail.join('\n');
-        resolve(new StudioError('POLICY_HOST_CRASHED', `The policy host exited (${signal ? `signal ${signal}` : `code ${code}`})${tail ? `; its last output:\n${tail}` : ''}`));
-      });
+      // 'close', not 'exit': the last stderr lines (V8's out-of-memory report) are read by then.
+      child.on('close', (code, signal) => resolve(hostExitError(code, signal, [...stderrTail, partial].filter(Boolean).join('\n'))));
       child.on('error', (err) => resolve(new StudioError('POLICY_HOST_START_FAILED', `Cannot start the policy host: ${err.message}`)));
     });
     connection.listen();

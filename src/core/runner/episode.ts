@@ -63,7 +63,7 @@ export interface EpisodeOutcome {
 const NO_REAL_STATE = 'an imagined trajectory has no real state';
 
 /** Errors after which the policy cannot serve the next episode either: the run stops. */
-const POLICY_GONE = new Set(['POLICY_HOST_CRASHED', 'POLICY_HOST_ERROR', 'ENDPOINT_UNREACHABLE', 'ENDPOINT_AUTH']);
+const POLICY_GONE = new Set(['POLICY_HOST_CRASHED', 'POLICY_HOST_OUT_OF_MEMORY', 'POLICY_HOST_ERROR', 'ENDPOINT_UNREACHABLE', 'ENDPOINT_AUTH']);
 
 class EpisodeEnd extends Error {
   constructor(readonly status: EpisodeStatus, readonly code: string, message: string) {
