@@ -64,6 +64,22 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     assert.equal(await echo(), pid);
   });
 
+  it('a server that answers slowly: within the timeout the answer is kept; past it TOOL_TIMEOUT, and its late answer is never taken for the next call', async () => {
+    const inTime = await env.call('slow', { ms: 300, tag: 'in-time' }, { timeoutMs: 3000 });
+    await record('slow', inTime);
+    assert.equal(inTime.error, undefined, JSON.stringify(inTime.error));
+    assert.deepEqual(inTime.response?.text, ['{"tag":"in-time","sleptMs":300}']);
+    assert.ok(inTime.latencyMs >= 300, `latency ${inTime.latencyMs}`);
+    const late = await env.call('slow', { ms: 1500, tag: 'late' }, { timeoutMs: 500 });
+    await record('slow', late);
+    assert.equal(late.error?.code, 'TOOL_TIMEOUT');
+    assert.ok(late.latencyMs < 500 + SLACK_MS, `latency ${late.latencyMs}`);
+    // The next call is answered with its own result, even while the late one arrives.
+    const next = await env.call('slow', { ms: 1200, tag: 'next' }, { timeoutMs: 5000 });
+    assert.equal(next.error, undefined, JSON.stringify(next.error));
+    assert.deepEqual(next.response?.text, ['{"tag":"next","sleptMs":1200}']);
+  });
+
   it('a cancelled call ends with CALL_CANCELLED', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
