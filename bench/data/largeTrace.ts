@@ -31,6 +31,24 @@ function episodeTemplate(): string[] {
   return t.events.slice(1).map((ev) => serializeTraceEvent(ev));
 }
 
+/**
+ * A compact shadow-mode episode: turns of two small order lookups each (rehearsed right, or with
+ * the status wrong) and a final answer; about 1.3 KB of trace per call, so that a million calls make
+ * a trace of about a gigabyte. `calls` is rounded up to an even number.
+ */
+export function compactEpisodeTemplate(calls = 10): string[] {
+  const t = new TraceBuilder('template', 'shadow');
+  const e = t.episode('retail-bench-EPISODE', { instruction: 'Where are my orders?' });
+  for (let i = 0; i < calls; i += 2) {
+    const order = (k: number) => ({ order_id: `#W000000${k}`, status: 'delivered' });
+    const turn = e.turn(`${call('get_order_details', { order_id: order(i).order_id })}${call('get_order_details', { order_id: order(i + 1).order_id })}`, i === 0 ? 'Where are my orders?' : undefined);
+    for (const k of [0, 1]) turn.rehearse(k, (i + k) % 3 === 0 ? { ...order(i + k), status: 'pending' } : order(i + k)).actual(k, { json: order(i + k) });
+  }
+  e.turn('Your orders are on their way.');
+  e.end({ reward: 1, success: true, answer: 'Your orders are on their way.' });
+  return t.events.slice(1).map((ev) => serializeTraceEvent(ev));
+}
+
 /** Numbers a template line for episode `n` (1-based): ids `e<n>...`, task id, index, order id. */
 function numbered(line: string, n: number): string {
   return line
@@ -41,11 +59,11 @@ function numbered(line: string, n: number): string {
 }
 
 /**
- * Writes a shadow-mode trace of about `bytes` bytes (whole episodes, then run.end), with raw
- * appends of lines in the trace format, far faster than the durable writer. Returns the number
- * of episodes.
+ * Writes a shadow-mode trace of about `bytes` bytes (whole episodes of `template`, then run.end),
+ * with raw appends of lines in the trace format, far faster than the durable writer. Returns the
+ * number of episodes.
  */
-export async function writeLargeTrace(file: string, runId: string, bytes: number): Promise<number> {
+export async function writeLargeTrace(file: string, runId: string, bytes: number, template: readonly string[] = episodeTemplate()): Promise<number> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const out = createWriteStream(file);
   // One error listener for the whole file (a listener per write would pile up), which also fails a
@@ -61,7 +79,6 @@ export async function writeLargeTrace(file: string, runId: string, bytes: number
   });
   const head = new TraceBuilder(runId, 'shadow');
   await write(serializeTraceEvent(head.events[0]) + '\n');
-  const template = episodeTemplate();
   let written = 0;
   let n = 0;
   let batch: string[] = [];
@@ -101,13 +118,13 @@ export interface LargeTraceWorkspace {
  * `.rehearsal/runs/`. The caller deletes it ({@link LargeTraceWorkspace.dispose}) when done: a
  * gigabyte is not left behind.
  */
-export async function largeTraceWorkspace(megabytes: number): Promise<LargeTraceWorkspace> {
+export async function largeTraceWorkspace(megabytes: number, template?: readonly string[]): Promise<LargeTraceWorkspace> {
   const workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'rehearsal-bench-large-trace-'));
   const dispose = () => fs.rm(workspace, { recursive: true, force: true });
   try {
     const file = path.join(workspace, '.rehearsal', 'runs', '20261129-200000-shadow-large', 'trace.jsonl');
     const t0 = performance.now();
-    const episodes = await writeLargeTrace(file, '20261129-200000-shadow-large', megabytes * 1024 * 1024);
+    const episodes = await writeLargeTrace(file, '20261129-200000-shadow-large', megabytes * 1024 * 1024, template);
     return { workspace, file, episodes, writeSeconds: (performance.now() - t0) / 1000, dispose };
   } catch (err) {
     await dispose();
