@@ -10,7 +10,7 @@ import { loadTrajectory } from '../core/trajectory/snapshot';
 import type { CallDiffDocuments } from './callDiff';
 import { TRAJECTORY_VIEW_TYPE } from './commands';
 import { UNTRUSTED_REASON } from './trust';
-import { buildWebviewHtml, newNonce } from './webviewHtml';
+import { buildMessageHtml, buildWebviewHtml, newNonce } from './webviewHtml';
 
 /** What a panel needs from the rest of the extension. */
 export interface TrajectoryContext {
@@ -54,7 +54,7 @@ export class TrajectoryPanels extends Disposable implements vscode.WebviewPanelS
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
     if (!isTrajectoryViewState(state)) {
-      panel.webview.html = '<!DOCTYPE html><html><body><p>This Trajectory panel cannot be restored. Open the episode again from the Trace Explorer.</p></body></html>';
+      panel.webview.html = buildMessageHtml('Trajectory', 'This Trajectory panel cannot be restored. Open the episode again from the Trace Explorer.');
       return;
     }
     panel.webview.options = this.options();

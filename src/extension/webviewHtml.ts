@@ -53,3 +53,20 @@ export function buildWebviewHtml(page: WebviewPage): string {
 </html>
 `;
 }
+
+/**
+ * A page that only says something (a panel that cannot be restored, say): the same strict policy
+ * with no script and no style allowed at all.
+ */
+export function buildMessageHtml(title: string, message: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="UTF-8">
+    <meta http-equiv="Content-Security-Policy" content="default-src 'none'">
+    <title>${escapeHtml(title)}</title>
+  </head>
+  <body><p>${escapeHtml(message)}</p></body>
+</html>
+`;
+}

@@ -6,7 +6,7 @@ import type { ChatMessage, RecordedExample, ToolDefinition } from '../protocol/t
 import type { Policy } from '../policy/types';
 import { fidelityEventFor } from '../trace/callView';
 import { TRACE_FILE } from '../trace/discover';
-import { newRunId } from '../trace/ids';
+import { assertValidId, newRunId } from '../trace/ids';
 import { readTraceEvents } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEvent, NewTraceEvent, TraceEvent, TurnEvent } from '../trace/schema';
 import { TraceWriter } from '../trace/writer';
@@ -36,6 +36,8 @@ export interface ReplayOptions {
  */
 export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   const settings = withDefaults({ ...options.settings, mode: 'replay' });
+  // The id names the run's folder: one that could leave the runs folder is refused before anything else.
+  if (options.runId !== undefined) assertValidId(options.runId, 'run');
   if (options.policy.rehearses === false) throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`);
   const { events, skipped } = await readTraceEvents(options.source);
   const source = events.find((e) => e.type === 'run');

@@ -4,7 +4,7 @@ import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
 import type { LoadedTask } from '../tasks/taskFile';
 import type { Policy } from '../policy/types';
-import { episodeId as makeEpisodeId, newRunId } from '../trace/ids';
+import { assertValidId, episodeId as makeEpisodeId, newRunId } from '../trace/ids';
 import { TRACE_FILE } from '../trace/discover';
 import type { NewTraceEvent, TraceEvent } from '../trace/schema';
 import { TraceWriter } from '../trace/writer';
@@ -69,6 +69,8 @@ export interface RunSummary {
  */
 export async function runTasks(options: RunOptions): Promise<RunSummary> {
   const settings = withDefaults(options.settings ?? {});
+  // The id names the run's folder: one that could leave the runs folder is refused before anything else.
+  if (options.runId !== undefined) assertValidId(options.runId, 'run');
   if (settings.mode === 'replay') throw new StudioError('USAGE', 'Replay runs re-rehearse a recorded trace: use replayTrace.');
   if (options.policy.rehearses === false && settings.mode !== 'shadow') {
     throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse, so it cannot play ${settings.mode} episodes (they go on with rehearsed responses); use shadow mode, or a model folder or endpoint policy.`);
