@@ -34,3 +34,21 @@ export function jsonLineKeysFirst(event: object, first: readonly string[]): stri
   for (const [k, v] of Object.entries(source)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
   return JSON.stringify(ordered);
 }
+
+/**
+ * A value from outside input, named for an error message: a string quoted (cut at 60 characters), a
+ * number, boolean or null as written, anything else by its kind. Never `String(v)` or
+ * `JSON.stringify(v)`: an object with a `toString` field, or one nested deeper than the stack, makes
+ * those throw.
+ */
+export function describeOutsideValue(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  if (v === undefined) return 'nothing';
+  return Array.isArray(v) ? 'a list' : 'an object';
+}
+
+/** A number from outside input: a number, or a string that reads as one; NaN for anything else (never a throwing conversion). */
+export function outsideNumber(v: unknown): number {
+  return typeof v === 'number' || typeof v === 'string' ? Number(v) : Number.NaN;
+}

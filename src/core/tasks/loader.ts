@@ -4,6 +4,7 @@ import Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import taskSchema from '../../../schemas/task.schema.json';
 import { StudioError } from '../base/errors';
+import { describeOutsideValue } from '../base/json';
 import type { PathSegment } from '../fidelity/jsonPath';
 import { formatJsonPath, parseJsonPath } from '../fidelity/jsonPath';
 import type { CheckSpec, LoadedTask, Matcher, TaskFile } from './taskFile';
@@ -119,7 +120,7 @@ function schemaFault(errors: ErrorObject[] | null | undefined): Fault {
   if (!e) return { at: [], message: 'is invalid' };
   if (e.keyword === 'discriminator') {
     const { tag, tagValue } = e.params as { tag: string; tagValue: unknown };
-    return { at: [...pointerSegments(e.instancePath), tag], message: `is ${JSON.stringify(tagValue)}; it must be one of ${CHECK_KINDS.map((k) => JSON.stringify(k)).join(', ')}` };
+    return { at: [...pointerSegments(e.instancePath), tag], message: `is ${describeOutsideValue(tagValue)}; it must be one of ${CHECK_KINDS.map((k) => JSON.stringify(k)).join(', ')}` };
   }
   let message = e.message ?? 'is invalid';
   if (e.keyword === 'additionalProperties') message = `has an unknown property "${(e.params as { additionalProperty: string }).additionalProperty}"`;

@@ -85,6 +85,8 @@ export class TraceIndex {
   private scanned = 0;
   private nextLine = 1;
   private pending = 0;
+  /** The incomplete last line is blank so far (whitespace, a BOM): not torn, as the reader skips blank lines. */
+  private pendingBlank = false;
 
   private constructor(readonly file: string) {}
 
@@ -111,7 +113,7 @@ export class TraceIndex {
    * skipped (as `readTrace` reports it), not as a run still being written.
    */
   get tornLastLine(): SkippedLine | undefined {
-    return this.pending > 0 ? { line: this.nextLine, offset: this.scanned, reason: TORN_LAST_LINE } : undefined;
+    return this.pending > 0 && !this.pendingBlank ? { line: this.nextLine, offset: this.scanned, reason: TORN_LAST_LINE } : undefined;
   }
 
   get episodes(): readonly EpisodeEntry[] {
@@ -158,6 +160,7 @@ export class TraceIndex {
     if (size === this.scanned + this.pending && this.eventCount + this.skipped.length > 0) return false;
     const before = this.eventCount + this.skipped.length;
     this.pending = 0;
+    this.pendingBlank = false;
     let nextReport = this.scanned + PROGRESS_STEP_BYTES;
     for await (const raw of readLines(this.file, { start: this.scanned, firstLine: this.nextLine, end: size })) {
       if (options.onProgress && raw.offset >= nextReport) {
@@ -167,6 +170,7 @@ export class TraceIndex {
       const decoded = decodeLine(raw);
       if (!raw.terminated && decoded.ok !== true) {
         this.pending = raw.length; // still being written, or torn: not consumed
+        this.pendingBlank = decoded.ok === 'blank';
         break;
       }
       this.scanned = raw.offset + raw.length + (raw.terminated ? 1 : 0);
@@ -199,6 +203,7 @@ export class TraceIndex {
     this.scanned = 0;
     this.nextLine = 1;
     this.pending = 0;
+    this.pendingBlank = false;
   }
 
   private add(e: TraceEvent, location: EventLocation): void {

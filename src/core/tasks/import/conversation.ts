@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../base/canonicalJson';
 import type { JsonObject, JsonValue } from '../../base/json';
-import { isJsonObject } from '../../base/json';
+import { describeOutsideValue, isJsonObject } from '../../base/json';
 import type { RecordedCall } from '../../env/replayRecording';
 import { toToolDefinition } from '../../env/toolDefinitions';
 import { parseStrictJson } from '../../protocol/strictJson';
@@ -31,15 +31,6 @@ function contentText(content: unknown, where: string): string {
     return content.map((p) => (isJsonObject(p as JsonValue) && typeof (p as JsonObject)['text'] === 'string' ? (p as JsonObject)['text'] as string : '')).join('');
   }
   throw new RecordError(`${where}: "content" must be a string or a list of content parts`);
-}
-
-/**
- * A message's role for an error message. Not `String(role)` nor `JSON.stringify(role)`: an object
- * with a `toString` field, or one nested deeper than the stack, makes those throw.
- */
-function roleName(role: unknown): string {
-  if (typeof role === 'string') return JSON.stringify(role);
-  return `(${role === null ? 'null' : Array.isArray(role) ? 'a list' : typeof role === 'object' ? 'an object' : String(role)})`;
 }
 
 /** The final answer text: reasoning blocks removed. */
@@ -113,7 +104,7 @@ export function parseConversation(messages: unknown): ParsedConversation {
       out.callsByTurn.push([]);
       return;
     }
-    if (!current) throw new RecordError(`${where}: a ${roleName(role)} message comes before the first user message`);
+    if (!current) throw new RecordError(`${where}: a message with role ${describeOutsideValue(role)} comes before the first user message`);
     if (role === 'assistant' || role === 'gpt') {
       flushPending(where);
       const text = contentText(m['content'], where);
@@ -139,7 +130,7 @@ export function parseConversation(messages: unknown): ParsedConversation {
       out.calls.push({ tool: call.name, arguments: call.arguments, response: { text: [contentText(m['content'], where)] } });
       return;
     }
-    throw new RecordError(`${where}: unknown role ${roleName(role)}`);
+    throw new RecordError(`${where}: unknown role ${describeOutsideValue(role)}`);
   });
   flushPending('end of conversation');
   if (!out.turns.length) throw new RecordError('the conversation has no user message');

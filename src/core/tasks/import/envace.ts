@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from '../../base/json';
-import { isJsonObject } from '../../base/json';
+import { isJsonObject, outsideNumber } from '../../base/json';
 import { parseStrictJson } from '../../protocol/strictJson';
 import type { CheckSpec, JudgeCheck } from '../taskFile';
 import { RecordError, completeTools, derivedCallChecks, examplePairs, loadableImport, parseConversation, parseTools, safeId } from './conversation';
@@ -60,7 +60,8 @@ function importRecord(raw: unknown, index: number, sourceName: string, usedIds: 
     if (sys && typeof sys['content'] === 'string') conversation.system = sys['content'];
   }
   const judge = judgeChecks(info['interaction_kwargs'], conversation.turns.length);
-  const rawId = String(info['original_index'] ?? info['index'] ?? record['uuid'] ?? index);
+  // The first id the record gives as text or number (an object's toString is not called: it may throw).
+  const rawId = String([info['original_index'], info['index'], record['uuid']].find((v) => typeof v === 'string' || typeof v === 'number') ?? index);
   let id = safeId(`envace-${rawId}`);
   for (let k = 2; usedIds.has(id); k++) id = safeId(`envace-${rawId}-${k}`);
   usedIds.add(id);
@@ -102,7 +103,7 @@ function judgeChecks(kwargs: JsonValue | undefined, turnCount: number): JudgeChe
     if (!Array.isArray(items)) throw new RecordError(`checklist turn ${turn} is not a list`);
     items.forEach((item, k) => {
       if (!isJsonObject(item) || typeof item['question'] !== 'string') throw new RecordError(`checklist item ${turn}.${k} has no "question"`);
-      const weight = Number(item['weight'] ?? 1);
+      const weight = outsideNumber(item['weight'] ?? 1);
       if (!Number.isFinite(weight) || weight < 0) throw new RecordError(`checklist item ${turn}.${k} has a weight that is not a number ≥ 0`);
       const evidence = Array.isArray(item['evidence']) ? item['evidence'].map((e) => (isJsonObject(e) && typeof e['snippet'] === 'string' ? e['snippet'] : typeof e === 'string' ? e : '')).filter(Boolean) : [];
       const failures = Array.isArray(item['failure_examples']) ? item['failure_examples'].map((f) => (typeof f === 'string' ? f : JSON.stringify(f))) : [];
