@@ -2,9 +2,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { appendAnnotationEvent, readAnnotations } from '../../../src/core/annotations/store';
 import { errorMessage } from '../../../src/core/base/errors';
-import { TORN_LAST_LINE } from '../../../src/core/trace/reader';
 import type { CrashReport } from './kill';
-import { killDelays, killGroup, newCrashReport, startGroup } from './kill';
+import { checkOnlyTornLastLine, killDelays, killGroup, newCrashReport, startGroup } from './kill';
 
 const MARKS = 400;
 const WRITER = path.join(__dirname, 'annotationWriterMain.js');
@@ -34,7 +33,7 @@ export async function crashAnnotations(options: { kills: number; seed: number; s
       for (const l of lines) if (l.startsWith('ack ')) acked.push(l.slice(4));
     });
     await new Promise((r) => setTimeout(r, wait));
-    killGroup(started.child);
+    killGroup(started.child.pid);
     await started.exited;
     report.kills++;
     report.killDelaysMs.push(wait);
@@ -59,10 +58,7 @@ async function checkKilledAnnotations(file: string, acked: readonly string[], wh
   }
   const set = await readAnnotations(file);
   const lines = text.split('\n').filter((l) => l.trim() !== '').length;
-  for (const s of set.skipped) {
-    if (s.reason !== TORN_LAST_LINE || s.line !== lines) report.violations.push(`${where}: line ${s.line} of ${lines} skipped (${s.reason}); only a torn last line may be`);
-    else report.tornLines++;
-  }
+  checkOnlyTornLastLine(set.skipped, lines, where, report);
   const kept = new Set(set.all().map((a) => a.id));
   const lost = acked.filter((id) => !kept.has(id));
   if (lost.length) report.violations.push(`${where}: acknowledged marks lost: ${lost.slice(0, 5).join(', ')}`);

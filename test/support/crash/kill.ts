@@ -1,6 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mulberry32 } from '../../../src/core/base/random';
+import type { SkippedLine } from '../../../src/core/trace/reader';
+import { TORN_LAST_LINE } from '../../../src/core/trace/reader';
 
 /** What a crash campaign found: how many kills, and every broken promise, one line each. */
 export interface CrashReport {
@@ -38,10 +40,18 @@ export function startGroup(argv: string[], options: { cwd: string; env?: NodeJS.
   return { child, exited };
 }
 
-/** SIGKILL to a whole process group, as a power cut or the OOM killer would deliver it. */
-export function killGroup(child: ChildProcess): void {
-  if (!child.pid) return;
-  try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+/** SIGKILL to the whole process group of a child started detached, as a power cut or the OOM killer would deliver it. */
+export function killGroup(pid: number | undefined): void {
+  if (!pid) return;
+  try { process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
+}
+
+/** Records a violation for every skipped line that is not a torn last line of a file of `lineCount` non-blank lines. */
+export function checkOnlyTornLastLine(skipped: readonly SkippedLine[], lineCount: number, where: string, report: CrashReport): void {
+  for (const s of skipped) {
+    if (s.reason !== TORN_LAST_LINE || s.line !== lineCount) report.violations.push(`${where}: line ${s.line} of ${lineCount} skipped (${s.reason}); only a torn last line may be`);
+    else report.tornLines++;
+  }
 }
 
 /** Index of the first difference between `actual` and the start of `expected`, or -1 when `actual` is a prefix of it. */

@@ -4,14 +4,14 @@ import { errorMessage } from '../../../src/core/base/errors';
 import { loadCallView } from '../../../src/core/trace/callView';
 import { tracesInRunsFolder } from '../../../src/core/trace/discover';
 import { TraceLibrary } from '../../../src/core/trace/library';
-import { readTrace, readTraceEvents, TORN_LAST_LINE } from '../../../src/core/trace/reader';
+import { readTrace, readTraceEvents } from '../../../src/core/trace/reader';
 import type { TraceEvent } from '../../../src/core/trace/schema';
 import { TraceIndex } from '../../../src/core/trace/traceIndex';
 import { traceTreeChildren } from '../../../src/core/trace/tree';
 import { TraceWriter } from '../../../src/core/trace/writer';
 import { ensureServerBundles, REPO } from '../servers';
 import type { CrashReport } from './kill';
-import { firstPrefixMismatch, killDelays, killGroup, newCrashReport, startGroup } from './kill';
+import { checkOnlyTornLastLine, firstPrefixMismatch, killDelays, killGroup, newCrashReport, startGroup } from './kill';
 
 /** Built-in example tasks of both domains, two episodes each: a run of ~80 events in a few seconds. */
 const TASKS = ['retail-0000', 'retail-0004', 'bank-0001', 'bank-0011'].map((t) => path.join(REPO, 'examples', 'tasks', `${t}.task.json`));
@@ -56,7 +56,7 @@ export async function crashRunner(options: { kills: number; seed: number; scratc
     const wait = delay(fullMs);
     const started = startGroup(runArgv(out), { cwd: REPO });
     await new Promise((r) => setTimeout(r, wait));
-    killGroup(started.child);
+    killGroup(started.child.pid);
     const exit = await started.exited;
     report.kills++;
     report.killDelaysMs.push(wait);
@@ -79,10 +79,7 @@ async function checkKilledTrace(out: string, expected: readonly string[], where:
   const events: TraceEvent[] = [];
   const read = await readTrace(file, { onEvent: (e) => events.push(e) });
   const lines = (await fs.readFile(file, 'utf8')).split('\n').filter((l) => l.trim() !== '').length;
-  for (const s of read.skipped) {
-    if (s.reason !== TORN_LAST_LINE || s.line !== lines) report.violations.push(`${where}: line ${s.line} of ${lines} skipped (${s.reason}); only a torn last line may be`);
-    else report.tornLines++;
-  }
+  checkOnlyTornLastLine(read.skipped, lines, where, report);
   const mismatch = firstPrefixMismatch(events.map(comparable), expected);
   if (mismatch >= 0) report.violations.push(`${where}: event ${mismatch + 1} differs from the uninterrupted run's: ${comparable(events[mismatch]).slice(0, 200)}`);
   report.recordsChecked += events.length;

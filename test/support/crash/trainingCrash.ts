@@ -9,7 +9,7 @@ import { latestCheckpoint, TrainingProcess } from '../../../src/core/training/la
 import { randomTestModel } from '../testModels';
 import { weatherRows } from '../trainingRows';
 import type { CrashReport } from './kill';
-import { killDelays, newCrashReport } from './kill';
+import { killDelays, killGroup, newCrashReport } from './kill';
 
 /** Steps of each training run: long enough for kills to land in steps and checkpoint writes. */
 const STEPS = 24;
@@ -105,7 +105,7 @@ export async function crashTraining(options: { kills: number; seed: number; scra
     try {
       const before = await latestCheckpoint(path.join(path.dirname(runFile), '.rehearsal', 'training', 'run'));
       const proc = await launch(runFile);
-      const timer = setTimeout(() => { if (proc.pid) try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* gone */ } }, wait);
+      const timer = setTimeout(() => killGroup(proc.pid), wait);
       const outcome = await proc.done;
       clearTimeout(timer);
       report.kills++;

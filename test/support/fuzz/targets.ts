@@ -35,22 +35,27 @@ export interface FuzzTarget {
   property(scratch: string): fc.IRawProperty<unknown[]>;
 }
 
-/** Runs `fn`; a thrown value that is not a coded StudioError fails the property, with what was thrown. */
+/** A thrown value as a coded StudioError; anything else fails the property, with what was thrown. */
+function asCoded(err: unknown): StudioError {
+  if (err instanceof StudioError && /^[A-Z][A-Z0-9_]+$/.test(err.code)) return err;
+  throw new Error(`an uncoded exception escaped: ${err instanceof Error ? `${err.name}: ${err.message}\n${err.stack}` : String(err)}`);
+}
+
+/** Runs `fn`: its result, or the coded error it threw; any other exception fails the property. */
 export async function codedOrNothing<T>(fn: () => T | Promise<T>): Promise<T | StudioError> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof StudioError && /^[A-Z][A-Z0-9_]+$/.test(err.code)) return err;
-    throw new Error(`an uncoded exception escaped: ${err instanceof Error ? `${err.name}: ${err.message}\n${err.stack}` : String(err)}`);
+    return asCoded(err);
   }
 }
 
+/** {@link codedOrNothing} for code that does not wait. */
 function syncCodedOrNothing<T>(fn: () => T): T | StudioError {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof StudioError && /^[A-Z][A-Z0-9_]+$/.test(err.code)) return err;
-    throw new Error(`an uncoded exception escaped: ${err instanceof Error ? `${err.name}: ${err.message}\n${err.stack}` : String(err)}`);
+    return asCoded(err);
   }
 }
 
