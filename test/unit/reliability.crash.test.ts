@@ -7,6 +7,7 @@ import { crashAnnotations } from '../support/crash/annotationCrash';
 import type { CrashReport } from '../support/crash/kill';
 import { crashRunner } from '../support/crash/runnerCrash';
 import { crashTraining } from '../support/crash/trainingCrash';
+import { randomTestModel } from '../support/testModels';
 import { useTempDir } from './support/tempDir';
 
 const SEED = Number(process.env['REHEARSAL_CRASH_SEED'] ?? Date.now() % 1_000_000);
@@ -19,6 +20,8 @@ function assertHeld(report: CrashReport, kills: number): void {
 describe('reliability: crash consistency under SIGKILL', function () {
   this.timeout(240_000);
   const scratch = useTempDir('rehearsal-crash-');
+  // The training campaign's tiny model, built once per machine (cached): not inside a timed test.
+  before(async function () { this.timeout(300_000); await randomTestModel(1); });
 
   it('rehearse run killed at 4 random moments: each trace reads, keeps a prefix of the uninterrupted run\'s events, loses at most a torn last line, and opens in the explorer', async () => {
     const report = await crashRunner({ kills: 4, seed: SEED, scratch: scratch() });
