@@ -5,29 +5,15 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
-import { planLaunch } from '../../src/core/training/launch/backends';
+import { planExport, planLaunch } from '../../src/core/training/launch/backends';
 import { parseRunSpec } from '../../src/core/training/launch/runSpec';
 import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
 import { TrainingProcess } from '../../src/core/training/launch/supervisor';
 import { randomTestModel } from '../support/testModels';
+import { weatherRows } from '../support/trainingRows';
 import { rehearse } from './support/cli';
 import { repoRoot } from './support/paths';
 import { useTempDir } from './support/tempDir';
-
-const CITIES = ['Paris', 'Lisbon', 'Oslo', 'Tokyo', 'Lima', 'Cairo', 'Quito', 'Seoul'];
-const TOOLS = [{ type: 'function', function: { name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
-
-/** Small act and rehearse rows in the documented format (docs/dataset-format.md). */
-function rows(): string {
-  return CITIES.flatMap((city, i) => {
-    const call = `\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"${city}"}}\n</tool_call>`;
-    const base = { v: 1, reward: null, group: null, weight: 1, source: 'demonstration', task: `t${i}`, episode: 'e' };
-    return [
-      { ...base, id: `t${i}/act`, role: 'act', tools: TOOLS, messages: [{ role: 'user', content: `Weather in ${city}?` }], target: call },
-      { ...base, id: `t${i}/rehearse`, role: 'rehearse', call: 'c1', messages: [{ role: 'system', content: 'You are a precise tool simulator.' }, { role: 'user', content: `get_weather {"city":"${city}"}` }], target: `\n<execution_result>\n{"city":"${city}","temperature":${10 + i}}\n</execution_result>` },
-    ];
-  }).map((r) => JSON.stringify(r) + '\n').join('');
-}
 
 function specError(text: string): string {
   try { parseRunSpec(text, '/w/run.json'); } catch (err) { assert.ok(err instanceof StudioError); return err.message; }
@@ -57,6 +43,18 @@ describe('training runs: run file and backends', () => {
       seed: 3, device: 'cpu', threads: 1, out_dir: '/w/ws/.rehearsal/training/run', model: { path: '/w/ws/models/base' },
       data: { train: ['/w/ws/rows.jsonl'] }, optim: { lr: 0.01 }, train: { steps: 5 },
     });
+  });
+
+  it('export after the run: the trainer\'s export of the final model in place, with the spec\'s export settings', () => {
+    const spec = parseRunSpec(JSON.stringify({
+      objective: 'sft', base: 'm', data: { train: ['r'] }, hardware: { threads: 2 }, hyperparameters: { train: { export_at_end: false }, export: { opset: 17 } },
+    }), '/w/ws/run.json');
+    const plan = planExport(spec, '/w/ws/.rehearsal/training/run/final', { trainerRoot: '/studio', python: '/usr/bin/python3' });
+    assert.deepEqual(plan.argv, ['/usr/bin/python3', '-m', 'trainer', 'export', '--config', '/w/ws/.rehearsal/training/run/export-config.json']);
+    assert.deepEqual(plan.trainerConfig, { device: 'cpu', threads: 2, model: { path: '/w/ws/.rehearsal/training/run/final' }, export: { opset: 17 } });
+    assert.deepEqual(plan.env, { PYTHONPATH: '/studio', OMP_WAIT_POLICY: 'PASSIVE' });
+    const bad = parseRunSpec(JSON.stringify({ objective: 'sft', base: 'm', data: { train: ['r'] }, hyperparameters: { export: { opset: 'new' } } }), '/w/ws/run.json');
+    assert.throws(() => planExport(bad, '/f'), /\$\.hyperparameters\.export\.opset: must be integer/);
   });
 
   it('envace: EnvACE launcher options by their real names, the key read on the cluster, nothing run here', async () => {
@@ -91,7 +89,7 @@ describe('training runs: real trainer processes', function () {
   before(async function () { this.timeout(300_000); model = await randomTestModel(1); });
 
   async function writeSpec(extra: Record<string, unknown> = {}, hyper: Record<string, unknown> = {}): Promise<string> {
-    await fs.writeFile(path.join(dir(), 'rows.jsonl'), rows());
+    await fs.writeFile(path.join(dir(), 'rows.jsonl'), weatherRows());
     const file = path.join(dir(), 'run.json');
     await fs.writeFile(file, JSON.stringify({
       objective: 'sft', base: model, data: { train: ['rows.jsonl'] }, hardware: { device: 'cpu', threads: 1 },
