@@ -288,6 +288,8 @@ async function writeTinyRunFile(workspace: string, model: string): Promise<void>
 function trainingCheck(workbench: Workbench, options: UiCheckOptions, shot: (name: string) => Promise<unknown>): [string, () => Promise<void>] {
   return ['"Start Training Run" from the palette shows the exact command in a modal; Start launches it; the dashboard draws its charts and is usable from the keyboard', async () => {
     await writeTinyRunFile(options.workspace, options.model!);
+    // A page still loading in an open editor (the walkthrough) takes the focus and closes quick picks.
+    await workbench.closeEditors();
     await workbench.pick('Rehearsal: Start Training Run', { loaded: 'ui-tiny.run.json', query: 'ui-tiny', row: 'ui-tiny.run.json' });
     await workbench.dialog().waitFor({ timeout: 60_000 });
     assert.match(await workbench.dialog().innerText(), /Start the training run "ui-tiny"\?[\s\S]*OMP_WAIT_POLICY=PASSIVE \S+ -m trainer sft --config \S+\/training\/\.rehearsal\/training\/ui-tiny\/trainer-config\.json[\s\S]*starts from the base model/);
