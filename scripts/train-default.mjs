@@ -184,6 +184,9 @@ async function main() {
         runStatus: summary.status,
       },
       trainedMinutes: Math.round((Date.now() - started) / 60000),
+      // How this particular run was pieced together, when it was not one uninterrupted local run
+      // (WORK/history.txt, written by whoever moved a stage elsewhere, e.g. SFT to a GPU machine).
+      ...(existsSync(path.join(WORK, 'history.txt')) ? { history: (await fs.readFile(path.join(WORK, 'history.txt'), 'utf8')).trim() } : {}),
     });
     log(`scores: ${JSON.stringify((JSON.parse(await fs.readFile(path.join(MODEL, 'manifest.json'), 'utf8'))).scores).slice(0, 400)}`);
   });
