@@ -12,6 +12,7 @@ import torch
 
 from ..errors import TrainerError
 from .config import ModelConfig
+from .from_onnx import ONNX_FILE, state_dict_from_onnx
 from .llama import LlamaForCausalLM
 
 WEIGHTS = "pytorch_model.bin"
@@ -73,9 +74,13 @@ def load_model(folder, attention="eager"):
     config = read_model_config(folder)
     model = LlamaForCausalLM(config, attention=attention)
     path = os.path.join(folder, WEIGHTS)
-    if not os.path.exists(path):
-        raise TrainerError("MODEL_MISSING", f"No {WEIGHTS} in {folder}: the folder has no PyTorch weights to train or export.")
-    sd = torch.load(path, map_location="cpu", weights_only=True)
+    if os.path.exists(path):
+        sd = torch.load(path, map_location="cpu", weights_only=True)
+    elif os.path.exists(os.path.join(folder, ONNX_FILE)):
+        path = os.path.join(folder, ONNX_FILE)  # an exported policy only (the embedded default, say)
+        sd = state_dict_from_onnx(folder)
+    else:
+        raise TrainerError("MODEL_MISSING", f"No {WEIGHTS} nor {ONNX_FILE} in {folder}: the folder has no weights to train or export.")
     if config.tie_word_embeddings:
         sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
     try:
