@@ -17,6 +17,9 @@ from .llama import LlamaForCausalLM
 
 WEIGHTS = "pytorch_model.bin"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+# The studio's own file beside them: how the policy was trained to be prompted (rehearse prompt layout,
+# token limits). It travels with the tokenizer so that a fine-tuned policy is prompted as its base was.
+SIDECAR_FILES = ("rehearsal_config.json",)
 
 
 def generation_config(model_config, tokenizer, max_new_tokens=512):
@@ -40,8 +43,9 @@ def write_metadata(folder, model_config, tokenizer, tokenizer_dir, max_new_token
     write_json(os.path.join(folder, "config.json"), hf)
     write_json(os.path.join(folder, "generation_config.json"), generation_config(model_config, tokenizer, max_new_tokens))
     if os.path.abspath(tokenizer_dir) != os.path.abspath(folder):
-        for name in TOKENIZER_FILES:
-            shutil.copyfile(os.path.join(tokenizer_dir, name), os.path.join(folder, name))
+        for name in TOKENIZER_FILES + SIDECAR_FILES:
+            if name in TOKENIZER_FILES or os.path.exists(os.path.join(tokenizer_dir, name)):
+                shutil.copyfile(os.path.join(tokenizer_dir, name), os.path.join(folder, name))
 
 
 def state_dict_for_save(model):

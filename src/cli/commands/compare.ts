@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
+import { annotationsFileFor, readAnnotations } from '../../core/annotations/store';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { replayTrace } from '../../core/runner/replay';
 import type { RunSummary } from '../../core/runner/runner';
@@ -18,6 +19,7 @@ export interface CompareArgs {
   out?: string;
   progress?: boolean;
   json?: boolean;
+  onlyMarked?: boolean;
 }
 
 /**
@@ -31,6 +33,8 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
   if (policies.includes('reference')) throw new StudioError('USAGE', 'The reference policy does not rehearse; compare needs model folders or endpoints.');
   const files = await resolveTraceArgument(trace);
   if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  // --only-marked: the calls a person marked as fidelity errors in the trace's annotations.
+  const marked = args.onlyMarked ? await markedCalls(files[0]) : undefined;
   const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
   const replays: { policy: Record<string, unknown>; run: RunSummary }[] = [];
   for (const [k, spec] of policies.entries()) {
@@ -47,7 +51,7 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
     const failed = replays.at(-1)!.run;
     if (failed.status === 'failed') { io.err(`rehearse: the replay with ${spec} failed: ${failed.error?.code}: ${failed.error?.message}`); return 1; }
   }
-  const [reportA, reportB] = await Promise.all(replays.map((r) => buildFidelityReport([r.run.traceFile])));
+  const [reportA, reportB] = await Promise.all(replays.map((r) => buildFidelityReport([r.run.traceFile], { calls: marked })));
   const comparison = compareFidelity(reportA, reportB);
   if (args.json) {
     io.out(JSON.stringify({
@@ -55,11 +59,22 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
       a: { ...replays[0], report: reportA },
       b: { ...replays[1], report: reportB },
       comparison,
+      ...(marked ? { onlyMarked: marked.size } : {}),
       taskSuccessNote: 'Not measured: replay re-rehearses the recorded calls and plays no episode.',
     }, null, 2));
   } else {
+    if (marked) io.out(`only the ${marked.size} call${marked.size === 1 ? '' : 's'} marked as fidelity errors in ${annotationsFileFor(files[0])}`);
     io.out(renderFidelityComparison(comparison, { a: policies[0], b: policies[1] }));
     io.out(`replays: ${replays[0].run.traceFile}, ${replays[1].run.traceFile}`);
   }
   return 0;
+}
+
+/** Ids of the calls of a trace that carry a fidelity-error mark; a usage error when there are none. */
+async function markedCalls(traceFile: string): Promise<Set<string>> {
+  const file = annotationsFileFor(traceFile);
+  const set = await readAnnotations(file);
+  const ids = new Set(set.all().filter((a) => a.verdict === 'error').map((a) => a.callId));
+  if (ids.size === 0) throw new StudioError('USAGE', `--only-marked: no call of ${traceFile} is marked as a fidelity error (${file}). Mark calls in the editor or with \`rehearse annotate <trace> --mismatches\`, or leave --only-marked out.`);
+  return ids;
 }
