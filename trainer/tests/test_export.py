@@ -4,6 +4,7 @@ past 2 GB move into one model.onnx_data, and test-model folders are reproducible
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -12,7 +13,9 @@ import torch
 from onnx import numpy_helper
 
 from ..commands.test_model import make_test_model
+from ..errors import TrainerError
 from ..export.external_data import consolidate
+from ..model.folder import load_model
 from .helpers import TinyModel, of, run_cli
 
 
@@ -70,6 +73,25 @@ class ExportTest(unittest.TestCase):
         with open(os.path.join(folder, "config.json")) as f:
             self.assertEqual(json.load(f)["transformers.js_config"], {"use_external_data_format": {"model.onnx": 1}})
         onnx.checker.check_model(os.path.join(folder, "onnx", "model.onnx"))
+
+    def test_weights_come_back_from_an_exported_folder(self):
+        # A policy folder without pytorch_model.bin (the embedded default) trains again from its ONNX weights.
+        folder = self.tiny.path("exported")
+        self.assertFalse(os.path.exists(os.path.join(folder, "pytorch_model.bin")))
+        original = load_model(self.tiny.model).state_dict()
+        recovered = load_model(folder).state_dict()
+        self.assertEqual(sorted(recovered), sorted(original))
+        for name, tensor in original.items():
+            self.assertTrue(torch.equal(recovered[name], tensor), name)
+        broken = self.tiny.path("broken-onnx")
+        os.makedirs(os.path.join(broken, "onnx"))
+        shutil.copy(os.path.join(folder, "config.json"), broken)
+        with open(os.path.join(broken, "onnx", "model.onnx"), "wb") as f:
+            f.write(b"not a graph")
+        with self.assertRaises(TrainerError) as caught:
+            load_model(broken)
+        self.assertEqual(caught.exception.code, "MODEL_MISSING")
+        self.assertIn("model.onnx cannot be read", str(caught.exception))
 
     def test_tensor_files_are_gathered_into_one_data_file(self):
         # torch.onnx writes one file per tensor past 2 GB; build such a model with onnx itself.

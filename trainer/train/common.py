@@ -4,7 +4,7 @@ import shutil
 
 from ..errors import config_error
 from ..export import export_model_folder
-from ..model.folder import TOKENIZER_FILES, load_model, save_weights, write_metadata
+from ..model.folder import SIDECAR_FILES, TOKENIZER_FILES, load_model, save_weights, write_metadata
 from ..tokenizer import load_tokenizer
 from .checkpoint import find_latest, load_state, set_rng_state
 
@@ -30,7 +30,7 @@ def open_run(cfg, events, runtime, command):
     tokenizer_dir = os.path.join(run_dir, "tokenizer")
     if runtime.is_main:
         os.makedirs(tokenizer_dir, exist_ok=True)
-        for name in TOKENIZER_FILES:
+        for name in TOKENIZER_FILES + tuple(f for f in SIDECAR_FILES if os.path.exists(os.path.join(source, f))):
             shutil.copyfile(os.path.join(source, name), os.path.join(tokenizer_dir, name) + ".tmp")
             os.replace(os.path.join(tokenizer_dir, name) + ".tmp", os.path.join(tokenizer_dir, name))
     runtime.barrier()

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
+import { annotationsFileFor, readAnnotations } from '../../core/annotations/store';
 import { resolveTraceArgument, runsFolder } from '../../core/trace/discover';
 import { renderFidelityComparison } from '../../core/training/compareFidelity';
 import type { PolicyComparison } from '../../core/training/comparePolicies';
@@ -17,6 +18,7 @@ export interface CompareArgs {
   out?: string;
   progress?: boolean;
   json?: boolean;
+  onlyMarked?: boolean;
 }
 
 /**
@@ -30,6 +32,8 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
   if (policies.includes('reference')) throw new StudioError('USAGE', 'The reference policy does not rehearse; compare needs model folders or endpoints.');
   const files = await resolveTraceArgument(trace);
   if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  // --only-marked: the calls a person marked as fidelity errors in the trace's annotations.
+  const marked = args.onlyMarked ? await markedCalls(files[0]) : undefined;
   const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
   const infos: Partial<Record<'a' | 'b', Record<string, unknown>>> = {};
   let bar: SingleBar | undefined;
@@ -37,7 +41,7 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
   let result: PolicyComparison;
   try {
     result = await comparePolicies({
-      trace: files[0], runsDir, a: side(policies[0]), b: side(policies[1]),
+      trace: files[0], runsDir, a: side(policies[0]), b: side(policies[1]), calls: marked,
       onPolicy: (which, policy) => {
         infos[which] = policyJson(policy);
         bar?.stop();
@@ -59,11 +63,22 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
       a: { policy: infos.a, run: a.run, report: a.report },
       b: { policy: infos.b, run: b!.run, report: b!.report },
       comparison,
+      ...(marked ? { onlyMarked: marked.size } : {}),
       taskSuccessNote: 'Not measured: replay re-rehearses the recorded calls and plays no episode.',
     }, null, 2));
   } else {
+    if (marked) io.out(`only the ${marked.size} call${marked.size === 1 ? '' : 's'} marked as fidelity errors in ${annotationsFileFor(files[0])}`);
     io.out(renderFidelityComparison(comparison!, { a: policies[0], b: policies[1] }));
     io.out(`replays: ${a.run.traceFile}, ${b!.run.traceFile}`);
   }
   return 0;
+}
+
+/** Ids of the calls of a trace that carry a fidelity-error mark; a usage error when there are none. */
+async function markedCalls(traceFile: string): Promise<Set<string>> {
+  const file = annotationsFileFor(traceFile);
+  const set = await readAnnotations(file);
+  const ids = new Set(set.all().filter((a) => a.verdict === 'error').map((a) => a.callId));
+  if (ids.size === 0) throw new StudioError('USAGE', `--only-marked: no call of ${traceFile} is marked as a fidelity error (${file}). Mark calls in the editor or with \`rehearse annotate <trace> --mismatches\`, or leave --only-marked out.`);
+  return ids;
 }

@@ -25,6 +25,8 @@ export interface ComparePoliciesOptions {
   a: ComparedPolicy;
   b: ComparedPolicy;
   signal?: AbortSignal;
+  /** Only these calls count in the reports (the marked calls of `--only-marked`); all when absent. */
+  calls?: ReadonlySet<string>;
   /** Progress of each replay: which side, calls done of total. */
   onProgress?: (side: 'a' | 'b', p: { done: number; total: number }) => void;
   /** Called with each side's policy once started (its info, for the output). */
@@ -71,6 +73,6 @@ export async function comparePolicies(options: ComparePoliciesOptions): Promise<
   if (a.run.status !== 'completed') return { trace: options.trace, a };
   const b = await replay('b', options.b);
   if (b.run.status !== 'completed') return { trace: options.trace, a, b };
-  [a.report, b.report] = await Promise.all([buildFidelityReport([a.run.traceFile]), buildFidelityReport([b.run.traceFile])]);
+  [a.report, b.report] = await Promise.all([a, b].map((r) => buildFidelityReport([r.run.traceFile], { calls: options.calls })));
   return { trace: options.trace, a, b, comparison: compareFidelity(a.report, b.report) };
 }
