@@ -7,15 +7,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { GenerateRequest } from '../../src/core/policy/onnx/decoder';
-import { OnnxDecoder } from '../../src/core/policy/onnx/decoder';
+import { OnnxDecoder, forwardInputs } from '../../src/core/policy/onnx/decoder';
 import type { PastTensors } from '../../src/core/policy/onnx/kvCache';
 import { emptyPast, pastAsPrefix, presentsAsPast, tilePast } from '../../src/core/policy/onnx/kvCache';
 import type { ModelFolderInfo } from '../../src/core/policy/onnx/modelFolder';
 import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
 import { GREEDY } from '../../src/core/policy/sampling';
 import { randomTestModel } from '../support/testModels';
-
-const int64 = (values: readonly number[], dims: number[]) => new ort.Tensor('int64', BigInt64Array.from(values, (x) => BigInt(x)), dims);
 
 /** A prompt of `length` token ids spread over the vocabulary (a random model needs no meaning). */
 const promptOf = (length: number, vocab: number) => Array.from({ length }, (_, i) => (i * 37 + 11) % vocab);
@@ -37,7 +35,7 @@ describe('policy host: the cascade graph shares the prompt\'s cache between samp
     try {
       const { numLayers: layers, numKeyValueHeads: heads, headDim, vocabSize: vocab } = info;
       const prompt = promptOf(150, vocab);
-      const prefill = await plain.run({ input_ids: int64(prompt, [1, prompt.length]), attention_mask: int64(prompt.map(() => 1), [1, prompt.length]), position_ids: int64(prompt.map((_, i) => i), [1, prompt.length]), ...emptyPast(layers, heads, headDim, 1) });
+      const prefill = await plain.run(forwardInputs(prompt, 0, 1, emptyPast(layers, heads, headDim, 1), { positionIds: true }));
       const n = 3;
       const prefix = pastAsPrefix(presentsAsPast(prefill, layers));
       let tiled: PastTensors = await tilePast(presentsAsPast(prefill, layers), n);
@@ -47,9 +45,8 @@ describe('policy host: the cascade graph shares the prompt\'s cache between samp
       // Two tokens at once first (causal within the chunk), then one at a time.
       for (const seq of [2, 1, 1, 1, 1]) {
         const tokens = Array.from({ length: n * seq }, (_, i) => (length * 13 + i * 101 + 5) % vocab);
-        const positions = int64(tokens.map((_, i) => length + (i % seq)), [n, seq]);
-        const expected = await plain.run({ input_ids: int64(tokens, [n, seq]), attention_mask: int64(new Array(n * (length + seq)).fill(1), [n, length + seq]), position_ids: positions, ...tiled });
-        const actual = await cascade.run({ input_ids: int64(tokens, [n, seq]), position_ids: positions, ...prefix, ...own });
+        const expected = await plain.run(forwardInputs(tokens, length, n, tiled, { positionIds: true }));
+        const actual = await cascade.run(forwardInputs(tokens, length, n, own, { positionIds: true, prefix }));
         const a = actual['logits'].data as Float32Array;
         const e = expected['logits'].data as Float32Array;
         assert.equal(a.length, e.length);

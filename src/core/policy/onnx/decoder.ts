@@ -38,6 +38,29 @@ function kvOutputLocations(info: ModelFolderInfo): Record<string, ort.Tensor.Dat
   return out;
 }
 
+/**
+ * Inputs of one forward pass: `batch` rows of `ids.length / batch` new tokens after `pastLength`
+ * cached ones (the same positions in every row; nothing is padding). With a `prefix` (the prompt's
+ * cache, batch 1) they are the cascade graph's, which has no attention mask and always positions.
+ */
+export function forwardInputs(ids: readonly number[], pastLength: number, batch: number, past: PastTensors, options: { positionIds: boolean; prefix?: PastTensors }): Record<string, ort.Tensor> {
+  const { prefix } = options;
+  const seq = ids.length / batch;
+  const total = pastLength + seq;
+  const feeds: Record<string, ort.Tensor> = {
+    input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [batch, seq]),
+    ...past,
+    ...prefix,
+  };
+  if (!prefix) feeds['attention_mask'] = new ort.Tensor('int64', new BigInt64Array(batch * total).fill(1n), [batch, total]);
+  if (prefix || options.positionIds) {
+    const positions = new BigInt64Array(batch * seq);
+    for (let b = 0; b < batch; b++) for (let j = 0; j < seq; j++) positions[b * seq + j] = BigInt(pastLength + j);
+    feeds['position_ids'] = new ort.Tensor('int64', positions, [batch, seq]);
+  }
+  return feeds;
+}
+
 /** One generation: a prompt, how many samples, how to sample and when to stop. */
 export interface GenerateRequest {
   promptIds: number[];
@@ -156,7 +179,7 @@ export class OnnxDecoder {
     if (!cached) reused = 0;
 
     const t0 = performance.now();
-    let outputs = await this.model.run(this.feeds(prompt.slice(reused), reused, 1, past));
+    let outputs = await this.model.run(forwardInputs(prompt.slice(reused), reused, 1, past, { positionIds: this.hasPositionIds }));
     const prefillMs = performance.now() - t0;
     let logits = outputs['logits'] as ort.Tensor;
     past = presentsAsPast(outputs, info.numLayers);
@@ -203,7 +226,7 @@ export class OnnxDecoder {
       }
       if (req.signal?.aborted) for (const s of samples) s.finish ??= 'cancelled';
       if (samples.every((s) => s.finish)) break;
-      outputs = await (prefix ? this.cascade! : this.model).run(this.feeds(tokens, length, n, past, prefix));
+      outputs = await (prefix ? this.cascade! : this.model).run(forwardInputs(tokens, length, n, past, { positionIds: this.hasPositionIds, prefix }));
       decodeSteps++;
       length++;
       seqLen = 1;
@@ -231,24 +254,6 @@ export class OnnxDecoder {
       decodeSteps,
       sharedPrefix: prefix !== undefined,
     };
-  }
-
-  /** Inputs of one forward pass; with a `prefix`, of the cascade graph (no attention mask: nothing is padding). */
-  private feeds(ids: readonly number[], pastLength: number, batch: number, past: PastTensors, prefix?: PastTensors): Record<string, ort.Tensor> {
-    const seq = ids.length / batch;
-    const total = pastLength + seq;
-    const feeds: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [batch, seq]),
-      ...past,
-      ...prefix,
-    };
-    if (!prefix) feeds['attention_mask'] = new ort.Tensor('int64', new BigInt64Array(batch * total).fill(1n), [batch, total]);
-    if (prefix || this.hasPositionIds) {
-      const positions = new BigInt64Array(batch * seq);
-      for (let b = 0; b < batch; b++) for (let j = 0; j < seq; j++) positions[b * seq + j] = BigInt(pastLength + j);
-      feeds['position_ids'] = new ort.Tensor('int64', positions, [batch, seq]);
-    }
-    return feeds;
   }
 
   private remember(key: string, session: KvSession): void {
