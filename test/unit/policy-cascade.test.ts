@@ -14,6 +14,7 @@ import type { ModelFolderInfo } from '../../src/core/policy/onnx/modelFolder';
 import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
 import { GREEDY } from '../../src/core/policy/sampling';
 import { randomTestModel } from '../support/testModels';
+import { rejects } from './support/errors';
 
 /** A prompt of `length` token ids spread over the vocabulary (a random model needs no meaning). */
 const promptOf = (length: number, vocab: number) => Array.from({ length }, (_, i) => (i * 37 + 11) % vocab);
@@ -105,10 +106,14 @@ describe('policy host: the cascade graph shares the prompt\'s cache between samp
     });
   });
 
-  it('a folder without model_cascade.onnx loads and decodes n samples (an export with export.cascade = false, or an older one)', async () => {
+  it('a folder without model_cascade.onnx loads and decodes n samples (an export with export.cascade = false, or an older one); a broken one is named', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'no-cascade-'));
     try {
       await fs.cp(info.dir, dir, { recursive: true });
+      await fs.writeFile(path.join(dir, 'onnx', 'model_cascade.onnx'), Buffer.alloc(4096, 7));
+      const broken = await rejects(OnnxDecoder.load(await readModelFolder(dir), 'cpu'));
+      assert.equal(broken.code, 'MODEL_FILE_BROKEN');
+      assert.match(broken.message, /onnx[/\\]model_cascade\.onnx cannot be loaded/, 'a broken cascade graph is named, not skipped');
       await fs.rm(path.join(dir, 'onnx', 'model_cascade.onnx'));
       const plain = await readModelFolder(dir);
       assert.equal(plain.cascadeFile, undefined);
