@@ -15,6 +15,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RECIPE_FILE = path.resolve(process.env.RECIPE ?? path.join(ROOT, 'training/default/recipe.json'));
 const WORK = path.resolve(process.env.WORK ?? path.join(ROOT, '.rehearsal/training/default'));
 const MODEL = path.resolve(process.env.MODEL ?? path.join(ROOT, 'models/default'));
+/** The graphs of an export that are in `dir` (model_cascade.onnx unless export.cascade was false). */
+const onnxFiles = (dir) => ['onnx/model.onnx', 'onnx/model_cascade.onnx'].filter((f) => existsSync(path.join(dir, f)));
 const CLI = path.join(ROOT, 'dist/cli.js');
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 const recipe = JSON.parse(await fs.readFile(RECIPE_FILE, 'utf8'));
@@ -148,7 +150,8 @@ async function main() {
     await fs.rm(MODEL, { recursive: true, force: true });
     await fs.mkdir(path.join(MODEL, 'onnx'), { recursive: true });
     for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
-    await fs.copyFile(path.join(final, 'onnx/model.onnx'), path.join(MODEL, 'onnx/model.onnx'));
+    // model_cascade.onnx: the graph the policy host decodes n rehearsal samples with (one copy of the prompt's cache).
+    for (const f of onnxFiles(final)) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
     await writeJson(path.join(MODEL, 'rehearsal_config.json'), { rehearsePrompt: recipe.rehearsePrompt, maxTokens: recipe.maxTokens });
   });
 
@@ -159,7 +162,7 @@ async function main() {
     await run(process.execPath, [CLI, 'run', dirs.test, '--policy', MODEL, '--out', evalRuns, '--no-progress', '--json'], { onLine: (l) => { out += l + '\n'; } });
     const { run: summary, report } = JSON.parse(out);
     const files = {};
-    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'rehearsal_config.json', 'onnx/model.onnx']) files[f] = await sha256(path.join(MODEL, f));
+    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'rehearsal_config.json', ...onnxFiles(MODEL)]) files[f] = await sha256(path.join(MODEL, f));
     const o = report.overall;
     await writeJson(path.join(MODEL, 'manifest.json'), {
       name: 'rehearsal-studio-default',

@@ -64,9 +64,7 @@ def finish(cfg, events, runtime, model, tokenizer, tokenizer_dir):
         write_metadata(final, model.config, tokenizer, tokenizer_dir, cfg["export"]["max_new_tokens"])
         save_weights(final, model)
         if cfg["train"]["export_at_end"]:
-            ex = cfg["export"]
-            summary = export_model_folder(model, tokenizer, tokenizer_dir, final, ex["opset"], ex["external_data"],
-                                          ex["max_new_tokens"])
+            summary = export_model_folder(model, tokenizer, tokenizer_dir, final, cfg["export"])
             events.emit("export", **summary)
     runtime.barrier()
     return final
