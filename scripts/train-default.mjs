@@ -15,8 +15,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RECIPE_FILE = path.resolve(process.env.RECIPE ?? path.join(ROOT, 'training/default/recipe.json'));
 const WORK = path.resolve(process.env.WORK ?? path.join(ROOT, '.rehearsal/training/default'));
 const MODEL = path.resolve(process.env.MODEL ?? path.join(ROOT, 'models/default'));
-/** The graphs of an export that are in `dir` (model_cascade.onnx unless export.cascade was false). */
-const onnxFiles = (dir) => ['onnx/model.onnx', 'onnx/model_cascade.onnx'].filter((f) => existsSync(path.join(dir, f)));
+/** The ONNX files of an export that are in `dir`: the graph, its weights when stored apart (export.external_data), and model_cascade.onnx unless export.cascade was false. */
+const onnxFiles = (dir) => ['onnx/model.onnx', 'onnx/model.onnx_data', 'onnx/model_cascade.onnx'].filter((f) => existsSync(path.join(dir, f)));
 const CLI = path.join(ROOT, 'dist/cli.js');
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 const recipe = JSON.parse(await fs.readFile(RECIPE_FILE, 'utf8'));
