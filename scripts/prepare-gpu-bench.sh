@@ -20,4 +20,14 @@ npx esbuild bench/gpu/decode.ts --bundle --platform=node --target=node20 --forma
 ( o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
   mkdir -p /tmp/amd64/partial; apt-get $o update -qq
   cd "$D/gl" && apt-get $o download -qq libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 )
+
+# The default policy's SFT job, when `npm run train:default -- --until init` has prepared it: the
+# trainer configs (paths relative to the work folder), the tokenizer and the rows (xz; < 1 MB).
+WORK=.rehearsal/training/default
+if [ -f "$WORK/sft-config.json" ] && [ -f "$WORK/init-config.json" ]; then
+  mkdir -p "$D/default/rows"
+  cp -r "$WORK/tokenizer" "$WORK/init-config.json" "$WORK/sft-config.json" "$D/default/"
+  xz -T0 -6 -c "$WORK/rows/demonstrations.jsonl" > "$D/default/rows/demonstrations.jsonl.xz"
+  du -sh "$D/default"
+fi
 du -sh "$D"

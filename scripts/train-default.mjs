@@ -15,6 +15,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RECIPE_FILE = path.resolve(process.env.RECIPE ?? path.join(ROOT, 'training/default/recipe.json'));
 const WORK = path.resolve(process.env.WORK ?? path.join(ROOT, '.rehearsal/training/default'));
 const MODEL = path.resolve(process.env.MODEL ?? path.join(ROOT, 'models/default'));
+/** The ONNX files of an export that are in `dir`: the graph, its weights when stored apart (export.external_data), and model_cascade.onnx unless export.cascade was false. */
+const onnxFiles = (dir) => ['onnx/model.onnx', 'onnx/model.onnx_data', 'onnx/model_cascade.onnx'].filter((f) => existsSync(path.join(dir, f)));
 const CLI = path.join(ROOT, 'dist/cli.js');
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 const recipe = JSON.parse(await fs.readFile(RECIPE_FILE, 'utf8'));
@@ -60,11 +62,19 @@ function trainerProgress(line) {
 
 const cli = (...args) => run(process.execPath, [CLI, ...args], { onLine: (l) => process.env.VERBOSE && console.log(l) });
 const trainer = (command, config) => run(PYTHON, ['-m', 'trainer', command, '--config', config], { onLine: trainerProgress });
+// `--until <stage>` (tasks, demonstrations, tokenizer, init, sft, grpo, model) stops after that stage:
+// e.g. `--until init` prepares everything SFT needs, to run SFT on another machine (a GPU one) with
+// `python3 -m trainer sft --config <WORK>/sft-config.json` (its paths are relative to WORK).
+const untilArg = process.argv.indexOf('--until');
+const UNTIL = untilArg > 0 ? process.argv[untilArg + 1] : undefined;
 const stage = async (name, marker, work) => {
-  if (existsSync(marker)) { log(`${name}: done before, skipped`); return; }
-  log(`${name}...`);
-  await work();
-  await fs.writeFile(marker, new Date().toISOString() + '\n');
+  if (existsSync(marker)) log(`${name}: done before, skipped`);
+  else {
+    log(`${name}...`);
+    await work();
+    await fs.writeFile(marker, new Date().toISOString() + '\n');
+  }
+  if (UNTIL && path.basename(marker) === `${UNTIL}.done`) { log(`stopped after ${UNTIL} (--until)`); process.exit(0); }
 };
 const writeJson = (file, value) => fs.writeFile(file, JSON.stringify(value, null, 2) + '\n');
 const sha256 = async (file) => createHash('sha256').update(await fs.readFile(file)).digest('hex');
@@ -98,27 +108,29 @@ async function main() {
     await cli('export', demoRuns, '--out', rows, '--only-successful', '--act-rows', 'episode', '--rehearse-prompt', JSON.stringify(recipe.rehearsePrompt));
   });
 
+  // Trainer configs name paths relative to WORK (the trainer resolves them against the config's folder).
+  const rel = (p) => path.relative(WORK, p);
   const tok = path.join(WORK, 'tokenizer');
   await stage('tokenizer (byte-level BPE on the demonstrations)', path.join(WORK, 'tokenizer.done'), async () => {
     const config = path.join(WORK, 'tokenizer.json');
-    await writeJson(config, { seed: recipe.seed, out_dir: tok, tokenizer: { row_files: [rows], ...recipe.tokenizer } });
+    await writeJson(config, { seed: recipe.seed, out_dir: rel(tok), tokenizer: { row_files: [rel(rows)], ...recipe.tokenizer } });
     await trainer('tokenizer', config);
   });
 
   const init = path.join(WORK, 'init');
+  const sft = path.join(WORK, 'sft');
+  // Written before the init stage, so that `--until init` leaves a complete SFT job that another machine
+  // (a GPU one) can run from a copy of WORK's rows, tokenizer and configs.
+  const sftConfig = path.join(WORK, 'sft-config.json');
+  const { threads: sftThreads, ...sftRest } = recipe.sft;
+  await writeJson(sftConfig, { seed: recipe.seed, threads: sftThreads, out_dir: rel(sft), model: { path: rel(init) }, ...sftRest, data: { ...sftRest.data, train: [rel(rows)] }, train: { ...sftRest.train, export_at_end: true } });
   await stage('model (random initialisation)', path.join(WORK, 'init.done'), async () => {
     const config = path.join(WORK, 'init-config.json');
-    await writeJson(config, { seed: recipe.seed, out_dir: init, model: { tokenizer: tok, architecture: recipe.architecture } });
+    await writeJson(config, { seed: recipe.seed, out_dir: rel(init), model: { tokenizer: rel(tok), architecture: recipe.architecture } });
     await trainer('init', config);
   });
 
-  const sft = path.join(WORK, 'sft');
-  await stage('SFT on the demonstrations (act and rehearse roles)', path.join(WORK, 'sft.done'), async () => {
-    const { threads, ...rest } = recipe.sft;
-    const config = path.join(WORK, 'sft-config.json');
-    await writeJson(config, { seed: recipe.seed, threads, out_dir: sft, model: { path: init }, ...rest, data: { ...rest.data, train: [rows] }, train: { ...rest.train, export_at_end: true } });
-    await trainer('sft', config);
-  });
+  await stage('SFT on the demonstrations (act and rehearse roles)', path.join(WORK, 'sft.done'), () => trainer('sft', sftConfig));
 
   const grpo = path.join(WORK, 'grpo');
   await stage('GRPO with world rehearsal (imagined rollouts by the studio runner)', path.join(WORK, 'grpo.done'), async () => {
@@ -138,7 +150,8 @@ async function main() {
     await fs.rm(MODEL, { recursive: true, force: true });
     await fs.mkdir(path.join(MODEL, 'onnx'), { recursive: true });
     for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
-    await fs.copyFile(path.join(final, 'onnx/model.onnx'), path.join(MODEL, 'onnx/model.onnx'));
+    // model_cascade.onnx: the graph the policy host decodes n rehearsal samples with (one copy of the prompt's cache).
+    for (const f of onnxFiles(final)) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
     await writeJson(path.join(MODEL, 'rehearsal_config.json'), { rehearsePrompt: recipe.rehearsePrompt, maxTokens: recipe.maxTokens });
   });
 
@@ -149,7 +162,7 @@ async function main() {
     await run(process.execPath, [CLI, 'run', dirs.test, '--policy', MODEL, '--out', evalRuns, '--no-progress', '--json'], { onLine: (l) => { out += l + '\n'; } });
     const { run: summary, report } = JSON.parse(out);
     const files = {};
-    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'rehearsal_config.json', 'onnx/model.onnx']) files[f] = await sha256(path.join(MODEL, f));
+    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'rehearsal_config.json', ...onnxFiles(MODEL)]) files[f] = await sha256(path.join(MODEL, f));
     const o = report.overall;
     await writeJson(path.join(MODEL, 'manifest.json'), {
       name: 'rehearsal-studio-default',
@@ -174,6 +187,9 @@ async function main() {
         runStatus: summary.status,
       },
       trainedMinutes: Math.round((Date.now() - started) / 60000),
+      // How this particular run was pieced together, when it was not one uninterrupted local run
+      // (WORK/history.txt, written by whoever moved a stage elsewhere, e.g. SFT to a GPU machine).
+      ...(existsSync(path.join(WORK, 'history.txt')) ? { history: (await fs.readFile(path.join(WORK, 'history.txt'), 'utf8')).trim() } : {}),
     });
     log(`scores: ${JSON.stringify((JSON.parse(await fs.readFile(path.join(MODEL, 'manifest.json'), 'utf8'))).scores).slice(0, 400)}`);
   });

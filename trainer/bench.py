@@ -14,6 +14,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
+from .data.encode import Example  # noqa: E402
 from .model import LlamaForCausalLM, ModelConfig  # noqa: E402
 from .runtime import Runtime, choose_device  # noqa: E402
 from .train.engine import Engine  # noqa: E402
@@ -25,13 +26,6 @@ ARCHITECTURES = {
                      num_key_value_heads=2, head_dim=64, rope_theta=1000000.0, tie_word_embeddings=True),
 }
 _OPTIM = {"lr": 1e-4, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.0, "grad_clip": 1.0}
-
-
-class _Row:
-    def __init__(self, index, prompt, target):
-        self.index, self.prompt_ids, self.target_ids = index, prompt, target
-        self.length = len(prompt) + len(target)
-        self.weight = 1.0
 
 
 def main(argv=None):
@@ -54,8 +48,9 @@ def main(argv=None):
     model = LlamaForCausalLM(config, attention=args.attention)
     engine = Engine(model, {"optim": _OPTIM, "train": {"precision": args.precision}}, Runtime(device), pad_id=0)
     g = torch.Generator().manual_seed(0)
-    rows = [_Row(i, torch.randint(1, config.vocab_size, (args.seq - 64,), generator=g).tolist(),
-                 torch.randint(1, config.vocab_size, (64,), generator=g).tolist()) for i in range(args.batch)]
+    rows = [Example(i, {"id": f"bench-{i}", "role": "act", "source": "bench"},
+                    torch.randint(1, config.vocab_size, (args.seq - 64,), generator=g).tolist(),
+                    torch.randint(1, config.vocab_size, (64,), generator=g).tolist()) for i in range(args.batch)]
     n_tokens = sum(len(r.target_ids) for r in rows)
 
     def loss_fn(b, logp):

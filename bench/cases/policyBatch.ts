@@ -9,7 +9,7 @@ const NEW_TOKENS = 64;
 
 registerBenchCase({
   name: 'policy: n=8 rehearsal samples batched vs 8 sequential vs one',
-  description: `a policy-sized random model on the rehearse prompt of retail-0000's first call, ${NEW_TOKENS} tokens per sample at temperature 1 (each sample as long as the others), through the policy host: one call with n = ${SAMPLES} (one prefill, one batch), ${SAMPLES} calls with n = 1, and one call with n = 1; runs alternate, ratios are medians of back-to-back runs`,
+  description: `a policy-sized random model on the rehearse prompt of retail-0000's first call, ${NEW_TOKENS} tokens per sample at temperature 1 (each sample as long as the others), through the policy host: one call with n = ${SAMPLES} (one prefill, one batch; with the model's cascade graph the samples share one copy of the prompt's cache), ${SAMPLES} calls with n = 1, and one call with n = 1; runs alternate, ratios are medians of back-to-back runs`,
   targets: [{ fact: `${SAMPLES} batched / one`, atMost: 3 }],
   async run(settings) {
     const model = await policySizedModel();
@@ -26,6 +26,7 @@ registerBenchCase({
     const sequential: number[] = [];
     let promptTokens = 0;
     let batchedDecodeStep = 0;
+    let sharedPrefix = false;
     let singleDecodeStep = 0;
     const runs = Math.max(2, Math.min(settings.runs, 4));
     try {
@@ -41,6 +42,7 @@ registerBenchCase({
         promptTokens = single.result.promptTokens;
         singleDecodeStep = single.result.decodeMs / single.result.decodeSteps;
         batchedDecodeStep = batch.result.decodeMs / batch.result.decodeSteps;
+        sharedPrefix = batch.result.sharedPrefix;
       }
     } finally {
       host.dispose();
@@ -59,6 +61,7 @@ registerBenchCase({
         'prompt tokens': promptTokens,
         'decode step, batch 1 (ms, last run)': Number(singleDecodeStep.toFixed(2)),
         [`decode step, batch ${SAMPLES} (ms, last run)`]: Number(batchedDecodeStep.toFixed(2)),
+        'batched samples share the prompt\'s cache': sharedPrefix ? 'yes (cascade graph)' : 'no (a copy per sample)',
       },
     };
   },

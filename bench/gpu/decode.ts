@@ -12,10 +12,12 @@ import { argmax, GREEDY } from '../../src/core/policy/sampling';
  * device and context length, at batch 1 and 8; and tokens/s against the memory-bandwidth limit
  * (each decoded token reads every weight once). Needs no tokenizer, so it runs where only
  * onnxruntime-node is present (the GPU machine).
- * Usage: node decode-bench.js <modelDir> <device> [promptTokens] [newTokens] [bandwidthGBs] [out.json]
+ * Usage: node decode-bench.js <modelDir> <device> [promptTokens] [newTokens] [bandwidthGBs] [out.json] [host|device|both]
+ * (where the KV cache lives between steps, webgpu only). Results are written after each measurement, so a
+ * native crash part-way (seen with onnxruntime's WebGPU provider) keeps what was measured before it.
  */
 async function main(): Promise<void> {
-  const [dir, deviceArg = 'cpu', promptArg = '256', newArg = '64', bandwidthArg = '0', outFile] = process.argv.slice(2);
+  const [dir, deviceArg = 'cpu', promptArg = '256', newArg = '64', bandwidthArg = '0', outFile, kvArg = 'both'] = process.argv.slice(2);
   const device = deviceArg as Device;
   const P = Number(promptArg);
   const N = Number(newArg);
@@ -26,8 +28,10 @@ async function main(): Promise<void> {
   const prompt = Array.from({ length: P }, (_, i) => 1 + ((i * 7919) % (info.vocabSize - 1)));
   const results: Record<string, unknown> = { model: dir, device, promptTokens: P, newTokens: N, weightBytes };
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+  const save = () => { if (outFile) writeFileSync(outFile, JSON.stringify(results, null, 2)); };
+  const kvPlaces = device !== 'webgpu' ? [false] : kvArg === 'host' ? [false] : kvArg === 'device' ? [true] : [false, true];
 
-  for (const kvOnDevice of device === 'webgpu' ? [false, true] : [false]) {
+  for (const kvOnDevice of kvPlaces) {
     const label = kvOnDevice ? 'kv-on-device' : 'kv-on-host';
     // Bare loop: the same session options the decoder uses, feeds built by hand, greedy argmax.
     let t0 = performance.now();
@@ -45,6 +49,8 @@ async function main(): Promise<void> {
       const studio = await decoder.generate({ promptIds: prompt, n: batch, maxTokens: N, minTokens: N, sampling: batch === 1 ? GREEDY : { ...GREEDY, temperature: 1, seed: 1 } });
       const studioMsPerStep = studio.decodeMs / studio.decodeSteps;
       results[`${label}/batch${batch}/studio`] = { msPerStep: studioMsPerStep, tokensPerS: (1000 * batch) / studioMsPerStep, prefillMs: studio.prefillMs, loadMs };
+      save();
+      console.log(label, `batch ${batch}`, JSON.stringify(results[`${label}/batch${batch}/studio`]));
     }
     await decoder.dispose();
 
@@ -81,11 +87,12 @@ async function main(): Promise<void> {
       results[`${label}/bandwidthLimitTokensPerS`] = limit;
       results[`${label}/batch1/shareOfLimit`] = studio1.tokensPerS / limit;
     }
+    save();
+    console.log(label, 'bare', JSON.stringify(results[`${label}/batch1/bare`]));
     await session.release();
   }
-  const text = JSON.stringify(results, null, 2);
-  console.log(text);
-  if (outFile) writeFileSync(outFile, text);
+  save();
+  console.log(JSON.stringify(results, null, 2));
 }
 
 main().catch((err) => { console.error(err); process.exit(1); });

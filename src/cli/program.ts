@@ -7,6 +7,7 @@ import { importCommand } from './commands/import';
 import { verifyCommand } from './commands/verify';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
+import { annotateCommand } from './commands/annotate';
 import { compareCommand } from './commands/compare';
 import { exportCommand } from './commands/export';
 import { reportCommand } from './commands/report';
@@ -170,8 +171,20 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--threads <n>', 'CPU threads of the models')
     .option('--out <dir>', 'runs folder for the two replays (default: .rehearsal/runs here)')
     .option('--no-progress', 'no progress bar')
+    .option('--only-marked', 'only the calls marked as fidelity errors in the trace\'s annotations')
     .option('--json', 'print the comparison as JSON')
     .action(async (trace: string, opts) => { code = await compareCommand(trace, opts, ioFor()); });
+
+  program
+    .command('annotate')
+    .description('mark calls of a trace as fidelity errors in its annotations.jsonl, as a person would in the editor')
+    .argument('<trace>', 'a trace.jsonl file or a run folder')
+    .option('--mismatches', 'mark every call whose rehearsal missed: did not parse, error state differs, or another value')
+    .option('--severity <severity>', 'minor, major or critical', 'major')
+    .option('--tools <names>', 'only calls to these tools (comma-separated)')
+    .option('--author <name>', 'who the marks are by (default: the OS user)')
+    .option('--json', 'print what was marked as JSON')
+    .action(async (trace: string, opts) => { code = await annotateCommand(trace, opts, ioFor()); });
 
   program
     .command('train')

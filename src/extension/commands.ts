@@ -23,8 +23,20 @@ export type MarkTarget = TraceTreeNode | {
 /** An annotation, by id or as the Annotations view passes it. */
 export type AnnotationTarget = { file: string; annotationId: string } | AnnotationTreeNode;
 
+/** A file or folder, as a path or as explorer menus pass it. */
+export type PathTarget = { fsPath: string } | string;
+
 /** What a task command runs: a task file or folder (as explorer menus and CodeLenses pass it), or several. */
-export type TaskTarget = { fsPath: string } | string;
+export type TaskTarget = PathTarget;
+
+/** A training run, by its run folder. */
+export type TrainingRunTarget = { outDir: string };
+
+/**
+ * A fidelity comparison: policy A (the old one) against B (the new one) on a held-out trace. With
+ * `outDir`, B is that run's exported model and A its base; what is missing is asked.
+ */
+export type CompareTarget = { outDir?: string; a?: PolicyChoice; b?: PolicyChoice; trace?: string };
 
 /** An episode to show in the Trajectory panel. */
 export type EpisodeTarget = { file: string; episodeId: string; callId?: string } | TraceTreeNode;
@@ -52,6 +64,12 @@ export interface CommandArgs {
   'rehearsal.sortExplorer': [sort?: TreeSort];
   'rehearsal.clearExplorerFilter': [];
   'rehearsal.showMore': [file?: string];
+  'rehearsal.startTrainingRun': [runFile?: PathTarget];
+  'rehearsal.openTrainingRun': [outDir?: PathTarget];
+  'rehearsal.cancelTrainingRun': [target?: TrainingRunTarget];
+  'rehearsal.resumeTrainingRun': [target?: TrainingRunTarget];
+  'rehearsal.useTrainedPolicy': [target?: TrainingRunTarget];
+  'rehearsal.compareFidelity': [target?: CompareTarget];
 }
 
 /** A command id. */
@@ -81,6 +99,12 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.sortExplorer': { title: 'Sort Trace Explorer...', icon: '$(list-ordered)' },
   'rehearsal.clearExplorerFilter': { title: 'Clear Trace Explorer Filter', icon: '$(clear-all)' },
   'rehearsal.showMore': { title: 'Show More', icon: '$(more)' },
+  'rehearsal.startTrainingRun': { title: 'Start Training Run...', icon: '$(rocket)' },
+  'rehearsal.openTrainingRun': { title: 'Open Training Run...', icon: '$(graph-line)' },
+  'rehearsal.cancelTrainingRun': { title: 'Cancel Training Run', icon: '$(debug-stop)' },
+  'rehearsal.resumeTrainingRun': { title: 'Resume Training Run...', icon: '$(debug-continue)' },
+  'rehearsal.useTrainedPolicy': { title: 'Use Trained Model as Policy...', icon: '$(hubot)' },
+  'rehearsal.compareFidelity': { title: 'Compare Policy Fidelity...', icon: '$(diff-multiple)' },
 };
 
 /** The category under which every command appears in the palette. */
@@ -97,10 +121,18 @@ export const VIEWS = {
 export const CONTEXT_KEYS = {
   running: 'rehearsal.running',
   explorerFiltered: 'rehearsal.explorerFiltered',
+  /** A training run started by this editor is running. */
+  training: 'rehearsal.training',
 } as const;
 
 /** The view type of the Trajectory panel (also its serializer's). */
 export const TRAJECTORY_VIEW_TYPE = 'rehearsal.trajectory';
+
+/** The view type of the training dashboard (also its serializer's). */
+export const TRAINING_DASHBOARD_VIEW_TYPE = 'rehearsal.trainingDashboard';
+
+/** The view type of the fidelity comparison panel. */
+export const COMPARE_VIEW_TYPE = 'rehearsal.fidelityComparison';
 
 /** The language of call documents (canonical JSON of a rehearsal or an actual response). */
 export const CALL_JSON_LANGUAGE = 'rehearsal-json';

@@ -9,11 +9,15 @@ import { registerAnnotationFeatures } from './features/annotations';
 import { registerGpuFeatures } from './features/gpu';
 import { registerRunFeatures } from './features/runs';
 import { registerTraceFeatures } from './features/traces';
+import { registerTrainingFeatures } from './features/training';
 import { RunController } from './runController';
 import type { Services } from './services';
 import { annotationAuthor } from './settings';
 import { TraceExplorerProvider } from './traceExplorer';
 import { TraceWatcher } from './traceWatcher';
+import { TrainingDashboards } from './trainingDashboard';
+import { TrainingRuns } from './trainingRuns';
+import { executeCommand } from './registerCommand';
 import { TrajectoryPanels } from './trajectoryPanel';
 
 /** What the extension hands to other extensions and to its own editor tests. */
@@ -29,6 +33,11 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   const library = new TraceLibrary();
   const annotations = new AnnotationLibrary(annotationAuthor);
   const callDiffs = new CallDiffDocuments(library);
+  // A run that ends or is shown asks for its dashboard or for a follow-up command (Use as policy, Compare, Resume).
+  const training = new TrainingRuns((run, action) => {
+    if (action === 'show') services.dashboards.show(run);
+    else void executeCommand(action === 'usePolicy' ? 'rehearsal.useTrainedPolicy' : action === 'compare' ? 'rehearsal.compareFidelity' : 'rehearsal.resumeTrainingRun', { outDir: run.outDir });
+  });
   const services: Services = {
     output,
     library,
@@ -41,13 +50,16 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     decorations: new CallDiffDecorations(library, annotations, callDiffs),
     runs: new RunController(library, context.secrets, output),
     trajectories: new TrajectoryPanels({ extensionUri: context.extensionUri, library, annotations, callDiffs, output }),
+    training,
+    dashboards: new TrainingDashboards({ extensionUri: context.extensionUri, training, output }),
   };
-  context.subscriptions.push(output, library, annotations, callDiffs, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories);
+  context.subscriptions.push(output, library, annotations, callDiffs, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories, training, services.dashboards);
 
   registerTraceFeatures(context, services);
   registerAnnotationFeatures(context, services);
   registerRunFeatures(context, services);
   registerGpuFeatures(context, services);
+  registerTrainingFeatures(context, services);
 
   const ready = services.watcher.rescan()
     .then(() => Promise.all(library.files.map((f) => annotations.ensure(f).catch(() => undefined))))

@@ -9,6 +9,8 @@ import type { CallDiffDecorations } from './diffDecorations';
 import type { ReportDocuments } from './reportDocument';
 import type { RunController } from './runController';
 import type { TraceExplorerProvider } from './traceExplorer';
+import type { TrainingDashboards } from './trainingDashboard';
+import type { TrainingRuns } from './trainingRuns';
 import type { TraceWatcher } from './traceWatcher';
 import type { TrajectoryPanels } from './trajectoryPanel';
 
@@ -25,6 +27,8 @@ export interface Services {
   decorations: CallDiffDecorations;
   runs: RunController;
   trajectories: TrajectoryPanels;
+  training: TrainingRuns;
+  dashboards: TrainingDashboards;
   /** The tree views, once their features have created them. */
   explorerTree?: vscode.TreeView<TraceTreeNode>;
   annotationsTree?: vscode.TreeView<AnnotationTreeNode>;

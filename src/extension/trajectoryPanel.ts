@@ -10,7 +10,8 @@ import { loadTrajectory } from '../core/trajectory/snapshot';
 import type { CallDiffDocuments } from './callDiff';
 import { TRAJECTORY_VIEW_TYPE } from './commands';
 import { UNTRUSTED_REASON } from './trust';
-import { buildMessageHtml, buildWebviewHtml, newNonce } from './webviewHtml';
+import { buildMessageHtml } from './webviewHtml';
+import { setWebviewPage, webviewPanelOptions } from './webviewPanel';
 
 /** What a panel needs from the rest of the extension. */
 export interface TrajectoryContext {
@@ -62,11 +63,7 @@ export class TrajectoryPanels extends Disposable implements vscode.WebviewPanelS
   }
 
   private options(): vscode.WebviewPanelOptions & vscode.WebviewOptions {
-    return {
-      enableScripts: true,
-      retainContextWhenHidden: false,
-      localResourceRoots: [vscode.Uri.joinPath(this.ctx.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.ctx.extensionUri, 'media', 'webview')],
-    };
+    return webviewPanelOptions(this.ctx.extensionUri);
   }
 
   private adopt(webviewPanel: vscode.WebviewPanel, file: string, episodeId: string, focusCallId?: string): TrajectoryPanel {
@@ -98,14 +95,7 @@ export class TrajectoryPanel extends Disposable {
   constructor(readonly panel: vscode.WebviewPanel, readonly file: string, readonly episodeId: string, private readonly ctx: TrajectoryContext, private focusCallId?: string) {
     super();
     const webview = panel.webview;
-    const asset = (...p: string[]) => webview.asWebviewUri(vscode.Uri.joinPath(ctx.extensionUri, ...p)).toString();
-    webview.html = buildWebviewHtml({
-      title: title(file, episodeId),
-      cspSource: webview.cspSource,
-      nonce: newNonce(),
-      scriptUri: asset('dist', 'webview', 'trajectory.js'),
-      styleUris: [asset('media', 'webview', 'trajectory.css')],
-    });
+    setWebviewPage(webview, ctx.extensionUri, { title: title(file, episodeId), script: 'trajectory', style: 'trajectory' });
     this._register(webview.onDidReceiveMessage((raw) => void this.receive(raw)));
     this._register(ctx.library.onDidChange((f) => { if (f === undefined || f === file) this.schedule(); }));
     this._register(ctx.annotations.onDidChange((f) => { if (f === file) this.schedule(); }));

@@ -37,7 +37,7 @@ const REPO = path.resolve(__dirname, '..', '..', '..');
 const RESULTS = path.join(REPO, 'test-results', 'editor');
 const SUITE_ENTRY = path.join(REPO, 'out', 'test', 'editor', 'suite', 'index.js');
 const STAGE_TIMEOUT_MS = Number(process.env.REHEARSAL_EDITOR_TIMEOUT_S ?? 600) * 1000;
-const SUITE_TIMEOUT_MS = 180_000;
+const SUITE_TIMEOUT_MS = 360_000;
 const UI_TIMEOUT_MS = 240_000;
 const UNTRUSTED_TIMEOUT_MS = 120_000;
 const WORKBENCH_LOAD_MS = 60_000;
@@ -95,10 +95,11 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
 
 /** Drives the workbench through the browser; resolves with each check's result. */
 async function runUi(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
+  const model = await scriptedModel((line) => log(line));
   return withWorkbench(browser, fixture, 'ui', {}, async (server, { page, consoleLines }) => {
     await timed(timings, 'ui: load the workbench page', () => page.goto(workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO })));
     const results = await timed(timings, 'ui: checks in the browser', () => withTimeout(
-      runUiChecks(new Workbench(page), { screenshots: RESULTS, loadTimeoutMs: WORKBENCH_LOAD_MS, log: (l) => console.log(l), workspace: fixture.uiWorkspace }),
+      runUiChecks(new Workbench(page), { screenshots: RESULTS, loadTimeoutMs: WORKBENCH_LOAD_MS, log: (l) => console.log(l), workspace: fixture.uiWorkspace, model }),
       UI_TIMEOUT_MS, 'the UI checks'));
     const activationFailure = consoleLines.find((l) => /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l));
     if (activationFailure) results.push({ name: 'the extension activates without errors', ok: false, durationMs: 0, error: activationFailure });

@@ -11,6 +11,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Locator } from 'playwright-core';
 import { SAMPLE_RUN_IDS } from '../builders/sampleWorkspace';
+import { weatherRows } from '../support/trainingRows';
 import type { RenderedRow, Workbench } from './workbench';
 
 /** What one check did. */
@@ -28,6 +29,8 @@ export interface UiCheckOptions {
   log: (line: string) => void;
   /** The workspace the page has open (the checks read the files the editor writes there). */
   workspace: string;
+  /** A small model folder to train from (the scripted test model); without it the training check is skipped. */
+  model?: string;
 }
 
 /** The annotation events written for a run of the workspace. */
@@ -266,8 +269,47 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await shot('walkthrough');
     }],
   ];
+  if (options.model) checks.push(trainingCheck(workbench, options, shot));
 
   return runChecks(checks, options, shot);
+}
+
+/** A run file of 8 sft steps from `model` in the workspace's `training/` folder. */
+async function writeTinyRunFile(workspace: string, model: string): Promise<void> {
+  const folder = path.join(workspace, 'training');
+  await fs.mkdir(folder, { recursive: true });
+  await fs.writeFile(path.join(folder, 'rows.jsonl'), weatherRows());
+  await fs.writeFile(path.join(folder, 'ui-tiny.run.json'), JSON.stringify({
+    name: 'ui-tiny', objective: 'sft', base: model, data: { train: ['rows.jsonl'] }, hardware: { device: 'cpu', threads: 1 },
+    hyperparameters: { train: { steps: 8, batch_size: 4, micro_batch_size: 4, log_every: 1, checkpoint_every: 4 } },
+  }, null, 1));
+}
+
+function trainingCheck(workbench: Workbench, options: UiCheckOptions, shot: (name: string) => Promise<unknown>): [string, () => Promise<void>] {
+  return ['"Start Training Run" from the palette shows the exact command in a modal; Start launches it; the dashboard draws its charts and is usable from the keyboard', async () => {
+    await writeTinyRunFile(options.workspace, options.model!);
+    // A page still loading in an open editor (the walkthrough) takes the focus and closes quick picks.
+    await workbench.closeEditors();
+    await workbench.pick('Rehearsal: Start Training Run', { loaded: 'ui-tiny.run.json', query: 'ui-tiny', row: 'ui-tiny.run.json' });
+    await workbench.dialog().waitFor({ timeout: 60_000 });
+    assert.match(await workbench.dialog().innerText(), /Start the training run "ui-tiny"\?[\s\S]*OMP_WAIT_POLICY=PASSIVE \S+ -m trainer sft --config \S+\/training\/\.rehearsal\/training\/ui-tiny\/trainer-config\.json[\s\S]*starts from the base model/);
+    await shot('training-confirm');
+    await workbench.dialogButton('Start').click();
+    await workbench.activeTab().filter({ hasText: 'Training ui-tiny' }).waitFor();
+    const view = workbench.webview();
+    await view.locator('vscode-badge.run-status', { hasText: 'done' }).waitFor({ timeout: 90_000 });
+    assert.match(await view.locator('.progress-text').innerText(), /^step 8 of 8/);
+    await view.locator('.after-run', { hasText: 'Exported' }).waitFor({ timeout: 60_000 });
+    assert.match(await view.locator('section.loss .latest').innerText(), /^latest: act \d+\.\d{3} · objective \d+\.\d{3} · rehearse \d+\.\d{3}$/);
+    assert.match(await view.locator('section.tokensPerSecond .latest').innerText(), /^latest: tokens\/s \d+$/);
+    assert.match(await view.locator('section.validationFidelity .empty').innerText(), /no validation events/);
+    await workbench.settle(500);
+    await shot('training-dashboard');
+    // Keyboard: the buttons are reachable with Tab; Enter on "Show log" opens the log.
+    await view.locator('vscode-button.showLog').focus();
+    await workbench.page.keyboard.press('Enter');
+    await workbench.panelPart('ui-tiny: done').waitFor();
+  }];
 }
 
 /** Runs checks in order; the first failure (with a screenshot) ends the list. */

@@ -155,6 +155,21 @@ export class Workbench {
     return this.page.locator('.notifications-toasts .notification-toast', { hasText: text });
   }
 
+  /** A modal dialog (`showInformationMessage(..., { modal: true })`): its message, detail and buttons. */
+  dialog(): Locator {
+    return this.page.locator('.monaco-dialog-box');
+  }
+
+  /** A button of the modal dialog. */
+  dialogButton(label: string): Locator {
+    return this.dialog().locator('.dialog-buttons a.monaco-button', { hasText: label });
+  }
+
+  /** The panel part (Output, Terminal, ...) once it shows `text`. */
+  panelPart(text: string | RegExp): Locator {
+    return this.page.locator('.part.panel', { hasText: text });
+  }
+
   /** The steps of the walkthrough the Welcome page shows. */
   walkthroughSteps(): Locator {
     return this.page.locator('.gettingStartedContainer .getting-started-step');

@@ -1,7 +1,9 @@
+/** Small act and rehearse rows in the documented format (docs/dataset-format.md), for training runs in tests. */
+
 const CITIES = ['Paris', 'Lisbon', 'Oslo', 'Tokyo', 'Lima', 'Cairo', 'Quito', 'Seoul'];
 const TOOLS = [{ type: 'function', function: { name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
 
-/** Small act and rehearse rows in the documented format (docs/dataset-format.md), as JSONL text. */
+/** Sixteen rows (an act and a rehearse row per city) as JSONL text. */
 export function weatherRows(): string {
   return CITIES.flatMap((city, i) => {
     const call = `\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"${city}"}}\n</tool_call>`;

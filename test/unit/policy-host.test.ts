@@ -7,6 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { StudioError } from '../../src/core/base/errors';
 import { PolicyHostClient } from '../../src/core/policy/hostClient';
+import { threadOptions } from '../../src/core/policy/onnx/decoder';
 import { OnnxPolicy } from '../../src/core/policy/onnxPolicy';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage } from '../../src/core/protocol/types';
@@ -116,6 +117,17 @@ describe('policy host: a real ONNX model in its own process', function () {
       await change(folder);
       return folder;
     }
+
+    it('threads: a small model decodes on one thread; weights in model.onnx_data count towards the size', async () => {
+      const file = path.join(modelDir, 'onnx/model.onnx');
+      assert.equal((await threadOptions(file, 'cpu', undefined)).intraOpNumThreads, 1);
+      assert.equal((await threadOptions(file, 'cpu', 3)).intraOpNumThreads, 3);
+      const large = await brokenCopy('external-weights', async (f) => {
+        await fs.writeFile(path.join(f, 'onnx/model.onnx_data'), '');
+        await fs.truncate(path.join(f, 'onnx/model.onnx_data'), 512 * 1024 * 1024); // sparse: no disk used
+      });
+      assert.deepEqual(await threadOptions(path.join(large, 'onnx/model.onnx'), 'cpu', undefined), {}, 'a 0.5 GB model gets onnxruntime\'s default threads');
+    });
 
     for (const file of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'onnx/model.onnx']) {
       it(`a missing ${file} is named in the error (MODEL_FILE_MISSING)`, async () => {

@@ -49,6 +49,31 @@ describe('rehearse compare', function () {
     assert.match(table.out, /^Task success: not measured\./m);
   });
 
+  it('annotate --mismatches marks the missed call once; compare --only-marked scores just the marked calls', async () => {
+    const replays = path.join(dir, 'replays-marked');
+    const none = await rehearse('compare', trace, '--policy', scripted, '--policy', random, '--out', replays, '--no-progress', '--only-marked');
+    assert.equal(none.code, 2);
+    assert.match(none.err, /--only-marked: no call of .* is marked as a fidelity error .*rehearse annotate <trace> --mismatches/);
+
+    const first = await rehearse('annotate', trace, '--mismatches', '--author', 'test', '--json');
+    assert.equal(first.code, 0, first.err);
+    // One call rehearsed exactly; the other predicted a refusal where the tool answered.
+    assert.deepEqual(JSON.parse(first.out), { annotations: path.join(path.dirname(trace), 'annotations.jsonl'), marked: 1, byKind: { wrong_error_state: 1 }, alreadyAnnotated: 0, calls: 2 });
+    const again = await rehearse('annotate', trace, '--mismatches');
+    assert.match(again.out, /^marked 0 of 2 calls as major fidelity errors; 1 already annotated, left as they are/);
+    const bad = await rehearse('annotate', trace, '--mismatches', '--severity', 'huge');
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--severity must be one of minor, major, critical/);
+
+    const r = await rehearse('compare', trace, '--policy', scripted, '--policy', random, '--out', replays, '--no-progress', '--device', 'cpu', '--only-marked', '--json');
+    assert.equal(r.code, 0, r.err);
+    const { comparison, onlyMarked } = JSON.parse(r.out) as { comparison: FidelityComparison; onlyMarked: number };
+    assert.equal(onlyMarked, 1);
+    const probe = comparison.perTool.find((t) => t.tool === 'probe')!;
+    assert.equal(probe.calls, 1);
+    assert.deepEqual(probe.scores.errorAgreement, { a: 0, b: null, delta: null });
+  });
+
   it('refuses anything but two rehearsing policies', async () => {
     const one = await rehearse('compare', trace, '--policy', scripted);
     assert.equal(one.code, 2);

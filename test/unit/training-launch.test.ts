@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
-import { planLaunch } from '../../src/core/training/launch/backends';
+import { planExport, planLaunch } from '../../src/core/training/launch/backends';
 import { parseRunSpec } from '../../src/core/training/launch/runSpec';
 import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
 import { TrainingProcess } from '../../src/core/training/launch/supervisor';
@@ -43,6 +43,18 @@ describe('training runs: run file and backends', () => {
       seed: 3, device: 'cpu', threads: 1, out_dir: '/w/ws/.rehearsal/training/run', model: { path: '/w/ws/models/base' },
       data: { train: ['/w/ws/rows.jsonl'] }, optim: { lr: 0.01 }, train: { steps: 5 },
     });
+  });
+
+  it('export after the run: the trainer\'s export of the final model in place, with the spec\'s export settings', () => {
+    const spec = parseRunSpec(JSON.stringify({
+      objective: 'sft', base: 'm', data: { train: ['r'] }, hardware: { threads: 2 }, hyperparameters: { train: { export_at_end: false }, export: { opset: 17 } },
+    }), '/w/ws/run.json');
+    const plan = planExport(spec, '/w/ws/.rehearsal/training/run/final', { trainerRoot: '/studio', python: '/usr/bin/python3' });
+    assert.deepEqual(plan.argv, ['/usr/bin/python3', '-m', 'trainer', 'export', '--config', '/w/ws/.rehearsal/training/run/export-config.json']);
+    assert.deepEqual(plan.trainerConfig, { device: 'cpu', threads: 2, model: { path: '/w/ws/.rehearsal/training/run/final' }, export: { opset: 17 } });
+    assert.deepEqual(plan.env, { PYTHONPATH: '/studio', OMP_WAIT_POLICY: 'PASSIVE' });
+    const bad = parseRunSpec(JSON.stringify({ objective: 'sft', base: 'm', data: { train: ['r'] }, hyperparameters: { export: { opset: 'new' } } }), '/w/ws/run.json');
+    assert.throws(() => planExport(bad, '/f'), /\$\.hyperparameters\.export\.opset: must be integer/);
   });
 
   it('envace: EnvACE launcher options by their real names, the key read on the cluster, nothing run here', async () => {

@@ -11,8 +11,7 @@ def run(cfg, events, runtime):
     folder = cfg["out_dir"] or source
     model = load_model(source)
     tokenizer = load_tokenizer(source)
-    ex = cfg["export"]
-    summary = export_model_folder(model, tokenizer, source, folder, ex["opset"], ex["external_data"], ex["max_new_tokens"])
+    summary = export_model_folder(model, tokenizer, source, folder, cfg["export"])
     summary["parameters"] = sum(p.numel() for p in model.parameters())
     events.emit("export", **summary)
     events.emit("done", command="export", path=folder)

@@ -49,7 +49,7 @@ def make_test_model(folder, seed=0, vocab_size=512):
     tokenizer, _ = build(synthetic_corpus(seed), vocab_size, DEFAULT_ADDED_TOKENS, 2, folder, 4096)
     model = make_model(ARCHITECTURE, tokenizer, seed)
     write_model_folder(folder, model, tokenizer, folder, 64)
-    summary = export_model_folder(model, tokenizer, folder, folder, max_new_tokens=64)
+    summary = export_model_folder(model, tokenizer, folder, folder, {"max_new_tokens": 64})
     summary["parameters"] = sum(p.numel() for p in model.parameters())
     return summary
 

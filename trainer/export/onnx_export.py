@@ -4,6 +4,11 @@ Names and dynamic axes follow Optimum's Llama export, which transformers.js read
 ``input_ids, attention_mask, position_ids, past_key_values.{i}.key/value``, outputs ``logits,
 present.{i}.key/value``; the batch axis is ``batch_size`` and the cache's head and head_dim axes are
 fixed numbers (transformers.js builds the empty first cache from them). Opset 14.
+
+Beside it, ``model_cascade.onnx`` (:meth:`LlamaForCausalLM.forward_cascade`) decodes n samples of one
+prompt: it takes the prompt's cache once, as ``prefix_key_values.{i}.key/value`` with batch 1, and the
+samples' own cache as ``past_key_values.{i}.*``; it returns ``present.{i}.*`` of the samples' own
+tokens only. Only the studio's policy host reads it; transformers.js never sees it.
 """
 import inspect
 import os
@@ -15,94 +20,144 @@ import torch
 
 from ..errors import TrainerError, EXIT_RUNTIME
 from ..model.folder import write_metadata
-from .external_data import consolidate, externalize_small
+from .external_data import consolidate, externalize_small, share_weights
 
 _TWO_GB = 2 ** 31
+CASCADE_FILE = "model_cascade.onnx"
+DEFAULT_SETTINGS = {"opset": 14, "external_data": "auto", "max_new_tokens": 512, "cascade": True}
 
 
-def io_names(num_layers):
-    inputs = ["input_ids", "attention_mask", "position_ids"]
+def io_names(num_layers, cascade=False):
+    """Input and output names and dynamic axes of the graph (``cascade``: of model_cascade.onnx)."""
+    inputs = ["input_ids", "position_ids"] if cascade else ["input_ids", "attention_mask", "position_ids"]
     outputs = ["logits"]
     dynamic = {
         "input_ids": {0: "batch_size", 1: "sequence_length"},
-        "attention_mask": {0: "batch_size", 1: "past_sequence_length + sequence_length"},
         "position_ids": {0: "batch_size", 1: "sequence_length"},
         "logits": {0: "batch_size", 1: "sequence_length"},
     }
-    for i in range(num_layers):
-        for kind in ("key", "value"):
-            name_in, name_out = f"past_key_values.{i}.{kind}", f"present.{i}.{kind}"
-            inputs.append(name_in)
-            outputs.append(name_out)
-            dynamic[name_in] = {0: "batch_size", 2: "past_sequence_length"}
-            dynamic[name_out] = {0: "batch_size", 2: "past_sequence_length + sequence_length"}
+    if not cascade:
+        dynamic["attention_mask"] = {0: "batch_size", 1: "past_sequence_length + sequence_length"}
+    cache = [(i, kind) for i in range(num_layers) for kind in ("key", "value")]
+    if cascade:
+        for i, kind in cache:
+            inputs.append(f"prefix_key_values.{i}.{kind}")
+            dynamic[inputs[-1]] = {2: "prefix_sequence_length"}  # batch 1: one prompt for every sample
+    for i, kind in cache:
+        name_in, name_out = f"past_key_values.{i}.{kind}", f"present.{i}.{kind}"
+        inputs.append(name_in)
+        outputs.append(name_out)
+        dynamic[name_in] = {0: "batch_size", 2: "past_sequence_length"}
+        dynamic[name_out] = {0: "batch_size", 2: "past_sequence_length + sequence_length"}
     return inputs, outputs, dynamic
 
 
-def _example_inputs(config):
-    # A past of 4 and 3 new tokens: shapes differ on every axis, so none gets folded into a constant.
+def _example_inputs(config, cascade=False):
+    # Shapes differ on every dynamic axis (and from the fixed ones), so none gets folded into a constant:
+    # a past of 4 and 3 new tokens for 2 rows; the cascade: a prefix of 5, a past of 4, 2 new tokens, 3 rows.
     g = torch.Generator().manual_seed(0)
-    b, s, p = 2, 3, 4
+    b, s, p = (3, 2, 4) if cascade else (2, 3, 4)
+    prefix = 5 if cascade else 0
     ids = torch.randint(0, config.vocab_size, (b, s), generator=g)
-    mask = torch.ones(b, p + s, dtype=torch.int64)
-    pos = torch.arange(p, p + s)[None].expand(b, s).contiguous()
-    past = [torch.randn(b, config.num_key_value_heads, p, config.head_dim, generator=g)
-            for _ in range(2 * config.num_hidden_layers)]
-    return (ids, mask, pos, *past)
+    pos = torch.arange(prefix + p, prefix + p + s)[None].expand(b, s).contiguous()
+
+    def cache(rows, length):
+        return [torch.randn(rows, config.num_key_value_heads, length, config.head_dim, generator=g)
+                for _ in range(2 * config.num_hidden_layers)]
+    if cascade:
+        return (ids, pos, *cache(1, prefix), *cache(b, p))
+    return (ids, torch.ones(b, p + s, dtype=torch.int64), pos, *cache(b, p))
 
 
-def export_onnx(model, onnx_dir, opset=14, external_data="auto"):
-    """Writes ``onnx_dir/model.onnx`` (+ ``model.onnx_data``); returns ``(bytes, external)``."""
-    config = model.config
+class _CascadeGraph(torch.nn.Module):
+    """:meth:`LlamaForCausalLM.forward_cascade` as a module's forward, for torch.onnx.export."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, *args):
+        return self.model.forward_cascade(*args)
+
+
+def _trace(module, cascade, path, opset):
+    inputs, outputs, dynamic = io_names(module.config.num_hidden_layers, cascade)
+    # torch >= 2.5 also has a dynamo-based exporter (the default in recent versions); this export is
+    # written for, and tested with, the TorchScript one.
+    extra = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        with torch.no_grad():
+            torch.onnx.export(_CascadeGraph(module) if cascade else module, _example_inputs(module.config, cascade),
+                              path, input_names=inputs, output_names=outputs, dynamic_axes=dynamic,
+                              opset_version=opset, do_constant_folding=True, **extra)
+    except Exception as e:  # torch's exporter raises many types; the message is what helps
+        raise TrainerError("EXPORT_FAILED", f"torch.onnx.export failed: {e}", EXIT_RUNTIME)
+
+
+def export_onnx(model, onnx_dir, opset=14, external_data="auto", cascade=True):
+    """Writes ``onnx_dir/model.onnx`` (+ ``model.onnx_data``) and, with ``cascade``, ``model_cascade.onnx``
+    (its weights in the same ``model.onnx_data`` when there is one); returns ``(bytes, external, cascade_bytes)``."""
     was_training = model.training
     model.eval()
     attention = model.attention
     model.attention = "eager"  # the exported graph is plain matmul/softmax attention
     tmp = onnx_dir.rstrip("/") + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    inputs, outputs, dynamic = io_names(config.num_hidden_layers)
-    # torch >= 2.5 also has a dynamo-based exporter (the default in recent versions); this export is
-    # written for, and tested with, the TorchScript one.
-    extra = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    # Each graph in its own folder: past 2 GB torch writes one file per tensor beside it.
     try:
-        with torch.no_grad():
-            torch.onnx.export(model, _example_inputs(config), os.path.join(tmp, "model.onnx"),
-                              input_names=inputs, output_names=outputs, dynamic_axes=dynamic,
-                              opset_version=opset, do_constant_folding=True, **extra)
-    except Exception as e:  # torch's exporter raises many types; the message is what helps
-        raise TrainerError("EXPORT_FAILED", f"torch.onnx.export failed: {e}", EXIT_RUNTIME)
+        _trace(model, False, os.path.join(tmp, "main", "model.onnx"), opset)
+        if cascade:
+            _trace(model, True, os.path.join(tmp, "cascade", CASCADE_FILE), opset)
     finally:
         model.attention = attention
         model.train(was_training)
     shutil.rmtree(onnx_dir, ignore_errors=True)
     os.makedirs(onnx_dir)
     target = os.path.join(onnx_dir, "model.onnx")
-    split = len(os.listdir(tmp)) > 1  # torch wrote one file per tensor: the model passed 2 GB
+    source = os.path.join(tmp, "main", "model.onnx")
+    split = len(os.listdir(os.path.dirname(source))) > 1  # torch wrote one file per tensor: the model passed 2 GB
     if split and external_data == "never":
         raise TrainerError("EXPORT_FAILED", "The model passes 2 GB: set export.external_data to auto.", EXIT_RUNTIME)
     if split:
-        data_bytes = consolidate(os.path.join(tmp, "model.onnx"), target)
+        data_bytes = consolidate(source, target)
     elif external_data == "always":
-        data_bytes = externalize_small(os.path.join(tmp, "model.onnx"), target)
+        data_bytes = externalize_small(source, target)
     else:
-        os.replace(os.path.join(tmp, "model.onnx"), target)
+        os.replace(source, target)
         data_bytes = 0
-    shutil.rmtree(tmp, ignore_errors=True)
     onnx.checker.check_model(target)
     external = data_bytes > 0
-    return os.path.getsize(target) + data_bytes, external
+    cascade_bytes = 0
+    if cascade:
+        cascade_target = os.path.join(onnx_dir, CASCADE_FILE)
+        if external:
+            share_weights(os.path.join(tmp, "cascade", CASCADE_FILE), cascade_target, target)
+        else:
+            os.replace(os.path.join(tmp, "cascade", CASCADE_FILE), cascade_target)
+        onnx.checker.check_model(cascade_target)
+        cascade_bytes = os.path.getsize(cascade_target)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return os.path.getsize(target) + data_bytes, external, cascade_bytes
 
 
-def export_model_folder(model, tokenizer, tokenizer_dir, folder, opset=14, external_data="auto", max_new_tokens=512):
-    """A complete folder the policy host loads; returns a summary for the ``export`` event."""
+def export_model_folder(model, tokenizer, tokenizer_dir, folder, settings=None):
+    """A complete folder the policy host loads; returns a summary for the ``export`` event.
+
+    ``settings``: the config's ``export`` object (opset, external_data, max_new_tokens, cascade);
+    missing keys take their defaults."""
+    ex = {**DEFAULT_SETTINGS, **(settings or {})}
     t0 = time.monotonic()
     model_cpu = model if next(model.parameters()).device.type == "cpu" else _cpu_copy(model)
-    size, external = export_onnx(model_cpu, os.path.join(folder, "onnx"), opset, external_data)
+    size, external, cascade_bytes = export_onnx(model_cpu, os.path.join(folder, "onnx"), ex["opset"],
+                                                ex["external_data"], ex["cascade"])
     extra = {"transformers.js_config": {"use_external_data_format": {"model.onnx": 1}}} if external else None
-    write_metadata(folder, model.config, tokenizer, tokenizer_dir, max_new_tokens, extra)
-    return {"path": os.path.abspath(folder), "onnx_bytes": size, "external_data": external,
-            "seconds": round(time.monotonic() - t0, 3)}
+    write_metadata(folder, model.config, tokenizer, tokenizer_dir, ex["max_new_tokens"], extra)
+    summary = {"path": os.path.abspath(folder), "onnx_bytes": size, "external_data": external}
+    if ex["cascade"]:
+        summary["cascade_bytes"] = cascade_bytes
+    summary["seconds"] = round(time.monotonic() - t0, 3)
+    return summary
 
 
 def _cpu_copy(model):

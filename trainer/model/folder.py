@@ -12,10 +12,14 @@ import torch
 
 from ..errors import TrainerError
 from .config import ModelConfig
+from .from_onnx import ONNX_FILE, state_dict_from_onnx
 from .llama import LlamaForCausalLM
 
 WEIGHTS = "pytorch_model.bin"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+# The studio's own file beside them: how the policy was trained to be prompted (rehearse prompt layout,
+# token limits). It travels with the tokenizer so that a fine-tuned policy is prompted as its base was.
+SIDECAR_FILES = ("rehearsal_config.json",)
 
 
 def generation_config(model_config, tokenizer, max_new_tokens=512):
@@ -39,8 +43,9 @@ def write_metadata(folder, model_config, tokenizer, tokenizer_dir, max_new_token
     write_json(os.path.join(folder, "config.json"), hf)
     write_json(os.path.join(folder, "generation_config.json"), generation_config(model_config, tokenizer, max_new_tokens))
     if os.path.abspath(tokenizer_dir) != os.path.abspath(folder):
-        for name in TOKENIZER_FILES:
-            shutil.copyfile(os.path.join(tokenizer_dir, name), os.path.join(folder, name))
+        for name in TOKENIZER_FILES + SIDECAR_FILES:
+            if name in TOKENIZER_FILES or os.path.exists(os.path.join(tokenizer_dir, name)):
+                shutil.copyfile(os.path.join(tokenizer_dir, name), os.path.join(folder, name))
 
 
 def state_dict_for_save(model):
@@ -73,9 +78,13 @@ def load_model(folder, attention="eager"):
     config = read_model_config(folder)
     model = LlamaForCausalLM(config, attention=attention)
     path = os.path.join(folder, WEIGHTS)
-    if not os.path.exists(path):
-        raise TrainerError("MODEL_MISSING", f"No {WEIGHTS} in {folder}: the folder has no PyTorch weights to train or export.")
-    sd = torch.load(path, map_location="cpu", weights_only=True)
+    if os.path.exists(path):
+        sd = torch.load(path, map_location="cpu", weights_only=True)
+    elif os.path.exists(os.path.join(folder, ONNX_FILE)):
+        path = os.path.join(folder, ONNX_FILE)  # an exported policy only (the embedded default, say)
+        sd = state_dict_from_onnx(folder)
+    else:
+        raise TrainerError("MODEL_MISSING", f"No {WEIGHTS} nor {ONNX_FILE} in {folder}: the folder has no weights to train or export.")
     if config.tie_word_embeddings:
         sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
     try:

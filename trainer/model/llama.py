@@ -7,6 +7,9 @@ Two entry points share the layers:
 - :meth:`LlamaForCausalLM.hidden_states` is the training path: no cache, causal attention over
   right-padded rows (padding sits after every real token, so it needs no mask of its own), and
   ``scaled_dot_product_attention`` where torch has it.
+- :meth:`LlamaForCausalLM.forward_cascade` is the second exported signature ("cascade" attention):
+  n samples that share one prompt cache (batch 1, read in place, never copied or returned) and each
+  carry a cache of their own tokens after it.
 """
 import math
 
@@ -55,7 +58,7 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(c.hidden_size, self.num_kv_heads * self.head_dim, bias=c.attention_bias)
         self.o_proj = nn.Linear(self.num_heads * self.head_dim, c.hidden_size, bias=c.attention_bias)
 
-    def forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False):
+    def forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False, prefix=None):
         b, s, _ = x.shape
         q = self.q_proj(x).view(b, s, self.num_heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, s, self.num_kv_heads, self.head_dim).transpose(1, 2)
@@ -67,7 +70,9 @@ class Attention(nn.Module):
             v = torch.cat([past_v, v], dim=2)
         present_k, present_v = k, v
         rep = self.num_heads // self.num_kv_heads
-        if sdpa_causal:
+        if prefix is not None:
+            out = self._cascade(q, k, v, mask, *prefix)
+        elif sdpa_causal:
             out = F.scaled_dot_product_attention(q, repeat_kv(k, rep), repeat_kv(v, rep), is_causal=True)
         else:
             # Each key-value head serves its group of query heads through a broadcast dimension, so the
@@ -78,6 +83,30 @@ class Attention(nn.Module):
             out = torch.matmul(probs, v.unsqueeze(2)).reshape(b, self.num_heads, s, self.head_dim)
         out = out.transpose(1, 2).reshape(b, s, self.num_heads * self.head_dim)
         return self.o_proj(out), present_k, present_v
+
+    def _cascade(self, q, k, v, mask, prefix_k, prefix_v):
+        """Attention of n samples over a shared prefix ``[1, kv_heads, P, D]`` and their own keys ``k``.
+
+        The queries of all samples (and of every query head of a group) become the rows of one matrix
+        per key-value head, multiplied by the prefix keys as they are: one matrix product per head
+        where a tiled cache would need n, and the prefix is never copied. One softmax runs over the
+        prefix and suffix scores together, so the result is the attention over the concatenated cache.
+        """
+        b, _, s, d = q.shape
+        kv, rep = self.num_kv_heads, self.num_heads // self.num_kv_heads
+        t = k.shape[2]
+        qg = q.reshape(b, kv, rep, s, d)
+        rows = qg.transpose(0, 1).reshape(1, kv, -1, d)  # [1, kv, b*rep*s, D]
+        prefix_scores = torch.matmul(rows, prefix_k.transpose(2, 3)) * self.scale  # [1, kv, b*rep*s, P]
+        suffix_scores = torch.matmul(qg, k.unsqueeze(2).transpose(3, 4)) * self.scale + mask  # [b, kv, rep, s, T]
+        suffix_scores = suffix_scores.transpose(0, 1).reshape(1, kv, -1, t)
+        probs = torch.softmax(torch.cat([prefix_scores, suffix_scores], dim=-1).float(), dim=-1).to(q.dtype)
+        p = prefix_k.shape[2]
+        from_prefix = torch.matmul(probs[..., :p], prefix_v)  # [1, kv, b*rep*s, D]
+        suffix_probs = probs[..., p:].reshape(kv, b, rep, s, t).transpose(0, 1)
+        from_suffix = torch.matmul(suffix_probs, v.unsqueeze(2))  # [b, kv, rep, s, D]
+        out = from_prefix.reshape(kv, b, rep, s, d).transpose(0, 1) + from_suffix
+        return out.reshape(b, self.num_heads, s, d)
 
 
 class MLP(nn.Module):
@@ -99,8 +128,8 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.mlp = MLP(c)
 
-    def forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False):
-        a, k, v = self.self_attn(self.input_layernorm(x), cos, sin, mask, past_k, past_v, sdpa_causal)
+    def forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False, prefix=None):
+        a, k, v = self.self_attn(self.input_layernorm(x), cos, sin, mask, past_k, past_v, sdpa_causal, prefix)
         x = x + a
         x = x + self.mlp(self.post_attention_layernorm(x))
         return x, k, v
@@ -157,23 +186,45 @@ class LlamaForCausalLM(nn.Module):
             x, _, _ = layer(x, cos.to(x.dtype), sin.to(x.dtype), mask, sdpa_causal=sdpa)
         return self.model.norm(x)
 
+    @staticmethod
+    def _causal(s, t, device):
+        """``[s, t]``: query i sits at absolute index (t - s + i) and sees the keys up to itself."""
+        key_index = torch.arange(t, device=device)
+        query_index = torch.arange(s, device=device) + (t - s)
+        return key_index[None, :] <= query_index[:, None]
+
     def forward(self, input_ids, attention_mask, position_ids, *past):
         """The exported signature; ``past`` is ``[k0, v0, k1, v1, ...]`` or empty."""
-        b, s = input_ids.shape
+        s = input_ids.shape[1]
         cos, sin = self._rotary(position_ids)
         x = self.model.embed_tokens(input_ids)
-        # Query i sits at absolute index (T - S + i); it sees keys up to itself that are not padding.
-        t = attention_mask.shape[1]
-        key_index = torch.arange(t, device=input_ids.device)
-        query_index = torch.arange(s, device=input_ids.device) + (t - s)
-        causal = key_index[None, :] <= query_index[:, None]
+        # Keys that are padding are hidden from every query.
+        causal = self._causal(s, attention_mask.shape[1], input_ids.device)
         allowed = causal[None, None, :, :] & (attention_mask[:, None, None, :] > 0)
         mask = (~allowed).to(torch.float32) * torch.finfo(torch.float32).min
+        return self._decode(x, cos, sin, mask, past)
+
+    def forward_cascade(self, input_ids, position_ids, *caches):
+        """The cascade graph's signature: ``caches`` is the shared prefix ``[k0, v0, ...]`` (batch 1),
+        then the samples' own past ``[k0, v0, ...]`` (batch n, sequence 0 at the first step). Returns
+        ``(logits, *present)`` where present covers the samples' own tokens only. ``position_ids``
+        continue after the prefix. No padding: every sample sees the whole prefix and its own tokens."""
+        n = 2 * self.config.num_hidden_layers
+        prefix, past = caches[:n], caches[n:]
+        s = input_ids.shape[1]
+        cos, sin = self._rotary(position_ids)
+        x = self.model.embed_tokens(input_ids)
+        causal = self._causal(s, past[0].shape[2] + s, input_ids.device)
+        mask = (~causal).to(torch.float32) * torch.finfo(torch.float32).min
+        return self._decode(x, cos, sin, mask, past, prefix)
+
+    def _decode(self, x, cos, sin, mask, past, prefix=()):
         presents = []
         for i, layer in enumerate(self.model.layers):
             pk = past[2 * i] if past else None
             pv = past[2 * i + 1] if past else None
-            x, k, v = layer(x, cos, sin, mask, pk, pv)
+            shared = (prefix[2 * i], prefix[2 * i + 1]) if prefix else None
+            x, k, v = layer(x, cos, sin, mask, pk, pv, prefix=shared)
             presents += [k, v]
         logits = self.lm_head(self.model.norm(x))
         return (logits, *presents)

@@ -1,9 +1,12 @@
-"""The exported folder has the layout transformers.js loads (names, dynamic axes, KV cache), weights
-past 2 GB move into one model.onnx_data, and test-model folders are reproducible from their seed.
-(Numerical parity with transformers.js: test/unit/trainer-parity.test.ts.)"""
+"""The exported folder has the layout transformers.js loads (names, dynamic axes, KV cache) and the
+policy host's cascade graph beside it, weights past 2 GB move into one model.onnx_data (which the
+cascade graph shares), and test-model folders are reproducible from their seed.
+(Numerical parity with transformers.js: test/unit/trainer-parity.test.ts; of the cascade graph with
+the normal one in onnxruntime: test/unit/policy-cascade.test.ts.)"""
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -12,7 +15,9 @@ import torch
 from onnx import numpy_helper
 
 from ..commands.test_model import make_test_model
+from ..errors import TrainerError
 from ..export.external_data import consolidate
+from ..model.folder import load_model
 from .helpers import TinyModel, of, run_cli
 
 
@@ -60,6 +65,32 @@ class ExportTest(unittest.TestCase):
         self.assertEqual(outputs["logits"][:2], ["batch_size", "sequence_length"])
         self.assertEqual(of(self.events, "export")[0]["external_data"], False)
 
+    def test_cascade_graph_signature(self):
+        path = os.path.join(self.tiny.path("exported"), "onnx", "model_cascade.onnx")
+        onnx.checker.check_model(path)
+        graph = onnx.load(path).graph
+        inputs = {i.name: dims(i) for i in graph.input}
+        outputs = {o.name: dims(o) for o in graph.output}
+        self.assertEqual(list(inputs)[:3], ["input_ids", "position_ids", "prefix_key_values.0.key"])
+        self.assertNotIn("attention_mask", inputs)
+        for i in range(2):
+            for kind in ("key", "value"):
+                self.assertEqual(inputs[f"prefix_key_values.{i}.{kind}"], [1, 2, "prefix_sequence_length", 8])
+                self.assertEqual(inputs[f"past_key_values.{i}.{kind}"], ["batch_size", 2, "past_sequence_length", 8])
+                self.assertEqual(outputs[f"present.{i}.{kind}"], ["batch_size", 2, "past_sequence_length + sequence_length", 8])
+        self.assertEqual(list(outputs), ["logits"] + [f"present.{i}.{k}" for i in range(2) for k in ("key", "value")])
+        self.assertEqual(of(self.events, "export")[0]["cascade_bytes"], os.path.getsize(path))
+
+    def test_cascade_false_writes_the_normal_graph_only(self):
+        folder = self.tiny.path("plain")
+        code, events, err = run_cli(["export", "--set", f"model.path={self.tiny.model}", "--set", f"out_dir={folder}",
+                                     "--set", "export.cascade=false"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(os.listdir(os.path.join(folder, "onnx")), ["model.onnx"])
+        self.assertNotIn("cascade_bytes", of(events, "export")[0])
+        self.assertEqual(digest(os.path.join(folder, "onnx", "model.onnx")),
+                         digest(os.path.join(self.tiny.path("exported"), "onnx", "model.onnx")))
+
     def test_external_data_always(self):
         folder = self.tiny.path("external")
         code, events, err = run_cli(["export", "--set", f"model.path={self.tiny.model}", "--set", f"out_dir={folder}",
@@ -70,6 +101,39 @@ class ExportTest(unittest.TestCase):
         with open(os.path.join(folder, "config.json")) as f:
             self.assertEqual(json.load(f)["transformers.js_config"], {"use_external_data_format": {"model.onnx": 1}})
         onnx.checker.check_model(os.path.join(folder, "onnx", "model.onnx"))
+        # The cascade graph's weights are those of model.onnx_data, stored once.
+        self.assertEqual(sorted(os.listdir(os.path.join(folder, "onnx"))), ["model.onnx", "model.onnx_data", "model_cascade.onnx"])
+        cascade = os.path.join(folder, "onnx", "model_cascade.onnx")
+        onnx.checker.check_model(cascade)
+        self.assertLess(os.path.getsize(cascade), 100_000)
+        shared = [t for t in onnx.load(cascade, load_external_data=False).graph.initializer
+                  if t.data_location == onnx.TensorProto.EXTERNAL]
+        self.assertGreater(len(shared), 10)
+        self.assertEqual({e.value for t in shared for e in t.external_data if e.key == "location"}, {"model.onnx_data"})
+        inline = onnx.load(os.path.join(self.tiny.path("exported"), "onnx", "model_cascade.onnx"))
+        weights = {t.name: numpy_helper.to_array(t) for t in inline.graph.initializer}
+        loaded = onnx.load(cascade)  # external data resolved from model.onnx_data
+        for t in loaded.graph.initializer:
+            self.assertTrue((numpy_helper.to_array(t) == weights[t.name]).all(), t.name)
+
+    def test_weights_come_back_from_an_exported_folder(self):
+        # A policy folder without pytorch_model.bin (the embedded default) trains again from its ONNX weights.
+        folder = self.tiny.path("exported")
+        self.assertFalse(os.path.exists(os.path.join(folder, "pytorch_model.bin")))
+        original = load_model(self.tiny.model).state_dict()
+        recovered = load_model(folder).state_dict()
+        self.assertEqual(sorted(recovered), sorted(original))
+        for name, tensor in original.items():
+            self.assertTrue(torch.equal(recovered[name], tensor), name)
+        broken = self.tiny.path("broken-onnx")
+        os.makedirs(os.path.join(broken, "onnx"))
+        shutil.copy(os.path.join(folder, "config.json"), broken)
+        with open(os.path.join(broken, "onnx", "model.onnx"), "wb") as f:
+            f.write(b"not a graph")
+        with self.assertRaises(TrainerError) as caught:
+            load_model(broken)
+        self.assertEqual(caught.exception.code, "MODEL_MISSING")
+        self.assertIn("model.onnx cannot be read", str(caught.exception))
 
     def test_tensor_files_are_gathered_into_one_data_file(self):
         # torch.onnx writes one file per tensor past 2 GB; build such a model with onnx itself.
@@ -98,7 +162,7 @@ class ExportTest(unittest.TestCase):
             make_test_model(os.path.join(d, "a"), seed=1)
             make_test_model(os.path.join(d, "b"), seed=1)
             make_test_model(os.path.join(d, "c"), seed=2)
-            for name in ("onnx/model.onnx", "tokenizer.json", "tokenizer_config.json", "config.json"):
+            for name in ("onnx/model.onnx", "onnx/model_cascade.onnx", "tokenizer.json", "tokenizer_config.json", "config.json"):
                 self.assertEqual(digest(os.path.join(d, "a", name)), digest(os.path.join(d, "b", name)), name)
             self.assertNotEqual(digest(os.path.join(d, "a", "onnx/model.onnx")), digest(os.path.join(d, "c", "onnx/model.onnx")))
 

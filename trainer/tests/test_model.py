@@ -1,5 +1,6 @@
-"""The Llama model: the KV-cache path agrees with full recomputation, padding is masked, the
-training path agrees with the exported signature, and folders save and load (tied weights too)."""
+"""The Llama model: the KV-cache path agrees with full recomputation, padding is masked, the cascade
+signature (a shared prompt cache plus each sample's own) agrees with it too, the training path agrees
+with the exported signature, and folders save and load (tied weights too)."""
 import tempfile
 import unittest
 
@@ -44,6 +45,25 @@ class ModelTest(unittest.TestCase):
             step_logits.append(out[0])
         self.assertLess(float((torch.cat(step_logits, 1) - expected).abs().max()), 1e-5)
         self.assertEqual(tuple(past[0].shape), (2, 2, 12, 8))  # [batch, kv_heads, seq, head_dim]
+
+    @torch.no_grad()
+    def test_cascade_over_a_shared_prefix_gives_each_sample_its_own_logits(self):
+        # 3 samples continue one 9-token prompt with different tokens: first 2 at once (causal within
+        # the chunk), then one at a time. Each must get the logits of its whole sequence recomputed.
+        for kv_heads in (2, 4):  # grouped-query attention and plain multi-head
+            model = LlamaForCausalLM(tiny_config(num_key_value_heads=kv_heads)).eval()
+            prompt, suffixes = torch.randint(0, 97, (1, 9)), torch.randint(0, 97, (3, 5))
+            expected = full(model, torch.cat([prompt.expand(3, 9), suffixes], 1))[0][:, 9:]
+            prefix = full(model, prompt)[1:]
+            past = [torch.zeros(3, kv_heads, 0, 8) for _ in prefix]
+            logits = []
+            for start, end in ((0, 2), (2, 3), (3, 4), (4, 5)):
+                pos = torch.arange(9 + start, 9 + end)[None].expand(3, -1)
+                out = model.forward_cascade(suffixes[:, start:end], pos, *prefix, *past)
+                logits.append(out[0])
+                past = list(out[1:])
+            self.assertLess(float((torch.cat(logits, 1) - expected).abs().max()), 1e-5, kv_heads)
+            self.assertEqual(tuple(past[0].shape), (3, kv_heads, 5, 8))  # the samples' own tokens only
 
     @torch.no_grad()
     def test_left_padding_is_masked(self):

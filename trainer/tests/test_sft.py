@@ -42,6 +42,25 @@ class SftTest(unittest.TestCase):
         with open(self.tiny.path("decrease", "events.jsonl"), encoding="utf-8") as f:
             self.assertEqual(len(f.read().splitlines()), len(events))
 
+    def test_a_policy_folder_trains_again_and_keeps_its_rehearsal_config(self):
+        # The embedded default policy is an exported folder: ONNX weights, no pytorch_model.bin, and the
+        # studio's rehearsal_config.json, which the fine-tuned policy's final and export must keep.
+        exported = self.tiny.path("policy")
+        code, _, err = run_cli(["export", "--set", f"model.path={self.tiny.model}", "--set", f"out_dir={exported}"])
+        self.assertEqual(code, 0, err)
+        sidecar = '{"rehearsePrompt": {"includeTools": false}}\n'
+        with open(os.path.join(exported, "rehearsal_config.json"), "w", encoding="utf-8") as f:
+            f.write(sidecar)
+        cfg_path = self.tiny.config("from-policy2", {"out_dir": "from-policy2", "threads": 1, "model": {"path": exported},
+                                                     "data": {"train": ["demo.jsonl"]},
+                                                     "train": {"steps": 2, "batch_size": 4, "export_at_end": True}})
+        code, events, err = run_cli(["sft", "--config", cfg_path])
+        self.assertEqual(code, 0, err)
+        final = self.tiny.path("from-policy2", "final")
+        self.assertTrue(os.path.exists(os.path.join(final, "onnx", "model.onnx")))
+        with open(os.path.join(final, "rehearsal_config.json"), encoding="utf-8") as f:
+            self.assertEqual(f.read(), sidecar)
+
     def test_update_does_not_depend_on_micro_batching(self):
         code1, _, err1 = self.sft("micro1", steps=3, micro_batch_size=1)
         code8, _, err8 = self.sft("micro8", steps=3, micro_batch_size=8)

@@ -4,7 +4,7 @@ import shutil
 
 from ..errors import config_error
 from ..export import export_model_folder
-from ..model.folder import TOKENIZER_FILES, load_model, save_weights, write_metadata
+from ..model.folder import SIDECAR_FILES, TOKENIZER_FILES, load_model, save_weights, write_metadata
 from ..tokenizer import load_tokenizer
 from .checkpoint import find_latest, load_state, set_rng_state
 
@@ -30,7 +30,7 @@ def open_run(cfg, events, runtime, command):
     tokenizer_dir = os.path.join(run_dir, "tokenizer")
     if runtime.is_main:
         os.makedirs(tokenizer_dir, exist_ok=True)
-        for name in TOKENIZER_FILES:
+        for name in TOKENIZER_FILES + tuple(f for f in SIDECAR_FILES if os.path.exists(os.path.join(source, f))):
             shutil.copyfile(os.path.join(source, name), os.path.join(tokenizer_dir, name) + ".tmp")
             os.replace(os.path.join(tokenizer_dir, name) + ".tmp", os.path.join(tokenizer_dir, name))
     runtime.barrier()
@@ -64,9 +64,7 @@ def finish(cfg, events, runtime, model, tokenizer, tokenizer_dir):
         write_metadata(final, model.config, tokenizer, tokenizer_dir, cfg["export"]["max_new_tokens"])
         save_weights(final, model)
         if cfg["train"]["export_at_end"]:
-            ex = cfg["export"]
-            summary = export_model_folder(model, tokenizer, tokenizer_dir, final, ex["opset"], ex["external_data"],
-                                          ex["max_new_tokens"])
+            summary = export_model_folder(model, tokenizer, tokenizer_dir, final, cfg["export"])
             events.emit("export", **summary)
     runtime.barrier()
     return final

@@ -85,9 +85,7 @@ class GrpoRun:
         """Exports the current policy for the rollout command (rank 0); returns its folder."""
         folder = os.path.join(self.source.iteration_dir(it), "model")
         if self.rt.is_main and self.source.needs_export:
-            summary = export_model_folder(self.model, self.tokenizer, self.tokenizer_dir, folder,
-                                          self.cfg["export"]["opset"], self.cfg["export"]["external_data"],
-                                          self.cfg["export"]["max_new_tokens"])
+            summary = export_model_folder(self.model, self.tokenizer, self.tokenizer_dir, folder, self.cfg["export"])
             self.events.emit("export", iteration=it, **summary)
             previous = os.path.join(self.source.iteration_dir(it - 1), "model")
             if it > 0 and not self.cfg["rollouts"]["keep_models"] and os.path.isdir(previous):

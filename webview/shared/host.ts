@@ -35,6 +35,11 @@ export class HostConnection<Request, In extends { type: string }, State> {
     this.api.postMessage({ type: 'ready' });
   }
 
+  /** Sends a notification (no answer), e.g. what the page has drawn. */
+  notify<M extends { type: string }>(message: M): void {
+    this.api.postMessage(message);
+  }
+
   /** Sends a request; resolves when the host has done it. */
   request(request: Request): Promise<void> {
     const id = this.nextId++;

@@ -1,11 +1,11 @@
 import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
-import { buildFidelityReport } from '../../core/report/fidelityReport';
-import { replayTrace } from '../../core/runner/replay';
-import type { RunSummary } from '../../core/runner/runner';
+import { annotationsFileFor, readAnnotations } from '../../core/annotations/store';
 import { resolveTraceArgument, runsFolder } from '../../core/trace/discover';
-import { compareFidelity, renderFidelityComparison } from '../../core/training/compareFidelity';
+import { renderFidelityComparison } from '../../core/training/compareFidelity';
+import type { PolicyComparison } from '../../core/training/comparePolicies';
+import { comparePolicies } from '../../core/training/comparePolicies';
 import type { CliIO } from '../io';
 import { openPolicy, policyJson } from '../policyArg';
 
@@ -18,6 +18,7 @@ export interface CompareArgs {
   out?: string;
   progress?: boolean;
   json?: boolean;
+  onlyMarked?: boolean;
 }
 
 /**
@@ -31,35 +32,53 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
   if (policies.includes('reference')) throw new StudioError('USAGE', 'The reference policy does not rehearse; compare needs model folders or endpoints.');
   const files = await resolveTraceArgument(trace);
   if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  // --only-marked: the calls a person marked as fidelity errors in the trace's annotations.
+  const marked = args.onlyMarked ? await markedCalls(files[0]) : undefined;
   const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
-  const replays: { policy: Record<string, unknown>; run: RunSummary }[] = [];
-  for (const [k, spec] of policies.entries()) {
-    const policy = await openPolicy({ policy: spec, model: args.model, device: args.device, threads: args.threads }, []);
-    const bar = args.progress === false || args.json ? undefined : new SingleBar({ format: `${k === 0 ? 'A' : 'B'} calls {bar} {value}/{total}`, stream: process.stderr, clearOnComplete: true, barsize: 24 });
-    bar?.start(1, 0);
-    try {
-      const run = await replayTrace({ source: files[0], runsDir, policy, onProgress: (p) => { bar?.setTotal(p.total); bar?.update(p.done); } });
-      replays.push({ policy: policyJson(policy), run });
-    } finally {
-      bar?.stop();
-      policy.dispose();
-    }
-    const failed = replays.at(-1)!.run;
-    if (failed.status === 'failed') { io.err(`rehearse: the replay with ${spec} failed: ${failed.error?.code}: ${failed.error?.message}`); return 1; }
+  const infos: Partial<Record<'a' | 'b', Record<string, unknown>>> = {};
+  let bar: SingleBar | undefined;
+  const side = (spec: string) => ({ name: spec, open: () => openPolicy({ policy: spec, model: args.model, device: args.device, threads: args.threads }, []) });
+  let result: PolicyComparison;
+  try {
+    result = await comparePolicies({
+      trace: files[0], runsDir, a: side(policies[0]), b: side(policies[1]), calls: marked,
+      onPolicy: (which, policy) => {
+        infos[which] = policyJson(policy);
+        bar?.stop();
+        bar = args.progress === false || args.json ? undefined : new SingleBar({ format: `${which.toUpperCase()} calls {bar} {value}/{total}`, stream: process.stderr, clearOnComplete: true, barsize: 24 });
+        bar?.start(1, 0);
+      },
+      onProgress: (_which, p) => { bar?.setTotal(p.total); bar?.update(p.done); },
+    });
+  } finally {
+    bar?.stop();
   }
-  const [reportA, reportB] = await Promise.all(replays.map((r) => buildFidelityReport([r.run.traceFile])));
-  const comparison = compareFidelity(reportA, reportB);
+  for (const replay of [result.a, result.b]) {
+    if (replay && replay.run.status !== 'completed') { io.err(`rehearse: the replay with ${replay.name} failed: ${replay.run.error?.code}: ${replay.run.error?.message}`); return 1; }
+  }
+  const { a, b, comparison } = result;
   if (args.json) {
     io.out(JSON.stringify({
       trace: files[0],
-      a: { ...replays[0], report: reportA },
-      b: { ...replays[1], report: reportB },
+      a: { policy: infos.a, run: a.run, report: a.report },
+      b: { policy: infos.b, run: b!.run, report: b!.report },
       comparison,
+      ...(marked ? { onlyMarked: marked.size } : {}),
       taskSuccessNote: 'Not measured: replay re-rehearses the recorded calls and plays no episode.',
     }, null, 2));
   } else {
-    io.out(renderFidelityComparison(comparison, { a: policies[0], b: policies[1] }));
-    io.out(`replays: ${replays[0].run.traceFile}, ${replays[1].run.traceFile}`);
+    if (marked) io.out(`only the ${marked.size} call${marked.size === 1 ? '' : 's'} marked as fidelity errors in ${annotationsFileFor(files[0])}`);
+    io.out(renderFidelityComparison(comparison!, { a: policies[0], b: policies[1] }));
+    io.out(`replays: ${a.run.traceFile}, ${b!.run.traceFile}`);
   }
   return 0;
+}
+
+/** Ids of the calls of a trace that carry a fidelity-error mark; a usage error when there are none. */
+async function markedCalls(traceFile: string): Promise<Set<string>> {
+  const file = annotationsFileFor(traceFile);
+  const set = await readAnnotations(file);
+  const ids = new Set(set.all().filter((a) => a.verdict === 'error').map((a) => a.callId));
+  if (ids.size === 0) throw new StudioError('USAGE', `--only-marked: no call of ${traceFile} is marked as a fidelity error (${file}). Mark calls in the editor or with \`rehearse annotate <trace> --mismatches\`, or leave --only-marked out.`);
+  return ids;
 }

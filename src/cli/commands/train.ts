@@ -1,4 +1,3 @@
-import { createWriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
@@ -8,7 +7,7 @@ import type { LaunchPlan, TrainingBackend } from '../../core/training/launch/bac
 import { TRAINING_BACKENDS, formatCommand, planLaunch, shellQuote } from '../../core/training/launch/backends';
 import { loadRunSpec } from '../../core/training/launch/runSpec';
 import type { TrainerEvent, TrainingOutcome } from '../../core/training/launch/supervisor';
-import { TrainingProcess, latestCheckpoint } from '../../core/training/launch/supervisor';
+import { TRAINER_LOG, TrainingProcess, latestCheckpoint } from '../../core/training/launch/supervisor';
 import type { CliIO } from '../io';
 
 /** Options of `rehearse train`. */
@@ -20,9 +19,6 @@ export interface TrainArgs {
   progress?: boolean;
   verbose?: boolean;
 }
-
-/** The file next to the run folder's events where the trainer's stderr is kept. */
-export const TRAINER_LOG = 'trainer.log';
 
 /** `loss 5.12 (act 5.20, rehearse 4.98)` from a step event. */
 function lossText(e: TrainerEvent): string {
@@ -61,15 +57,13 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
 
   io.err(`command: ${formatCommand(plan)}`);
   if (resumeFrom) io.err(`resuming from ${resumeFrom}`);
-  await mkdir(plan.outDir, { recursive: true });
-  const log = createWriteStream(path.join(plan.outDir, TRAINER_LOG), { flags: 'a' });
-  const proc = await TrainingProcess.start(plan);
+  const proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
   const bar = args.progress === false || args.json ? undefined : new SingleBar({
     format: 'train {bar} {value}/{total} steps | loss {loss} | {tps} tok/s | ETA {eta_formatted}', stream: process.stderr, barsize: 20, etaBuffer: 20,
   });
   let barStarted = false;
   const steps: TrainerEvent[] = [];
-  proc.onLog((line) => { log.write(line + '\n'); if (args.verbose) io.err(`[trainer] ${line}`); });
+  if (args.verbose) proc.onLog((line) => io.err(`[trainer] ${line}`));
   proc.onEvent((e) => {
     if (e.event === 'step') {
       steps.push(e);
@@ -93,7 +87,6 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
   } finally {
     process.removeListener('SIGINT', onSigint);
     if (barStarted) bar?.stop();
-    await new Promise<void>((resolve) => log.end(() => resolve()));
   }
 
   if (args.json) io.out(JSON.stringify({ plan: planJson(plan), outcome, lastStep: steps.at(-1) ?? null }, null, 2));

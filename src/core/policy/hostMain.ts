@@ -66,6 +66,7 @@ function main(): void {
         prefillMs: result.prefillMs,
         decodeMs: result.decodeMs,
         decodeSteps: result.decodeSteps,
+        sharedPrefix: result.sharedPrefix,
       };
     } catch (err) {
       return fail(err);

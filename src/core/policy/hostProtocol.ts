@@ -47,6 +47,8 @@ export interface GenerateResult {
   prefillMs: number;
   decodeMs: number;
   decodeSteps: number;
+  /** The n samples read one shared copy of the prompt's cache (the model folder's cascade graph). */
+  sharedPrefix: boolean;
 }
 /** Generates; cancellable with `$/cancelRequest`. */
 export const generate = new RequestType<GenerateParams, GenerateResult, void>('generate');

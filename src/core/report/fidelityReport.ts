@@ -97,9 +97,11 @@ const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1;
 /**
  * Reads traces (streaming) and summarises their fidelity: calls, parse errors by code, mean scores
  * overall and per tool, and every skipped line. Scores are recomputed from the recorded rehearsal
- * and actual responses, so traces from any studio version are scored alike.
+ * and actual responses, so traces from any studio version are scored alike. `calls` limits the
+ * call-level figures to those call ids (the marked calls of `rehearse compare --only-marked`).
  */
-export async function buildFidelityReport(files: readonly string[], options: { listCalls?: boolean } = {}): Promise<FidelityReport> {
+export async function buildFidelityReport(files: readonly string[], options: { listCalls?: boolean; calls?: ReadonlySet<string> } = {}): Promise<FidelityReport> {
+  const counted = (callId: string) => !options.calls || options.calls.has(callId);
   const report: FidelityReport = {
     traces: [], episodes: 0, successes: 0, graded: 0, meanReward: null, turns: 0, actParseValid: 0, calls: 0,
     rehearsed: 0, rehearsalParseValid: 0, withActual: 0, parseErrors: { act: {}, rehearsal: {} }, actualErrors: {},
@@ -137,9 +139,10 @@ export async function buildFidelityReport(files: readonly string[], options: { l
             report.turns++;
             if (e.parse.kind === 'error') bump(report.parseErrors.act, e.parse.code);
             else report.actParseValid++;
-            if (e.parse.kind === 'calls') for (const c of e.parse.calls) { report.calls++; toolStats(c.name).calls++; }
+            if (e.parse.kind === 'calls') for (const c of e.parse.calls) if (counted(c.callId)) { report.calls++; toolStats(c.name).calls++; }
             break;
           case 'call.rehearsal':
+            if (!counted(e.callId)) break;
             report.rehearsed++;
             if (e.result.ok) report.rehearsalParseValid++;
             else { bump(report.parseErrors.rehearsal, e.result.code); toolStats(e.tool).parseErrors++; }
@@ -147,6 +150,7 @@ export async function buildFidelityReport(files: readonly string[], options: { l
             settle(e.callId);
             break;
           case 'call.actual':
+            if (!counted(e.callId)) break;
             report.withActual++;
             if (e.error) bump(report.actualErrors, e.error.code);
             halves.set(e.callId, { ...halves.get(e.callId), a: e });

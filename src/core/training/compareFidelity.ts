@@ -57,18 +57,39 @@ export function compareFidelity(a: FidelityReport, b: FidelityReport): FidelityC
 
 const signed = (x: number | null) => (x === null ? '-' : `${x >= 0 ? '+' : ''}${x.toFixed(2)}`);
 
+/** Column titles of the score columns, in {@link COMPARED_SCORES} order. */
+export const COMPARED_SCORE_TITLES: Record<(typeof COMPARED_SCORES)[number], string> = {
+  exactMatch: 'exact', fieldF1: 'field F1', keyJaccard: 'key Jaccard', typeAgreement: 'type', errorAgreement: 'error state',
+};
+
+/** The explanation printed under a comparison: what the numbers are. */
+export const COMPARISON_NOTE = 'Scores are means over the calls both sides answered; validity is the share of rehearsals that parsed. Δ = B − A.';
+
+/** Why a comparison has no task success, and where to measure it. */
+export const TASK_SUCCESS_NOTE = 'Task success: not measured. Replay re-rehearses the recorded calls and plays no episode; compare task success with `rehearse run --policy <model>` on the held-out tasks.';
+
+/** One score as `A→B (±Δ)`. */
+export function deltaCell(d: ScoreDelta): string {
+  return `${score(d.a)}→${score(d.b)} (${signed(d.delta)})`;
+}
+
+/** The comparison as table cells: a header, then per tool (and last over all calls) each score as `A→B (±Δ)`. */
+export function comparisonTable(c: FidelityComparison): { header: string[]; rows: string[][] } {
+  const header = ['tool', 'calls', 'validity', ...COMPARED_SCORES.map((k) => COMPARED_SCORE_TITLES[k])];
+  const rows = [...c.perTool, c.overall].map((r) => [r.tool, String(r.calls), deltaCell(r.validity), ...COMPARED_SCORES.map((k) => deltaCell(r.scores[k]))]);
+  return { header, rows };
+}
+
 /** The comparison as a table: per tool, each score as `A→B (±Δ)`. */
 export function renderFidelityComparison(c: FidelityComparison, names: { a: string; b: string }): string {
-  const header = ['tool', 'calls', 'validity', 'exact', 'field F1', 'key Jaccard', 'type', 'error state'];
-  const cell = (d: ScoreDelta) => `${score(d.a)}→${score(d.b)} (${signed(d.delta)})`;
-  const rows = [...c.perTool, c.overall].map((r) => [r.tool, String(r.calls), cell(r.validity), ...COMPARED_SCORES.map((k) => cell(r.scores[k]))]);
+  const { header, rows } = comparisonTable(c);
   return [
     `A: ${names.a}`,
     `B: ${names.b}`,
     '',
     renderTable(header, rows),
     '',
-    'Scores are means over the calls both sides answered; validity is the share of rehearsals that parsed. Δ = B − A.',
-    'Task success: not measured. Replay re-rehearses the recorded calls and plays no episode; compare task success with `rehearse run --policy <model>` on the held-out tasks.',
+    COMPARISON_NOTE,
+    TASK_SUCCESS_NOTE,
   ].join('\n');
 }

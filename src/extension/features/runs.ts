@@ -96,12 +96,13 @@ export function registerRunFeatures(context: vscode.ExtensionContext, services: 
   );
 }
 
-function fsPath(target: TaskTarget): string {
+/** The path of a file or folder target. */
+export function fsPath(target: TaskTarget): string {
   return typeof target === 'string' ? target : target.fsPath;
 }
 
 /** The workspace folder that holds a path, else the first one. */
-function workspaceFolderFor(p: string): string | undefined {
+export function workspaceFolderFor(p: string): string | undefined {
   const folders = vscode.workspace.workspaceFolders ?? [];
   const inside = folders.find((f) => p === f.uri.fsPath || p.startsWith(f.uri.fsPath + path.sep));
   return (inside ?? folders[0])?.uri.fsPath;

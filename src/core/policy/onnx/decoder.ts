@@ -7,18 +7,23 @@ import { sampleToken, seededRandom } from '../sampling';
 import type { DeviceAttempt, DeviceReport, DeviceSetting } from './device';
 import { devicesToTry, executionProvider, explainDeviceFailure } from './device';
 import type { PastTensors } from './kvCache';
-import { commonPrefixLength, emptyPast, presentsAsPast, tilePast, truncatePast } from './kvCache';
+import { commonPrefixLength, emptyPast, pastAsPrefix, presentsAsPast, tilePast, truncatePast } from './kvCache';
 import type { ModelFolderInfo } from './modelFolder';
 import { TextStream } from './textStream';
 
 /** Models below this size decode fastest on one thread: thread hand-offs cost more than the work. */
 const SMALL_MODEL_BYTES = 64 * 1024 * 1024;
 
-/** Session threading: an explicit count, or one sequential thread for small models on CPU (benchmarks build their bare loops with it). */
+/**
+ * Session threading: an explicit count, or one sequential thread for small models on CPU (benchmarks
+ * build their bare loops with it). A model's size counts its external weights (`model.onnx_data`, as
+ * large exports write them): judged by the graph file alone, a 0.5B model ran on one thread, 4.2x
+ * slower than onnxruntime's default on 16 cores.
+ */
 export async function threadOptions(file: string, device: string, threads: number | undefined): Promise<ort.InferenceSession.SessionOptions> {
   if (threads && threads > 0) return { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' };
   if (device !== 'cpu') return {};
-  const { size } = await fs.stat(file);
+  const size = (await fs.stat(file)).size + (await fs.stat(`${file}_data`).then((s) => s.size, () => 0));
   return size < SMALL_MODEL_BYTES ? { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' } : {};
 }
 
@@ -36,6 +41,29 @@ function kvOutputLocations(info: ModelFolderInfo): Record<string, ort.Tensor.Dat
   const out: Record<string, ort.Tensor.DataLocation> = { logits: 'cpu' };
   for (let i = 0; i < info.numLayers; i++) { out[`present.${i}.key`] = 'gpu-buffer'; out[`present.${i}.value`] = 'gpu-buffer'; }
   return out;
+}
+
+/**
+ * Inputs of one forward pass: `batch` rows of `ids.length / batch` new tokens after `pastLength`
+ * cached ones (the same positions in every row; nothing is padding). With a `prefix` (the prompt's
+ * cache, batch 1) they are the cascade graph's, which has no attention mask and always positions.
+ */
+export function forwardInputs(ids: readonly number[], pastLength: number, batch: number, past: PastTensors, options: { positionIds: boolean; prefix?: PastTensors }): Record<string, ort.Tensor> {
+  const { prefix } = options;
+  const seq = ids.length / batch;
+  const total = pastLength + seq;
+  const feeds: Record<string, ort.Tensor> = {
+    input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [batch, seq]),
+    ...past,
+    ...prefix,
+  };
+  if (!prefix) feeds['attention_mask'] = new ort.Tensor('int64', new BigInt64Array(batch * total).fill(1n), [batch, total]);
+  if (prefix || options.positionIds) {
+    const positions = new BigInt64Array(batch * seq);
+    for (let b = 0; b < batch; b++) for (let j = 0; j < seq; j++) positions[b * seq + j] = BigInt(pastLength + j);
+    feeds['position_ids'] = new ort.Tensor('int64', positions, [batch, seq]);
+  }
+  return feeds;
 }
 
 /** One generation: a prompt, how many samples, how to sample and when to stop. */
@@ -71,6 +99,8 @@ export interface GenerateResult {
   decodeMs: number;
   /** Forward passes after the prefill. */
   decodeSteps: number;
+  /** The samples read one shared copy of the prompt's cache (the cascade graph). */
+  sharedPrefix: boolean;
 }
 
 interface KvSession {
@@ -85,6 +115,8 @@ const MAX_SESSIONS = 8;
  * The forward passes of a causal LM in the Hugging Face ONNX layout, on onnxruntime-node, with a
  * decode loop of our own: it keeps each episode's KV cache between turns (only the new suffix of a
  * prompt is encoded) and decodes n samples of one prompt as one batch after a single shared prefill.
+ * With the folder's cascade graph the n samples read the prompt's cache in place (one copy for all);
+ * without it each sample carries a copy, and every step concatenates and returns all n.
  * It works on token ids; text goes through {@link OnnxEngine}.
  */
 export class OnnxDecoder {
@@ -95,19 +127,29 @@ export class OnnxDecoder {
     readonly device: DeviceReport,
     private readonly model: ort.InferenceSession,
     private readonly hasPositionIds: boolean,
+    /** The cascade graph, when the folder has one. */
+    private readonly cascade: ort.InferenceSession | undefined,
   ) {}
 
   /** Creates the ONNX session on the first device of the setting that works. */
   static async load(info: ModelFolderInfo, setting: DeviceSetting = 'auto', threads?: number, options: { kvOnDevice?: boolean } = {}): Promise<OnnxDecoder> {
     const attempts: DeviceAttempt[] = [];
-    const file = path.join(info.dir, info.onnxFile);
+    const main = path.join(info.dir, info.onnxFile);
+    let file = main;
     for (const device of devicesToTry(setting)) {
       try {
         // On a GPU the KV cache can stay in device memory between steps instead of a round trip per token.
         const location = options.kvOnDevice && device === 'webgpu' ? { preferredOutputLocation: kvOutputLocations(info) } : {};
-        const model = await ort.InferenceSession.create(file, { executionProviders: [executionProvider(device)], logSeverityLevel: 3, ...location, ...(await threadOptions(file, device, threads)) });
+        const sessionOptions = { executionProviders: [executionProvider(device)], logSeverityLevel: 3 as const, ...location, ...(await threadOptions(main, device, threads)) };
+        file = main;
+        const model = await ort.InferenceSession.create(file, sessionOptions);
+        let cascade: ort.InferenceSession | undefined;
+        if (info.cascadeFile) {
+          file = path.join(info.dir, info.cascadeFile);
+          cascade = await ort.InferenceSession.create(file, sessionOptions).catch(async (err: unknown) => { await model.release(); throw err; });
+        }
         attempts.push({ device, ok: true });
-        return new OnnxDecoder(info, { device, attempts }, model, model.inputNames.includes('position_ids'));
+        return new OnnxDecoder(info, { device, attempts }, model, model.inputNames.includes('position_ids'), cascade);
       } catch (err) {
         // The CPU provider is always there: when it cannot load the file, the file is at fault.
         if (device === 'cpu') throw new StudioError('MODEL_FILE_BROKEN', `${file} cannot be loaded (${firstLine(errorMessage(err))}); re-export the model (\`python3 -m trainer export\`).`);
@@ -142,12 +184,16 @@ export class OnnxDecoder {
     if (!cached) reused = 0;
 
     const t0 = performance.now();
-    let outputs = await this.model.run(this.feeds(prompt.slice(reused), reused, 1, past));
+    let outputs = await this.model.run(forwardInputs(prompt.slice(reused), reused, 1, past, { positionIds: this.hasPositionIds }));
     const prefillMs = performance.now() - t0;
     let logits = outputs['logits'] as ort.Tensor;
     past = presentsAsPast(outputs, info.numLayers);
     const prefillPast = past;
-    if (n > 1) past = await tilePast(past, n);
+    // n samples: the cascade graph reads the prompt's cache once for all of them and keeps only their
+    // own tokens in `past`; the plain graph needs a copy of the prompt's cache per sample.
+    const prefix = n > 1 && this.cascade ? pastAsPrefix(prefillPast) : undefined;
+    if (prefix) past = emptyPast(info.numLayers, info.numKeyValueHeads, info.headDim, n);
+    else if (n > 1) past = await tilePast(past, n);
 
     const V = info.vocabSize;
     const randoms = Array.from({ length: n }, (_, i) => seededRandom(req.sampling.seed * 7919 + i + 1));
@@ -185,7 +231,7 @@ export class OnnxDecoder {
       }
       if (req.signal?.aborted) for (const s of samples) s.finish ??= 'cancelled';
       if (samples.every((s) => s.finish)) break;
-      outputs = await this.model.run(this.feeds(tokens, length, n, past));
+      outputs = await (prefix ? this.cascade! : this.model).run(forwardInputs(tokens, length, n, past, { positionIds: this.hasPositionIds, prefix }));
       decodeSteps++;
       length++;
       seqLen = 1;
@@ -195,12 +241,12 @@ export class OnnxDecoder {
       if (previous !== prefillPast) releaseDeviceTensors(previous);
     }
     const decodeMs = performance.now() - t1;
-    if (n === 1 && prefillPast !== past) releaseDeviceTensors(prefillPast);
-
-    if (req.session) {
-      // n = 1: the cache now covers the prompt and every generated token but the last one.
+    // n = 1: the cache now covers the prompt and every generated token but the last one; n > 1: the prompt.
+    const kept = req.session ? (n === 1 ? past : prefillPast) : undefined;
+    for (const t of new Set([prefillPast, past])) if (t !== kept) releaseDeviceTensors(t);
+    if (req.session && kept) {
       const ids = n === 1 ? prompt.concat(samples[0].ids.slice(0, -1)) : prompt;
-      this.remember(req.session, { ids, past: n === 1 ? past : prefillPast, lastUsed: Date.now() });
+      this.remember(req.session, { ids, past: kept, lastUsed: Date.now() });
     }
     if (decode) for (const s of samples) s.text = decode(s.ids.filter((id) => !eos.has(id)));
     return {
@@ -211,23 +257,8 @@ export class OnnxDecoder {
       prefillMs,
       decodeMs,
       decodeSteps,
+      sharedPrefix: prefix !== undefined,
     };
-  }
-
-  private feeds(ids: readonly number[], pastLength: number, batch: number, past: PastTensors): Record<string, ort.Tensor> {
-    const seq = ids.length / batch;
-    const total = pastLength + seq;
-    const feeds: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [batch, seq]),
-      attention_mask: new ort.Tensor('int64', new BigInt64Array(batch * total).fill(1n), [batch, total]),
-      ...past,
-    };
-    if (this.hasPositionIds) {
-      const positions = new BigInt64Array(batch * seq);
-      for (let b = 0; b < batch; b++) for (let j = 0; j < seq; j++) positions[b * seq + j] = BigInt(pastLength + j);
-      feeds['position_ids'] = new ort.Tensor('int64', positions, [batch, seq]);
-    }
-    return feeds;
   }
 
   private remember(key: string, session: KvSession): void {
@@ -242,5 +273,6 @@ export class OnnxDecoder {
   async dispose(): Promise<void> {
     this.sessions.clear();
     await this.model.release();
+    await this.cascade?.release();
   }
 }

@@ -66,3 +66,10 @@ export function presentsAsPast(outputs: ort.InferenceSession.OnnxValueMapType, l
   }
   return out;
 }
+
+/** A batch-1 past as the shared prompt cache of the cascade graph (`past_key_values.*` → `prefix_key_values.*`); the tensors are not copied. */
+export function pastAsPrefix(past: PastTensors): PastTensors {
+  const out: PastTensors = {};
+  for (const [name, t] of Object.entries(past)) out[name.replace(/^past_key_values\./, 'prefix_key_values.')] = t;
+  return out;
+}

@@ -15,6 +15,8 @@ export interface ModelFolderInfo {
   padTokenId: number;
   /** The ONNX file, relative to `dir`. */
   onnxFile: string;
+  /** The cascade graph (n samples over one shared prompt cache), relative to `dir`; absent in older exports. */
+  cascadeFile?: string;
   hasChatTemplate: boolean;
 }
 
@@ -44,6 +46,18 @@ function num(config: Record<string, unknown>, key: string, file: string, fallbac
   throw new StudioError('MODEL_FILE_BROKEN', `${file} lacks the number "${key}"; re-export the model.`);
 }
 
+/** Written by `python3 -m trainer export` beside the main graph unless `export.cascade` is false. */
+const CASCADE_FILE = 'onnx/model_cascade.onnx';
+
+/** Whether `file` exists and is large enough to be an ONNX graph at all. */
+async function usableFile(dir: string, file: string): Promise<boolean> {
+  try {
+    return (await fs.stat(path.join(dir, file))).size >= 64;
+  } catch {
+    return false;
+  }
+}
+
 function ids(v: unknown): number[] {
   if (typeof v === 'number') return [v];
   if (Array.isArray(v)) return v.filter((x): x is number => typeof x === 'number');
@@ -67,10 +81,7 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
   const tokenizerConfig = await readJson(dir, 'tokenizer_config.json');
   await readJson(dir, 'tokenizer.json');
   const onnxFile = 'onnx/model.onnx';
-  try {
-    const s = await fs.stat(path.join(dir, onnxFile));
-    if (s.size < 64) throw new Error('too small');
-  } catch {
+  if (!(await usableFile(dir, onnxFile))) {
     throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no usable ${onnxFile}; export the model with \`python3 -m trainer export\`.`);
   }
   // Weights past protobuf's 2 GB live beside the graph; config.json says so for transformers.js.
@@ -82,6 +93,7 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
       throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no ${onnxFile}_data (its config.json says the weights are stored there); copy it beside ${onnxFile} or re-export the model.`);
     }
   }
+  const cascadeFile = await usableFile(dir, CASCADE_FILE) ? CASCADE_FILE : undefined;
   const heads = num(config, 'num_attention_heads', 'config.json');
   const hidden = num(config, 'hidden_size', 'config.json');
   const eos = [...new Set([...ids(generation['eos_token_id']), ...ids(config['eos_token_id'])])];
@@ -96,6 +108,7 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
     eosTokenIds: eos,
     padTokenId: ids(generation['pad_token_id'])[0] ?? ids(config['pad_token_id'])[0] ?? eos[0],
     onnxFile,
+    cascadeFile,
     hasChatTemplate: typeof tokenizerConfig['chat_template'] === 'string',
   };
 }

@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../base/errors';
 import { studioRoot } from '../../base/studioRoot';
 import { envaceLaunch } from './envace';
 import type { RunSpec } from './runSpec';
-import { trainerConfigFor } from './runSpec';
+import { invalidRunSpec, trainerConfigFaults, trainerConfigFor } from './runSpec';
 
 /** How a training run is started. */
 export type TrainingBackend = 'local' | 'torchrun' | 'envace';
@@ -16,6 +17,9 @@ export const DEFAULT_TRAINER_PYTHON = '/usr/bin/python3';
 
 /** The file name of the trainer config a launch writes into the run folder. */
 export const GENERATED_CONFIG = 'trainer-config.json';
+
+/** The file name of the trainer config an export after the run writes into the run folder. */
+export const EXPORT_CONFIG = 'export-config.json';
 
 /** Everything needed to start (or, for envace, to hand over) a training run: argv, never a shell string. */
 export interface LaunchPlan {
@@ -55,15 +59,9 @@ export interface PlanOptions {
  */
 export function planLaunch(spec: RunSpec, backend: TrainingBackend, options: PlanOptions = {}): LaunchPlan {
   if (backend === 'envace') return envaceLaunch(spec);
-  const python = options.python ?? spec.hardware.python ?? process.env['TRAINER_PYTHON'] ?? DEFAULT_TRAINER_PYTHON;
-  const root = options.trainerRoot ?? studioRoot();
+  const { python, root, env } = trainerProcess(spec, options);
   const trainerConfig = trainerConfigFor(spec);
   const configFile = path.join(spec.out_dir, GENERATED_CONFIG);
-  const env: Record<string, string> = {
-    PYTHONPATH: root,
-    // The trainer sets it too; torchrun's workers must inherit it (spin-waiting oversubscribes small machines).
-    OMP_WAIT_POLICY: 'PASSIVE',
-  };
   const trainerArgs = ['-m', 'trainer', spec.objective, '--config', configFile];
   if (backend === 'local') {
     if ((spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1) {
@@ -85,6 +83,40 @@ export function planLaunch(spec: RunSpec, backend: TrainingBackend, options: Pla
   }
   launcher.push('--redirects', '1', '--tee', '1', '--monitor_interval', '0.5');
   return { backend, argv: [...launcher, ...trainerArgs], env, cwd: root, outDir: spec.out_dir, trainerConfig, configFile, runsHere: true };
+}
+
+/** The Python, the studio root and the environment of a trainer process of this spec. */
+function trainerProcess(spec: RunSpec, options: PlanOptions): { python: string; root: string; env: Record<string, string> } {
+  const python = options.python ?? spec.hardware.python ?? process.env['TRAINER_PYTHON'] ?? DEFAULT_TRAINER_PYTHON;
+  const root = options.trainerRoot ?? studioRoot();
+  const env: Record<string, string> = {
+    PYTHONPATH: root,
+    // The trainer sets it too; torchrun's workers must inherit it (spin-waiting oversubscribes small machines).
+    OMP_WAIT_POLICY: 'PASSIVE',
+  };
+  return { python, root, env };
+}
+
+/** True when a model folder holds the ONNX graph the policy host loads. */
+export function isExported(modelFolder: string): boolean {
+  return existsSync(path.join(modelFolder, 'onnx', 'model.onnx'));
+}
+
+/**
+ * The trainer's `export` of a trained model folder (a run's `final/`, or a checkpoint) to ONNX in
+ * place, with the spec's `hyperparameters.export`: for runs whose spec turned `train.export_at_end`
+ * off, so that the result can be used as a policy. One local process.
+ */
+export function planExport(spec: RunSpec, modelFolder: string, options: PlanOptions = {}): LaunchPlan {
+  const { python, root, env } = trainerProcess(spec, options);
+  const exportSection = spec.hyperparameters?.['export'];
+  const trainerConfig: Record<string, unknown> = {
+    device: 'cpu', ...(spec.hardware.threads !== undefined ? { threads: spec.hardware.threads } : {}), model: { path: modelFolder }, ...(exportSection ? { export: structuredClone(exportSection) } : {}),
+  };
+  const faults = trainerConfigFaults(trainerConfig, ['export']);
+  if (faults.length) throw invalidRunSpec(spec.file, faults);
+  const configFile = path.join(spec.out_dir, EXPORT_CONFIG);
+  return { backend: 'local', argv: [python, '-m', 'trainer', 'export', '--config', configFile], env, cwd: root, outDir: spec.out_dir, trainerConfig, configFile, runsHere: true };
 }
 
 const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;

@@ -114,6 +114,11 @@ export function trainerConfigFaults(config: unknown, passThrough: readonly strin
   });
 }
 
+/** The error of a run file with faults (`$.path: what`), one per line. */
+export function invalidRunSpec(file: string, faults: string[]): StudioError {
+  return new StudioError('RUN_SPEC_INVALID', `${file} is not a valid training run:\n  ${faults.join('\n  ')}`, { faults });
+}
+
 /** Parses and validates a run spec's text; paths are resolved against `file`'s folder. */
 export function parseRunSpec(text: string, file: string): RunSpec {
   const absolute = path.resolve(file);
@@ -122,14 +127,14 @@ export function parseRunSpec(text: string, file: string): RunSpec {
     throw new StudioError('RUN_SPEC_INVALID', `${file} is not valid JSON: ${(err as Error).message}`);
   }
   const faults = runSpecFaults(value);
-  if (faults.length) throw new StudioError('RUN_SPEC_INVALID', `${file} is not a valid training run:\n  ${faults.join('\n  ')}`, { faults });
+  if (faults.length) throw invalidRunSpec(file, faults);
   const spec = value as RunSpecFile;
   const folder = path.dirname(absolute);
   const resolve = (p: string) => path.resolve(folder, p);
   const name = spec.name ?? path.basename(absolute).replace(/\.json$/i, '').replace(/[^A-Za-z0-9._-]/g, '-');
   const data = { train: (spec.data?.train ?? []).map(resolve), grounding: (spec.data?.grounding ?? []).map(resolve) };
   if (spec.objective === 'sft' && data.train.length === 0) {
-    throw new StudioError('RUN_SPEC_INVALID', `${file} is not a valid training run:\n  $.data.train: sft needs at least one rows file (rehearse export --out rows.jsonl)`);
+    throw invalidRunSpec(file, ['$.data.train: sft needs at least one rows file (rehearse export --out rows.jsonl)']);
   }
   return {
     ...spec,
@@ -181,6 +186,6 @@ export function trainerConfigFor(spec: RunSpec): Record<string, unknown> {
     if (hyper['rollouts']) config['rollouts'] = hyper['rollouts'];
   }
   const faults = trainerConfigFaults(config, Object.keys(hyper));
-  if (faults.length) throw new StudioError('RUN_SPEC_INVALID', `${spec.file} is not a valid training run:\n  ${faults.join('\n  ')}`, { faults });
+  if (faults.length) throw invalidRunSpec(spec.file, faults);
   return config;
 }

@@ -1,13 +1,21 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../../base/errors';
 import { Emitter } from '../../base/event';
 import type { Event } from '../../base/event';
 import { StderrLog } from '../../env/stderrLog';
+import { readLines } from '../../trace/lineReader';
 import type { LaunchPlan } from './backends';
+
+/** The file of a run folder where the trainer appends every event (docs/trainer-events.md). */
+export const EVENTS_FILE = 'events.jsonl';
+
+/** The file of a run folder where the launcher appends the trainer's stderr. */
+export const TRAINER_LOG = 'trainer.log';
 
 /** One JSON event of the trainer's stdout (docs/trainer-events.md). */
 export interface TrainerEvent {
@@ -38,10 +46,15 @@ export interface TrainingOutcome {
 export interface SuperviseOptions {
   /** Milliseconds between SIGINT and SIGTERM, and between SIGTERM and SIGKILL, when cancelling. */
   graceMs?: number;
+  /** Appends the trainer's stderr to this file (the run folder's {@link TRAINER_LOG}). */
+  logFile?: string;
 }
 
-/** Strips the `[default0]:` prefix torchrun's `--tee` puts before each worker line. */
-function eventLine(line: string): TrainerEvent | undefined {
+/**
+ * One trainer event from a line of its stdout or events file; undefined for anything else. Strips the
+ * `[default0]:` prefix torchrun's `--tee` puts before each worker line.
+ */
+export function parseTrainerEventLine(line: string): TrainerEvent | undefined {
   const text = line.replace(/^\[[^\]]*\]:/, '').trim();
   if (!text.startsWith('{')) return undefined;
   try {
@@ -72,7 +85,7 @@ export class TrainingProcess {
   private cancelled = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
-  private constructor(readonly plan: LaunchPlan, private readonly options: SuperviseOptions, private readonly child: ChildProcess) {
+  private constructor(readonly plan: LaunchPlan, private readonly options: SuperviseOptions, private readonly child: ChildProcess, private readonly log?: WriteStream) {
     this.done = this.supervise();
   }
 
@@ -86,10 +99,15 @@ export class TrainingProcess {
     if (!existsSync(plan.argv[0]) && path.isAbsolute(plan.argv[0])) {
       throw new StudioError('TRAINER_PYTHON_MISSING', `${plan.argv[0]} does not exist: install Python 3 with torch (Debian: apt-get install python3-torch), or set hardware.python in the run file.`);
     }
+    let log: WriteStream | undefined;
+    if (options.logFile) {
+      await mkdir(path.dirname(options.logFile), { recursive: true });
+      log = createWriteStream(options.logFile, { flags: 'a' });
+    }
     const child = spawn(plan.argv[0], plan.argv.slice(1), {
       cwd: plan.cwd, env: { ...process.env, ...plan.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32',
     });
-    return new TrainingProcess(plan, options, child);
+    return new TrainingProcess(plan, options, child, log);
   }
 
   /** The process id (of torchrun, for that backend). */
@@ -115,7 +133,11 @@ export class TrainingProcess {
 
   private supervise(): Promise<TrainingOutcome> {
     const child = this.child;
-    const stderr = new StderrLog((line) => this.logEmitter.fire(line.replace(/^\[trainer\] /, '')), 'trainer', 60);
+    const stderr = new StderrLog((line) => {
+      const text = line.replace(/^\[trainer\] /, '');
+      this.log?.write(text + '\n');
+      this.logEmitter.fire(text);
+    }, 'trainer', 60);
     const outcome: TrainingOutcome = { status: 'failed', exitCode: null, signal: null, stderrTail: '', events: 0 };
     let lastError: { code: string; message: string } | undefined;
     let sawDone = false;
@@ -133,7 +155,7 @@ export class TrainingProcess {
       const lines = (partial + chunk).split('\n');
       partial = lines.pop() ?? '';
       for (const line of lines) {
-        const e = eventLine(line);
+        const e = parseTrainerEventLine(line);
         if (e) onEvent(e);
         else if (line.trim()) stderr.push(line + '\n');
       }
@@ -144,7 +166,7 @@ export class TrainingProcess {
       child.on('error', (err) => { spawnError = err; });
       child.on('close', (code, signal) => {
         for (const t of this.timers) clearTimeout(t);
-        const last = eventLine(partial);
+        const last = parseTrainerEventLine(partial);
         if (last) onEvent(last);
         stderr.flush();
         outcome.exitCode = code;
@@ -163,7 +185,8 @@ export class TrainingProcess {
         }
         this.eventEmitter.dispose();
         this.logEmitter.dispose();
-        resolve(outcome);
+        if (this.log) this.log.end(() => resolve(outcome));
+        else resolve(outcome);
       });
     });
   }
@@ -183,4 +206,24 @@ export async function latestCheckpoint(outDir: string): Promise<string | undefin
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The events of a run folder's {@link EVENTS_FILE} from byte `offset` on (0: all of them, oldest
+ * first), and the offset to read from next time (it grows while the trainer writes). A last line
+ * not yet terminated is left for the next read; lines that are not events are skipped. No file yet:
+ * no events.
+ */
+export async function readTrainerEvents(outDir: string, offset = 0): Promise<{ events: TrainerEvent[]; next: number }> {
+  const file = path.join(outDir, EVENTS_FILE);
+  const events: TrainerEvent[] = [];
+  let next = offset;
+  if (!existsSync(file)) return { events, next };
+  for await (const line of readLines(file, { start: offset })) {
+    if (!line.terminated) break;
+    next = line.offset + line.length + 1;
+    const e = line.oversized ? undefined : parseTrainerEventLine(line.bytes.toString('utf8'));
+    if (e) events.push(e);
+  }
+  return { events, next };
 }

@@ -1,0 +1,58 @@
+import * as os from 'node:os';
+import { StudioError } from '../../core/base/errors';
+import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotations } from '../../core/annotations/store';
+import type { AnnotationKind, AnnotationSeverity } from '../../core/annotations/schema';
+import { ANNOTATION_SEVERITIES } from '../../core/annotations/schema';
+import type { CallRow } from '../../core/report/fidelityReport';
+import { buildFidelityReport } from '../../core/report/fidelityReport';
+import { resolveTraceArgument } from '../../core/trace/discover';
+import type { CliIO } from '../io';
+
+/** Options of `rehearse annotate`. */
+export interface AnnotateArgs {
+  mismatches?: boolean;
+  severity?: string;
+  tools?: string;
+  author?: string;
+  json?: boolean;
+}
+
+/** The kind a missed rehearsal is marked with, from what its call row says happened; undefined: not a miss. */
+export function mismatchKind(row: CallRow): AnnotationKind | undefined {
+  if (row.outcome.startsWith('parse error')) return 'format_error';
+  if (row.outcome === 'mismatch, error state differs') return 'wrong_error_state';
+  if (row.outcome === 'mismatch') return 'hallucinated_value';
+  return undefined; // exact, a tool error the rehearsal cannot be scored against, or not compared
+}
+
+/**
+ * `rehearse annotate <trace> --mismatches [--severity S] [--tools a,b]`: marks, as a person would one
+ * by one in the editor, every call whose rehearsal missed (did not parse, error state differs, or
+ * another value) as a fidelity error, in the run's annotations.jsonl. Calls that already carry an
+ * annotation are left as they are, so running it again adds nothing and a person's marks win.
+ */
+export async function annotateCommand(trace: string, args: AnnotateArgs, io: CliIO): Promise<number> {
+  if (!args.mismatches) throw new StudioError('USAGE', 'Say which calls to mark: --mismatches marks every call whose rehearsal missed. (Single calls are marked in the editor.)');
+  const severity = (args.severity ?? 'major') as AnnotationSeverity;
+  if (!ANNOTATION_SEVERITIES.includes(severity)) throw new StudioError('USAGE', `--severity must be one of ${ANNOTATION_SEVERITIES.join(', ')}, got ${JSON.stringify(args.severity)}.`);
+  const files = await resolveTraceArgument(trace);
+  if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  const tools = args.tools ? new Set(args.tools.split(',').map((t) => t.trim()).filter(Boolean)) : undefined;
+  const file = annotationsFileFor(files[0]);
+  const existing = (await readAnnotations(file)).annotatedCalls();
+  const report = await buildFidelityReport(files, { listCalls: true });
+  const author = args.author ?? (os.userInfo().username || 'rehearse annotate');
+  const counts: Record<string, number> = {};
+  let kept = 0;
+  for (const row of report.callList ?? []) {
+    const kind = mismatchKind(row);
+    if (!kind || (tools && !tools.has(row.tool))) continue;
+    if (existing.has(row.callId)) { kept++; continue; }
+    await appendAnnotationEvent(file, { type: 'mark', id: newAnnotationId(), author, callId: row.callId, tool: row.tool, kind, severity, note: `marked by rehearse annotate --mismatches: ${row.outcome}` });
+    counts[kind] = (counts[kind] ?? 0) + 1;
+  }
+  const marked = Object.values(counts).reduce((a, b) => a + b, 0);
+  if (args.json) io.out(JSON.stringify({ annotations: file, marked, byKind: counts, alreadyAnnotated: kept, calls: report.calls }, null, 2));
+  else io.out(`marked ${marked} of ${report.calls} calls as ${severity} fidelity errors${marked ? ` (${Object.entries(counts).map(([k, n]) => `${n} ${k}`).join(', ')})` : ''}${kept ? `; ${kept} already annotated, left as they are` : ''}\nannotations: ${file}`);
+  return 0;
+}

@@ -1,0 +1,342 @@
+import { existsSync, promises as fs, unwatchFile, watchFile } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { Disposable } from '../core/base/disposable';
+import { errorMessage } from '../core/base/errors';
+import { freePort } from '../core/base/freePort';
+import type { LaunchPlan, TrainingBackend } from '../core/training/launch/backends';
+import { formatCommand, isExported, planExport, planLaunch } from '../core/training/launch/backends';
+import type { RunSpec } from '../core/training/launch/runSpec';
+import { loadRunSpec } from '../core/training/launch/runSpec';
+import type { TrainerEvent, TrainingOutcome } from '../core/training/launch/supervisor';
+import { EVENTS_FILE, TRAINER_LOG, TrainingProcess, latestCheckpoint, readTrainerEvents } from '../core/training/launch/supervisor';
+import type { TrainingDashboardSnapshot } from '../core/training/dashboard/protocol';
+import { stateForDashboard } from '../core/training/dashboard/protocol';
+import type { TrainingRunState } from '../core/training/dashboard/runState';
+import { applyOutcome, applyTrainerEvent, emptyRunState } from '../core/training/dashboard/runState';
+import { CONTEXT_KEYS } from './commands';
+
+/** What the editor records in a run folder when it launches a run: what Resume needs after a restart. */
+export const LAUNCH_RECORD = 'launch.json';
+
+interface LaunchRecord {
+  runFile: string;
+  backend: TrainingBackend;
+  command: string;
+}
+
+/** How many lines of the trainer's log a crash report quotes in its notification. */
+const NOTIFIED_TAIL_LINES = 6;
+
+/**
+ * One training run folder as the editor knows it: its state folded from the trainer's events (live
+ * from a process this editor started, or read back from events.jsonl), the process if attached, and
+ * what happened after the run (the ONNX export of its final model).
+ */
+export class TrainingRun extends Disposable {
+  state: TrainingRunState = emptyRunState();
+  runFile?: string;
+  backend: TrainingBackend = 'local';
+  command?: string;
+  process?: TrainingProcess;
+  /** The exported model folder, once done and exported: what "Use as policy" selects. */
+  model?: string;
+  afterRun?: TrainingDashboardSnapshot['afterRun'];
+  logTail?: string;
+  /** The base model of the run file (the policy a comparison starts from). */
+  base?: string;
+  /** Resolves when the attached process (and the export after it) has finished. */
+  finished: Promise<TrainingOutcome | undefined> = Promise.resolve(undefined);
+  private readonly changed = this._register(new vscode.EventEmitter<void>());
+  /** Fires whenever the state changes. */
+  readonly onDidChange = this.changed.event;
+  private offset = 0;
+  private following = false;
+
+  constructor(readonly outDir: string) {
+    super();
+    this._register({ dispose: () => this.unfollow() });
+  }
+
+  /** The run's name: its folder's. */
+  get name(): string {
+    return path.basename(this.outDir);
+  }
+
+  /** A process started by this editor is running it. */
+  get attached(): boolean {
+    return this.process !== undefined;
+  }
+
+  /** Folds an event in and tells the dashboard. */
+  apply(e: TrainerEvent): void {
+    applyTrainerEvent(this.state, e);
+    this.changed.fire();
+  }
+
+  /** Tells the dashboard that something besides an event changed. */
+  touch(): void {
+    this.changed.fire();
+  }
+
+  /** Replots from the run folder: events.jsonl, the launch record, the export. */
+  async load(): Promise<void> {
+    const { events, next } = await readTrainerEvents(this.outDir);
+    this.state = emptyRunState();
+    for (const e of events) applyTrainerEvent(this.state, e);
+    this.offset = next;
+    try {
+      const record = JSON.parse(await fs.readFile(path.join(this.outDir, LAUNCH_RECORD), 'utf8')) as LaunchRecord;
+      this.runFile = record.runFile;
+      this.backend = record.backend;
+      this.command = record.command;
+    } catch { /* not launched from the editor: no Resume without picking the run file */ }
+    if (this.state.status === 'done' && this.state.final && isExported(this.state.final)) {
+      this.model = this.state.final;
+      this.afterRun = { phase: 'exported' };
+    }
+    this.touch();
+  }
+
+  /**
+   * Follows events.jsonl while no process of this editor is attached: a run started elsewhere (or
+   * before a restart) that is still writing keeps plotting.
+   */
+  follow(): void {
+    if (this.following || this.attached || this.isDisposed) return;
+    this.following = true;
+    watchFile(path.join(this.outDir, EVENTS_FILE), { interval: 1000 }, () => void this.readMore());
+  }
+
+  private unfollow(): void {
+    if (!this.following) return;
+    this.following = false;
+    unwatchFile(path.join(this.outDir, EVENTS_FILE));
+  }
+
+  private async readMore(): Promise<void> {
+    if (this.attached) return;
+    const { events, next } = await readTrainerEvents(this.outDir, this.offset);
+    this.offset = next;
+    for (const e of events) applyTrainerEvent(this.state, e);
+    if (events.length) this.touch();
+  }
+
+  /** Starts watching a process of this editor: its events stream in through stdout. */
+  attach(proc: TrainingProcess): void {
+    this.unfollow();
+    this.process = proc;
+    this.state.status = 'waiting';
+    this.state.error = undefined;
+    this.logTail = undefined;
+    this.afterRun = undefined;
+    this._register(proc.onEvent((e) => this.apply(e)));
+  }
+
+  /** The process has ended: the supervisor's verdict, and where events.jsonl now ends. */
+  async detach(outcome: TrainingOutcome): Promise<void> {
+    this.process = undefined;
+    applyOutcome(this.state, outcome);
+    if (outcome.status === 'failed') this.logTail = outcome.stderrTail;
+    this.offset = (await readTrainerEvents(this.outDir, this.offset)).next;
+    this.touch();
+  }
+
+  /** The dashboard's whole snapshot. */
+  snapshot(): TrainingDashboardSnapshot {
+    const status = this.state.status;
+    const ended = status === 'cancelled' || status === 'failed';
+    return {
+      name: this.name,
+      outDir: this.outDir,
+      ...(this.runFile ? { runFile: this.runFile } : {}),
+      ...(this.command ? { command: this.command } : {}),
+      attached: this.attached,
+      state: stateForDashboard(this.state),
+      ...(this.model ? { model: this.model } : {}),
+      ...(this.afterRun ? { afterRun: this.afterRun } : {}),
+      ...(this.logTail ? { logTail: this.logTail } : {}),
+      actions: {
+        cancel: this.attached,
+        resume: !this.attached && ended,
+        usePolicy: !!this.model && !this.attached,
+        compare: !!this.model && !this.attached,
+      },
+    };
+  }
+}
+
+/** What a launch asks the person before it starts: the exact command. Replaceable by tests. */
+export type ConfirmLaunch = (message: string, detail: string) => Thenable<boolean>;
+
+/** The modal confirmation with the command in its detail. */
+export const confirmWithModal: ConfirmLaunch = async (message, detail) =>
+  (await vscode.window.showInformationMessage(message, { modal: true, detail }, 'Start')) === 'Start';
+
+/**
+ * The training runs of this editor: launches through the core's launcher and supervisor (one run
+ * folder at a time per process), after showing the exact command; streams each run's events to its
+ * {@link TrainingRun}, its log to the "Rehearsal Training" output channel and to trainer.log; on
+ * success exports the final model when the trainer did not; on a crash says why with the log tail
+ * and offers Resume.
+ */
+export class TrainingRuns extends Disposable {
+  private readonly runs = new Map<string, TrainingRun>();
+  readonly log: vscode.OutputChannel;
+  /** Asks before a launch; the editor tests replace it to read what is shown. */
+  confirmLaunch: ConfirmLaunch = confirmWithModal;
+  private readonly ended = this._register(new vscode.EventEmitter<TrainingRun>());
+  /** Fires when a run's process (and its export) has finished. */
+  readonly onDidEnd = this.ended.event;
+
+  constructor(private readonly onAttention: (run: TrainingRun, action: 'usePolicy' | 'compare' | 'resume' | 'show') => void) {
+    super();
+    this.log = this._register(vscode.window.createOutputChannel('Rehearsal Training'));
+    this._register({ dispose: () => { for (const r of this.runs.values()) { r.process?.cancel(); r.dispose(); } this.runs.clear(); } });
+  }
+
+  /** The runs known to this editor (tests read them). */
+  get all(): TrainingRun[] {
+    return [...this.runs.values()];
+  }
+
+  /** The run of a folder, created (and replotted from its events) when first asked for. */
+  async open(outDir: string): Promise<TrainingRun> {
+    const key = path.resolve(outDir);
+    let run = this.runs.get(key);
+    if (!run) {
+      run = new TrainingRun(key);
+      this.runs.set(key, run);
+      await run.load();
+      if (run.state.status === 'running' || run.state.status === 'waiting') run.follow();
+    }
+    return run;
+  }
+
+  /**
+   * Launches a run file: shows the exact command (modal), then starts the trainer. Resolves with the
+   * run once started; undefined when the person declined or the run file is wrong (said in a message).
+   */
+  async start(runFile: string): Promise<TrainingRun | undefined> {
+    let spec: RunSpec;
+    let plan: LaunchPlan;
+    try {
+      spec = await loadRunSpec(runFile);
+      const backend: TrainingBackend = (spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1 ? 'torchrun' : 'local';
+      const masterPort = backend === 'torchrun' && (spec.hardware.nodes ?? 1) === 1 && !spec.hardware.master_port ? await freePort() : undefined;
+      plan = planLaunch(spec, backend, { masterPort });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Rehearsal: ${errorMessage(err)}`);
+      return undefined;
+    }
+    const run = await this.open(plan.outDir);
+    if (run.attached) {
+      void vscode.window.showWarningMessage(`Rehearsal: the training run ${run.name} is already running.`);
+      this.onAttention(run, 'show');
+      return run;
+    }
+    const command = formatCommand(plan);
+    const resumeFrom = await latestCheckpoint(plan.outDir);
+    const confirmed = await this.confirmLaunch(
+      `${resumeFrom ? 'Resume' : 'Start'} the training run "${spec.name}"?`,
+      [command, '', `in ${plan.cwd}`, resumeFrom ? `resumes from ${resumeFrom}` : 'starts from the base model', `run folder ${plan.outDir}`].join('\n'));
+    if (!confirmed) return undefined;
+
+    const record: LaunchRecord = { runFile: spec.file, backend: plan.backend, command };
+    await fs.mkdir(plan.outDir, { recursive: true });
+    await fs.writeFile(path.join(plan.outDir, LAUNCH_RECORD), JSON.stringify(record, null, 1) + '\n');
+    Object.assign(run, { runFile: spec.file, backend: plan.backend, command, base: spec.base, model: undefined });
+    this.log.appendLine(`$ ${command}`);
+    if (resumeFrom) this.log.appendLine(`resuming from ${resumeFrom}`);
+    let proc: TrainingProcess;
+    try {
+      proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Rehearsal: the training run could not start: ${errorMessage(err)}`);
+      return undefined;
+    }
+    run.attach(proc);
+    this.followLog(proc);
+    this.updateContext();
+    run.finished = proc.done.then((outcome) => this.whenEnded(run, spec, outcome));
+    this.onAttention(run, 'show');
+    return run;
+  }
+
+  /** Resumes a cancelled or crashed run from its newest checkpoint (the same command again). */
+  async resume(run: TrainingRun): Promise<TrainingRun | undefined> {
+    if (run.attached) throw new Error(`${run.name} is running.`);
+    let runFile = run.runFile;
+    if (!runFile || !existsSync(runFile)) {
+      runFile = (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Training run': ['json'] }, title: `The run file of ${run.name}`, openLabel: 'Resume With This Run File' }))?.[0]?.fsPath;
+      if (!runFile) return undefined;
+    }
+    return this.start(runFile);
+  }
+
+  /** Cancels a run's process: SIGINT, the trainer stops and keeps its newest checkpoint. */
+  cancel(run: TrainingRun): boolean {
+    if (!run.process) return false;
+    this.log.appendLine(`cancelling ${run.name}…`);
+    run.process.cancel();
+    return true;
+  }
+
+  private followLog(proc: TrainingProcess): void {
+    proc.onLog((line) => this.log.appendLine(line));
+    proc.onEvent((e) => { if (e.event !== 'step') this.log.appendLine(JSON.stringify(e)); });
+  }
+
+  private updateContext(): void {
+    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.training, this.all.some((r) => r.attached));
+  }
+
+  private async whenEnded(run: TrainingRun, spec: RunSpec, outcome: TrainingOutcome): Promise<TrainingOutcome> {
+    await run.detach(outcome);
+    this.updateContext();
+    this.log.appendLine(`${run.name}: ${outcome.status}${outcome.error ? ` (${outcome.error.code}: ${outcome.error.message})` : ''}`);
+    if (outcome.status === 'done') {
+      await this.exportFinal(run, spec, outcome);
+    } else if (outcome.status === 'cancelled') {
+      void vscode.window.showInformationMessage(`Rehearsal: training run ${run.name} cancelled. ${outcome.error?.message ?? ''}`, 'Resume').then((a) => { if (a) this.onAttention(run, 'resume'); });
+    } else {
+      const tail = outcome.stderrTail.split('\n').filter(Boolean).slice(-NOTIFIED_TAIL_LINES).join(' ⏎ ');
+      void vscode.window.showErrorMessage(`Rehearsal: training run ${run.name} failed: ${outcome.error?.code}: ${outcome.error?.message}${tail ? ` Log tail: ${tail}` : ''}`, 'Resume', 'Show Log').then((a) => {
+        if (a === 'Resume') this.onAttention(run, 'resume');
+        if (a === 'Show Log') this.log.show(true);
+      });
+    }
+    this.ended.fire(run);
+    return outcome;
+  }
+
+  /** Makes sure the final model is exported to ONNX (the trainer does it unless train.export_at_end is off), then offers it. */
+  private async exportFinal(run: TrainingRun, spec: RunSpec, outcome: TrainingOutcome): Promise<void> {
+    const final = outcome.final ?? run.state.final;
+    if (!final) return;
+    if (!isExported(final)) {
+      run.afterRun = { phase: 'exporting' };
+      run.touch();
+      const plan = planExport(spec, final);
+      this.log.appendLine(`$ ${formatCommand(plan)}`);
+      try {
+        const proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
+        this.followLog(proc);
+        const exported = await proc.done;
+        if (exported.status !== 'done') throw new Error(`${exported.error?.code}: ${exported.error?.message}`);
+      } catch (err) {
+        run.afterRun = { phase: 'failed', message: errorMessage(err) };
+        run.touch();
+        void vscode.window.showErrorMessage(`Rehearsal: the export of ${final} failed: ${errorMessage(err)}`, 'Show Log').then((a) => { if (a) this.log.show(true); });
+        return;
+      }
+    }
+    run.model = final;
+    run.afterRun = { phase: 'exported' };
+    run.touch();
+    void vscode.window.showInformationMessage(`Rehearsal: training run ${run.name} is done; its model is ${final}.`, 'Use as Policy', 'Compare Fidelity…').then((a) => {
+      if (a === 'Use as Policy') this.onAttention(run, 'usePolicy');
+      if (a === 'Compare Fidelity…') this.onAttention(run, 'compare');
+    });
+  }
+}
