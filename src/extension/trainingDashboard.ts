@@ -6,6 +6,7 @@ import { TRAINING_DASHBOARD_VIEW_TYPE } from './commands';
 import { executeCommand } from './registerCommand';
 import type { TrainingRun, TrainingRuns } from './trainingRuns';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
+import { buildMessageHtml } from './webviewHtml';
 
 /** What the dashboards need from the rest of the extension. */
 export interface DashboardContext {
@@ -47,7 +48,7 @@ export class TrainingDashboards extends Disposable implements vscode.WebviewPane
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
     if (!isDashboardViewState(state)) {
-      panel.webview.html = '<!DOCTYPE html><html><body><p>This training dashboard cannot be restored. Open the run folder again (Rehearsal: Open Training Run).</p></body></html>';
+      panel.webview.html = buildMessageHtml('Training dashboard', 'This training dashboard cannot be restored. Open the run folder again (Rehearsal: Open Training Run).');
       return;
     }
     panel.webview.options = webviewPanelOptions(this.ctx.extensionUri);
