@@ -1,7 +1,7 @@
 // `rehearse compare`: a recorded trace replayed with two policies, per-tool deltas of the fidelity
 // scores and of rehearsal validity, and no invented task-success number.
 import * as assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FidelityComparison } from '../../src/core/training/compareFidelity';
@@ -21,7 +21,12 @@ describe('rehearse compare', function () {
     ensureServerBundles();
     ensurePolicyHostBundle();
     [scripted, random] = await Promise.all([scriptedModel(), randomTestModel(1)]);
+    // A copy of the random model with the file a trained policy carries.
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'compare-'));
+    const withConfig = path.join(dir, 'model');
+    await fs.cp(random, withConfig, { recursive: true });
+    await fs.writeFile(path.join(withConfig, 'rehearsal_config.json'), JSON.stringify({ maxTokens: { act: 48, rehearse: 48 } }));
+    random = withConfig;
     const tasks = await writeProbeTasks(path.join(dir, 'tasks'), [OK_CASE.case, REFUSED_CASE.case]);
     const run = await rehearse('run', ...tasks, '--policy', scripted, '--out', path.join(dir, 'runs'), '--no-progress', '--device', 'cpu');
     assert.equal(run.code, 0, run.err);
@@ -42,6 +47,12 @@ describe('rehearse compare', function () {
     assert.deepEqual(probe.scores.errorAgreement, { a: 0.5, b: null, delta: null });
     assert.equal(comparison.taskSuccess, null);
     assert.match(taskSuccessNote, /replay .* plays no episode/);
+
+    // Each side is replayed with its model folder's rehearsal_config.json (how it was trained to be
+    // prompted): the random model's says 48 rehearse tokens; the scripted model has none (defaults).
+    const runEvent = (side: 'a' | 'b') => JSON.parse(readFileSync((JSON.parse(r.out) as Record<string, { run: { traceFile: string } }>)[side].run.traceFile, 'utf8').split('\n')[0]) as { settings: { maxTokens: { rehearse: number } } };
+    assert.equal(runEvent('b').settings.maxTokens.rehearse, 48);
+    assert.notEqual(runEvent('a').settings.maxTokens.rehearse, 48);
 
     const table = await rehearse('compare', trace, '--policy', scripted, '--policy', random, '--out', path.join(dir, 'replays'), '--no-progress', '--device', 'cpu');
     assert.equal(table.code, 0, table.err);

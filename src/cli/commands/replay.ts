@@ -4,6 +4,7 @@ import { StudioError } from '../../core/base/errors';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { renderReport } from '../../core/report/reportText';
 import { palette } from '../../core/report/textFormat';
+import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { replayTrace } from '../../core/runner/replay';
 import { resolveTraceArgument, runsFolder } from '../../core/trace/discover';
 import type { CliIO } from '../io';
@@ -22,6 +23,7 @@ export async function replayCommand(trace: string, args: PolicyArgs & { out?: st
   try {
     summary = await replayTrace({
       source: files[0], runsDir: args.out ? path.resolve(args.out) : runsFolder(process.cwd()), policy,
+      settings: await settingsForStartedPolicy(policy),
       onProgress: (p) => { bar?.setTotal(p.total); bar?.update(p.done, { call: p.callId }); },
     });
   } finally {

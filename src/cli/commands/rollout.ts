@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { mergePolicySettings, readPolicySettings } from '../../core/policy/policySettings';
+import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { runTasks } from '../../core/runner/runner';
 import { loadTasks } from '../../core/tasks/loader';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
@@ -42,7 +42,7 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
     mode: 'imagine' as const, audit: !!args.audit, episodesPerTask: episodes,
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } },
   };
-  const settings = policy.info.kind === 'onnx' ? mergePolicySettings(await readPolicySettings(policy.info.id), chosen) : chosen;
+  const settings = await settingsForStartedPolicy(policy, chosen);
   const runsDir = path.resolve(args.runs ?? path.join(os.tmpdir(), 'rehearsal-rollouts'));
   let summary;
   try {

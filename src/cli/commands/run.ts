@@ -9,7 +9,7 @@ import { palette } from '../../core/report/textFormat';
 import { runTasks } from '../../core/runner/runner';
 import type { RunSettings } from '../../core/runner/settings';
 import { runsFolder } from '../../core/trace/discover';
-import { mergePolicySettings, readPolicySettings } from '../../core/policy/policySettings';
+import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import type { CliIO } from '../io';
 import type { PolicyArgs } from '../policyArg';
 import { describePolicy, openPolicy, policyJson } from '../policyArg';
@@ -69,7 +69,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
   const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
   const logLines: string[] = [];
   const policy = await openPolicy(args, tasks.map((t) => t.task), (line) => logLines.push(line));
-  const runSettings = policy.info.kind === 'onnx' ? mergePolicySettings(await readPolicySettings(policy.info.id), settings) : settings;
+  const runSettings = await settingsForStartedPolicy(policy, settings);
   const total = tasks.length * (settings.episodesPerTask ?? 1);
   const bar = args.progress === false ? undefined : new SingleBar({
     format: 'episodes {bar} {value}/{total} | {task} | {detail}',

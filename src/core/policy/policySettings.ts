@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
 import type { RunSettings } from '../runner/settings';
+import type { Policy } from './types';
 
 /** File in a model folder with the run settings its policy was trained for. */
 export const POLICY_SETTINGS_FILE = 'rehearsal_config.json';
@@ -40,4 +41,14 @@ export function mergePolicySettings(policy: PolicySettings, chosen: Partial<RunS
     rehearsePrompt: { ...policy.rehearsePrompt, ...chosen.rehearsePrompt },
     ...(policy.maxTokens || chosen.maxTokens ? { maxTokens: { ...policy.maxTokens, ...chosen.maxTokens } as RunSettings['maxTokens'] } : {}),
   };
+}
+
+/**
+ * Run settings for a started policy: a model folder's recommendations (its `rehearsal_config.json`)
+ * under what was chosen; other policies get what was chosen. Every command that runs, rolls out or
+ * replays with a policy goes through here, so a compact-prompt policy is never replayed with another
+ * prompt.
+ */
+export async function settingsForStartedPolicy(policy: Pick<Policy, 'info'>, chosen: Partial<RunSettings> = {}): Promise<Partial<RunSettings>> {
+  return policy.info.kind === 'onnx' ? mergePolicySettings(await readPolicySettings(policy.info.id), chosen) : chosen;
 }

@@ -1,3 +1,4 @@
+import { settingsForStartedPolicy } from '../policy/policySettings';
 import type { Policy } from '../policy/types';
 import type { FidelityReport } from '../report/fidelityReport';
 import { buildFidelityReport } from '../report/fidelityReport';
@@ -12,7 +13,7 @@ export interface ComparedPolicy {
   /** How the policy is named in the output (its argument or folder). */
   name: string;
   open: () => Promise<Policy>;
-  /** Run settings for its replay (a model folder's rehearsal_config.json, for instance). */
+  /** Run settings for its replay; by default what the started policy's model folder recommends (its rehearsal_config.json). */
   settings?: Partial<RunSettings>;
 }
 
@@ -61,7 +62,7 @@ export async function comparePolicies(options: ComparePoliciesOptions): Promise<
     try {
       options.onPolicy?.(side, policy);
       const run = await replayTrace({
-        source: options.trace, runsDir: options.runsDir, policy, settings: compared.settings, signal: options.signal,
+        source: options.trace, runsDir: options.runsDir, policy, settings: compared.settings ?? await settingsForStartedPolicy(policy), signal: options.signal,
         onProgress: (p) => options.onProgress?.(side, p),
       });
       return { name: compared.name, run };
