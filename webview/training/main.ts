@@ -14,6 +14,7 @@ import { TRAINING_CHARTS } from '../../src/core/training/dashboard/runState';
 import { lineChart, setLineSeries } from '../shared/charts';
 import { append, h } from '../shared/dom';
 import { HostConnection } from '../shared/host';
+import { statusLine } from '../shared/status';
 
 const CHARTS: Record<TrainingChartId, { title: string; y: string; empty: string }> = {
   loss: { title: 'Loss per role', y: 'loss', empty: 'No step yet.' },
@@ -29,6 +30,7 @@ const STATUS_TEXT: Record<TrainingDashboardSnapshot['state']['status'], string> 
 
 const app = document.getElementById('app')!;
 const host = new HostConnection<DashboardRequest, DashboardHostMessage, DashboardViewState>((m) => { if (m.type === 'snapshot') render(m.snapshot); });
+const { send } = statusLine(host, () => status);
 
 type Button = HTMLElement & { disabled: boolean };
 const button = (label: string, method: DashboardRequest['method'], done: string, appearance?: string): Button =>
@@ -67,20 +69,6 @@ app.replaceChildren(
   h('div', { class: 'charts' }, ...[...charts.values()].map((c) => c.section)),
 );
 
-function say(text: string, error = false): void {
-  status.textContent = text;
-  status.className = error ? 'status error' : 'status';
-}
-
-async function send(request: DashboardRequest, done: string): Promise<void> {
-  say('…');
-  try {
-    await host.request(request);
-    say(done);
-  } catch (err) {
-    say((err as Error).message, true);
-  }
-}
 
 function progressLine(s: TrainingDashboardSnapshot): string {
   const p = s.state.progress;

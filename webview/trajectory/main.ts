@@ -14,29 +14,16 @@ import type { HostMessage, PanelRequest, TrajectoryViewState } from '../../src/c
 import type { TrajectoryCall, TrajectorySide, TrajectorySnapshot, TrajectoryTurn } from '../../src/core/trajectory/snapshot';
 import { h } from '../shared/dom';
 import { HostConnection } from '../shared/host';
+import { statusLine } from '../shared/status';
 
 const app = document.getElementById('app')!;
 const host = new HostConnection<PanelRequest, HostMessage, TrajectoryViewState>((m) => { if (m.type === 'snapshot') render(m.snapshot); });
+const { send } = statusLine(host, () => status);
 let current: TrajectorySnapshot | undefined;
 let status: HTMLElement | undefined;
 
 const DIFF_WORDS: Record<string, string> = { changed: 'value differs', typeChanged: 'type differs', added: 'missing from the rehearsal', removed: 'invented by the rehearsal' };
 
-function say(text: string, error = false): void {
-  if (!status) return;
-  status.textContent = text;
-  status.className = error ? 'status error' : 'status';
-}
-
-async function send(request: PanelRequest, done: string): Promise<void> {
-  say('…');
-  try {
-    await host.request(request);
-    say(done);
-  } catch (err) {
-    say((err as Error).message, true);
-  }
-}
 
 function render(snapshot: TrajectorySnapshot): void {
   const first = current === undefined;
