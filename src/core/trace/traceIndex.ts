@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs';
 import { StudioError } from '../base/errors';
 import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
-import { readLines } from './lineReader';
+import { readLineBatches } from './lineReader';
+import { SharedValues } from './sharedValues';
 import type { EventLocation, SkippedLine } from './reader';
 import { decodeLine, readEventAt, TORN_LAST_LINE } from './reader';
 import type { EpisodeStatus, RunEndEvent, RunEvent, RunMode, TraceEvent } from './schema';
@@ -82,6 +83,7 @@ export class TraceIndex {
   private readonly episodesById = new Map<string, EpisodeEntry>();
   private readonly turnsById = new Map<string, TurnEntry>();
   private readonly callsById = new Map<string, CallEntry>();
+  private shared = new SharedValues();
   private scanned = 0;
   private nextLine = 1;
   private pending = 0;
@@ -162,25 +164,27 @@ export class TraceIndex {
     this.pending = 0;
     this.pendingBlank = false;
     let nextReport = this.scanned + PROGRESS_STEP_BYTES;
-    for await (const raw of readLines(this.file, { start: this.scanned, firstLine: this.nextLine, end: size })) {
-      if (options.onProgress && raw.offset >= nextReport) {
-        options.onProgress(raw.offset, size);
-        nextReport = raw.offset + PROGRESS_STEP_BYTES;
+    lines: for await (const batch of readLineBatches(this.file, { start: this.scanned, firstLine: this.nextLine, end: size })) {
+      for (const raw of batch) {
+        if (options.onProgress && raw.offset >= nextReport) {
+          options.onProgress(raw.offset, size);
+          nextReport = raw.offset + PROGRESS_STEP_BYTES;
+        }
+        const decoded = decodeLine(raw);
+        if (!raw.terminated && decoded.ok !== true) {
+          this.pending = raw.length; // still being written, or torn: not consumed
+          this.pendingBlank = decoded.ok === 'blank';
+          break lines;
+        }
+        this.scanned = raw.offset + raw.length + (raw.terminated ? 1 : 0);
+        // A complete event whose newline has not arrived yet is consumed, but its line stays open: the
+        // newline that ends it must not count as a line of its own, or later line numbers drift.
+        this.nextLine = raw.terminated ? raw.line + 1 : raw.line;
+        if (decoded.ok === 'blank') continue;
+        if (!decoded.ok) { this.skipped.push({ line: raw.line, offset: raw.offset, reason: decoded.reason }); continue; }
+        this.eventCount++;
+        this.add(decoded.event, { line: raw.line, offset: raw.offset, length: raw.length });
       }
-      const decoded = decodeLine(raw);
-      if (!raw.terminated && decoded.ok !== true) {
-        this.pending = raw.length; // still being written, or torn: not consumed
-        this.pendingBlank = decoded.ok === 'blank';
-        break;
-      }
-      this.scanned = raw.offset + raw.length + (raw.terminated ? 1 : 0);
-      // A complete event whose newline has not arrived yet is consumed, but its line stays open: the
-      // newline that ends it must not count as a line of its own, or later line numbers drift.
-      this.nextLine = raw.terminated ? raw.line + 1 : raw.line;
-      if (decoded.ok === 'blank') continue;
-      if (!decoded.ok) { this.skipped.push({ line: raw.line, offset: raw.offset, reason: decoded.reason }); continue; }
-      this.eventCount++;
-      this.add(decoded.event, { line: raw.line, offset: raw.offset, length: raw.length });
     }
     return this.eventCount + this.skipped.length !== before;
   }
@@ -200,6 +204,7 @@ export class TraceIndex {
     this.episodesById.clear();
     this.turnsById.clear();
     this.callsById.clear();
+    this.shared = new SharedValues();
     this.scanned = 0;
     this.nextLine = 1;
     this.pending = 0;
@@ -231,7 +236,7 @@ export class TraceIndex {
           e.parse.calls.forEach((c, i) => {
             turn.callIds.push(c.callId);
             const existing = this.callsById.get(c.callId);
-            this.callsById.set(c.callId, { ...existing, callId: c.callId, turnId: e.turnId, episodeId: e.episodeId, tool: c.name, index: i });
+            this.callsById.set(c.callId, { ...existing, callId: c.callId, turnId: e.turnId, episodeId: e.episodeId, tool: this.shared.tool(c.name), index: i });
           });
         }
         if (!this.turnsById.has(e.turnId)) episode.turnIds.push(e.turnId);
@@ -242,8 +247,9 @@ export class TraceIndex {
         const call = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
         if (!call) return;
         call.rehearsal = location;
-        if (e.result.ok) delete call.rehearsalError;
-        else call.rehearsalError = e.result.code;
+        // Delete only what is there: a delete turns the object into a slow, large dictionary.
+        if (!e.result.ok) call.rehearsalError = e.result.code;
+        else if (call.rehearsalError !== undefined) delete call.rehearsalError;
         return;
       }
       case 'call.actual': {
@@ -251,7 +257,7 @@ export class TraceIndex {
         if (!call) return;
         call.actual = location;
         if (e.error) call.actualError = e.error.code;
-        else delete call.actualError;
+        else if (call.actualError !== undefined) delete call.actualError;
         call.actualIsError = e.response?.isError === true;
         return;
       }
@@ -260,8 +266,8 @@ export class TraceIndex {
         if (!call) { this.orphans++; return; }
         call.fidelity = location;
         call.comparable = e.comparable;
-        if (e.scores) call.scores = e.scores;
-        if (e.counts) call.counts = e.counts;
+        if (e.scores) call.scores = this.shared.scores(e.scores);
+        if (e.counts) call.counts = this.shared.counts(e.counts);
         return;
       }
       case 'episode.end': {
@@ -280,7 +286,7 @@ export class TraceIndex {
     const turn = this.turnsById.get(turnId);
     if (!turn || turn.episodeId !== episodeId) { this.orphans++; return undefined; }
     // A call the turn did not list (e.g. a replayed call): attach it to its turn.
-    const entry: CallEntry = { callId, turnId, episodeId, tool, index: turn.callIds.length };
+    const entry: CallEntry = { callId, turnId, episodeId, tool: this.shared.tool(tool), index: turn.callIds.length };
     turn.callIds.push(callId);
     this.callsById.set(callId, entry);
     return entry;
