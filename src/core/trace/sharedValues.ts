@@ -5,19 +5,19 @@ import type { DiffKind } from '../fidelity/structuralDiff';
 const MAX_SHARED = 4096;
 
 /**
- * One object for equal small values that recur over a trace's calls (tool names, fidelity scores,
- * diff counts): a million-call trace has a few dozen tools and few distinct score sets, and an object
- * per call would hold hundreds of megabytes. Shared values are never mutated by the index or its
- * readers.
+ * One copy of equal small values that recur over a trace's calls (tool names, error codes, fidelity
+ * scores, diff counts): a million-call trace has a few dozen tools and few distinct score sets, and
+ * a copy per call would hold a hundred megabytes. Shared values are never mutated by the index or
+ * its readers.
  */
 export class SharedValues {
-  private readonly tools = new Map<string, string>();
+  private readonly texts = new Map<string, string>();
   private readonly scoreSets = new Map<string, FidelityScores>();
   private readonly countSets = new Map<string, Record<DiffKind, number>>();
 
-  /** The shared copy of a tool name. */
-  tool(name: string): string {
-    return share(this.tools, name, name);
+  /** The shared copy of a short recurring string: a tool name, an error code. */
+  text(value: string): string {
+    return share(this.texts, value, value);
   }
 
   /** The shared copy of a score set. */

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import { StudioError } from '../base/errors';
 import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
+import { CallTable } from './callTable';
 import { readLineBatches } from './lineReader';
 import { SharedValues } from './sharedValues';
 import type { EventLocation, SkippedLine } from './reader';
@@ -82,7 +83,7 @@ export class TraceIndex {
   private readonly episodeList: EpisodeEntry[] = [];
   private readonly episodesById = new Map<string, EpisodeEntry>();
   private readonly turnsById = new Map<string, TurnEntry>();
-  private readonly callsById = new Map<string, CallEntry>();
+  private readonly callTable = new CallTable();
   private shared = new SharedValues();
   private scanned = 0;
   private nextLine = 1;
@@ -130,13 +131,20 @@ export class TraceIndex {
     return this.turnsById.get(id);
   }
 
+  /** What the index knows of a call; a new object at each call, built from the index's columns. */
   call(id: string): CallEntry | undefined {
-    return this.callsById.get(id);
+    const row = this.callTable.row(id);
+    return row === undefined ? undefined : this.callTable.entry(row);
   }
 
   /** All calls, in the order their turns introduced them. */
   calls(): CallEntry[] {
-    return [...this.callsById.values()];
+    return this.callIds().map((id) => this.call(id)!);
+  }
+
+  /** The ids of all calls, in the order of {@link calls}, without building their entries. */
+  callIds(): readonly string[] {
+    return this.callTable.ids();
   }
 
   turnsOf(episode: EpisodeEntry): TurnEntry[] {
@@ -144,7 +152,7 @@ export class TraceIndex {
   }
 
   callsOf(turn: TurnEntry): CallEntry[] {
-    return turn.callIds.map((id) => this.callsById.get(id)).filter((c): c is CallEntry => !!c);
+    return turn.callIds.map((id) => this.call(id)).filter((c): c is CallEntry => !!c);
   }
 
   /**
@@ -203,7 +211,7 @@ export class TraceIndex {
     this.episodeList.length = 0;
     this.episodesById.clear();
     this.turnsById.clear();
-    this.callsById.clear();
+    this.callTable.clear();
     this.shared = new SharedValues();
     this.scanned = 0;
     this.nextLine = 1;
@@ -235,8 +243,7 @@ export class TraceIndex {
         if (e.parse.kind === 'calls') {
           e.parse.calls.forEach((c, i) => {
             turn.callIds.push(c.callId);
-            const existing = this.callsById.get(c.callId);
-            this.callsById.set(c.callId, { ...existing, callId: c.callId, turnId: e.turnId, episodeId: e.episodeId, tool: this.shared.tool(c.name), index: i });
+            this.callTable.put(c.callId, e.turnId, e.episodeId, this.shared.text(c.name), i);
           });
         }
         if (!this.turnsById.has(e.turnId)) episode.turnIds.push(e.turnId);
@@ -244,30 +251,24 @@ export class TraceIndex {
         return;
       }
       case 'call.rehearsal': {
-        const call = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
-        if (!call) return;
-        call.rehearsal = location;
-        // Delete only what is there: a delete turns the object into a slow, large dictionary.
-        if (!e.result.ok) call.rehearsalError = e.result.code;
-        else if (call.rehearsalError !== undefined) delete call.rehearsalError;
+        const row = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
+        if (row === undefined) return;
+        this.callTable.setLocation(row, 'rehearsal', location);
+        this.callTable.setRehearsalError(row, e.result.ok ? undefined : this.shared.text(e.result.code));
         return;
       }
       case 'call.actual': {
-        const call = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
-        if (!call) return;
-        call.actual = location;
-        if (e.error) call.actualError = e.error.code;
-        else if (call.actualError !== undefined) delete call.actualError;
-        call.actualIsError = e.response?.isError === true;
+        const row = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
+        if (row === undefined) return;
+        this.callTable.setLocation(row, 'actual', location);
+        this.callTable.setActualOutcome(row, e.error ? this.shared.text(e.error.code) : undefined, e.response?.isError === true);
         return;
       }
       case 'fidelity': {
-        const call = this.callsById.get(e.callId);
-        if (!call) { this.orphans++; return; }
-        call.fidelity = location;
-        call.comparable = e.comparable;
-        if (e.scores) call.scores = this.shared.scores(e.scores);
-        if (e.counts) call.counts = this.shared.counts(e.counts);
+        const row = this.callTable.row(e.callId);
+        if (row === undefined) { this.orphans++; return; }
+        this.callTable.setLocation(row, 'fidelity', location);
+        this.callTable.setFidelity(row, e.comparable, e.scores && this.shared.scores(e.scores), e.counts && this.shared.counts(e.counts));
         return;
       }
       case 'episode.end': {
@@ -280,15 +281,14 @@ export class TraceIndex {
     }
   }
 
-  private callFor(callId: string, turnId: string, episodeId: string, tool: string): CallEntry | undefined {
-    const known = this.callsById.get(callId);
-    if (known) return known;
+  private callFor(callId: string, turnId: string, episodeId: string, tool: string): number | undefined {
+    const known = this.callTable.row(callId);
+    if (known !== undefined) return known;
     const turn = this.turnsById.get(turnId);
     if (!turn || turn.episodeId !== episodeId) { this.orphans++; return undefined; }
     // A call the turn did not list (e.g. a replayed call): attach it to its turn.
-    const entry: CallEntry = { callId, turnId, episodeId, tool: this.shared.tool(tool), index: turn.callIds.length };
+    const row = this.callTable.put(callId, turn.turnId, turn.episodeId, this.shared.text(tool), turn.callIds.length);
     turn.callIds.push(callId);
-    this.callsById.set(callId, entry);
-    return entry;
+    return row;
   }
 }
