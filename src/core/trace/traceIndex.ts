@@ -59,6 +59,9 @@ export interface EpisodeEntry {
 
 const PREVIEW_CHARS = 80;
 
+/** One string per turn kind, instead of the parsed line's copy per turn. */
+const TURN_KINDS: Readonly<Record<TurnEntry['kind'], TurnEntry['kind']>> = { calls: 'calls', final: 'final', error: 'error' };
+
 /** Options of {@link TraceIndex.build} and {@link TraceIndex.refresh}. */
 export interface IndexingOptions {
   /** Called every few megabytes with the bytes scanned so far and the file's size, for progress bars. */
@@ -237,14 +240,13 @@ export class TraceIndex {
       case 'turn': {
         const episode = this.episodesById.get(e.episodeId);
         if (!episode) { this.orphans++; return; }
-        const turn: TurnEntry = { turnId: e.turnId, episodeId: e.episodeId, index: e.index, location, kind: e.parse.kind, callIds: [] };
+        // The episode's own id string and a call list of exact size: half a million turns add up.
+        const callIds = e.parse.kind === 'calls' ? e.parse.calls.map((c) => c.callId) : [];
+        const turn: TurnEntry = { turnId: e.turnId, episodeId: episode.episodeId, index: e.index, location, kind: TURN_KINDS[e.parse.kind], callIds };
         if (e.parse.kind === 'error') turn.parseError = e.parse.code;
         if (e.parse.kind === 'final') turn.answerPreview = e.parse.answer.slice(0, PREVIEW_CHARS);
         if (e.parse.kind === 'calls') {
-          e.parse.calls.forEach((c, i) => {
-            turn.callIds.push(c.callId);
-            this.callTable.put(c.callId, e.turnId, e.episodeId, this.shared.text(c.name), i);
-          });
+          e.parse.calls.forEach((c, i) => this.callTable.put(c.callId, turn.turnId, turn.episodeId, this.shared.text(c.name), i));
         }
         if (!this.turnsById.has(e.turnId)) episode.turnIds.push(e.turnId);
         this.turnsById.set(e.turnId, turn);
