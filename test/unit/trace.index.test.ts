@@ -166,6 +166,17 @@ describe('TraceIndex', () => {
     assert.notDeepEqual(exact.scores, differing.scores);
   });
 
+  it('summarises a call as its entry without the byte locations of its events', async () => {
+    await sampleShadowRun().write(file());
+    const index = await TraceIndex.build(file());
+    for (const id of index.callIds()) {
+      const { rehearsal, actual, fidelity, ...rest } = index.call(id)!;
+      assert.ok(rehearsal || actual || fidelity, id);
+      assert.deepEqual(index.callSummary(id), rest);
+    }
+    assert.equal(index.callSummary('nope'), undefined);
+  });
+
   it('clears the error of a call when a later rehearsal or actual event of it succeeds', async () => {
     const t = sampleShadowRun();
     const ts = '2026-11-29T12:00:00.000Z';
