@@ -149,6 +149,50 @@ describe('TraceIndex', () => {
     assert.equal(index.call('e1.t1.c9')?.rehearsalError, 'EMPTY_SIMULATOR_OUTPUT');
   });
 
+  it('gives every call its own fidelity scores and counts, as its fidelity event holds them', async () => {
+    await sampleShadowRun().write(file());
+    const index = await TraceIndex.build(file());
+    const scored = index.calls().filter((c) => c.fidelity);
+    assert.ok(scored.length >= 5);
+    for (const call of scored) {
+      const event = await index.readEvent(call.fidelity!);
+      assert.equal(event.type, 'fidelity');
+      if (event.type !== 'fidelity') continue;
+      assert.deepEqual(call.scores, event.scores, call.callId);
+      assert.deepEqual(call.counts, event.counts, call.callId);
+    }
+    // Equal scores may be one shared object; unequal ones never are.
+    const [exact, differing] = [index.call('e1.t1.c1')!, index.call('e1.t3.c1')!];
+    assert.notDeepEqual(exact.scores, differing.scores);
+  });
+
+  it('summarises a call as its entry without the byte locations of its events', async () => {
+    await sampleShadowRun().write(file());
+    const index = await TraceIndex.build(file());
+    for (const id of index.callIds()) {
+      const { rehearsal, actual, fidelity, ...rest } = index.call(id)!;
+      assert.ok(rehearsal || actual || fidelity, id);
+      assert.deepEqual(index.callSummary(id), rest);
+    }
+    assert.equal(index.callSummary('nope'), undefined);
+  });
+
+  it('clears the error of a call when a later rehearsal or actual event of it succeeds', async () => {
+    const t = sampleShadowRun();
+    const ts = '2026-11-29T12:00:00.000Z';
+    const retried = [
+      { v: 1, type: 'call.rehearsal', ts, episodeId: 'e2', turnId: 'e2.t3', callId: 'e2.t3.c1', tool: 'get_order_details', arguments: {}, text: '<execution_result>{}</execution_result>', result: { ok: true, value: {} } },
+      { v: 1, type: 'call.actual', ts, episodeId: 'e3', turnId: 'e3.t2', callId: 'e3.t2.c1', tool: 'get_order_details', source: 'mcp', response: { text: ['ok'] } },
+    ];
+    await fs.writeFile(file(), t.text() + retried.map((o) => JSON.stringify(o)).join('\n') + '\n');
+    const index = await TraceIndex.build(file());
+    assert.deepEqual(index.skipped, []);
+    assert.equal(index.call('e2.t3.c1')?.rehearsalError, undefined);
+    assert.equal('rehearsalError' in index.call('e2.t3.c1')!, false);
+    assert.equal(index.call('e3.t2.c1')?.actualError, undefined);
+    assert.equal(index.call('e3.t2.c1')?.actualIsError, false);
+  });
+
   it('throws a coded error when the file disappears', async () => {
     await sampleImagineRun().write(file());
     const index = await TraceIndex.build(file());

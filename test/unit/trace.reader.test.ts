@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
-import { readLines } from '../../src/core/trace/lineReader';
+import type { RawLine } from '../../src/core/trace/lineReader';
+import { readLineBatches, readLines } from '../../src/core/trace/lineReader';
 import type { EventLocation } from '../../src/core/trace/reader';
 import { readEventAt, readTrace, readTraceEvents } from '../../src/core/trace/reader';
 import { sampleShadowRun } from '../builders/samples';
@@ -97,6 +98,23 @@ describe('readTrace', () => {
     big.settings = { blob: 'x'.repeat(3 * 1024 * 1024) };
     const r = await collect(await write([all[0], JSON.stringify(big), all[1]].join('\n') + '\n'));
     assert.equal(r.events, 3);
+  });
+
+  it('reads the same lines a chunk at a time as one by one, across chunks and with a torn end', async () => {
+    const all = sampleLines();
+    const big = JSON.parse(all[0]) as Record<string, unknown>;
+    big.settings = { blob: 'x'.repeat(3 * 1024 * 1024) };
+    const file = await write([...all, JSON.stringify(big), ...all].join('\n') + '\n' + all[1].slice(0, 20));
+    const one: RawLine[] = [];
+    for await (const l of readLines(file, { start: Buffer.byteLength(all[0]) + 1, firstLine: 2 })) one.push(l);
+    const batched: RawLine[] = [];
+    let batches = 0;
+    for await (const batch of readLineBatches(file, { start: Buffer.byteLength(all[0]) + 1, firstLine: 2 })) { batches++; batched.push(...batch); }
+    const shape = (l: RawLine) => [l.line, l.offset, l.length, l.terminated, l.bytes.toString('utf8')];
+    assert.deepEqual(batched.map(shape), one.map(shape));
+    assert.equal(one.length, 2 * all.length + 1);
+    assert.equal(one.at(-1)?.terminated, false);
+    assert.ok(batches > 2 && batches < one.length, `${batches} batches`);
   });
 
   it('reports lines of a newer schema version, saying to update', async () => {

@@ -2,7 +2,9 @@ import { promises as fs } from 'node:fs';
 import { StudioError } from '../base/errors';
 import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
-import { readLines } from './lineReader';
+import { CallTable } from './callTable';
+import { readLineBatches } from './lineReader';
+import { SharedValues } from './sharedValues';
 import type { EventLocation, SkippedLine } from './reader';
 import { decodeLine, readEventAt, TORN_LAST_LINE } from './reader';
 import type { EpisodeStatus, RunEndEvent, RunEvent, RunMode, TraceEvent } from './schema';
@@ -57,6 +59,9 @@ export interface EpisodeEntry {
 
 const PREVIEW_CHARS = 80;
 
+/** One string per turn kind, instead of the parsed line's copy per turn. */
+const TURN_KINDS: Readonly<Record<TurnEntry['kind'], TurnEntry['kind']>> = { calls: 'calls', final: 'final', error: 'error' };
+
 /** Options of {@link TraceIndex.build} and {@link TraceIndex.refresh}. */
 export interface IndexingOptions {
   /** Called every few megabytes with the bytes scanned so far and the file's size, for progress bars. */
@@ -81,7 +86,8 @@ export class TraceIndex {
   private readonly episodeList: EpisodeEntry[] = [];
   private readonly episodesById = new Map<string, EpisodeEntry>();
   private readonly turnsById = new Map<string, TurnEntry>();
-  private readonly callsById = new Map<string, CallEntry>();
+  private readonly callTable = new CallTable();
+  private shared = new SharedValues();
   private scanned = 0;
   private nextLine = 1;
   private pending = 0;
@@ -128,13 +134,29 @@ export class TraceIndex {
     return this.turnsById.get(id);
   }
 
+  /** What the index knows of a call; a new object at each call, built from the index's columns. */
   call(id: string): CallEntry | undefined {
-    return this.callsById.get(id);
+    const row = this.callTable.row(id);
+    return row === undefined ? undefined : this.callTable.entry(row);
   }
 
   /** All calls, in the order their turns introduced them. */
   calls(): CallEntry[] {
-    return [...this.callsById.values()];
+    return this.callIds().map((id) => this.call(id)!);
+  }
+
+  /**
+   * What the index knows of a call but the byte locations of its events: cheaper than
+   * {@link call}, to rank or filter every call of a large trace.
+   */
+  callSummary(id: string): CallEntry | undefined {
+    const row = this.callTable.row(id);
+    return row === undefined ? undefined : this.callTable.entry(row, false);
+  }
+
+  /** The ids of all calls, in the order of {@link calls}, without building their entries. */
+  callIds(): readonly string[] {
+    return this.callTable.ids();
   }
 
   turnsOf(episode: EpisodeEntry): TurnEntry[] {
@@ -142,7 +164,7 @@ export class TraceIndex {
   }
 
   callsOf(turn: TurnEntry): CallEntry[] {
-    return turn.callIds.map((id) => this.callsById.get(id)).filter((c): c is CallEntry => !!c);
+    return turn.callIds.map((id) => this.call(id)).filter((c): c is CallEntry => !!c);
   }
 
   /**
@@ -162,25 +184,27 @@ export class TraceIndex {
     this.pending = 0;
     this.pendingBlank = false;
     let nextReport = this.scanned + PROGRESS_STEP_BYTES;
-    for await (const raw of readLines(this.file, { start: this.scanned, firstLine: this.nextLine, end: size })) {
-      if (options.onProgress && raw.offset >= nextReport) {
-        options.onProgress(raw.offset, size);
-        nextReport = raw.offset + PROGRESS_STEP_BYTES;
+    lines: for await (const batch of readLineBatches(this.file, { start: this.scanned, firstLine: this.nextLine, end: size })) {
+      for (const raw of batch) {
+        if (options.onProgress && raw.offset >= nextReport) {
+          options.onProgress(raw.offset, size);
+          nextReport = raw.offset + PROGRESS_STEP_BYTES;
+        }
+        const decoded = decodeLine(raw);
+        if (!raw.terminated && decoded.ok !== true) {
+          this.pending = raw.length; // still being written, or torn: not consumed
+          this.pendingBlank = decoded.ok === 'blank';
+          break lines;
+        }
+        this.scanned = raw.offset + raw.length + (raw.terminated ? 1 : 0);
+        // A complete event whose newline has not arrived yet is consumed, but its line stays open: the
+        // newline that ends it must not count as a line of its own, or later line numbers drift.
+        this.nextLine = raw.terminated ? raw.line + 1 : raw.line;
+        if (decoded.ok === 'blank') continue;
+        if (!decoded.ok) { this.skipped.push({ line: raw.line, offset: raw.offset, reason: decoded.reason }); continue; }
+        this.eventCount++;
+        this.add(decoded.event, { line: raw.line, offset: raw.offset, length: raw.length });
       }
-      const decoded = decodeLine(raw);
-      if (!raw.terminated && decoded.ok !== true) {
-        this.pending = raw.length; // still being written, or torn: not consumed
-        this.pendingBlank = decoded.ok === 'blank';
-        break;
-      }
-      this.scanned = raw.offset + raw.length + (raw.terminated ? 1 : 0);
-      // A complete event whose newline has not arrived yet is consumed, but its line stays open: the
-      // newline that ends it must not count as a line of its own, or later line numbers drift.
-      this.nextLine = raw.terminated ? raw.line + 1 : raw.line;
-      if (decoded.ok === 'blank') continue;
-      if (!decoded.ok) { this.skipped.push({ line: raw.line, offset: raw.offset, reason: decoded.reason }); continue; }
-      this.eventCount++;
-      this.add(decoded.event, { line: raw.line, offset: raw.offset, length: raw.length });
     }
     return this.eventCount + this.skipped.length !== before;
   }
@@ -199,7 +223,8 @@ export class TraceIndex {
     this.episodeList.length = 0;
     this.episodesById.clear();
     this.turnsById.clear();
-    this.callsById.clear();
+    this.callTable.clear();
+    this.shared = new SharedValues();
     this.scanned = 0;
     this.nextLine = 1;
     this.pending = 0;
@@ -224,44 +249,37 @@ export class TraceIndex {
       case 'turn': {
         const episode = this.episodesById.get(e.episodeId);
         if (!episode) { this.orphans++; return; }
-        const turn: TurnEntry = { turnId: e.turnId, episodeId: e.episodeId, index: e.index, location, kind: e.parse.kind, callIds: [] };
+        // The episode's own id string and a call list of exact size: half a million turns add up.
+        const callIds = e.parse.kind === 'calls' ? e.parse.calls.map((c) => c.callId) : [];
+        const turn: TurnEntry = { turnId: e.turnId, episodeId: episode.episodeId, index: e.index, location, kind: TURN_KINDS[e.parse.kind], callIds };
         if (e.parse.kind === 'error') turn.parseError = e.parse.code;
         if (e.parse.kind === 'final') turn.answerPreview = e.parse.answer.slice(0, PREVIEW_CHARS);
         if (e.parse.kind === 'calls') {
-          e.parse.calls.forEach((c, i) => {
-            turn.callIds.push(c.callId);
-            const existing = this.callsById.get(c.callId);
-            this.callsById.set(c.callId, { ...existing, callId: c.callId, turnId: e.turnId, episodeId: e.episodeId, tool: c.name, index: i });
-          });
+          e.parse.calls.forEach((c, i) => this.callTable.put(c.callId, turn.turnId, turn.episodeId, this.shared.text(c.name), i));
         }
         if (!this.turnsById.has(e.turnId)) episode.turnIds.push(e.turnId);
         this.turnsById.set(e.turnId, turn);
         return;
       }
       case 'call.rehearsal': {
-        const call = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
-        if (!call) return;
-        call.rehearsal = location;
-        if (e.result.ok) delete call.rehearsalError;
-        else call.rehearsalError = e.result.code;
+        const row = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
+        if (row === undefined) return;
+        this.callTable.setLocation(row, 'rehearsal', location);
+        this.callTable.setRehearsalError(row, e.result.ok ? undefined : this.shared.text(e.result.code));
         return;
       }
       case 'call.actual': {
-        const call = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
-        if (!call) return;
-        call.actual = location;
-        if (e.error) call.actualError = e.error.code;
-        else delete call.actualError;
-        call.actualIsError = e.response?.isError === true;
+        const row = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
+        if (row === undefined) return;
+        this.callTable.setLocation(row, 'actual', location);
+        this.callTable.setActualOutcome(row, e.error ? this.shared.text(e.error.code) : undefined, e.response?.isError === true);
         return;
       }
       case 'fidelity': {
-        const call = this.callsById.get(e.callId);
-        if (!call) { this.orphans++; return; }
-        call.fidelity = location;
-        call.comparable = e.comparable;
-        if (e.scores) call.scores = e.scores;
-        if (e.counts) call.counts = e.counts;
+        const row = this.callTable.row(e.callId);
+        if (row === undefined) { this.orphans++; return; }
+        this.callTable.setLocation(row, 'fidelity', location);
+        this.callTable.setFidelity(row, e.comparable, e.scores && this.shared.scores(e.scores), e.counts && this.shared.counts(e.counts));
         return;
       }
       case 'episode.end': {
@@ -274,15 +292,14 @@ export class TraceIndex {
     }
   }
 
-  private callFor(callId: string, turnId: string, episodeId: string, tool: string): CallEntry | undefined {
-    const known = this.callsById.get(callId);
-    if (known) return known;
+  private callFor(callId: string, turnId: string, episodeId: string, tool: string): number | undefined {
+    const known = this.callTable.row(callId);
+    if (known !== undefined) return known;
     const turn = this.turnsById.get(turnId);
     if (!turn || turn.episodeId !== episodeId) { this.orphans++; return undefined; }
     // A call the turn did not list (e.g. a replayed call): attach it to its turn.
-    const entry: CallEntry = { callId, turnId, episodeId, tool, index: turn.callIds.length };
+    const row = this.callTable.put(callId, turn.turnId, turn.episodeId, this.shared.text(tool), turn.callIds.length);
     turn.callIds.push(callId);
-    this.callsById.set(callId, entry);
-    return entry;
+    return row;
   }
 }

@@ -197,12 +197,20 @@ function episodeVisible(index: TraceIndex, episode: EpisodeEntry, file: string, 
 
 /** Every call of a trace that passes the filter, least faithful first (ties in recorded order). */
 export function callsByFidelity(index: TraceIndex, file: string, options: TreeOptions = {}): CallEntry[] {
+  return callIdsByFidelity(index, file, options).map((id) => index.call(id)!);
+}
+
+/**
+ * The ids of {@link callsByFidelity}: calls are ranked and filtered on their summaries (no byte
+ * locations), so that a page of a large trace builds full entries for its own calls only.
+ */
+export function callIdsByFidelity(index: TraceIndex, file: string, options: TreeOptions = {}): string[] {
   const annotations = options.annotations?.(file);
-  return index.calls()
-    .map((c, order) => ({ c, order }))
+  return index.callIds()
+    .map((id, order) => ({ c: index.callSummary(id)!, order }))
     .filter(({ c }) => callMatches(options.filter, c, index.episode(c.episodeId), index.turn(c.turnId), annotations))
     .sort((a, b) => fidelityRank(a.c) - fidelityRank(b.c) || a.order - b.order)
-    .map(({ c }) => c);
+    .map(({ c }) => c.callId);
 }
 
 function moreNode(file: string, hidden: number, what: string): TraceTreeNode[] {
@@ -237,8 +245,8 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, o
     case 'run': {
       const limit = options.pageSize?.(node.file) ?? RUN_PAGE_SIZE;
       if (options.sort === 'fidelity') {
-        const calls = callsByFidelity(index, node.file, options);
-        return [...calls.slice(0, limit).map((c) => callNode(node.file, c, options, true)), ...moreNode(node.file, calls.length - limit, 'call')];
+        const ids = callIdsByFidelity(index, node.file, options);
+        return [...ids.slice(0, limit).map((id) => callNode(node.file, index.call(id)!, options, true)), ...moreNode(node.file, ids.length - limit, 'call')];
       }
       const shown: TraceTreeNode[] = [];
       let hidden = 0;
