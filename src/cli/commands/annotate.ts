@@ -1,9 +1,8 @@
 import * as os from 'node:os';
 import { StudioError } from '../../core/base/errors';
 import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotations } from '../../core/annotations/store';
-import type { AnnotationKind, AnnotationSeverity } from '../../core/annotations/schema';
+import type { AnnotationSeverity } from '../../core/annotations/schema';
 import { ANNOTATION_SEVERITIES } from '../../core/annotations/schema';
-import type { CallRow } from '../../core/report/fidelityReport';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { resolveTraceArgument } from '../../core/trace/discover';
 import type { CliIO } from '../io';
@@ -17,19 +16,12 @@ export interface AnnotateArgs {
   json?: boolean;
 }
 
-/** The kind a missed rehearsal is marked with, from what its call row says happened; undefined: not a miss. */
-export function mismatchKind(row: CallRow): AnnotationKind | undefined {
-  if (row.outcome.startsWith('parse error')) return 'format_error';
-  if (row.outcome === 'mismatch, error state differs') return 'wrong_error_state';
-  if (row.outcome === 'mismatch') return 'hallucinated_value';
-  return undefined; // exact, a tool error the rehearsal cannot be scored against, or not compared
-}
-
 /**
  * `rehearse annotate <trace> --mismatches [--severity S] [--tools a,b]`: marks, as a person would one
- * by one in the editor, every call whose rehearsal missed (did not parse, error state differs, or
- * another value) as a fidelity error, in the run's annotations.jsonl. Calls that already carry an
- * annotation are left as they are, so running it again adds nothing and a person's marks win.
+ * by one in the editor, every call whose rehearsal missed (did not parse, or differs from the actual
+ * response) as a fidelity error of the kind the editor preselects for it, in the run's
+ * annotations.jsonl. Calls that already carry an annotation are left as they are, so running it again
+ * adds nothing and a person's marks win.
  */
 export async function annotateCommand(trace: string, args: AnnotateArgs, io: CliIO): Promise<number> {
   if (!args.mismatches) throw new StudioError('USAGE', 'Say which calls to mark: --mismatches marks every call whose rehearsal missed. (Single calls are marked in the editor.)');
@@ -45,7 +37,7 @@ export async function annotateCommand(trace: string, args: AnnotateArgs, io: Cli
   const counts: Record<string, number> = {};
   let kept = 0;
   for (const row of report.callList ?? []) {
-    const kind = mismatchKind(row);
+    const kind = row.suggestedKind;
     if (!kind || (tools && !tools.has(row.tool))) continue;
     if (existing.has(row.callId)) { kept++; continue; }
     await appendAnnotationEvent(file, { type: 'mark', id: newAnnotationId(), author, callId: row.callId, tool: row.tool, kind, severity, note: `marked by rehearse annotate --mismatches: ${row.outcome}` });

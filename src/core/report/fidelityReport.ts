@@ -4,6 +4,8 @@ import { readTrace } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, RunMode } from '../trace/schema';
 import { compareCall } from '../trace/callView';
 import type { CallComparison } from '../fidelity/compare';
+import type { AnnotationKind } from '../annotations/schema';
+import { suggestedCallKind } from '../annotations/suggest';
 
 /** Means of the fidelity scores over compared calls (`null`: nothing to average). */
 export interface ScoreMeans {
@@ -39,6 +41,11 @@ export interface CallRow {
   /** What happened: `exact`, `mismatch`, `parse error CODE`, `tool error CODE`, `not compared`. */
   outcome: string;
   fieldF1: number | null;
+  /**
+   * The rehearsal missed (did not parse, or differs from the actual response): the kind of fidelity
+   * error a person would most likely mark, as the editor preselects it. Absent otherwise.
+   */
+  suggestedKind?: AnnotationKind;
 }
 
 /** The fidelity report of one or more traces. */
@@ -186,5 +193,9 @@ function callRow(file: string, r: CallRehearsalEvent | undefined, a: CallActualE
   else if (cmp.comparable === 'none') outcome = cmp.reason === 'no-actual' ? 'not compared (no actual response)' : cmp.reason === 'no-rehearsal' ? 'not compared (not rehearsed)' : 'not compared';
   else outcome = cmp.scores.exactMatch ? 'exact' : cmp.scores.errorAgreement ? 'mismatch' : 'mismatch, error state differs';
   const event = (r ?? a)!;
-  return { file, callId: event.callId, tool: event.tool, outcome, fieldF1: cmp.comparable === 'none' ? null : cmp.scores.fieldF1 };
+  const missed = (r !== undefined && !r.result.ok) || (!a?.error && cmp.comparable !== 'none' && !cmp.scores.exactMatch);
+  return {
+    file, callId: event.callId, tool: event.tool, outcome, fieldF1: cmp.comparable === 'none' ? null : cmp.scores.fieldF1,
+    ...(missed ? { suggestedKind: suggestedCallKind({ rehearsal: r, comparison: cmp }) } : {}),
+  };
 }
