@@ -20,7 +20,7 @@ export async function diffCommand(trace: string, options: { call?: string; worst
   if (options.call) assertValidId(options.call, 'call');
   const files = await resolveTraceArgument(trace);
   if (files.length > 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
-  const index = await TraceIndex.build(files[0]);
+  const index = await TraceIndex.open(files[0]);
   const callId = options.call ?? worstComparedCall(index);
   if (!callId) throw new StudioError('NO_COMPARED_CALL', `${files[0]} has no call with both a rehearsal and an actual response to compare.`);
   const view = await loadCallView(index, callId);

@@ -2,12 +2,13 @@ import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
 import type { EventLocation } from './reader';
 import type { CallEntry } from './traceIndex';
+import { grown, type TurnTable } from './turnTable';
 
 /** The events of a call whose byte location the table keeps. */
 export type CallEventKind = 'rehearsal' | 'actual' | 'fidelity';
-const EVENT_KINDS: readonly CallEventKind[] = ['rehearsal', 'actual', 'fidelity'];
+export const EVENT_KINDS: readonly CallEventKind[] = ['rehearsal', 'actual', 'fidelity'];
 
-const COMPARABLE: readonly (CallEntry['comparable'] | undefined)[] = [undefined, 'json', 'text', 'none'];
+export const COMPARABLE: readonly (CallEntry['comparable'] | undefined)[] = [undefined, 'json', 'text', 'none'];
 
 const FIRST_CAPACITY = 1024;
 
@@ -18,26 +19,39 @@ const FIRST_CAPACITY = 1024;
  * order in which calls were first seen.
  */
 export class CallTable {
+  /** Rows of the calls whose id is not the one their turn and position give (see {@link idOf}). */
   private readonly rows = new Map<string, number>();
   private size = 0;
   private capacity = 0;
-  private readonly callIds: string[] = [];
-  private readonly turnIds: string[] = [];
-  private readonly episodeIds: string[] = [];
-  private readonly tools: string[] = [];
-  private readonly rehearsalErrors: (string | undefined)[] = [];
-  private readonly actualErrors: (string | undefined)[] = [];
-  private readonly scores: (FidelityScores | undefined)[] = [];
-  private readonly counts: (Record<DiffKind, number> | undefined)[] = [];
-  private indexes = new Int32Array(0);
+  /**
+   * The ids that are not `<turn id>.c<position + 1>`, by row. The runner names every call that way, so
+   * a trace it wrote keeps no call id string at all: a million of them, and the map from id to row,
+   * would hold about a hundred megabytes.
+   */
+  readonly explicitIds = new Map<number, string>();
+  /** Columns, exposed read-only to the index snapshot. */
+  /** Tool names and error codes, numbered: a call keeps their numbers (0 is none), not a pointer each. */
+  readonly texts: string[] = [''];
+  private readonly textNumbers = new Map<string, number>();
+  readonly scores: (FidelityScores | undefined)[] = [];
+  readonly counts: (Record<DiffKind, number> | undefined)[] = [];
+  /** The turn table row of each call's turn (its turn id and episode id are that turn's). */
+  turnRows = new Int32Array(0);
+  tools = new Uint32Array(0);
+  rehearsalErrors = new Uint32Array(0);
+  actualErrors = new Uint32Array(0);
+  indexes = new Int32Array(0);
   /** 0: no actual event yet; 1: not an error result; 2: an error result. */
-  private actualIsError = new Uint8Array(0);
+  actualIsError = new Uint8Array(0);
   /** Index into COMPARABLE. */
-  private comparable = new Uint8Array(0);
+  comparable = new Uint8Array(0);
   /** Per event kind: line (0 when the call has no such event), byte offset, length. */
-  private lines = EVENT_KINDS.map(() => new Uint32Array(0));
-  private offsets = EVENT_KINDS.map(() => new Float64Array(0));
-  private lengths = EVENT_KINDS.map(() => new Uint32Array(0));
+  lines = EVENT_KINDS.map(() => new Uint32Array(0));
+  offsets = EVENT_KINDS.map(() => new Float64Array(0));
+  lengths = EVENT_KINDS.map(() => new Uint32Array(0));
+
+  /** `turns` names each call's turn and episode. */
+  constructor(private readonly turns: TurnTable) {}
 
   /** Number of calls. */
   get count(): number {
@@ -46,35 +60,67 @@ export class CallTable {
 
   /** The row of a call, or undefined. */
   row(callId: string): number | undefined {
-    return this.rows.get(callId);
+    const explicit = this.rows.get(callId);
+    if (explicit !== undefined) return explicit;
+    // `<turn id>.c<n>`: the call at position n - 1 of that turn, if its id is the one it derives.
+    const dot = callId.lastIndexOf('.c');
+    if (dot <= 0) return undefined;
+    const n = callId.slice(dot + 2);
+    const position = Number(n) - 1;
+    if (!/^[1-9][0-9]{0,8}$/.test(n)) return undefined;
+    const turnRow = this.turns.row(callId.slice(0, dot));
+    if (turnRow === undefined) return undefined;
+    for (const row of this.turns.callRows(turnRow)) {
+      if (this.indexes[row] === position && this.turnRows[row] === turnRow && !this.explicitIds.has(row)) return row;
+    }
+    return undefined;
   }
 
-  /** Call ids in row order. */
-  ids(): readonly string[] {
-    return this.callIds;
+  /** The id of a call. */
+  idOf(row: number): string {
+    return this.explicitIds.get(row) ?? this.derivedId(row);
+  }
+
+  /** Call ids in row order (made at each call: keep the array while it is needed, not the table's). */
+  ids(): string[] {
+    const ids = new Array<string>(this.size);
+    for (let r = 0; r < this.size; r++) ids[r] = this.idOf(r);
+    return ids;
+  }
+
+  /**
+   * Marks a call as no longer found through its turn's list (its turn was listed again without it):
+   * its id is kept explicitly, so that it is still found by id.
+   */
+  keepId(row: number): void {
+    if (this.explicitIds.has(row)) return;
+    const id = this.derivedId(row);
+    this.explicitIds.set(row, id);
+    this.rows.set(id, row);
+  }
+
+  private derivedId(row: number): string {
+    return `${this.turns.ids[this.turnRows[row]]}.c${this.indexes[row] + 1}`;
   }
 
   /** Adds a call, or updates the identity of a known one (a turn listing it again); returns its row. */
-  put(callId: string, turnId: string, episodeId: string, tool: string, index: number): number {
-    let row = this.rows.get(callId);
+  put(callId: string, turnRow: number, tool: string, index: number): number {
+    let row = this.row(callId);
     if (row === undefined) {
       row = this.size++;
-      if (row === this.capacity) this.grow();
-      this.rows.set(callId, row);
-      this.callIds.push(callId);
-      this.turnIds.push(turnId);
-      this.episodeIds.push(episodeId);
-      this.tools.push(tool);
-      this.rehearsalErrors.push(undefined);
-      this.actualErrors.push(undefined);
+      if (row === this.capacity) this.grow(Math.max(FIRST_CAPACITY, this.capacity * 2));
       this.scores.push(undefined);
       this.counts.push(undefined);
-    } else {
-      this.turnIds[row] = turnId;
-      this.episodeIds[row] = episodeId;
-      this.tools[row] = tool;
+    } else if (this.explicitIds.delete(row)) {
+      this.rows.delete(callId);
     }
+    this.turnRows[row] = turnRow;
+    this.tools[row] = this.number(tool);
     this.indexes[row] = index;
+    if (this.derivedId(row) !== callId) {
+      this.explicitIds.set(row, callId);
+      this.rows.set(callId, row);
+    }
     return row;
   }
 
@@ -88,12 +134,12 @@ export class CallTable {
 
   /** Records the rehearsal's parse error code, or its absence. */
   setRehearsalError(row: number, code: string | undefined): void {
-    this.rehearsalErrors[row] = code;
+    this.rehearsalErrors[row] = code === undefined ? 0 : this.number(code);
   }
 
   /** Records the actual call's error code (or its absence) and whether the tool answered with an error. */
   setActualOutcome(row: number, code: string | undefined, isError: boolean): void {
-    this.actualErrors[row] = code;
+    this.actualErrors[row] = code === undefined ? 0 : this.number(code);
     this.actualIsError[row] = isError ? 2 : 1;
   }
 
@@ -104,9 +150,9 @@ export class CallTable {
     if (counts) this.counts[row] = counts;
   }
 
-  /** The turn id of a row. */
-  turnIdOf(row: number): string {
-    return this.turnIds[row];
+  /** The turn table row of a call's turn. */
+  turnRowOf(row: number): number {
+    return this.turnRows[row];
   }
 
   /**
@@ -115,14 +161,13 @@ export class CallTable {
    * many calls).
    */
   entry(row: number, locations = true): CallEntry {
-    const entry: CallEntry = { callId: this.callIds[row], turnId: this.turnIds[row], episodeId: this.episodeIds[row], tool: this.tools[row], index: this.indexes[row] };
+    const turnRow = this.turnRows[row];
+    const entry: CallEntry = { callId: this.idOf(row), turnId: this.turns.ids[turnRow], episodeId: this.turns.episodeIds[turnRow], tool: this.texts[this.tools[row]], index: this.indexes[row] };
     // Named stores, not a loop over the kinds: entries are built by the hundred thousand (a sort by
     // fidelity builds every call's), and computed keys make that several times slower.
     if (locations) this.addLocations(entry, row);
-    const rehearsalError = this.rehearsalErrors[row];
-    if (rehearsalError !== undefined) entry.rehearsalError = rehearsalError;
-    const actualError = this.actualErrors[row];
-    if (actualError !== undefined) entry.actualError = actualError;
+    if (this.rehearsalErrors[row] > 0) entry.rehearsalError = this.texts[this.rehearsalErrors[row]];
+    if (this.actualErrors[row] > 0) entry.actualError = this.texts[this.actualErrors[row]];
     if (this.actualIsError[row] > 0) entry.actualIsError = this.actualIsError[row] === 2;
     const comparable = COMPARABLE[this.comparable[row]];
     if (comparable) entry.comparable = comparable;
@@ -147,32 +192,59 @@ export class CallTable {
     return line > 0 ? { line, offset: this.offsets[kind][row], length: this.lengths[kind][row] } : undefined;
   }
 
+  /** The number of a tool name or error code. */
+  private number(text: string): number {
+    let n = this.textNumbers.get(text);
+    if (n === undefined) {
+      n = this.texts.length;
+      this.texts.push(text);
+      this.textNumbers.set(text, n);
+    }
+    return n;
+  }
+
   /** Forgets every call. */
   clear(): void {
     this.rows.clear();
     this.size = 0;
-    this.capacity = 0;
-    for (const list of [this.callIds, this.turnIds, this.episodeIds, this.tools, this.rehearsalErrors, this.actualErrors, this.scores, this.counts]) list.length = 0;
-    this.indexes = new Int32Array(0);
-    this.actualIsError = new Uint8Array(0);
-    this.comparable = new Uint8Array(0);
-    this.lines = EVENT_KINDS.map(() => new Uint32Array(0));
-    this.offsets = EVENT_KINDS.map(() => new Float64Array(0));
-    this.lengths = EVENT_KINDS.map(() => new Uint32Array(0));
+    this.explicitIds.clear();
+    this.texts.length = 1;
+    this.textNumbers.clear();
+    this.scores.length = 0;
+    this.counts.length = 0;
+    this.grow(0);
   }
 
-  private grow(): void {
-    this.capacity = Math.max(FIRST_CAPACITY, this.capacity * 2);
-    this.indexes = grown(this.indexes, new Int32Array(this.capacity));
-    this.actualIsError = grown(this.actualIsError, new Uint8Array(this.capacity));
-    this.comparable = grown(this.comparable, new Uint8Array(this.capacity));
-    this.lines = this.lines.map((a) => grown(a, new Uint32Array(this.capacity)));
-    this.offsets = this.offsets.map((a) => grown(a, new Float64Array(this.capacity)));
-    this.lengths = this.lengths.map((a) => grown(a, new Uint32Array(this.capacity)));
+  /**
+   * Replaces the table's content with what an index snapshot holds: ids, texts, scores and counts
+   * as arrays, the other columns as typed arrays, all of the same number of rows.
+   */
+  restore(count: number, explicitIds: Iterable<[number, string]>, data: Pick<CallTable, 'texts' | 'scores' | 'counts' | 'turnRows' | 'tools' | 'rehearsalErrors' | 'actualErrors' | 'indexes' | 'actualIsError' | 'comparable' | 'lines' | 'offsets' | 'lengths'>): void {
+    this.clear();
+    this.size = this.capacity = count;
+    for (const [row, id] of explicitIds) {
+      if (row >= count || this.explicitIds.has(row) || this.rows.has(id)) throw new Error('bad explicit call id');
+      this.explicitIds.set(row, id);
+      this.rows.set(id, row);
+    }
+    this.texts.length = 0;
+    for (const [i, t] of data.texts.entries()) { this.texts.push(t); if (i > 0) this.textNumbers.set(t, i); }
+    // A loop, not push(...rows): a million arguments overflow the stack.
+    for (let i = 0; i < count; i++) { this.scores.push(data.scores[i]); this.counts.push(data.counts[i]); }
+    ({ turnRows: this.turnRows, tools: this.tools, rehearsalErrors: this.rehearsalErrors, actualErrors: this.actualErrors, indexes: this.indexes, actualIsError: this.actualIsError, comparable: this.comparable, lines: this.lines, offsets: this.offsets, lengths: this.lengths } = data);
   }
-}
 
-function grown<T extends Int32Array | Uint32Array | Uint8Array | Float64Array>(old: T, next: T): T {
-  next.set(old as never);
-  return next;
+  private grow(capacity: number): void {
+    this.capacity = capacity;
+    this.turnRows = grown(this.turnRows, new Int32Array(capacity));
+    this.tools = grown(this.tools, new Uint32Array(capacity));
+    this.rehearsalErrors = grown(this.rehearsalErrors, new Uint32Array(capacity));
+    this.actualErrors = grown(this.actualErrors, new Uint32Array(capacity));
+    this.indexes = grown(this.indexes, new Int32Array(capacity));
+    this.actualIsError = grown(this.actualIsError, new Uint8Array(capacity));
+    this.comparable = grown(this.comparable, new Uint8Array(capacity));
+    this.lines = this.lines.map((a) => grown(a, new Uint32Array(capacity)));
+    this.offsets = this.offsets.map((a) => grown(a, new Float64Array(capacity)));
+    this.lengths = this.lengths.map((a) => grown(a, new Uint32Array(capacity)));
+  }
 }

@@ -89,7 +89,7 @@ export class TraceLibrary extends Disposable {
         if (size > this.eagerIndexBytes && !this.indexes.has(file)) {
           this.heads.set(file, await readTraceHead(file));
         } else {
-          this.indexes.set(file, await TraceIndex.build(file));
+          this.indexes.set(file, await TraceIndex.open(file));
           this.heads.delete(file);
         }
         this.failures.delete(file);
@@ -116,7 +116,7 @@ export class TraceLibrary extends Disposable {
       let built: TraceIndex | undefined;
       await this.serialize(file, async () => {
         try {
-          built = await TraceIndex.build(file, {
+          built = await TraceIndex.open(file, {
             onProgress: (scanned, total) => {
               progress.scannedBytes = scanned;
               progress.totalBytes = total;

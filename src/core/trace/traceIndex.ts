@@ -5,6 +5,8 @@ import type { DiffKind } from '../fidelity/structuralDiff';
 import { CallTable } from './callTable';
 import { readLineBatches } from './lineReader';
 import { SharedValues } from './sharedValues';
+import { loadIndexSnapshot, saveIndexSnapshot, SNAPSHOT_MIN_BYTES, snapshotAllowed } from './indexSnapshot';
+import { TurnTable } from './turnTable';
 import type { EventLocation, SkippedLine } from './reader';
 import { decodeLine, readEventAt, TORN_LAST_LINE } from './reader';
 import type { EpisodeStatus, RunEndEvent, RunEvent, RunMode, TraceEvent } from './schema';
@@ -59,13 +61,36 @@ export interface EpisodeEntry {
 
 const PREVIEW_CHARS = 80;
 
-/** One string per turn kind, instead of the parsed line's copy per turn. */
-const TURN_KINDS: Readonly<Record<TurnEntry['kind'], TurnEntry['kind']>> = { calls: 'calls', final: 'final', error: 'error' };
-
 /** Options of {@link TraceIndex.build} and {@link TraceIndex.refresh}. */
 export interface IndexingOptions {
   /** Called every few megabytes with the bytes scanned so far and the file's size, for progress bars. */
   onProgress?: (scannedBytes: number, totalBytes: number) => void;
+}
+
+/** Options of {@link TraceIndex.open}. */
+export interface OpenIndexOptions extends IndexingOptions {
+  /** Save the index beside the trace after a long scan (default true). */
+  save?: boolean;
+  /** How long a scan must have been, in bytes, for the index to be saved (default SNAPSHOT_MIN_BYTES, 16 MiB). */
+  saveAfterBytes?: number;
+  /** Told when saving the index failed (the index itself is fine). */
+  onSaveError?: (err: Error) => void;
+}
+
+/** What an index snapshot saves and restores. */
+export interface IndexState {
+  run: RunEvent | undefined;
+  runEnd: RunEndEvent | undefined;
+  skipped: readonly SkippedLine[];
+  orphans: number;
+  eventCount: number;
+  /** Bytes indexed: the snapshot describes the trace's first `scanned` bytes. */
+  scanned: number;
+  nextLine: number;
+  episodeList: readonly EpisodeEntry[];
+  episodesById: ReadonlyMap<string, EpisodeEntry>;
+  turns: TurnTable;
+  calls: CallTable;
 }
 
 /** How often, in bytes, indexing reports progress. */
@@ -83,10 +108,12 @@ export class TraceIndex {
   /** Events that name an episode, turn or call the trace never introduced. */
   orphans = 0;
   eventCount = 0;
+  /** Bytes of the trace whose index was read back from its saved index rather than scanned (0: none). */
+  restoredBytes = 0;
   private readonly episodeList: EpisodeEntry[] = [];
   private readonly episodesById = new Map<string, EpisodeEntry>();
-  private readonly turnsById = new Map<string, TurnEntry>();
-  private readonly callTable = new CallTable();
+  private readonly turnTable = new TurnTable();
+  private readonly callTable = new CallTable(this.turnTable);
   private shared = new SharedValues();
   private scanned = 0;
   private nextLine = 1;
@@ -96,10 +123,62 @@ export class TraceIndex {
 
   private constructor(readonly file: string) {}
 
-  /** Builds the index of a trace file. */
+  /** Builds the index of a trace file from nothing, reading every line. */
   static async build(file: string, options: IndexingOptions = {}): Promise<TraceIndex> {
     const index = new TraceIndex(file);
     await index.refresh(options);
+    return index;
+  }
+
+  /**
+   * The index of a trace file, as the explorer opens it: read back from the index saved beside the
+   * trace when that still describes the trace's first bytes, then brought up to date with what was
+   * appended since; else built from nothing, and saved for the next time when the trace is large
+   * and lives in a `.rehearsal` folder (see indexSnapshot.ts). A saved index that cannot be used is
+   * ignored, never an error.
+   */
+  static async open(file: string, options: OpenIndexOptions = {}): Promise<TraceIndex> {
+    const restored = await loadIndexSnapshot(file);
+    const index = restored?.index ?? new TraceIndex(file);
+    const from = index.scanned;
+    await index.refresh(options);
+    if (options.save !== false && index.scanned - from >= (options.saveAfterBytes ?? SNAPSHOT_MIN_BYTES) && index.scanned > from && snapshotAllowed(file)) {
+      try {
+        await saveIndexSnapshot(index);
+      } catch (err) {
+        options.onSaveError?.(err as Error);
+      }
+    }
+    return index;
+  }
+
+  /** @internal What a snapshot of the index saves (snapshot code only; never mutate). */
+  snapshotState(): IndexState {
+    return {
+      run: this.run, runEnd: this.runEnd, skipped: this.skipped, orphans: this.orphans, eventCount: this.eventCount,
+      scanned: this.scanned, nextLine: this.nextLine, episodeList: this.episodeList, episodesById: this.episodesById,
+      turns: this.turnTable, calls: this.callTable,
+    };
+  }
+
+  /**
+   * @internal An index of `file` holding a snapshot's state, to be refreshed. The episodes' turn ids
+   * and the tables must already be consistent (the snapshot loader checks them).
+   */
+  static fromSnapshot(file: string, state: Omit<IndexState, 'turns' | 'calls'>, fill: (turns: TurnTable, calls: CallTable) => void): TraceIndex {
+    const index = new TraceIndex(file);
+    index.run = state.run;
+    index.runEnd = state.runEnd;
+    // Loops, not push(...list): a list of a million overflows the stack.
+    for (const s of state.skipped) index.skipped.push(s);
+    index.orphans = state.orphans;
+    index.eventCount = state.eventCount;
+    index.scanned = state.scanned;
+    index.nextLine = state.nextLine;
+    index.restoredBytes = state.scanned;
+    for (const e of state.episodeList) index.episodeList.push(e);
+    for (const [id, entry] of state.episodesById) index.episodesById.set(id, entry);
+    fill(index.turnTable, index.callTable);
     return index;
   }
 
@@ -130,8 +209,10 @@ export class TraceIndex {
     return this.episodesById.get(id);
   }
 
+  /** What the index knows of a turn; a new object at each call, built from the index's columns. */
   turn(id: string): TurnEntry | undefined {
-    return this.turnsById.get(id);
+    const row = this.turnTable.row(id);
+    return row === undefined ? undefined : this.turnTable.entry(row, this.turnTable.callRows(row).map((r) => this.callTable.idOf(r)));
   }
 
   /** What the index knows of a call; a new object at each call, built from the index's columns. */
@@ -142,7 +223,9 @@ export class TraceIndex {
 
   /** All calls, in the order their turns introduced them. */
   calls(): CallEntry[] {
-    return this.callIds().map((id) => this.call(id)!);
+    const calls = new Array<CallEntry>(this.callTable.count);
+    for (let r = 0; r < calls.length; r++) calls[r] = this.callTable.entry(r);
+    return calls;
   }
 
   /**
@@ -154,13 +237,25 @@ export class TraceIndex {
     return row === undefined ? undefined : this.callTable.entry(row, false);
   }
 
-  /** The ids of all calls, in the order of {@link calls}, without building their entries. */
-  callIds(): readonly string[] {
+  /** The summaries ({@link callSummary}) of all calls, in the order of {@link calls}. */
+  callSummaries(): CallEntry[] {
+    const calls = new Array<CallEntry>(this.callTable.count);
+    for (let r = 0; r < calls.length; r++) calls[r] = this.callTable.entry(r, false);
+    return calls;
+  }
+
+  /** The ids of all calls, in the order of {@link calls}, without building their entries (a new array at each call). */
+  callIds(): string[] {
     return this.callTable.ids();
   }
 
+  /** Number of calls. */
+  get callCount(): number {
+    return this.callTable.count;
+  }
+
   turnsOf(episode: EpisodeEntry): TurnEntry[] {
-    return episode.turnIds.map((id) => this.turnsById.get(id)).filter((t): t is TurnEntry => !!t);
+    return episode.turnIds.map((id) => this.turn(id)).filter((t): t is TurnEntry => !!t);
   }
 
   callsOf(turn: TurnEntry): CallEntry[] {
@@ -220,9 +315,10 @@ export class TraceIndex {
     this.skipped.length = 0;
     this.orphans = 0;
     this.eventCount = 0;
+    this.restoredBytes = 0;
     this.episodeList.length = 0;
     this.episodesById.clear();
-    this.turnsById.clear();
+    this.turnTable.clear();
     this.callTable.clear();
     this.shared = new SharedValues();
     this.scanned = 0;
@@ -249,16 +345,18 @@ export class TraceIndex {
       case 'turn': {
         const episode = this.episodesById.get(e.episodeId);
         if (!episode) { this.orphans++; return; }
-        // The episode's own id string and a call list of exact size: half a million turns add up.
-        const callIds = e.parse.kind === 'calls' ? e.parse.calls.map((c) => c.callId) : [];
-        const turn: TurnEntry = { turnId: e.turnId, episodeId: episode.episodeId, index: e.index, location, kind: TURN_KINDS[e.parse.kind], callIds };
-        if (e.parse.kind === 'error') turn.parseError = e.parse.code;
-        if (e.parse.kind === 'final') turn.answerPreview = e.parse.answer.slice(0, PREVIEW_CHARS);
+        const knownRow = this.turnTable.row(e.turnId);
+        const known = knownRow !== undefined;
+        // A turn listed again: its earlier calls keep their ids explicitly, as its call list is replaced.
+        if (known) for (const r of this.turnTable.callRows(knownRow)) this.callTable.keepId(r);
+        // The episode's own id string: half a million turns add up.
+        const row = this.turnTable.put(e.turnId, episode.episodeId, e.index, location, e.parse.kind);
+        if (e.parse.kind === 'error') this.turnTable.parseErrors.set(row, e.parse.code);
+        if (e.parse.kind === 'final') this.turnTable.answerPreviews.set(row, e.parse.answer.slice(0, PREVIEW_CHARS));
         if (e.parse.kind === 'calls') {
-          e.parse.calls.forEach((c, i) => this.callTable.put(c.callId, turn.turnId, turn.episodeId, this.shared.text(c.name), i));
+          e.parse.calls.forEach((c, i) => this.turnTable.addCall(row, this.callTable.put(c.callId, row, this.shared.text(c.name), i)));
         }
-        if (!this.turnsById.has(e.turnId)) episode.turnIds.push(e.turnId);
-        this.turnsById.set(e.turnId, turn);
+        if (!known) episode.turnIds.push(this.turnTable.ids[row]);
         return;
       }
       case 'call.rehearsal': {
@@ -295,11 +393,11 @@ export class TraceIndex {
   private callFor(callId: string, turnId: string, episodeId: string, tool: string): number | undefined {
     const known = this.callTable.row(callId);
     if (known !== undefined) return known;
-    const turn = this.turnsById.get(turnId);
-    if (!turn || turn.episodeId !== episodeId) { this.orphans++; return undefined; }
+    const turn = this.turnTable.row(turnId);
+    if (turn === undefined || this.turnTable.episodeIds[turn] !== episodeId) { this.orphans++; return undefined; }
     // A call the turn did not list (e.g. a replayed call): attach it to its turn.
-    const row = this.callTable.put(callId, turn.turnId, turn.episodeId, this.shared.text(tool), turn.callIds.length);
-    turn.callIds.push(callId);
+    const row = this.callTable.put(callId, turn, this.shared.text(tool), this.turnTable.callCount(turn));
+    this.turnTable.addCall(turn, row);
     return row;
   }
 }

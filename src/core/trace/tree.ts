@@ -206,9 +206,11 @@ export function callsByFidelity(index: TraceIndex, file: string, options: TreeOp
  */
 export function callIdsByFidelity(index: TraceIndex, file: string, options: TreeOptions = {}): string[] {
   const annotations = options.annotations?.(file);
-  return index.callIds()
-    .map((id, order) => ({ c: index.callSummary(id)!, order }))
-    .filter(({ c }) => callMatches(options.filter, c, index.episode(c.episodeId), index.turn(c.turnId), annotations))
+  // The turn and episode of a call are looked up only when a filter needs them.
+  const filtered = isFilterActive(options.filter);
+  return index.callSummaries()
+    .map((c, order) => ({ c, order }))
+    .filter(({ c }) => !filtered || callMatches(options.filter, c, index.episode(c.episodeId), index.turn(c.turnId), annotations))
     .sort((a, b) => fidelityRank(a.c) - fidelityRank(b.c) || a.order - b.order)
     .map(({ c }) => c.callId);
 }

@@ -1,0 +1,157 @@
+import type { EventLocation } from './reader';
+import type { TurnEntry } from './traceIndex';
+
+/** Turn kinds by their code in the table. */
+export const TURN_KINDS: readonly TurnEntry['kind'][] = ['calls', 'final', 'error'];
+
+const FIRST_CAPACITY = 1024;
+
+/**
+ * The turns of a trace index in columns, like {@link CallTable}: half a million turn objects, each
+ * with a location object and a call list, would hold a hundred megabytes. A turn's calls are kept as
+ * a range of call rows (a turn's calls are first seen together), with a list only for a turn whose
+ * calls are not one range (a replayed call attached later, a turn listed again). A turn's
+ * {@link TurnEntry} is built when asked for.
+ */
+export class TurnTable {
+  private readonly rows = new Map<string, number>();
+  private size = 0;
+  private capacity = 0;
+  /** Columns exposed read-only to the index snapshot. */
+  readonly ids: string[] = [];
+  /** The episode id of each turn: the episode entry's own string. */
+  readonly episodeIds: string[] = [];
+  /** Sparse: the act parse error code of `error` turns, and the answer preview of `final` turns. */
+  readonly parseErrors = new Map<number, string>();
+  readonly answerPreviews = new Map<number, string>();
+  /** Sparse: the call rows of a turn whose calls are not the range `callStart .. callStart + callCount`. */
+  readonly callLists = new Map<number, number[]>();
+  indexes = new Int32Array(0);
+  kinds = new Uint8Array(0);
+  lines = new Uint32Array(0);
+  offsets = new Float64Array(0);
+  lengths = new Uint32Array(0);
+  callStarts = new Int32Array(0);
+  callCounts = new Int32Array(0);
+
+  /** Number of turns. */
+  get count(): number {
+    return this.size;
+  }
+
+  /** The row of a turn, or undefined. */
+  row(turnId: string): number | undefined {
+    return this.rows.get(turnId);
+  }
+
+  /**
+   * Adds a turn, or replaces what is known of a turn listed again (its calls are then the new
+   * event's); returns its row.
+   */
+  put(turnId: string, episodeId: string, index: number, location: EventLocation, kind: TurnEntry['kind']): number {
+    let row = this.rows.get(turnId);
+    if (row === undefined) {
+      row = this.size++;
+      if (row === this.capacity) this.grow(Math.max(FIRST_CAPACITY, this.capacity * 2));
+      this.rows.set(turnId, row);
+      this.ids.push(turnId);
+      this.episodeIds.push(episodeId);
+    } else {
+      this.episodeIds[row] = episodeId;
+      this.parseErrors.delete(row);
+      this.answerPreviews.delete(row);
+      this.callLists.delete(row);
+    }
+    this.indexes[row] = index;
+    this.kinds[row] = TURN_KINDS.indexOf(kind);
+    this.lines[row] = location.line;
+    this.offsets[row] = location.offset;
+    this.lengths[row] = location.length;
+    this.callStarts[row] = -1;
+    this.callCounts[row] = 0;
+    return row;
+  }
+
+  /** Appends a call row to a turn's calls. */
+  addCall(row: number, callRow: number): void {
+    const list = this.callLists.get(row);
+    if (list) { list.push(callRow); return; }
+    const count = this.callCounts[row];
+    if (count === 0) { this.callStarts[row] = callRow; this.callCounts[row] = 1; return; }
+    if (this.callStarts[row] + count === callRow) { this.callCounts[row] = count + 1; return; }
+    const rows: number[] = [];
+    for (let i = 0; i < count; i++) rows.push(this.callStarts[row] + i);
+    rows.push(callRow);
+    this.callLists.set(row, rows);
+  }
+
+  /** The call rows of a turn, in the order it lists them. */
+  callRows(row: number): number[] {
+    const list = this.callLists.get(row);
+    if (list) return list.slice();
+    const rows: number[] = [];
+    for (let i = 0, start = this.callStarts[row]; i < this.callCounts[row]; i++) rows.push(start + i);
+    return rows;
+  }
+
+  /** Number of calls a turn lists. */
+  callCount(row: number): number {
+    return this.callLists.get(row)?.length ?? this.callCounts[row];
+  }
+
+  /** The entry of a row; `callIds` names its calls (the call table's ids of its call rows). */
+  entry(row: number, callIds: string[]): TurnEntry {
+    const turn: TurnEntry = {
+      turnId: this.ids[row], episodeId: this.episodeIds[row], index: this.indexes[row],
+      location: { line: this.lines[row], offset: this.offsets[row], length: this.lengths[row] },
+      kind: TURN_KINDS[this.kinds[row]], callIds,
+    };
+    const parseError = this.parseErrors.get(row);
+    if (parseError !== undefined) turn.parseError = parseError;
+    const preview = this.answerPreviews.get(row);
+    if (preview !== undefined) turn.answerPreview = preview;
+    return turn;
+  }
+
+  /** Forgets every turn. */
+  clear(): void {
+    this.rows.clear();
+    this.size = 0;
+    this.capacity = 0;
+    this.ids.length = 0;
+    this.episodeIds.length = 0;
+    this.parseErrors.clear();
+    this.answerPreviews.clear();
+    this.callLists.clear();
+    this.grow(0);
+  }
+
+  /**
+   * Replaces the table's content with columns read back from an index snapshot (ids and episode ids
+   * as arrays of the same length as the columns).
+   */
+  restore(ids: string[], episodeIds: string[], columns: Pick<TurnTable, 'indexes' | 'kinds' | 'lines' | 'offsets' | 'lengths' | 'callStarts' | 'callCounts'>): void {
+    this.clear();
+    this.size = this.capacity = ids.length;
+    for (let i = 0; i < ids.length; i++) { this.rows.set(ids[i], i); this.ids.push(ids[i]); this.episodeIds.push(episodeIds[i]); }
+    if (this.rows.size !== ids.length) throw new Error('duplicate turn ids');
+    ({ indexes: this.indexes, kinds: this.kinds, lines: this.lines, offsets: this.offsets, lengths: this.lengths, callStarts: this.callStarts, callCounts: this.callCounts } = columns);
+  }
+
+  private grow(capacity: number): void {
+    this.capacity = capacity;
+    this.indexes = grown(this.indexes, new Int32Array(capacity));
+    this.kinds = grown(this.kinds, new Uint8Array(capacity));
+    this.lines = grown(this.lines, new Uint32Array(capacity));
+    this.offsets = grown(this.offsets, new Float64Array(capacity));
+    this.lengths = grown(this.lengths, new Uint32Array(capacity));
+    this.callStarts = grown(this.callStarts, new Int32Array(capacity));
+    this.callCounts = grown(this.callCounts, new Int32Array(capacity));
+  }
+}
+
+/** A copy of `old` in a new array of another length (the first `next.length` values when shorter). */
+export function grown<T extends Int32Array | Uint32Array | Uint8Array | Float64Array>(old: T, next: T): T {
+  next.set((old.length > next.length ? old.subarray(0, next.length) : old) as never);
+  return next;
+}
