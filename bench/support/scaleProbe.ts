@@ -1,10 +1,17 @@
 import { mulberry32 } from '../../src/core/base/random';
 import { loadCallView } from '../../src/core/trace/callView';
+import { saveIndexSnapshot } from '../../src/core/trace/indexSnapshot';
 import { TraceIndex } from '../../src/core/trace/traceIndex';
 
 /** What one probe of a large trace measured. */
 export interface ScaleProbeResult {
+  /** `build`: the index built from nothing, then saved; `open`: the explorer's open (the saved index read back when usable). */
+  mode: 'build' | 'open';
   indexMs: number;
+  /** Milliseconds to save the index beside the trace (`build` only). */
+  saveMs?: number;
+  /** Bytes of the trace whose index came from the saved index (`open`). */
+  restoredBytes: number;
   events: number;
   calls: number;
   /** Milliseconds to open each sampled call (its turn, rehearsal and actual events read and compared). */
@@ -16,15 +23,23 @@ export interface ScaleProbeResult {
 }
 
 /**
- * `node out/bench/support/scaleProbe.js <trace> [samples] [seed]`: builds the explorer's index of a
- * trace, then opens `samples` random calls, in a process of its own so that its resident memory is
- * the index's alone. Prints a {@link ScaleProbeResult} as JSON.
+ * `node out/bench/support/scaleProbe.js <trace> [samples] [seed] [build|open]`: indexes a trace as
+ * told (`build`: from nothing, then saves the index beside it; `open`: as the explorer opens it),
+ * then opens `samples` random calls, in a process of its own so that its resident memory is the
+ * index's alone. Prints a {@link ScaleProbeResult} as JSON.
  */
 async function main(): Promise<void> {
-  const [file, samplesText = '1000', seedText = '7'] = process.argv.slice(2);
+  const [file, samplesText = '1000', seedText = '7', modeText = 'build'] = process.argv.slice(2);
+  const mode = modeText === 'open' ? 'open' : 'build';
   const t0 = performance.now();
-  const index = await TraceIndex.build(file);
+  const index = mode === 'open' ? await TraceIndex.open(file, { save: false }) : await TraceIndex.build(file);
   const indexMs = performance.now() - t0;
+  let saveMs: number | undefined;
+  if (mode === 'build') {
+    const t1 = performance.now();
+    await saveIndexSnapshot(index);
+    saveMs = performance.now() - t1;
+  }
   const rssMb = process.memoryUsage().rss / 1024 / 1024;
   const heapMb = process.memoryUsage().heapUsed / 1024 / 1024;
   // Ids only: entries are built when asked for, and building a million would measure the probe.
@@ -37,7 +52,7 @@ async function main(): Promise<void> {
     await loadCallView(index, id);
     openMs.push(performance.now() - t);
   }
-  const result: ScaleProbeResult = { indexMs, events: index.eventCount, calls: calls.length, openMs, rssMb, peakRssMb: process.resourceUsage().maxRSS / 1024, heapMb };
+  const result: ScaleProbeResult = { mode, indexMs, saveMs, restoredBytes: index.restoredBytes, events: index.eventCount, calls: calls.length, openMs, rssMb, peakRssMb: process.resourceUsage().maxRSS / 1024, heapMb };
   process.stdout.write(JSON.stringify(result) + '\n');
 }
 
