@@ -27,7 +27,7 @@ async function inScratch<T>(prefix: string, body: (dir: string) => Promise<T>): 
 
 registerBenchCase({
   name: `reliability: fuzzing, ${FUZZ_RUNS.toLocaleString('en')} inputs per parser`,
-  description: 'The fuzz targets of test/support/fuzz (act and rehearsal parsers, trace line decoder, trace reader and explorer index on files, task loader, EnvACE and chat importers, annotation reader) with BENCH_FUZZ_RUNS generated and mutated inputs each; a failure prints its seed, input and error',
+  description: 'The fuzz targets of test/support/fuzz (act and rehearsal parsers, trace line decoder, trace reader and explorer index on files, saved trace index, task loader, EnvACE and chat importers, annotation reader) with BENCH_FUZZ_RUNS generated and mutated inputs each; a failure prints its seed, input and error',
   targets: [{ fact: 'targets with an uncoded exception or a broken invariant', atMost: 0 }],
   async run(): Promise<BenchCaseResult> {
     return inScratch('rehearsal-bench-fuzz-', async (scratch) => {

@@ -1,12 +1,15 @@
 import * as assert from 'node:assert/strict';
 import { CallTable } from '../../src/core/trace/callTable';
+import { EpisodeTable } from '../../src/core/trace/episodeTable';
 import { TurnTable } from '../../src/core/trace/turnTable';
 
 /** A turn table with turns `t0 .. t<n-1>` of episode e1, and a call table over it. */
 function tables(turns: number): { table: CallTable; turn: (i: number) => number } {
+  const episodes = new EpisodeTable();
+  const e1 = episodes.put('e1', 0, 'task-1', 'shadow', undefined, { line: 1, offset: 0, length: 10 });
   const t = new TurnTable();
-  for (let i = 0; i < turns; i++) t.put(`t${i}`, 'e1', i, { line: i + 1, offset: i * 100, length: 10 }, 'calls');
-  return { table: new CallTable(t), turn: (i) => t.row(`t${i}`)! };
+  for (let i = 0; i < turns; i++) t.put(`t${i}`, e1, i, { line: i + 1, offset: i * 100, length: 10 }, 'calls');
+  return { table: new CallTable(t, episodes), turn: (i) => t.row(`t${i}`)! };
 }
 
 describe('CallTable', () => {
@@ -63,7 +66,7 @@ describe('CallTable ids', () => {
     // A turn listed again (its earlier calls keep their ids first, as the index does), without one of
     // them: that call is still found by its id.
     for (const r of turns.callRows(turn(0))) table.keepId(r);
-    turns.put('t0', 'e1', 0, { line: 1, offset: 0, length: 10 }, 'calls');
+    turns.put('t0', 0, 0, { line: 1, offset: 0, length: 10 }, 'calls');
     turns.addCall(turn(0), table.put('t0.c2', turn(0), 'x', 0)); // now first: its id is kept as given
     assert.equal(table.row('t0.c1'), a);
     assert.equal(table.row('t0.c2'), b);

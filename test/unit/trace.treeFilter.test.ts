@@ -112,6 +112,10 @@ describe('Trace Explorer filters, search and sort', () => {
     assert.equal(callTreeNode(library, shadow, 'e1.t2.c1', options)?.description, 'F1 0.78 · e1.t2.c1');
     const filtered = traceTreeChildren(library, run, { sort: 'fidelity', filter: { mismatches: true } });
     assert.equal(filtered.length, 3);
+    // Unfiltered, calls are ranked from their outcomes alone; a filter that keeps every call ranks
+    // them from their summaries: the same order.
+    const everyTool = traceTreeChildren(library, run, { sort: 'fidelity', filter: { tools: ['get_order_details', 'find_user_id_by_email', 'cancel_pending_order'] } });
+    assert.deepEqual(everyTool.map((c) => c.id), calls.map((c) => c.id));
   });
 
   it('describes the filter and the order in words', () => {
@@ -133,7 +137,7 @@ describe('Trace Explorer filters, search and sort', () => {
       fidelityRank({ ...base, scores: s(0.2) }),
       fidelityRank({ ...base, scores: s(0.9) }),
       fidelityRank({ ...base, scores: s(1, true) }),
-      fidelityRank(base),
+      fidelityRank({}), // no outcome yet
     ];
     assert.deepEqual([...ranks].sort((a, b) => a - b), ranks);
   });

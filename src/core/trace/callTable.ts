@@ -2,7 +2,11 @@ import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
 import type { EventLocation } from './reader';
 import type { CallEntry } from './traceIndex';
+import type { EpisodeTable } from './episodeTable';
 import { grown, type TurnTable } from './turnTable';
+
+/** What ranks a call by fidelity and sums up a set of calls: its errors and scores. */
+export type CallOutcome = Pick<CallEntry, 'rehearsalError' | 'actualError' | 'scores'>;
 
 /** The events of a call whose byte location the table keeps. */
 export type CallEventKind = 'rehearsal' | 'actual' | 'fidelity';
@@ -33,8 +37,17 @@ export class CallTable {
   /** Tool names and error codes, numbered: a call keeps their numbers (0 is none), not a pointer each. */
   readonly texts: string[] = [''];
   private readonly textNumbers = new Map<string, number>();
-  readonly scores: (FidelityScores | undefined)[] = [];
-  readonly counts: (Record<DiffKind, number> | undefined)[] = [];
+  /**
+   * Distinct fidelity score sets and diff counts; a call keeps the number of its own (`n` is
+   * `scoreSets[n - 1]`; 0: none). A million calls have a few distinct sets, and a pointer each
+   * would hold 16 MB.
+   */
+  readonly scoreSets: FidelityScores[] = [];
+  readonly countSets: Record<DiffKind, number>[] = [];
+  private readonly scoreKeys = new Map<string, number>();
+  private readonly countKeys = new Map<string, number>();
+  scores = new Uint32Array(0);
+  counts = new Uint32Array(0);
   /** The turn table row of each call's turn (its turn id and episode id are that turn's). */
   turnRows = new Int32Array(0);
   tools = new Uint32Array(0);
@@ -50,8 +63,8 @@ export class CallTable {
   offsets = EVENT_KINDS.map(() => new Float64Array(0));
   lengths = EVENT_KINDS.map(() => new Uint32Array(0));
 
-  /** `turns` names each call's turn and episode. */
-  constructor(private readonly turns: TurnTable) {}
+  /** `turns` and `episodes` name each call's turn and episode. */
+  constructor(private readonly turns: TurnTable, private readonly episodes: EpisodeTable) {}
 
   /** Number of calls. */
   get count(): number {
@@ -100,7 +113,7 @@ export class CallTable {
   }
 
   private derivedId(row: number): string {
-    return `${this.turns.ids[this.turnRows[row]]}.c${this.indexes[row] + 1}`;
+    return `${this.turns.idOf(this.turnRows[row])}.c${this.indexes[row] + 1}`;
   }
 
   /** Adds a call, or updates the identity of a known one (a turn listing it again); returns its row. */
@@ -109,8 +122,6 @@ export class CallTable {
     if (row === undefined) {
       row = this.size++;
       if (row === this.capacity) this.grow(Math.max(FIRST_CAPACITY, this.capacity * 2));
-      this.scores.push(undefined);
-      this.counts.push(undefined);
     } else if (this.explicitIds.delete(row)) {
       this.rows.delete(callId);
     }
@@ -146,8 +157,8 @@ export class CallTable {
   /** Records what the fidelity event says; scores and counts absent from it keep earlier ones. */
   setFidelity(row: number, comparable: NonNullable<CallEntry['comparable']>, scores: FidelityScores | undefined, counts: Record<DiffKind, number> | undefined): void {
     this.comparable[row] = COMPARABLE.indexOf(comparable);
-    if (scores) this.scores[row] = scores;
-    if (counts) this.counts[row] = counts;
+    if (scores) this.scores[row] = numbered(this.scoreSets, this.scoreKeys, scoreKey(scores), scores);
+    if (counts) this.counts[row] = numbered(this.countSets, this.countKeys, countKey(counts), counts);
   }
 
   /** The turn table row of a call's turn. */
@@ -162,7 +173,7 @@ export class CallTable {
    */
   entry(row: number, locations = true): CallEntry {
     const turnRow = this.turnRows[row];
-    const entry: CallEntry = { callId: this.idOf(row), turnId: this.turns.ids[turnRow], episodeId: this.turns.episodeIds[turnRow], tool: this.texts[this.tools[row]], index: this.indexes[row] };
+    const entry: CallEntry = { callId: this.idOf(row), turnId: this.turns.idOf(turnRow), episodeId: this.episodes.ids.idOf(this.turns.episodeRows[turnRow]), tool: this.texts[this.tools[row]], index: this.indexes[row] };
     // Named stores, not a loop over the kinds: entries are built by the hundred thousand (a sort by
     // fidelity builds every call's), and computed keys make that several times slower.
     if (locations) this.addLocations(entry, row);
@@ -171,11 +182,16 @@ export class CallTable {
     if (this.actualIsError[row] > 0) entry.actualIsError = this.actualIsError[row] === 2;
     const comparable = COMPARABLE[this.comparable[row]];
     if (comparable) entry.comparable = comparable;
-    const scores = this.scores[row];
-    if (scores) entry.scores = scores;
-    const counts = this.counts[row];
-    if (counts) entry.counts = counts;
+    if (this.scores[row] > 0) entry.scores = this.scoreSets[this.scores[row] - 1];
+    if (this.counts[row] > 0) entry.counts = this.countSets[this.counts[row] - 1];
     return entry;
+  }
+
+  /** Fills `o` with a row's outcome: its rehearsal and actual error codes and its scores (each undefined when absent). */
+  outcomeInto(row: number, o: CallOutcome): void {
+    o.rehearsalError = this.rehearsalErrors[row] > 0 ? this.texts[this.rehearsalErrors[row]] : undefined;
+    o.actualError = this.actualErrors[row] > 0 ? this.texts[this.actualErrors[row]] : undefined;
+    o.scores = this.scores[row] > 0 ? this.scoreSets[this.scores[row] - 1] : undefined;
   }
 
   private addLocations(entry: CallEntry, row: number): void {
@@ -210,8 +226,10 @@ export class CallTable {
     this.explicitIds.clear();
     this.texts.length = 1;
     this.textNumbers.clear();
-    this.scores.length = 0;
-    this.counts.length = 0;
+    this.scoreSets.length = 0;
+    this.countSets.length = 0;
+    this.scoreKeys.clear();
+    this.countKeys.clear();
     this.grow(0);
   }
 
@@ -219,7 +237,7 @@ export class CallTable {
    * Replaces the table's content with what an index snapshot holds: ids, texts, scores and counts
    * as arrays, the other columns as typed arrays, all of the same number of rows.
    */
-  restore(count: number, explicitIds: Iterable<[number, string]>, data: Pick<CallTable, 'texts' | 'scores' | 'counts' | 'turnRows' | 'tools' | 'rehearsalErrors' | 'actualErrors' | 'indexes' | 'actualIsError' | 'comparable' | 'lines' | 'offsets' | 'lengths'>): void {
+  restore(count: number, explicitIds: Iterable<[number, string]>, data: Pick<CallTable, 'texts' | 'scoreSets' | 'countSets' | 'scores' | 'counts' | 'turnRows' | 'tools' | 'rehearsalErrors' | 'actualErrors' | 'indexes' | 'actualIsError' | 'comparable' | 'lines' | 'offsets' | 'lengths'>): void {
     this.clear();
     this.size = this.capacity = count;
     for (const [row, id] of explicitIds) {
@@ -229,9 +247,9 @@ export class CallTable {
     }
     this.texts.length = 0;
     for (const [i, t] of data.texts.entries()) { this.texts.push(t); if (i > 0) this.textNumbers.set(t, i); }
-    // A loop, not push(...rows): a million arguments overflow the stack.
-    for (let i = 0; i < count; i++) { this.scores.push(data.scores[i]); this.counts.push(data.counts[i]); }
-    ({ turnRows: this.turnRows, tools: this.tools, rehearsalErrors: this.rehearsalErrors, actualErrors: this.actualErrors, indexes: this.indexes, actualIsError: this.actualIsError, comparable: this.comparable, lines: this.lines, offsets: this.offsets, lengths: this.lengths } = data);
+    for (const s of data.scoreSets) numbered(this.scoreSets, this.scoreKeys, scoreKey(s), s, true);
+    for (const c of data.countSets) numbered(this.countSets, this.countKeys, countKey(c), c, true);
+    ({ scores: this.scores, counts: this.counts, turnRows: this.turnRows, tools: this.tools, rehearsalErrors: this.rehearsalErrors, actualErrors: this.actualErrors, indexes: this.indexes, actualIsError: this.actualIsError, comparable: this.comparable, lines: this.lines, offsets: this.offsets, lengths: this.lengths } = data);
   }
 
   private grow(capacity: number): void {
@@ -243,8 +261,30 @@ export class CallTable {
     this.indexes = grown(this.indexes, new Int32Array(capacity));
     this.actualIsError = grown(this.actualIsError, new Uint8Array(capacity));
     this.comparable = grown(this.comparable, new Uint8Array(capacity));
+    this.scores = grown(this.scores, new Uint32Array(capacity));
+    this.counts = grown(this.counts, new Uint32Array(capacity));
     this.lines = this.lines.map((a) => grown(a, new Uint32Array(capacity)));
     this.offsets = this.offsets.map((a) => grown(a, new Float64Array(capacity)));
     this.lengths = this.lengths.map((a) => grown(a, new Uint32Array(capacity)));
   }
+}
+
+/** Distinct values looked up by key; past this, new values are added as they come (a trace of ever-different scores). */
+const MAX_KEYED = 4096;
+
+const scoreKey = (s: FidelityScores) => `${s.exactMatch}|${s.fieldF1}|${s.keyJaccard}|${s.typeAgreement}|${s.errorAgreement}|${Object.keys(s).length}`;
+const countKey = (c: Record<DiffKind, number>) => `${c.added}|${c.removed}|${c.changed}|${c.typeChanged}|${Object.keys(c).length}`;
+
+/**
+ * The number (from 1) of a value in a table of distinct values, adding it when new (`append`: always
+ * added, as a restored table is taken as it was saved).
+ */
+function numbered<T>(table: T[], keys: Map<string, number>, key: string, value: T, append = false): number {
+  let n = append ? undefined : keys.get(key);
+  if (n === undefined) {
+    table.push(value);
+    n = table.length;
+    if (keys.size < MAX_KEYED && !keys.has(key)) keys.set(key, n);
+  }
+  return n;
 }

@@ -6,10 +6,12 @@ import type { DiffKind } from '../fidelity/structuralDiff';
 import type { CallTable } from './callTable';
 import { COMPARABLE, EVENT_KINDS } from './callTable';
 import { ID_PATTERN } from './ids';
-import type { EventLocation, SkippedLine } from './reader';
+import type { SkippedLine } from './reader';
 import type { RunEndEvent, RunEvent } from './schema';
-import type { EpisodeEntry, IndexState } from './traceIndex';
+import type { IndexState } from './traceIndex';
 import { TraceIndex } from './traceIndex';
+import type { EpisodeColumns, EpisodeTable } from './episodeTable';
+import type { IdTable } from './idTable';
 import type { TurnTable } from './turnTable';
 import { TURN_KINDS } from './turnTable';
 import { validateTraceEvent } from './validate';
@@ -33,27 +35,36 @@ const EDGE_BYTES = 64 * 1024;
 const SAMPLE_BLOCKS = 32;
 const SAMPLE_BYTES = 4096;
 
-type ColumnKind = 'u8' | 'i32' | 'u32' | 'f64' | 'ids';
+type ColumnKind = 'u8' | 'i32' | 'u32' | 'f64';
 type Column = Uint8Array | Int32Array | Uint32Array | Float64Array;
-const ELEMENT_BYTES: Record<Exclude<ColumnKind, 'ids'>, number> = { u8: 1, i32: 4, u32: 4, f64: 8 };
+const ELEMENT_BYTES: Record<ColumnKind, number> = { u8: 1, i32: 4, u32: 4, f64: 8 };
+/** A section to write: its name, kind, the column and how many of its values are rows. */
+type SectionSource = [name: string, kind: ColumnKind, column: Column, rows: number];
+
+/** The columns of each table the snapshot saves, one value per row (call locations apart: one per event kind). */
+const EPISODE_COLUMNS = ['indexes', 'modes', 'roles', 'lines', 'offsets', 'lengths', 'firstTurns', 'lastTurns', 'ends', 'statuses', 'rewards', 'successes', 'endLines', 'endOffsets', 'endLengths', 'endErrors'] as const satisfies readonly (keyof EpisodeColumns)[];
+const TURN_COLUMNS = ['episodeRows', 'indexes', 'kinds', 'lines', 'offsets', 'lengths', 'callStarts', 'callCounts'] as const;
+const CALL_COLUMNS = ['turnRows', 'tools', 'rehearsalErrors', 'actualErrors', 'indexes', 'actualIsError', 'comparable', 'scores', 'counts'] as const;
 const ARRAYS = { u8: Uint8Array, i32: Int32Array, u32: Uint32Array, f64: Float64Array } as const;
 
 interface SectionHeader { name: string; kind: ColumnKind; bytes: number }
 
-type EpisodeRecord = [id: string, index: number, taskId: string, mode: string, role: string | null, location: [number, number, number], turnRows: number[], end: EpisodeEntry['end'] | null];
 
 interface SnapshotHeader {
   format: string;
   version: number;
   trace: { scanned: number; size: number; mtimeMs: number; fingerprint: string };
   state: { run: RunEvent | null; runEnd: RunEndEvent | null; skipped: SkippedLine[]; orphans: number; eventCount: number; nextLine: number };
-  /** Every episode entry: first those of the episode list, then entries that replaced one by id. */
-  episodes: EpisodeRecord[];
-  listed: number;
+  /** Episodes (their columns in `episode.*` sections): `texts` numbers modes, roles, statuses and error codes (0: none); `taskIds`, one per episode. */
+  episodes: { count: number; texts: string[]; taskIds: string[] };
   turns: { count: number; parseErrors: [number, string][]; answerPreviews: [number, string][]; callLists: [number, number[]][] };
   /** `explicitIds`: [row, id] of the calls whose id is not `<turn id>.c<position + 1>` (most have none). */
-  calls: { count: number; explicitIds: [number, string][]; texts: string[]; scores: FidelityScores[]; counts: Record<DiffKind, number>[] };
+  calls: { count: number; explicitIds: [number, string][]; texts: string[]; scoreSets: FidelityScores[]; countSets: Record<DiffKind, number>[] };
   sections: SectionHeader[];
+}
+
+function kindOf(c: Column): ColumnKind {
+  return c instanceof Float64Array ? 'f64' : c instanceof Int32Array ? 'i32' : c instanceof Uint32Array ? 'u32' : 'u8';
 }
 
 /** Where the saved index of a trace lives: `trace.index` beside `trace.jsonl` (any other name: `<name>.index`). */
@@ -88,76 +99,40 @@ async function fingerprint(traceFile: string, scanned: number): Promise<string> 
 /** Saves the index beside its trace (atomically: a temporary file renamed over the old one); returns the file. */
 export async function saveIndexSnapshot(index: TraceIndex): Promise<string> {
   const s = index.snapshotState();
-  const { turns, calls } = s;
+  const { episodes, turns, calls } = s;
   const stat = await fs.stat(index.file);
-  // Episode entries by identity: the list's, then those that replaced one in the by-id map.
-  const entries = [...s.episodeList];
-  const listed = entries.length;
-  const inList = new Set(entries);
-  for (const entry of s.episodesById.values()) if (!inList.has(entry)) entries.push(entry);
-  const entryNumber = new Map<string, number>();
-  entries.forEach((e, i) => entryNumber.set(e.episodeId, i)); // later entries win, as in the by-id map
-  const episodes: EpisodeRecord[] = entries.map((e) => [e.episodeId, e.index, e.taskId, e.mode, e.role ?? null, [e.location.line, e.location.offset, e.location.length], e.turnIds.map((id) => turns.row(id) ?? -1), e.end ?? null]);
-  const turnEpisodes = new Int32Array(turns.count);
-  for (let r = 0; r < turns.count; r++) turnEpisodes[r] = entryNumber.get(turns.episodeIds[r]) ?? -1;
-  // Scores and counts: the distinct values, numbered from 1 (0: none).
-  const distinct = <T>(values: readonly (T | undefined)[]): { table: T[]; numbers: Uint32Array } => {
-    const table: T[] = [];
-    const byKey = new Map<string, number>();
-    const objects = new Map<T, number>();
-    const numbers = new Uint32Array(calls.count);
-    for (let r = 0; r < calls.count; r++) {
-      const v = values[r];
-      if (v === undefined) continue;
-      let n = objects.get(v);
-      if (n === undefined) {
-        const key = JSON.stringify(v);
-        n = byKey.get(key);
-        if (n === undefined) { table.push(v); n = table.length; byKey.set(key, n); }
-        objects.set(v, n);
-      }
-      numbers[r] = n;
-    }
-    return { table, numbers };
-  };
-  // The work is cut in a few pieces, each followed by a turn of the event loop: the explorer saves
-  // right after indexing, and a million-call index would otherwise hold the editor's thread for
-  // about a second.
-  const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
-  await breathe();
-  const scores = distinct(calls.scores);
-  const counts = distinct(calls.counts);
-  await breathe();
-  const columns: [string, ColumnKind, Column | string[]][] = [
-    ['turn.ids', 'ids', turns.ids], ['turn.episodes', 'i32', turnEpisodes], ['turn.indexes', 'i32', turns.indexes], ['turn.kinds', 'u8', turns.kinds],
-    ['turn.lines', 'u32', turns.lines], ['turn.offsets', 'f64', turns.offsets], ['turn.lengths', 'u32', turns.lengths],
-    ['turn.callStarts', 'i32', turns.callStarts], ['turn.callCounts', 'i32', turns.callCounts],
-    ['call.turnRows', 'i32', calls.turnRows], ['call.tools', 'u32', calls.tools],
-    ['call.rehearsalErrors', 'u32', calls.rehearsalErrors], ['call.actualErrors', 'u32', calls.actualErrors], ['call.indexes', 'i32', calls.indexes],
-    ['call.actualIsError', 'u8', calls.actualIsError], ['call.comparable', 'u8', calls.comparable],
-    ...EVENT_KINDS.flatMap((_, k): [string, ColumnKind, Column][] => [[`call.lines.${k}`, 'u32', calls.lines[k]], [`call.offsets.${k}`, 'f64', calls.offsets[k]], [`call.lengths.${k}`, 'u32', calls.lengths[k]]]),
-    ['call.scores', 'u32', scores.numbers], ['call.counts', 'u32', counts.numbers],
+  // Every table is columns already: the snapshot writes each column's rows as they are in memory.
+  const idColumns = (prefix: string, ids: IdTable): SectionSource[] => [
+    [`${prefix}.idBytes`, 'u8', ids.bytes, ids.used], [`${prefix}.idStarts`, 'f64', ids.starts, ids.count], [`${prefix}.idLengths`, 'u8', ids.lengths, ids.count],
   ];
-  const bodies = columns.map(([name, kind, column]): [SectionHeader, Buffer] => {
-    if (kind === 'ids') {
-      const bytes = Buffer.from((column as string[]).slice(0, turns.count).join('\n'), 'latin1');
-      return [{ name, kind, bytes: bytes.length }, bytes];
-    }
-    const rows = name.startsWith('turn') ? turns.count : calls.count;
-    const typed = column as Column;
-    const bytes = Buffer.from(typed.buffer, typed.byteOffset, rows * ELEMENT_BYTES[kind]);
+  const e = episodes.count;
+  const t = turns.count;
+  const c = calls.count;
+  const columns: SectionSource[] = [
+    ...idColumns('episode', episodes.ids),
+    ...EPISODE_COLUMNS.map((k): SectionSource => [`episode.${k}`, kindOf(episodes[k]), episodes[k], e]),
+    ['episode.nextTurns', 'i32', episodes.nextTurns, t],
+    ...idColumns('turn', turns.ids),
+    ...TURN_COLUMNS.map((k): SectionSource => [`turn.${k}`, kindOf(turns[k]), turns[k], t]),
+    ...CALL_COLUMNS.map((k): SectionSource => [`call.${k}`, kindOf(calls[k]), calls[k], c]),
+    ...EVENT_KINDS.flatMap((_, k): SectionSource[] => [[`call.lines.${k}`, 'u32', calls.lines[k], c], [`call.offsets.${k}`, 'f64', calls.offsets[k], c], [`call.lengths.${k}`, 'u32', calls.lengths[k], c]]),
+  ];
+  const bodies = columns.map(([name, kind, column, rows]): [SectionHeader, Buffer] => {
+    const bytes = Buffer.from(column.buffer, column.byteOffset, rows * ELEMENT_BYTES[kind]);
     return [{ name, kind, bytes: bytes.length }, bytes];
   });
+  // A turn of the event loop before the one long step left (the header's JSON): the explorer saves
+  // right after indexing, on the editor's thread.
+  await new Promise<void>((resolve) => setImmediate(resolve));
   const header: SnapshotHeader = {
     format: FORMAT, version: SNAPSHOT_VERSION,
     trace: { scanned: s.scanned, size: stat.size, mtimeMs: stat.mtimeMs, fingerprint: await fingerprint(index.file, s.scanned) },
     state: { run: s.run ?? null, runEnd: s.runEnd ?? null, skipped: [...s.skipped], orphans: s.orphans, eventCount: s.eventCount, nextLine: s.nextLine },
-    episodes, listed,
+    episodes: { count: e, texts: episodes.texts, taskIds: episodes.taskIds },
     turns: { count: turns.count, parseErrors: [...turns.parseErrors], answerPreviews: [...turns.answerPreviews], callLists: [...turns.callLists] },
-    calls: { count: calls.count, explicitIds: [...calls.explicitIds], texts: calls.texts, scores: scores.table, counts: counts.table },
+    calls: { count: calls.count, explicitIds: [...calls.explicitIds], texts: calls.texts, scoreSets: calls.scoreSets, countSets: calls.countSets },
     sections: bodies.map(([h]) => h),
   };
-  await breathe();
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
   const file = snapshotFileOf(index.file);
   const temp = `${file}.${process.pid}.tmp`;
@@ -190,9 +165,6 @@ function check(ok: unknown, what: string): asserts ok {
 }
 
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
-const isLocation = (l: unknown): l is EventLocation =>
-  typeof l === 'object' && l !== null && isCount((l as EventLocation).line) && isCount((l as EventLocation).offset) && isCount((l as EventLocation).length);
-
 /**
  * Every location lies within the indexed bytes and lines (a call without an event of a kind has line
  * 0): a saved index cannot make the explorer read past what it describes, or allocate for a line
@@ -245,25 +217,16 @@ async function load(traceFile: string): Promise<TraceIndex> {
     check((await fingerprint(traceFile, h.trace.scanned)) === h.trace.fingerprint, 'trace differs');
     // Sections, read straight into their columns.
     let at = 12 + headerLength;
-    const sections = new Map<string, Column | string[]>();
+    const sections = new Map<string, Column>();
     for (const s of h.sections) {
-      check(typeof s === 'object' && s !== null && typeof s.name === 'string' && isCount(s.bytes) && (s.kind === 'ids' || s.kind in ELEMENT_BYTES), 'bad section');
+      check(typeof s === 'object' && s !== null && typeof s.name === 'string' && isCount(s.bytes) && Object.hasOwn(ELEMENT_BYTES, s.kind), 'bad section');
       at += (8 - (at % 8)) % 8;
       check(at + s.bytes <= size, 'truncated section');
-      if (s.kind === 'ids') {
-        const bytes = Buffer.alloc(s.bytes);
-        await handle.read(bytes, 0, s.bytes, at);
-        const rows = h.turns.count;
-        const ids = rows === 0 ? [] : bytes.toString('latin1').split('\n');
-        check(ids.length === rows && ids.every((id) => ID_PATTERN.test(id)), `${s.name}: bad ids`);
-        sections.set(s.name, ids);
-      } else {
-        const element = ELEMENT_BYTES[s.kind];
-        check(s.bytes % element === 0, 'bad section length');
-        const column = new ARRAYS[s.kind](s.bytes / element);
-        if (s.bytes > 0) await handle.read(new Uint8Array(column.buffer), 0, s.bytes, at);
-        sections.set(s.name, column);
-      }
+      const element = ELEMENT_BYTES[s.kind];
+      check(s.bytes % element === 0, 'bad section length');
+      const column = s.name.endsWith('.idBytes') ? Buffer.alloc(s.bytes) : new ARRAYS[s.kind](s.bytes / element);
+      if (s.bytes > 0) await handle.read(new Uint8Array(column.buffer, column.byteOffset, s.bytes), 0, s.bytes, at);
+      sections.set(s.name, column);
       at += s.bytes;
     }
     check(at === size, 'trailing bytes');
@@ -288,95 +251,83 @@ function checkHeader(h: SnapshotHeader): void {
     Array.isArray(list) && list.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && p[0] < rows && isValue(p[1]));
   check(rowsOf(h.calls.explicitIds, (v) => typeof v === 'string' && ID_PATTERN.test(v), h.calls.count), 'bad call ids');
   check(Array.isArray(h.calls.texts) && h.calls.texts.every((t) => typeof t === 'string'), 'bad texts');
-  check(Array.isArray(h.calls.scores) && h.calls.scores.every((s) => typeof s === 'object' && s !== null && typeof s.exactMatch === 'boolean' && typeof s.fieldF1 === 'number'), 'bad scores');
-  check(Array.isArray(h.calls.counts) && h.calls.counts.every((c) => typeof c === 'object' && c !== null && (['added', 'removed', 'changed', 'typeChanged'] as const).every((k) => isCount(c[k]))), 'bad counts');
+  check(Array.isArray(h.calls.scoreSets) && h.calls.scoreSets.every((s) => typeof s === 'object' && s !== null && typeof s.exactMatch === 'boolean' && typeof s.fieldF1 === 'number'), 'bad scores');
+  check(Array.isArray(h.calls.countSets) && h.calls.countSets.every((c) => typeof c === 'object' && c !== null && (['added', 'removed', 'changed', 'typeChanged'] as const).every((k) => isCount(c[k]))), 'bad counts');
   check(rowsOf(h.turns.parseErrors, (v) => typeof v === 'string') && rowsOf(h.turns.answerPreviews, (v) => typeof v === 'string'), 'bad turn texts');
   check(rowsOf(h.turns.callLists, (v) => Array.isArray(v) && v.every((r) => isCount(r) && r < h.calls.count)), 'bad call lists');
-  check(Array.isArray(h.episodes) && isCount(h.listed) && h.listed <= h.episodes.length, 'bad episodes');
-  for (const e of h.episodes) {
-    check(Array.isArray(e) && e.length === 8 && ID_PATTERN.test(e[0]) && isCount(e[1]) && typeof e[2] === 'string' && typeof e[3] === 'string', 'bad episode');
-    check((e[4] === null || e[4] === 'imagined' || e[4] === 'committed') && Array.isArray(e[5]) && e[5].length === 3 && e[5].every(isCount), 'bad episode');
-    check(Array.isArray(e[6]) && e[6].every((r) => isCount(r) && r < h.turns.count), 'bad episode turns');
-    const end = e[7];
-    check(end === null || (typeof end === 'object' && typeof end.status === 'string' && isLocation(end.location) && (end.reward === null || typeof end.reward === 'number') && (end.success === null || typeof end.success === 'boolean')), 'bad episode end');
-  }
+  const ep = h.episodes;
+  check(typeof ep === 'object' && ep !== null && isCount(ep.count), 'bad episodes');
+  check(Array.isArray(ep.texts) && ep.texts.every((t) => typeof t === 'string'), 'bad episode texts');
+  check(Array.isArray(ep.taskIds) && ep.taskIds.length === ep.count && ep.taskIds.every((t) => typeof t === 'string'), 'bad task ids');
 }
 
-function restore(traceFile: string, h: SnapshotHeader, sections: Map<string, Column | string[]>): TraceIndex {
+function restore(traceFile: string, h: SnapshotHeader, sections: Map<string, Column>): TraceIndex {
+  const episodeCount = h.episodes.count;
   const turnCount = h.turns.count;
   const callCount = h.calls.count;
-  const column = <K extends Exclude<ColumnKind, 'ids'>>(name: string, kind: K, rows: number): InstanceType<(typeof ARRAYS)[K]> => {
+  const column = <K extends ColumnKind>(name: string, kind: K, rows: number): InstanceType<(typeof ARRAYS)[K]> => {
     const c = sections.get(name);
     check(c instanceof ARRAYS[kind] && c.length === rows, `${name} missing`);
     return c as InstanceType<(typeof ARRAYS)[K]>;
   };
-  const ids = (name: string): string[] => {
-    const c = sections.get(name);
-    check(Array.isArray(c), `${name} missing`);
-    return c;
+  const idsOf = (prefix: string, rows: number) => {
+    const bytes = sections.get(`${prefix}.idBytes`);
+    check(Buffer.isBuffer(bytes), `${prefix} ids missing`);
+    return { bytes, starts: column(`${prefix}.idStarts`, 'f64', rows), lengths: column(`${prefix}.idLengths`, 'u8', rows) };
   };
-  const turnEpisodes = column('turn.episodes', 'i32', turnCount);
-  inRange(turnEpisodes, 0, h.episodes.length, 'turn episode');
-  const turnColumns = {
-    indexes: column('turn.indexes', 'i32', turnCount), kinds: column('turn.kinds', 'u8', turnCount), lines: column('turn.lines', 'u32', turnCount),
-    offsets: column('turn.offsets', 'f64', turnCount), lengths: column('turn.lengths', 'u32', turnCount),
-    callStarts: column('turn.callStarts', 'i32', turnCount), callCounts: column('turn.callCounts', 'i32', turnCount),
-  };
-  inRange(turnColumns.kinds, 0, TURN_KINDS.length, 'turn kind');
   const { scanned } = h.trace;
   const { nextLine } = h.state;
+
+  const episodeColumns = Object.fromEntries(EPISODE_COLUMNS.map((k) => [k, sections.get(`episode.${k}`)])) as unknown as EpisodeColumns;
+  check(EPISODE_COLUMNS.every((k) => sections.get(`episode.${k}`)?.length === episodeCount), 'episode columns missing');
+  const nextTurns = column('episode.nextTurns', 'i32', turnCount);
+  checkLocations(episodeColumns.lines, episodeColumns.offsets, episodeColumns.lengths, scanned, nextLine, false);
+  checkLocations(episodeColumns.endLines, episodeColumns.endOffsets, episodeColumns.endLengths, scanned, nextLine, true);
+
+  const turnColumns = {
+    episodeRows: column('turn.episodeRows', 'i32', turnCount), indexes: column('turn.indexes', 'i32', turnCount), kinds: column('turn.kinds', 'u8', turnCount),
+    lines: column('turn.lines', 'u32', turnCount), offsets: column('turn.offsets', 'f64', turnCount), lengths: column('turn.lengths', 'u32', turnCount),
+    callStarts: column('turn.callStarts', 'i32', turnCount), callCounts: column('turn.callCounts', 'i32', turnCount),
+  };
+  inRange(turnColumns.episodeRows, 0, episodeCount, 'turn episode');
+  inRange(turnColumns.kinds, 0, TURN_KINDS.length, 'turn kind');
   checkLocations(turnColumns.lines, turnColumns.offsets, turnColumns.lengths, scanned, nextLine, false);
   for (let r = 0; r < turnCount; r++) {
     const start = turnColumns.callStarts[r];
     const n = turnColumns.callCounts[r];
     check(n >= 0 && (n === 0 || (start >= 0 && start + n <= callCount)), 'turn calls out of range');
   }
+
   const calls = {
     turnRows: column('call.turnRows', 'i32', callCount), tools: column('call.tools', 'u32', callCount),
     rehearsalErrors: column('call.rehearsalErrors', 'u32', callCount), actualErrors: column('call.actualErrors', 'u32', callCount),
     indexes: column('call.indexes', 'i32', callCount), actualIsError: column('call.actualIsError', 'u8', callCount), comparable: column('call.comparable', 'u8', callCount),
+    scores: column('call.scores', 'u32', callCount), counts: column('call.counts', 'u32', callCount),
     lines: EVENT_KINDS.map((_, k) => column(`call.lines.${k}`, 'u32', callCount)),
     offsets: EVENT_KINDS.map((_, k) => column(`call.offsets.${k}`, 'f64', callCount)),
     lengths: EVENT_KINDS.map((_, k) => column(`call.lengths.${k}`, 'u32', callCount)),
   };
   EVENT_KINDS.forEach((_, k) => checkLocations(calls.lines[k], calls.offsets[k], calls.lengths[k], scanned, nextLine, true));
-  for (const e of h.episodes) {
-    for (const l of [{ line: e[5][0], offset: e[5][1], length: e[5][2] }, ...(e[7] ? [e[7].location] : [])]) {
-      check(l.line >= 1 && l.line <= nextLine && l.offset + l.length <= scanned, 'location out of range');
-    }
-  }
   inRange(calls.turnRows, 0, turnCount, 'call turn');
   inRange(calls.tools, 1, h.calls.texts.length, 'call tool');
   inRange(calls.rehearsalErrors, 0, h.calls.texts.length, 'call error');
   inRange(calls.actualErrors, 0, h.calls.texts.length, 'call error');
   inRange(calls.actualIsError, 0, 3, 'call outcome');
   inRange(calls.comparable, 0, COMPARABLE.length, 'call comparable');
-  const scoreNumbers = column('call.scores', 'u32', callCount);
-  const countNumbers = column('call.counts', 'u32', callCount);
-  inRange(scoreNumbers, 0, h.calls.scores.length + 1, 'call scores');
-  inRange(countNumbers, 0, h.calls.counts.length + 1, 'call counts');
-  // (Duplicate ids are refused by the tables' restore.)
-  const turnIds = ids('turn.ids');
+  inRange(calls.scores, 0, h.calls.scoreSets.length + 1, 'call scores');
+  inRange(calls.counts, 0, h.calls.countSets.length + 1, 'call counts');
 
-  const entries: EpisodeEntry[] = h.episodes.map(([episodeId, index, taskId, mode, role, [line, offset, length], turnRows, end]) => {
-    const entry: EpisodeEntry = { episodeId, index, taskId, mode: mode as EpisodeEntry['mode'], location: { line, offset, length }, turnIds: turnRows.map((r) => turnIds[r]) };
-    if (role) entry.role = role as EpisodeEntry['role'];
-    if (end) entry.end = end;
-    return entry;
-  });
-  const byId = new Map<string, EpisodeEntry>();
-  for (const e of entries) byId.set(e.episodeId, e);
-  const state: Omit<IndexState, 'turns' | 'calls'> = {
+  const state: Omit<IndexState, 'episodes' | 'turns' | 'calls'> = {
     run: h.state.run ?? undefined, runEnd: h.state.runEnd ?? undefined, skipped: h.state.skipped, orphans: h.state.orphans,
-    eventCount: h.state.eventCount, scanned: h.trace.scanned, nextLine: h.state.nextLine, episodeList: entries.slice(0, h.listed), episodesById: byId,
+    eventCount: h.state.eventCount, scanned, nextLine,
   };
-  return TraceIndex.fromSnapshot(traceFile, state, (turns: TurnTable, table: CallTable) => {
-    turns.restore(turnIds, Array.from(turnEpisodes, (n) => entries[n].episodeId), turnColumns);
+  // The tables' restore checks the ids (characters, bounds, no repeats) and the episodes' values.
+  return TraceIndex.fromSnapshot(traceFile, state, (episodes: EpisodeTable, turns: TurnTable, table: CallTable) => {
+    episodes.restore(idsOf('episode', episodeCount), h.episodes.taskIds, h.episodes.texts, nextTurns, episodeColumns);
+    turns.restore(idsOf('turn', turnCount), turnColumns);
     for (const [row, code] of h.turns.parseErrors) turns.parseErrors.set(row, code);
     for (const [row, text] of h.turns.answerPreviews) turns.answerPreviews.set(row, text);
     for (const [row, rows] of h.turns.callLists) turns.callLists.set(row, rows);
-    const scores = Array.from(scoreNumbers, (n) => (n === 0 ? undefined : h.calls.scores[n - 1]));
-    const counts = Array.from(countNumbers, (n) => (n === 0 ? undefined : h.calls.counts[n - 1]));
-    table.restore(callCount, h.calls.explicitIds, { texts: h.calls.texts, scores, counts, ...calls });
+    table.restore(callCount, h.calls.explicitIds, { texts: h.calls.texts, scoreSets: h.calls.scoreSets, countSets: h.calls.countSets, ...calls });
   });
 }

@@ -2,10 +2,11 @@ import { promises as fs } from 'node:fs';
 import { StudioError } from '../base/errors';
 import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
-import { CallTable } from './callTable';
+import { CallTable, type CallOutcome } from './callTable';
 import { readLineBatches } from './lineReader';
 import { SharedValues } from './sharedValues';
 import { loadIndexSnapshot, saveIndexSnapshot, SNAPSHOT_MIN_BYTES, snapshotAllowed } from './indexSnapshot';
+import { EpisodeTable } from './episodeTable';
 import { TurnTable } from './turnTable';
 import type { EventLocation, SkippedLine } from './reader';
 import { decodeLine, readEventAt, TORN_LAST_LINE } from './reader';
@@ -87,8 +88,7 @@ export interface IndexState {
   /** Bytes indexed: the snapshot describes the trace's first `scanned` bytes. */
   scanned: number;
   nextLine: number;
-  episodeList: readonly EpisodeEntry[];
-  episodesById: ReadonlyMap<string, EpisodeEntry>;
+  episodes: EpisodeTable;
   turns: TurnTable;
   calls: CallTable;
 }
@@ -110,10 +110,9 @@ export class TraceIndex {
   eventCount = 0;
   /** Bytes of the trace whose index was read back from its saved index rather than scanned (0: none). */
   restoredBytes = 0;
-  private readonly episodeList: EpisodeEntry[] = [];
-  private readonly episodesById = new Map<string, EpisodeEntry>();
+  private readonly episodeTable = new EpisodeTable();
   private readonly turnTable = new TurnTable();
-  private readonly callTable = new CallTable(this.turnTable);
+  private readonly callTable = new CallTable(this.turnTable, this.episodeTable);
   private shared = new SharedValues();
   private scanned = 0;
   private nextLine = 1;
@@ -156,7 +155,7 @@ export class TraceIndex {
   snapshotState(): IndexState {
     return {
       run: this.run, runEnd: this.runEnd, skipped: this.skipped, orphans: this.orphans, eventCount: this.eventCount,
-      scanned: this.scanned, nextLine: this.nextLine, episodeList: this.episodeList, episodesById: this.episodesById,
+      scanned: this.scanned, nextLine: this.nextLine, episodes: this.episodeTable,
       turns: this.turnTable, calls: this.callTable,
     };
   }
@@ -165,7 +164,7 @@ export class TraceIndex {
    * @internal An index of `file` holding a snapshot's state, to be refreshed. The episodes' turn ids
    * and the tables must already be consistent (the snapshot loader checks them).
    */
-  static fromSnapshot(file: string, state: Omit<IndexState, 'turns' | 'calls'>, fill: (turns: TurnTable, calls: CallTable) => void): TraceIndex {
+  static fromSnapshot(file: string, state: Omit<IndexState, 'episodes' | 'turns' | 'calls'>, fill: (episodes: EpisodeTable, turns: TurnTable, calls: CallTable) => void): TraceIndex {
     const index = new TraceIndex(file);
     index.run = state.run;
     index.runEnd = state.runEnd;
@@ -176,9 +175,7 @@ export class TraceIndex {
     index.scanned = state.scanned;
     index.nextLine = state.nextLine;
     index.restoredBytes = state.scanned;
-    for (const e of state.episodeList) index.episodeList.push(e);
-    for (const [id, entry] of state.episodesById) index.episodesById.set(id, entry);
-    fill(index.turnTable, index.callTable);
+    fill(index.episodeTable, index.turnTable, index.callTable);
     return index;
   }
 
@@ -201,18 +198,32 @@ export class TraceIndex {
     return this.pending > 0 && !this.pendingBlank ? { line: this.nextLine, offset: this.scanned, reason: TORN_LAST_LINE } : undefined;
   }
 
+  /** All episodes, in the order the trace introduced them (entries built at each call: keep the array while needed). */
   get episodes(): readonly EpisodeEntry[] {
-    return this.episodeList;
+    const episodes = new Array<EpisodeEntry>(this.episodeTable.count);
+    for (let r = 0; r < episodes.length; r++) episodes[r] = this.episodeEntry(r);
+    return episodes;
   }
 
+  /** Number of episodes. */
+  get episodeCount(): number {
+    return this.episodeTable.count;
+  }
+
+  /** What the index knows of an episode; a new object at each call, built from the index's columns. */
   episode(id: string): EpisodeEntry | undefined {
-    return this.episodesById.get(id);
+    const row = this.episodeTable.row(id);
+    return row === undefined ? undefined : this.episodeEntry(row);
+  }
+
+  private episodeEntry(row: number): EpisodeEntry {
+    return this.episodeTable.entry(row, this.episodeTable.turnRows(row).map((t) => this.turnTable.idOf(t)));
   }
 
   /** What the index knows of a turn; a new object at each call, built from the index's columns. */
   turn(id: string): TurnEntry | undefined {
     const row = this.turnTable.row(id);
-    return row === undefined ? undefined : this.turnTable.entry(row, this.turnTable.callRows(row).map((r) => this.callTable.idOf(r)));
+    return row === undefined ? undefined : this.turnTable.entry(row, this.episodeTable.ids.idOf(this.turnTable.episodeRows[row]), this.turnTable.callRows(row).map((r) => this.callTable.idOf(r)));
   }
 
   /** What the index knows of a call; a new object at each call, built from the index's columns. */
@@ -252,6 +263,30 @@ export class TraceIndex {
   /** Number of calls. */
   get callCount(): number {
     return this.callTable.count;
+  }
+
+  /** The id of the `n`th call of {@link calls}. */
+  callIdAt(n: number): string {
+    return this.callTable.idOf(n);
+  }
+
+  /**
+   * Visits every call's outcome (errors and scores), in the order of {@link calls}, with one object
+   * reused from call to call: to count or rank a million calls without building their entries.
+   */
+  forEachCallOutcome(visit: (outcome: Readonly<CallOutcome>, n: number) => void): void {
+    const outcome: CallOutcome = {};
+    for (let r = 0; r < this.callTable.count; r++) {
+      this.callTable.outcomeInto(r, outcome);
+      visit(outcome, r);
+    }
+  }
+
+  /** The episodes numbered `start` to `end` (excluded) of {@link episodes}: a page without building the others. */
+  episodesIn(start: number, end: number): EpisodeEntry[] {
+    const page: EpisodeEntry[] = [];
+    for (let r = Math.max(0, start); r < Math.min(end, this.episodeTable.count); r++) page.push(this.episodeEntry(r));
+    return page;
   }
 
   turnsOf(episode: EpisodeEntry): TurnEntry[] {
@@ -316,8 +351,7 @@ export class TraceIndex {
     this.orphans = 0;
     this.eventCount = 0;
     this.restoredBytes = 0;
-    this.episodeList.length = 0;
-    this.episodesById.clear();
+    this.episodeTable.clear();
     this.turnTable.clear();
     this.callTable.clear();
     this.shared = new SharedValues();
@@ -336,55 +370,51 @@ export class TraceIndex {
         this.runEnd = e;
         return;
       case 'episode': {
-        const entry: EpisodeEntry = { episodeId: e.episodeId, index: e.index, taskId: e.taskId, mode: e.mode, location, turnIds: [] };
-        if (e.role) entry.role = e.role;
-        if (!this.episodesById.has(e.episodeId)) this.episodeList.push(entry);
-        this.episodesById.set(e.episodeId, entry);
+        this.episodeTable.put(e.episodeId, e.index, e.taskId, e.mode, e.role, location);
         return;
       }
       case 'turn': {
-        const episode = this.episodesById.get(e.episodeId);
-        if (!episode) { this.orphans++; return; }
+        const episode = this.episodeTable.row(e.episodeId);
+        if (episode === undefined) { this.orphans++; return; }
         const knownRow = this.turnTable.row(e.turnId);
         const known = knownRow !== undefined;
         // A turn listed again: its earlier calls keep their ids explicitly, as its call list is replaced.
         if (known) for (const r of this.turnTable.callRows(knownRow)) this.callTable.keepId(r);
         // The episode's own id string: half a million turns add up.
-        const row = this.turnTable.put(e.turnId, episode.episodeId, e.index, location, e.parse.kind);
-        if (e.parse.kind === 'error') this.turnTable.parseErrors.set(row, e.parse.code);
-        if (e.parse.kind === 'final') this.turnTable.answerPreviews.set(row, e.parse.answer.slice(0, PREVIEW_CHARS));
+        const row = this.turnTable.put(e.turnId, episode, e.index, location, e.parse.kind);
+        if (e.parse.kind === 'error') this.turnTable.parseErrors.set(row, this.shared.text(e.parse.code));
+        if (e.parse.kind === 'final') this.turnTable.answerPreviews.set(row, this.shared.text(e.parse.answer.slice(0, PREVIEW_CHARS)));
         if (e.parse.kind === 'calls') {
-          e.parse.calls.forEach((c, i) => this.turnTable.addCall(row, this.callTable.put(c.callId, row, this.shared.text(c.name), i)));
+          e.parse.calls.forEach((c, i) => this.turnTable.addCall(row, this.callTable.put(c.callId, row, c.name, i)));
         }
-        if (!known) episode.turnIds.push(this.turnTable.ids[row]);
+        if (!known) this.episodeTable.addTurn(episode, row);
         return;
       }
       case 'call.rehearsal': {
         const row = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
         if (row === undefined) return;
         this.callTable.setLocation(row, 'rehearsal', location);
-        this.callTable.setRehearsalError(row, e.result.ok ? undefined : this.shared.text(e.result.code));
+        this.callTable.setRehearsalError(row, e.result.ok ? undefined : e.result.code);
         return;
       }
       case 'call.actual': {
         const row = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
         if (row === undefined) return;
         this.callTable.setLocation(row, 'actual', location);
-        this.callTable.setActualOutcome(row, e.error ? this.shared.text(e.error.code) : undefined, e.response?.isError === true);
+        this.callTable.setActualOutcome(row, e.error ? e.error.code : undefined, e.response?.isError === true);
         return;
       }
       case 'fidelity': {
         const row = this.callTable.row(e.callId);
         if (row === undefined) { this.orphans++; return; }
         this.callTable.setLocation(row, 'fidelity', location);
-        this.callTable.setFidelity(row, e.comparable, e.scores && this.shared.scores(e.scores), e.counts && this.shared.counts(e.counts));
+        this.callTable.setFidelity(row, e.comparable, e.scores, e.counts);
         return;
       }
       case 'episode.end': {
-        const episode = this.episodesById.get(e.episodeId);
-        if (!episode) { this.orphans++; return; }
-        episode.end = { status: e.status, reward: e.reward, success: e.success, location };
-        if (e.error) episode.end.errorCode = e.error.code;
+        const episode = this.episodeTable.row(e.episodeId);
+        if (episode === undefined) { this.orphans++; return; }
+        this.episodeTable.setEnd(episode, { status: e.status, reward: e.reward, success: e.success, location, ...(e.error ? { errorCode: e.error.code } : {}) });
         return;
       }
     }
@@ -394,9 +424,9 @@ export class TraceIndex {
     const known = this.callTable.row(callId);
     if (known !== undefined) return known;
     const turn = this.turnTable.row(turnId);
-    if (turn === undefined || this.turnTable.episodeIds[turn] !== episodeId) { this.orphans++; return undefined; }
+    if (turn === undefined || this.turnTable.episodeRows[turn] !== this.episodeTable.row(episodeId)) { this.orphans++; return undefined; }
     // A call the turn did not list (e.g. a replayed call): attach it to its turn.
-    const row = this.callTable.put(callId, turn, this.shared.text(tool), this.turnTable.callCount(turn));
+    const row = this.callTable.put(callId, turn, tool, this.turnTable.callCount(turn));
     this.turnTable.addCall(turn, row);
     return row;
   }

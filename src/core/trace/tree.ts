@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { CallEntry, EpisodeEntry, TraceIndex, TurnEntry } from './traceIndex';
+import type { CallOutcome } from './callTable';
 import type { TraceLibrary } from './library';
 import type { TraceHead } from './traceHead';
 import type { AnnotationLookup, TreeFilter, TreeSort } from './treeFilter';
@@ -54,13 +55,28 @@ export function fidelityBadge(call: CallEntry): { text: string; status: NodeStat
 }
 
 /** The mean scores of some calls, for tooltips: how many were scored, exact, and their mean field F1. */
-export function scoreSummary(calls: readonly CallEntry[]): string {
-  const scored = calls.filter((c) => c.scores);
-  if (scored.length === 0) return `${calls.length} call${calls.length === 1 ? '' : 's'}, none scored`;
-  const exact = scored.filter((c) => c.scores!.exactMatch).length;
-  const f1 = scored.reduce((n, c) => n + c.scores!.fieldF1, 0) / scored.length;
-  const parseErrors = calls.filter((c) => c.rehearsalError).length;
-  return `fidelity of ${scored.length} scored call${scored.length === 1 ? '' : 's'}: exact ${exact}/${scored.length} · mean field F1 ${f1.toFixed(2)}${parseErrors ? ` · ${parseErrors} rehearsal parse error${parseErrors === 1 ? '' : 's'}` : ''}`;
+export function scoreSummary(calls: readonly CallOutcome[]): string {
+  const sum = scoreSum();
+  calls.forEach(sum.add);
+  return sum.text();
+}
+
+/** A {@link scoreSummary} built one call at a time (a run's calls are visited, not listed). */
+function scoreSum(): { add: (c: Readonly<CallOutcome>) => void; text: () => string } {
+  let calls = 0, scored = 0, exact = 0, f1 = 0, parseErrors = 0;
+  return {
+    add: (c) => {
+      calls++;
+      if (c.rehearsalError) parseErrors++;
+      if (!c.scores) return;
+      scored++;
+      if (c.scores.exactMatch) exact++;
+      f1 += c.scores.fieldF1;
+    },
+    text: () => scored === 0
+      ? `${calls} call${calls === 1 ? '' : 's'}, none scored`
+      : `fidelity of ${scored} scored call${scored === 1 ? '' : 's'}: exact ${exact}/${scored} · mean field F1 ${(f1 / scored).toFixed(2)}${parseErrors ? ` · ${parseErrors} rehearsal parse error${parseErrors === 1 ? '' : 's'}` : ''}`,
+  };
 }
 
 function pct(x: number | null | undefined): string {
@@ -143,6 +159,12 @@ function lazyRunNode(library: TraceLibrary, file: string, head: TraceHead): Trac
 }
 
 /** The run node of a trace file (or a problem node when it could not be read). */
+function runScoreSummary(index: TraceIndex): string {
+  const sum = scoreSum();
+  index.forEachCallOutcome(sum.add);
+  return sum.text();
+}
+
 export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   const index = library.index(file);
   const runFolder = path.basename(path.dirname(file));
@@ -159,7 +181,7 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   if (skippedLines.length) parts.push(`${skippedLines.length} skipped line${skippedLines.length === 1 ? '' : 's'}`);
   const status: NodeStatus = skippedLines.length ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
   const skipped = skippedLines.slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
-  const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, scoreSummary(index.calls()), ...skipped].join('\n');
+  const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, runScoreSummary(index), ...skipped].join('\n');
   return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: index.episodes.length > 0 };
 }
 
@@ -205,14 +227,31 @@ export function callsByFidelity(index: TraceIndex, file: string, options: TreeOp
  * locations), so that a page of a large trace builds full entries for its own calls only.
  */
 export function callIdsByFidelity(index: TraceIndex, file: string, options: TreeOptions = {}): string[] {
+  return fidelityPage(index, file, options, Infinity).ids;
+}
+
+/**
+ * The first `limit` ids of {@link callIdsByFidelity}, and how many calls pass the filter. Without a
+ * filter, calls are ranked from their outcomes alone (no entry, no id string) and only the page's
+ * ids are made: a million-call trace sorts in a fraction of a second.
+ */
+export function fidelityPage(index: TraceIndex, file: string, options: TreeOptions, limit: number): { ids: string[]; total: number } {
+  if (!isFilterActive(options.filter)) {
+    const ranks = new Float64Array(index.callCount);
+    index.forEachCallOutcome((o, n) => { ranks[n] = fidelityRank(o); });
+    const order = new Uint32Array(ranks.length);
+    for (let n = 0; n < order.length; n++) order[n] = n;
+    order.sort((a, b) => ranks[a] - ranks[b] || a - b);
+    const page = order.subarray(0, Math.min(order.length, limit));
+    return { ids: Array.from(page, (n) => index.callIdAt(n)), total: order.length };
+  }
   const annotations = options.annotations?.(file);
-  // The turn and episode of a call are looked up only when a filter needs them.
-  const filtered = isFilterActive(options.filter);
-  return index.callSummaries()
+  const ids = index.callSummaries()
     .map((c, order) => ({ c, order }))
-    .filter(({ c }) => !filtered || callMatches(options.filter, c, index.episode(c.episodeId), index.turn(c.turnId), annotations))
+    .filter(({ c }) => callMatches(options.filter, c, index.episode(c.episodeId), index.turn(c.turnId), annotations))
     .sort((a, b) => fidelityRank(a.c) - fidelityRank(b.c) || a.order - b.order)
     .map(({ c }) => c.callId);
+  return { ids: ids.slice(0, limit), total: ids.length };
 }
 
 function moreNode(file: string, hidden: number, what: string): TraceTreeNode[] {
@@ -247,8 +286,12 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, o
     case 'run': {
       const limit = options.pageSize?.(node.file) ?? RUN_PAGE_SIZE;
       if (options.sort === 'fidelity') {
-        const ids = callIdsByFidelity(index, node.file, options);
-        return [...ids.slice(0, limit).map((id) => callNode(node.file, index.call(id)!, options, true)), ...moreNode(node.file, ids.length - limit, 'call')];
+        const { ids, total } = fidelityPage(index, node.file, options, limit);
+        return [...ids.map((id) => callNode(node.file, index.call(id)!, options, true)), ...moreNode(node.file, total - limit, 'call')];
+      }
+      if (!isFilterActive(options.filter)) {
+        // Without a filter every episode is shown: the page is built, not the whole list.
+        return [...index.episodesIn(0, limit).map((e) => episodeNode(node.file, index, e)), ...moreNode(node.file, index.episodeCount - limit, 'episode')];
       }
       const shown: TraceTreeNode[] = [];
       let hidden = 0;

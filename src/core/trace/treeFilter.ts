@@ -2,6 +2,7 @@ import type { CallAnnotationSummary } from '../annotations/annotationSet';
 import type { Annotation } from '../annotations/schema';
 import { ANNOTATION_KIND_LABELS } from '../annotations/schema';
 import type { CallEntry, EpisodeEntry, TurnEntry } from './traceIndex';
+import type { CallOutcome } from './callTable';
 
 /** What the Trace Explorer shows; every criterion set must hold (they combine with "and"). */
 export interface TreeFilter {
@@ -47,7 +48,7 @@ export function describeTreeState(filter: TreeFilter | undefined, sort: TreeSort
  * How faithful a call's rehearsal was, lower is worse: a rehearsal that did not parse (-2), a tool
  * that gave no answer (-1), then field F1 (0..1); calls not compared (yet) come last (2).
  */
-export function fidelityRank(call: CallEntry): number {
+export function fidelityRank(call: CallOutcome): number {
   if (call.rehearsalError) return -2;
   if (call.actualError) return -1;
   if (call.scores) return call.scores.exactMatch ? 1 : call.scores.fieldF1;

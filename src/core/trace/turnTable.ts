@@ -1,3 +1,4 @@
+import { IdTable } from './idTable';
 import type { EventLocation } from './reader';
 import type { TurnEntry } from './traceIndex';
 
@@ -14,13 +15,11 @@ const FIRST_CAPACITY = 1024;
  * {@link TurnEntry} is built when asked for.
  */
 export class TurnTable {
-  private readonly rows = new Map<string, number>();
-  private size = 0;
   private capacity = 0;
   /** Columns exposed read-only to the index snapshot. */
-  readonly ids: string[] = [];
-  /** The episode id of each turn: the episode entry's own string. */
-  readonly episodeIds: string[] = [];
+  readonly ids = new IdTable();
+  /** The episode table row of each turn. */
+  episodeRows = new Int32Array(0);
   /** Sparse: the act parse error code of `error` turns, and the answer preview of `final` turns. */
   readonly parseErrors = new Map<number, string>();
   readonly answerPreviews = new Map<number, string>();
@@ -36,32 +35,34 @@ export class TurnTable {
 
   /** Number of turns. */
   get count(): number {
-    return this.size;
+    return this.ids.count;
   }
 
   /** The row of a turn, or undefined. */
   row(turnId: string): number | undefined {
-    return this.rows.get(turnId);
+    return this.ids.get(turnId);
+  }
+
+  /** The id of a turn. */
+  idOf(row: number): string {
+    return this.ids.idOf(row);
   }
 
   /**
    * Adds a turn, or replaces what is known of a turn listed again (its calls are then the new
    * event's); returns its row.
    */
-  put(turnId: string, episodeId: string, index: number, location: EventLocation, kind: TurnEntry['kind']): number {
-    let row = this.rows.get(turnId);
+  put(turnId: string, episodeRow: number, index: number, location: EventLocation, kind: TurnEntry['kind']): number {
+    let row = this.ids.get(turnId);
     if (row === undefined) {
-      row = this.size++;
-      if (row === this.capacity) this.grow(Math.max(FIRST_CAPACITY, this.capacity * 2));
-      this.rows.set(turnId, row);
-      this.ids.push(turnId);
-      this.episodeIds.push(episodeId);
+      row = this.ids.add(turnId);
+      if (row >= this.capacity) this.grow(Math.max(FIRST_CAPACITY, this.capacity * 2));
     } else {
-      this.episodeIds[row] = episodeId;
       this.parseErrors.delete(row);
       this.answerPreviews.delete(row);
       this.callLists.delete(row);
     }
+    this.episodeRows[row] = episodeRow;
     this.indexes[row] = index;
     this.kinds[row] = TURN_KINDS.indexOf(kind);
     this.lines[row] = location.line;
@@ -99,10 +100,10 @@ export class TurnTable {
     return this.callLists.get(row)?.length ?? this.callCounts[row];
   }
 
-  /** The entry of a row; `callIds` names its calls (the call table's ids of its call rows). */
-  entry(row: number, callIds: string[]): TurnEntry {
+  /** The entry of a row; `episodeId` names its episode and `callIds` its calls. */
+  entry(row: number, episodeId: string, callIds: string[]): TurnEntry {
     const turn: TurnEntry = {
-      turnId: this.ids[row], episodeId: this.episodeIds[row], index: this.indexes[row],
+      turnId: this.ids.idOf(row), episodeId, index: this.indexes[row],
       location: { line: this.lines[row], offset: this.offsets[row], length: this.lengths[row] },
       kind: TURN_KINDS[this.kinds[row]], callIds,
     };
@@ -115,11 +116,8 @@ export class TurnTable {
 
   /** Forgets every turn. */
   clear(): void {
-    this.rows.clear();
-    this.size = 0;
     this.capacity = 0;
-    this.ids.length = 0;
-    this.episodeIds.length = 0;
+    this.ids.clear();
     this.parseErrors.clear();
     this.answerPreviews.clear();
     this.callLists.clear();
@@ -127,19 +125,19 @@ export class TurnTable {
   }
 
   /**
-   * Replaces the table's content with columns read back from an index snapshot (ids and episode ids
-   * as arrays of the same length as the columns).
+   * Replaces the table's content with what an index snapshot holds: the ids, and columns of exactly
+   * one value per id. Throws on ids that do not check out.
    */
-  restore(ids: string[], episodeIds: string[], columns: Pick<TurnTable, 'indexes' | 'kinds' | 'lines' | 'offsets' | 'lengths' | 'callStarts' | 'callCounts'>): void {
+  restore(ids: { bytes: Buffer; starts: Float64Array; lengths: Uint8Array }, columns: Pick<TurnTable, 'episodeRows' | 'indexes' | 'kinds' | 'lines' | 'offsets' | 'lengths' | 'callStarts' | 'callCounts'>): void {
     this.clear();
-    this.size = this.capacity = ids.length;
-    for (let i = 0; i < ids.length; i++) { this.rows.set(ids[i], i); this.ids.push(ids[i]); this.episodeIds.push(episodeIds[i]); }
-    if (this.rows.size !== ids.length) throw new Error('duplicate turn ids');
-    ({ indexes: this.indexes, kinds: this.kinds, lines: this.lines, offsets: this.offsets, lengths: this.lengths, callStarts: this.callStarts, callCounts: this.callCounts } = columns);
+    this.ids.restore(ids.bytes, ids.starts, ids.lengths);
+    this.capacity = this.ids.count;
+    ({ episodeRows: this.episodeRows, indexes: this.indexes, kinds: this.kinds, lines: this.lines, offsets: this.offsets, lengths: this.lengths, callStarts: this.callStarts, callCounts: this.callCounts } = columns);
   }
 
   private grow(capacity: number): void {
     this.capacity = capacity;
+    this.episodeRows = grown(this.episodeRows, new Int32Array(capacity));
     this.indexes = grown(this.indexes, new Int32Array(capacity));
     this.kinds = grown(this.kinds, new Uint8Array(capacity));
     this.lines = grown(this.lines, new Uint32Array(capacity));

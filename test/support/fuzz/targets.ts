@@ -15,6 +15,7 @@ import { importEnvaceText } from '../../../src/core/tasks/import/envace';
 import type { ImportResult } from '../../../src/core/tasks/import/types';
 import { findTaskFault, loadTaskFile, parseTask } from '../../../src/core/tasks/loader';
 import { loadCallView } from '../../../src/core/trace/callView';
+import { loadIndexSnapshot, saveIndexSnapshot, snapshotFileOf } from '../../../src/core/trace/indexSnapshot';
 import { decodeLine, readTrace } from '../../../src/core/trace/reader';
 import { TraceIndex } from '../../../src/core/trace/traceIndex';
 import { validateTraceEvent } from '../../../src/core/trace/validate';
@@ -164,6 +165,42 @@ export function fuzzTargets(): FuzzTarget[] {
         assert.equal(index.skipped.length + (index.tornLastLine ? 1 : 0), read.skipped.length);
         for (const call of index.calls()) await codedOrNothing(() => loadCallView(index, call.callId));
       }),
+    },
+    {
+      name: 'saved trace index (files)',
+      property: (scratch) => {
+        // One valid saved index of a sample trace, made on first use; inputs are changes to its bytes.
+        const file = path.join(scratch, '.rehearsal', 'runs', 'fuzz', 'trace.jsonl');
+        let saved: Promise<Buffer> | undefined;
+        const valid = () => (saved ??= (async () => {
+          await fs.mkdir(path.dirname(file), { recursive: true });
+          await fs.writeFile(file, sampleShadowRun().text());
+          return fs.readFile(await saveIndexSnapshot(await TraceIndex.build(file)));
+        })());
+        const change = fc.oneof(
+          fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }).map((edits) => (b: Buffer) => {
+            const out = Buffer.from(b);
+            for (const [at, value] of edits) out[Math.min(out.length - 1, Math.floor(at * out.length))] = value;
+            return out;
+          }),
+          fc.double({ min: 0, max: 1, noNaN: true }).map((at) => (b: Buffer) => b.subarray(0, Math.floor(at * b.length))),
+          fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.uint8Array({ minLength: 1, maxLength: 64 })).map(([at, bytes]) => (b: Buffer) => {
+            const cut = Math.floor(at * b.length);
+            return Buffer.concat([b.subarray(0, cut), bytes, b.subarray(cut)]);
+          }),
+        );
+        return fc.asyncProperty(change, async (mutate) => {
+          await fs.writeFile(snapshotFileOf(file), mutate(await valid()));
+          // Never an exception: a saved index that does not check out is ignored.
+          const loaded = await codedOrNothing(() => loadIndexSnapshot(file));
+          if (loaded instanceof StudioError) assert.fail(`the loader threw ${loaded.code}: it must ignore what it cannot use`);
+          const index = loaded?.index ?? await TraceIndex.build(file);
+          // A saved index that still loads only points inside the trace: every call opens or fails with a code.
+          for (const call of index.calls()) await codedOrNothing(() => loadCallView(index, call.callId));
+          for (const e of index.episodes) index.turnsOf(e).forEach((t) => index.callsOf(t));
+          await codedOrNothing(() => index.refresh());
+        });
+      },
     },
     {
       name: 'task loader',
