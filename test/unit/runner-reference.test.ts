@@ -1,13 +1,14 @@
 // The runner with the reference policy (each task's reference solution) on the built-in example
 // tasks, against their real servers: the demonstrations the default policy is trained on.
 import * as assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { StudioError } from '../../src/core/base/errors';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { replayTrace } from '../../src/core/runner/replay';
 import { runTasks } from '../../src/core/runner/runner';
 import { loadTasks } from '../../src/core/tasks/loader';
+import { loadIndexSnapshot } from '../../src/core/trace/indexSnapshot';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import type { LoadedTask } from '../../src/core/tasks/taskFile';
 import { ensureServerBundles, REPO } from '../support/servers';
@@ -40,6 +41,19 @@ describe('runner: the reference policy on the built-in example tasks', function 
       const users = trace.of(episode.episodeId).flatMap((e) => (e.type === 'turn' && e.user !== undefined ? [e.user] : []));
       assert.deepEqual(users, t.task.turns.map((u) => u.user), t.task.id);
     }
+  });
+
+  it('saves the explorer\'s index beside a trace long enough to be worth it when the run ends, inside .rehearsal only', async () => {
+    const retail = tasks.filter((t) => t.task.domain === 'retail').slice(0, 1);
+    const policy = new ReferencePolicy(retail.map((t) => t.task));
+    const play = (dir: string, saveIndexAfterBytes?: number) => runTasks({ runsDir: dir, tasks: retail, policy, openEnvironment: (t) => openTaskEnvironment(t), saveIndexAfterBytes });
+    const savedBeside = (traceFile: string) => existsSync(path.join(path.dirname(traceFile), 'trace.index'));
+    const inWorkspace = path.join(runsDir(), 'workspace', '.rehearsal', 'runs');
+    const big = await play(inWorkspace, 1);
+    assert.ok(savedBeside(big.traceFile));
+    assert.equal((await loadIndexSnapshot(big.traceFile))?.index.restoredBytes, (await fs.stat(big.traceFile)).size, 'it describes the whole trace');
+    assert.equal(savedBeside((await play(inWorkspace)).traceFile), false, 'a small trace under the default 16 MiB is not worth it');
+    assert.equal(savedBeside((await play(path.join(runsDir(), 'elsewhere'), 1)).traceFile), false, 'nothing is written beside a trace outside .rehearsal');
   });
 
   it('several episodes per task reuse one environment, reset to the task\'s seed each time', async () => {

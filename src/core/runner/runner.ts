@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError, errorMessage } from '../base/errors';
 import type { Environment } from '../env/types';
@@ -7,6 +8,8 @@ import type { Policy } from '../policy/types';
 import { assertValidId, episodeId as makeEpisodeId, newRunId } from '../trace/ids';
 import { TRACE_FILE } from '../trace/discover';
 import type { NewTraceEvent, TraceEvent } from '../trace/schema';
+import { SNAPSHOT_MIN_BYTES, snapshotAllowed } from '../trace/indexSnapshot';
+import { TraceIndex } from '../trace/traceIndex';
 import { TraceWriter } from '../trace/writer';
 import type { EpisodeOutcome, EpisodeProgress } from './episode';
 import { playEpisode } from './episode';
@@ -42,6 +45,11 @@ export interface RunOptions {
   onProgress?: (p: RunProgress) => void;
   /** Every event, as it is written. */
   onEvent?: (e: TraceEvent) => void;
+  /**
+   * A trace at least this long (bytes; default 16 MiB) gets the explorer's index saved beside it
+   * when the run ends (`trace.index`), so that its first open reads that instead of every line.
+   */
+  saveIndexAfterBytes?: number;
 }
 
 /** One finished episode, as the run's summary lists it. */
@@ -138,5 +146,21 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
   }
   await emit({ type: 'run.end', runId, status, ...(runError ? { error: runError } : {}) });
   await writer.close();
+  await saveIndex(traceFile, options.saveIndexAfterBytes ?? SNAPSHOT_MIN_BYTES);
   return { runId, traceFile, status, episodes, ...(runError ? { error: runError } : {}) };
+}
+
+/**
+ * Indexes a finished run's trace and saves the index beside it, when the trace is long enough to be
+ * worth it. Best effort: the run is recorded whatever happens here (the explorer indexes the trace
+ * itself when no saved index is there).
+ */
+async function saveIndex(traceFile: string, minBytes: number): Promise<void> {
+  if (!snapshotAllowed(traceFile)) return;
+  try {
+    const { size } = await fs.stat(traceFile);
+    if (size >= minBytes) await TraceIndex.open(traceFile, { saveAfterBytes: minBytes });
+  } catch {
+    // The index is a cache; its absence costs a slower first open, never a run.
+  }
 }

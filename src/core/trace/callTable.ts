@@ -3,6 +3,7 @@ import type { DiffKind } from '../fidelity/structuralDiff';
 import type { EventLocation } from './reader';
 import type { CallEntry } from './traceIndex';
 import type { EpisodeTable } from './episodeTable';
+import { NumberedTexts } from './numberedTexts';
 import { grown, type TurnTable } from './turnTable';
 
 /** What ranks a call by fidelity and sums up a set of calls: its errors and scores. */
@@ -35,8 +36,7 @@ export class CallTable {
   readonly explicitIds = new Map<number, string>();
   /** Columns, exposed read-only to the index snapshot. */
   /** Tool names and error codes, numbered: a call keeps their numbers (0 is none), not a pointer each. */
-  readonly texts: string[] = [''];
-  private readonly textNumbers = new Map<string, number>();
+  readonly texts = new NumberedTexts();
   /**
    * Distinct fidelity score sets and diff counts; a call keeps the number of its own (`n` is
    * `scoreSets[n - 1]`; 0: none). A million calls have a few distinct sets, and a pointer each
@@ -126,7 +126,7 @@ export class CallTable {
       this.rows.delete(callId);
     }
     this.turnRows[row] = turnRow;
-    this.tools[row] = this.number(tool);
+    this.tools[row] = this.texts.number(tool);
     this.indexes[row] = index;
     if (this.derivedId(row) !== callId) {
       this.explicitIds.set(row, callId);
@@ -145,12 +145,12 @@ export class CallTable {
 
   /** Records the rehearsal's parse error code, or its absence. */
   setRehearsalError(row: number, code: string | undefined): void {
-    this.rehearsalErrors[row] = code === undefined ? 0 : this.number(code);
+    this.rehearsalErrors[row] = code === undefined ? 0 : this.texts.number(code);
   }
 
   /** Records the actual call's error code (or its absence) and whether the tool answered with an error. */
   setActualOutcome(row: number, code: string | undefined, isError: boolean): void {
-    this.actualErrors[row] = code === undefined ? 0 : this.number(code);
+    this.actualErrors[row] = code === undefined ? 0 : this.texts.number(code);
     this.actualIsError[row] = isError ? 2 : 1;
   }
 
@@ -173,12 +173,12 @@ export class CallTable {
    */
   entry(row: number, locations = true): CallEntry {
     const turnRow = this.turnRows[row];
-    const entry: CallEntry = { callId: this.idOf(row), turnId: this.turns.idOf(turnRow), episodeId: this.episodes.ids.idOf(this.turns.episodeRows[turnRow]), tool: this.texts[this.tools[row]], index: this.indexes[row] };
+    const entry: CallEntry = { callId: this.idOf(row), turnId: this.turns.idOf(turnRow), episodeId: this.episodes.ids.idOf(this.turns.episodeRows[turnRow]), tool: this.texts.text(this.tools[row]), index: this.indexes[row] };
     // Named stores, not a loop over the kinds: entries are built by the hundred thousand (a sort by
     // fidelity builds every call's), and computed keys make that several times slower.
     if (locations) this.addLocations(entry, row);
-    if (this.rehearsalErrors[row] > 0) entry.rehearsalError = this.texts[this.rehearsalErrors[row]];
-    if (this.actualErrors[row] > 0) entry.actualError = this.texts[this.actualErrors[row]];
+    if (this.rehearsalErrors[row] > 0) entry.rehearsalError = this.texts.text(this.rehearsalErrors[row]);
+    if (this.actualErrors[row] > 0) entry.actualError = this.texts.text(this.actualErrors[row]);
     if (this.actualIsError[row] > 0) entry.actualIsError = this.actualIsError[row] === 2;
     const comparable = COMPARABLE[this.comparable[row]];
     if (comparable) entry.comparable = comparable;
@@ -189,8 +189,8 @@ export class CallTable {
 
   /** Fills `o` with a row's outcome: its rehearsal and actual error codes and its scores (each undefined when absent). */
   outcomeInto(row: number, o: CallOutcome): void {
-    o.rehearsalError = this.rehearsalErrors[row] > 0 ? this.texts[this.rehearsalErrors[row]] : undefined;
-    o.actualError = this.actualErrors[row] > 0 ? this.texts[this.actualErrors[row]] : undefined;
+    o.rehearsalError = this.rehearsalErrors[row] > 0 ? this.texts.text(this.rehearsalErrors[row]) : undefined;
+    o.actualError = this.actualErrors[row] > 0 ? this.texts.text(this.actualErrors[row]) : undefined;
     o.scores = this.scores[row] > 0 ? this.scoreSets[this.scores[row] - 1] : undefined;
   }
 
@@ -208,24 +208,12 @@ export class CallTable {
     return line > 0 ? { line, offset: this.offsets[kind][row], length: this.lengths[kind][row] } : undefined;
   }
 
-  /** The number of a tool name or error code. */
-  private number(text: string): number {
-    let n = this.textNumbers.get(text);
-    if (n === undefined) {
-      n = this.texts.length;
-      this.texts.push(text);
-      this.textNumbers.set(text, n);
-    }
-    return n;
-  }
-
   /** Forgets every call. */
   clear(): void {
     this.rows.clear();
     this.size = 0;
     this.explicitIds.clear();
-    this.texts.length = 1;
-    this.textNumbers.clear();
+    this.texts.clear();
     this.scoreSets.length = 0;
     this.countSets.length = 0;
     this.scoreKeys.clear();
@@ -237,7 +225,7 @@ export class CallTable {
    * Replaces the table's content with what an index snapshot holds: ids, texts, scores and counts
    * as arrays, the other columns as typed arrays, all of the same number of rows.
    */
-  restore(count: number, explicitIds: Iterable<[number, string]>, data: Pick<CallTable, 'texts' | 'scoreSets' | 'countSets' | 'scores' | 'counts' | 'turnRows' | 'tools' | 'rehearsalErrors' | 'actualErrors' | 'indexes' | 'actualIsError' | 'comparable' | 'lines' | 'offsets' | 'lengths'>): void {
+  restore(count: number, explicitIds: Iterable<[number, string]>, data: { texts: readonly string[] } & Pick<CallTable, 'scoreSets' | 'countSets' | 'scores' | 'counts' | 'turnRows' | 'tools' | 'rehearsalErrors' | 'actualErrors' | 'indexes' | 'actualIsError' | 'comparable' | 'lines' | 'offsets' | 'lengths'>): void {
     this.clear();
     this.size = this.capacity = count;
     for (const [row, id] of explicitIds) {
@@ -245,8 +233,7 @@ export class CallTable {
       this.explicitIds.set(row, id);
       this.rows.set(id, row);
     }
-    this.texts.length = 0;
-    for (const [i, t] of data.texts.entries()) { this.texts.push(t); if (i > 0) this.textNumbers.set(t, i); }
+    this.texts.restore(data.texts);
     for (const s of data.scoreSets) numbered(this.scoreSets, this.scoreKeys, scoreKey(s), s, true);
     for (const c of data.countSets) numbered(this.countSets, this.countKeys, countKey(c), c, true);
     ({ scores: this.scores, counts: this.counts, turnRows: this.turnRows, tools: this.tools, rehearsalErrors: this.rehearsalErrors, actualErrors: this.actualErrors, indexes: this.indexes, actualIsError: this.actualIsError, comparable: this.comparable, lines: this.lines, offsets: this.offsets, lengths: this.lengths } = data);

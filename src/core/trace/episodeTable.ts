@@ -1,4 +1,5 @@
 import { IdTable } from './idTable';
+import { NumberedTexts } from './numberedTexts';
 import type { EventLocation } from './reader';
 import type { EpisodeEntry } from './traceIndex';
 import { grown } from './turnTable';
@@ -38,8 +39,7 @@ export class EpisodeTable implements EpisodeColumns {
   readonly ids = new IdTable();
   readonly taskIds: string[] = [];
   /** Modes, roles, statuses and error codes, numbered (0: none). */
-  readonly texts: string[] = [''];
-  private readonly textNumbers = new Map<string, number>();
+  readonly texts = new NumberedTexts();
   /** Per turn row: the next turn of its episode, -1 at the last. */
   nextTurns: Int32Array = new Int32Array(0);
   indexes = new Int32Array(0);
@@ -81,8 +81,8 @@ export class EpisodeTable implements EpisodeColumns {
       this.taskIds[row] = taskId;
     }
     this.indexes[row] = index;
-    this.modes[row] = this.number(mode);
-    this.roles[row] = role === undefined ? 0 : this.number(role);
+    this.modes[row] = this.texts.number(mode);
+    this.roles[row] = role === undefined ? 0 : this.texts.number(role);
     this.lines[row] = location.line;
     this.offsets[row] = location.offset;
     this.lengths[row] = location.length;
@@ -109,28 +109,28 @@ export class EpisodeTable implements EpisodeColumns {
   /** Records how an episode ended. */
   setEnd(row: number, end: NonNullable<EpisodeEntry['end']>): void {
     this.ends[row] = end.reward === null ? 2 : 1;
-    this.statuses[row] = this.number(end.status);
+    this.statuses[row] = this.texts.number(end.status);
     this.rewards[row] = end.reward ?? 0;
     this.successes[row] = end.success === null ? 0 : end.success ? 2 : 1;
     this.endLines[row] = end.location.line;
     this.endOffsets[row] = end.location.offset;
     this.endLengths[row] = end.location.length;
-    this.endErrors[row] = end.errorCode === undefined ? 0 : this.number(end.errorCode);
+    this.endErrors[row] = end.errorCode === undefined ? 0 : this.texts.number(end.errorCode);
   }
 
   /** The entry of a row; `turnIds` names its turns. */
   entry(row: number, turnIds: string[]): EpisodeEntry {
     const entry: EpisodeEntry = {
-      episodeId: this.ids.idOf(row), index: this.indexes[row], taskId: this.taskIds[row], mode: this.texts[this.modes[row]] as EpisodeEntry['mode'],
+      episodeId: this.ids.idOf(row), index: this.indexes[row], taskId: this.taskIds[row], mode: this.texts.text(this.modes[row]) as EpisodeEntry['mode'],
       location: { line: this.lines[row], offset: this.offsets[row], length: this.lengths[row] }, turnIds,
     };
-    if (this.roles[row] > 0) entry.role = this.texts[this.roles[row]] as EpisodeEntry['role'];
+    if (this.roles[row] > 0) entry.role = this.texts.text(this.roles[row]) as EpisodeEntry['role'];
     if (this.ends[row] > 0) {
       entry.end = {
-        status: this.texts[this.statuses[row]] as NonNullable<EpisodeEntry['end']>['status'], reward: this.ends[row] === 2 ? null : this.rewards[row],
+        status: this.texts.text(this.statuses[row]) as NonNullable<EpisodeEntry['end']>['status'], reward: this.ends[row] === 2 ? null : this.rewards[row],
         success: this.successes[row] === 0 ? null : this.successes[row] === 2, location: { line: this.endLines[row], offset: this.endOffsets[row], length: this.endLengths[row] },
       };
-      if (this.endErrors[row] > 0) entry.end.errorCode = this.texts[this.endErrors[row]];
+      if (this.endErrors[row] > 0) entry.end.errorCode = this.texts.text(this.endErrors[row]);
     }
     return entry;
   }
@@ -138,8 +138,7 @@ export class EpisodeTable implements EpisodeColumns {
   clear(): void {
     this.ids.clear();
     this.taskIds.length = 0;
-    this.texts.length = 1;
-    this.textNumbers.clear();
+    this.texts.clear();
     this.nextTurns = new Int32Array(0);
     this.grow(0);
   }
@@ -163,21 +162,10 @@ export class EpisodeTable implements EpisodeColumns {
       for (const t of [columns.firstTurns[i], columns.lastTurns[i]]) if (t < -1 || t >= nextTurns.length) bad('turns');
     }
     for (let t = 0; t < nextTurns.length; t++) if (nextTurns[t] < -1 || nextTurns[t] >= nextTurns.length || nextTurns[t] === t) bad('turn chain');
-    texts.forEach((t, i) => { if (i > 0) { this.texts.push(t); if (!this.textNumbers.has(t)) this.textNumbers.set(t, i); } });
+    this.texts.restore(texts);
     for (const t of taskIds) this.taskIds.push(t);
     this.nextTurns = nextTurns;
     Object.assign(this, columns);
-  }
-
-  private number(text: string): number {
-    if (text === '') return 0;
-    let n = this.textNumbers.get(text);
-    if (n === undefined) {
-      n = this.texts.length;
-      this.texts.push(text);
-      this.textNumbers.set(text, n);
-    }
-    return n;
   }
 
   private grow(capacity: number): void {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { FidelityScores } from '../fidelity/scores';
@@ -128,14 +128,15 @@ export async function saveIndexSnapshot(index: TraceIndex): Promise<string> {
     format: FORMAT, version: SNAPSHOT_VERSION,
     trace: { scanned: s.scanned, size: stat.size, mtimeMs: stat.mtimeMs, fingerprint: await fingerprint(index.file, s.scanned) },
     state: { run: s.run ?? null, runEnd: s.runEnd ?? null, skipped: [...s.skipped], orphans: s.orphans, eventCount: s.eventCount, nextLine: s.nextLine },
-    episodes: { count: e, texts: episodes.texts, taskIds: episodes.taskIds },
+    episodes: { count: e, texts: episodes.texts.list, taskIds: episodes.taskIds },
     turns: { count: turns.count, parseErrors: [...turns.parseErrors], answerPreviews: [...turns.answerPreviews], callLists: [...turns.callLists] },
-    calls: { count: calls.count, explicitIds: [...calls.explicitIds], texts: calls.texts, scoreSets: calls.scoreSets, countSets: calls.countSets },
+    calls: { count: calls.count, explicitIds: [...calls.explicitIds], texts: calls.texts.list, scoreSets: calls.scoreSets, countSets: calls.countSets },
     sections: bodies.map(([h]) => h),
   };
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
   const file = snapshotFileOf(index.file);
-  const temp = `${file}.${process.pid}.tmp`;
+  // Unique per save: the runner (at a run's end) and the explorer may save the same trace's index at once, in one process.
+  const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   const handle = await fs.open(temp, 'w');
   try {
     const length = Buffer.alloc(4);
@@ -309,7 +310,7 @@ function restore(traceFile: string, h: SnapshotHeader, sections: Map<string, Col
   };
   EVENT_KINDS.forEach((_, k) => checkLocations(calls.lines[k], calls.offsets[k], calls.lengths[k], scanned, nextLine, true));
   inRange(calls.turnRows, 0, turnCount, 'call turn');
-  inRange(calls.tools, 1, h.calls.texts.length, 'call tool');
+  inRange(calls.tools, 0, h.calls.texts.length, 'call tool');
   inRange(calls.rehearsalErrors, 0, h.calls.texts.length, 'call error');
   inRange(calls.actualErrors, 0, h.calls.texts.length, 'call error');
   inRange(calls.actualIsError, 0, 3, 'call outcome');
