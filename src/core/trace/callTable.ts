@@ -18,10 +18,10 @@ export const COMPARABLE: readonly (CallEntry['comparable'] | undefined)[] = [und
 const FIRST_CAPACITY = 1024;
 
 /**
- * The calls of a trace index in columns (typed arrays of numbers, arrays of shared strings and
- * objects) rather than an object per call: a million-call trace would otherwise hold hundreds of
- * megabytes of small objects. A call's {@link CallEntry} is built when asked for. Rows keep the
- * order in which calls were first seen.
+ * The calls of a trace index in columns (typed arrays: each call's turn row, position, byte
+ * locations, and numbers for its tool, error codes, scores and diff counts) rather than an object
+ * per call: a million-call trace would otherwise hold hundreds of megabytes of small objects. A
+ * call's {@link CallEntry} is built when asked for. Rows keep the order in which calls were first seen.
  */
 export class CallTable {
   /** Rows of the calls whose id is not the one their turn and position give (see {@link idOf}). */
@@ -34,7 +34,7 @@ export class CallTable {
    * would hold about a hundred megabytes.
    */
   readonly explicitIds = new Map<number, string>();
-  /** Columns, exposed read-only to the index snapshot. */
+  // The columns below are exposed read-only to the index snapshot.
   /** Tool names and error codes, numbered: a call keeps their numbers (0 is none), not a pointer each. */
   readonly texts = new NumberedTexts();
   /**

@@ -161,8 +161,8 @@ export class TraceIndex {
   }
 
   /**
-   * @internal An index of `file` holding a snapshot's state, to be refreshed. The episodes' turn ids
-   * and the tables must already be consistent (the snapshot loader checks them).
+   * @internal An index of `file` holding a snapshot's state, to be refreshed; `fill` restores the
+   * tables (the snapshot loader checks their values first, the tables' restore the ids).
    */
   static fromSnapshot(file: string, state: Omit<IndexState, 'episodes' | 'turns' | 'calls'>, fill: (episodes: EpisodeTable, turns: TurnTable, calls: CallTable) => void): TraceIndex {
     const index = new TraceIndex(file);
