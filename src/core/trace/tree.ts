@@ -280,7 +280,7 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, o
     if (node.kind !== 'run' || !library.head(node.file)) return [];
     const progress = library.indexingProgress(node.file);
     const percent = progress ? Math.floor((100 * progress.scannedBytes) / Math.max(1, progress.totalBytes)) : 0;
-    return [messageNode(node.file, `Indexing… ${percent}%`, 'Large traces are indexed when first opened; their episodes appear when it is done.')];
+    return [messageNode(node.file, `Indexing… ${percent}%`, 'Large traces are indexed when first opened; their episodes appear when it is done. The index is then saved beside the trace (trace.index), so the next open reads it instead.')];
   }
   switch (node.kind) {
     case 'run': {
