@@ -4,7 +4,8 @@ import type { EventLocation } from './reader';
 import type { CallEntry } from './traceIndex';
 import type { EpisodeTable } from './episodeTable';
 import { NumberedTexts } from './numberedTexts';
-import { grown, type TurnTable } from './turnTable';
+import { growColumns } from './columns';
+import type { TurnTable } from './turnTable';
 
 /** What ranks a call by fidelity and sums up a set of calls: its errors and scores. */
 export type CallOutcome = Pick<CallEntry, 'rehearsalError' | 'actualError' | 'scores'>;
@@ -16,6 +17,11 @@ export const EVENT_KINDS: readonly CallEventKind[] = ['rehearsal', 'actual', 'fi
 export const COMPARABLE: readonly (CallEntry['comparable'] | undefined)[] = [undefined, 'json', 'text', 'none'];
 
 const FIRST_CAPACITY = 1024;
+
+/** The table's columns of one value per call (grown together; saved and restored by the index snapshot), besides the per-event-kind locations. */
+export const CALL_COLUMNS = ['turnRows', 'tools', 'rehearsalErrors', 'actualErrors', 'indexes', 'actualIsError', 'comparable', 'scores', 'counts'] as const;
+/** The per-event-kind location columns: one array per kind in {@link EVENT_KINDS}. */
+export const LOCATION_COLUMNS = ['lines', 'offsets', 'lengths'] as const;
 
 /**
  * The calls of a trace index in columns (typed arrays: each call's turn row, position, byte
@@ -83,10 +89,7 @@ export class CallTable {
     if (!/^[1-9][0-9]{0,8}$/.test(n)) return undefined;
     const turnRow = this.turns.row(callId.slice(0, dot));
     if (turnRow === undefined) return undefined;
-    for (const row of this.turns.callRows(turnRow)) {
-      if (this.indexes[row] === position && this.turnRows[row] === turnRow && !this.explicitIds.has(row)) return row;
-    }
-    return undefined;
+    return this.turns.findCallRow(turnRow, (row) => this.indexes[row] === position && this.turnRows[row] === turnRow && !this.explicitIds.has(row));
   }
 
   /** The id of a call. */
@@ -236,23 +239,13 @@ export class CallTable {
     this.texts.restore(data.texts);
     for (const s of data.scoreSets) numbered(this.scoreSets, this.scoreKeys, scoreKey(s), s, true);
     for (const c of data.countSets) numbered(this.countSets, this.countKeys, countKey(c), c, true);
-    ({ scores: this.scores, counts: this.counts, turnRows: this.turnRows, tools: this.tools, rehearsalErrors: this.rehearsalErrors, actualErrors: this.actualErrors, indexes: this.indexes, actualIsError: this.actualIsError, comparable: this.comparable, lines: this.lines, offsets: this.offsets, lengths: this.lengths } = data);
+    for (const key of [...CALL_COLUMNS, ...LOCATION_COLUMNS]) (this as Record<string, unknown>)[key] = data[key];
   }
 
   private grow(capacity: number): void {
     this.capacity = capacity;
-    this.turnRows = grown(this.turnRows, new Int32Array(capacity));
-    this.tools = grown(this.tools, new Uint32Array(capacity));
-    this.rehearsalErrors = grown(this.rehearsalErrors, new Uint32Array(capacity));
-    this.actualErrors = grown(this.actualErrors, new Uint32Array(capacity));
-    this.indexes = grown(this.indexes, new Int32Array(capacity));
-    this.actualIsError = grown(this.actualIsError, new Uint8Array(capacity));
-    this.comparable = grown(this.comparable, new Uint8Array(capacity));
-    this.scores = grown(this.scores, new Uint32Array(capacity));
-    this.counts = grown(this.counts, new Uint32Array(capacity));
-    this.lines = this.lines.map((a) => grown(a, new Uint32Array(capacity)));
-    this.offsets = this.offsets.map((a) => grown(a, new Float64Array(capacity)));
-    this.lengths = this.lengths.map((a) => grown(a, new Uint32Array(capacity)));
+    growColumns(this, CALL_COLUMNS, capacity);
+    for (const key of LOCATION_COLUMNS) growColumns(this[key], EVENT_KINDS.map((_, k) => k), capacity);
   }
 }
 

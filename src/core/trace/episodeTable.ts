@@ -2,9 +2,12 @@ import { IdTable } from './idTable';
 import { NumberedTexts } from './numberedTexts';
 import type { EventLocation } from './reader';
 import type { EpisodeEntry } from './traceIndex';
-import { grown } from './turnTable';
+import { grown, growColumns } from './columns';
 
 const FIRST_CAPACITY = 256;
+
+/** The table's columns of one value per episode (grown together; saved and restored by the index snapshot). */
+export const EPISODE_COLUMNS = ['indexes', 'modes', 'roles', 'lines', 'offsets', 'lengths', 'firstTurns', 'lastTurns', 'ends', 'statuses', 'rewards', 'successes', 'endLines', 'endOffsets', 'endLengths', 'endErrors'] as const satisfies readonly (keyof EpisodeColumns)[];
 
 /** The columns of an {@link EpisodeTable} (an index snapshot saves and restores them). */
 export interface EpisodeColumns {
@@ -91,7 +94,7 @@ export class EpisodeTable implements EpisodeColumns {
 
   /** Appends a new turn row to an episode's turns. */
   addTurn(row: number, turnRow: number): void {
-    if (turnRow >= this.nextTurns.length) this.nextTurns = grown(this.nextTurns, new Int32Array(Math.max(FIRST_CAPACITY * 4, this.nextTurns.length * 2, turnRow + 1)));
+    if (turnRow >= this.nextTurns.length) this.nextTurns = grown(this.nextTurns, Math.max(FIRST_CAPACITY * 4, this.nextTurns.length * 2, turnRow + 1));
     this.nextTurns[turnRow] = -1;
     if (this.lastTurns[row] < 0) this.firstTurns[row] = turnRow;
     else this.nextTurns[this.lastTurns[row]] = turnRow;
@@ -169,9 +172,6 @@ export class EpisodeTable implements EpisodeColumns {
   }
 
   private grow(capacity: number): void {
-    for (const key of ['indexes', 'modes', 'roles', 'lines', 'offsets', 'lengths', 'firstTurns', 'lastTurns', 'ends', 'statuses', 'rewards', 'successes', 'endLines', 'endOffsets', 'endLengths', 'endErrors'] as const) {
-      const old = this[key];
-      (this as Record<string, unknown>)[key] = grown(old, new (old.constructor as new (n: number) => typeof old)(capacity));
-    }
+    growColumns(this, EPISODE_COLUMNS, capacity);
   }
 }

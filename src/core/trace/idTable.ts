@@ -1,4 +1,4 @@
-import { grown } from './turnTable';
+import { grown } from './columns';
 
 const FIRST_CAPACITY = 1024;
 /** Ids match ids.ts's ID_PATTERN: ASCII, at most 128 characters. */
@@ -41,8 +41,8 @@ export class IdTable {
     const n = this.size++;
     if (n === this.starts.length) {
       const capacity = Math.max(FIRST_CAPACITY, this.starts.length * 2);
-      this.starts = grown(this.starts, new Float64Array(capacity));
-      this.lengths = grown(this.lengths, new Uint8Array(capacity));
+      this.starts = grown(this.starts, capacity);
+      this.lengths = grown(this.lengths, capacity);
     }
     if (this.used + id.length > this.bytes.length) {
       const next = Buffer.alloc(Math.max(FIRST_CAPACITY * 16, this.bytes.length * 2, this.used + id.length));
@@ -92,17 +92,7 @@ export class IdTable {
     this.size = starts.length;
     let slots = FIRST_CAPACITY * 2;
     while (2 * this.size > slots) slots *= 2;
-    this.slots = new Int32Array(slots);
-    const mask = slots - 1;
-    for (let n = 0; n < this.size; n++) {
-      const start = this.starts[n];
-      const h = hashBytes(this.bytes, start, start + this.lengths[n]);
-      for (let slot = h & mask; ; slot = (slot + 1) & mask) {
-        const m = this.slots[slot];
-        if (m === 0) { this.slots[slot] = n + 1; break; }
-        if (this.sameBytes(m - 1, n)) throw new Error('repeated id');
-      }
-    }
+    this.rehash(slots, true);
   }
 
   private equals(n: number, id: string): boolean {
@@ -117,17 +107,20 @@ export class IdTable {
     return this.bytes.compare(this.bytes, this.starts[b], this.starts[b] + this.lengths[b], this.starts[a], this.starts[a] + this.lengths[a]) === 0;
   }
 
-  private place(n: number): void {
+  /** Puts id `n` in its hash slot; with `refuseRepeats`, throws when an equal id is there already. */
+  private place(n: number, refuseRepeats = false): void {
     const mask = this.slots.length - 1;
     const start = this.starts[n];
     let slot = hashBytes(this.bytes, start, start + this.lengths[n]) & mask;
-    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+    for (; this.slots[slot] !== 0; slot = (slot + 1) & mask) {
+      if (refuseRepeats && this.sameBytes(this.slots[slot] - 1, n)) throw new Error('repeated id');
+    }
     this.slots[slot] = n + 1;
   }
 
-  private rehash(size: number): void {
+  private rehash(size: number, refuseRepeats = false): void {
     this.slots = new Int32Array(size);
-    for (let n = 0; n < this.size; n++) this.place(n);
+    for (let n = 0; n < this.size; n++) this.place(n, refuseRepeats);
   }
 }
 

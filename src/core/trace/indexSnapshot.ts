@@ -4,16 +4,18 @@ import * as path from 'node:path';
 import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
 import type { CallTable } from './callTable';
-import { COMPARABLE, EVENT_KINDS } from './callTable';
+import { CALL_COLUMNS, COMPARABLE, EVENT_KINDS } from './callTable';
+import type { Column } from './columns';
 import { ID_PATTERN } from './ids';
 import type { SkippedLine } from './reader';
 import type { RunEndEvent, RunEvent } from './schema';
 import type { IndexState } from './traceIndex';
 import { TraceIndex } from './traceIndex';
 import type { EpisodeColumns, EpisodeTable } from './episodeTable';
+import { EPISODE_COLUMNS } from './episodeTable';
 import type { IdTable } from './idTable';
 import type { TurnTable } from './turnTable';
-import { TURN_KINDS } from './turnTable';
+import { TURN_COLUMNS, TURN_KINDS } from './turnTable';
 import { validateTraceEvent } from './validate';
 
 /**
@@ -36,15 +38,10 @@ const SAMPLE_BLOCKS = 32;
 const SAMPLE_BYTES = 4096;
 
 type ColumnKind = 'u8' | 'i32' | 'u32' | 'f64';
-type Column = Uint8Array | Int32Array | Uint32Array | Float64Array;
 const ELEMENT_BYTES: Record<ColumnKind, number> = { u8: 1, i32: 4, u32: 4, f64: 8 };
 /** A section to write: its name, kind, the column and how many of its values are rows. */
 type SectionSource = [name: string, kind: ColumnKind, column: Column, rows: number];
 
-/** The columns of each table the snapshot saves, one value per row (call locations apart: one per event kind). */
-const EPISODE_COLUMNS = ['indexes', 'modes', 'roles', 'lines', 'offsets', 'lengths', 'firstTurns', 'lastTurns', 'ends', 'statuses', 'rewards', 'successes', 'endLines', 'endOffsets', 'endLengths', 'endErrors'] as const satisfies readonly (keyof EpisodeColumns)[];
-const TURN_COLUMNS = ['episodeRows', 'indexes', 'kinds', 'lines', 'offsets', 'lengths', 'callStarts', 'callCounts'] as const;
-const CALL_COLUMNS = ['turnRows', 'tools', 'rehearsalErrors', 'actualErrors', 'indexes', 'actualIsError', 'comparable', 'scores', 'counts'] as const;
 const ARRAYS = { u8: Uint8Array, i32: Int32Array, u32: Uint32Array, f64: Float64Array } as const;
 
 interface SectionHeader { name: string; kind: ColumnKind; bytes: number }

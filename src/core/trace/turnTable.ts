@@ -1,3 +1,4 @@
+import { growColumns } from './columns';
 import { IdTable } from './idTable';
 import type { EventLocation } from './reader';
 import type { TurnEntry } from './traceIndex';
@@ -6,6 +7,9 @@ import type { TurnEntry } from './traceIndex';
 export const TURN_KINDS: readonly TurnEntry['kind'][] = ['calls', 'final', 'error'];
 
 const FIRST_CAPACITY = 1024;
+
+/** The table's columns of one value per turn (grown together; saved and restored by the index snapshot). */
+export const TURN_COLUMNS = ['episodeRows', 'indexes', 'kinds', 'lines', 'offsets', 'lengths', 'callStarts', 'callCounts'] as const;
 
 /**
  * The turns of a trace index in columns, like {@link CallTable}: half a million turn objects, each
@@ -88,11 +92,17 @@ export class TurnTable {
 
   /** The call rows of a turn, in the order it lists them. */
   callRows(row: number): number[] {
-    const list = this.callLists.get(row);
-    if (list) return list.slice();
     const rows: number[] = [];
-    for (let i = 0, start = this.callStarts[row]; i < this.callCounts[row]; i++) rows.push(start + i);
+    this.findCallRow(row, (r) => { rows.push(r); return false; });
     return rows;
+  }
+
+  /** The first of a turn's call rows (in the order it lists them) that passes `test`, without making a list. */
+  findCallRow(row: number, test: (callRow: number) => boolean): number | undefined {
+    const list = this.callLists.get(row);
+    if (list) return list.find(test);
+    for (let r = this.callStarts[row], end = r + this.callCounts[row]; r < end; r++) if (test(r)) return r;
+    return undefined;
   }
 
   /** Number of calls a turn lists. */
@@ -128,28 +138,15 @@ export class TurnTable {
    * Replaces the table's content with what an index snapshot holds: the ids, and columns of exactly
    * one value per id. Throws on ids that do not check out.
    */
-  restore(ids: { bytes: Buffer; starts: Float64Array; lengths: Uint8Array }, columns: Pick<TurnTable, 'episodeRows' | 'indexes' | 'kinds' | 'lines' | 'offsets' | 'lengths' | 'callStarts' | 'callCounts'>): void {
+  restore(ids: { bytes: Buffer; starts: Float64Array; lengths: Uint8Array }, columns: Pick<TurnTable, (typeof TURN_COLUMNS)[number]>): void {
     this.clear();
     this.ids.restore(ids.bytes, ids.starts, ids.lengths);
     this.capacity = this.ids.count;
-    ({ episodeRows: this.episodeRows, indexes: this.indexes, kinds: this.kinds, lines: this.lines, offsets: this.offsets, lengths: this.lengths, callStarts: this.callStarts, callCounts: this.callCounts } = columns);
+    Object.assign(this, columns);
   }
 
   private grow(capacity: number): void {
     this.capacity = capacity;
-    this.episodeRows = grown(this.episodeRows, new Int32Array(capacity));
-    this.indexes = grown(this.indexes, new Int32Array(capacity));
-    this.kinds = grown(this.kinds, new Uint8Array(capacity));
-    this.lines = grown(this.lines, new Uint32Array(capacity));
-    this.offsets = grown(this.offsets, new Float64Array(capacity));
-    this.lengths = grown(this.lengths, new Uint32Array(capacity));
-    this.callStarts = grown(this.callStarts, new Int32Array(capacity));
-    this.callCounts = grown(this.callCounts, new Int32Array(capacity));
+    growColumns(this, TURN_COLUMNS, capacity);
   }
-}
-
-/** A copy of `old` in a new array of another length (the first `next.length` values when shorter). */
-export function grown<T extends Int32Array | Uint32Array | Uint8Array | Float64Array>(old: T, next: T): T {
-  next.set((old.length > next.length ? old.subarray(0, next.length) : old) as never);
-  return next;
 }
