@@ -17,8 +17,19 @@ echo "Installing missing system packages: ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null; then SUDO=sudo; else
-    echo "Not root and no sudo: run as root: apt-get install -y ${PKGS[*]}" >&2; exit 1
+    echo "Not root and no sudo: run as root: apt-get install -y --no-install-recommends ${PKGS[*]}" >&2; exit 1
   fi
 fi
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
+. "$(dirname "$0")/wait-for-package-lock.sh"
+# apt waits for its own lock too (DPkg::Lock::Timeout) in case another program takes it between our
+# check and apt's start.
+APT=($SUDO apt-get -o DPkg::Lock::Timeout="${PACKAGE_LOCK_WAIT_S:-600}")
+cannot_install() {
+  echo "Could not install the system packages the tests need ($1)." >&2
+  echo "Install them yourself, as root: apt-get install -y --no-install-recommends ${PKGS[*]}" >&2
+  echo "then run the test command again; STAGES=\"lint unit\" npm test runs the stages that need none of them." >&2
+  exit 1
+}
+wait_for_package_lock || cannot_install "the package lock stayed held"
+"${APT[@]}" update -qq || cannot_install "apt-get update failed: is a Debian mirror reachable?"
+DEBIAN_FRONTEND=noninteractive "${APT[@]}" install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null || cannot_install "apt-get install failed"
