@@ -30,7 +30,7 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     const { summary, trace } = await run(policy, [probeTask(OK_CASE.case), probeTask(REFUSED_CASE.case)]);
     assert.equal(summary.status, 'completed');
     assert.equal(trace.run.mode, 'shadow');
-    assert.deepEqual(trace.run.policy, { kind: 'onnx', id: scripted().info.id, device: 'cpu' });
+    assert.deepEqual(trace.run.policy, { kind: 'onnx', id: scripted().info.id, device: 'cpu', devices: [{ device: 'cpu', ok: true }] });
     assert.deepEqual(trace.episodes.map((e) => [e.taskId, e.tools?.map((t) => t.name)]), [['probe-ok', ['probe']], ['probe-refused', ['probe']]]);
 
     for (const [episode, probeCase, rehearsal] of [['e1', OK_CASE.case, { case: 'ok', ok: true }], ['e2', REFUSED_CASE.case, { error: 'probe refused' }]] as const) {

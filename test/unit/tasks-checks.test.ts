@@ -81,6 +81,15 @@ describe('tasks: checks', () => {
     assert.deepEqual(numbersIn('$1,234.50, -3 and 7.25%'), [1234.5, -3, 7.25]);
   });
 
+  it('a missing answer says which user message it answers and where the episode ended, in the trace\'s turn ids', async () => {
+    const cut: EpisodeTranscript = { ...TRANSCRIPT, turns: [TRANSCRIPT.turns[0], { user: 'two', calls: [] }], ended: { lastTurnId: 'e1.t3', code: 'JSON_DECODE_ERROR' } };
+    assert.equal((await verdict({ kind: 'answer', contains: ['done'] }, cut)).detail, 'no final answer to user message 2: the episode ended at turn e1.t3 with JSON_DECODE_ERROR');
+    const single: EpisodeTranscript = { turns: [{ user: 'one', calls: [] }], snapshot: TRANSCRIPT.snapshot, ended: { lastTurnId: 'e2.t1', code: 'TURN_LIMIT' } };
+    assert.equal((await verdict({ kind: 'answer', contains: ['done'] }, single)).detail, 'no final answer: the episode ended at turn e2.t1 with TURN_LIMIT');
+    const noEnd: EpisodeTranscript = { turns: [{ user: 'one', calls: [] }], snapshot: TRANSCRIPT.snapshot };
+    assert.equal((await verdict({ kind: 'answer', contains: ['done'] }, noEnd)).detail, 'no final answer');
+  });
+
   it('scores like EnvACE: weighted share of passed items; not-evaluated items count in neither sum', async () => {
     const g = await gradeEpisode(task([
       { id: 'a', kind: 'state', server: 'shop', path: '$.orders["#W1"].status', equals: 'delivered', weight: 3 },

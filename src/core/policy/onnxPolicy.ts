@@ -23,7 +23,7 @@ export class OnnxPolicy extends Disposable implements Policy {
   private constructor(private readonly host: PolicyHostClient, modelDir: string, private readonly defaults: SamplingSettings) {
     super();
     this._register(host);
-    this.info = { kind: 'onnx', id: modelDir, device: host.device.device };
+    this.info = { kind: 'onnx', id: modelDir, device: host.device.device, devices: host.device.attempts.map((a) => ({ ...a })) };
     this.onDidFail = host.onDidCrash;
   }
 

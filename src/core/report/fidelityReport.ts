@@ -1,7 +1,7 @@
 import type { FidelityScores } from '../fidelity/scores';
 import type { SkippedLine } from '../trace/reader';
 import { readTrace } from '../trace/reader';
-import type { CallActualEvent, CallRehearsalEvent, RunMode } from '../trace/schema';
+import type { CallActualEvent, CallRehearsalEvent, CheckVerdict, PolicyInfo, RunMode } from '../trace/schema';
 import { compareCall } from '../trace/callView';
 import type { CallComparison } from '../fidelity/compare';
 import type { AnnotationKind } from '../annotations/schema';
@@ -24,14 +24,48 @@ export interface ToolReport extends ScoreMeans {
   rehearsalParseErrors: number;
 }
 
+/** A task a trace's episodes played, with its first user message. */
+export interface TaskSeen {
+  taskId: string;
+  instruction?: string;
+}
+
 /** One trace as the report saw it. */
 export interface TraceSummary {
   file: string;
   runId?: string;
   mode?: RunMode;
+  /** The policy that played the run (its run event). */
+  policy?: PolicyInfo;
+  /** The tasks its episodes played, in order, at most {@link MAX_TASKS_LISTED}; `taskCount` counts all. */
+  tasks: TaskSeen[];
+  taskCount: number;
   events: number;
   skipped: SkippedLine[];
 }
+
+/** Checks of one kind that were not evaluated, for one reason (`passed: null`). */
+export interface NotEvaluatedChecks {
+  kind: CheckVerdict['kind'];
+  /** The check's detail, e.g. "not evaluated: an imagined trajectory has no real state". */
+  detail: string;
+  count: number;
+}
+
+/** Outcome of a set of episodes: how many, how many graded and successful, their mean reward. */
+export interface EpisodeTally {
+  episodes: number;
+  /** Episodes graded with success true / graded episodes. */
+  successes: number;
+  graded: number;
+  /** Mean reward over graded episodes; each episode's reward counts only its evaluated checks. */
+  meanReward: number | null;
+  /** Checks that were not evaluated, so that a reward is never read as covering them. */
+  notEvaluated: NotEvaluatedChecks[];
+}
+
+/** At most this many tasks are kept per trace in {@link TraceSummary.tasks}. */
+export const MAX_TASKS_LISTED = 20;
 
 /** One call of a report's call list (`rehearse report --calls`). */
 export interface CallRow {
@@ -48,14 +82,15 @@ export interface CallRow {
   suggestedKind?: AnnotationKind;
 }
 
-/** The fidelity report of one or more traces. */
-export interface FidelityReport {
+/**
+ * The fidelity report of one or more traces. Its episode figures ({@link EpisodeTally}) are those of
+ * the episodes that are the runs' result: every episode but private rehearsal's imagined ones, which
+ * are tallied apart in `rehearsals`.
+ */
+export interface FidelityReport extends EpisodeTally {
   traces: TraceSummary[];
-  episodes: number;
-  /** Episodes graded with success true / graded episodes. */
-  successes: number;
-  graded: number;
-  meanReward: number | null;
+  /** Private rehearsal's imagined episodes (they condense into the committed episode's memory); null when none. */
+  rehearsals: EpisodeTally | null;
   turns: number;
   /** Turns whose tool calls parsed (or final answers) / all turns. */
   actParseValid: number;
@@ -70,6 +105,30 @@ export interface FidelityReport {
   perTool: ToolReport[];
   /** Every call, least faithful first; only when asked for. */
   callList?: CallRow[];
+}
+
+class EpisodeAccumulator {
+  private tally: EpisodeTally = { episodes: 0, successes: 0, graded: 0, meanReward: null, notEvaluated: [] };
+  private rewardSum = 0;
+  private rewardCount = 0;
+
+  started(): void { this.tally.episodes++; }
+
+  ended(success: boolean | null, reward: number | null, checks: readonly CheckVerdict[] | undefined): void {
+    if (success !== null) { this.tally.graded++; if (success) this.tally.successes++; }
+    if (reward !== null) { this.rewardSum += reward; this.rewardCount++; }
+    for (const c of checks ?? []) {
+      if (c.passed !== null) continue;
+      const detail = c.detail ?? 'not evaluated';
+      const seen = this.tally.notEvaluated.find((n) => n.kind === c.kind && n.detail === detail);
+      if (seen) seen.count++;
+      else this.tally.notEvaluated.push({ kind: c.kind, detail, count: 1 });
+    }
+  }
+
+  result(): EpisodeTally {
+    return { ...this.tally, meanReward: this.rewardCount ? this.rewardSum / this.rewardCount : null };
+  }
 }
 
 class MeanAccumulator {
@@ -109,8 +168,10 @@ const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1;
  */
 export async function buildFidelityReport(files: readonly string[], options: { listCalls?: boolean; calls?: ReadonlySet<string> } = {}): Promise<FidelityReport> {
   const counted = (callId: string) => !options.calls || options.calls.has(callId);
+  const committed = new EpisodeAccumulator();
+  const imagined = new EpisodeAccumulator();
   const report: FidelityReport = {
-    traces: [], episodes: 0, successes: 0, graded: 0, meanReward: null, turns: 0, actParseValid: 0, calls: 0,
+    traces: [], episodes: 0, successes: 0, graded: 0, meanReward: null, notEvaluated: [], rehearsals: null, turns: 0, actParseValid: 0, calls: 0,
     rehearsed: 0, rehearsalParseValid: 0, withActual: 0, parseErrors: { act: {}, rehearsal: {} }, actualErrors: {},
     overall: new MeanAccumulator().means(), perTool: [],
   };
@@ -122,11 +183,11 @@ export async function buildFidelityReport(files: readonly string[], options: { l
     return t;
   };
   const rows: CallRow[] = [];
-  let rewardSum = 0;
-  let rewardCount = 0;
 
   for (const file of files) {
-    const summary: TraceSummary = { file, events: 0, skipped: [] };
+    const summary: TraceSummary = { file, tasks: [], taskCount: 0, events: 0, skipped: [] };
+    const imaginedEpisodes = new Set<string>();
+    const taskIds = new Set<string>();
     // Rehearsal and actual of a call meet here, then are scored and dropped.
     const halves = new Map<string, { r?: CallRehearsalEvent; a?: CallActualEvent }>();
     const settle = (callId: string) => {
@@ -140,8 +201,16 @@ export async function buildFidelityReport(files: readonly string[], options: { l
     const result = await readTrace(file, {
       onEvent: (e) => {
         switch (e.type) {
-          case 'run': summary.runId ??= e.runId; summary.mode ??= e.mode; break;
-          case 'episode': report.episodes++; break;
+          case 'run': summary.runId ??= e.runId; summary.mode ??= e.mode; summary.policy ??= e.policy; break;
+          case 'episode':
+            if (e.role === 'imagined') { imaginedEpisodes.add(e.episodeId); imagined.started(); }
+            else committed.started();
+            if (!taskIds.has(e.taskId)) {
+              taskIds.add(e.taskId);
+              summary.taskCount++;
+              if (summary.tasks.length < MAX_TASKS_LISTED) summary.tasks.push({ taskId: e.taskId, ...(e.instruction !== undefined ? { instruction: e.instruction } : {}) });
+            }
+            break;
           case 'turn':
             report.turns++;
             if (e.parse.kind === 'error') bump(report.parseErrors.act, e.parse.code);
@@ -164,8 +233,7 @@ export async function buildFidelityReport(files: readonly string[], options: { l
             settle(e.callId);
             break;
           case 'episode.end':
-            if (e.success !== null) { report.graded++; if (e.success) report.successes++; }
-            if (e.reward !== null) { rewardSum += e.reward; rewardCount++; }
+            (imaginedEpisodes.has(e.episodeId) ? imagined : committed).ended(e.success, e.reward, e.checks);
             break;
           default: break;
         }
@@ -178,7 +246,9 @@ export async function buildFidelityReport(files: readonly string[], options: { l
     report.traces.push(summary);
   }
   if (options.listCalls) report.callList = rows.sort((a, b) => (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1));
-  report.meanReward = rewardCount ? rewardSum / rewardCount : null;
+  Object.assign(report, committed.result());
+  const rehearsals = imagined.result();
+  report.rehearsals = rehearsals.episodes > 0 ? rehearsals : null;
   report.overall = overall.means();
   report.perTool = [...tools.entries()]
     .map(([tool, t]) => ({ tool, calls: t.calls, rehearsalParseErrors: t.parseErrors, ...t.acc.means() }))

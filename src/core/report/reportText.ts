@@ -1,24 +1,52 @@
-import type { FidelityReport } from './fidelityReport';
+import type { EpisodeTally, FidelityReport, TraceSummary } from './fidelityReport';
+import { policyLabel } from './policyLabel';
 import type { Palette } from './textFormat';
-import { percent, renderTable, score } from './textFormat';
+import { counted, percent, renderTable, score } from './textFormat';
 
 const MAX_SKIPPED_SHOWN = 20;
+const MAX_TASKS_SHOWN = 3;
+const MAX_INSTRUCTION_SHOWN = 160;
+
+/** A trace's header lines: run id and file, mode, events and policy, the tasks it played. */
+function traceHeader(t: TraceSummary, c: Palette): string[] {
+  const out = [`${c.bold(t.runId ?? '(no run event)')}  ${c.dim(t.file)}`];
+  const facts = [t.mode ? `${t.mode} mode` : undefined, counted(t.events, 'event'), t.policy ? `policy: ${policyLabel(t.policy)}` : undefined].filter(Boolean);
+  out.push(`  ${facts.join(' · ')}${t.skipped.length ? c.error(` · ${counted(t.skipped.length, 'skipped line')}`) : ''}`);
+  for (const task of t.tasks.slice(0, MAX_TASKS_SHOWN)) {
+    const text = (task.instruction ?? '').replace(/\s+/g, ' ').trim();
+    const shown = text.length > MAX_INSTRUCTION_SHOWN ? `${text.slice(0, MAX_INSTRUCTION_SHOWN - 1)}…` : text;
+    out.push(`  task ${task.taskId}${shown ? `: ${c.dim(shown)}` : ''}`);
+  }
+  if (t.taskCount > MAX_TASKS_SHOWN) out.push(c.dim(`  ... and ${counted(t.taskCount - MAX_TASKS_SHOWN, 'more task')}`));
+  for (const s of t.skipped.slice(0, MAX_SKIPPED_SHOWN)) out.push(c.dim(`    line ${s.line}: ${s.reason}`));
+  if (t.skipped.length > MAX_SKIPPED_SHOWN) out.push(c.dim(`    ... and ${t.skipped.length - MAX_SKIPPED_SHOWN} more`));
+  return out;
+}
+
+/**
+ * One line of episode outcomes. A reward covers only the checks that were evaluated, so the line
+ * says which were not (an imagined trajectory has no real state to check).
+ */
+function episodeLine(label: string, t: EpisodeTally): string {
+  const success = t.graded ? ` · success ${percent(t.successes, t.graded)} (${t.successes}/${t.graded})` : '';
+  const reward = t.meanReward !== null ? ` · mean reward ${score(t.meanReward)}${t.notEvaluated.length ? ' over the checks evaluated' : ''}` : '';
+  const skipped = t.notEvaluated.map((n) => `${counted(n.count, `${n.kind} check`)} ${n.detail.startsWith('not evaluated') ? n.detail : `not evaluated: ${n.detail}`}`);
+  return `${label}${success}${reward}${skipped.length ? ` (${skipped.join('; ')})` : ''}`;
+}
 
 /** The human-readable fidelity report. */
 export function renderReport(report: FidelityReport, c: Palette): string {
   const out: string[] = [];
-  for (const t of report.traces) {
-    out.push(`${c.bold(t.runId ?? '(no run event)')}  ${c.dim(t.file)}`);
-    out.push(`  ${t.events} events${t.mode ? `, mode ${t.mode}` : ''}${t.skipped.length ? c.error(`, ${t.skipped.length} skipped line(s)`) : ''}`);
-    for (const s of t.skipped.slice(0, MAX_SKIPPED_SHOWN)) out.push(c.dim(`    line ${s.line}: ${s.reason}`));
-    if (t.skipped.length > MAX_SKIPPED_SHOWN) out.push(c.dim(`    ... and ${t.skipped.length - MAX_SKIPPED_SHOWN} more`));
-  }
+  for (const t of report.traces) out.push(...traceHeader(t, c));
   out.push('');
-  const success = report.graded ? ` · success ${percent(report.successes, report.graded)} (${report.successes}/${report.graded})` : '';
-  const reward = report.meanReward !== null ? ` · mean reward ${score(report.meanReward)}` : '';
-  out.push(`${report.episodes} episodes${success}${reward}`);
-  out.push(`${report.turns} turns · act parse validity ${percent(report.actParseValid, report.turns)}`);
-  out.push(`${report.calls} calls · ${report.rehearsed} rehearsed (parse validity ${percent(report.rehearsalParseValid, report.rehearsed)}) · ${report.withActual} with actual · ${report.overall.compared} compared`);
+  if (report.rehearsals) {
+    out.push(episodeLine(counted(report.episodes, 'committed episode'), report));
+    out.push(episodeLine(`${counted(report.rehearsals.episodes, 'imagined episode')} (private rehearsal, not the run's result)`, report.rehearsals));
+  } else {
+    out.push(episodeLine(counted(report.episodes, 'episode'), report));
+  }
+  out.push(`${counted(report.turns, 'turn')} · act parse validity ${percent(report.actParseValid, report.turns)}`);
+  out.push(`${counted(report.calls, 'call')} · ${report.rehearsed} rehearsed (parse validity ${percent(report.rehearsalParseValid, report.rehearsed)}) · ${report.withActual} with actual · ${report.overall.compared} compared`);
   const errs = [
     ...Object.entries(report.parseErrors.act).map(([k, n]) => `act ${k} ×${n}`),
     ...Object.entries(report.parseErrors.rehearsal).map(([k, n]) => `rehearsal ${k} ×${n}`),
@@ -37,7 +65,9 @@ export function renderReport(report: FidelityReport, c: Palette): string {
   }
   if (report.callList) {
     out.push('');
-    out.push(renderTable(['call', 'tool', 'field F1', 'outcome', 'run'], report.callList.map((r) => [r.callId, r.tool, score(r.fieldF1), r.outcome, runOf(report, r.file)])));
+    // The run column tells calls of several traces apart; one trace's run is in its header.
+    const several = report.traces.length > 1;
+    out.push(renderTable(['call', 'tool', 'field F1', 'outcome', ...(several ? ['run'] : [])], report.callList.map((r) => [r.callId, r.tool, score(r.fieldF1), r.outcome, ...(several ? [runOf(report, r.file)] : [])])));
   }
   return out.join('\n');
 }

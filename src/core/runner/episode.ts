@@ -113,6 +113,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   const actSession = `${episodeId}:act`;
   const rehearseSession = `${episodeId}:rehearse`;
   let actTurns = 0;
+  let lastTurnId: string | undefined;
 
   try {
     for (const userTurn of task.turns) {
@@ -125,6 +126,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
         if (actTurns >= limits.maxTurns) throw new EpisodeEnd('limit', 'TURN_LIMIT', `The episode reached its limit of ${limits.maxTurns} turns.`);
         const turnIndex = actTurns++;
         const turnId = makeTurnId(episodeId, turnIndex);
+        lastTurnId = turnId;
         const act = await policy.act({ messages: [...messages], tools, taskId: task.id, session: actSession, sampling: settings.sampling.act, maxTokens: settings.maxTokens.act, signal });
         if (signal.aborted) throw abortReason(ctx.signal, limits.episodeTimeoutMs);
         const parse: TurnParse = act.parse.kind === 'calls'
@@ -172,7 +174,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   }
 
   const snapshot = await takeSnapshot(ctx, real);
-  const transcript: EpisodeTranscript = { turns, snapshot };
+  const transcript: EpisodeTranscript = { turns, snapshot, ...(error ? { ended: { ...(lastTurnId ? { lastTurnId } : {}), code: error.code } } : {}) };
   let grade: Grade | undefined;
   if (status !== 'cancelled') {
     grade = await gradeEpisode(task, transcript, ctx.grade);

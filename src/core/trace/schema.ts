@@ -24,6 +24,8 @@ export interface PolicyInfo {
   /** Model folder, endpoint URL and model name, or `reference`. */
   id: string;
   device?: string;
+  /** For a local model: each device tried in order, and why the ones before `device` were not used. */
+  devices?: { device: string; ok: boolean; reason?: string }[];
 }
 
 /** A run starts: one per trace file, always its first event. */

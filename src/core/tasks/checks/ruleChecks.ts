@@ -65,7 +65,13 @@ export function evaluateNoCall(check: NoCallCheck, transcript: EpisodeTranscript
 export function evaluateAnswer(check: AnswerCheck, transcript: EpisodeTranscript): ItemResult {
   const index = check.turn ?? transcript.turns.length - 1;
   const answer = transcript.turns[index]?.answer;
-  if (answer === undefined) return { passed: false, detail: `no final answer in turn ${index}` };
+  if (answer === undefined) {
+    // Turns of a task are user messages; the trace's turns are acts (e1.t3): say which is meant.
+    const which = transcript.turns.length > 1 || check.turn !== undefined ? ` to user message ${index + 1}` : '';
+    const ended = transcript.ended;
+    const how = ended ? `: the episode ended${ended.lastTurnId ? ` at turn ${ended.lastTurnId}` : ''} with ${ended.code}` : '';
+    return { passed: false, detail: `no final answer${which}${how}` };
+  }
   const problems: string[] = [];
   if (check.contains) {
     const found = check.contains.filter((t) => containsText(answer, t));

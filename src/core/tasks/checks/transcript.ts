@@ -20,6 +20,11 @@ export interface TranscriptTurn {
 /** What a grader sees of an episode: the conversation (never rehearsals) and the final state. */
 export interface EpisodeTranscript {
   turns: TranscriptTurn[];
+  /**
+   * How the episode stopped when it stopped on an error (a turn that did not parse, a limit, a tool
+   * error that ends episodes): the id of its last act turn (`e1.t3`) and the error's code.
+   */
+  ended?: { lastTurnId?: string; code: string };
   /** The servers' final state, or the reason it could not be taken. */
   snapshot: { ok: true; value: EnvironmentSnapshot } | { ok: false; error: string };
 }
