@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../core/base/errors';
 import { studioRoot } from '../core/base/studioRoot';
+import { didYouMean } from '../core/base/suggest';
 import { EndpointPolicy } from '../core/policy/endpointPolicy';
 import type { DeviceSetting } from '../core/policy/onnx/device';
 import { OnnxPolicy } from '../core/policy/onnxPolicy';
@@ -18,6 +19,8 @@ export interface PolicyArgs {
 }
 
 const DEVICES = ['auto', 'cpu', 'cuda', 'webgpu'];
+/** The policies `--policy` names by word; anything else is a model folder or an endpoint. */
+const POLICY_NAMES = ['default', 'reference'];
 
 /** The embedded default policy's folder. */
 export function defaultPolicyDir(): string {
@@ -37,7 +40,14 @@ export async function openPolicy(args: PolicyArgs, tasks: readonly TaskFile[], l
     return new EndpointPolicy({ baseURL: spec, model: args.model, apiKey: process.env.REHEARSAL_API_KEY ?? process.env.OPENAI_API_KEY });
   }
   const device = (args.device ?? 'auto') as DeviceSetting;
-  if (!DEVICES.includes(device)) throw new StudioError('USAGE', `--device must be one of ${DEVICES.join(', ')}, not "${args.device}".`);
+  if (!DEVICES.includes(device)) {
+    const near = didYouMean(String(args.device), DEVICES);
+    throw new StudioError('USAGE', `--device must be one of ${DEVICES.join(', ')}, not "${args.device}".${near ? ` Did you mean ${near}?` : ''}`);
+  }
+  if (spec !== 'default' && !existsSync(spec)) {
+    const near = didYouMean(spec, POLICY_NAMES);
+    if (near) throw new StudioError('USAGE', `Unknown policy "${spec}" (no such folder). Did you mean --policy ${near}?`);
+  }
   const dir = spec === 'default' ? defaultPolicyDir() : path.resolve(spec);
   if (spec === 'default' && !existsSync(dir)) throw new StudioError('MODEL_NOT_FOUND', `The default policy is missing at ${dir}; build it with \`npm run train:default\`.`);
   const threads = args.threads ? Number(args.threads) : undefined;
@@ -45,14 +55,17 @@ export async function openPolicy(args: PolicyArgs, tasks: readonly TaskFile[], l
   return OnnxPolicy.start({ modelDir: dir, device, threads, log });
 }
 
-/** Which policy ran, and for a local model on which device and why the devices tried before it were not used. */
-export function describePolicy(policy: Policy): string {
-  if (!(policy instanceof OnnxPolicy)) return `policy: ${policy.info.kind} ${policy.info.id}`;
-  const skipped = policy.device.attempts.filter((a) => !a.ok).map((a) => `${a.device} not used: ${a.reason}`);
-  return `policy: ${policy.info.id} on ${policy.device.device}${skipped.length ? ` (${skipped.join('; ')})` : ''}`;
+/**
+ * For `--verbose`: each device a local policy tried, in order, and why the ones before it were not
+ * used (the trace keeps the same list in its run event's `policy.devices`). Undefined for other policies.
+ */
+export function devicesTried(policy: Policy): string | undefined {
+  const attempts = policy.info.devices;
+  if (!attempts?.length) return undefined;
+  return `devices tried: ${attempts.map((a) => (a.ok ? `${a.device} used` : `${a.device} not used: ${a.reason}`)).join('; ')}`;
 }
 
-/** The policy as the CLI's JSON output records it: its info, and for a local model the devices tried. */
+/** The policy as the CLI's JSON output records it: its info, with the devices a local model tried. */
 export function policyJson(policy: Policy): Record<string, unknown> {
-  return policy instanceof OnnxPolicy ? { ...policy.info, devices: policy.device.attempts } : { ...policy.info };
+  return { ...policy.info };
 }

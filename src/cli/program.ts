@@ -20,6 +20,9 @@ import { EXIT } from './io';
 
 declare const STUDIO_VERSION: string | undefined;
 
+/** Error codes that mean the command line itself was wrong (exit 2): a bad option, an id or call the trace does not have. */
+const USAGE_ERRORS = new Set(['USAGE', 'INVALID_ID', 'RUN_SPEC_INVALID', 'UNKNOWN_CALL']);
+
 /**
  * Runs the `rehearse` CLI with the given arguments (without `node` and the script) and returns the
  * exit code. Errors a user can cause become one clear line on stderr, never a stack trace.
@@ -69,7 +72,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .command(format)
       .description(`import ${description}`)
       .argument(what, 'the file to import')
-      .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl')
+      .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<file name>)')
       .action(async (file: string, opts: { out?: string }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
   }
 
@@ -77,8 +80,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .command('generate')
     .description('write seeded tasks of a built-in domain (retail, bank) as task files')
     .argument('<domain>', 'the built-in domain')
-    .option('--out <dir>', 'where to write the task files')
-    .option('--count <n>', 'how many tasks (default 500)')
+    .option('--out <dir>', 'where to write the task files (default: .rehearsal/tasks/<domain>-<split>)')
+    .option('--count <n>', 'how many tasks (default 500; with --split, its share of seeds 0-499: 400 train, 50 validation, 50 test)')
     .option('--start <seed>', 'first seed (default 0)')
     .option('--split <split>', 'only seeds of this split: train (seed % 10 < 8), validation (8) or test (9)')
     .action(async (domain: string, opts: { out?: string; count?: string; start?: string; split?: string }) => { code = await generateCommand(domain, opts, ioFor()); });
@@ -112,7 +115,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--seed <s>', 'sampling seed', '0')
     .option('--on-parse-error <what>', 'end the episode (EnvACE) or give feedback and go on', 'end')
     .option('--no-progress', 'no progress bar')
+    .option('--calls', 'also list every call, least faithful first (as rehearse report --calls)')
     .option('--json', 'print the run summary and report as JSON')
+    .option('--verbose', 'also say which devices the policy tried and why the others were not used')
     .action(async (tasks: string[], opts) => { code = await runCommand(tasks, opts, ioFor()); });
 
   policyOptions(program
@@ -122,6 +127,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the run summary and report as JSON')
+    .option('--verbose', 'also say which devices the policy tried and why the others were not used')
     .action(async (trace: string, opts) => { code = await replayCommand(trace, opts, ioFor()); });
 
   policyOptions(program
@@ -218,9 +224,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     }
     if (err instanceof StudioError) {
       io.err(`rehearse: ${err.message}`);
-      return err.code === 'USAGE' || err.code === 'INVALID_ID' || err.code === 'RUN_SPEC_INVALID' ? EXIT.usage : EXIT.failure;
+      return USAGE_ERRORS.has(err.code) ? EXIT.usage : EXIT.failure;
     }
-    io.err(`rehearse: unexpected error: ${errorMessage(err)}`);
+    // A fault of the studio itself, not of the input: say so, and what to send.
+    io.err(`rehearse: internal error (${errorMessage(err)}); please report it with the command line you ran.`);
     return EXIT.failure;
   }
   return code;

@@ -60,7 +60,9 @@ describe('rehearse CLI', () => {
       assert.equal(r.code, 0, r.err);
       const lines = r.out.split('\n');
       assert.equal(lines[0], `${SHADOW}  ${shadowFile}`);
-      assert.match(lines[1], /^ {2}\d+ events, mode shadow$/);
+      assert.match(lines[1], /^ {2}shadow mode · \d+ events · policy: the default policy \(models\/default\) on cpu$/);
+      assert.deepEqual(lines.slice(2, 5).map((l) => l.split(':')[0]), ['  task retail-test-0007', '  task retail-test-0012', '  task retail-test-0031'], 'each task with its instruction');
+      assert.ok(lines[2].endsWith(': Cancel my order #W2611340, I ordered it by mistake. My email is mia.garcia@example.com.'), lines[2]);
       assert.ok(lines.includes('3 episodes · success 33.3% (1/3) · mean reward 0.50'), r.out);
       assert.ok(lines.includes('10 turns · act parse validity 90.0%'), r.out);
       assert.ok(lines.includes('7 calls · 7 rehearsed (parse validity 85.7%) · 7 with actual · 5 compared'), r.out);
@@ -85,7 +87,7 @@ describe('rehearse CLI', () => {
       const total = text.split('\n').filter(Boolean).length;
       const r = await rehearse('report', torn);
       assert.equal(r.code, 0, r.err);
-      assert.ok(r.out.includes(`  ${total - 1} events, mode shadow, 1 skipped line(s)`), r.out);
+      assert.match(r.out, new RegExp(`^  shadow mode · ${total - 1} events · .* · 1 skipped line$`, 'm'));
       assert.ok(r.out.includes(`    line ${total}: torn last line (incomplete write)`), r.out);
       const json = JSON.parse((await rehearse('report', '--json', torn)).out) as FidelityReport;
       assert.equal(json.traces[0].events, total - 1);
@@ -103,9 +105,11 @@ describe('rehearse CLI', () => {
       assert.deepEqual(rows.slice(-2).map((c) => c.outcome), ['exact', 'exact']);
       const text = await rehearse('report', shadowRun, '--calls');
       const table = text.out.split('\n');
-      const header = table.findIndex((l) => /^call\s+tool\s+field F1\s+outcome\s+run$/.test(l));
-      assert.ok(header > 0, text.out);
+      const header = table.findIndex((l) => /^call\s+tool\s+field F1\s+outcome$/.test(l));
+      assert.ok(header > 0, `one trace: no run column\n${text.out}`);
       assert.deepEqual(table.slice(header + 2).map((l) => l.split(/\s+/)[0]), rows.map((c) => c.callId));
+      const two = (await rehearse('report', shadowRun, workspace, '--calls')).out.split('\n');
+      assert.ok(two.some((l) => /^call\s+tool\s+field F1\s+outcome\s+run$/.test(l)), `several traces: a run column\n${two.join('\n')}`);
     });
 
     it('--calls also lists calls that never got an actual response', async () => {
@@ -177,7 +181,9 @@ describe('rehearse CLI', () => {
       assert.match(oneLineError(await rehearse('report', '--frob', shadowFile), 2), /unknown option '--frob'/);
       assert.match(oneLineError(await rehearse('diff', shadowFile), 2), /Missing --call <id>.*rehearse report --calls/);
       assert.match(oneLineError(await rehearse('diff', shadowFile, '--call', '../../etc/passwd'), 2), /Invalid call id/);
-      assert.match(oneLineError(await rehearse('diff', workspace, '--call', 'e1.t1.c1'), 2), /holds 2 traces; pass one/);
+      const several = oneLineError(await rehearse('diff', workspace, '--call', 'e1.t1.c1'), 2);
+      assert.match(several, /holds 2 traces \(newest first\): .*Pass one of them, or its run folder\.$/);
+      assert.ok(several.indexOf(`${SHADOW}${path.sep}trace.jsonl`) < several.indexOf(`${IMAGINE}${path.sep}trace.jsonl`), `both traces named, newest first: ${several}`);
     });
 
     it('an unknown file exits 1 with one line that says what to pass', async () => {
@@ -185,8 +191,8 @@ describe('rehearse CLI', () => {
       assert.match(oneLineError(await rehearse('diff', path.join(tmp(), 'nope'), '--call', 'e1.t1.c1'), 1), /no such file or folder/);
     });
 
-    it('an unknown call id exits 1 and says how to list the calls', async () => {
-      const line = oneLineError(await rehearse('diff', shadowFile, '--call', 'e9.t1.c1'), 1);
+    it('an unknown call id is a bad argument: exit 2, and it says how to list the calls', async () => {
+      const line = oneLineError(await rehearse('diff', shadowFile, '--call', 'e9.t1.c1'), 2);
       assert.match(line, /No call "e9\.t1\.c1"/);
       assert.ok(line.includes(`rehearse report --calls ${shadowFile}`), line);
     });

@@ -40,16 +40,24 @@ describe('rehearse run / replay / gpu check', function () {
     assert.equal(r.code, 0, r.err);
     assert.equal(r.err, '');
     const lines = r.out.split('\n');
-    assert.ok(lines.includes('1 episodes · success 100.0% (1/1) · mean reward 1.00'), r.out);
+    assert.ok(lines.includes('1 episode · success 100.0% (1/1) · mean reward 1.00'), r.out);
     assert.ok(lines.includes('2 turns · act parse validity 100.0%'), r.out);
-    assert.ok(lines.includes('1 calls · 1 rehearsed (parse validity 100.0%) · 1 with actual · 1 compared'), r.out);
+    assert.ok(lines.includes('1 call · 1 rehearsed (parse validity 100.0%) · 1 with actual · 1 compared'), r.out);
     assert.ok(lines.some((l) => /^probe\s+1\s+1\s+1\.00\b/.test(l)), `a row for the probe tool, exact 1.00:\n${r.out}`);
-    const policyLine = lines.find((l) => l.startsWith('policy: '));
-    assert.match(policyLine ?? '', new RegExp(`^policy: ${model.replace(/[.]/g, '\\.')} on cpu \\(cuda not used: .+; webgpu not used: .+\\)$`));
+    assert.equal(lines[1], `  shadow mode · 9 events · policy: model folder ${model} on cpu`, 'the policy and device in plain words');
+    assert.match(lines[2], /^ {2}task probe-ok: case: ok\./, 'the task and its instruction');
+    assert.doesNotMatch(r.out, /not used/, 'why other devices were not used only with --verbose');
     const traceFile = lines.find((l) => l.startsWith('trace: '))!.slice('trace: '.length);
     assert.ok(traceFile.startsWith(out()));
     const trace = await readCheckedTrace(traceFile);
     assert.deepEqual([trace.run.mode, trace.end.status], ['shadow', 'completed']);
+    const tried = trace.run.policy.devices?.map((d) => d.device);
+    assert.deepEqual(tried?.at(-1), 'cpu', 'the trace keeps every device tried');
+
+    const verbose = await rehearse('run', okTask, '--policy', model, '--out', out(), '--no-progress', '--device', 'auto', '--verbose');
+    assert.equal(verbose.code, 0, verbose.err);
+    const devices = verbose.out.split('\n').find((l) => l.startsWith('devices tried: '));
+    assert.match(devices ?? '', /^devices tried: (cuda (used|not used: .+); )?(webgpu (used|not used: .+); )?cpu used$|^devices tried: .*(cuda|webgpu) used$/);
   });
 
   it('run --json: the report counts all ten parse-error codes by code', async () => {
@@ -71,7 +79,7 @@ describe('rehearse run / replay / gpu check', function () {
     const source = recorded.out.split('\n').find((l) => l.startsWith('trace: '))!.slice('trace: '.length);
     const r = await rehearse('replay', path.dirname(source), '--policy', model, '--out', out(), '--no-progress', '--device', 'cpu');
     assert.equal(r.code, 0, r.err);
-    assert.ok(r.out.includes('1 calls · 1 rehearsed (parse validity 100.0%) · 1 with actual · 1 compared'), r.out);
+    assert.ok(r.out.includes('1 call · 1 rehearsed (parse validity 100.0%) · 1 with actual · 1 compared'), r.out);
     const replay = await readCheckedTrace(r.out.split('\n').find((l) => l.startsWith('trace: '))!.slice('trace: '.length));
     assert.deepEqual([replay.run.mode, replay.run.source, replay.actuals[0].source], ['replay', source, 'replay']);
   });
@@ -92,6 +100,9 @@ describe('rehearse run / replay / gpu check', function () {
       [['replay', okTask, '--policy', 'reference'], /The reference policy does not rehearse; replay needs a model folder or an endpoint/],
       [['run'], /missing required argument 'task'/],
       [['run', okTask, '--mood', 'happy'], /unknown option '--mood' \(Did you mean --mode\?\)/],
+      [['run', okTask, '--policy', 'defualt'], /Unknown policy "defualt" \(no such folder\)\. Did you mean --policy default\?/],
+      [['run', okTask, '--policy', 'refrence'], /Did you mean --policy reference\?/],
+      [['run', okTask, '--policy', model, '--device', 'cdua'], /--device must be one of auto, cpu, cuda, webgpu, not "cdua"\. Did you mean cuda\?/],
     ];
     for (const [argv, message] of usage) assert.match(oneLine(await rehearse(...argv), 2), message, argv.join(' '));
   });
@@ -110,7 +121,45 @@ describe('rehearse run / replay / gpu check', function () {
     const bad = path.join(dir, 'bad.task.json');
     await fs.writeFile(bad, '{"version": 1,');
     assert.match(oneLine(await rehearse('run', bad, '--policy', 'reference', '--out', out()), 1), /bad\.task\.json: \$ is not valid JSON/);
-    assert.match(oneLine(await rehearse('run', path.join(dir, 'missing.task.json'), '--policy', 'reference'), 1), /missing\.task\.json does not exist/);
+    assert.match(oneLine(await rehearse('run', path.join(dir, 'missing.task.json'), '--policy', 'reference'), 1), /missing\.task\.json does not exist\. Pass a task file \(\*\.task\.json\), a folder of them, or a sample task id: bank-0001, .*retail-0012/);
+    assert.match(oneLine(await rehearse('run', 'retial-0012', '--policy', 'reference'), 1), /^rehearse: retial-0012 does not exist\. Did you mean the sample task retail-0012\?$/);
+  });
+
+  it('private rehearsal: the committed episode is reported apart from the imagined ones; imagine mode says which checks were not evaluated', async () => {
+    const notEvaluated = 'state check not evaluated: an imagined trajectory has no real state';
+    const priv = await rehearse('run', okTask, '--policy', model, '--mode', 'private', '--budget', '2', '--out', out(), '--no-progress', '--json');
+    assert.equal(priv.code, 0, priv.err);
+    const { report, run } = JSON.parse(priv.out) as { report: FidelityReport; run: RunSummary };
+    const trace = await readCheckedTrace(run.traceFile);
+    const committed = trace.ends.at(-1)!;
+    const imagined = trace.ends.slice(0, 2);
+    assert.deepEqual([report.episodes, report.graded, report.successes, report.meanReward], [1, 1, committed.success ? 1 : 0, committed.reward], 'the run\'s figures are the committed episode\'s');
+    assert.deepEqual(report.notEvaluated, []);
+    assert.deepEqual([report.rehearsals?.episodes, report.rehearsals?.successes], [2, imagined.filter((e) => e.success).length]);
+    assert.deepEqual(report.rehearsals?.notEvaluated, [{ kind: 'state', detail: 'not evaluated: an imagined trajectory has no real state', count: 2 }]);
+    const text = (await rehearse('report', run.traceFile)).out.split('\n');
+    assert.ok(text.some((l) => /^1 committed episode · success \d+\.\d% \([01]\/1\) · mean reward \d\.\d\d$/.test(l)), text.join('\n'));
+    const imaginedLine = new RegExp(`^2 imagined episodes \\(private rehearsal, not the run's result\\) · success \\d+\\.\\d% \\([0-2]/2\\) · mean reward \\d\\.\\d\\d over the checks evaluated \\(2 ${notEvaluated.replace('check', 'checks')}\\)$`);
+    assert.ok(text.some((l) => imaginedLine.test(l)), text.join('\n'));
+    const imagine = await rehearse('run', okTask, '--policy', model, '--mode', 'imagine', '--out', out(), '--no-progress');
+    assert.equal(imagine.code, 0, imagine.err);
+    assert.ok(imagine.out.split('\n').includes(`1 episode · success 100.0% (1/1) · mean reward 1.00 over the checks evaluated (1 ${notEvaluated})`), imagine.out);
+  });
+
+  it('an episode that ends on a turn that does not parse: its answer check names that turn and the code', async () => {
+    const [file] = await writeProbeTasks(path.join(dir, 'ends-early'), [ACT_ERROR_CASES.JSON_DECODE_ERROR.case]);
+    const r = await rehearse('run', file, '--policy', model, '--out', out(), '--no-progress');
+    assert.equal(r.code, 0, r.err);
+    const trace = await readCheckedTrace(r.out.split('\n').find((l) => l.startsWith('trace: '))!.slice('trace: '.length));
+    const answered = trace.ends[0].checks?.find((c) => c.id === 'answered');
+    assert.deepEqual(answered, { id: 'answered', kind: 'answer', weight: 1, passed: false, detail: 'no final answer: the episode ended at turn e1.t1 with JSON_DECODE_ERROR' });
+  });
+
+  it('a built-in sample task by its id, as the editor lists the samples', async () => {
+    const r = await rehearse('run', 'retail-0012', '--policy', 'reference', '--out', out(), '--no-progress');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^ {2}task retail-0012: Cancel order #W3469890/m);
+    assert.ok(r.out.includes('1 episode · success 100.0% (1/1) · mean reward 1.00'), r.out);
   });
 
   it('gpu check: names what the cuda device needs and what is missing here, exit 1', async () => {

@@ -45,7 +45,7 @@ describe('tasks: importers round-trip recorded data into runnable tasks', functi
   it('rehearse import envace: tasks, recordings and few-shot pairs; bad records reported with index and reason', async () => {
     const r = await cli(['import', 'envace', ENVACE, '--out', out]);
     assert.equal(r.code, 0, r.err.join('\n'));
-    assert.match(r.out.join('\n'), /imported 2 task\(s\) .* \(2 skipped, 4 few-shot pair\(s\) in examples.jsonl\)/);
+    assert.match(r.out.join('\n'), /imported 2 tasks .* \(2 skipped, 4 few-shot pairs in examples.jsonl\)/);
     assert.equal(r.err.length, 2);
     assert.match(r.err[0], /^record 1: skipped: message 2 tool_calls\[0\]: the arguments of get_weather are not valid JSON/);
     assert.match(r.err[1], /^record 3: skipped: "extra_info" is missing/);
@@ -116,15 +116,23 @@ describe('tasks: importers round-trip recorded data into runnable tasks', functi
     assert.match(r.out.join('\n'), /2 of 2 task\(s\) pass their own checks/);
   });
 
-  it('exits 1 when nothing can be imported, and 2 without --out', async () => {
+  it('exits 1 when nothing can be imported; without --out it writes into .rehearsal/imports/<file name>', async () => {
     const bad = path.join(out, 'bad.json');
     await writeFile(bad, JSON.stringify([{ nope: true }]));
     const r = await cli(['import', 'envace', bad, '--out', path.join(out, 'o')]);
     assert.equal(r.code, 1);
     assert.match(r.err[0], /^record 0: skipped: "extra_info" is missing/);
     assert.deepEqual(await readdir(path.join(out, 'o', 'tasks')), []);
-    const usage = await cli(['import', 'chat', CHAT]);
-    assert.equal(usage.code, 2);
-    assert.match(usage.err.join('\n'), /--out/);
+    const cwd = process.cwd();
+    process.chdir(out);
+    try {
+      const defaulted = await cli(['import', 'chat', CHAT]);
+      assert.equal(defaulted.code, 0, defaulted.err.join('\n'));
+      const into = path.join('.rehearsal', 'imports', path.basename(CHAT).replace(/\.jsonl$/, ''));
+      assert.ok(defaulted.out.join('\n').includes(`into ${into} `), defaulted.out.join('\n'));
+      assert.ok((await readdir(path.join(out, into, 'tasks'))).length > 0);
+    } finally {
+      process.chdir(cwd);
+    }
   });
 });

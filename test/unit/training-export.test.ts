@@ -94,7 +94,7 @@ describe('rehearse export for training', () => {
     const imported = path.join(dir(), 'imported');
     const r = await rehearse('import', 'envace', out, '--out', imported);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /imported 3 task\(s\).*\(0 skipped/);
+    assert.match(r.out, /imported 3 tasks.*\(0 skipped/);
     const records = JSON.parse(await fs.readFile(out, 'utf8')) as EnvaceRecord[];
     const tasks = (await loadTasks([path.join(imported, 'tasks')])).sort((a, b) => a.task.id.localeCompare(b.task.id, 'en', { numeric: true }));
     assert.equal(tasks.length, records.length);

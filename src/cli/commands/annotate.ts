@@ -4,7 +4,7 @@ import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotat
 import type { AnnotationSeverity } from '../../core/annotations/schema';
 import { ANNOTATION_SEVERITIES } from '../../core/annotations/schema';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
-import { resolveTraceArgument } from '../../core/trace/discover';
+import { resolveOneTrace } from '../../core/trace/discover';
 import type { CliIO } from '../io';
 
 /** Options of `rehearse annotate`. */
@@ -27,8 +27,7 @@ export async function annotateCommand(trace: string, args: AnnotateArgs, io: Cli
   if (!args.mismatches) throw new StudioError('USAGE', 'Say which calls to mark: --mismatches marks every call whose rehearsal missed. (Single calls are marked in the editor.)');
   const severity = (args.severity ?? 'major') as AnnotationSeverity;
   if (!ANNOTATION_SEVERITIES.includes(severity)) throw new StudioError('USAGE', `--severity must be one of ${ANNOTATION_SEVERITIES.join(', ')}, got ${JSON.stringify(args.severity)}.`);
-  const files = await resolveTraceArgument(trace);
-  if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  const files = [await resolveOneTrace(trace)];
   const tools = args.tools ? new Set(args.tools.split(',').map((t) => t.trim()).filter(Boolean)) : undefined;
   const file = annotationsFileFor(files[0]);
   const existing = (await readAnnotations(file)).annotatedCalls();

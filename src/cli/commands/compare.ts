@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { annotationsFileFor, readAnnotations } from '../../core/annotations/store';
-import { resolveTraceArgument, runsFolder } from '../../core/trace/discover';
+import { resolveOneTrace, runsFolder } from '../../core/trace/discover';
 import { renderFidelityComparison } from '../../core/training/compareFidelity';
 import type { PolicyComparison } from '../../core/training/comparePolicies';
 import { comparePolicies } from '../../core/training/comparePolicies';
@@ -30,8 +30,7 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
   const policies = args.policy ?? [];
   if (policies.length !== 2) throw new StudioError('USAGE', `compare needs exactly two policies (--policy A --policy B), got ${policies.length}.`);
   if (policies.includes('reference')) throw new StudioError('USAGE', 'The reference policy does not rehearse; compare needs model folders or endpoints.');
-  const files = await resolveTraceArgument(trace);
-  if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  const files = [await resolveOneTrace(trace)];
   // --only-marked: the calls a person marked as fidelity errors in the trace's annotations.
   const marked = args.onlyMarked ? await markedCalls(files[0]) : undefined;
   const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());

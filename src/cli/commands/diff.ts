@@ -1,7 +1,7 @@
 import { StudioError } from '../../core/base/errors';
 import { assertValidId } from '../../core/trace/ids';
 import { loadCallView } from '../../core/trace/callView';
-import { resolveTraceArgument } from '../../core/trace/discover';
+import { resolveOneTrace } from '../../core/trace/discover';
 import { TraceIndex } from '../../core/trace/traceIndex';
 import type { CliIO } from '../io';
 import { palette } from '../../core/report/textFormat';
@@ -18,8 +18,7 @@ export function worstComparedCall(index: TraceIndex): string | undefined {
 export async function diffCommand(trace: string, options: { call?: string; worst?: boolean; json?: boolean }, io: CliIO): Promise<number> {
   if (!options.call && !options.worst) throw new StudioError('USAGE', 'Missing --call <id> (e.g. --call e1.t2.c1; `rehearse report --calls <trace>` lists them), or --worst.');
   if (options.call) assertValidId(options.call, 'call');
-  const files = await resolveTraceArgument(trace);
-  if (files.length > 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+  const files = [await resolveOneTrace(trace)];
   const index = await TraceIndex.open(files[0]);
   const callId = options.call ?? worstComparedCall(index);
   if (!callId) throw new StudioError('NO_COMPARED_CALL', `${files[0]} has no call with both a rehearsal and an actual response to compare.`);

@@ -1,33 +1,41 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
 import { importChatText } from '../../core/tasks/import/chat';
 import { importEnvaceText } from '../../core/tasks/import/envace';
 import type { ImportResult } from '../../core/tasks/import/types';
 import { writeImport } from '../../core/tasks/import/writeImport';
+import { counted } from '../../core/report/textFormat';
+import { STUDIO_FOLDER } from '../../core/trace/discover';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
 
 /** The formats `rehearse import` reads. */
 export type ImportFormat = 'envace' | 'chat';
 
+/** The largest file `rehearse import` reads (it parses the whole file). */
+const MAX_IMPORT_BYTES = 256 * 2 ** 20;
+
 /**
- * `rehearse import envace|chat <file> --out <dir>`: tasks, replay recordings and few-shot pairs from
- * recorded data. Bad records are reported on stderr (`record <i>: <reason>`) and skipped; the exit
+ * `rehearse import envace|chat <file> [--out <dir>]`: tasks, replay recordings and few-shot pairs
+ * from recorded data, by default into `.rehearsal/imports/<file name>`. Bad records are reported on stderr (`record <i>: <reason>`) and skipped; the exit
  * code is 1 only when nothing could be imported.
  */
 export async function importCommand(format: ImportFormat, file: string, options: { out?: string }, io: CliIO): Promise<number> {
-  if (!options.out) throw new StudioError('USAGE', 'Missing --out <dir>: where to write tasks/, recordings/ and examples.jsonl.');
+  const out = options.out ?? path.join(STUDIO_FOLDER, 'imports', path.basename(file).replace(/\.[^.]*$/, '') || 'import');
   let text: string;
   try {
+    const size = (await stat(file)).size;
+    if (size > MAX_IMPORT_BYTES) throw new StudioError('IMPORT_TOO_LARGE', `${file} is ${(size / 2 ** 20).toFixed(0)} MiB; imports are limited to ${MAX_IMPORT_BYTES / 2 ** 20} MiB: split the file and import the parts.`);
     text = await readFile(file, 'utf8');
   } catch (err) {
+    if (err instanceof StudioError) throw err;
     throw new StudioError('IMPORT_UNREADABLE', `Cannot read ${file}: ${(err as Error).message}.`);
   }
   const name = path.basename(file);
   const result: ImportResult = format === 'envace' ? importEnvaceText(text, name) : importChatText(text, name);
-  const written = await writeImport(result, options.out);
+  const written = await writeImport(result, out);
   for (const s of written.skipped) io.err(s.index < 0 ? `rehearse: ${file}: ${s.reason}` : `${format === 'chat' ? 'line' : 'record'} ${s.index}: skipped: ${s.reason}`);
-  io.out(`imported ${written.taskFiles.length} task(s) into ${options.out} (${written.skipped.length} skipped, ${written.examples} few-shot pair(s) in ${path.relative(options.out, written.examplesFile)})`);
+  io.out(`imported ${counted(written.taskFiles.length, 'task')} into ${out} (${written.skipped.length} skipped, ${counted(written.examples, 'few-shot pair')} in ${path.relative(out, written.examplesFile)})`);
   return written.taskFiles.length > 0 ? EXIT.ok : EXIT.failure;
 }

@@ -6,15 +6,14 @@ import { renderReport } from '../../core/report/reportText';
 import { palette } from '../../core/report/textFormat';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { replayTrace } from '../../core/runner/replay';
-import { resolveTraceArgument, runsFolder } from '../../core/trace/discover';
+import { resolveOneTrace, runsFolder } from '../../core/trace/discover';
 import type { CliIO } from '../io';
 import type { PolicyArgs } from '../policyArg';
-import { describePolicy, openPolicy, policyJson } from '../policyArg';
+import { devicesTried, openPolicy, policyJson } from '../policyArg';
 
 /** `rehearse replay <trace> --policy <model>`: re-rehearses every recorded call, no tool executed. */
-export async function replayCommand(trace: string, args: PolicyArgs & { out?: string; json?: boolean; progress?: boolean }, io: CliIO): Promise<number> {
-  const files = await resolveTraceArgument(trace);
-  if (files.length !== 1) throw new StudioError('USAGE', `${trace} holds ${files.length} traces; pass one trace.jsonl or run folder.`);
+export async function replayCommand(trace: string, args: PolicyArgs & { out?: string; json?: boolean; progress?: boolean; verbose?: boolean }, io: CliIO): Promise<number> {
+  const files = [await resolveOneTrace(trace)];
   if (args.policy === 'reference') throw new StudioError('USAGE', 'The reference policy does not rehearse; replay needs a model folder or an endpoint.');
   const policy = await openPolicy(args, []);
   const bar = args.progress === false ? undefined : new SingleBar({ format: 'calls {bar} {value}/{total} | {call}', stream: process.stderr, clearOnComplete: true, barsize: 24 });
@@ -31,7 +30,8 @@ export async function replayCommand(trace: string, args: PolicyArgs & { out?: st
     policy.dispose();
   }
   const report = await buildFidelityReport([summary.traceFile]);
-  io.out(args.json ? JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2) : `${renderReport(report, palette(io.color))}\n\n${describePolicy(policy)}\ntrace: ${summary.traceFile}`);
+  const devices = args.verbose ? devicesTried(policy) : undefined;
+  io.out(args.json ? JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2) : `${renderReport(report, palette(io.color))}\n\n${devices ? `${devices}\n` : ''}trace: ${summary.traceFile}`);
   if (summary.status === 'failed') { io.err(`rehearse: the replay failed: ${summary.error?.code}: ${summary.error?.message}`); return 1; }
   return 0;
 }

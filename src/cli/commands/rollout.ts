@@ -6,6 +6,7 @@ import { StudioError } from '../../core/base/errors';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { runTasks } from '../../core/runner/runner';
 import { loadTasks } from '../../core/tasks/loader';
+import { resolveTaskArguments } from '../../core/tasks/samples';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import { exportRows } from '../../core/training/exportRows';
 import type { CliIO } from '../io';
@@ -36,7 +37,7 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
   const seed = Number(args.seed ?? 0);
   if (!(temperature > 0)) throw new StudioError('USAGE', '--temperature must be above 0: a group of identical greedy rollouts teaches nothing.');
   if (!Number.isInteger(seed)) throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
-  const tasks = await loadTasks(taskPaths);
+  const tasks = await loadTasks(resolveTaskArguments(taskPaths));
   const policy = await openPolicy(args, tasks.map((t) => t.task));
   const chosen = {
     mode: 'imagine' as const, audit: !!args.audit, episodesPerTask: episodes,

@@ -3,6 +3,7 @@ import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import { loadTasks } from '../../core/tasks/loader';
+import { resolveTaskArguments } from '../../core/tasks/samples';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { renderReport } from '../../core/report/reportText';
 import { palette } from '../../core/report/textFormat';
@@ -12,7 +13,7 @@ import { runsFolder } from '../../core/trace/discover';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import type { CliIO } from '../io';
 import type { PolicyArgs } from '../policyArg';
-import { describePolicy, openPolicy, policyJson } from '../policyArg';
+import { devicesTried, openPolicy, policyJson } from '../policyArg';
 
 /** Options of `rehearse run`. */
 export interface RunArgs extends PolicyArgs {
@@ -28,6 +29,8 @@ export interface RunArgs extends PolicyArgs {
   onParseError?: string;
   json?: boolean;
   progress?: boolean;
+  verbose?: boolean;
+  calls?: boolean;
 }
 
 function positiveInt(value: string | undefined, name: string, fallback: number): number {
@@ -64,7 +67,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
 /** `rehearse run <task-or-folder...>`: plays tasks with a policy, records the trace, prints a summary. */
 export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO): Promise<number> {
   const settings = runSettingsFrom(args);
-  const tasks = await loadTasks(taskPaths);
+  const tasks = await loadTasks(resolveTaskArguments(taskPaths));
   if (tasks.length === 0) throw new StudioError('NO_TASKS', `No task files (*.task.json) in ${taskPaths.join(', ')}.`);
   const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
   const logLines: string[] = [];
@@ -91,11 +94,12 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     process.removeListener('SIGINT', onSigint);
     policy.dispose();
   }
-  const report = await buildFidelityReport([summary.traceFile]);
+  const report = await buildFidelityReport([summary.traceFile], { listCalls: args.calls });
   if (args.json) io.out(JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2));
   else {
     io.out(renderReport(report, palette(io.color)));
-    io.out(`\n${describePolicy(policy)}\ntrace: ${summary.traceFile}`);
+    const devices = args.verbose ? devicesTried(policy) : undefined;
+    io.out(`\n${devices ? `${devices}\n` : ''}trace: ${summary.traceFile}`);
   }
   if (summary.status === 'failed') {
     io.err(`rehearse: the run failed: ${summary.error?.code}: ${summary.error?.message}`);

@@ -5,6 +5,7 @@ import type { JsonValue } from '../../core/base/json';
 import type { EnvironmentHost } from '../../core/env/openEnvironment';
 import type { ToolEnvironment } from '../../core/env/toolEnvironment';
 import { loadTasks } from '../../core/tasks/loader';
+import { resolveTaskArguments } from '../../core/tasks/samples';
 import { playReference } from '../../core/tasks/referencePlayer';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import type { LoadedTask } from '../../core/tasks/taskFile';
@@ -22,7 +23,7 @@ export function cliInputResolver(env: NodeJS.ProcessEnv = process.env): Environm
  * Tasks with the same servers share one environment (servers with a reset tool are started once).
  */
 export async function verifyCommand(paths: string[], options: { workspace?: string; json?: boolean; verbose?: boolean }, io: CliIO): Promise<number> {
-  const tasks = await loadTasks(paths);
+  const tasks = await loadTasks(resolveTaskArguments(paths));
   if (!tasks.length) throw new StudioError('USAGE', `No task files (*.task.json) found in ${paths.join(', ')}.`);
   const workspaceFolder = path.resolve(options.workspace ?? process.cwd());
   const host: EnvironmentHost = { workspaceFolder, resolveInput: cliInputResolver(), log: options.verbose ? (line) => io.err(line) : undefined };

@@ -66,3 +66,17 @@ async function isFile(p: string): Promise<boolean> {
     return false;
   }
 }
+
+const MAX_TRACES_NAMED = 10;
+
+/**
+ * Resolves a trace argument that must name exactly one trace. When it holds several (a runs folder,
+ * a workspace), the usage error lists them, newest first, so the next command can name one.
+ */
+export async function resolveOneTrace(arg: string): Promise<string> {
+  const files = await resolveTraceArgument(arg);
+  if (files.length === 1) return files[0];
+  const named = files.slice(0, MAX_TRACES_NAMED).map((f) => path.relative(process.cwd(), f) || f);
+  const more = files.length > MAX_TRACES_NAMED ? `, and ${files.length - MAX_TRACES_NAMED} older` : '';
+  throw new StudioError('USAGE', `${arg} holds ${files.length} traces (newest first): ${named.join(', ')}${more}. Pass one of them, or its run folder.`);
+}

@@ -2,9 +2,9 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/base/errors';
-import { studioRoot } from '../../core/base/studioRoot';
 import { describePolicyChoice } from '../../core/runs/policyChoice';
 import { loadTasks, TASK_FILE_SUFFIX } from '../../core/tasks/loader';
+import { sampleTasksFolder } from '../../core/tasks/samples';
 import type { LoadedTask } from '../../core/tasks/taskFile';
 import type { TaskTarget } from '../commands';
 import { pickPolicy } from '../policyPicker';
@@ -16,10 +16,6 @@ import { TaskCodeLensProvider } from '../taskCodeLens';
 import { ensureTrusted } from '../trust';
 import { pickTrace } from './pickers';
 
-/** The sample tasks that ship with the studio (built-in domains), for the walkthrough and first runs. */
-export function sampleTasksFolder(): string {
-  return path.join(studioRoot(), 'examples', 'tasks');
-}
 
 /** Running from the editor: Run Task (and with private rehearsal), Replay, Stop, Select Policy, the endpoint key. */
 export function registerRunFeatures(context: vscode.ExtensionContext, services: Services): void {
