@@ -155,6 +155,18 @@ describe('rehearse run / replay / gpu check', function () {
     assert.deepEqual(answered, { id: 'answered', kind: 'answer', weight: 1, passed: false, detail: 'no final answer: the episode ended at turn e1.t1 with JSON_DECODE_ERROR' });
   });
 
+  it('an episode that ends on an error scores 0 and is no success, although the checks it met are recorded as passed', async () => {
+    // One act: the probe is called (its state and call checks pass), then the turn limit ends the
+    // episode before any answer. Before, it scored 2/3 like a nearly finished episode.
+    const [file] = await writeProbeTasks(path.join(dir, 'turn-limit'), [OK_CASE.case], { maxTurns: 1 });
+    const r = await rehearse('run', file, '--policy', model, '--out', out(), '--no-progress');
+    assert.equal(r.code, 0, r.err);
+    const trace = await readCheckedTrace(r.out.split('\n').find((l) => l.startsWith('trace: '))!.slice('trace: '.length));
+    const end = trace.ends[0];
+    assert.deepEqual([end.status, end.error?.code, end.reward, end.success], ['limit', 'TURN_LIMIT', 0, false]);
+    assert.deepEqual(end.checks?.map((c) => [c.id, c.passed]), [['probed', true], ['called', true], ['answered', false]]);
+  });
+
   it('a built-in sample task by its id, as the editor lists the samples', async () => {
     const r = await rehearse('run', 'retail-0012', '--policy', 'reference', '--out', out(), '--no-progress');
     assert.equal(r.code, 0, r.err);

@@ -2,7 +2,7 @@ import { StudioError, errorMessage } from '../base/errors';
 import type { JsonValue } from '../base/json';
 import type { Environment, EnvironmentSnapshot } from '../env/types';
 import type { Grade, GradeOptions } from '../tasks/checks/grade';
-import { gradeEpisode, scoreVerdicts } from '../tasks/checks/grade';
+import { gradeEpisode, gradeOfFailedEpisode, scoreVerdicts } from '../tasks/checks/grade';
 import type { EpisodeTranscript, TranscriptCall, TranscriptTurn } from '../tasks/checks/transcript';
 import type { TaskFile } from '../tasks/taskFile';
 import { DEFAULT_TASK_LIMITS } from '../tasks/taskFile';
@@ -179,6 +179,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   if (status !== 'cancelled') {
     grade = await gradeEpisode(task, transcript, ctx.grade);
     if (!real) grade = withoutStateChecks(grade);
+    if (status === 'failed' || status === 'limit') grade = gradeOfFailedEpisode(grade);
   }
   const answer = [...turns].reverse().find((t) => t.answer !== undefined)?.answer;
   await emit({

@@ -56,6 +56,17 @@ export async function gradeEpisode(task: TaskFile, transcript: EpisodeTranscript
   return scoreVerdicts(checks);
 }
 
+/**
+ * The grade of an episode that ended on an error before finishing (status `failed` or `limit`: a
+ * turn that did not parse, a limit, a tool error that ends episodes, a policy failure): reward 0 and
+ * no success, whatever its checks say. Its verdicts are kept for diagnosis. Without this, checks that
+ * an episode passes by doing nothing ("nothing changed", "no forbidden call") gave a failed episode a
+ * high reward (0.83), as high as a finished one, and GRPO groups could not tell them apart.
+ */
+export function gradeOfFailedEpisode(grade: Grade): Grade {
+  return { ...grade, reward: 0, success: false };
+}
+
 /** Reward and success of a list of verdicts (see {@link Grade}). */
 export function scoreVerdicts(checks: CheckVerdict[]): Grade {
   let total = 0;
