@@ -110,6 +110,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
     .option('--budget <n>', 'private rehearsal: imagined episodes before the committed one', '3')
     .option('--order <order>', 'private rehearsal: parallel or sequential', 'sequential')
+    .option('--rehearsal-temperature <t>', 'private rehearsal: sample the imagined episodes at this temperature, each with its own seed')
     .option('--samples <n>', 'rehearsal samples per call, batched', '1')
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--seed <s>', 'sampling seed', '0')
@@ -141,6 +142,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')
     .option('--runs <dir>', 'where the rollout traces go')
     .option('--audit', 'also run the real tools beside the imagined episodes (grounding rows)')
+    .option('--real', 'play against the real tools instead (shadow mode): the baseline without world rehearsal; act rows only')
     .action(async (tasks: string[], opts) => { code = await rolloutCommand(tasks, opts, ioFor()); });
 
   program

@@ -167,6 +167,19 @@ describe('rehearse run / replay / gpu check', function () {
     assert.deepEqual(end.checks?.map((c) => [c.id, c.passed]), [['probed', true], ['called', true], ['answered', false]]);
   });
 
+  it('rollout --real: the episodes play against the real tools, and only act rows are written (the baseline without world rehearsal)', async () => {
+    const rows = path.join(dir, 'real-rollouts', 'rows.jsonl');
+    const r = await rehearse('rollout', okTask, '--policy', model, '--real', '--episodes', '2', '--out', rows, '--runs', path.join(dir, 'real-rollout-runs'));
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^2 real episodes, mean reward 1\.000; wrote 2 act and 0 rehearse rows to /);
+    const written = (await fs.readFile(rows, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { role: string; reward: number; group: string });
+    assert.deepEqual(written.map((w) => [w.role, w.reward, w.group]), [['act', 1, 'probe-ok/rollout'], ['act', 1, 'probe-ok/rollout']]);
+    const trace = await readCheckedTrace(/\(trace (.+)\)$/.exec(r.out)![1]);
+    assert.equal(trace.run.mode, 'shadow');
+    assert.equal(trace.actuals.length, 2, 'the real probe answered both episodes');
+    assert.match(oneLine(await rehearse('rollout', okTask, '--policy', model, '--real', '--audit', '--out', rows), 2), /--audit goes with imagined rollouts/);
+  });
+
   it('a built-in sample task by its id, as the editor lists the samples', async () => {
     const r = await rehearse('run', 'retail-0012', '--policy', 'reference', '--out', out(), '--no-progress');
     assert.equal(r.code, 0, r.err);

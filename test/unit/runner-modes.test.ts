@@ -130,6 +130,16 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     assert.equal(trace.episodes.at(-1)!.role, 'committed');
   });
 
+  it('private rehearsal with a rehearsal temperature: each imagined attempt samples with a seed of its own, the committed episode keeps the run\'s sampling', async () => {
+    const policy = new RecordingPolicy(scripted());
+    await run(policy, [probeTask(OK_CASE.case)], { mode: 'private', sampling: { act: { temperature: 0, seed: 7 }, rehearse: { temperature: 0, seed: 7 } }, privateRehearsal: { budget: 2, order: 'parallel', temperature: 0.8 } });
+    const sampling = (prefix: string) => [...new Set(policy.acts.filter((a) => a.session?.startsWith(prefix)).map((a) => JSON.stringify(a.sampling)))];
+    assert.deepEqual(sampling('e1:'), [JSON.stringify({ temperature: 0.8, seed: 8 })]);
+    assert.deepEqual(sampling('e2:'), [JSON.stringify({ temperature: 0.8, seed: 9 })]);
+    assert.deepEqual(sampling('e3:'), [JSON.stringify({ temperature: 0, seed: 7 })], 'the committed episode');
+    assert.ok(policy.rehearsals.filter((r) => r.session?.startsWith('e1:')).every((r) => r.sampling?.temperature === 0.8 && r.sampling.seed === 8));
+  });
+
   it('replay: one rehearsal per recorded call, recorded actual responses, no tool run; the same policy rehearses the same texts', async () => {
     const cases = [OK_CASE.case, REFUSED_CASE.case, REHEARSAL_ERROR_CASES.NO_EXECUTION_RESULT_TAG_FOUND.case];
     const recorded = await run(scripted(), cases.map((c) => probeTask(c)));

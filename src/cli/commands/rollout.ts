@@ -22,12 +22,16 @@ export interface RolloutArgs extends PolicyArgs {
   group?: string;
   runs?: string;
   audit?: boolean;
+  real?: boolean;
 }
 
 /**
  * `rehearse rollout <task...> --policy <dir> --out rows.jsonl`: GRPO's rollouts, played by the studio's
  * own runner in imagine mode with the exported policy (so prompts, parsers and checks have one
  * implementation), written as rollout rows grouped by task. This is the trainer's `rollouts.command`.
+ * `--real` plays them against the real tools instead (shadow mode, rewards from the real state): the
+ * environment-interaction baseline that world rehearsal is measured against; its rows train the act
+ * role only, as GRPO without a world model does.
  */
 export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io: CliIO): Promise<number> {
   if (!args.out) throw new StudioError('USAGE', 'Missing --out <rows.jsonl>: where the trainer reads the rollout rows.');
@@ -37,10 +41,11 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
   const seed = Number(args.seed ?? 0);
   if (!(temperature > 0)) throw new StudioError('USAGE', '--temperature must be above 0: a group of identical greedy rollouts teaches nothing.');
   if (!Number.isInteger(seed)) throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
+  if (args.real && args.audit) throw new StudioError('USAGE', '--audit goes with imagined rollouts; --real rollouts already run every tool.');
   const tasks = await loadTasks(resolveTaskArguments(taskPaths));
   const policy = await openPolicy(args, tasks.map((t) => t.task));
   const chosen = {
-    mode: 'imagine' as const, audit: !!args.audit, episodesPerTask: episodes,
+    mode: args.real ? 'shadow' as const : 'imagine' as const, audit: !!args.audit, episodesPerTask: episodes,
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } },
   };
   const settings = await settingsForStartedPolicy(policy, chosen);
@@ -55,12 +60,13 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
   await mkdir(path.dirname(path.resolve(args.out)), { recursive: true });
   const out = createWriteStream(args.out);
   const exported = await exportRows([summary.traceFile], {
-    actSource: 'rollout', policyRehearsals: true, actualRehearsals: !!args.audit, actRows: 'episode',
+    actSource: 'rollout', policyRehearsals: !args.real, actualRehearsals: !!args.audit, actRows: 'episode',
+    ...(args.real ? { roles: ['act' as const] } : {}),
     group: (taskId) => `${taskId}/${args.group ?? 'rollout'}`,
   }, (row) => out.write(JSON.stringify(row) + '\n'));
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   const rewards = summary.episodes.map((e) => e.reward ?? 0);
   const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
-  io.out(`${summary.episodes.length} imagined episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${args.out} (trace ${summary.traceFile})`);
+  io.out(`${summary.episodes.length} ${args.real ? 'real' : 'imagined'} episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${args.out} (trace ${summary.traceFile})`);
   return 0;
 }

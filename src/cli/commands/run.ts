@@ -27,6 +27,7 @@ export interface RunArgs extends PolicyArgs {
   temperature?: string;
   seed?: string;
   onParseError?: string;
+  rehearsalTemperature?: string;
   json?: boolean;
   progress?: boolean;
   verbose?: boolean;
@@ -51,6 +52,9 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
   if (onParseError !== 'end' && onParseError !== 'feedback') throw new StudioError('USAGE', `--on-parse-error must be end or feedback, not "${onParseError}".`);
   const temperature = args.temperature === undefined ? 0 : Number(args.temperature);
   if (!(temperature >= 0)) throw new StudioError('USAGE', `--temperature must be a number >= 0, not "${args.temperature}".`);
+  const rehearsalTemperature = args.rehearsalTemperature === undefined ? undefined : Number(args.rehearsalTemperature);
+  if (rehearsalTemperature !== undefined && !(rehearsalTemperature >= 0)) throw new StudioError('USAGE', `--rehearsal-temperature must be a number >= 0, not "${args.rehearsalTemperature}".`);
+  if (rehearsalTemperature !== undefined && mode !== 'private') throw new StudioError('USAGE', '--rehearsal-temperature goes with --mode private (it samples the imagined episodes).');
   const seed = args.seed === undefined ? 0 : Number(args.seed);
   if (!Number.isInteger(seed)) throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
   return {
@@ -58,7 +62,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
     audit: !!args.audit,
     episodesPerTask: positiveInt(args.episodes, '--episodes', 1),
     rehearsalSamples: positiveInt(args.samples, '--samples', 1),
-    privateRehearsal: { budget: positiveInt(args.budget, '--budget', 3), order },
+    privateRehearsal: { budget: positiveInt(args.budget, '--budget', 3), order, ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}) },
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError,
   };

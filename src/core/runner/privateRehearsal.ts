@@ -57,11 +57,19 @@ export async function playPrivateRehearsal(ctx: PrivateRehearsalContext): Promis
   // The servers list the tools once; the imagined episodes (possibly at the same time) call none of them.
   await ctx.env.startEpisode(ctx.task.seed);
   const tools = ctx.env.tools();
+  const temperature = ctx.settings.privateRehearsal.temperature;
+  let attempt = 0;
   const imagine = (systemSuffix?: string) => {
     const i = index++;
+    const n = ++attempt;
+    const { act, rehearse } = ctx.settings.sampling;
+    const sampling = temperature === undefined ? ctx.settings.sampling : {
+      act: { ...act, temperature, seed: (act.seed ?? 0) + n },
+      rehearse: { ...rehearse, temperature, seed: (rehearse.seed ?? 0) + n },
+    };
     return playEpisode({
       task: ctx.task, episodeId: makeEpisodeId(i), index: i, mode: 'imagine', role: 'imagined', policy: ctx.policy, tools,
-      settings: { ...ctx.settings, audit: false }, emit: ctx.emit, grade: ctx.grade, systemSuffix, signal: ctx.signal, onProgress: ctx.onProgress,
+      settings: { ...ctx.settings, audit: false, sampling }, emit: ctx.emit, grade: ctx.grade, systemSuffix, signal: ctx.signal, onProgress: ctx.onProgress,
     });
   };
   const imagined: EpisodeOutcome[] = [];

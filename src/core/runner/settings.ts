@@ -20,8 +20,13 @@ export interface RunSettings {
    * what was wrong, as a tool message, and let it try again within the turn limit.
    */
   onParseError: 'end' | 'feedback';
-  /** Private rehearsal: imagined episodes before the committed one, and how they see each other. */
-  privateRehearsal: { budget: number; order: 'parallel' | 'sequential' };
+  /**
+   * Private rehearsal: imagined episodes before the committed one, and how they see each other.
+   * `temperature`, when set, samples the imagined episodes (acts and rehearsals) at it, each with a
+   * seed of its own (the run's seed + its number), so that attempts differ while the committed
+   * episode keeps the run's sampling; unset, they use the run's sampling (greedy ones are identical).
+   */
+  privateRehearsal: { budget: number; order: 'parallel' | 'sequential'; temperature?: number };
 }
 
 /** The defaults: shadow mode, greedy acting, one rehearsal per call. */
