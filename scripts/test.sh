@@ -5,7 +5,7 @@
 #        STAGES="unit python" npm test   (a subset)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STAGES="${STAGES:-setup lint build unit python editor}"
+STAGES="${STAGES:-setup lint build unit python recipes editor}"
 T0=$(date +%s)
 stage() { printf '\n\033[1m== %s\033[0m (t+%ss)\n' "$1" "$(( $(date +%s) - T0 ))"; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
@@ -13,11 +13,20 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 if has setup; then stage "system packages"; bash scripts/ensure-system-deps.sh; fi
 if [ ! -d node_modules ]; then echo "node_modules is missing: run npm ci first" >&2; exit 1; fi
 if has lint; then stage "lint"; npx eslint .; fi
-if has build || has unit || has editor; then stage "type check and bundles"; npx tsc -p .; node scripts/build.mjs; fi
+if has build || has unit || has recipes || has editor; then stage "type check and bundles"; npx tsc -p .; node scripts/build.mjs; fi
 if has unit; then stage "unit tests (mocha)"; npx mocha; fi
 if has python && [ -d trainer/tests ]; then
   stage "trainer tests (python)"
   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 -m unittest discover -s trainer/tests -t . -v
+fi
+if has recipes; then
+  # Every stage of npm run train:default and npm run measure:envace at a tiny size (about 3 minutes),
+  # in a temporary folder, so that the recipes cannot rot.
+  stage "recipes at a tiny size (train:default, measure:envace)"
+  TINY=$(mktemp -d)
+  trap 'rm -rf "$TINY"' EXIT
+  RECIPE=training/default/recipe.ci.json WORK="$TINY/train" MODEL="$TINY/model" node scripts/train-default.mjs
+  QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node scripts/measure-envace.mjs
 fi
 if has editor && [ -f out/test/editor/run.js ]; then stage "editor tests (code-server extension host)"; node out/test/editor/run.js; fi
 stage "all tests passed"
