@@ -31,6 +31,6 @@ describe('Fidelity report', () => {
   it('opens the report from a run row, and reports the torn line of a crashed run', async () => {
     const api = await studio();
     const text = await reportOf((await row(api, SAMPLE_RUN_IDS.torn)).node);
-    assert.match(text, /1 skipped line\(s\)\n +line \d+: torn last line \(incomplete write\)/);
+    assert.match(text, / · 1 skipped line\n +line \d+: torn last line \(incomplete write\)\n +task retail-test-0007: /);
   });
 });
