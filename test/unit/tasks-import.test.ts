@@ -113,7 +113,7 @@ describe('tasks: importers round-trip recorded data into runnable tasks', functi
     await cli(['import', 'envace', ENVACE, '--out', out]);
     const r = await cli(['verify', path.join(out, 'tasks')]);
     assert.equal(r.code, 0, r.out.join('\n'));
-    assert.match(r.out.join('\n'), /2 of 2 task\(s\) pass their own checks/);
+    assert.match(r.out.join('\n'), /2 of 2 tasks pass their own checks/);
   });
 
   it('exits 1 when nothing can be imported; without --out it writes into .rehearsal/imports/<file name>', async () => {

@@ -71,7 +71,7 @@ describe('rehearse export for training', () => {
     const out = path.join(dir(), 'envace.json');
     const r = await rehearse('export', await workspace(), '--out', out, '--format', 'envace');
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^exported 3 EnvACE records from 3 tasks; 1 episodes skipped:\n {2}e2: turn e2\.t2 did not parse \(JSON_DECODE_ERROR\)/);
+    assert.match(r.out, /^exported 3 EnvACE records from 3 tasks; 1 episode skipped:\n {2}e2: turn e2\.t2 did not parse \(JSON_DECODE_ERROR\)/);
     const text = await fs.readFile(out, 'utf8');
     await assertGolden('envace-export.json', text);
     const records = JSON.parse(text) as EnvaceRecord[];

@@ -9,6 +9,7 @@ import type { EnvaceRecord } from '../../core/training/envaceExport';
 import { exportEnvace } from '../../core/training/envaceExport';
 import { exportRows } from '../../core/training/exportRows';
 import { splitFileNames, splitTasks } from '../../core/training/taskSplit';
+import { counted } from '../../core/report/textFormat';
 import type { CliIO } from '../io';
 
 /** Options of `rehearse export`. */
@@ -80,8 +81,8 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
     const summary = await exportEnvace(files, { onlySuccessful: !!args.onlySuccessful, runs, tasks: taskFiles }, (record: EnvaceRecord) => {
       items.push({ task: record.extra_info.studio_task, text: (index) => JSON.stringify({ ...record, extra_info: { ...record.extra_info, index, original_index: index } }) });
     });
-    summaryText = `${summary.records} EnvACE records from ${summary.tasks.length} tasks` +
-      (summary.skipped.length ? `; ${summary.skipped.length} episodes skipped:\n${summary.skipped.map((s) => `  ${s.episode}: ${s.reason}`).join('\n')}` : '') +
+    summaryText = `${counted(summary.records, 'EnvACE record')} from ${counted(summary.tasks.length, 'task')}` +
+      (summary.skipped.length ? `; ${counted(summary.skipped.length, 'episode')} skipped:\n${summary.skipped.map((s) => `  ${s.episode}: ${s.reason}`).join('\n')}` : '') +
       (summary.skippedLines ? `\n${summary.skippedLines} unreadable trace lines skipped` : '');
     summaryJson = { format, ...summary };
   } else {
@@ -102,15 +103,15 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
     }, (row: DatasetRow) => { items.push({ task: row.task ?? '', text: () => JSON.stringify(row) }); });
     const bySource = Object.entries(summary.bySource).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ');
     const skipped = [
-      summary.skippedEpisodes ? `${summary.skippedEpisodes} episodes` : '',
-      summary.skippedRuns ? `${summary.skippedRuns} runs (--runs)` : '',
-      summary.filteredCalls ? `${summary.filteredCalls} calls (--tools/--only-mismatches)` : '',
-      summary.skippedLines ? `${summary.skippedLines} unreadable trace lines` : '',
-      summary.skippedAnnotationLines ? `${summary.skippedAnnotationLines} unreadable annotation lines` : '',
+      summary.skippedEpisodes ? counted(summary.skippedEpisodes, 'episode') : '',
+      summary.skippedRuns ? `${counted(summary.skippedRuns, 'run')} (--runs)` : '',
+      summary.filteredCalls ? `${counted(summary.filteredCalls, 'call')} (--tools/--only-mismatches)` : '',
+      summary.skippedLines ? counted(summary.skippedLines, 'unreadable trace line') : '',
+      summary.skippedAnnotationLines ? counted(summary.skippedAnnotationLines, 'unreadable annotation line') : '',
     ].filter(Boolean).join(', ');
-    summaryText = `${summary.rows.act} act and ${summary.rows.rehearse} rehearse rows from ${summary.episodes} episodes of ${summary.tasks.length} tasks` +
+    summaryText = `${summary.rows.act} act and ${summary.rows.rehearse} rehearse rows from ${counted(summary.episodes, 'episode')} of ${counted(summary.tasks.length, 'task')}` +
       (bySource ? ` (${bySource})` : '') +
-      (summary.annotatedCalls ? `; ${summary.annotatedCalls} annotated call${summary.annotatedCalls === 1 ? '' : 's'}` : '') + (skipped ? `; skipped ${skipped}` : '');
+      (summary.annotatedCalls ? `; ${counted(summary.annotatedCalls, 'annotated call')}` : '') + (skipped ? `; skipped ${skipped}` : '');
     summaryJson = { format, ...summary };
   }
 

@@ -9,6 +9,7 @@ import { resolveTaskArguments } from '../../core/tasks/samples';
 import { playReference } from '../../core/tasks/referencePlayer';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import type { LoadedTask } from '../../core/tasks/taskFile';
+import { counted } from '../../core/report/textFormat';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
 
@@ -52,7 +53,7 @@ export async function verifyCommand(paths: string[], options: { workspace?: stri
       io.out(`${mark.padEnd(5)} ${r.id}  reward ${r.reward ?? '-'}${r.error ? `  ${r.error}` : ''}`);
       for (const f of r.failed) io.out(`        ${f}`);
     }
-    io.out(`${rows.length - bad.length} of ${rows.length} task(s) pass their own checks`);
+    io.out(`${rows.length - bad.length} of ${counted(rows.length, 'task')} pass their own checks`);
   }
   return bad.length ? EXIT.failure : EXIT.ok;
 }
