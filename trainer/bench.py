@@ -14,6 +14,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
+from . import allocator  # noqa: E402
 from .data.encode import Example  # noqa: E402
 from .model import LlamaForCausalLM, ModelConfig  # noqa: E402
 from .runtime import Runtime, choose_device  # noqa: E402
@@ -40,6 +41,7 @@ def main(argv=None):
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     p.add_argument("--attention", default="sdpa", choices=["eager", "sdpa"])
     args = p.parse_args(argv)
+    tuned = allocator.tune()
     if args.threads:
         torch.set_num_threads(args.threads)
     device = choose_device(args.device)
@@ -58,6 +60,7 @@ def main(argv=None):
 
     micro = [("sft", rows[i:i + args.micro]) for i in range(0, len(rows), args.micro)]
     rates = []
+    seconds = []
     for step in range(args.steps):
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -66,11 +69,13 @@ def main(argv=None):
             torch.cuda.synchronize()
         if step >= 2:
             rates.append(info["tokens"] / info["seconds"])
+            seconds.append(info["seconds"])
     result = {"arch": args.arch, "parameters": sum(p.numel() for p in model.parameters()), "device": str(device),
               "threads": torch.get_num_threads(), "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
               "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "seq": args.seq, "batch": args.batch,
               "micro": args.micro, "precision": args.precision, "attention": model.attention,
-              "tokens_per_s": round(statistics.median(rates), 1) if rates else None}
+              "allocator": tuned, "tokens_per_s": round(statistics.median(rates), 1) if rates else None,
+              "seconds_per_step": round(statistics.median(seconds), 3) if seconds else None}
     if device.type == "cuda":
         result["max_memory_gib"] = round(torch.cuda.max_memory_allocated(device) / 2 ** 30, 2)
     print(json.dumps(result))

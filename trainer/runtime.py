@@ -8,14 +8,16 @@ import os
 import torch
 import torch.distributed as dist
 
+from . import allocator
 from .errors import TrainerError
 
 
 class Runtime:
     """Rank, world size and device of this process."""
 
-    def __init__(self, device, rank=0, world=1, local_rank=0):
+    def __init__(self, device, rank=0, world=1, local_rank=0, allocator="default"):
         self.device = device
+        self.allocator = allocator
         self.rank = rank
         self.world = world
         self.local_rank = local_rank
@@ -39,7 +41,7 @@ class Runtime:
 
     def describe(self):
         return {"device": str(self.device), "world_size": self.world, "rank": self.rank,
-                "torch": torch.__version__, "threads": torch.get_num_threads()}
+                "torch": torch.__version__, "threads": torch.get_num_threads(), "allocator": self.allocator}
 
 
 def choose_device(preference, local_rank=0):
@@ -60,7 +62,8 @@ def choose_device(preference, local_rank=0):
 
 
 def start(cfg):
-    """Sets threads, joins the process group when launched by torchrun, and picks the device."""
+    """Sets the allocator and threads, joins the process group under torchrun, and picks the device."""
+    tuned = allocator.tune()
     if cfg.get("threads"):
         torch.set_num_threads(int(cfg["threads"]))
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -71,7 +74,7 @@ def start(cfg):
         torch.cuda.set_device(device)
     if world > 1 and not dist.is_initialized():
         dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
-    return Runtime(device, rank, world, local_rank)
+    return Runtime(device, rank, world, local_rank, allocator=tuned)
 
 
 def stop():
