@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { RehearsePromptInput } from '../../src/core/protocol/rehearsePrompt';
-import { buildRehearsePrompt, historyLine, REHEARSE_SYSTEM_PROMPT, selectExamples } from '../../src/core/protocol/rehearsePrompt';
+import { buildRehearsePrompt, COMPACT_REHEARSE_SYSTEM_PROMPT, historyLine, parseRehearsePromptOptions, REHEARSE_SYSTEM_PROMPT, selectExamples } from '../../src/core/protocol/rehearsePrompt';
 import { SAMPLE_TOOLS } from '../builders/samples';
 
 const input: RehearsePromptInput = {
@@ -26,6 +26,36 @@ describe('rehearse prompt', () => {
     assert.deepEqual([system.role, user.role], ['system', 'user']);
     assert.equal(system.content, REHEARSE_SYSTEM_PROMPT);
     assert.match(system.content, /<execution_result>\n\{"key": "value"\}\n<\/execution_result>$/);
+  });
+
+  it('the compact profile: a one-sentence system prompt, the recent conversation and the call without its schema', () => {
+    const long: RehearsePromptInput = { ...input, history: [{ role: 'user', content: `Old ${'x'.repeat(700)}` }, { role: 'user', content: 'Where is my order?' }, { role: 'tool', name: 'find_user', content: '{"user_id":"u1"}' }] };
+    const [system, user] = buildRehearsePrompt(long, { profile: 'compact' });
+    assert.equal(system.content, COMPACT_REHEARSE_SYSTEM_PROMPT);
+    assert.ok(system.content.length < REHEARSE_SYSTEM_PROMPT.length / 4);
+    assert.equal(user.content, [
+      'Conversation so far (1 earlier messages omitted):',
+      'User: Where is my order?',
+      '',
+      'Tool[find_user]: {"user_id":"u1"}',
+      '',
+      'Call to simulate:',
+      'Tool: get_order_details',
+      'Arguments: {"order_id":"#W1"}',
+    ].join('\n'));
+    // Its defaults give way to explicit options, as the general profile's do.
+    const withTools = buildRehearsePrompt(input, { profile: 'compact', includeTools: true, includeSchema: true })[1].content;
+    assert.ok(withTools.startsWith('Candidate tools:') && withTools.includes('Input schema: '), withTools);
+    assert.deepEqual(buildRehearsePrompt(input, { profile: 'general' }), buildRehearsePrompt(input));
+  });
+
+  it('options from outside are checked field by field', () => {
+    assert.deepEqual(parseRehearsePromptOptions({ profile: 'compact', maxHistoryBytes: 600 }), { ok: true, options: { profile: 'compact', maxHistoryBytes: 600 } });
+    assert.deepEqual(parseRehearsePromptOptions({ profile: 'tiny' }), { ok: false, message: 'rehearsePrompt.profile must be general or compact, not "tiny"' });
+    assert.match((parseRehearsePromptOptions({ maxExamples: -1 }) as { message: string }).message, /maxExamples must be a whole number from 0/);
+    assert.match((parseRehearsePromptOptions({ includeTool: false }) as { message: string }).message, /rehearsePrompt\.includeTool is not an option \(options: profile, includeTools,/);
+    assert.match((parseRehearsePromptOptions({ includeTools: 'no' }) as { message: string }).message, /includeTools must be true or false/);
+    assert.deepEqual(parseRehearsePromptOptions([]), { ok: false, message: 'rehearsePrompt must be a JSON object' });
   });
 
   it('selects the called tool\'s examples first, keeping recorded order', () => {

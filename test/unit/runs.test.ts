@@ -41,12 +41,20 @@ describe('policy choice', () => {
   });
 
   it('brings a model folder\'s rehearsal_config.json under what was chosen', async () => {
-    await fs.writeFile(path.join(tmp(), 'rehearsal_config.json'), JSON.stringify({ rehearsePrompt: { compactTools: true }, maxTokens: { act: 256, rehearse: 200 } }));
+    await fs.writeFile(path.join(tmp(), 'rehearsal_config.json'), JSON.stringify({ rehearsePrompt: { profile: 'compact' }, maxTokens: { act: 256, rehearse: 200 } }));
     const merged = await settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, { episodesPerTask: 2, maxTokens: { act: 100, rehearse: 384 } });
     assert.equal(merged.episodesPerTask, 2);
-    assert.deepEqual(merged.rehearsePrompt, { compactTools: true });
+    assert.deepEqual(merged.rehearsePrompt, { profile: 'compact' });
     assert.deepEqual(merged.maxTokens, { act: 100, rehearse: 384 });
     assert.deepEqual(await settingsForPolicy({ kind: 'reference' }, { episodesPerTask: 1 }), { episodesPerTask: 1 });
+  });
+
+  it('refuses a rehearsal_config.json whose rehearse prompt names an unknown profile or option, saying which', async () => {
+    const file = path.join(tmp(), 'rehearsal_config.json');
+    await fs.writeFile(file, JSON.stringify({ rehearsePrompt: { profile: 'tiny' } }));
+    await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && e.message.includes('rehearsePrompt.profile must be general or compact, not "tiny"') && e.message.includes(file));
+    await fs.writeFile(file, JSON.stringify({ rehearsePrompt: { compactTools: true } }));
+    await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && /rehearsePrompt\.compactTools is not an option/.test(e.message));
   });
 });
 

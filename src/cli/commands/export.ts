@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
 import type { RehearsePromptOptions } from '../../core/protocol/rehearsePrompt';
+import { parseRehearsePromptOptions } from '../../core/protocol/rehearsePrompt';
 import { loadTasks } from '../../core/tasks/loader';
 import { resolveTraceArgument } from '../../core/trace/discover';
 import type { DatasetRow } from '../../core/training/datasetRow';
@@ -55,9 +56,13 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
   for (const r of roles) if (r !== 'act' && r !== 'rehearse') throw new StudioError('USAGE', `--roles takes act and/or rehearse, not "${r}".`);
   let rehearsePrompt: RehearsePromptOptions | undefined;
   if (args.rehearsePrompt) {
-    try { rehearsePrompt = JSON.parse(args.rehearsePrompt) as RehearsePromptOptions; } catch {
-      throw new StudioError('USAGE', '--rehearse-prompt must be a JSON object, e.g. \'{"includeTools": false}\'.');
+    let value: unknown;
+    try { value = JSON.parse(args.rehearsePrompt); } catch {
+      throw new StudioError('USAGE', '--rehearse-prompt must be a JSON object, e.g. \'{"includeTools": false}\' or \'{"profile": "compact"}\'.');
     }
+    const parsed = parseRehearsePromptOptions(value);
+    if (!parsed.ok) throw new StudioError('USAGE', `--rehearse-prompt: ${parsed.message}.`);
+    rehearsePrompt = parsed.options;
   }
   const actRows = args.actRows ?? 'turn';
   if (actRows !== 'turn' && actRows !== 'episode') throw new StudioError('USAGE', `--act-rows must be turn or episode, not "${actRows}".`);

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
+import { parseRehearsePromptOptions } from '../protocol/rehearsePrompt';
 import type { RunSettings } from '../runner/settings';
 import type { Policy } from './types';
 
@@ -26,7 +27,11 @@ export async function readPolicySettings(modelDir: string): Promise<PolicySettin
     const value = JSON.parse(text) as PolicySettings;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
     const out: PolicySettings = {};
-    if (value.rehearsePrompt) out.rehearsePrompt = value.rehearsePrompt;
+    if (value.rehearsePrompt) {
+      const parsed = parseRehearsePromptOptions(value.rehearsePrompt);
+      if (!parsed.ok) throw new Error(parsed.message);
+      out.rehearsePrompt = parsed.options;
+    }
     if (value.maxTokens) out.maxTokens = value.maxTokens;
     return out;
   } catch (err) {

@@ -20,6 +20,15 @@ export interface RehearsePromptInput {
 
 /** Which sections the rehearse prompt carries; recorded with every run so that training and evaluation agree. */
 export interface RehearsePromptOptions {
+  /**
+   * Which prompt: `general` (the default, for any model: full instructions, tools, examples, history,
+   * the latest text, the call with its schema) or `compact`, for small models trained on it: a
+   * one-sentence system prompt and only the recent conversation (600 bytes) and the call, without
+   * its schema (a 2.75M policy's rehearse rows: about half the tokens). A model folder's
+   * `rehearsal_config.json` names it, so the policy host and the rows it is trained on agree. The
+   * other options override the profile's defaults.
+   */
+  profile?: RehearsePromptProfile;
   /** Include the list of candidate tools with their schemas (default true). */
   includeTools?: boolean;
   /** At most this many recorded examples, the most relevant first (default 8; 0 drops the section). */
@@ -30,16 +39,34 @@ export interface RehearsePromptOptions {
   maxHistoryBytes?: number;
   /** Include the policy's latest raw text (default true). */
   includeLatestText?: boolean;
+  /** Include the called tool's input schema in the call section (default true; compact: false). */
+  includeSchema?: boolean;
 }
 
-/** The defaults of {@link RehearsePromptOptions}. */
-export const DEFAULT_REHEARSE_PROMPT_OPTIONS: Required<RehearsePromptOptions> = {
+/** The rehearse prompt profiles (see {@link RehearsePromptOptions.profile}). */
+export const REHEARSE_PROMPT_PROFILES = ['general', 'compact'] as const;
+/** A rehearse prompt profile. */
+export type RehearsePromptProfile = (typeof REHEARSE_PROMPT_PROFILES)[number];
+
+type Sections = Required<Omit<RehearsePromptOptions, 'profile'>>;
+
+/** The defaults of {@link RehearsePromptOptions} (the general profile). */
+export const DEFAULT_REHEARSE_PROMPT_OPTIONS: Sections = {
   includeTools: true,
   maxExamples: 8,
   includeHistory: true,
   maxHistoryBytes: 8000,
   includeLatestText: true,
+  includeSchema: true,
 };
+
+const PROFILE_DEFAULTS: Record<RehearsePromptProfile, Sections> = {
+  general: DEFAULT_REHEARSE_PROMPT_OPTIONS,
+  compact: { includeTools: false, maxExamples: 0, includeHistory: true, maxHistoryBytes: 600, includeLatestText: false, includeSchema: false },
+};
+
+/** The system prompt of the compact profile: what to answer and in which form, in one sentence. */
+export const COMPACT_REHEARSE_SYSTEM_PROMPT = 'You simulate tools: answer with exactly what the real tool returns for the call, as JSON between <execution_result> and </execution_result>.';
 
 /** The system prompt of the rehearse role. */
 export const REHEARSE_SYSTEM_PROMPT = [
@@ -63,23 +90,24 @@ export const REHEARSE_SYSTEM_PROMPT = [
  */
 export function buildRehearsePrompt(input: RehearsePromptInput, options: RehearsePromptOptions = {}): ChatMessage[] {
   const o = withDefaults(options);
+  const profile = options.profile ?? 'general';
   const sections: string[] = [];
   if (o.includeTools) sections.push(toolsSection(input.tools));
   if (o.maxExamples > 0) sections.push(examplesSection(selectExamples(input.examples ?? [], input.call.name, o.maxExamples)));
   if (o.includeHistory) sections.push(historySection(input.history ?? [], o.maxHistoryBytes));
   if (o.includeLatestText && input.latestText !== undefined) sections.push('The agent\'s latest output:\n' + input.latestText);
-  sections.push(callSection(input.call, input.tools));
+  sections.push(callSection(input.call, input.tools, o.includeSchema));
   return [
-    { role: 'system', content: REHEARSE_SYSTEM_PROMPT },
+    { role: 'system', content: profile === 'compact' ? COMPACT_REHEARSE_SYSTEM_PROMPT : REHEARSE_SYSTEM_PROMPT },
     { role: 'user', content: sections.join('\n\n') },
   ];
 }
 
 // An option given as undefined (a setting left unset) takes its default; a plain spread would
 // let it override the default and silently drop the section.
-function withDefaults(options: RehearsePromptOptions): Required<RehearsePromptOptions> {
-  const o = { ...DEFAULT_REHEARSE_PROMPT_OPTIONS };
-  for (const key of Object.keys(o) as (keyof RehearsePromptOptions)[]) {
+function withDefaults(options: RehearsePromptOptions): Sections {
+  const o = { ...PROFILE_DEFAULTS[options.profile ?? 'general'] };
+  for (const key of Object.keys(o) as (keyof Sections)[]) {
     if (options[key] !== undefined) Object.assign(o, { [key]: options[key] });
   }
   return o;
@@ -142,8 +170,28 @@ function historySection(history: readonly ChatMessage[], maxBytes: number): stri
   return head + '\n' + kept.join('\n\n');
 }
 
-function callSection(call: ParsedToolCall, tools: readonly ToolDefinition[]): string {
+function callSection(call: ParsedToolCall, tools: readonly ToolDefinition[], includeSchema: boolean): string {
+  if (!includeSchema) return `Call to simulate:\nTool: ${call.name}\nArguments: ${canonicalJson(call.arguments)}`;
   const tool = tools.find((t) => t.name === call.name);
   const schema = tool ? canonicalJson(tool.parameters) : '(not a candidate tool)';
   return `Call to simulate:\nTool: ${call.name}\nInput schema: ${schema}\nArguments: ${canonicalJson(call.arguments)}`;
+}
+
+/**
+ * Rehearse prompt options from outside (a model folder's rehearsal_config.json, `--rehearse-prompt`):
+ * the options, or a message that says which field is wrong and what it takes.
+ */
+export function parseRehearsePromptOptions(value: unknown): { ok: true; options: RehearsePromptOptions } | { ok: false; message: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: 'rehearsePrompt must be a JSON object' };
+  const v = value as Record<string, unknown>;
+  const known = ['profile', ...Object.keys(DEFAULT_REHEARSE_PROMPT_OPTIONS)];
+  for (const [key, x] of Object.entries(v)) {
+    if (!known.includes(key)) return { ok: false, message: `rehearsePrompt.${key} is not an option (options: ${known.join(', ')})` };
+    if (key === 'profile') {
+      if (!REHEARSE_PROMPT_PROFILES.includes(x as RehearsePromptProfile)) return { ok: false, message: `rehearsePrompt.profile must be ${REHEARSE_PROMPT_PROFILES.join(' or ')}, not ${JSON.stringify(x)}` };
+    } else if (key === 'maxExamples' || key === 'maxHistoryBytes') {
+      if (!Number.isInteger(x) || (x as number) < 0 || (x as number) > 1_000_000) return { ok: false, message: `rehearsePrompt.${key} must be a whole number from 0 to 1000000, not ${JSON.stringify(x)}` };
+    } else if (typeof x !== 'boolean') return { ok: false, message: `rehearsePrompt.${key} must be true or false, not ${JSON.stringify(x)}` };
+  }
+  return { ok: true, options: v as RehearsePromptOptions };
 }
