@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,6 +22,11 @@ const CLI = path.join(ROOT, 'dist/cli.js');
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 const recipe = JSON.parse(await fs.readFile(RECIPE_FILE, 'utf8'));
 const started = Date.now();
+// The machine's load while this command runs (1-minute load average, sampled each minute), for the
+// manifest: wall times mean little without what else shared the cores.
+const loadSamples = [os.loadavg()[0]];
+const loadTimer = setInterval(() => loadSamples.push(os.loadavg()[0]), 60_000);
+loadTimer.unref();
 const log = (msg) => console.log(`[train:default ${((Date.now() - started) / 60000).toFixed(1)} min] ${msg}`);
 
 /** Runs a program (argument vector, no shell); rejects with its last output when it fails. */
@@ -187,6 +193,11 @@ async function main() {
         runStatus: summary.status,
       },
       trainedMinutes: Math.round((Date.now() - started) / 60000),
+      // This command's own run (a resumed run counts from its restart; earlier stages were skipped).
+      machine: {
+        cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version,
+        load1m: { mean: Number((loadSamples.reduce((a, b) => a + b, 0) / loadSamples.length).toFixed(2)), max: Number(Math.max(...loadSamples).toFixed(2)), samples: loadSamples.length },
+      },
       // How this particular run was pieced together, when it was not one uninterrupted local run
       // (WORK/history.txt, written by whoever moved a stage elsewhere, e.g. SFT to a GPU machine).
       ...(existsSync(path.join(WORK, 'history.txt')) ? { history: (await fs.readFile(path.join(WORK, 'history.txt'), 'utf8')).trim() } : {}),
