@@ -103,6 +103,10 @@ describe('rehearse run / replay / gpu check', function () {
       [['run', okTask, '--policy', 'defualt'], /Unknown policy "defualt" \(no such folder\)\. Did you mean --policy default\?/],
       [['run', okTask, '--policy', 'refrence'], /Did you mean --policy reference\?/],
       [['run', okTask, '--policy', model, '--device', 'cdua'], /--device must be one of auto, cpu, cuda, webgpu, not "cdua"\. Did you mean cuda\?/],
+      [['run', okTask, '--samples', '100000'], /--samples may be at most 16, not 100000/],
+      [['run', okTask, '--episodes', '1000000'], /--episodes may be at most 10000/],
+      [['run', okTask, '--policy', 'reference', '--out', okTask], /--out .*probe-ok\.task\.json is a file; pass a folder/],
+      [['replay', okTask, '--policy', model, '--out', okTask], /--out .* is a file; pass a folder/],
     ];
     for (const [argv, message] of usage) assert.match(oneLine(await rehearse(...argv), 2), message, argv.join(' '));
   });
@@ -178,6 +182,15 @@ describe('rehearse run / replay / gpu check', function () {
     assert.equal(trace.run.mode, 'shadow');
     assert.equal(trace.actuals.length, 2, 'the real probe answered both episodes');
     assert.match(oneLine(await rehearse('rollout', okTask, '--policy', model, '--real', '--audit', '--out', rows), 2), /--audit goes with imagined rollouts/);
+  });
+
+  it('a task file saved with a UTF-8 byte-order mark plays like any other', async () => {
+    const withBom = path.join(dir, 'bom', 'probe-ok.task.json');
+    await fs.mkdir(path.dirname(withBom), { recursive: true });
+    await fs.writeFile(withBom, '\ufeff' + await fs.readFile(okTask, 'utf8'));
+    const r = await rehearse('run', withBom, '--policy', model, '--out', out(), '--no-progress');
+    assert.equal(r.code, 0, r.err);
+    assert.ok(r.out.includes('1 episode · success 100.0% (1/1) · mean reward 1.00'), r.out);
   });
 
   it('a built-in sample task by its id, as the editor lists the samples', async () => {

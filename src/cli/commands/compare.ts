@@ -1,12 +1,12 @@
-import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { annotationsFileFor, readAnnotations } from '../../core/annotations/store';
-import { resolveOneTrace, runsFolder } from '../../core/trace/discover';
+import { resolveOneTrace } from '../../core/trace/discover';
 import { renderFidelityComparison } from '../../core/training/compareFidelity';
 import type { PolicyComparison } from '../../core/training/comparePolicies';
 import { comparePolicies } from '../../core/training/comparePolicies';
 import type { CliIO } from '../io';
+import { runsFolderArg } from '../runsFolderArg';
 import { openPolicy, policyJson } from '../policyArg';
 
 /** Options of `rehearse compare`. */
@@ -33,7 +33,7 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
   const files = [await resolveOneTrace(trace)];
   // --only-marked: the calls a person marked as fidelity errors in the trace's annotations.
   const marked = args.onlyMarked ? await markedCalls(files[0]) : undefined;
-  const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
+  const runsDir = runsFolderArg(args.out);
   const infos: Partial<Record<'a' | 'b', Record<string, unknown>>> = {};
   let bar: SingleBar | undefined;
   const side = (spec: string) => ({ name: spec, open: () => openPolicy({ policy: spec, model: args.model, device: args.device, threads: args.threads }, []) });

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
@@ -6,14 +5,16 @@ import { renderReport } from '../../core/report/reportText';
 import { palette } from '../../core/report/textFormat';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { replayTrace } from '../../core/runner/replay';
-import { resolveOneTrace, runsFolder } from '../../core/trace/discover';
+import { resolveOneTrace } from '../../core/trace/discover';
 import type { CliIO } from '../io';
+import { runsFolderArg } from '../runsFolderArg';
 import type { PolicyArgs } from '../policyArg';
 import { devicesTried, openPolicy, policyJson } from '../policyArg';
 
 /** `rehearse replay <trace> --policy <model>`: re-rehearses every recorded call, no tool executed. */
 export async function replayCommand(trace: string, args: PolicyArgs & { out?: string; json?: boolean; progress?: boolean; verbose?: boolean }, io: CliIO): Promise<number> {
   const files = [await resolveOneTrace(trace)];
+  const runsDir = runsFolderArg(args.out);
   if (args.policy === 'reference') throw new StudioError('USAGE', 'The reference policy does not rehearse; replay needs a model folder or an endpoint.');
   const policy = await openPolicy(args, []);
   const bar = args.progress === false ? undefined : new SingleBar({ format: 'calls {bar} {value}/{total} | {call}', stream: process.stderr, clearOnComplete: true, barsize: 24 });
@@ -21,7 +22,7 @@ export async function replayCommand(trace: string, args: PolicyArgs & { out?: st
   let summary;
   try {
     summary = await replayTrace({
-      source: files[0], runsDir: args.out ? path.resolve(args.out) : runsFolder(process.cwd()), policy,
+      source: files[0], runsDir, policy,
       settings: await settingsForStartedPolicy(policy),
       onProgress: (p) => { bar?.setTotal(p.total); bar?.update(p.done, { call: p.callId }); },
     });

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
@@ -9,9 +8,10 @@ import { renderReport } from '../../core/report/reportText';
 import { palette } from '../../core/report/textFormat';
 import { runTasks } from '../../core/runner/runner';
 import type { RunSettings } from '../../core/runner/settings';
-import { runsFolder } from '../../core/trace/discover';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
+import { MAX_SAMPLES } from '../../core/policy/sampling';
 import type { CliIO } from '../io';
+import { runsFolderArg } from '../runsFolderArg';
 import type { PolicyArgs } from '../policyArg';
 import { devicesTried, openPolicy, policyJson } from '../policyArg';
 
@@ -34,10 +34,15 @@ export interface RunArgs extends PolicyArgs {
   calls?: boolean;
 }
 
-function positiveInt(value: string | undefined, name: string, fallback: number): number {
+/** Upper bounds of the counts a command line gives: each multiplies what a run holds or plays. */
+const MAX_EPISODES_PER_TASK = 10_000;
+const MAX_BUDGET = 64;
+
+function positiveInt(value: string | undefined, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new StudioError('USAGE', `${name} must be a whole number of at least 1, not "${value}".`);
+  if (n > max) throw new StudioError('USAGE', `${name} may be at most ${max}, not ${n}.`);
   return n;
 }
 
@@ -60,9 +65,9 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
   return {
     mode: mode as RunSettings['mode'],
     audit: !!args.audit,
-    episodesPerTask: positiveInt(args.episodes, '--episodes', 1),
-    rehearsalSamples: positiveInt(args.samples, '--samples', 1),
-    privateRehearsal: { budget: positiveInt(args.budget, '--budget', 3), order, ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}) },
+    episodesPerTask: positiveInt(args.episodes, '--episodes', 1, MAX_EPISODES_PER_TASK),
+    rehearsalSamples: positiveInt(args.samples, '--samples', 1, MAX_SAMPLES),
+    privateRehearsal: { budget: positiveInt(args.budget, '--budget', 3, MAX_BUDGET), order, ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}) },
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError,
   };
@@ -71,9 +76,9 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
 /** `rehearse run <task-or-folder...>`: plays tasks with a policy, records the trace, prints a summary. */
 export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO): Promise<number> {
   const settings = runSettingsFrom(args);
+  const runsDir = runsFolderArg(args.out);
   const tasks = await loadTasks(resolveTaskArguments(taskPaths));
   if (tasks.length === 0) throw new StudioError('NO_TASKS', `No task files (*.task.json) in ${taskPaths.join(', ')}.`);
-  const runsDir = args.out ? path.resolve(args.out) : runsFolder(process.cwd());
   const logLines: string[] = [];
   const policy = await openPolicy(args, tasks.map((t) => t.task), (line) => logLines.push(line));
   const runSettings = await settingsForStartedPolicy(policy, settings);

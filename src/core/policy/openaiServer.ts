@@ -8,14 +8,13 @@ import { isJsonObject } from '../base/json';
 import { formatToolCalls, parseActOutput } from '../protocol/actParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { PolicyHostClient } from './hostClient';
-import { GREEDY } from './sampling';
+import { GREEDY, MAX_SAMPLES } from './sampling';
 import { DEFAULT_MAX_TOKENS } from './types';
 
 /** Largest request body accepted (a long conversation with tools is far smaller). */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Most samples of one request (they decode as one batch). */
-const MAX_SAMPLES = 16;
 
 /** Policy host errors caused by what the request asked for. */
 const REQUEST_FAULTS = new Set(['PROMPT_TOO_LONG', 'EMPTY_PROMPT']);

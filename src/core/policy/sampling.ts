@@ -1,6 +1,9 @@
 import { mulberry32 } from '../base/random';
 
 /** How the next token is chosen. `temperature` 0 means greedy. */
+/** The most samples of one prompt decoded together (`rehearse run --samples`, `serve`'s `n`): each holds its own cache. */
+export const MAX_SAMPLES = 16;
+
 export interface SamplingSettings {
   temperature: number;
   /** Keep the smallest set of tokens whose probability reaches `topP` (1 = off). */

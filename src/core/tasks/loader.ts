@@ -59,6 +59,8 @@ export async function loadTaskFile(file: string): Promise<LoadedTask> {
   } catch (err) {
     throw new StudioError('TASK_UNREADABLE', `Cannot read the task file ${abs}: ${(err as Error).message}.`);
   }
+  // Editors on Windows save UTF-8 with a byte-order mark; JSON.parse refuses it, the trace reader skips it too.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let value: unknown;
   try {
     value = JSON.parse(text);
