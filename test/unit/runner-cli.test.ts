@@ -184,6 +184,20 @@ describe('rehearse run / replay / gpu check', function () {
     assert.match(oneLine(await rehearse('rollout', okTask, '--policy', model, '--real', '--audit', '--out', rows), 2), /--audit goes with imagined rollouts/);
   });
 
+  it('a task whose server cannot start is not a silent success: the report says so, stderr says why, exit 1', async () => {
+    const task = path.join(dir, 'no-server', 'no-server.task.json');
+    await fs.mkdir(path.dirname(task), { recursive: true });
+    await fs.writeFile(task, JSON.stringify({ version: 1, id: 'no-server', turns: [{ user: 'hello' }], servers: { x: { type: 'stdio', command: 'nodee-not-installed' } }, checks: [{ kind: 'answer', contains: ['hi'] }] }));
+    const r = await rehearse('run', task, '--policy', 'reference', '--out', out(), '--no-progress');
+    assert.equal(r.code, 1);
+    assert.ok(r.out.split('\n').includes('errors: not played SERVER_START_FAILED ×1'), r.out);
+    assert.match(oneLine(r, 1), /^rehearse: 1 of 1 episode could not be played: SERVER_START_FAILED: Server "x" could not be started: spawn nodee-not-installed ENOENT/);
+    const json = await rehearse('run', task, '--policy', 'reference', '--out', out(), '--no-progress', '--json');
+    assert.equal(json.code, 1);
+    const { report } = JSON.parse(json.out) as { report: FidelityReport };
+    assert.deepEqual(report.notPlayed.map((n) => [n.code, n.count]), [['SERVER_START_FAILED', 1]]);
+  });
+
   it('a task file saved with a UTF-8 byte-order mark plays like any other', async () => {
     const withBom = path.join(dir, 'bom', 'probe-ok.task.json');
     await fs.mkdir(path.dirname(withBom), { recursive: true });

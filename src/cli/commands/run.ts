@@ -5,7 +5,7 @@ import { loadTasks } from '../../core/tasks/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { renderReport } from '../../core/report/reportText';
-import { palette } from '../../core/report/textFormat';
+import { counted, palette } from '../../core/report/textFormat';
 import { runTasks } from '../../core/runner/runner';
 import type { RunSettings } from '../../core/runner/settings';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
@@ -112,6 +112,14 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
   }
   if (summary.status === 'failed') {
     io.err(`rehearse: the run failed: ${summary.error?.code}: ${summary.error?.message}`);
+    return 1;
+  }
+  // Episodes that never reached the policy (a server that would not start) make the run's scores say
+  // nothing: that is a failure of the run, not a result.
+  const notPlayed = report.notPlayed.reduce((n, e) => n + e.count, 0);
+  if (notPlayed > 0) {
+    const first = report.notPlayed[0];
+    io.err(`rehearse: ${notPlayed} of ${counted(report.episodes + (report.rehearsals?.episodes ?? 0), 'episode')} could not be played: ${first.code}: ${first.message}`);
     return 1;
   }
   return summary.status === 'cancelled' ? 130 : 0;

@@ -91,6 +91,12 @@ export interface FidelityReport extends EpisodeTally {
   traces: TraceSummary[];
   /** Private rehearsal's imagined episodes (they condense into the committed episode's memory); null when none. */
   rehearsals: EpisodeTally | null;
+  /**
+   * Episodes that ended on an error before the policy's first turn (a server that would not start, a
+   * tool list that clashes): nothing was played, so no score says anything about the policy. By error
+   * code, with the first message of each.
+   */
+  notPlayed: { code: string; count: number; message: string }[];
   turns: number;
   /** Turns whose tool calls parsed (or final answers) / all turns. */
   actParseValid: number;
@@ -171,7 +177,7 @@ export async function buildFidelityReport(files: readonly string[], options: { l
   const committed = new EpisodeAccumulator();
   const imagined = new EpisodeAccumulator();
   const report: FidelityReport = {
-    traces: [], episodes: 0, successes: 0, graded: 0, meanReward: null, notEvaluated: [], rehearsals: null, turns: 0, actParseValid: 0, calls: 0,
+    traces: [], episodes: 0, successes: 0, graded: 0, meanReward: null, notEvaluated: [], rehearsals: null, notPlayed: [], turns: 0, actParseValid: 0, calls: 0,
     rehearsed: 0, rehearsalParseValid: 0, withActual: 0, parseErrors: { act: {}, rehearsal: {} }, actualErrors: {},
     overall: new MeanAccumulator().means(), perTool: [],
   };
@@ -187,6 +193,8 @@ export async function buildFidelityReport(files: readonly string[], options: { l
   for (const file of files) {
     const summary: TraceSummary = { file, tasks: [], taskCount: 0, events: 0, skipped: [] };
     const imaginedEpisodes = new Set<string>();
+    // Episodes started whose first turn has not come yet (only the open ones are held).
+    const waitingForTurn = new Set<string>();
     const taskIds = new Set<string>();
     // Rehearsal and actual of a call meet here, then are scored and dropped.
     const halves = new Map<string, { r?: CallRehearsalEvent; a?: CallActualEvent }>();
@@ -203,6 +211,7 @@ export async function buildFidelityReport(files: readonly string[], options: { l
         switch (e.type) {
           case 'run': summary.runId ??= e.runId; summary.mode ??= e.mode; summary.policy ??= e.policy; break;
           case 'episode':
+            waitingForTurn.add(e.episodeId);
             if (e.role === 'imagined') { imaginedEpisodes.add(e.episodeId); imagined.started(); }
             else committed.started();
             if (!taskIds.has(e.taskId)) {
@@ -212,6 +221,7 @@ export async function buildFidelityReport(files: readonly string[], options: { l
             }
             break;
           case 'turn':
+            waitingForTurn.delete(e.episodeId);
             report.turns++;
             if (e.parse.kind === 'error') bump(report.parseErrors.act, e.parse.code);
             else report.actParseValid++;
@@ -234,6 +244,11 @@ export async function buildFidelityReport(files: readonly string[], options: { l
             break;
           case 'episode.end':
             (imaginedEpisodes.has(e.episodeId) ? imagined : committed).ended(e.success, e.reward, e.checks);
+            if (waitingForTurn.delete(e.episodeId) && e.status === 'failed' && e.error) {
+              const seen = report.notPlayed.find((n) => n.code === e.error!.code);
+              if (seen) seen.count++;
+              else report.notPlayed.push({ code: e.error.code, count: 1, message: e.error.message });
+            }
             break;
           default: break;
         }

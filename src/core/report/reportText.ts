@@ -48,6 +48,7 @@ export function renderReport(report: FidelityReport, c: Palette): string {
   out.push(`${counted(report.turns, 'turn')} · act parse validity ${percent(report.actParseValid, report.turns)}`);
   out.push(`${counted(report.calls, 'call')} · ${report.rehearsed} rehearsed (parse validity ${percent(report.rehearsalParseValid, report.rehearsed)}) · ${report.withActual} with actual · ${report.overall.compared} compared`);
   const errs = [
+    ...report.notPlayed.map((n) => `not played ${n.code} ×${n.count}`),
     ...Object.entries(report.parseErrors.act).map(([k, n]) => `act ${k} ×${n}`),
     ...Object.entries(report.parseErrors.rehearsal).map(([k, n]) => `rehearsal ${k} ×${n}`),
     ...Object.entries(report.actualErrors).map(([k, n]) => `actual ${k} ×${n}`),
