@@ -68,7 +68,7 @@ describe('dataset export with fidelity annotations', () => {
     const out = path.join(tmp(), 'rows.jsonl');
     const run = await rehearse('export', file, '--out', out, '--roles', 'rehearse');
     assert.equal(run.code, 0, run.err);
-    assert.match(run.out, /; 3 annotated calls; skipped 1 unreadable annotation lines\n/);
+    assert.match(run.out, /; 3 annotated calls; skipped 1 unreadable annotation line\n/);
     const written = (await fs.readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as DatasetRow);
     assert.equal(written.find((r) => r.id === 'e1/e1.t2.c1/rehearse-actual')?.weight, 3);
     const plain = await rehearse('export', file, '--out', out, '--roles', 'rehearse', '--no-annotations');

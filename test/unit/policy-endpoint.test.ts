@@ -3,6 +3,8 @@
 // model). Tool calls travel as structured `tool_calls` and come back as the same protocol text, so a
 // run through the endpoint records exactly what a run with the local policy records.
 import * as assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { freePort } from '../../src/core/base/freePort';
 import type { StudioError } from '../../src/core/base/errors';
 import { EndpointPolicy } from '../../src/core/policy/endpointPolicy';
@@ -136,5 +138,20 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
     const bad = await cli('serve', '--policy', await scriptedModel(), '--port', 'eighty');
     assert.deepEqual([bad.code, bad.errLines.length], [2, 1]);
     assert.match(bad.errLines[0], /^rehearse: --port must be a port number, not "eighty"/);
+  });
+
+  it('`rehearse serve` on a port in use: one line that says what to do, exit 1, and its policy host ends with it', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const r = await cli('serve', '--policy', await scriptedModel(), '--port', String(port), '--device', 'cpu');
+      assert.equal(r.code, 1, r.errLines.join('\n'));
+      // Its stderr is the policy host's start line, then the error.
+      assert.deepEqual(r.errLines.filter((l) => l.startsWith('rehearse: ')).length, 1);
+      assert.equal(r.errLines.at(-1), `rehearse: Port ${port} on 127.0.0.1 is in use by another program; pass another --port, or --port 0 for a free one.`);
+    } finally {
+      busy.close();
+    }
   });
 });

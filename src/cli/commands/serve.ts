@@ -13,7 +13,17 @@ export async function serveCommand(args: { policy?: string; port?: string; devic
   const dir = !args.policy || args.policy === 'default' ? defaultPolicyDir() : path.resolve(args.policy);
   const host = await PolicyHostClient.start({ modelDir: dir, device: (args.device ?? 'auto') as DeviceSetting, log: (l) => io.err(l) });
   const server = new OpenAICompatibleServer(host, path.basename(dir));
-  const url = await server.listen(port);
+  let url: string;
+  try {
+    url = await server.listen(port);
+  } catch (err) {
+    // The policy host is a child process: it must not outlive a server that never started.
+    host.dispose();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new StudioError('PORT_IN_USE', `Port ${port} on 127.0.0.1 is in use by another program; pass another --port, or --port 0 for a free one.`);
+    if (code === 'EACCES') throw new StudioError('PORT_NOT_ALLOWED', `Port ${port} needs privileges this user lacks; pass a port above 1023, or --port 0 for a free one.`);
+    throw err;
+  }
   io.out(`Serving ${dir} on ${host.device.device} at ${url} (model "${path.basename(dir)}"). Ctrl+C stops.`);
   let crashed = false;
   let stop = () => undefined as void;
