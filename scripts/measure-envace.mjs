@@ -106,7 +106,8 @@ async function grpo(arm, seed) {
       onLine: (line) => {
         try {
           const e = JSON.parse(line);
-          if (e.event === 'rollouts' && e.roles?.act) { rewards.push(e.roles.act.reward_mean); log(`  ${arm} seed ${seed}: rollouts of iteration ${rewards.length}, act reward mean ${Number(e.roles.act.reward_mean).toFixed(3)}`); }
+          if (e.event === 'rollouts' && e.roles?.act) { rewards.push(e.roles.act.reward_mean); log(`  ${arm} seed ${seed}: rollouts of iteration ${(e.iteration ?? rewards.length - 1) + 1}, act reward mean ${Number(e.roles.act.reward_mean).toFixed(3)}`); }
+          if (e.event === 'resume') log(`  ${arm} seed ${seed}: resumed from step ${e.step}`);
           if (e.event === 'error') log(`  trainer error: ${e.code}: ${e.message}`);
         } catch { /* a log line */ }
       },
