@@ -7,7 +7,8 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { loadTaskFile } from '../../src/core/tasks/loader';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
-import { MEMORY_SYSTEM_PROMPT } from '../../src/core/runner/privateRehearsal';
+import { describeAttempts, MAX_ATTEMPTS_BYTES, MEMORY_SYSTEM_PROMPT } from '../../src/core/runner/privateRehearsal';
+import type { EpisodeTranscript } from '../../src/core/tasks/checks/transcript';
 import { replayTrace } from '../../src/core/runner/replay';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, FidelityEvent, TraceEvent, TurnEvent } from '../../src/core/trace/schema';
 import { FINAL_ANSWER, OK_CASE, REFUSED_CASE, REHEARSAL_ERROR_CASES, probeCall, probeTask } from '../support/scriptedModel';
@@ -138,6 +139,21 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     assert.deepEqual(sampling('e2:'), [JSON.stringify({ temperature: 0.8, seed: 9 })]);
     assert.deepEqual(sampling('e3:'), [JSON.stringify({ temperature: 0, seed: 7 })], 'the committed episode');
     assert.ok(policy.rehearsals.filter((r) => r.session?.startsWith('e1:')).every((r) => r.sampling?.temperature === 0.8 && r.sampling.seed === 8));
+  });
+
+  it('private rehearsal: the imagined attempts a prompt carries stay within their byte budget, however long they ran', () => {
+    const long = (n: number): EpisodeTranscript => ({
+      turns: [{ user: 'Cancel order #W1.', calls: Array.from({ length: 40 }, (_, i) => ({ name: 'get_order_details', arguments: { order_id: `#W${n}${i}` }, outcome: { response: { text: [JSON.stringify({ items: 'x'.repeat(2000) })] } } })), answer: 'Done.' }],
+      snapshot: { ok: true, value: {} },
+    });
+    const text = describeAttempts([long(1), long(2), long(3), long(4)]);
+    assert.ok(Buffer.byteLength(text, 'utf8') <= MAX_ATTEMPTS_BYTES, `${Buffer.byteLength(text, 'utf8')} bytes`);
+    const attempts = text.split('\n\n');
+    assert.deepEqual(attempts.map((a) => a.split('\n')[0]), ['Attempt 1:', 'Attempt 2:', 'Attempt 3:', 'Attempt 4:'], 'every attempt keeps its place');
+    for (const a of attempts) assert.match(a, /\n\(\d+ more lines\)$/);
+    assert.ok(attempts[0].split('\n').every((l) => Buffer.byteLength(l, 'utf8') <= 240), 'each line bounded');
+    const short: EpisodeTranscript = { turns: [{ user: 'Hi', calls: [{ name: 'probe', arguments: { case: 'ok' }, outcome: { response: { text: ['{"ok":true}'] } } }], answer: 'done' }], snapshot: { ok: true, value: {} } };
+    assert.equal(describeAttempts([short]), 'Attempt 1:\nUser: Hi\nCall probe {"case":"ok"} -> {"ok":true}\nAnswer: done', 'a short attempt is shown whole');
   });
 
   it('replay: one rehearsal per recorded call, recorded actual responses, no tool run; the same policy rehearses the same texts', async () => {

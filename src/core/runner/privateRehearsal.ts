@@ -1,4 +1,5 @@
 import { canonicalJson } from '../base/canonicalJson';
+import { counted } from '../report/textFormat';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
 import type { EpisodeTranscript } from '../tasks/checks/transcript';
@@ -15,8 +16,31 @@ export const MEMORY_SYSTEM_PROMPT = [
   'Write a short rehearsal memory for the real attempt: the plan that worked, the tools and arguments to use, what to check first, and the mistakes to avoid. Plain text, at most ten lines.',
 ].join('\n');
 
-/** The imagined attempts as text the policy can read. */
-export function describeAttempts(transcripts: readonly EpisodeTranscript[]): string {
+/**
+ * At most this many UTF-8 bytes of imagined attempts go into a prompt (the memory's, and in sequence
+ * each later attempt's), shared equally by the attempts, and at most {@link MAX_LINE_BYTES} per line.
+ * Unbounded, four attempts of a small model outgrew its 4,096 positions and failed the run.
+ */
+export const MAX_ATTEMPTS_BYTES = 4000;
+const MAX_LINE_BYTES = 240;
+
+/** `text` cut to at most `max` UTF-8 bytes (on a character boundary), marked with `…` when cut. */
+function cutBytes(text: string, max: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= max) return text;
+  let out = '';
+  let used = 0;
+  for (const ch of text) {
+    const size = Buffer.byteLength(ch, 'utf8');
+    if (used + size > max - 3) break;
+    out += ch;
+    used += size;
+  }
+  return `${out}…`;
+}
+
+/** The imagined attempts as text the policy can read, within {@link MAX_ATTEMPTS_BYTES}. */
+export function describeAttempts(transcripts: readonly EpisodeTranscript[], maxBytes = MAX_ATTEMPTS_BYTES): string {
+  const share = Math.floor(maxBytes / Math.max(1, transcripts.length)) - 2;
   return transcripts.map((t, i) => {
     const lines = [`Attempt ${i + 1}:`];
     for (const turn of t.turns) {
@@ -27,7 +51,17 @@ export function describeAttempts(transcripts: readonly EpisodeTranscript[]): str
       }
       lines.push(`Answer: ${turn.answer ?? '(none)'}`);
     }
-    return lines.join('\n');
+    // Each line bounded, then the attempt: its first lines are kept, the rest counted.
+    const kept: string[] = [];
+    let used = 0;
+    for (const [n, line] of lines.map((l) => cutBytes(l.replace(/\s+/g, ' '), MAX_LINE_BYTES)).entries()) {
+      const size = Buffer.byteLength(line, 'utf8') + 1;
+      const reserve = n === lines.length - 1 ? 0 : 24; // room for the "(N more lines)" that may follow
+      if (used + size + reserve > share) { kept.push(`(${counted(lines.length - n, 'more line')})`); break; }
+      kept.push(line);
+      used += size;
+    }
+    return kept.join('\n');
   }).join('\n\n');
 }
 
