@@ -65,7 +65,7 @@ def run(spec):
             last = steps[-1] if steps else {}
             print(f"{name} t={e['t']:.0f}s step={e['step']} loss={last.get('loss', 0):.3f} copy_exact={e['copy_exact']} "
                   f"user={e['copy_exact_user']} tool={e['copy_exact_tool']} call={e['call_exact']} tok_acc={e['copy_token_acc']:.3f} "
-                  f"digit_acc={e['digit_token_acc']} probe_s={e['seconds']}", flush=True)
+                  f"digit_acc={e['digit_token_acc']} value_tf={e.get('copy_value_tf')} probe_s={e['seconds']}", flush=True)
         elif e["event"] == "error":
             print(name, "ERROR", e, flush=True)
     proc.wait()
@@ -77,7 +77,7 @@ def run(spec):
                "last_loss": steps[-1]["loss"] if steps else None, "last_roles": steps[-1]["roles"] if steps else None,
                "mean_tokens_per_s": (sum(e["tokens_per_s"] * 1 for e in steps) / len(steps)) if steps else None,
                "probes": [{k: p[k] for k in ("t", "step", "copy_exact", "copy_exact_user", "copy_exact_tool", "call_exact",
-                                              "name_match", "parse_valid", "copy_token_acc", "digit_token_acc", "seconds")} for p in probes],
+                                              "name_match", "parse_valid", "copy_token_acc", "digit_token_acc", "copy_value_tf", "seconds")} for p in probes],
                "data": next((e for e in events if e["event"] == "data"), None)}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)

@@ -12,7 +12,8 @@ Figures (``probe`` event, ``docs/trainer-events.md``):
 - ``call_exact``: produced calls equal to the correct call (name and all arguments);
 - ``name_match``, ``parse_valid``: the tool name, and whether a ``<tool_call>`` JSON block parsed;
 - ``copy_token_acc``: teacher-forced top-1 accuracy over the tokens of copyable values;
-  ``digit_token_acc`` over those tokens that are digits.
+  ``digit_token_acc`` over those tokens that are digits; ``copy_value_tf``: values whose tokens are
+  all right, teacher-forced (comparable across tokenizers, unlike the per-token figures).
 """
 import json
 import re
@@ -111,20 +112,24 @@ def _token_spans(tokenizer, ids):
 
 @torch.no_grad()
 def teacher_forced(model, tokenizer, row, prompt_ids, values):
-    """``(correct, total, digit_correct, digit_total)`` top-1 over the target tokens inside ``values``."""
+    """``(correct, total, digit_correct, digit_total, values_all_correct, values)``: top-1 over the target
+    tokens inside ``values``, and how many values have every one of their tokens right (a measure that
+    does not depend on how the tokenizer cuts a value)."""
     target_ids = tokenizer.encode(row["target"])
     target = row["target"].encode("utf-8")
     spans = _token_spans(tokenizer, target_ids)
-    inside = set()
+    inside, groups = set(), []
     for value in values:
         needle = value.encode("utf-8")
         start = target.find(needle)
         if start < 0:
             continue
         end = start + len(needle)
-        inside.update(k for k, (a, b) in enumerate(spans) if a < end and b > start)
+        group = [k for k, (a, b) in enumerate(spans) if a < end and b > start]
+        inside.update(group)
+        groups.append(group)
     if not inside:
-        return 0, 0, 0, 0
+        return 0, 0, 0, 0, 0, 0
     seq = prompt_ids + target_ids
     hidden = model.hidden_states(torch.tensor([seq[:-1]]))[0]
     offset = len(prompt_ids) - 1
@@ -132,13 +137,17 @@ def teacher_forced(model, tokenizer, row, prompt_ids, values):
     logits = model.lm_head(hidden[[offset + k for k in rows]])
     pred = logits.argmax(-1).tolist()
     correct = digits_ok = digits = 0
+    right = set()
     for k, p in zip(rows, pred):
         ok = p == target_ids[k]
+        if ok:
+            right.add(k)
         correct += ok
         if tokenizer.decode([target_ids[k]]).strip().isdigit():
             digits += 1
             digits_ok += ok
-    return correct, len(rows), digits_ok, digits
+    whole = sum(1 for g in groups if all(k in right for k in g))
+    return correct, len(rows), digits_ok, digits, whole, len(groups)
 
 
 def run_probe(model, tokenizer, rows, stop, max_new_tokens=96, greedy_rows=None):
@@ -147,13 +156,14 @@ def run_probe(model, tokenizer, rows, stop, max_new_tokens=96, greedy_rows=None)
     was_training = model.training
     model.eval()
     tally = {"args": 0, "exact": 0, "user": 0, "user_ok": 0, "tool": 0, "tool_ok": 0, "calls": 0, "call_exact": 0,
-             "name": 0, "parsed": 0, "tok": 0, "tok_ok": 0, "dig": 0, "dig_ok": 0}
+             "name": 0, "parsed": 0, "tok": 0, "tok_ok": 0, "dig": 0, "dig_ok": 0, "val": 0, "val_ok": 0}
     samples = []
     for i, row in enumerate(rows):
         targets = copy_targets(row)
         prompt_ids = tokenizer.encode(render_prompt(row, tokenizer))
-        c, n, dc, dn = teacher_forced(model, tokenizer, row, prompt_ids, [v for _, v, _ in targets])
+        c, n, dc, dn, vc, vn = teacher_forced(model, tokenizer, row, prompt_ids, [v for _, v, _ in targets])
         tally["tok_ok"] += c; tally["tok"] += n; tally["dig_ok"] += dc; tally["dig"] += dn
+        tally["val_ok"] += vc; tally["val"] += vn
         if greedy_rows is not None and i >= greedy_rows:
             continue
         text = tokenizer.decode(greedy_cached(model, prompt_ids, max_new_tokens, stop))
@@ -179,4 +189,5 @@ def run_probe(model, tokenizer, rows, stop, max_new_tokens=96, greedy_rows=None)
             "copy_exact_tool": ratio("tool_ok", "tool"), "call_exact": ratio("call_exact", "calls"),
             "name_match": ratio("name", "calls"), "parse_valid": ratio("parsed", "calls"),
             "copy_token_acc": ratio("tok_ok", "tok"), "digit_token_acc": ratio("dig_ok", "dig"),
+            "copy_value_tf": ratio("val_ok", "val"),
             "seconds": round(time.monotonic() - t0, 3), "samples": samples}

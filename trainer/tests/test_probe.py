@@ -90,3 +90,18 @@ class ProbeRunTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DigitGroupTokenizerTest(unittest.TestCase):
+    def test_digit_groups_become_single_tokens_and_the_file_keeps_the_pattern(self):
+        import tempfile
+        from ..commands.tokenizer import build
+        rng = random.Random(0)
+        texts = [" ".join("C%06d #W%07d" % (rng.randrange(10 ** 6), rng.randrange(10 ** 7)) for _ in range(400)) + " C192088" * 2]
+        with tempfile.TemporaryDirectory() as folder:
+            built, _ = build(texts, 1600, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"], 2, folder, 4096, "minimal", 3)
+            loaded = load_tokenizer(folder)
+            ids = loaded.encode("C192088")
+            self.assertEqual([loaded.decode([i]) for i in ids], ["C", "192", "088"])
+            self.assertEqual(ids, built.encode("C192088"))
+            self.assertEqual(loaded.decode(loaded.encode("x 1234567 y")), "x 1234567 y")
