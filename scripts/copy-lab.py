@@ -25,6 +25,8 @@ def run(spec):
     env = {**os.environ, "PYTHONPATH": ROOT, "OMP_WAIT_POLICY": "PASSIVE", **(FAST_MALLOC if spec.get("fast_malloc", True) else {}),
            **spec.get("env", {})}
     py = ["nice", "-n", "19", "/usr/bin/python3", "-m", "trainer"]
+    # "smear": true trains with smeared keys (scripts/smear-trainer.py; experiment only, not exportable).
+    sft_py = ["nice", "-n", "19", "/usr/bin/python3", os.path.join(ROOT, "scripts/smear-trainer.py")] if spec.get("smear") else py
     init_cfg = os.path.join(out, "init.json")
     with open(init_cfg, "w") as f:
         json.dump({"seed": spec.get("seed", 0), "out_dir": "init",
@@ -52,7 +54,7 @@ def run(spec):
                    "probe": {"rows": [os.path.join(WORK, p) for p in spec["probe_rows"]], "every": spec.get("probe_every", 50),
                              "max_rows": spec.get("probe_max_rows", 64), "greedy_rows": spec.get("probe_greedy_rows", 32)}}, f)
     events = []
-    proc = subprocess.Popen(py + ["sft", "--config", sft_cfg], env=env, stdout=subprocess.PIPE, stderr=open(os.path.join(out, "stderr.log"), "w"), text=True)
+    proc = subprocess.Popen(sft_py + ["sft", "--config", sft_cfg], env=env, stdout=subprocess.PIPE, stderr=open(os.path.join(out, "stderr.log"), "w"), text=True)
     params = None
     for line in proc.stdout:
         try:
