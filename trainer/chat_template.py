@@ -106,8 +106,35 @@ COMPACT_TOOLS_TEMPLATE = CHAT_TEMPLATE.replace(
     {{- '\n\nCall a tool with:\n<tool_call>\n{"name": <tool-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n' }}""")
 assert COMPACT_TOOLS_TEMPLATE != CHAT_TEMPLATE
 
+# The smallest prompt for a small policy: the system turn is only the tool list, one line per tool
+# with its argument names (`?` marks optional ones), no types, descriptions or system message (a task's
+# policy text is the same for every task of a domain: the tool list already tells the domain). Act rows
+# of the built-in domains drop from ~1,400 to ~700 tokens; everything after the system turn is identical.
+MINIMAL_TEMPLATE = r"""{%- if tools %}
+    {{- '<|im_start|>system\n# Tools' }}
+    {%- for tool in tools %}
+        {%- set fn = tool.function if tool.function is defined else tool %}
+        {%- set params = fn.parameters if fn.parameters is defined and fn.parameters is mapping else {} %}
+        {%- set props = params.properties if params.properties is defined and params.properties is mapping else {} %}
+        {%- set required = params.required if params.required is defined else [] %}
+        {{- '\n- ' + fn.name + '(' }}
+        {%- for name, prop in props.items() %}
+            {{- name }}
+            {%- if name not in required %}{{- '?' }}{%- endif %}
+            {%- if not loop.last %}{{- ', ' }}{%- endif %}
+        {%- endfor %}
+        {{- ')' }}
+    {%- endfor %}
+    {{- '<|im_end|>\n' }}
+{%- elif messages[0].role == 'system' %}
+    {{- '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}
+{%- else %}
+    {{- '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n' }}
+{%- endif %}
+""" + CHAT_TEMPLATE[CHAT_TEMPLATE.index("{%- for message in messages %}"):]
+
 #: The trainer's templates, by the name `tokenizer.chat_template` takes.
-TEMPLATES = {"full": CHAT_TEMPLATE, "compact": COMPACT_TOOLS_TEMPLATE}
+TEMPLATES = {"full": CHAT_TEMPLATE, "compact": COMPACT_TOOLS_TEMPLATE, "minimal": MINIMAL_TEMPLATE}
 
 
 def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):

@@ -10,7 +10,7 @@ from .schema import apply_defaults, load_schema, validate
 _PATH_FIELDS = [
     ("out_dir",), ("model", "path"), ("model", "tokenizer"), ("tokenizer", "text_files"),
     ("tokenizer", "row_files"), ("data", "train"), ("grpo", "grounding", "rows"), ("rollouts", "rows"),
-    ("generate", "prompts"),
+    ("generate", "prompts"), ("probe", "rows"),
 ]
 
 

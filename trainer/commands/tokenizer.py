@@ -6,7 +6,7 @@ from ..chat_template import TEMPLATES, render_chat
 from ..config import require
 from ..data.rows import read_rows
 from ..errors import config_error
-from ..tokenizer.bytelevel import SPECIAL_TOKENS
+from ..tokenizer.bytelevel import SPECIAL_TOKENS, split_pattern
 from ..tokenizer.files import write_tokenizer
 from ..tokenizer.train import count_words, train_bpe
 
@@ -32,12 +32,13 @@ def corpus(tok_cfg):
     return texts
 
 
-def build(texts, vocab_size, added_tokens, min_frequency, folder, model_max_length, chat_template="full"):
+def build(texts, vocab_size, added_tokens, min_frequency, folder, model_max_length, chat_template="full", digit_group=1):
     """Trains and writes a tokenizer; returns ``(tokenizer, summary)``."""
     t0 = time.monotonic()
-    words = count_words(texts, added_tokens)
+    pattern = split_pattern(digit_group)
+    words = count_words(texts, added_tokens, pattern)
     merges = train_bpe(words, vocab_size - 256 - len(added_tokens), min_frequency)
-    tok = write_tokenizer(folder, merges, added_tokens, model_max_length, TEMPLATES[chat_template])
+    tok = write_tokenizer(folder, merges, added_tokens, model_max_length, TEMPLATES[chat_template], pattern)
     return tok, {"path": folder, "vocab_size": len(tok), "merges": len(merges), "added_tokens": len(added_tokens),
                  "corpus_chars": sum(len(t) for t in texts), "seconds": round(time.monotonic() - t0, 3)}
 
@@ -52,7 +53,7 @@ def run(cfg, events, runtime):
     if len(set(added)) != len(added):
         raise config_error("tokenizer.added_tokens has duplicates.")
     _, summary = build(texts, tok_cfg["vocab_size"], added, tok_cfg["min_frequency"], folder, tok_cfg["model_max_length"],
-                       tok_cfg["chat_template"])
+                       tok_cfg["chat_template"], tok_cfg["digit_group"])
     summary["chat_template"] = tok_cfg["chat_template"]
     summary["special_tokens"] = sorted(SPECIAL_TOKENS & set(added))
     events.emit("tokenizer", **summary)

@@ -15,9 +15,16 @@ import re
 
 _WS = r" \t\n\r\f\v"
 _HWS = r" \t\r\f\v"
-SPLIT_PATTERN = (
-    rf" ?[A-Za-z]+| ?[0-9]| ?[^{_WS}A-Za-z0-9]+|[{_HWS}]+(?![^{_WS}])|[{_HWS}]+|\n"
-)
+
+
+def split_pattern(digit_group=1):
+    """The pre-tokenizer pattern; ``digit_group`` > 1 keeps runs of up to that many digits together
+    (``C192088`` -> ``C``, ``192``, ``088``) so that BPE can give each group one token of its own."""
+    digits = "[0-9]" if digit_group == 1 else f"[0-9]{{1,{int(digit_group)}}}"
+    return rf" ?[A-Za-z]+| ?{digits}| ?[^{_WS}A-Za-z0-9]+|[{_HWS}]+(?![^{_WS}])|[{_HWS}]+|\n"
+
+
+SPLIT_PATTERN = split_pattern(1)
 SPLIT_RE = re.compile(SPLIT_PATTERN)
 
 #: Tokens kept whole (never split by BPE). The first three are ChatML's; the others are the
@@ -48,9 +55,9 @@ BYTE_TO_CHAR = _bytes_to_unicode()
 CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
 
 
-def pretokenize(text):
+def pretokenize(text, split_re=SPLIT_RE):
     """The pieces BPE sees (before the byte mapping)."""
-    return SPLIT_RE.findall(text)
+    return split_re.findall(text)
 
 
 def to_units(piece):

@@ -23,7 +23,7 @@ def build_vocab(merges):
     return vocab
 
 
-def tokenizer_json(merges, added_tokens):
+def tokenizer_json(merges, added_tokens, pattern=SPLIT_PATTERN):
     vocab = build_vocab(merges)
     added = [
         {"id": len(vocab) + i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
@@ -33,7 +33,7 @@ def tokenizer_json(merges, added_tokens):
     return {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
         "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": SPLIT_PATTERN}, "behavior": "Isolated", "invert": False},
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
             _BYTE_LEVEL]},
         "post_processor": _BYTE_LEVEL, "decoder": _BYTE_LEVEL,
         "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
@@ -55,17 +55,17 @@ def tokenizer_config(added_tokens_list, model_max_length, chat_template=CHAT_TEM
     }
 
 
-def write_tokenizer(folder, merges, added_tokens, model_max_length=4096, chat_template=CHAT_TEMPLATE):
+def write_tokenizer(folder, merges, added_tokens, model_max_length=4096, chat_template=CHAT_TEMPLATE, pattern=SPLIT_PATTERN):
     """Writes both files into ``folder`` and returns the loaded :class:`Tokenizer`."""
     missing = [t for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>") if t not in added_tokens]
     if missing:
         from ..errors import config_error
         raise config_error(f"tokenizer.added_tokens must include {', '.join(missing)} (the chat template needs them).")
     os.makedirs(folder, exist_ok=True)
-    tj = tokenizer_json(merges, added_tokens)
+    tj = tokenizer_json(merges, added_tokens, pattern)
     tc = tokenizer_config(tj["added_tokens"], model_max_length, chat_template)
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(tj, f, ensure_ascii=False, indent=1)
     with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as f:
         json.dump(tc, f, ensure_ascii=False, indent=1)
-    return Tokenizer(tj["model"]["vocab"], tj["model"]["merges"], tj["added_tokens"], SPLIT_PATTERN, tc)
+    return Tokenizer(tj["model"]["vocab"], tj["model"]["merges"], tj["added_tokens"], pattern, tc)

@@ -9,15 +9,17 @@ from collections import Counter, defaultdict
 from .bytelevel import BYTE_TO_CHAR, added_tokens_regex, pretokenize, split_added
 
 
-def count_words(texts, added_tokens):
+def count_words(texts, added_tokens, pattern=None):
     """Frequency of every pre-tokenized piece of ``texts``; added tokens are cut out first."""
+    import re
+    split_re = re.compile(pattern) if pattern else None
     added_re = added_tokens_regex(added_tokens)
     added = set(added_tokens)
     counts = Counter()
     for text in texts:
         for part in split_added(text, added_re):
             if part and part not in added:
-                counts.update(pretokenize(part))
+                counts.update(pretokenize(part, split_re) if split_re else pretokenize(part))
     return counts
 
 

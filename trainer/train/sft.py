@@ -1,4 +1,6 @@
 """Supervised warm start: token-mean NLL of the targets (act and rehearse rows), each row weighted."""
+import time
+
 import torch
 
 from ..data.batches import micro_batches, micro_count, rank_share, step_indices
@@ -50,6 +52,30 @@ def metric_keys(prefix=""):
     return [f"{prefix}{r}.{k}" for r in ROLES for k in ("tokens", "rows", "nll")]
 
 
+def probe_setup(cfg, model, tokenizer_dir):
+    """``(rows, stop ids)`` of the copy probe, or None when ``probe.every`` is 0 or no rows are given."""
+    probe = cfg["probe"]
+    if not probe["every"] or not probe["rows"]:
+        return None
+    from ..commands.generate import stop_ids
+    from ..data.rows import read_rows
+    from ..probe import probe_rows
+    rows = probe_rows(read_rows(probe["rows"]), probe["max_rows"])
+    return rows, stop_ids(tokenizer_dir, model)
+
+
+def emit_probe(cfg, events, runtime, model, tokenizer, setup, step):
+    """Runs the probe on rank 0 and emits its event; returns the seconds it took (0 elsewhere)."""
+    if setup is None or not runtime.is_main:
+        return 0.0
+    from ..probe import run_probe
+    probe = cfg["probe"]
+    rows, stop = setup
+    result = run_probe(model, tokenizer, rows, stop, probe["max_new_tokens"], probe["greedy_rows"])
+    events.emit("probe", step=step, **result)
+    return result["seconds"]
+
+
 def run_sft(cfg, events, runtime):
     model, tokenizer, tokenizer_dir, state = open_run(cfg, events, runtime, "sft")
     data = cfg["data"]
@@ -66,6 +92,10 @@ def run_sft(cfg, events, runtime):
         check_fingerprint(events, state, print_fp)
         start = state["step"]
     keys = metric_keys() + ["loss"]
+    probe = probe_setup(cfg, model, tokenizer_dir)
+    max_seconds = train["max_seconds"]
+    t0 = time.monotonic()
+    probe_seconds = 0.0  # not counted against train.max_seconds
     for step in range(start, steps):
         rows = [examples[i] for i in step_indices(len(examples), batch_size, seed, step)]
         global_tokens = sum(e.loss_tokens for e in rows)
@@ -75,16 +105,35 @@ def run_sft(cfg, events, runtime):
         lr = learning_rate(cfg["optim"], step, steps)
         values, info = engine.step(micro, {"sft": sft_loss(global_tokens, runtime.world)}, keys, lr)
         done = step + 1
-        if done % train["log_every"] == 0 or done == steps:
+        # Under torchrun every rank must stop at the same step: rank 0's clock decides.
+        out_of_time = max_seconds is not None and _agree(runtime, time.monotonic() - t0 - probe_seconds >= max_seconds)
+        last = done == steps or out_of_time
+        if done % train["log_every"] == 0 or last:
             events.emit("step", command="sft", step=done, steps=steps, epoch=round(done * batch_size / len(examples), 4),
                         loss=values["loss"] / global_tokens, roles=role_report(values), **info)
-        if done % train["checkpoint_every"] == 0 or done == steps:
+        if probe is not None and (done % cfg["probe"]["every"] == 0 or last):
+            probe_seconds += emit_probe(cfg, events, runtime, engine.model, tokenizer, probe, done)
+        if done % train["checkpoint_every"] == 0 or last:
             if runtime.is_main:
                 loop = {"data_position": done * batch_size, "fingerprint": print_fp}
                 path = save_checkpoint(cfg["out_dir"], done, model, engine.optimizer, loop, tokenizer, tokenizer_dir,
                                        train["keep_checkpoints"])
                 events.emit("checkpoint", step=done, path=path)
             runtime.barrier()
+        if out_of_time:
+            events.log(f"train.max_seconds ({max_seconds}) reached after step {done} of {steps}")
+            steps = done
+            break
     identical = replicas_identical(model, runtime)
     final = finish(cfg, events, runtime, model, tokenizer, tokenizer_dir)
     events.emit("done", command="sft", steps=steps, final=final, replicas_identical=identical)
+
+
+def _agree(runtime, flag):
+    """Rank 0's ``flag`` on every rank."""
+    if not runtime.distributed:
+        return flag
+    value = torch.tensor([1.0 if flag else 0.0], device=runtime.device)
+    import torch.distributed as dist
+    dist.broadcast(value, src=0)
+    return bool(value.item())
