@@ -76,6 +76,18 @@ CHAT_TEMPLATE = r"""{%- if tools %}
 """
 
 
+# One tool's signature up to each argument's optional mark, shared by the compact and minimal
+# templates: the function and its parameters, `- name(`, and each argument's name (`?` if optional).
+_TOOL_SIGNATURE_START = r"""        {%- set fn = tool.function if tool.function is defined else tool %}
+        {%- set params = fn.parameters if fn.parameters is defined and fn.parameters is mapping else {} %}
+        {%- set props = params.properties if params.properties is defined and params.properties is mapping else {} %}
+        {%- set required = params.required if params.required is defined else [] %}
+        {{- '\n- ' + fn.name + '(' }}
+        {%- for name, prop in props.items() %}
+            {{- name }}
+            {%- if name not in required %}{{- '?' }}{%- endif %}
+"""
+
 # The same conversation format with a compact tools section: one line per tool, its arguments with
 # their types (`?` marks optional ones, enums listed), then its description. Small policies read a
 # third of the tokens the JSON schemas take; everything after the system turn is identical.
@@ -88,15 +100,7 @@ COMPACT_TOOLS_TEMPLATE = CHAT_TEMPLATE.replace(
     {{- '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n' }}""",
     r"""    {{- '\n\n# Tools\n' }}
     {%- for tool in tools %}
-        {%- set fn = tool.function if tool.function is defined else tool %}
-        {%- set params = fn.parameters if fn.parameters is defined and fn.parameters is mapping else {} %}
-        {%- set props = params.properties if params.properties is defined and params.properties is mapping else {} %}
-        {%- set required = params.required if params.required is defined else [] %}
-        {{- '\n- ' + fn.name + '(' }}
-        {%- for name, prop in props.items() %}
-            {{- name }}
-            {%- if name not in required %}{{- '?' }}{%- endif %}
-            {%- if prop is mapping and prop.type is defined and prop.type is string %}{{- ': ' + prop.type }}{%- endif %}
+""" + _TOOL_SIGNATURE_START + r"""            {%- if prop is mapping and prop.type is defined and prop.type is string %}{{- ': ' + prop.type }}{%- endif %}
             {%- if prop is mapping and prop.enum is defined %}{{- ' in ' + (prop.enum | tojson) }}{%- endif %}
             {%- if not loop.last %}{{- ', ' }}{%- endif %}
         {%- endfor %}
@@ -113,15 +117,7 @@ assert COMPACT_TOOLS_TEMPLATE != CHAT_TEMPLATE
 MINIMAL_TEMPLATE = r"""{%- if tools %}
     {{- '<|im_start|>system\n# Tools' }}
     {%- for tool in tools %}
-        {%- set fn = tool.function if tool.function is defined else tool %}
-        {%- set params = fn.parameters if fn.parameters is defined and fn.parameters is mapping else {} %}
-        {%- set props = params.properties if params.properties is defined and params.properties is mapping else {} %}
-        {%- set required = params.required if params.required is defined else [] %}
-        {{- '\n- ' + fn.name + '(' }}
-        {%- for name, prop in props.items() %}
-            {{- name }}
-            {%- if name not in required %}{{- '?' }}{%- endif %}
-            {%- if not loop.last %}{{- ', ' }}{%- endif %}
+""" + _TOOL_SIGNATURE_START + r"""            {%- if not loop.last %}{{- ', ' }}{%- endif %}
         {%- endfor %}
         {{- ')' }}
     {%- endfor %}
