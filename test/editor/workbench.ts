@@ -85,9 +85,18 @@ export class Workbench {
 
   /** Runs a command from the command palette by its title, e.g. `Rehearsal: Show Fidelity Report`. */
   async runCommand(title: string): Promise<void> {
-    await this.page.keyboard.press('F1');
     const input = this.quickInput();
-    await input.waitFor({ state: 'visible' });
+    // A webview that finishes loading (the walkthrough) can take the focus just as F1 opens the
+    // palette, which then closes: press it again, at most three times.
+    for (let attempt = 1; ; attempt++) {
+      await this.page.keyboard.press('F1');
+      try {
+        await input.waitFor({ state: 'visible', timeout: 7_000 });
+        break;
+      } catch (err) {
+        if (attempt >= 3) throw err;
+      }
+    }
     await input.fill(`>${title}`);
     await this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
     await this.page.keyboard.press('Enter');

@@ -65,7 +65,10 @@ describe('Training runs from the editor', function () {
   it('Start Training Run shows the exact command first, then the dashboard plots the steps as the trainer streams them', async () => {
     const api = await studio();
     // export_at_end off: the editor exports the final model itself when the run is done.
-    const file = await writeRunFile('editor-tiny', { steps: 12, checkpoint_every: 4, export_at_end: false });
+    // Enough steps that the dashboard is seen plotting while the run goes on (12 tiny steps could end
+    // before its first render once the trainer's allocator made them fast).
+    const steps = 48;
+    const file = await writeRunFile('editor-tiny', { steps, checkpoint_every: 16, export_at_end: false });
     const expected = formatCommand(planLaunch(await loadRunSpec(file), 'local'));
     run = (await vscode.commands.executeCommand<TrainingRun>('rehearsal.startTrainingRun', file))!;
     assert.ok(run, 'the command returns the run it started');
@@ -87,10 +90,10 @@ describe('Training runs from the editor', function () {
       assert.equal(outcome?.status, 'done', JSON.stringify(outcome?.error));
       // The objective's loss and tokens/s each step; the loss of each role in the steps whose batch had it.
       const loss = run.state.series.loss;
-      assert.equal(loss.objective.length, 12);
+      assert.equal(loss.objective.length, steps);
       assert.ok(loss.act.length > 0 && loss.rehearse.length > 0, JSON.stringify(loss));
       const lossPoints = loss.objective.length + loss.act.length + loss.rehearse.length;
-      await waitUntil([dashboard.onDidRender], 'the last step plotted', () => assert.deepEqual(seen.renders.at(-1), { loss: lossPoints, tokens: 12, status: 'done' }), 20_000);
+      await waitUntil([dashboard.onDidRender], 'the last step plotted', () => assert.deepEqual(seen.renders.at(-1), { loss: lossPoints, tokens: steps, status: 'done' }), 20_000);
     } finally {
       seen.dispose();
     }
@@ -105,7 +108,7 @@ describe('Training runs from the editor', function () {
       const s = dashboard.lastPosted!;
       assert.equal(s.model, final);
       assert.deepEqual(s.actions, { cancel: false, resume: false, usePolicy: true, compare: true });
-      assert.deepEqual(s.state.progress, { unit: 'steps', done: 12, total: 12, secondsLeft: 0 });
+      assert.deepEqual(s.state.progress, { unit: 'steps', done: steps, total: steps, secondsLeft: 0 });
       assert.equal(s.command, expected);
     });
     assert.ok(existsSync(path.join(run.outDir, 'trainer.log')), 'the launcher keeps the trainer\'s log in the run folder');
@@ -152,7 +155,7 @@ describe('Training runs from the editor', function () {
     assert.notEqual(dashboard.run, run, 'a run folder the editor did not start');
     const loss = run.state.series.loss;
     await waitUntil([dashboard.onDidRender], 'the replotted run', () => assert.deepEqual(dashboard.lastRendered?.points,
-      { loss: loss.objective.length + loss.act.length + loss.rehearse.length, reward: 0, groundingNll: 0, validationFidelity: 0, tokensPerSecond: 12 }), 20_000);
+      { loss: loss.objective.length + loss.act.length + loss.rehearse.length, reward: 0, groundingNll: 0, validationFidelity: 0, tokensPerSecond: loss.objective.length }), 20_000);
     const s = dashboard.lastPosted!;
     assert.deepEqual(s.state.series, run.snapshot().state.series, 'the same plots as the run had live');
     assert.equal(s.state.status, 'done');
