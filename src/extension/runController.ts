@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { counted } from '../core/base/counted';
 import { Disposable } from '../core/base/disposable';
 import { errorMessage, StudioError } from '../core/base/errors';
 import type { Policy } from '../core/policy/types';
@@ -212,7 +213,7 @@ export class RunController extends Disposable {
     const rewards = summary.episodes.map((e) => e.reward).filter((r): r is number => r !== null);
     const successes = summary.episodes.filter((e) => e.success).length;
     const mean = rewards.length ? ` · mean reward ${(rewards.reduce((a, b) => a + b, 0) / rewards.length).toFixed(2)}` : '';
-    const line = `${summary.runId}: ${summary.status}, ${n} episode${n === 1 ? '' : 's'}, success ${successes}/${n}${mean}`;
+    const line = `${summary.runId}: ${summary.status}, ${counted(n, 'episode')}, success ${successes}/${n}${mean}`;
     this.output.info(`run ${line}`);
     const actions = ['Show Report', 'Open Trajectory'];
     const shown = summary.status === 'failed'

@@ -1,4 +1,5 @@
 import { SingleBar } from 'cli-progress';
+import { counted } from '../../core/base/counted';
 import { StudioError } from '../../core/base/errors';
 import { annotationsFileFor, readAnnotations } from '../../core/annotations/store';
 import { resolveOneTrace } from '../../core/trace/discover';
@@ -66,7 +67,7 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
       taskSuccessNote: 'Not measured: replay re-rehearses the recorded calls and plays no episode.',
     }, null, 2));
   } else {
-    if (marked) io.out(`only the ${marked.size} call${marked.size === 1 ? '' : 's'} marked as fidelity errors in ${annotationsFileFor(files[0])}`);
+    if (marked) io.out(`only the ${counted(marked.size, 'call')} marked as fidelity errors in ${annotationsFileFor(files[0])}`);
     io.out(renderFidelityComparison(comparison!, { a: policies[0], b: policies[1] }));
     io.out(`replays: ${a.run.traceFile}, ${b!.run.traceFile}`);
   }

@@ -10,7 +10,7 @@ import type { EnvaceRecord } from '../../core/training/envaceExport';
 import { exportEnvace } from '../../core/training/envaceExport';
 import { exportRows } from '../../core/training/exportRows';
 import { splitFileNames, splitTasks } from '../../core/training/taskSplit';
-import { counted } from '../../core/report/textFormat';
+import { counted } from '../../core/base/counted';
 import type { CliIO } from '../io';
 
 /** Options of `rehearse export`. */

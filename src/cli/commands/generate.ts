@@ -5,7 +5,7 @@ import { studioRoot } from '../../core/base/studioRoot';
 import { generateTasks } from '../../core/tasks/generator';
 import { TASK_FILE_SUFFIX } from '../../core/tasks/loader';
 import type { TaskSplit } from '../../core/tasks/taskFile';
-import { counted } from '../../core/report/textFormat';
+import { counted } from '../../core/base/counted';
 import { STUDIO_FOLDER } from '../../core/trace/discover';
 import { BUILTIN_GENERATORS } from '../../servers/generators';
 import type { CliIO } from '../io';

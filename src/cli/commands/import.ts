@@ -5,7 +5,7 @@ import { importChatText } from '../../core/tasks/import/chat';
 import { importEnvaceText } from '../../core/tasks/import/envace';
 import type { ImportResult } from '../../core/tasks/import/types';
 import { writeImport } from '../../core/tasks/import/writeImport';
-import { counted } from '../../core/report/textFormat';
+import { counted } from '../../core/base/counted';
 import { STUDIO_FOLDER } from '../../core/trace/discover';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';

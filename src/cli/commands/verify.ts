@@ -9,7 +9,7 @@ import { resolveTaskArguments } from '../../core/tasks/samples';
 import { playReference } from '../../core/tasks/referencePlayer';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import type { LoadedTask } from '../../core/tasks/taskFile';
-import { counted } from '../../core/report/textFormat';
+import { counted } from '../../core/base/counted';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
 

@@ -1,7 +1,8 @@
 import type { EpisodeTally, FidelityReport, TraceSummary } from './fidelityReport';
 import { policyLabel } from './policyLabel';
 import type { Palette } from './textFormat';
-import { counted, percent, renderTable, score } from './textFormat';
+import { counted } from '../base/counted';
+import { percent, renderTable, score } from './textFormat';
 
 const MAX_SKIPPED_SHOWN = 20;
 const MAX_TASKS_SHOWN = 3;

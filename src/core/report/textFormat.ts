@@ -14,11 +14,6 @@ export function score(x: number | null | undefined): string {
   return x === null || x === undefined ? '-' : x.toFixed(2);
 }
 
-/** A count with its noun, plural when it is not 1: `1 episode`, `3 episodes`. */
-export function counted(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}
-
 /** A share as a percentage, or `-` when the denominator is zero. */
 export function percent(n: number, of: number): string {
   return of === 0 ? '-' : `${((100 * n) / of).toFixed(1)}%`;

@@ -1,5 +1,5 @@
 import { canonicalJson } from '../base/canonicalJson';
-import { counted } from '../report/textFormat';
+import { counted } from '../base/counted';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
 import type { EpisodeTranscript } from '../tasks/checks/transcript';

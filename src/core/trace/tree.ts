@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { counted } from '../base/counted';
 import type { CallEntry, EpisodeEntry, TraceIndex, TurnEntry } from './traceIndex';
 import type { CallOutcome } from './callTable';
 import type { TraceLibrary } from './library';
@@ -74,8 +75,8 @@ function scoreSum(): { add: (c: Readonly<CallOutcome>) => void; text: () => stri
       f1 += c.scores.fieldF1;
     },
     text: () => scored === 0
-      ? `${calls} call${calls === 1 ? '' : 's'}, none scored`
-      : `fidelity of ${scored} scored call${scored === 1 ? '' : 's'}: exact ${exact}/${scored} · mean field F1 ${(f1 / scored).toFixed(2)}${parseErrors ? ` · ${parseErrors} rehearsal parse error${parseErrors === 1 ? '' : 's'}` : ''}`,
+      ? `${counted(calls, 'call')}, none scored`
+      : `fidelity of ${counted(scored, 'scored call')}: exact ${exact}/${scored} · mean field F1 ${(f1 / scored).toFixed(2)}${parseErrors ? ` · ${counted(parseErrors, 'rehearsal parse error')}` : ''}`,
   };
 }
 
@@ -118,7 +119,7 @@ function turnNode(file: string, index: TraceIndex, turn: TurnEntry): TraceTreeNo
   else if (turn.kind === 'final') description = `final answer: ${turn.answerPreview ?? ''}`;
   else {
     const worst = calls.map((c) => fidelityBadge(c).status);
-    description = `${calls.length} call${calls.length === 1 ? '' : 's'}`;
+    description = counted(calls.length, 'call');
     status = worst.includes('error') ? 'error' : worst.includes('mismatch') ? 'mismatch' : worst.every((s) => s === 'ok') ? 'ok' : 'pending';
   }
   const tooltip = [`${turn.turnId}: ${description}`, ...(calls.length ? [scoreSummary(calls)] : [])].join('\n');
@@ -177,8 +178,8 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   const run = index.run;
   // A torn last line counts as skipped: a crashed run must not look as if it were still running.
   const skippedLines = index.tornLastLine ? [...index.skipped, index.tornLastLine] : index.skipped;
-  const parts = [run ? run.mode : 'no run event', run ? run.policy.id : '', `${index.episodes.length} episode${index.episodes.length === 1 ? '' : 's'}`].filter(Boolean);
-  if (skippedLines.length) parts.push(`${skippedLines.length} skipped line${skippedLines.length === 1 ? '' : 's'}`);
+  const parts = [run ? run.mode : 'no run event', run ? run.policy.id : '', counted(index.episodes.length, 'episode')].filter(Boolean);
+  if (skippedLines.length) parts.push(counted(skippedLines.length, 'skipped line'));
   const status: NodeStatus = skippedLines.length ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
   const skipped = skippedLines.slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
   const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, runScoreSummary(index), ...skipped].join('\n');
