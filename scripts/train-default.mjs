@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,12 +56,16 @@ function run(cmd, args, { onLine, env } = {}) {
 
 /** Trainer events as progress lines. */
 function trainerProgress(line) {
+  // Under torchrun (`--tee`) each worker line starts with `[default<rank>]:`; rank 0 speaks for all.
+  const ranked = /^\[default(\d+)\]:(.*)$/.exec(line);
+  if (ranked && ranked[1] !== '0') return;
   let e;
-  try { e = JSON.parse(line); } catch { return; }
+  try { e = JSON.parse(ranked ? ranked[2] : line); } catch { return; }
   if (e.event === 'step') {
     const roles = Object.entries(e.roles ?? {}).map(([r, v]) => `${r} ${(v.loss ?? v.pg_loss ?? 0).toFixed(3)}${v.reward_mean !== undefined ? ` r=${v.reward_mean.toFixed(2)}` : ''}`).join(', ');
     log(`  ${e.command} step ${e.step}${e.steps ? `/${e.steps}` : ''}${e.iteration !== undefined ? ` (iteration ${e.iteration + 1}/${e.iterations})` : ''}: loss ${Number(e.loss).toFixed(4)} [${roles}] ${Math.round(e.tokens_per_s ?? 0)} tok/s`);
   } else if (e.event === 'rollouts') log(`  rollouts: ${JSON.stringify(e).slice(0, 200)}`);
+  else if (e.event === 'probe') log(`  copy probe at step ${e.step}: ${Object.entries(e).filter(([k, v]) => typeof v === 'number' && k !== 'step').map(([k, v]) => `${k} ${Number(v).toFixed(2)}`).join(', ')}`);
   else if (e.event === 'resume') log(`  resumed from step ${e.step} (${e.path})`);
   else if (e.event === 'warning') log(`  warning: ${e.code}: ${e.message}`);
   else if (e.event === 'error') log(`  error: ${e.code}: ${e.message}`);
@@ -68,6 +73,18 @@ function trainerProgress(line) {
 
 const cli = (...args) => run(process.execPath, [CLI, ...args], { onLine: (l) => process.env.VERBOSE && console.log(l) });
 const trainer = (command, config) => run(PYTHON, ['-m', 'trainer', command, '--config', config], { onLine: trainerProgress });
+// `processes` > 1: torchrun on this machine, one rank per core (gloo); `--redirects 1 --tee 1` avoids
+// torchrun's crash on this Python (shared/recipes/python).
+// The rendezvous port is a free one (torchrun's default, 29500, may be another run's).
+const distributedTrainer = async (command, config, processes) => (processes > 1
+  ? run(PYTHON, ['-m', 'torch.distributed.run', '--nproc_per_node', String(processes), '--master_port', String(await freePort()), '--redirects', '1', '--tee', '1', '--monitor_interval', '0.5', '-m', 'trainer', command, '--config', config], { onLine: trainerProgress, env: { OPENBLAS_NUM_THREADS: '1' } })
+  : trainer(command, config));
+/** A TCP port on loopback that nothing listens on now. */
+const freePort = () => new Promise((resolve, reject) => {
+  const server = net.createServer();
+  server.once('error', reject);
+  server.listen(0, '127.0.0.1', () => { const { port } = server.address(); server.close(() => resolve(port)); });
+});
 // `--until <stage>` (tasks, demonstrations, tokenizer, init, sft, grpo, model) stops after that stage:
 // e.g. `--until init` prepares everything SFT needs, to run SFT on another machine (a GPU one) with
 // `python3 -m trainer sft --config <WORK>/sft-config.json` (its paths are relative to WORK).
@@ -90,7 +107,9 @@ async function main() {
   await fs.mkdir(WORK, { recursive: true });
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first.');
   const { tasks: counts, domains } = recipe;
-  const dirs = { demo: path.join(WORK, 'tasks/demonstrations'), grpo: path.join(WORK, 'tasks/grpo'), test: path.join(WORK, 'tasks/test') };
+  const dirs = { demo: path.join(WORK, 'tasks/demonstrations'), grpo: path.join(WORK, 'tasks/grpo'), test: path.join(WORK, 'tasks/test'), probe: path.join(WORK, 'tasks/probe') };
+  // Rows exported for this model: with identifier slots when the model reads them.
+  const slotArgs = recipe.identifierSlots ? ['--identifier-slots'] : [];
 
   await stage('tasks (train split: demonstrations + GRPO; test split)', path.join(WORK, 'tasks.done'), async () => {
     for (const domain of domains) {
@@ -103,19 +122,29 @@ async function main() {
         await fs.copyFile(path.join(all, f), path.join(dest, domain, f));
       }
       await cli('generate', domain, '--split', 'test', '--count', String(counts.test), '--out', path.join(dirs.test, domain));
+      // The copy probe's held-out tasks: the validation split, never the test split.
+      if (counts.probe) await cli('generate', domain, '--split', 'validation', '--count', String(counts.probe), '--out', path.join(dirs.probe, domain));
     }
   });
 
   const demoRuns = path.join(WORK, 'runs/demonstrations');
   const rows = path.join(WORK, 'rows/demonstrations.jsonl');
+  const probeRows = path.join(WORK, 'rows/probe.jsonl');
   await stage('demonstrations (reference policy, shadow mode, real tools)', path.join(WORK, 'demonstrations.done'), async () => {
     await fs.rm(demoRuns, { recursive: true, force: true });
     await cli('run', dirs.demo, '--policy', 'reference', '--out', demoRuns, '--no-progress');
-    await cli('export', demoRuns, '--out', rows, '--only-successful', '--act-rows', 'episode', '--rehearse-prompt', JSON.stringify(recipe.rehearsePrompt));
+    await cli('export', demoRuns, '--out', rows, '--only-successful', '--act-rows', 'episode', '--rehearse-prompt', JSON.stringify(recipe.rehearsePrompt), ...slotArgs);
+    if (counts.probe) {
+      const probeRuns = path.join(WORK, 'runs/probe');
+      await fs.rm(probeRuns, { recursive: true, force: true });
+      await cli('run', dirs.probe, '--policy', 'reference', '--out', probeRuns, '--no-progress');
+      await cli('export', probeRuns, '--out', probeRows, '--only-successful', '--act-rows', 'turn', '--roles', 'act', '--rehearse-prompt', JSON.stringify(recipe.rehearsePrompt), ...slotArgs);
+    }
   });
 
   // Trainer configs name paths relative to WORK (the trainer resolves them against the config's folder).
   const rel = (p) => path.relative(WORK, p);
+  const policySettings = { rehearsePrompt: recipe.rehearsePrompt, maxTokens: recipe.maxTokens, ...(recipe.identifierSlots ? { identifierSlots: true } : {}) };
   const tok = path.join(WORK, 'tokenizer');
   await stage('tokenizer (byte-level BPE on the demonstrations)', path.join(WORK, 'tokenizer.done'), async () => {
     const config = path.join(WORK, 'tokenizer.json');
@@ -128,15 +157,22 @@ async function main() {
   // Written before the init stage, so that `--until init` leaves a complete SFT job that another machine
   // (a GPU one) can run from a copy of WORK's rows, tokenizer and configs.
   const sftConfig = path.join(WORK, 'sft-config.json');
-  const { threads: sftThreads, ...sftRest } = recipe.sft;
-  await writeJson(sftConfig, { seed: recipe.seed, threads: sftThreads, out_dir: rel(sft), model: { path: rel(init) }, ...sftRest, data: { ...sftRest.data, train: [rel(rows)] }, train: { ...sftRest.train, export_at_end: true } });
+  const { threads: sftThreads, processes: sftProcesses = 1, probe, ...sftRest } = recipe.sft;
+  await writeJson(sftConfig, {
+    seed: recipe.seed, threads: sftThreads, out_dir: rel(sft), model: { path: rel(init) }, ...sftRest, data: { ...sftRest.data, train: [rel(rows)] }, train: { ...sftRest.train, export_at_end: true },
+    ...(probe && counts.probe ? { probe: { ...probe, rows: [rel(probeRows)] } } : {}),
+  });
   await stage('model (random initialisation)', path.join(WORK, 'init.done'), async () => {
     const config = path.join(WORK, 'init-config.json');
     await writeJson(config, { seed: recipe.seed, out_dir: rel(init), model: { tokenizer: rel(tok), architecture: recipe.architecture } });
     await trainer('init', config);
   });
 
-  await stage('SFT on the demonstrations (act and rehearse roles)', path.join(WORK, 'sft.done'), () => trainer('sft', sftConfig));
+  // How the policy is prompted (its rehearse prompt, token limits, identifier slots) travels with its
+  // tokenizer through init, SFT and GRPO (the trainer copies rehearsal_config.json along): GRPO's
+  // rollouts then prompt each exported checkpoint as the final policy will be prompted.
+  for (const dir of [tok, init, path.join(sft, 'tokenizer')]) if (existsSync(dir)) await writeJson(path.join(dir, 'rehearsal_config.json'), policySettings);
+  await stage('SFT on the demonstrations (act and rehearse roles)', path.join(WORK, 'sft.done'), () => distributedTrainer('sft', sftConfig, sftProcesses));
 
   const grpo = path.join(WORK, 'grpo');
   await stage('GRPO with world rehearsal (imagined rollouts by the studio runner)', path.join(WORK, 'grpo.done'), async () => {
@@ -158,7 +194,7 @@ async function main() {
     for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
     // model_cascade.onnx: the graph the policy host decodes n rehearsal samples with (one copy of the prompt's cache).
     for (const f of onnxFiles(final)) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
-    await writeJson(path.join(MODEL, 'rehearsal_config.json'), { rehearsePrompt: recipe.rehearsePrompt, maxTokens: recipe.maxTokens });
+    await writeJson(path.join(MODEL, 'rehearsal_config.json'), policySettings);
   });
 
   await stage('evaluation on the test split (shadow mode, real tools)', path.join(WORK, 'eval.done'), async () => {

@@ -167,6 +167,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--seed <n>', 'seed of the task split', '0')
     .option('--json', 'print the summary as JSON')
     .option('--no-annotations', 'ignore the runs\' annotations.jsonl (no annotations on rows, no weights from them)')
+    .option('--identifier-slots', 'rows for a model that reads identifiers as slots (rehearsal_config.json "identifierSlots": true)')
     .action(async (traces: string[], opts) => { code = await exportCommand(traces, opts, ioFor()); });
 
   program

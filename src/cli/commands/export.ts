@@ -34,6 +34,7 @@ export interface ExportArgs {
   json?: boolean;
   /** False with --no-annotations. */
   annotations?: boolean;
+  identifierSlots?: boolean;
 }
 
 const list = (value: string | undefined) => (value === undefined ? undefined : new Set(value.split(',').map((s) => s.trim()).filter(Boolean)));
@@ -105,6 +106,7 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
       tools: list(args.tools),
       onlyMismatches: !!args.onlyMismatches,
       annotations: args.annotations !== false,
+      identifierSlots: !!args.identifierSlots,
     }, (row: DatasetRow) => { items.push({ task: row.task ?? '', text: () => JSON.stringify(row) }); });
     const bySource = Object.entries(summary.bySource).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ');
     const skipped = [

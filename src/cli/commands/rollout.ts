@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { settingsForStartedPolicy } from '../../core/policy/policySettings';
+import { readPolicySettings, settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { runTasks } from '../../core/runner/runner';
 import { loadTasks } from '../../core/tasks/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';
@@ -49,6 +49,8 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } },
   };
   const settings = await settingsForStartedPolicy(policy, chosen);
+  // The rows train the policy that played them: a model that reads identifiers as slots trains on slots.
+  const identifierSlots = policy.info.kind === 'onnx' && (await readPolicySettings(policy.info.id)).identifierSlots === true;
   const runsDir = path.resolve(args.runs ?? path.join(os.tmpdir(), 'rehearsal-rollouts'));
   let summary;
   try {
@@ -63,6 +65,7 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
     actSource: 'rollout', policyRehearsals: !args.real, actualRehearsals: !!args.audit, actRows: 'episode',
     ...(args.real ? { roles: ['act' as const] } : {}),
     group: (taskId) => `${taskId}/${args.group ?? 'rollout'}`,
+    identifierSlots,
   }, (row) => out.write(JSON.stringify(row) + '\n'));
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   const rewards = summary.episodes.map((e) => e.reward ?? 0);

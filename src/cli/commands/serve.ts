@@ -3,6 +3,7 @@ import { StudioError } from '../../core/base/errors';
 import { PolicyHostClient } from '../../core/policy/hostClient';
 import type { DeviceSetting } from '../../core/policy/onnx/device';
 import { OpenAICompatibleServer } from '../../core/policy/openaiServer';
+import { readPolicySettings } from '../../core/policy/policySettings';
 import type { CliIO } from '../io';
 import { defaultPolicyDir } from '../policyArg';
 
@@ -11,8 +12,9 @@ export async function serveCommand(args: { policy?: string; port?: string; devic
   const port = args.port === undefined ? 8000 : Number(args.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new StudioError('USAGE', `--port must be a port number, not "${args.port}".`);
   const dir = !args.policy || args.policy === 'default' ? defaultPolicyDir() : path.resolve(args.policy);
+  const { identifierSlots } = await readPolicySettings(dir);
   const host = await PolicyHostClient.start({ modelDir: dir, device: (args.device ?? 'auto') as DeviceSetting, log: (l) => io.err(l) });
-  const server = new OpenAICompatibleServer(host, path.basename(dir));
+  const server = new OpenAICompatibleServer(host, path.basename(dir), identifierSlots === true);
   let url: string;
   try {
     url = await server.listen(port);

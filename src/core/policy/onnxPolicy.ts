@@ -11,6 +11,8 @@ import { GREEDY } from './sampling';
 import type { ActRequest, ActResult, Policy, RehearseRequest, RehearseResult } from './types';
 import { DEFAULT_MAX_TOKENS } from './types';
 import type { StudioError } from '../base/errors';
+import { IdentifierSlots, RevealingStream } from '../protocol/identifierSlots';
+import { readPolicySettings } from './policySettings';
 
 /**
  * The local policy: an ONNX model served by the policy host process. Act and rehearse prompts go
@@ -20,7 +22,12 @@ export class OnnxPolicy extends Disposable implements Policy {
   readonly info: PolicyInfo;
   readonly onDidFail: Event<StudioError>;
 
-  private constructor(private readonly host: PolicyHostClient, modelDir: string, private readonly defaults: SamplingSettings) {
+  /**
+   * @param slots the model reads identifiers as slots (its `rehearsal_config.json` says
+   * `"identifierSlots": true`): prompts are hidden and outputs revealed here, so everything outside
+   * (traces, parsers, tools) sees real values.
+   */
+  private constructor(private readonly host: PolicyHostClient, modelDir: string, private readonly defaults: SamplingSettings, private readonly slots: boolean) {
     super();
     this._register(host);
     this.info = { kind: 'onnx', id: modelDir, device: host.device.device, devices: host.device.attempts.map((a) => ({ ...a })) };
@@ -29,8 +36,9 @@ export class OnnxPolicy extends Disposable implements Policy {
 
   /** Starts a host for a model folder. */
   static async start(options: PolicyHostOptions & { sampling?: Partial<SamplingSettings> }): Promise<OnnxPolicy> {
+    const { identifierSlots } = await readPolicySettings(options.modelDir);
     const host = await PolicyHostClient.start(options);
-    return new OnnxPolicy(host, options.modelDir, { ...GREEDY, ...options.sampling });
+    return new OnnxPolicy(host, options.modelDir, { ...GREEDY, ...options.sampling }, identifierSlots === true);
   }
 
   get device(): DeviceReport {
@@ -49,15 +57,22 @@ export class OnnxPolicy extends Disposable implements Policy {
 
   async act(request: ActRequest): Promise<ActResult> {
     const started = performance.now();
+    const slots = this.slots ? new IdentifierSlots() : undefined;
+    const stream = request.onToken && slots ? new RevealingStream(slots, request.onToken) : undefined;
     const result = await this.host.generate(
-      { messages: request.messages, tools: request.tools, session: request.session, n: 1, maxTokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act, sampling: { ...this.defaults, ...request.sampling } },
-      request.onToken ? (_sample, delta) => request.onToken!(delta) : undefined,
+      {
+        messages: slots ? slots.hideMessages(request.messages) : request.messages,
+        tools: request.tools, session: request.session, n: 1, maxTokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act, sampling: { ...this.defaults, ...request.sampling },
+      },
+      stream ? (_sample, delta) => stream.push(delta) : request.onToken ? (_sample, delta) => request.onToken!(delta) : undefined,
       request.signal,
     );
+    stream?.end();
     const sample = result.samples[0];
+    const text = slots ? slots.reveal(sample.text) : sample.text;
     return {
-      text: sample.text,
-      parse: parseActOutput(sample.text),
+      text,
+      parse: parseActOutput(text),
       finish: sample.finish,
       tokens: { prompt: result.promptTokens, completion: sample.completionTokens, reused: result.reused },
       latencyMs: performance.now() - started,
@@ -66,9 +81,18 @@ export class OnnxPolicy extends Disposable implements Policy {
 
   async rehearse(request: RehearseRequest): Promise<RehearseResult> {
     const started = performance.now();
+    const slots = this.slots ? new IdentifierSlots() : undefined;
+    const streams = new Map<number, RevealingStream>();
+    const onToken = request.onToken && slots
+      ? (sample: number, delta: string) => {
+        let stream = streams.get(sample);
+        if (!stream) streams.set(sample, (stream = new RevealingStream(slots, (d) => request.onToken!(sample, d))));
+        stream.push(delta);
+      }
+      : request.onToken;
     const result = await this.host.generate(
       {
-        messages: request.messages,
+        messages: slots ? slots.hideMessages(request.messages) : request.messages,
         tools: [],
         session: request.session,
         n: request.n ?? 1,
@@ -76,11 +100,13 @@ export class OnnxPolicy extends Disposable implements Policy {
         sampling: { ...this.defaults, ...request.sampling },
         stopStrings: [EXECUTION_RESULT_CLOSE],
       },
-      request.onToken,
+      onToken,
       request.signal,
     );
+    for (const stream of streams.values()) stream.end();
+    const texts = result.samples.map((s) => (slots ? slots.reveal(s.text) : s.text));
     return {
-      samples: result.samples.map((s) => ({ text: s.text, parse: parseRehearsalOutput(s.text), finish: s.finish })),
+      samples: result.samples.map((s, i) => ({ text: texts[i], parse: parseRehearsalOutput(texts[i]), finish: s.finish })),
       tokens: { prompt: result.promptTokens, completion: result.samples.reduce((n, s) => n + s.completionTokens, 0), reused: result.reused },
       latencyMs: performance.now() - started,
     };

@@ -8,6 +8,7 @@ import { isJsonObject } from '../base/json';
 import { formatToolCalls, parseActOutput } from '../protocol/actParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { PolicyHostClient } from './hostClient';
+import { IdentifierSlots } from '../protocol/identifierSlots';
 import { GREEDY, MAX_SAMPLES } from './sampling';
 import { DEFAULT_MAX_TOKENS } from './types';
 
@@ -89,7 +90,8 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 export class OpenAICompatibleServer {
   private server: Server | undefined;
 
-  constructor(private readonly host: PolicyHostClient, private readonly modelName: string) {}
+  /** @param slots the model reads identifiers as slots (`IdentifierSlots`): prompts hidden, outputs revealed here. */
+  constructor(private readonly host: PolicyHostClient, private readonly modelName: string, private readonly slots = false) {}
 
   /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT/v1`). */
   async listen(port = 0, hostname = '127.0.0.1'): Promise<string> {
@@ -124,8 +126,10 @@ export class OpenAICompatibleServer {
       const n = positiveInteger(body['n'], 'n') ?? 1;
       if (n > MAX_SAMPLES) throw new HttpError(400, `"n" may be at most ${MAX_SAMPLES}.`);
       const maxTokens = positiveInteger(body['max_tokens'], 'max_tokens') ?? DEFAULT_MAX_TOKENS.act;
-      const result = await this.host.generate({
-        messages: fromOpenAIMessages(body['messages']),
+      const slots = this.slots ? new IdentifierSlots() : undefined;
+      const messages = fromOpenAIMessages(body['messages']);
+      const generated = await this.host.generate({
+        messages: slots ? slots.hideMessages(messages) : messages,
         tools,
         n,
         maxTokens,
@@ -136,6 +140,7 @@ export class OpenAICompatibleServer {
           seed: typeof body['seed'] === 'number' ? body['seed'] : 0,
         },
       });
+      const result = slots ? { ...generated, samples: generated.samples.map((s) => ({ ...s, text: slots.reveal(s.text) })) } : generated;
       const choices = result.samples.map((s, index) => {
         const parsed = tools.length ? parseActOutput(s.text) : undefined;
         if (parsed?.kind === 'calls') {

@@ -8,8 +8,12 @@ import type { Policy } from './types';
 /** File in a model folder with the run settings its policy was trained for. */
 export const POLICY_SETTINGS_FILE = 'rehearsal_config.json';
 
-/** The settings a model recommends: the rehearse prompt it was trained on and its token budgets. */
-export type PolicySettings = Pick<Partial<RunSettings>, 'rehearsePrompt' | 'maxTokens'>;
+/**
+ * The settings a model recommends: the rehearse prompt it was trained on and its token budgets, and
+ * whether it reads identifiers as slots (`IdentifierSlots`; the policy applies it, it is not a run
+ * setting).
+ */
+export type PolicySettings = Pick<Partial<RunSettings>, 'rehearsePrompt' | 'maxTokens'> & { identifierSlots?: boolean };
 
 /**
  * Reads `rehearsal_config.json` of a model folder, if any. A policy trained on a compact rehearse
@@ -33,6 +37,10 @@ export async function readPolicySettings(modelDir: string): Promise<PolicySettin
       out.rehearsePrompt = parsed.options;
     }
     if (value.maxTokens) out.maxTokens = value.maxTokens;
+    if (value.identifierSlots !== undefined) {
+      if (typeof value.identifierSlots !== 'boolean') throw new Error(`identifierSlots must be true or false, not ${JSON.stringify(value.identifierSlots)}`);
+      out.identifierSlots = value.identifierSlots;
+    }
     return out;
   } catch (err) {
     throw new StudioError('MODEL_FILE_BROKEN', `${file} is not a valid JSON object (${(err as Error).message}); fix it or delete it.`);
@@ -41,6 +49,7 @@ export async function readPolicySettings(modelDir: string): Promise<PolicySettin
 
 /** Run settings with a policy's recommendations under what the person chose explicitly. */
 export function mergePolicySettings(policy: PolicySettings, chosen: Partial<RunSettings>): Partial<RunSettings> {
+  // identifierSlots is the policy's own business (OnnxPolicy applies it), not a run setting.
   return {
     ...chosen,
     rehearsePrompt: { ...policy.rehearsePrompt, ...chosen.rehearsePrompt },

@@ -7,6 +7,7 @@ import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
 import { buildRehearsePrompt } from '../protocol/rehearsePrompt';
 import type { ChatMessage, RecordedExample, ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';
+import { IdentifierSlots } from '../protocol/identifierSlots';
 import { readTrace } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../trace/schema';
 import { actualToolText, parseErrorToolText, rehearsedToolResult } from '../runner/toolMessages';
@@ -55,6 +56,11 @@ export interface ExportOptions {
    * rehearsal parse error (act rows are not filtered).
    */
   onlyMismatches?: boolean;
+  /**
+   * Rows for a model that reads identifiers as slots (`IdentifierSlots`): each row's messages and
+   * target hidden together, as the policy hides its prompt and reveals its output.
+   */
+  identifierSlots?: boolean;
 }
 
 /** Counts of what an export wrote and skipped. */
@@ -105,6 +111,13 @@ export function actualRehearsalTarget(event: CallActualEvent): string | undefine
   return formatRehearsal(canonicalJson(json));
 }
 
+/** A row as a model with identifier slots reads it: messages first, then the target, one numbering. */
+export function hideRow(row: DatasetRow): DatasetRow {
+  const slots = new IdentifierSlots();
+  const messages = slots.hideMessages(row.messages);
+  return { ...row, messages, target: slots.hide(row.target) };
+}
+
 /**
  * Rebuilds, from a trace, the exact conversations the policy saw, and writes them as training rows:
  * act rows (each turn's prompt and text) and rehearse rows (each call's rehearse prompt, with the real
@@ -115,7 +128,8 @@ export async function exportRows(files: readonly string[], options: ExportOption
   const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, bySource: {}, tasks: [], skippedRuns: 0, filteredCalls: 0, skippedLines: 0, annotatedCalls: 0, skippedAnnotationLines: 0 };
   const roles = new Set(options.roles ?? ['act', 'rehearse']);
   const tasks = new Set<string>();
-  const write = (row: DatasetRow) => {
+  const write = (plain: DatasetRow) => {
+    const row = options.identifierSlots ? hideRow(plain) : plain;
     writeRow(row);
     summary.rows[row.role]++;
     const key = `${row.role}/${row.source}`;
