@@ -99,6 +99,18 @@ const stage = async (name, marker, work) => {
   }
   if (UNTIL && path.basename(marker) === `${UNTIL}.done`) { log(`stopped after ${UNTIL} (--until)`); process.exit(0); }
 };
+/** `{ copyProbe }`: the last `probe` event of a trainer's events file without its samples, or nothing. */
+async function lastProbe(eventsFile) {
+  if (!existsSync(eventsFile)) return {};
+  let last;
+  for (const line of (await fs.readFile(eventsFile, 'utf8')).split('\n')) {
+    if (!line.includes('"probe"')) continue;
+    try { const e = JSON.parse(line); if (e.event === 'probe') last = e; } catch { /* a torn last line */ }
+  }
+  if (!last) return {};
+  const { samples: _samples, event: _event, t: _t, ...figures } = last;
+  return { copyProbe: figures };
+}
 const writeJson = (file, value) => fs.writeFile(file, JSON.stringify(value, null, 2) + '\n');
 const sha256 = async (file) => createHash('sha256').update(await fs.readFile(file)).digest('hex');
 
@@ -228,6 +240,8 @@ async function main() {
         parseErrors: report.parseErrors,
         runStatus: summary.status,
       },
+      // SFT's last copy probe (held-out validation-split act rows, greedy): did the policy learn to copy?
+      ...(await lastProbe(path.join(sft, 'events.jsonl'))),
       trainedMinutes: Math.round((Date.now() - started) / 60000),
       // This command's own run (a resumed run counts from its restart; earlier stages were skipped).
       machine: {

@@ -103,6 +103,10 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
       [{ messages: [{ role: 'user', content: 'x' }], max_tokens: -3 }, /"max_tokens" must be a whole number of at least 1/],
       [{ messages: [{ role: 'user', content: 'x' }], n: 99 }, /"n" may be at most 16/],
       [{ messages: [{ role: 'user', content: 'x' }], max_tokens: 100_000 }, /exceeds the model's 4096 positions/],
+      [{ messages: [{ role: 'user', content: 'x' }], temperature: -1 }, /"temperature" must be a number from 0 to 2, not -1/],
+      [{ messages: [{ role: 'user', content: 'x' }], top_p: 0 }, /"top_p" must be a number from 0 \(excluded\) to 1, not 0/],
+      [{ messages: [{ role: 'user', content: 'x' }], seed: -7.5 }, /"seed" must be a whole number from 0 to 4294967295, not -7.5/],
+      [{ messages: [{ role: 'user', content: 'x' }], temperature: '0.7' }, /"temperature" must be a number/],
     ];
     for (const [body, message] of cases) {
       const response = await post(body);

@@ -32,6 +32,22 @@ function positiveInteger(v: unknown, name: string): number | undefined {
   return v;
 }
 
+/** A sampling number within OpenAI's range: `[min, max]`, or `(min, max]` when the minimum is excluded. */
+function numberIn(v: unknown, name: string, min: number, max: number, minIncluded: boolean): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v > max || v < min || (!minIncluded && v === min)) {
+    throw new HttpError(400, `"${name}" must be a number from ${min}${minIncluded ? '' : ' (excluded)'} to ${max}, not ${JSON.stringify(v)}.`);
+  }
+  return v;
+}
+
+/** A sampling seed: a whole number from 0 to 2^32 - 1. */
+function seedOf(v: unknown): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new HttpError(400, `"seed" must be a whole number from 0 to 4294967295, not ${JSON.stringify(v)}.`);
+  return v;
+}
+
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
@@ -135,9 +151,9 @@ export class OpenAICompatibleServer {
         maxTokens,
         sampling: {
           ...GREEDY,
-          temperature: typeof body['temperature'] === 'number' ? body['temperature'] : GREEDY.temperature,
-          topP: typeof body['top_p'] === 'number' ? body['top_p'] : 1,
-          seed: typeof body['seed'] === 'number' ? body['seed'] : 0,
+          temperature: numberIn(body['temperature'], 'temperature', 0, 2, true) ?? GREEDY.temperature,
+          topP: numberIn(body['top_p'], 'top_p', 0, 1, false) ?? 1,
+          seed: seedOf(body['seed']) ?? 0,
         },
       });
       const result = slots ? { ...generated, samples: generated.samples.map((s) => ({ ...s, text: slots.reveal(s.text) })) } : generated;
