@@ -45,6 +45,24 @@ describe('annotations', () => {
     assert.equal(set.summary('e1.t1.c1'), undefined);
   });
 
+  it('reads and writes only a regular file of its own: a link to a device or to a file outside is refused, the outside file untouched', async () => {
+    const file = annotationsFileFor(trace());
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const mark = { callId: 'e1.t2.c1', episodeId: 'e1', tool: 'get_order_details', kind: 'other' as const, severity: 'minor' as const };
+    await fs.symlink('/dev/zero', file);
+    await assert.rejects(readAnnotations(file), (err: StudioError) => err.code === 'ANNOTATIONS_NOT_A_FILE' && /is a symbolic link; .*Move it aside/.test(err.message));
+    await assert.rejects(library().mark(trace(), mark), (err: StudioError) => err.code === 'ANNOTATIONS_NOT_A_FILE');
+    await fs.rm(file);
+    const outside = path.join(tmp(), 'outside.txt');
+    await fs.writeFile(outside, 'not the studio\'s\n');
+    await fs.symlink(outside, file);
+    await assert.rejects(library().mark(trace(), mark), (err: StudioError) => err.code === 'ANNOTATIONS_NOT_A_FILE');
+    assert.equal(await fs.readFile(outside, 'utf8'), 'not the studio\'s\n');
+    await fs.rm(file);
+    await fs.mkdir(file);
+    await assert.rejects(readAnnotations(file), (err: StudioError) => err.code === 'ANNOTATIONS_NOT_A_FILE' && /not a regular file/.test(err.message));
+  });
+
   it('keeps edits and deletions as new events and folds them into the current set', async () => {
     const lib = library();
     const a = await lib.mark(trace(), { callId: 'e1.t2.c1', kind: 'hallucinated_value', severity: 'minor', path: '$.status' });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
 import { jsonLineKeysFirst } from '../base/json';
@@ -30,10 +30,15 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export async function readAnnotations(file: string): Promise<AnnotationSet> {
   const set = new AnnotationSet();
+  let info;
   try {
-    await fs.access(file);
+    info = await fs.lstat(file);
   } catch {
     return set;
+  }
+  if (info.isSymbolicLink() || !info.isFile()) throw notRegularFile(file, info.isSymbolicLink());
+  if (info.size > MAX_ANNOTATIONS_BYTES) {
+    throw new StudioError('ANNOTATIONS_TOO_LARGE', `${file} is ${Math.round(info.size / 2 ** 20)} MiB; annotation files are read up to ${MAX_ANNOTATIONS_BYTES / 2 ** 20} MiB. Move it aside to start a new one (the trace is not affected).`);
   }
   try {
     for await (const raw of readLines(file, { maxLineBytes: 1024 * 1024 })) {
@@ -70,6 +75,17 @@ export async function readAnnotations(file: string): Promise<AnnotationSet> {
   return set;
 }
 
+/** Largest annotations file read (a person marking calls writes kilobytes; a million marks are ~300 MiB). */
+export const MAX_ANNOTATIONS_BYTES = 512 * 2 ** 20;
+
+/**
+ * The studio reads and writes annotations only in a regular file of its own beside the trace, never
+ * through a link (which could point at a device that never ends, or at a file outside the workspace).
+ */
+function notRegularFile(file: string, link: boolean): StudioError {
+  return new StudioError('ANNOTATIONS_NOT_A_FILE', `${file} is ${link ? 'a symbolic link' : 'not a regular file'}; annotations are kept only in a regular file beside the trace. Move it aside (the trace is not affected) and mark again.`);
+}
+
 // One append at a time per file, so that concurrent marks never interleave their bytes.
 const queues = new Map<string, Promise<void>>();
 
@@ -87,9 +103,18 @@ export function appendAnnotationEvent(file: string, event: NewAnnotationEvent): 
   const next = previous.catch(() => undefined).then(async () => {
     try {
       await fs.mkdir(path.dirname(file), { recursive: true });
-      const handle = await fs.open(file, 'a+');
+      // O_NOFOLLOW: a link in the file's place is refused (ELOOP), not followed.
+      let handle;
       try {
-        const { size } = await handle.stat();
+        handle = await fs.open(file, fsConstants.O_RDWR | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o644);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw notRegularFile(file, true);
+        throw err;
+      }
+      try {
+        const stat = await handle.stat();
+        if (!stat.isFile()) throw notRegularFile(file, false);
+        const { size } = stat;
         let prefix = '';
         if (size > 0) {
           const last = Buffer.alloc(1);
@@ -102,6 +127,7 @@ export function appendAnnotationEvent(file: string, event: NewAnnotationEvent): 
         await handle.close();
       }
     } catch (err) {
+      if (err instanceof StudioError) throw err;
       throw new StudioError('ANNOTATION_WRITE_FAILED', `Could not write to ${file}: ${(err as Error).message}. Annotations already written are kept.`);
     }
   });
