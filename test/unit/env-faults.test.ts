@@ -171,6 +171,24 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     }
   });
 
+  it('a server started through a launcher that does not exec is ended with it: nothing is left running', async () => {
+    const server = fixtureServer('faulty.mjs');
+    // `sh -c 'node faulty.mjs; ...'` cannot exec (a command follows), so the server is sh's child.
+    const launched = await openEnvironment({ wrapped: { type: 'stdio', command: 'sh', args: ['-c', `"${server.command}" "${server.args![0]}"; echo launcher done`], env: { FAULTY_LINGER: '1' } } }, { baseDir: REPO });
+    let serverPid = 0;
+    try {
+      await launched.startEpisode();
+      const r = await launched.call('echo', { message: 'who are you?' });
+      serverPid = (r.response!.structured as JsonObject)['pid'] as number;
+      assert.ok(serverPid > 0);
+    } finally {
+      await launched.close();
+    }
+    const alive = () => { try { process.kill(serverPid, 0); return true; } catch { return false; } };
+    for (let i = 0; i < 40 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(alive(), false, `the server (pid ${serverPid}) outlived the environment`);
+  });
+
   it('a command that does not exist: SERVER_START_FAILED', async () => {
     const missing = await openEnvironment({ ghost: { type: 'stdio', command: 'definitely-not-a-command-rehearsal', args: [] } }, { baseDir: REPO });
     try {

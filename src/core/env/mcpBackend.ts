@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { descendantsOf, signalAll } from './processTree';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StudioError, errorMessage } from '../base/errors';
@@ -285,6 +286,8 @@ export class McpBackend implements ToolBackend {
       await withDeadline(transport.terminateSession(), 1_000, 'terminate').catch(() => undefined);
     }
     const pid = transport instanceof StdioClientTransport ? transport.pid : null;
+    // Taken before anything ends: once the launcher is gone its children belong to init.
+    const tree = pid ? await withDeadline(descendantsOf(pid), 1_000, 'process tree').catch(() => [] as number[]) : [];
     let exited = false;
     const closing = (s.client.transport ? s.client.close() : transport.close()).catch(() => undefined).then(() => { exited = true; });
     // The SDK ends stdin and waits up to 4 s for the child; a server that does not exit on its own
@@ -295,6 +298,12 @@ export class McpBackend implements ToolBackend {
       try { process.kill(pid, signal); } catch { /* already gone */ }
     }
     await closing;
+    // What the server started and left behind (a launcher that did not exec, helpers): SIGTERM, then
+    // SIGKILL for whatever is still there 300 ms later.
+    if (signalAll(tree, 'SIGTERM')) {
+      await delay(300);
+      signalAll(tree, 'SIGKILL');
+    }
   }
 
   private async removeEpisodeDir(): Promise<void> {
