@@ -189,6 +189,15 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     assert.equal(alive(), false, `the server (pid ${serverPid}) outlived the environment`);
   });
 
+  it('a server whose tools/list pages forever: SERVER_START_FAILED at the page bound, not unbounded growth', async () => {
+    const endless = await openEnvironment({ endless: fixtureServer('endless-tools.mjs') }, { baseDir: REPO });
+    try {
+      await assert.rejects(endless.startEpisode(), (e: StudioError) => e.code === 'SERVER_START_FAILED' && /tools\/list went on past 100 pages or 1000 tools \(100 so far\)/.test(e.message));
+    } finally {
+      await endless.close();
+    }
+  });
+
   it('a command that does not exist: SERVER_START_FAILED', async () => {
     const missing = await openEnvironment({ ghost: { type: 'stdio', command: 'definitely-not-a-command-rehearsal', args: [] } }, { baseDir: REPO });
     try {

@@ -6,6 +6,10 @@ import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { descendantsOf, signalAll } from './processTree';
+
+/** Most pages of a server's tools/list, and most tools, read at start (a server paging forever is refused). */
+export const MAX_TOOL_PAGES = 100;
+export const MAX_TOOLS = 1_000;
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StudioError, errorMessage } from '../base/errors';
@@ -242,7 +246,11 @@ export class McpBackend implements ToolBackend {
     await session.client.connect(session.transport, { timeout: this.startTimeoutMs });
     const tools: McpTool[] = [];
     let cursor: string | undefined;
+    let pages = 0;
     do {
+      if (++pages > MAX_TOOL_PAGES || tools.length > MAX_TOOLS) {
+        throw new Error(`its tools/list went on past ${MAX_TOOL_PAGES} pages or ${MAX_TOOLS} tools (${tools.length} so far); the studio reads at most that many`);
+      }
       const page = await session.client.listTools(cursor ? { cursor } : undefined, { timeout: this.startTimeoutMs });
       tools.push(...(page.tools as McpTool[]));
       cursor = page.nextCursor;
