@@ -123,6 +123,27 @@ describe('Saved trace index (trace.index)', () => {
     }), { numRuns: 150, seed: 11 });
   });
 
+  it('is not used when one of its offsets was damaged (zeroed): the trace is read instead, and every call opens', async () => {
+    const file = await traceIn('.rehearsal', 'runs', 'r1');
+    await fs.writeFile(file, eventfulLines().join('\n') + '\n');
+    const built = await TraceIndex.build(file);
+    const expected = described(built);
+    const views = await Promise.all(built.callIds().map((id) => loadCallView(built, id)));
+    // Zero the saved offset of the last call's actual response (within the trace's bounds, so only
+    // the order of the locations can tell).
+    const offsets = built.snapshotState().calls.offsets;
+    const kind = offsets.findIndex((column) => column.some((o) => o > 0));
+    const row = offsets[kind].findLastIndex((o) => o > 0);
+    const original = offsets[kind][row];
+    offsets[kind][row] = 0;
+    await saveIndexSnapshot(built);
+    offsets[kind][row] = original;
+    assert.equal(await loadIndexSnapshot(file), undefined, 'the damaged saved index is refused');
+    const opened = await TraceIndex.open(file, { save: false });
+    assert.deepEqual(described(opened), expected);
+    assert.deepEqual(await Promise.all(opened.callIds().map((id) => loadCallView(opened, id))), views);
+  });
+
   it('is saved by open after a long scan, and only inside a .rehearsal folder', async () => {
     const inside = await traceIn('.rehearsal', 'runs', 'r1');
     const outside = await traceIn('elsewhere');

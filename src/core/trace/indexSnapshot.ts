@@ -175,6 +175,34 @@ function checkLocations(lines: Uint32Array, offsets: Float64Array, lengths: Uint
   }
 }
 
+/**
+ * The locations of all tables together describe one file: a line has one offset and length wherever
+ * it is named, and a later line starts after the end of an earlier one. A damaged offset (zeroed,
+ * shifted) breaks that order, so the saved index is not used and the trace is read instead: the
+ * index is a cache and must never be why a command fails.
+ */
+function checkLocationOrder(nextLine: number, columns: readonly (readonly [Uint32Array, Float64Array, Uint32Array])[]): void {
+  const offsets = new Float64Array(nextLine + 1).fill(-1);
+  const lengths = new Float64Array(nextLine + 1);
+  for (const [lines, offs, lens] of columns) {
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      if (line === 0) continue;
+      if (offsets[line] === -1) { offsets[line] = offs[i]; lengths[line] = lens[i]; }
+      else check(offsets[line] === offs[i] && lengths[line] === lens[i], 'one line at two locations');
+    }
+  }
+  let end = -1;
+  let lastLine = 0;
+  for (let line = 1; line <= nextLine; line++) {
+    if (offsets[line] === -1) continue;
+    // Each line between two located ones holds at least its newline.
+    check(offsets[line] > end && offsets[line] - end >= line - lastLine, 'locations out of order');
+    end = offsets[line] + lengths[line];
+    lastLine = line;
+  }
+}
+
 /** Every value of a column lies in [min, max). */
 function inRange(column: Int32Array | Uint32Array | Uint8Array, min: number, max: number, what: string): void {
   for (let i = 0; i < column.length; i++) check(column[i] >= min && column[i] < max, `${what} out of range`);
@@ -314,6 +342,10 @@ function restore(traceFile: string, h: SnapshotHeader, sections: Map<string, Col
   inRange(calls.comparable, 0, COMPARABLE.length, 'call comparable');
   inRange(calls.scores, 0, h.calls.scoreSets.length + 1, 'call scores');
   inRange(calls.counts, 0, h.calls.countSets.length + 1, 'call counts');
+  checkLocationOrder(nextLine, [
+    [episodeColumns.lines, episodeColumns.offsets, episodeColumns.lengths], [episodeColumns.endLines, episodeColumns.endOffsets, episodeColumns.endLengths],
+    [turnColumns.lines, turnColumns.offsets, turnColumns.lengths], ...EVENT_KINDS.map((_, k) => [calls.lines[k], calls.offsets[k], calls.lengths[k]] as const),
+  ]);
 
   const state: Omit<IndexState, 'episodes' | 'turns' | 'calls'> = {
     run: h.state.run ?? undefined, runEnd: h.state.runEnd ?? undefined, skipped: h.state.skipped, orphans: h.state.orphans,
