@@ -9,6 +9,7 @@ import type { StudioError } from '../../src/core/base/errors';
 import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import { threadOptions } from '../../src/core/policy/onnx/decoder';
 import { OnnxPolicy } from '../../src/core/policy/onnxPolicy';
+import { GREEDY } from '../../src/core/policy/sampling';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage } from '../../src/core/protocol/types';
 import { loadTaskFile } from '../../src/core/tasks/loader';
@@ -171,6 +172,33 @@ describe('policy host: a real ONNX model in its own process', function () {
       const err = await rejects(PolicyHostClient.start({ modelDir: folder, device: 'cpu' }));
       assert.equal(err.code, 'MODEL_FILE_MISSING');
       assert.match(err.message, /no onnx\/model\.onnx_data/);
+    });
+
+    it('a config.json that does not match its graph, or declares impossible sizes, is MODEL_FOLDER_INCONSISTENT before any token', async () => {
+      const edited = (name: string, edit: (config: Record<string, number>) => void) => brokenCopy(name, async (f) => {
+        const config = JSON.parse(await fs.readFile(path.join(f, 'config.json'), 'utf8')) as Record<string, number>;
+        edit(config);
+        await fs.writeFile(path.join(f, 'config.json'), JSON.stringify(config));
+      });
+      const huge = await edited('layers-1e9', (c) => { c.num_hidden_layers = 1e9; });
+      const err = await rejects(PolicyHostClient.start({ modelDir: huge, device: 'cpu' }));
+      assert.equal(err.code, 'MODEL_FOLDER_INCONSISTENT');
+      assert.match(err.message, /num_hidden_layers is 1000000000; it must be a whole number from 1 to 512/);
+      const vocab = await edited('vocab-1e12', (c) => { c.vocab_size = 1e12; });
+      assert.match((await rejects(PolicyHostClient.start({ modelDir: vocab, device: 'cpu' }))).message, /vocab_size is 1000000000000/);
+      const fewer = await edited('layers-fewer', (c) => { c.num_hidden_layers -= 1; });
+      const err2 = await rejects(PolicyHostClient.start({ modelDir: fewer, device: 'cpu' }));
+      assert.equal(err2.code, 'MODEL_FOLDER_INCONSISTENT');
+      assert.match(err2.message, /says num_hidden_layers \d+, but its graph model\.onnx has \d+ layers of cache inputs/);
+      const wider = await edited('vocab-wider', (c) => { c.vocab_size *= 2; });
+      const host = await PolicyHostClient.start({ modelDir: wider, device: 'cpu' });
+      try {
+        const err3 = await rejects(host.generate({ messages: [{ role: 'user', content: 'hello' }], tools: [], n: 1, maxTokens: 4, sampling: GREEDY }));
+        assert.equal(err3.code, 'MODEL_FOLDER_INCONSISTENT');
+        assert.match(err3.message, /says vocab_size \d+, but its graph gives \d+ logits a token/);
+      } finally {
+        host.dispose();
+      }
     });
 
     it('a path that is not a folder says so (MODEL_NOT_FOUND)', async () => {

@@ -148,9 +148,11 @@ export class OnnxDecoder {
           file = path.join(info.dir, info.cascadeFile);
           cascade = await ort.InferenceSession.create(file, sessionOptions).catch(async (err: unknown) => { await model.release(); throw err; });
         }
+        checkGraphLayers(info, model);
         attempts.push({ device, ok: true });
         return new OnnxDecoder(info, { device, attempts }, model, model.inputNames.includes('position_ids'), cascade);
       } catch (err) {
+        if (err instanceof StudioError && err.code === 'MODEL_FOLDER_INCONSISTENT') throw err;
         // The CPU provider is always there: when it cannot load the file, the file is at fault.
         if (device === 'cpu') throw new StudioError('MODEL_FILE_BROKEN', `${file} cannot be loaded (${firstLine(errorMessage(err))}); re-export the model (\`python3 -m trainer export\`).`);
         attempts.push({ device, ok: false, reason: explainDeviceFailure(device, errorMessage(err)) });
@@ -187,6 +189,9 @@ export class OnnxDecoder {
     let outputs = await this.model.run(forwardInputs(prompt.slice(reused), reused, 1, past, { positionIds: this.hasPositionIds }));
     const prefillMs = performance.now() - t0;
     let logits = outputs['logits'] as ort.Tensor;
+    if (logits.dims[logits.dims.length - 1] !== info.vocabSize) {
+      throw new StudioError('MODEL_FOLDER_INCONSISTENT', `config.json of ${info.dir} says vocab_size ${info.vocabSize}, but its graph gives ${logits.dims[logits.dims.length - 1]} logits a token; the folder mixes two models. Re-export it.`);
+    }
     past = presentsAsPast(outputs, info.numLayers);
     const prefillPast = past;
     // n samples: the cascade graph reads the prompt's cache once for all of them and keeps only their
@@ -274,5 +279,14 @@ export class OnnxDecoder {
     this.sessions.clear();
     await this.model.release();
     await this.cascade?.release();
+  }
+}
+
+/** The graph takes one key and one value cache input per layer that config.json declares, no more and no fewer. */
+function checkGraphLayers(info: ModelFolderInfo, model: ort.InferenceSession): void {
+  const layers = model.inputNames.filter((n) => /^past_key_values\.\d+\.key$/.test(n)).length;
+  if (layers !== info.numLayers) {
+    void model.release();
+    throw new StudioError('MODEL_FOLDER_INCONSISTENT', `config.json of ${info.dir} says num_hidden_layers ${info.numLayers}, but its graph ${path.basename(info.onnxFile)} has ${layers} layers of cache inputs; the folder mixes two models. Re-export it.`);
   }
 }

@@ -46,6 +46,14 @@ function num(config: Record<string, unknown>, key: string, file: string, fallbac
   throw new StudioError('MODEL_FILE_BROKEN', `${file} lacks the number "${key}"; re-export the model.`);
 }
 
+/** The largest shapes a model folder may declare (far above any released model's). */
+export const MAX_SHAPE = { layers: 512, heads: 1024, headDim: 4096, vocab: 4_000_000, positions: 10_000_000 };
+
+const CONFIG_KEYS = {
+  numLayers: 'num_hidden_layers', num_attention_heads: 'num_attention_heads', numKeyValueHeads: 'num_key_value_heads', headDim: 'head_dim (or hidden_size / num_attention_heads)',
+  vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+} as const;
+
 /** Written by `python3 -m trainer export` beside the main graph unless `export.cascade` is false. */
 const CASCADE_FILE = 'onnx/model_cascade.onnx';
 
@@ -98,13 +106,26 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
   const hidden = num(config, 'hidden_size', 'config.json');
   const eos = [...new Set([...ids(generation['eos_token_id']), ...ids(config['eos_token_id'])])];
   if (eos.length === 0) throw new StudioError('MODEL_FILE_BROKEN', `Neither generation_config.json nor config.json of ${dir} names an eos_token_id; generation could not stop.`);
-  return {
-    dir,
+  const shape = {
     numLayers: num(config, 'num_hidden_layers', 'config.json'),
     numKeyValueHeads: num(config, 'num_key_value_heads', 'config.json', heads),
     headDim: num(config, 'head_dim', 'config.json', hidden / heads),
     vocabSize: num(config, 'vocab_size', 'config.json'),
     maxPositions: num(config, 'max_position_embeddings', 'config.json', 4096),
+  };
+  // Numbers no real model has would make the host allocate without end before the first token.
+  const bounds: [keyof typeof shape | 'num_attention_heads', number, number, number][] = [
+    ['numLayers', shape.numLayers, 1, MAX_SHAPE.layers], ['num_attention_heads', heads, 1, MAX_SHAPE.heads], ['numKeyValueHeads', shape.numKeyValueHeads, 1, heads],
+    ['headDim', shape.headDim, 1, MAX_SHAPE.headDim], ['vocabSize', shape.vocabSize, 2, MAX_SHAPE.vocab], ['maxPositions', shape.maxPositions, 1, MAX_SHAPE.positions],
+  ];
+  for (const [name, value, min, max] of bounds) {
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new StudioError('MODEL_FOLDER_INCONSISTENT', `config.json of ${dir}: ${CONFIG_KEYS[name]} is ${value}; it must be a whole number from ${min} to ${max}. Re-export the model.`);
+    }
+  }
+  return {
+    dir,
+    ...shape,
     eosTokenIds: eos,
     padTokenId: ids(generation['pad_token_id'])[0] ?? ids(config['pad_token_id'])[0] ?? eos[0],
     onnxFile,
