@@ -212,6 +212,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--policy <dir>', 'default, or a model folder', 'default')
     .option('--port <port>', 'port (0 picks a free one)', '8000')
     .option('--device <device>', 'auto, cpu, cuda or webgpu', 'auto')
+    .option('--api-key <key>', 'the key clients must send (default: REHEARSAL_SERVE_API_KEY, else a new one printed at start)')
     .action(async (opts) => { code = await serveCommand(opts, ioFor()); });
 
   const gpu = program.command('gpu').description('GPU support of the local policy (CUDA)');

@@ -5,6 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import { freePort } from '../../src/core/base/freePort';
 import type { StudioError } from '../../src/core/base/errors';
 import { EndpointPolicy } from '../../src/core/policy/endpointPolicy';
@@ -131,9 +132,22 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
     const serving = runCli(['serve', '--policy', await scriptedModel(), '--port', String(port), '--device', 'cpu'], { out: (s) => out.push(s), err: () => undefined, color: false });
     for (let i = 0; i < 200 && out.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.match(out[0] ?? '', new RegExp(`at http://127\\.0\\.0\\.1:${port}/v1 \\(model "scripted-[0-9a-f]+"\\)`));
-    const models = await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json() as { data: { id: string }[] };
+    const apiKey = /API key for this launch .*: (rs-[\w-]{32})$/.exec(out[1] ?? '')?.[1];
+    assert.ok(apiKey, `a key printed once at start: ${out[1]}`);
+    const url = `http://127.0.0.1:${port}/v1/models`;
+    assert.equal((await fetch(url)).status, 401, 'no key');
+    assert.equal((await fetch(url, { headers: { authorization: 'Bearer wrong-key-of-some-length' } })).status, 401, 'a wrong key');
+    const authorization = `Bearer ${apiKey}`;
+    // DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own Host and Origin.
+    const raw = (headers: Record<string, string>) => new Promise<number>((resolve, reject) => {
+      request({ host: '127.0.0.1', port, path: '/v1/models', headers: { authorization, ...headers } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); }).on('error', reject).end();
+    });
+    assert.equal(await raw({ host: `attacker.example:${port}` }), 403, 'a foreign Host');
+    assert.equal(await raw({ host: `127.0.0.1:${port}`, origin: 'http://attacker.example' }), 403, 'a foreign Origin');
+    assert.equal(await raw({ host: `localhost:${port}` }), 200, 'localhost is this machine');
+    const models = await (await fetch(url, { headers: { authorization } })).json() as { data: { id: string }[] };
     assert.equal(models.data.length, 1);
-    const act = await new EndpointPolicy({ baseURL: `http://127.0.0.1:${port}/v1`, model: models.data[0].id }).act({ messages: [{ role: 'user', content: caseMessage('ok') }], tools: [{ name: 'probe', description: 'Probe one case', parameters: PROBE_TOOL.function.parameters }] });
+    const act = await new EndpointPolicy({ baseURL: `http://127.0.0.1:${port}/v1`, model: models.data[0].id, apiKey }).act({ messages: [{ role: 'user', content: caseMessage('ok') }], tools: [{ name: 'probe', description: 'Probe one case', parameters: PROBE_TOOL.function.parameters }] });
     assert.equal(act.text, probeCall('ok'));
     process.emit('SIGINT');
     assert.equal(await serving, 0);

@@ -156,7 +156,8 @@ describe('the README\'s command lines, run in a fresh workspace', function () {
       for (let i = 0; i < 400 && out.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
       const url = /at (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(out[0] ?? '')?.[1];
       assert.ok(url, `serve printed: ${out.join('\n')}`);
-      const models = await (await fetch(`${url}/models`)).json() as { data: { id: string }[] };
+      const key = /API key for this launch .*: (\S+)$/.exec(out[1] ?? '')?.[1];
+      const models = await (await fetch(`${url}/models`, { headers: { authorization: `Bearer ${key}` } })).json() as { data: { id: string }[] };
       assert.equal(models.data.length, 1);
       process.emit('SIGINT');
       assert.equal(await serving, 0);

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -98,6 +99,19 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** How `OpenAICompatibleServer` serves. */
+export interface ServerOptions {
+  /** The model reads identifiers as slots (`IdentifierSlots`): prompts hidden, outputs revealed here. */
+  identifierSlots?: boolean;
+  /** Requests must carry this key as `Authorization: Bearer <key>` (`rehearse serve` always sets one). */
+  apiKey?: string;
+}
+
+/** The names a loopback client may put in its Host header. */
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
 /**
  * Serves a local policy as an OpenAI-compatible chat-completions endpoint (`rehearse serve`), so that
  * other tools can use it, with tool calls returned as structured `tool_calls` like a Hermes-style
@@ -106,8 +120,14 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 export class OpenAICompatibleServer {
   private server: Server | undefined;
 
-  /** @param slots the model reads identifiers as slots (`IdentifierSlots`): prompts hidden, outputs revealed here. */
-  constructor(private readonly host: PolicyHostClient, private readonly modelName: string, private readonly slots = false) {}
+  private readonly slots: boolean;
+  private readonly apiKey: Buffer | undefined;
+  private port = 0;
+
+  constructor(private readonly host: PolicyHostClient, private readonly modelName: string, options: ServerOptions = {}) {
+    this.slots = options.identifierSlots === true;
+    this.apiKey = options.apiKey ? Buffer.from(options.apiKey, 'utf8') : undefined;
+  }
 
   /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT/v1`). */
   async listen(port = 0, hostname = '127.0.0.1'): Promise<string> {
@@ -117,11 +137,35 @@ export class OpenAICompatibleServer {
       this.server!.listen(port, hostname, () => resolve());
     });
     const address = this.server.address() as AddressInfo;
+    this.port = address.port;
     return `http://${hostname}:${address.port}/v1`;
   }
 
   close(): Promise<void> {
     return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /**
+   * Only this machine's own clients: the Host header must name the loopback address and port served
+   * (a page that rebinds its DNS name to 127.0.0.1 sends its own name), a browser's Origin must be
+   * loopback too, and with a key the request must carry it as `Authorization: Bearer <key>`.
+   */
+  private checkCaller(req: IncomingMessage): void {
+    const host = (req.headers.host ?? '').toLowerCase();
+    if (!LOOPBACK_NAMES.some((name) => host === `${name}:${this.port}`)) {
+      throw new HttpError(403, `Refused: the Host header "${clip(host, 80)}" is not this server's loopback address (127.0.0.1:${this.port} or localhost:${this.port}).`);
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !LOOPBACK_NAMES.some((name) => origin.toLowerCase() === `http://${name}:${this.port}`)) {
+      throw new HttpError(403, `Refused: requests from web pages (Origin ${clip(origin, 80)}) are not served.`);
+    }
+    if (this.apiKey) {
+      const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const bytes = Buffer.from(given ?? '', 'utf8');
+      if (bytes.length !== this.apiKey.length || !timingSafeEqual(bytes, this.apiKey)) {
+        throw new HttpError(401, 'Missing or wrong API key: send "Authorization: Bearer <key>" with the key `rehearse serve` printed (or set with --api-key / REHEARSAL_SERVE_API_KEY).');
+      }
+    }
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -130,6 +174,7 @@ export class OpenAICompatibleServer {
       res.end(JSON.stringify(body));
     };
     try {
+      this.checkCaller(req);
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (req.method === 'GET' && url.pathname === '/v1/models') {
         return send(200, { object: 'list', data: [{ id: this.modelName, object: 'model', owned_by: 'rehearsal-studio' }] });
