@@ -68,6 +68,14 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
     assert.equal(spec.perEpisode, false);
   });
 
+  it('takes a task\'s inline server without "type" as mcp.json does: stdio with a command, http with a url', async () => {
+    const stdio = await resolveLaunch('s', { command: 'node', args: ['server.js'] } as never, { baseDir: ws });
+    assert.deepEqual([stdio.kind, stdio.kind === 'stdio' && stdio.command], ['stdio', 'node']);
+    const http = await resolveLaunch('h', { url: 'http://127.0.0.1:9/mcp' } as never, { baseDir: ws });
+    assert.equal(http.kind, 'http');
+    await assert.rejects(resolveLaunch('n', { args: ['x'] } as never, { baseDir: ws }), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /not an MCP server definition/.test(e.message));
+  });
+
   it('rejects unknown variables and unanswered inputs with SERVER_CONFIG_INVALID', async () => {
     await assert.rejects(resolveLaunch('s', { type: 'stdio', command: '${config:editor.fontSize}' }, { baseDir: ws }), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /Unknown variable/.test(e.message));
     await assert.rejects(

@@ -54,13 +54,15 @@ export interface ServerCatalog {
 
 /** True for a stdio definition (mcp.json allows `type` to be left out when there is a `command`). */
 export function isStdioDefinition(d: ServerDefinition): d is StdioServerDefinition {
-  return (d as StdioServerDefinition).type === 'stdio';
+  // As in .vscode/mcp.json, `type` may be left out when `command` is given.
+  const { type, command } = d as { type?: unknown; command?: unknown };
+  return type === 'stdio' || (type === undefined && typeof command === 'string');
 }
 
 /** True for an http or sse definition. */
 export function isHttpDefinition(d: ServerDefinition): d is HttpServerDefinition {
-  const t = (d as HttpServerDefinition).type;
-  return t === 'http' || t === 'sse';
+  const { type: t, url, command } = d as { type?: unknown; url?: unknown; command?: unknown };
+  return t === 'http' || t === 'sse' || (t === undefined && command === undefined && typeof url === 'string');
 }
 
 /** True for a built-in domain. */
