@@ -1,7 +1,7 @@
 // `rehearse compare`: a recorded trace replayed with two policies, per-tool deltas of the fidelity
 // scores and of rehearsal validity, and no invented task-success number.
 import * as assert from 'node:assert/strict';
-import { promises as fs, readFileSync } from 'node:fs';
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FidelityComparison } from '../../src/core/training/compareFidelity';
@@ -66,10 +66,17 @@ describe('rehearse compare', function () {
     assert.equal(none.code, 2);
     assert.match(none.err, /--only-marked: no call of .* is marked as a fidelity error .*rehearse annotate <trace> --mismatches/);
 
-    const first = await rehearse('annotate', trace, '--mismatches', '--author', 'test', '--json');
+    // Two at once (as two terminals would): one marks, the other waits and then finds the mark.
+    const [first, second] = await Promise.all([rehearse('annotate', trace, '--mismatches', '--author', 'test', '--json'), rehearse('annotate', trace, '--mismatches', '--author', 'test', '--json')]);
     assert.equal(first.code, 0, first.err);
+    assert.equal(second.code, 0, second.err);
+    const marks = (await fs.readFile(path.join(path.dirname(trace), 'annotations.jsonl'), 'utf8')).split('\n').filter(Boolean);
+    assert.equal(marks.length, 1, 'the call is marked once');
+    assert.equal(JSON.parse(first.out).marked + JSON.parse(second.out).marked, 1);
+    assert.equal(existsSync(path.join(path.dirname(trace), 'annotations.jsonl.lock')), false, 'the lock is gone');
     // One call rehearsed exactly; the other predicted a refusal where the tool answered.
-    assert.deepEqual(JSON.parse(first.out), { annotations: path.join(path.dirname(trace), 'annotations.jsonl'), marked: 1, byKind: { wrong_error_state: 1 }, alreadyAnnotated: 0, calls: 2 });
+    const winner = JSON.parse(first.out).marked ? first : second;
+    assert.deepEqual(JSON.parse(winner.out), { annotations: path.join(path.dirname(trace), 'annotations.jsonl'), marked: 1, byKind: { wrong_error_state: 1 }, alreadyAnnotated: 0, calls: 2 });
     const again = await rehearse('annotate', trace, '--mismatches');
     assert.match(again.out, /^marked 0 of 2 calls as major fidelity errors; 1 already annotated, left as they are/);
     const bad = await rehearse('annotate', trace, '--mismatches', '--severity', 'huge');

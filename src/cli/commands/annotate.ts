@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import { StudioError } from '../../core/base/errors';
-import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotations } from '../../core/annotations/store';
+import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotations, withAnnotationsLock } from '../../core/annotations/store';
 import type { AnnotationSeverity } from '../../core/annotations/schema';
 import { ANNOTATION_SEVERITIES } from '../../core/annotations/schema';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
@@ -30,18 +30,22 @@ export async function annotateCommand(trace: string, args: AnnotateArgs, io: Cli
   const files = [await resolveOneTrace(trace)];
   const tools = args.tools ? new Set(args.tools.split(',').map((t) => t.trim()).filter(Boolean)) : undefined;
   const file = annotationsFileFor(files[0]);
-  const existing = (await readAnnotations(file)).annotatedCalls();
   const report = await buildFidelityReport(files, { listCalls: true });
   const author = args.author ?? (os.userInfo().username || 'rehearse annotate');
   const counts: Record<string, number> = {};
   let kept = 0;
-  for (const row of report.callList ?? []) {
-    const kind = row.suggestedKind;
-    if (!kind || (tools && !tools.has(row.tool))) continue;
-    if (existing.has(row.callId)) { kept++; continue; }
-    await appendAnnotationEvent(file, { type: 'mark', id: newAnnotationId(), author, callId: row.callId, tool: row.tool, kind, severity, note: `marked by rehearse annotate --mismatches: ${row.outcome}` });
-    counts[kind] = (counts[kind] ?? 0) + 1;
-  }
+  // What is already marked is read under the lock: a second annotate of the same run waits, then
+  // finds this one's marks and leaves those calls as they are.
+  await withAnnotationsLock(file, async () => {
+    const existing = (await readAnnotations(file)).annotatedCalls();
+    for (const row of report.callList ?? []) {
+      const kind = row.suggestedKind;
+      if (!kind || (tools && !tools.has(row.tool))) continue;
+      if (existing.has(row.callId)) { kept++; continue; }
+      await appendAnnotationEvent(file, { type: 'mark', id: newAnnotationId(), author, callId: row.callId, tool: row.tool, kind, severity, note: `marked by rehearse annotate --mismatches: ${row.outcome}` });
+      counts[kind] = (counts[kind] ?? 0) + 1;
+    }
+  });
   const marked = Object.values(counts).reduce((a, b) => a + b, 0);
   if (args.json) io.out(JSON.stringify({ annotations: file, marked, byKind: counts, alreadyAnnotated: kept, calls: report.calls }, null, 2));
   else io.out(`marked ${marked} of ${report.calls} calls as ${severity} fidelity errors${marked ? ` (${Object.entries(counts).map(([k, n]) => `${n} ${k}`).join(', ')})` : ''}${kept ? `; ${kept} already annotated, left as they are` : ''}\nannotations: ${file}`);

@@ -136,6 +136,41 @@ export function appendAnnotationEvent(file: string, event: NewAnnotationEvent): 
   return next.then(() => full);
 }
 
+/** How long `withAnnotationsLock` waits for another holder before it gives up. */
+const LOCK_WAIT_MS = 60_000;
+
+/**
+ * Runs `work` while holding `<annotations file>.lock` (created exclusively, holding this process's id),
+ * so that two commands that read the annotations and then mark (two `rehearse annotate --mismatches`
+ * on one run) do so one after the other instead of both marking every call. A lock whose process is
+ * gone is taken over; one held longer than a minute is an error that names the holder.
+ */
+export async function withAnnotationsLock<T>(file: string, work: () => Promise<T>): Promise<T> {
+  const lock = `${file}.lock`;
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await fs.writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new StudioError('ANNOTATION_WRITE_FAILED', `Could not create ${lock}: ${(err as Error).message}.`);
+    }
+    const holder = Number((await fs.readFile(lock, 'utf8').catch(() => '')).trim());
+    const alive = Number.isInteger(holder) && holder > 0 && (() => { try { process.kill(holder, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; } })();
+    if (!alive) { await fs.rm(lock, { force: true }); continue; }
+    if (Date.now() > deadline) {
+      throw new StudioError('ANNOTATIONS_BUSY', `Another command (process ${holder}) is marking calls of this run (${lock}); wait for it, or delete the lock file if no such process runs.`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  try {
+    return await work();
+  } finally {
+    await fs.rm(lock, { force: true });
+  }
+}
+
 const HEADER_KEYS = ['v', 'type', 'ts', 'id', 'author', 'callId', 'episodeId', 'tool'] as const;
 
 /** Serialises an event as one line, header keys first (as trace lines are). */
