@@ -142,6 +142,15 @@ describe('Saved trace index (trace.index)', () => {
     const opened = await TraceIndex.open(file, { save: false });
     assert.deepEqual(described(opened), expected);
     assert.deepEqual(await Promise.all(opened.callIds().map((id) => loadCallView(opened, id))), views);
+    // A score that is no share at all (fieldF1 -5) is not believed either.
+    const scores = built.snapshotState().calls.scoreSets as { fieldF1: number }[];
+    assert.ok(scores.length > 0);
+    const f1 = scores[0].fieldF1;
+    scores[0].fieldF1 = -5;
+    await saveIndexSnapshot(built);
+    scores[0].fieldF1 = f1;
+    assert.equal(await loadIndexSnapshot(file), undefined, 'a saved index with fieldF1 -5 is refused');
+    assert.deepEqual(described(await TraceIndex.open(file, { save: false })), expected);
   });
 
   it('is saved by open after a long scan, and only inside a .rehearsal folder', async () => {

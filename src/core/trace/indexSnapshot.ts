@@ -277,7 +277,10 @@ function checkHeader(h: SnapshotHeader): void {
     Array.isArray(list) && list.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && p[0] < rows && isValue(p[1]));
   check(rowsOf(h.calls.explicitIds, (v) => typeof v === 'string' && ID_PATTERN.test(v), h.calls.count), 'bad call ids');
   check(Array.isArray(h.calls.texts) && h.calls.texts.every((t) => typeof t === 'string'), 'bad texts');
-  check(Array.isArray(h.calls.scoreSets) && h.calls.scoreSets.every((s) => typeof s === 'object' && s !== null && typeof s.exactMatch === 'boolean' && typeof s.fieldF1 === 'number'), 'bad scores');
+  // Scores are shares: a saved index that says otherwise (`fieldF1: -5`) is not believed.
+  const share = (v: unknown, nullable: boolean) => (nullable && v === null) || (typeof v === 'number' && v >= 0 && v <= 1);
+  check(Array.isArray(h.calls.scoreSets) && h.calls.scoreSets.every((s) => typeof s === 'object' && s !== null && typeof s.exactMatch === 'boolean' && share(s.fieldF1, false)
+    && share(s.keyJaccard, true) && share(s.typeAgreement, true) && typeof s.errorAgreement === 'boolean'), 'bad scores');
   check(Array.isArray(h.calls.countSets) && h.calls.countSets.every((c) => typeof c === 'object' && c !== null && (['added', 'removed', 'changed', 'typeChanged'] as const).every((k) => isCount(c[k]))), 'bad counts');
   check(rowsOf(h.turns.parseErrors, (v) => typeof v === 'string') && rowsOf(h.turns.answerPreviews, (v) => typeof v === 'string'), 'bad turn texts');
   check(rowsOf(h.turns.callLists, (v) => Array.isArray(v) && v.every((r) => isCount(r) && r < h.calls.count)), 'bad call lists');
