@@ -141,6 +141,14 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     assert.ok(policy.rehearsals.filter((r) => r.session?.startsWith('e1:')).every((r) => r.sampling?.temperature === 0.8 && r.sampling.seed === 8));
   });
 
+  it('several episodes of one task (a GRPO group) sample with the run\'s seeds + their number, so that they can differ', async () => {
+    const policy = new RecordingPolicy(scripted());
+    await run(policy, [probeTask(OK_CASE.case)], { episodesPerTask: 3, sampling: { act: { temperature: 1, seed: 5 }, rehearse: { temperature: 1, seed: 6 } } });
+    const seeds = (prefix: string, of: { session?: string; sampling?: { seed?: number } }[]) => [...new Set(of.filter((a) => a.session?.startsWith(prefix)).map((a) => a.sampling?.seed))];
+    assert.deepEqual(['e1:', 'e2:', 'e3:'].map((e) => seeds(e, policy.acts)), [[5], [6], [7]]);
+    assert.deepEqual(['e1:', 'e2:', 'e3:'].map((e) => seeds(e, policy.rehearsals)), [[6], [7], [8]]);
+  });
+
   it('private rehearsal: the imagined attempts a prompt carries stay within their byte budget, however long they ran', () => {
     const long = (n: number): EpisodeTranscript => ({
       turns: [{ user: 'Cancel order #W1.', calls: Array.from({ length: 40 }, (_, i) => ({ name: 'get_order_details', arguments: { order_id: `#W${n}${i}` }, outcome: { response: { text: [JSON.stringify({ items: 'x'.repeat(2000) })] } } })), answer: 'Done.' }],

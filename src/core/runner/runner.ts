@@ -117,16 +117,17 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
           environments.set(envKey(loaded), env);
         }
         const onEpisodeProgress = (p: EpisodeProgress) => options.onProgress?.({ done: episodes.length, total, taskId: loaded.task.id, episode: p });
+        const episodeSettings = withEpisodeSeed(settings, k);
         let outcome: EpisodeOutcome;
         let id: string;
         if (settings.mode === 'private') {
-          const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: episodeIndex, policy: options.policy, env, settings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+          const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: episodeIndex, policy: options.policy, env, settings: episodeSettings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
           episodeIndex = played.nextIndex;
           outcome = played.committed;
           id = played.committedId;
         } else {
           id = makeEpisodeId(episodeIndex);
-          outcome = await playEpisode({ task: loaded.task, episodeId: id, index: episodeIndex++, mode: settings.mode, policy: options.policy, env, settings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+          outcome = await playEpisode({ task: loaded.task, episodeId: id, index: episodeIndex++, mode: settings.mode, policy: options.policy, env, settings: episodeSettings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
         }
         const summary = { episodeId: id, taskId: loaded.task.id, status: outcome.status, reward: outcome.grade?.reward ?? null, success: outcome.grade?.success ?? null };
         episodes.push(summary);
@@ -163,4 +164,16 @@ async function saveIndex(traceFile: string, minBytes: number): Promise<void> {
   } catch {
     // The index is a cache; its absence costs a slower first open, never a run.
   }
+}
+
+/**
+ * The settings of a task's episode `k` (0-based): the k-th episode of a task samples with the run's
+ * seeds + k (acts and rehearsals), so that the episodes of one task (a GRPO group) differ when they
+ * sample, as the imagined attempts of private rehearsal do; the first episode keeps the run's seeds,
+ * and greedy episodes are the same whatever their seed.
+ */
+export function withEpisodeSeed(settings: RunSettings, k: number): RunSettings {
+  if (k === 0) return settings;
+  const { act, rehearse } = settings.sampling;
+  return { ...settings, sampling: { act: { ...act, seed: (act.seed ?? 0) + k }, rehearse: { ...rehearse, seed: (rehearse.seed ?? 0) + k } } };
 }
