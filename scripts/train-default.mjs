@@ -90,11 +90,22 @@ const freePort = () => new Promise((resolve, reject) => {
 // `python3 -m trainer sft --config <WORK>/sft-config.json` (its paths are relative to WORK).
 const untilArg = process.argv.indexOf('--until');
 const UNTIL = untilArg > 0 ? process.argv[untilArg + 1] : undefined;
+// Wall minutes of each stage, kept in WORK/stage-minutes.json across resumed runs (a stage that was
+// interrupted and resumed adds up its parts), so the manifest can say what the whole build took.
+const STAGE_MINUTES = path.join(WORK, 'stage-minutes.json');
+const readStageMinutes = async () => (existsSync(STAGE_MINUTES) ? JSON.parse(await fs.readFile(STAGE_MINUTES, 'utf8')) : {});
 const stage = async (name, marker, work) => {
   if (existsSync(marker)) log(`${name}: done before, skipped`);
   else {
     log(`${name}...`);
-    await work();
+    const begun = Date.now();
+    const add = async () => {
+      const minutes = await readStageMinutes();
+      const key = path.basename(marker, '.done');
+      minutes[key] = Number(((minutes[key] ?? 0) + (Date.now() - begun) / 60000).toFixed(2));
+      await fs.writeFile(STAGE_MINUTES, JSON.stringify(minutes, null, 2) + '\n');
+    };
+    try { await work(); } finally { await add().catch(() => undefined); }
     await fs.writeFile(marker, new Date().toISOString() + '\n');
   }
   if (UNTIL && path.basename(marker) === `${UNTIL}.done`) { log(`stopped after ${UNTIL} (--until)`); process.exit(0); }
@@ -243,6 +254,9 @@ async function main() {
       // SFT's last copy probe (held-out validation-split act rows, greedy): did the policy learn to copy?
       ...(await lastProbe(path.join(sft, 'events.jsonl'))),
       trainedMinutes: Math.round((Date.now() - started) / 60000),
+      // Every stage's wall minutes over all the runs that built this policy (resumed ones included;
+      // the evaluation's own minutes are added on its next run), and their sum.
+      ...(await (async () => { const m = await readStageMinutes(); return { stageMinutes: m, wallMinutes: Number(Object.values(m).reduce((a, b) => a + b, 0).toFixed(1)) }; })()),
       // This command's own run (a resumed run counts from its restart; earlier stages were skipped).
       machine: {
         cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version,
