@@ -34,14 +34,7 @@ def _smear(self, k):
 def _forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False, prefix=None):
     assert prefix is None, "smeared keys: no cascade graph"
     b, s, _ = x.shape
-    q = self.q_proj(x).view(b, s, self.num_heads, self.head_dim).transpose(1, 2)
-    k = self.k_proj(x).view(b, s, self.num_kv_heads, self.head_dim).transpose(1, 2)
-    v = self.v_proj(x).view(b, s, self.num_kv_heads, self.head_dim).transpose(1, 2)
-    q = q * cos + rotate_half(q) * sin
-    k = k * cos + rotate_half(k) * sin
-    if past_k is not None:
-        k = torch.cat([past_k, k], dim=2)
-        v = torch.cat([past_v, v], dim=2)
+    q, k, v = self.project(x, cos, sin, past_k, past_v)
     present_k, present_v = k, v  # the cache keeps raw keys; smearing is recomputed over it
     ks = _smear(self, k)
     rep = self.num_heads // self.num_kv_heads
@@ -56,7 +49,6 @@ def _forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=Fals
     return self.o_proj(out), present_k, present_v
 
 
-rotate_half = llama.rotate_half
 _load = llama.LlamaForCausalLM.load_state_dict
 
 

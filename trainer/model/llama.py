@@ -58,7 +58,8 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(c.hidden_size, self.num_kv_heads * self.head_dim, bias=c.attention_bias)
         self.o_proj = nn.Linear(self.num_heads * self.head_dim, c.hidden_size, bias=c.attention_bias)
 
-    def forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False, prefix=None):
+    def project(self, x, cos, sin, past_k=None, past_v=None):
+        """Queries, and keys and values after the cache's (rotary applied): [B, heads, T, D] each."""
         b, s, _ = x.shape
         q = self.q_proj(x).view(b, s, self.num_heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, s, self.num_kv_heads, self.head_dim).transpose(1, 2)
@@ -68,6 +69,11 @@ class Attention(nn.Module):
         if past_k is not None:
             k = torch.cat([past_k, k], dim=2)
             v = torch.cat([past_v, v], dim=2)
+        return q, k, v
+
+    def forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False, prefix=None):
+        b, s, _ = x.shape
+        q, k, v = self.project(x, cos, sin, past_k, past_v)
         present_k, present_v = k, v
         rep = self.num_heads // self.num_kv_heads
         if prefix is not None:
