@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { readPolicySettings, settingsForStartedPolicy } from '../../core/policy/policySettings';
+import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { runTasks } from '../../core/runner/runner';
 import { loadTasks } from '../../core/tasks/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';
@@ -50,7 +50,7 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
   };
   const settings = await settingsForStartedPolicy(policy, chosen);
   // The rows train the policy that played them: a model that reads identifiers as slots trains on slots.
-  const identifierSlots = policy.info.kind === 'onnx' && (await readPolicySettings(policy.info.id)).identifierSlots === true;
+  const identifierSlots = policy.identifierSlots === true;
   const runsDir = path.resolve(args.runs ?? path.join(os.tmpdir(), 'rehearsal-rollouts'));
   let summary;
   try {

@@ -5,7 +5,11 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { clip } from '../base/clip';
 import { descendantsOf, signalAll } from './processTree';
+
+/** Characters of a server's error message quoted in ours. */
+const MESSAGE_CLIP = 500;
 
 /** Most pages of a server's tools/list, and most tools, read at start (a server paging forever is refused). */
 export const MAX_TOOL_PAGES = 100;
@@ -146,13 +150,13 @@ export class McpBackend implements ToolBackend {
         return { error: envError('SERVER_CRASHED', this.crashMessage(s, `stopped while ${tool} was running`)) };
       }
       if (isSchemaError(err)) {
-        return { error: envError('PROTOCOL_ERROR', `${tool} answered with a result that is not an MCP tool result (${clip(schemaIssues(err))}).`) };
+        return { error: envError('PROTOCOL_ERROR', `${tool} answered with a result that is not an MCP tool result (${clip(schemaIssues(err), MESSAGE_CLIP)}).`) };
       }
       if (err instanceof McpError) {
         // A JSON-RPC error answer is the tool's own error response: recorded as such.
         return { response: { text: [err.message], isError: true } };
       }
-      return { error: envError('SERVER_CRASHED', `Server "${this.name}" could not be reached while ${tool} was running: ${clip(errorMessage(err))}.`) };
+      return { error: envError('SERVER_CRASHED', `Server "${this.name}" could not be reached while ${tool} was running: ${clip(errorMessage(err), MESSAGE_CLIP)}.`) };
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
@@ -238,7 +242,7 @@ export class McpBackend implements ToolBackend {
       await delay(30);
       await this.stop();
       const tail = stderr.tail();
-      throw new StudioError('SERVER_START_FAILED', `Server "${this.name}" could not be started: ${clip(errorMessage(err))}.${tail ? ` Its stderr ends with:\n${tail}` : ' It wrote nothing on stderr.'}`);
+      throw new StudioError('SERVER_START_FAILED', `Server "${this.name}" could not be started: ${clip(errorMessage(err), MESSAGE_CLIP)}.${tail ? ` Its stderr ends with:\n${tail}` : ' It wrote nothing on stderr.'}`);
     }
   }
 
@@ -265,7 +269,7 @@ export class McpBackend implements ToolBackend {
       // The SDK drops the connection; a server still pushing megabytes into the pipe would linger
       // for seconds before exiting, so it is stopped now.
       const pid = session.transport instanceof StdioClientTransport ? session.transport.pid : null;
-      if (pid) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
+      if (pid) signalAll([pid], 'SIGKILL');
       return;
     }
     if (err instanceof SyntaxError || isSchemaError(err)) {
@@ -303,7 +307,7 @@ export class McpBackend implements ToolBackend {
     for (const [wait, signal] of [[200, 'SIGTERM'], [500, 'SIGKILL']] as const) {
       await Promise.race([closing, delay(wait)]);
       if (!pid || exited) break;
-      try { process.kill(pid, signal); } catch { /* already gone */ }
+      signalAll([pid], signal);
     }
     await closing;
     // What the server started and left behind (a launcher that did not exec, helpers): SIGTERM, then
@@ -330,10 +334,6 @@ function schemaIssues(err: unknown): string {
   const issues = (err as { issues?: { path?: unknown[]; message?: string }[] }).issues;
   if (!Array.isArray(issues)) return errorMessage(err);
   return issues.map((i) => `${(i.path ?? []).join('.') || 'result'}: ${i.message ?? 'invalid'}`).join('; ');
-}
-
-function clip(s: string, max = 500): string {
-  return s.length > max ? s.slice(0, max) + '…' : s;
 }
 
 async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

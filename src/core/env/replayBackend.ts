@@ -5,6 +5,7 @@ import type { BackendAnswer, ToolBackend } from './backend';
 import { envError } from './errors';
 import type { ReplayRecording } from './replayRecording';
 import type { ToolResultContent } from '../fidelity/responseValue';
+import { clip } from '../base/clip';
 
 function callKey(tool: string, args: JsonValue): string {
   return `${tool}\u0000${canonicalJson(args)}`;
@@ -43,7 +44,7 @@ export class ReplayBackend implements ToolBackend {
     if (!list) {
       const known = this.recording.calls.filter((c) => c.tool === tool).slice(0, 3).map((c) => canonicalJson(c.arguments));
       const hint = known.length ? ` Recorded arguments for ${tool}: ${known.join('; ')}.` : ` The recording has no call of ${tool}.`;
-      return { error: envError('NO_RECORDED_ANSWER', `No recorded answer for ${tool} with arguments ${clip(canonicalJson(args))}.${hint}`) };
+      return { error: envError('NO_RECORDED_ANSWER', `No recorded answer for ${tool} with arguments ${clip(canonicalJson(args), 300)}.${hint}`) };
     }
     const i = this.used.get(key) ?? 0;
     this.used.set(key, i + 1);
@@ -59,6 +60,3 @@ export class ReplayBackend implements ToolBackend {
   }
 }
 
-function clip(s: string): string {
-  return s.length > 300 ? s.slice(0, 300) + '…' : s;
-}

@@ -23,11 +23,11 @@ export class OnnxPolicy extends Disposable implements Policy {
   readonly onDidFail: Event<StudioError>;
 
   /**
-   * @param slots the model reads identifiers as slots (its `rehearsal_config.json` says
+   * @param identifierSlots the model reads identifiers as slots (its `rehearsal_config.json` says
    * `"identifierSlots": true`): prompts are hidden and outputs revealed here, so everything outside
    * (traces, parsers, tools) sees real values.
    */
-  private constructor(private readonly host: PolicyHostClient, modelDir: string, private readonly defaults: SamplingSettings, private readonly slots: boolean) {
+  private constructor(private readonly host: PolicyHostClient, modelDir: string, private readonly defaults: SamplingSettings, readonly identifierSlots: boolean) {
     super();
     this._register(host);
     this.info = { kind: 'onnx', id: modelDir, device: host.device.device, devices: host.device.attempts.map((a) => ({ ...a })) };
@@ -57,7 +57,7 @@ export class OnnxPolicy extends Disposable implements Policy {
 
   async act(request: ActRequest): Promise<ActResult> {
     const started = performance.now();
-    const slots = this.slots ? new IdentifierSlots() : undefined;
+    const slots = this.identifierSlots ? new IdentifierSlots() : undefined;
     const stream = request.onToken && slots ? new RevealingStream(slots, request.onToken) : undefined;
     const result = await this.host.generate(
       {
@@ -81,7 +81,7 @@ export class OnnxPolicy extends Disposable implements Policy {
 
   async rehearse(request: RehearseRequest): Promise<RehearseResult> {
     const started = performance.now();
-    const slots = this.slots ? new IdentifierSlots() : undefined;
+    const slots = this.identifierSlots ? new IdentifierSlots() : undefined;
     const streams = new Map<number, RevealingStream>();
     const onToken = request.onToken && slots
       ? (sample: number, delta: string) => {

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalJson } from '../base/canonicalJson';
+import { clip } from '../base/clip';
 import { StudioError, errorMessage } from '../base/errors';
 import type { JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
@@ -109,8 +110,6 @@ export interface ServerOptions {
 
 /** The names a loopback client may put in its Host header. */
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
-
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
 /**
  * Serves a local policy as an OpenAI-compatible chat-completions endpoint (`rehearse serve`), so that

@@ -66,6 +66,8 @@ export interface Policy extends IDisposable {
   readonly info: PolicyInfo;
   /** False for a policy that only acts (the reference policy): no rehearsals are recorded. */
   readonly rehearses?: boolean;
+  /** True for a model that reads identifiers as slots (`IdentifierSlots`): its training rows must too. */
+  readonly identifierSlots?: boolean;
   act(request: ActRequest): Promise<ActResult>;
   rehearse(request: RehearseRequest): Promise<RehearseResult>;
   /** Frees an episode's cached state. */
