@@ -32,7 +32,7 @@ function eventfulLines(): string[] {
 function described(index: TraceIndex): unknown {
   const turnIds = [...new Set(index.episodes.flatMap((e) => [...e.turnIds, ...(index.episode(e.episodeId)?.turnIds ?? [])]))];
   return {
-    run: index.run, runEnd: index.runEnd, skipped: index.skipped, orphans: index.orphans, eventCount: index.eventCount, scanned: index.scannedBytes,
+    run: index.run, runEnd: index.runEnd, skipped: index.skipped, skippedCount: index.skippedCount, orphans: index.orphans, eventCount: index.eventCount, scanned: index.scannedBytes,
     episodes: index.episodes, byId: index.episodes.map((e) => index.episode(e.episodeId)),
     turns: turnIds.map((id) => index.turn(id)), calls: index.calls(), summaries: index.callIds().map((id) => index.callSummary(id)),
   };
@@ -63,6 +63,17 @@ describe('Saved trace index (trace.index)', () => {
     // It reads calls like the built one.
     const view = await loadCallView(restored, 'e1.t2.c1');
     assert.equal(view.actual?.tool, 'get_order_details');
+  });
+
+  it('keeps the count of skipped lines past the thousand it lists', async () => {
+    const file = await traceIn('.rehearsal', 'runs', 'r1');
+    await fs.writeFile(file, [...eventfulLines(), ...Array.from({ length: 2500 }, () => 'garbage')].join('\n') + '\n');
+    const built = await TraceIndex.build(file);
+    assert.deepEqual([built.skippedCount, built.skipped.length], [2501, 1000]);
+    await saveIndexSnapshot(built);
+    const restored = (await loadIndexSnapshot(file))?.index;
+    assert.ok(restored, 'the saved index is used');
+    assert.deepEqual(described(restored), described(built));
   });
 
   it('is brought up to date with what was appended since it was saved, as a build of the whole trace would be', async () => {

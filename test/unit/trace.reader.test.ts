@@ -5,7 +5,9 @@ import { StudioError } from '../../src/core/base/errors';
 import type { RawLine } from '../../src/core/trace/lineReader';
 import { readLineBatches, readLines } from '../../src/core/trace/lineReader';
 import type { EventLocation } from '../../src/core/trace/reader';
-import { readEventAt, readTrace, readTraceEvents } from '../../src/core/trace/reader';
+import { MAX_SKIPPED_KEPT, readEventAt, readTrace, readTraceEvents } from '../../src/core/trace/reader';
+import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { readAnnotations } from '../../src/core/annotations/store';
 import { sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 
@@ -59,6 +61,24 @@ describe('readTrace', () => {
     const r = await collect(await write([all[0], '{"v":1,"type":"turn",garbage', all[1], '[1,2,3]', all[2]].join('\n') + '\n'));
     assert.deepEqual(r.seen.map((s) => s.line), [1, 3, 5]);
     assert.deepEqual(r.skipped.map((s) => [s.line, s.reason.split(':')[0]]), [[2, 'not valid JSON'], [4, 'not a valid event']]);
+  });
+
+  it('counts every skipped line but keeps only the first thousand; the explorer index and the annotation reader too', async () => {
+    const all = sampleLines();
+    const bad = ['x', '{"v":1,', '{"v":1,"type":"run"}', 'null', '{ "not": "closed"'];
+    const garbage = Array.from({ length: 3 * MAX_SKIPPED_KEPT }, (_, i) => bad[i % bad.length]);
+    const file = await write([all[0], ...garbage, ...all.slice(1)].join('\n') + '\n');
+    const r = await collect(file);
+    assert.equal(r.events, all.length);
+    assert.equal(r.skippedCount, garbage.length);
+    assert.equal(r.skipped.length, MAX_SKIPPED_KEPT);
+    assert.deepEqual(r.skipped.slice(0, 5).map((s) => [s.line, s.reason.split(':')[0]]), [[2, 'not valid JSON'], [3, 'not valid JSON'], [4, 'not a valid event'], [5, 'not a valid event'], [6, 'not valid JSON']]);
+    const index = await TraceIndex.build(file);
+    assert.deepEqual([index.skippedCount, index.skipped], [r.skippedCount, r.skipped]);
+    const notes = path.join(tmp(), 'annotations.jsonl');
+    await fs.writeFile(notes, garbage.join('\n') + '\n');
+    const set = await readAnnotations(notes);
+    assert.deepEqual([set.skippedCount, set.skipped.length], [garbage.length, MAX_SKIPPED_KEPT]);
   });
 
   it('skips a line with invalid UTF-8 bytes', async () => {

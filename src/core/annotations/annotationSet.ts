@@ -1,4 +1,5 @@
 import type { SkippedLine } from '../trace/reader';
+import { keepSkipped } from '../trace/reader';
 import type { Annotation, AnnotationEvent, AnnotationSeverity } from './schema';
 import { ANNOTATION_SEVERITIES } from './schema';
 
@@ -22,6 +23,14 @@ export class AnnotationSet {
   private readonly deleted = new Set<string>();
   /** Lines that were not applied (torn, invalid, or about an annotation that does not exist), with why. */
   readonly skipped: SkippedLine[] = [];
+  /** Every line not applied, counted; `skipped` keeps the first MAX_SKIPPED_KEPT with their reasons. */
+  skippedCount = 0;
+
+  /** Notes a line that was not applied. */
+  skip(line: SkippedLine): void {
+    this.skippedCount++;
+    keepSkipped(this.skipped, line);
+  }
 
   /** Every current annotation, oldest first. */
   all(): Annotation[] {

@@ -5,7 +5,7 @@ import { StudioError } from '../base/errors';
 import { jsonLineKeysFirst } from '../base/json';
 import { ANNOTATIONS_FILE } from '../trace/discover';
 import { readLines } from '../trace/lineReader';
-import { TORN_LAST_LINE } from '../trace/reader';
+import { cannotBeJsonObject, TORN_LAST_LINE } from '../trace/reader';
 import { AnnotationSet } from './annotationSet';
 import type { AnnotationEvent, NewAnnotationEvent } from './schema';
 import { ANNOTATION_SCHEMA_VERSION } from './schema';
@@ -42,8 +42,9 @@ export async function readAnnotations(file: string): Promise<AnnotationSet> {
   }
   try {
     for await (const raw of readLines(file, { maxLineBytes: 1024 * 1024 })) {
-      const skip = (reason: string) => set.skipped.push({ line: raw.line, offset: raw.offset, reason });
+      const skip = (reason: string) => set.skip({ line: raw.line, offset: raw.offset, reason });
       if (raw.oversized) { skip(`line too long (${raw.length} bytes)`); continue; }
+      if (cannotBeJsonObject(raw.bytes)) { skip(raw.terminated ? 'not valid JSON' : TORN_LAST_LINE); continue; }
       let text: string;
       try {
         text = utf8.decode(raw.bytes);

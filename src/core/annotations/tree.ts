@@ -30,7 +30,7 @@ function runNode(run: AnnotatedRun): AnnotationTreeNode {
   const errors = all.filter((a) => a.verdict === 'error').length;
   const accepted = all.length - errors;
   const parts = [countWords(errors, 'error'), ...(accepted ? [`${accepted} accepted`] : [])];
-  if (run.set.skipped.length) parts.push(countWords(run.set.skipped.length, 'skipped line'));
+  if (run.set.skippedCount) parts.push(countWords(run.set.skippedCount, 'skipped line'));
   const tooltip = [run.runId, run.file, ...run.set.skipped.slice(0, 5).map((s) => `annotations.jsonl line ${s.line}: ${s.reason}`)].join('\n');
   return { kind: 'run', id: `${run.file}#annotations`, file: run.file, label: run.runId, description: parts.join(' · '), tooltip };
 }
@@ -55,7 +55,7 @@ export function annotationNode(file: string, a: Annotation): AnnotationTreeNode 
  * run's annotations in call order, oldest first within a call.
  */
 export function annotationTreeChildren(runs: readonly AnnotatedRun[], node?: AnnotationTreeNode): AnnotationTreeNode[] {
-  if (!node) return runs.filter((r) => r.set.size > 0 || r.set.skipped.length > 0).map(runNode);
+  if (!node) return runs.filter((r) => r.set.size > 0 || r.set.skippedCount > 0).map(runNode);
   if (node.kind !== 'run') return [];
   const run = runs.find((r) => r.file === node.file);
   if (!run) return [];

@@ -41,7 +41,9 @@ export interface TraceSummary {
   tasks: TaskSeen[];
   taskCount: number;
   events: number;
+  /** The first MAX_SKIPPED_KEPT skipped lines; `skippedCount` counts them all. */
   skipped: SkippedLine[];
+  skippedCount: number;
 }
 
 /** Checks of one kind that were not evaluated, for one reason (`passed: null`). */
@@ -191,7 +193,7 @@ export async function buildFidelityReport(files: readonly string[], options: { l
   const rows: CallRow[] = [];
 
   for (const file of files) {
-    const summary: TraceSummary = { file, tasks: [], taskCount: 0, events: 0, skipped: [] };
+    const summary: TraceSummary = { file, tasks: [], taskCount: 0, events: 0, skipped: [], skippedCount: 0 };
     const imaginedEpisodes = new Set<string>();
     // Episodes started whose first turn has not come yet (only the open ones are held).
     const waitingForTurn = new Set<string>();
@@ -258,6 +260,7 @@ export async function buildFidelityReport(files: readonly string[], options: { l
     if (options.listCalls) for (const h of halves.values()) rows.push(callRow(file, h.r, h.a, compareCall(h.r, h.a)));
     summary.events = result.events;
     summary.skipped = result.skipped;
+    summary.skippedCount = result.skippedCount;
     report.traces.push(summary);
   }
   if (options.listCalls) report.callList = rows.sort((a, b) => (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1));

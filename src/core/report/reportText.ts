@@ -12,9 +12,9 @@ const MAX_INSTRUCTION_SHOWN = 160;
 function traceHeader(t: TraceSummary, c: Palette): string[] {
   const out = [`${c.bold(t.runId ?? '(no run event)')}  ${c.dim(t.file)}`];
   const facts = [t.mode ? `${t.mode} mode` : undefined, counted(t.events, 'event'), t.policy ? `policy: ${policyLabel(t.policy)}` : undefined].filter(Boolean);
-  out.push(`  ${facts.join(' · ')}${t.skipped.length ? c.error(` · ${counted(t.skipped.length, 'skipped line')}`) : ''}`);
+  out.push(`  ${facts.join(' · ')}${t.skippedCount ? c.error(` · ${counted(t.skippedCount, 'skipped line')}`) : ''}`);
   for (const s of t.skipped.slice(0, MAX_SKIPPED_SHOWN)) out.push(c.dim(`    line ${s.line}: ${s.reason}`));
-  if (t.skipped.length > MAX_SKIPPED_SHOWN) out.push(c.dim(`    ... and ${t.skipped.length - MAX_SKIPPED_SHOWN} more`));
+  if (t.skippedCount > MAX_SKIPPED_SHOWN) out.push(c.dim(`    ... and ${t.skippedCount - MAX_SKIPPED_SHOWN} more`));
   for (const task of t.tasks.slice(0, MAX_TASKS_SHOWN)) {
     const text = (task.instruction ?? '').replace(/\s+/g, ' ').trim();
     const shown = text.length > MAX_INSTRUCTION_SHOWN ? `${text.slice(0, MAX_INSTRUCTION_SHOWN - 1)}…` : text;

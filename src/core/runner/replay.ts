@@ -39,9 +39,9 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   // The id names the run's folder: one that could leave the runs folder is refused before anything else.
   if (options.runId !== undefined) assertValidId(options.runId, 'run');
   if (options.policy.rehearses === false) throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`);
-  const { events, skipped } = await readTraceEvents(options.source);
+  const { events, skippedCount } = await readTraceEvents(options.source);
   const source = events.find((e) => e.type === 'run');
-  if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skipped.length ? ` (${skipped.length} lines skipped)` : ''}; it cannot be replayed.`);
+  if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skippedCount ? ` (${skippedCount} lines skipped)` : ''}; it cannot be replayed.`);
   const actuals = new Map<string, CallActualEvent>();
   for (const e of events) if (e.type === 'call.actual') actuals.set(e.callId, e);
   const total = events.filter((e) => e.type === 'turn').reduce((n, t) => n + (t.type === 'turn' && t.parse.kind === 'calls' ? t.parse.calls.length : 0), 0);

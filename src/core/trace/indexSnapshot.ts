@@ -8,6 +8,7 @@ import { CALL_COLUMNS, COMPARABLE, EVENT_KINDS } from './callTable';
 import type { Column } from './columns';
 import { ID_PATTERN } from './ids';
 import type { SkippedLine } from './reader';
+import { MAX_SKIPPED_KEPT } from './reader';
 import type { RunEndEvent, RunEvent } from './schema';
 import type { IndexState } from './traceIndex';
 import { TraceIndex } from './traceIndex';
@@ -29,7 +30,7 @@ import { validateTraceEvent } from './validate';
  */
 const MAGIC = Buffer.from('RSTIDX1\n', 'latin1');
 const FORMAT = 'rehearsal-studio trace index';
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = 2;
 /** Scans shorter than this are not saved: a trace of a few megabytes indexes in a blink. */
 export const SNAPSHOT_MIN_BYTES = 16 * 1024 * 1024;
 /** Bytes of the trace hashed into its fingerprint: its first and last 64 KiB, and 32 blocks of 4 KiB between. */
@@ -51,7 +52,7 @@ interface SnapshotHeader {
   format: string;
   version: number;
   trace: { scanned: number; size: number; mtimeMs: number; fingerprint: string };
-  state: { run: RunEvent | null; runEnd: RunEndEvent | null; skipped: SkippedLine[]; orphans: number; eventCount: number; nextLine: number };
+  state: { run: RunEvent | null; runEnd: RunEndEvent | null; skipped: SkippedLine[]; skippedCount: number; orphans: number; eventCount: number; nextLine: number };
   /** Episodes (their columns in `episode.*` sections): `texts` numbers modes, roles, statuses and error codes (0: none); `taskIds`, one per episode. */
   episodes: { count: number; texts: string[]; taskIds: string[] };
   turns: { count: number; parseErrors: [number, string][]; answerPreviews: [number, string][]; callLists: [number, number[]][] };
@@ -124,7 +125,7 @@ export async function saveIndexSnapshot(index: TraceIndex): Promise<string> {
   const header: SnapshotHeader = {
     format: FORMAT, version: SNAPSHOT_VERSION,
     trace: { scanned: s.scanned, size: stat.size, mtimeMs: stat.mtimeMs, fingerprint: await fingerprint(index.file, s.scanned) },
-    state: { run: s.run ?? null, runEnd: s.runEnd ?? null, skipped: [...s.skipped], orphans: s.orphans, eventCount: s.eventCount, nextLine: s.nextLine },
+    state: { run: s.run ?? null, runEnd: s.runEnd ?? null, skipped: [...s.skipped], skippedCount: s.skippedCount, orphans: s.orphans, eventCount: s.eventCount, nextLine: s.nextLine },
     episodes: { count: e, texts: episodes.texts.list, taskIds: episodes.taskIds },
     turns: { count: turns.count, parseErrors: [...turns.parseErrors], answerPreviews: [...turns.answerPreviews], callLists: [...turns.callLists] },
     calls: { count: calls.count, explicitIds: [...calls.explicitIds], texts: calls.texts.list, scoreSets: calls.scoreSets, countSets: calls.countSets },
@@ -270,7 +271,8 @@ function checkHeader(h: SnapshotHeader): void {
   for (const e of [st.run, st.runEnd]) check(e === null || validateTraceEvent(e).ok, 'bad run event');
   check(st.run === null || st.run.type === 'run', 'bad run event');
   check(st.runEnd === null || st.runEnd.type === 'run.end', 'bad run end event');
-  check(Array.isArray(st.skipped) && st.skipped.every((s) => isCount(s?.line) && isCount(s.offset) && typeof s.reason === 'string'), 'bad skipped lines');
+  check(Array.isArray(st.skipped) && st.skipped.length <= MAX_SKIPPED_KEPT && st.skipped.every((s) => isCount(s?.line) && isCount(s.offset) && typeof s.reason === 'string'), 'bad skipped lines');
+  check(isCount(st.skippedCount) && st.skippedCount >= st.skipped.length && (st.skipped.length === MAX_SKIPPED_KEPT || st.skippedCount === st.skipped.length), 'bad skipped count');
   check(typeof h.turns === 'object' && h.turns !== null && isCount(h.turns.count), 'bad turns');
   check(typeof h.calls === 'object' && h.calls !== null && isCount(h.calls.count), 'bad calls');
   const rowsOf = (list: unknown, isValue: (v: unknown) => boolean, rows = h.turns.count) =>
@@ -351,7 +353,7 @@ function restore(traceFile: string, h: SnapshotHeader, sections: Map<string, Col
   ]);
 
   const state: Omit<IndexState, 'episodes' | 'turns' | 'calls'> = {
-    run: h.state.run ?? undefined, runEnd: h.state.runEnd ?? undefined, skipped: h.state.skipped, orphans: h.state.orphans,
+    run: h.state.run ?? undefined, runEnd: h.state.runEnd ?? undefined, skipped: h.state.skipped, skippedCount: h.state.skippedCount, orphans: h.state.orphans,
     eventCount: h.state.eventCount, scanned, nextLine,
   };
   // The tables' restore checks the ids (characters, bounds, no repeats) and the episodes' values.

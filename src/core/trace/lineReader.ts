@@ -39,8 +39,11 @@ export async function* readLines(file: string, options: ReadLinesOptions = {}): 
   for await (const batch of readLineBatches(file, options)) yield* batch;
 }
 
+/** Most lines in one batch of {@link readLineBatches}. */
+const MAX_BATCH_LINES = 4096;
+
 /**
- * The lines of {@link readLines}, a read chunk's worth at a time: for scans of large files, where
+ * The lines of {@link readLines}, at most a read chunk's (or MAX_BATCH_LINES) worth at a time: for scans of large files, where
  * one await per line costs more than the work done on the line.
  */
 export async function* readLineBatches(file: string, options: ReadLinesOptions = {}): AsyncGenerator<RawLine[]> {
@@ -55,7 +58,7 @@ export async function* readLineBatches(file: string, options: ReadLinesOptions =
   if (options.end !== undefined && options.end <= offset) return;
   const stream = createReadStream(file, { start: offset, end: options.end !== undefined ? options.end - 1 : undefined, highWaterMark: 1 << 20 });
   for await (const chunk of stream as AsyncIterable<Buffer>) {
-    const batch: RawLine[] = [];
+    let batch: RawLine[] = [];
     let from = 0;
     while (from < chunk.length) {
       const nl = chunk.indexOf(0x0a, from);
@@ -73,6 +76,11 @@ export async function* readLineBatches(file: string, options: ReadLinesOptions =
       partBytes = 0;
       oversized = false;
       from = nl + 1;
+      // A chunk of a megabyte can hold half a million short lines, each a Buffer view and an object.
+      if (batch.length >= MAX_BATCH_LINES) {
+        yield batch;
+        batch = [];
+      }
     }
     if (batch.length) yield batch;
   }

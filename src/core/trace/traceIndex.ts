@@ -9,7 +9,7 @@ import { loadIndexSnapshot, saveIndexSnapshot, SNAPSHOT_MIN_BYTES, snapshotAllow
 import { EpisodeTable } from './episodeTable';
 import { TurnTable } from './turnTable';
 import type { EventLocation, SkippedLine } from './reader';
-import { decodeLine, readEventAt, TORN_LAST_LINE } from './reader';
+import { decodeLine, keepSkipped, MAX_SKIPPED_KEPT, readEventAt, TORN_LAST_LINE } from './reader';
 import type { EpisodeStatus, RunEndEvent, RunEvent, RunMode, TraceEvent } from './schema';
 
 /** What the index knows of one call without reading its events. */
@@ -82,7 +82,9 @@ export interface OpenIndexOptions extends IndexingOptions {
 export interface IndexState {
   run: RunEvent | undefined;
   runEnd: RunEndEvent | undefined;
+  /** The first MAX_SKIPPED_KEPT skipped lines; `skippedCount` counts them all. */
   skipped: readonly SkippedLine[];
+  skippedCount: number;
   orphans: number;
   eventCount: number;
   /** Bytes indexed: the snapshot describes the trace's first `scanned` bytes. */
@@ -104,7 +106,10 @@ const PROGRESS_STEP_BYTES = 8 * 1024 * 1024;
 export class TraceIndex {
   run: RunEvent | undefined;
   runEnd: RunEndEvent | undefined;
+  /** The first {@link MAX_SKIPPED_KEPT} skipped lines, in file order. */
   readonly skipped: SkippedLine[] = [];
+  /** Every skipped line, counted (the torn last line, still pending, is not one of them). */
+  skippedCount = 0;
   /** Events that name an episode, turn or call the trace never introduced. */
   orphans = 0;
   eventCount = 0;
@@ -154,7 +159,7 @@ export class TraceIndex {
   /** @internal What a snapshot of the index saves (snapshot code only; never mutate). */
   snapshotState(): IndexState {
     return {
-      run: this.run, runEnd: this.runEnd, skipped: this.skipped, orphans: this.orphans, eventCount: this.eventCount,
+      run: this.run, runEnd: this.runEnd, skipped: this.skipped, skippedCount: this.skippedCount, orphans: this.orphans, eventCount: this.eventCount,
       scanned: this.scanned, nextLine: this.nextLine, episodes: this.episodeTable,
       turns: this.turnTable, calls: this.callTable,
     };
@@ -170,6 +175,7 @@ export class TraceIndex {
     index.runEnd = state.runEnd;
     // Loops, not push(...list): a list of a million overflows the stack.
     for (const s of state.skipped) index.skipped.push(s);
+    index.skippedCount = state.skippedCount;
     index.orphans = state.orphans;
     index.eventCount = state.eventCount;
     index.scanned = state.scanned;
@@ -309,8 +315,8 @@ export class TraceIndex {
       throw new StudioError('TRACE_UNREADABLE', `Cannot read trace ${this.file}: ${(err as Error).message}.`);
     }
     if (size < this.scanned) this.reset();
-    if (size === this.scanned + this.pending && this.eventCount + this.skipped.length > 0) return false;
-    const before = this.eventCount + this.skipped.length;
+    if (size === this.scanned + this.pending && this.eventCount + this.skippedCount > 0) return false;
+    const before = this.eventCount + this.skippedCount;
     this.pending = 0;
     this.pendingBlank = false;
     let nextReport = this.scanned + PROGRESS_STEP_BYTES;
@@ -331,12 +337,16 @@ export class TraceIndex {
         // newline that ends it must not count as a line of its own, or later line numbers drift.
         this.nextLine = raw.terminated ? raw.line + 1 : raw.line;
         if (decoded.ok === 'blank') continue;
-        if (!decoded.ok) { this.skipped.push({ line: raw.line, offset: raw.offset, reason: decoded.reason }); continue; }
+        if (!decoded.ok) {
+          this.skippedCount++;
+          keepSkipped(this.skipped, { line: raw.line, offset: raw.offset, reason: decoded.reason });
+          continue;
+        }
         this.eventCount++;
         this.add(decoded.event, { line: raw.line, offset: raw.offset, length: raw.length });
       }
     }
-    return this.eventCount + this.skipped.length !== before;
+    return this.eventCount + this.skippedCount !== before;
   }
 
   /** Reads one event by its location. */
@@ -348,6 +358,7 @@ export class TraceIndex {
     this.run = undefined;
     this.runEnd = undefined;
     this.skipped.length = 0;
+    this.skippedCount = 0;
     this.orphans = 0;
     this.eventCount = 0;
     this.restoredBytes = 0;

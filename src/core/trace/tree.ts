@@ -177,11 +177,12 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   }
   const run = index.run;
   // A torn last line counts as skipped: a crashed run must not look as if it were still running.
-  const skippedLines = index.tornLastLine ? [...index.skipped, index.tornLastLine] : index.skipped;
+  const torn = index.tornLastLine;
+  const skippedCount = index.skippedCount + (torn ? 1 : 0);
   const parts = [run ? run.mode : 'no run event', run ? run.policy.id : '', counted(index.episodes.length, 'episode')].filter(Boolean);
-  if (skippedLines.length) parts.push(counted(skippedLines.length, 'skipped line'));
-  const status: NodeStatus = skippedLines.length ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
-  const skipped = skippedLines.slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
+  if (skippedCount) parts.push(counted(skippedCount, 'skipped line'));
+  const status: NodeStatus = skippedCount ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
+  const skipped = [...index.skipped.slice(0, 5), ...(torn ? [torn] : [])].slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
   const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, runScoreSummary(index), ...skipped].join('\n');
   return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: index.episodes.length > 0 };
 }

@@ -123,7 +123,7 @@ export async function exportEnvace(files: readonly string[], options: EnvaceExpo
         }
       },
     });
-    summary.skippedLines += result.skipped.length;
+    summary.skippedLines += result.skippedCount;
   }
   summary.tasks = [...tasks].sort();
   return summary;

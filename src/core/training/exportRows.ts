@@ -140,7 +140,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
     let notes: AnnotationSet | undefined;
     if (options.annotations !== false && roles.has('rehearse')) {
       notes = await readAnnotations(annotationsFileFor(file));
-      summary.skippedAnnotationLines += notes.skipped.length;
+      summary.skippedAnnotationLines += notes.skippedCount;
     }
     let run: RunEvent | undefined;
     // The runs filter is decided at the run event (the first line); a run left out writes nothing.
@@ -164,7 +164,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
         else if (e.type === 'episode.end') { ep.end = e; emitEpisode(ep); episodes.delete(e.episodeId); }
       },
     });
-    summary.skippedLines += result.skipped.length;
+    summary.skippedLines += result.skippedCount;
 
     function emitEpisode(ep: EpisodeEvents): void {
       const ungradedRollout = options.actSource === 'rollout' && ep.end?.reward === null;
