@@ -3,6 +3,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { JsonObject } from '../../src/core/base/json';
+import { MAX_JSON_DEPTH } from '../../src/core/base/json';
 import { runCli } from '../../src/cli/program';
 import { readReplayRecording } from '../../src/core/env/replayRecording';
 import { loadTasks } from '../../src/core/tasks/loader';
@@ -93,6 +94,31 @@ describe('tasks: importers round-trip recorded data into runnable tasks', functi
     assert.deepEqual(hermes.tools, ['get_market_cap'], 'tools missing from the record are inferred from the calls');
     const grades = await playAll(tasks);
     for (const [id, play] of grades) assert.equal(play.grade.reward, 1, `${id}: ${JSON.stringify(play.grade.checks)}`);
+  });
+
+  it('a record whose arguments nest 5,000 deep is skipped, and the good records after it are imported (both importers)', async () => {
+    const deep = '['.repeat(5000) + ']'.repeat(5000);
+    const lines = (await readFile(CHAT, 'utf8')).split('\n').filter(Boolean);
+    const record = JSON.parse(lines[0]) as { messages: { tool_calls?: { function: { arguments: unknown } }[] }[] };
+    record.messages.find((m) => m.tool_calls)!.tool_calls![0].function.arguments = '@deep@';
+    const withArguments = (args: string) => JSON.stringify(record).replace('"@deep@"', args);
+    const chat = path.join(out, 'deep.jsonl');
+    // As an object, and as the JSON text OpenAI's format carries.
+    await writeFile(chat, [withArguments(`{"x":${deep}}`), withArguments(JSON.stringify(`{"x":${deep}}`)), ...lines].join('\n') + '\n');
+    const r = await cli(['import', 'chat', chat, '--out', path.join(out, 'chat')]);
+    assert.equal(r.code, 0, r.err.join('\n'));
+    assert.deepEqual(r.err.slice(0, 2), [0, 1].map((i) => `line ${i}: skipped: its arguments or results nest deeper than ${MAX_JSON_DEPTH} levels; a tool value that deep is not taken`));
+    assert.deepEqual((await loadTasks([path.join(out, 'chat', 'tasks')])).map((t) => t.task.id), ['chat-fin-001', 'chat-fin-003']);
+    const envace = JSON.parse(await readFile(ENVACE, 'utf8')) as JsonObject[];
+    const deepRecord = JSON.stringify(envace[0]).replace(/\\"city\\": \\"Oslo\\"/, `\\"city\\": ${deep}`);
+    assert.notEqual(deepRecord, JSON.stringify(envace[0]), 'the record carries the deep value');
+    const file = path.join(out, 'deep.json');
+    await writeFile(file, `[${deepRecord},${envace.map((e) => JSON.stringify(e)).join(',')}]`);
+    const e = await cli(['import', 'envace', file, '--out', path.join(out, 'envace')]);
+    assert.equal(e.code, 0, e.err.join('\n'));
+    assert.match(e.err[0], /^record 0: skipped: its arguments or results nest deeper than/);
+    await cli(['import', 'envace', ENVACE, '--out', path.join(out, 'plain')]);
+    assert.deepEqual(await readdir(path.join(out, 'envace', 'tasks')), await readdir(path.join(out, 'plain', 'tasks')), 'every task of the records after it');
   });
 
   it('an imported task graded on a different solution fails: the derived checks bite', async () => {

@@ -52,3 +52,26 @@ export function describeOutsideValue(v: unknown): string {
 export function outsideNumber(v: unknown): number {
   return typeof v === 'number' || typeof v === 'string' ? Number(v) : Number.NaN;
 }
+
+/**
+ * Deepest nesting the studio takes from outside in a value it keeps (tool arguments and results,
+ * imported records): real tools and datasets nest a few dozen levels; a value thousands deep breaks
+ * every recursive reader after it (`JSON.stringify` with indentation overflows the stack near 5,000).
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/**
+ * True when `v` nests arrays and objects deeper than `max` levels (a scalar is depth 0). Iterative,
+ * never calls a value's own methods, and stops at the first level past `max`.
+ */
+export function nestsDeeperThan(v: unknown, max: number = MAX_JSON_DEPTH): boolean {
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth + 1 > max) return true;
+    const children = Array.isArray(value) ? value : Object.values(value);
+    for (const child of children) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
+}

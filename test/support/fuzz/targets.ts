@@ -13,6 +13,7 @@ import { formatRehearsal, parseRehearsalOutput } from '../../../src/core/protoco
 import { importChatText } from '../../../src/core/tasks/import/chat';
 import { importEnvaceText } from '../../../src/core/tasks/import/envace';
 import type { ImportResult } from '../../../src/core/tasks/import/types';
+import { writeImport } from '../../../src/core/tasks/import/writeImport';
 import { findTaskFault, loadTaskFile, parseTask } from '../../../src/core/tasks/loader';
 import { loadCallView } from '../../../src/core/trace/callView';
 import { loadIndexSnapshot, saveIndexSnapshot, snapshotFileOf } from '../../../src/core/trace/indexSnapshot';
@@ -123,6 +124,15 @@ function assertImportValid(result: ImportResult | StudioError): void {
   for (const s of result.skipped) assert.equal(typeof s.reason, 'string');
 }
 
+/** An import is then written as `rehearse import` writes it: no exception there either (a value 5,000 deep once overflowed the stack). */
+async function importedAndWritten(result: ImportResult | StudioError, scratch: string): Promise<void> {
+  assertImportValid(result);
+  if (result instanceof StudioError) return;
+  const out = path.join(scratch, 'import');
+  await fs.rm(out, { recursive: true, force: true });
+  await writeImport(result, out);
+}
+
 /** The fuzz targets, one per parser of outside input. */
 export function fuzzTargets(): FuzzTarget[] {
   return [
@@ -221,19 +231,19 @@ export function fuzzTargets(): FuzzTarget[] {
     },
     {
       name: 'envace importer',
-      property: () => fc.property(fc.oneof(
+      property: (scratch) => fc.asyncProperty(fc.oneof(
         mutatedJson([ENVACE.slice(0, 2) as JsonValue], 3).map((v) => { try { return JSON.stringify(v) ?? ''; } catch { return '[['; } }),
         mutatedJson(ENVACE, 3).map((v) => { try { return `${JSON.stringify(v)}\n${JSON.stringify(ENVACE[0])}`; } catch { return '[['; } }),
         mutatedText(ENVACE_TEXT, 3),
-      ), (text) => assertImportValid(syncCodedOrNothing(() => importEnvaceText(text, 'fuzz.json')))),
+      ), (text) => importedAndWritten(syncCodedOrNothing(() => importEnvaceText(text, 'fuzz.json')), scratch)),
     },
     {
       name: 'chat importer',
-      property: () => fc.property(fc.array(fc.oneof(
+      property: (scratch) => fc.asyncProperty(fc.array(fc.oneof(
         fc.constantFrom(...CHAT_LINES),
         mutatedTexts(CHAT_LINES, 3),
         mutatedJson(CHAT, 3).map((v) => { try { return JSON.stringify(v) ?? ''; } catch { return '[['; } }),
-      ), { minLength: 1, maxLength: 4 }), (lines) => assertImportValid(syncCodedOrNothing(() => importChatText(lines.join('\n'), 'fuzz.jsonl')))),
+      ), { minLength: 1, maxLength: 4 }), (lines) => importedAndWritten(syncCodedOrNothing(() => importChatText(lines.join('\n'), 'fuzz.jsonl')), scratch)),
     },
     {
       name: 'annotation reader (files)',

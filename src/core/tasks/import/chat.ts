@@ -21,7 +21,10 @@ export function importChatText(text: string, sourceName: string): ImportResult {
     try {
       const parsed = parseStrictJson(line.trim());
       if (!parsed.ok) throw new RecordError(`the line is not valid JSON (${parsed.error})`);
-      result.tasks.push(loadableImport(importLine(parsed.value, index, sourceName, usedIds)));
+      const imported = loadableImport(importLine(parsed.value, index, sourceName, usedIds));
+      // Only a record that is imported takes its id: a skipped one leaves it to the next.
+      usedIds.add(imported.task.id);
+      result.tasks.push(imported);
     } catch (err) {
       if (!(err instanceof RecordError)) throw err;
       result.skipped.push({ index, reason: err.message });
@@ -40,7 +43,6 @@ function importLine(value: JsonValue, index: number, sourceName: string, usedIds
   const base = safeId(`chat-${typeof rawId === 'string' || typeof rawId === 'number' ? rawId : index}`);
   let id = base;
   for (let k = 2; usedIds.has(id); k++) id = `${base}-${k}`;
-  usedIds.add(id);
   return {
     index,
     task: {

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../base/canonicalJson';
 import type { JsonObject, JsonValue } from '../../base/json';
-import { describeOutsideValue, isJsonObject } from '../../base/json';
+import { describeOutsideValue, isJsonObject, MAX_JSON_DEPTH, nestsDeeperThan } from '../../base/json';
 import type { RecordedCall } from '../../env/replayRecording';
 import { toToolDefinition } from '../../env/toolDefinitions';
 import { parseStrictJson } from '../../protocol/strictJson';
@@ -208,6 +208,10 @@ export function safeId(raw: string): string {
  * that `rehearse run` then refuses.
  */
 export function loadableImport(imported: ImportedTask): ImportedTask {
+  // The task's and recording's own structure holds the tool values a dozen levels down.
+  if (nestsDeeperThan([imported.task, imported.recording, imported.pairs], MAX_JSON_DEPTH + 12)) {
+    throw new RecordError(`its arguments or results nest deeper than ${MAX_JSON_DEPTH} levels; a tool value that deep is not taken`);
+  }
   const fault = findTaskFault(imported.task);
   if (fault) throw new RecordError(`the task made from it would not load: ${fault.path} ${fault.message}`);
   return imported;

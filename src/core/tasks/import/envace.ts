@@ -22,7 +22,10 @@ export function importEnvaceText(text: string, sourceName: string): ImportResult
   const usedIds = new Set<string>();
   records.value.forEach((record, index) => {
     try {
-      result.tasks.push(loadableImport(importRecord(record, index, sourceName, usedIds)));
+      const imported = loadableImport(importRecord(record, index, sourceName, usedIds));
+      // Only a record that is imported takes its id: a skipped one leaves it to the next.
+      usedIds.add(imported.task.id);
+      result.tasks.push(imported);
     } catch (err) {
       if (!(err instanceof RecordError)) throw err;
       result.skipped.push({ index, reason: err.message });
@@ -64,7 +67,6 @@ function importRecord(raw: unknown, index: number, sourceName: string, usedIds: 
   const rawId = String([info['original_index'], info['index'], record['uuid']].find((v) => typeof v === 'string' || typeof v === 'number') ?? index);
   let id = safeId(`envace-${rawId}`);
   for (let k = 2; usedIds.has(id); k++) id = safeId(`envace-${rawId}-${k}`);
-  usedIds.add(id);
   const allTools = completeTools(tools, conversation.calls.map((c) => ({ name: c.tool })));
   const dataSource = typeof record['data_source'] === 'string' ? record['data_source'] : 'recorded';
   const server = safeId(dataSource).replace(/[:]/g, '-').slice(0, 64) || 'recorded';
