@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { StudioError } from '../../src/core/base/errors';
 import type { JsonObject } from '../../src/core/base/json';
+import { MAX_JSON_DEPTH } from '../../src/core/base/json';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
 import { RESULT_LIMIT_BYTES } from '../../src/core/env/resultContent';
 import type { ToolEnvironment } from '../../src/core/env/toolEnvironment';
@@ -123,6 +124,19 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     assert.equal(await echo(), pid);
   });
 
+  it('structured content 100,000 deep: RESULT_TOO_DEEP, not recorded, and the server keeps serving', async () => {
+    // It was SERVER_CRASHED ("could not be reached"): measuring the result overflowed the stack.
+    const pid = await echo();
+    const r = await env.call('deep', {}, { timeoutMs: 10_000 });
+    await record('deep', r);
+    assert.equal(r.error?.code, 'RESULT_TOO_DEEP', JSON.stringify(r.error));
+    assert.match(r.error!.message, new RegExp(`deeper than ${MAX_JSON_DEPTH} levels`));
+    assert.equal(r.response, undefined);
+    assert.equal(await echo(), pid, 'the same server answers');
+    const fine = await env.call('deep', { depth: MAX_JSON_DEPTH - 2 });
+    assert.equal(fine.error, undefined, 'a value within the bound is taken');
+  });
+
   it('a message over the stdio limit: RESULT_TOO_LARGE, and a fresh server next episode', async () => {
     const pid = await echo();
     const r = await env.call('huge_message', {}, { timeoutMs: 20_000 });
@@ -157,7 +171,7 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     assert.equal(actual.length, calls);
     for (const e of actual) assert.ok(validateTraceEvent(e).ok, JSON.stringify(e).slice(0, 200));
     const codes = actual.map((e) => (e['error'] as JsonObject | undefined)?.['code']);
-    for (const code of ['TOOL_TIMEOUT', 'CALL_CANCELLED', 'PROTOCOL_ERROR', 'RESULT_TOO_LARGE', 'SERVER_CRASHED']) assert.ok(codes.includes(code), `${code} missing from ${codes.join(',')}`);
+    for (const code of ['TOOL_TIMEOUT', 'CALL_CANCELLED', 'PROTOCOL_ERROR', 'RESULT_TOO_LARGE', 'RESULT_TOO_DEEP', 'SERVER_CRASHED']) assert.ok(codes.includes(code), `${code} missing from ${codes.join(',')}`);
   });
 
   it('a server that exits before the handshake: startEpisode rejects with SERVER_START_FAILED and its stderr', async () => {

@@ -67,6 +67,13 @@ describe('environment: replay of recorded answers', () => {
     await env.close();
   });
 
+  it('rejects a recording whose values nest past the depth bound', async () => {
+    const bad = path.join(dir, 'deep.replay.json');
+    const deep = '['.repeat(5000) + ']'.repeat(5000);
+    await writeFile(bad, JSON.stringify({ ...RECORDING, calls: [{ tool: 'x', arguments: {}, response: { structured: '@deep@' } }] }).replace('"@deep@"', deep));
+    await assert.rejects(openEnvironment({ r: { replay: bad } }, { baseDir: dir }), (e: StudioError) => e.code === 'REPLAY_INVALID' && /nest deeper than 256 levels/.test(e.message));
+  });
+
   it('rejects a malformed recording with the JSON path of the fault', async () => {
     const bad = path.join(dir, 'bad.replay.json');
     await writeFile(bad, JSON.stringify({ ...RECORDING, calls: [{ tool: 'x', arguments: {}, response: { text: 'not a list' } }] }));

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { canonicalJson } from '../../src/core/base/canonicalJson';
+import { MAX_JSON_DEPTH } from '../../src/core/base/json';
 import { formatToolCalls, parseActOutput, TOOL_CALL_OPEN } from '../../src/core/protocol/actParser';
 import { EXECUTION_RESULT_OPEN, formatRehearsal, parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 
@@ -60,14 +61,20 @@ describe('protocol parsers on hostile input', () => {
     assert.ok(c.ok && c.think === Array(MB / 16).fill('').join('\n\n'));
   });
 
-  it('100,000-deep nesting neither throws nor overflows the stack', () => {
+  it('100,000-deep nesting neither throws nor overflows the stack: past 256 levels it is a coded error', () => {
+    // Accepted, such a value broke every recursive writer after the parser (JSON.stringify overflows
+    // near 5,000 levels, and the trace writer is one).
     const depth = 100_000;
     const deep = '['.repeat(depth) + ']'.repeat(depth);
-    const act = parseActOutput(`\n<tool_call>\n{"name": "nest", "arguments": ${deep}}\n</tool_call>`);
-    assert.equal(act.kind, 'calls');
+    const nested = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    const act = parseActOutput(`\n<tool_call>\n{"name": "nest", "arguments": {"a": ${deep}}}\n</tool_call>`);
+    assert.ok(act.kind === 'error' && act.error.code === 'NON_SERIALIZABLE_ARGUMENTS' && act.error.message.includes(`deeper than ${MAX_JSON_DEPTH} levels`), JSON.stringify(act).slice(0, 200));
+    assert.equal(parseActOutput(`\n<tool_call>\n{"name": "nest", "arguments": {"a": ${nested(MAX_JSON_DEPTH - 1)}}}\n</tool_call>`).kind, 'calls');
     const rehearsal = parseRehearsalOutput(`\n<execution_result>\n${deep}\n</execution_result>`);
-    assert.ok(rehearsal.ok);
-    if (rehearsal.ok) assert.equal(canonicalJson(rehearsal.value).length, 2 * depth);
+    assert.ok(!rehearsal.ok && rehearsal.error.code === 'SIMULATOR_JSON_DECODE_ERROR' && rehearsal.error.message.includes('deeper than'));
+    const limit = parseRehearsalOutput(`\n<execution_result>\n${nested(MAX_JSON_DEPTH)}\n</execution_result>`);
+    assert.ok(limit.ok);
+    if (limit.ok) assert.equal(canonicalJson(limit.value).length, 2 * MAX_JSON_DEPTH);
     const objects = '{"a":'.repeat(depth) + '1e999' + '}'.repeat(depth);
     assert.equal(errorCode(parseActOutput(`\n<tool_call>\n{"name": "nest", "arguments": ${objects}}\n</tool_call>`)), 'NON_SERIALIZABLE_ARGUMENTS');
     const unbalanced = parseRehearsalOutput(`\n<execution_result>\n${'['.repeat(depth)}\n</execution_result>`);

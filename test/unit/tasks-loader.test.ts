@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { StudioError } from '../../src/core/base/errors';
+import { MAX_JSON_DEPTH } from '../../src/core/base/json';
 import { findTaskFault, loadTaskFile, loadTasks } from '../../src/core/tasks/loader';
 import type { TaskFile } from '../../src/core/tasks/taskFile';
 
@@ -68,6 +69,16 @@ describe('tasks: loading rejects malformed task files with the JSONPath of the f
       await assert.rejects(loadTaskFile(file), (e: StudioError) => e.code === 'TASK_INVALID' && e.message.includes(`${file}: ${where} `) && (e.details as { path: string }).path === where);
     });
   }
+
+  it('refuses a task whose tool values nest past the depth bound, and takes one within it', async () => {
+    const nested = (n: number): unknown => { let v: unknown = 1; for (let i = 0; i < n; i++) v = [v]; return v; };
+    const deep = validTask();
+    deep.reference!.turns[0].calls[0].arguments = { order_id: '#W1', reason: 'x', extra: nested(5000) } as never;
+    assert.deepEqual(findTaskFault(deep), { path: '$', message: `nests deeper than ${MAX_JSON_DEPTH} levels in its tool values` });
+    const within = validTask();
+    within.reference!.turns[0].calls[0].arguments = { order_id: '#W1', reason: 'x', extra: nested(MAX_JSON_DEPTH - 1) } as never;
+    assert.equal(findTaskFault(within), undefined);
+  });
 
   it('names the line and column of a file that is not JSON', async () => {
     const file = path.join(dir, 'broken.json');

@@ -13,6 +13,8 @@ export const ENV_ERROR_CODES = [
   'SERVER_START_FAILED',
   /** The result is larger than the environment's limit (see RESULT_LIMIT_BYTES). */
   'RESULT_TOO_LARGE',
+  /** The result's structured content nests deeper than MAX_JSON_DEPTH levels; not recorded. The server keeps running. */
+  'RESULT_TOO_DEEP',
   /** The server broke the protocol: garbage on stdout, or an answer of the wrong shape. */
   'PROTOCOL_ERROR',
   /** The tool is not offered to the agent in this task (unknown, outside the allow-list, or an admin tool). */

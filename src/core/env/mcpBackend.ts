@@ -18,6 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StudioError, errorMessage } from '../base/errors';
 import type { JsonObject, JsonValue } from '../base/json';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../base/json';
 import { parseStrictJson } from '../protocol/strictJson';
 import type { ToolDefinition } from '../protocol/types';
 import { RESET_TOOL, SNAPSHOT_TOOL, isAdminTool } from './adminTools';
@@ -129,6 +130,9 @@ export class McpBackend implements ToolBackend {
         { signal: controller.signal, timeout: options.timeoutMs + 5_000 },
       );
       const response = toResultContent(result);
+      if (nestsDeeperThan(response.structured)) {
+        return { error: envError('RESULT_TOO_DEEP', `${tool} returned structured content nested deeper than ${MAX_JSON_DEPTH} levels; the result was not recorded.`) };
+      }
       const size = resultSize(response);
       if (size > RESULT_LIMIT_BYTES) {
         return { error: envError('RESULT_TOO_LARGE', `${tool} returned ${size} bytes, over the ${RESULT_LIMIT_BYTES}-byte limit; the result was not recorded.`) };

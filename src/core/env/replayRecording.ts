@@ -4,6 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import replaySchema from '../../../schemas/replay.schema.json';
 import { StudioError } from '../base/errors';
 import type { JsonValue } from '../base/json';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../base/json';
 import type { ToolResultContent } from '../fidelity/responseValue';
 import type { ToolDefinition } from '../protocol/types';
 
@@ -28,6 +29,9 @@ let compiled: ValidateFunction | undefined;
 /** Checks a value against the replay schema; faults name the JSON path. */
 export function validateReplayRecording(value: unknown, where: string): ReplayRecording {
   compiled ??= new Ajv({ strict: false, allErrors: false }).compile(replaySchema);
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH + 8)) {
+    throw new StudioError('REPLAY_INVALID', `${where}: its recorded values nest deeper than ${MAX_JSON_DEPTH} levels. Fix the recording (schemas/replay.schema.json).`, { path: '/' });
+  }
   if (compiled(value)) return value as unknown as ReplayRecording;
   const e = compiled.errors?.[0];
   const at = e?.instancePath || '/';

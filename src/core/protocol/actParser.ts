@@ -1,5 +1,5 @@
 import type { JsonValue } from '../base/json';
-import { isJsonObject } from '../base/json';
+import { isJsonObject, MAX_JSON_DEPTH, nestsDeeperThan } from '../base/json';
 import type { ActParseErrorCode, ParseError } from './codes';
 import { canonicalJson } from '../base/canonicalJson';
 import { isFiniteJson, parseStrictJson } from './strictJson';
@@ -51,6 +51,7 @@ export function parseActOutput(text: string): ActParse {
       if (args === undefined || args === null) args = obj ? obj['arguments'] : undefined;
       if (args === undefined || args === null) return fail('NO_ARGUMENTS', 'A tool call has no "arguments"; use {} when the tool takes none.');
       if (!isFiniteJson(args)) return fail('NON_SERIALIZABLE_ARGUMENTS', 'A tool call has arguments that cannot be written back as JSON (a number out of range).');
+      if (nestsDeeperThan(args)) return fail('NON_SERIALIZABLE_ARGUMENTS', `A tool call has arguments nested deeper than ${MAX_JSON_DEPTH} levels.`);
       const name = obj ? obj['name'] : undefined;
       const cleanName = typeof name === 'string' ? stripAsciiWhitespace(name) : '';
       if (!cleanName) return fail('INVALID_TOOL_NAME', 'A tool call has no "name", or it is not a non-empty string.');

@@ -1,5 +1,5 @@
 import type { JsonValue } from '../base/json';
-import { isJsonObject } from '../base/json';
+import { isJsonObject, MAX_JSON_DEPTH, nestsDeeperThan } from '../base/json';
 import type { ParseError, RehearsalParseErrorCode } from './codes';
 import { isFiniteJson, parseStrictJson } from './strictJson';
 import { findBlocks, removeBlocks, stripAsciiWhitespace } from './text';
@@ -43,6 +43,7 @@ export function parseRehearsalOutput(text: string): RehearsalParse {
   const parsed = parseStrictJson(body);
   if (!parsed.ok) return fail('SIMULATOR_JSON_DECODE_ERROR', `The content of <execution_result> is not valid JSON (${parsed.error}).`);
   if (!isFiniteJson(parsed.value)) return fail('SIMULATOR_JSON_DECODE_ERROR', 'The content of <execution_result> has a number out of range.');
+  if (nestsDeeperThan(parsed.value)) return fail('SIMULATOR_JSON_DECODE_ERROR', `The content of <execution_result> nests deeper than ${MAX_JSON_DEPTH} levels.`);
   const value = parsed.value;
   if (!(Array.isArray(value) || (isJsonObject(value) && Object.keys(value).length > 0))) {
     return fail('INVALID_EXECUTION_RESULT_TYPE', `The result must be a non-empty object or an array, not ${describe(value)}.`);

@@ -4,7 +4,7 @@ import Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import taskSchema from '../../../schemas/task.schema.json';
 import { StudioError } from '../base/errors';
-import { describeOutsideValue } from '../base/json';
+import { describeOutsideValue, MAX_JSON_DEPTH, nestsDeeperThan } from '../base/json';
 import type { PathSegment } from '../fidelity/jsonPath';
 import { formatJsonPath, parseJsonPath } from '../fidelity/jsonPath';
 import type { CheckSpec, LoadedTask, Matcher, TaskFile } from './taskFile';
@@ -34,7 +34,13 @@ type Fault = { at: PathSegment[]; message: string };
  */
 export function findTaskFault(value: unknown): TaskFault | undefined {
   const validate = validator();
-  const fault = validate(value) ? semanticFault(value as TaskFile) : schemaFault(validate.errors);
+  if (!validate(value)) return formatted(schemaFault(validate.errors));
+  // Its own structure holds tool values (arguments, examples) about a dozen levels down.
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH + 12)) return { path: '$', message: `nests deeper than ${MAX_JSON_DEPTH} levels in its tool values` };
+  return formatted(semanticFault(value as TaskFile));
+}
+
+function formatted(fault: ReturnType<typeof semanticFault>): TaskFault | undefined {
   return fault ? { path: formatJsonPath(fault.at), message: fault.message } : undefined;
 }
 
