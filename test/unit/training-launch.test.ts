@@ -3,6 +3,7 @@
 // torchrun with 2 CPU processes (gloo).
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
 import { planExport, planLaunch } from '../../src/core/training/launch/backends';
@@ -27,6 +28,21 @@ describe('training runs: run file and backends', () => {
     assert.throws(() => planLaunch(spec, 'local'), /\$\.hyperparameters\.optim\.lrr: unknown field/);
     assert.match(specError('{"objective":"sft","base":"m"}'), /\$\.data\.train: sft needs at least one rows file/);
     assert.match(specError('{"objective":"ppo","base":"m"}'), /\$\.objective: must be equal to one of the allowed values: "sft", "grpo"/);
+  });
+
+  it('a run file with many faults is one line on stderr: the first three named, the rest counted', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rehearsal-run-'));
+    const file = path.join(dir, 'bad.run.json');
+    await fs.writeFile(file, JSON.stringify({ objective: 'sft', base: 'm', data: { train: ['r'] }, a: 1, b: 2, c: 3, d: 4, e: 5 }));
+    const r = await rehearse('train', '--config', file, '--dry-run');
+    assert.equal(r.code, 2);
+    assert.equal(r.errLines.length, 1, r.err);
+    assert.match(r.errLines[0], /^rehearse: \S+bad\.run\.json is not a valid training run: \$\.a: unknown field.*; \$\.c: unknown field[^;]*; and 2 more\.$/);
+    await fs.writeFile(file, '{"objective":\n');
+    const j = await rehearse('train', '--config', file, '--dry-run');
+    assert.equal(j.errLines.length, 1, j.err);
+    assert.match(j.errLines[0], /is not valid JSON: /);
+    await fs.rm(dir, { recursive: true });
   });
 
   it('local and torchrun: the exact argv, environment and generated trainer config', () => {

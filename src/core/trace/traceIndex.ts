@@ -9,7 +9,7 @@ import { loadIndexSnapshot, saveIndexSnapshot, SNAPSHOT_MIN_BYTES, snapshotAllow
 import { EpisodeTable } from './episodeTable';
 import { TurnTable } from './turnTable';
 import type { EventLocation, SkippedLine } from './reader';
-import { decodeLine, keepSkipped, MAX_SKIPPED_KEPT, readEventAt, TORN_LAST_LINE } from './reader';
+import { decodeLine, keepSkipped, readEventAt, TORN_LAST_LINE } from './reader';
 import type { EpisodeStatus, RunEndEvent, RunEvent, RunMode, TraceEvent } from './schema';
 
 /** What the index knows of one call without reading its events. */
@@ -106,7 +106,7 @@ const PROGRESS_STEP_BYTES = 8 * 1024 * 1024;
 export class TraceIndex {
   run: RunEvent | undefined;
   runEnd: RunEndEvent | undefined;
-  /** The first {@link MAX_SKIPPED_KEPT} skipped lines, in file order. */
+  /** The first MAX_SKIPPED_KEPT (reader.ts) skipped lines, in file order. */
   readonly skipped: SkippedLine[] = [];
   /** Every skipped line, counted (the torn last line, still pending, is not one of them). */
   skippedCount = 0;

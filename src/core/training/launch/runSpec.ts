@@ -114,9 +114,17 @@ export function trainerConfigFaults(config: unknown, passThrough: readonly strin
   });
 }
 
-/** The error of a run file with faults (`$.path: what`), one per line. */
+/** Faults a run file's error names; every one is in its details. */
+const FAULTS_NAMED = 3;
+
+/**
+ * The error of a run file with faults (`$.path: what`): one line, as every CLI error, naming the
+ * first few and counting the rest; `details.faults` holds them all.
+ */
 export function invalidRunSpec(file: string, faults: string[]): StudioError {
-  return new StudioError('RUN_SPEC_INVALID', `${file} is not a valid training run:\n  ${faults.join('\n  ')}`, { faults });
+  const more = faults.length - FAULTS_NAMED;
+  const named = faults.slice(0, FAULTS_NAMED).map((f) => f.replace(/\s*\n\s*/g, ' ')).join('; ');
+  return new StudioError('RUN_SPEC_INVALID', `${file} is not a valid training run: ${named}${more > 0 ? `; and ${more} more` : ''}.`, { faults });
 }
 
 /** Parses and validates a run spec's text; paths are resolved against `file`'s folder. */
@@ -124,7 +132,7 @@ export function parseRunSpec(text: string, file: string): RunSpec {
   const absolute = path.resolve(file);
   let value: unknown;
   try { value = JSON.parse(text); } catch (err) {
-    throw new StudioError('RUN_SPEC_INVALID', `${file} is not valid JSON: ${(err as Error).message}`);
+    throw new StudioError('RUN_SPEC_INVALID', `${file} is not valid JSON: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}.`);
   }
   const faults = runSpecFaults(value);
   if (faults.length) throw invalidRunSpec(file, faults);
