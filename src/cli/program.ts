@@ -230,9 +230,38 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       io.err(`rehearse: ${err.message}`);
       return USAGE_ERRORS.has(err.code) ? EXIT.usage : EXIT.failure;
     }
+    // A file-system refusal that no check caught (a folder turned file, a full disk, no permission):
+    // the path and the reason, not an internal error.
+    const fsFault = fileSystemFault(err);
+    if (fsFault) {
+      io.err(`rehearse: ${fsFault}`);
+      return EXIT.failure;
+    }
     // A fault of the studio itself, not of the input: say so, and what to send.
     io.err(`rehearse: internal error (${errorMessage(err)}); please report it with the command line you ran.`);
     return EXIT.failure;
   }
   return code;
+}
+
+const FS_REASONS: Record<string, string> = {
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  EISDIR: 'it is a folder, where a file was expected',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'the file system is read-only',
+  EEXIST: 'something is already there',
+  ENAMETOOLONG: 'the name is too long',
+  ELOOP: 'too many symbolic links',
+  EMFILE: 'too many open files',
+  ENOENT: 'no such file or folder',
+};
+
+/** A one-line description of a Node file-system error with a path (`Cannot write x: why.`), or undefined. */
+function fileSystemFault(err: unknown): string | undefined {
+  const e = err as NodeJS.ErrnoException | undefined;
+  if (!(err instanceof Error) || typeof e?.code !== 'string' || typeof e.path !== 'string' || !(e.code in FS_REASONS)) return undefined;
+  const verb = e.syscall === 'mkdir' || e.syscall === 'open' || e.syscall === 'write' || e.syscall === 'rename' ? 'write' : 'read';
+  return `Cannot ${verb} ${e.path}: ${FS_REASONS[e.code]} (${e.code}).`;
 }

@@ -197,6 +197,25 @@ describe('rehearse CLI', () => {
   });
 
   describe('errors', () => {
+    it('an --out that is a file, or lies under one, is one usage line for every command that writes (import said "internal error (ENOTDIR)")', async () => {
+      const file = path.join(tmp(), 'a-file');
+      await fs.writeFile(file, 'x');
+      const chat = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'import', 'chat-sample.jsonl');
+      for (const argv of [
+        ['import', 'chat', chat, '--out', file], ['import', 'chat', chat, '--out', path.join(file, 'sub')], ['generate', 'retail', '--out', file],
+        ['export', shadowFile, '--out', tmp()], ['export', shadowFile, '--out', path.join(file, 'rows.jsonl')], ['rollout', 'x.task.json', '--out', tmp()],
+        ['run', 'x.task.json', '--policy', 'reference', '--out', path.join(file, 'runs')],
+      ]) {
+        const line = oneLineError(await rehearse(...argv), 2);
+        assert.match(line, /is a (file|folder)|cannot be (created|written): .* is a file/, `${argv.join(' ')}: ${line}`);
+      }
+    });
+
+    it('generate refuses counts and seeds past its bounds', async () => {
+      assert.match(oneLineError(await rehearse('generate', 'retail', '--count', '99999999999999999999', '--out', tmp()), 2), /--count must be a whole number from 1 to 10000/);
+      assert.match(oneLineError(await rehearse('generate', 'retail', '--start', '1e12', '--out', tmp()), 2), /--start must be a whole number from 0 to 2147483647/);
+    });
+
     it('a usage error exits 2 with one line on stderr', async () => {
       assert.match(oneLineError(await rehearse('report'), 2), /missing required argument 'trace'.*rehearse --help/);
       assert.match(oneLineError(await rehearse('frobnicate'), 2), /unknown command 'frobnicate'/);

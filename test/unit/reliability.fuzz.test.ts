@@ -15,7 +15,7 @@ import { TraceIndex } from '../../src/core/trace/traceIndex';
 import { nested } from '../support/fuzz/mutate';
 import { fromRoot } from './support/paths';
 import { useTempDir } from './support/tempDir';
-import { fuzzTargets, runFuzzTarget } from '../support/fuzz/targets';
+import { fuzzTargets, runFuzzTarget, runsFor } from '../support/fuzz/targets';
 
 /** Inputs per target in the normal suite (REHEARSAL_FUZZ_RUNS to change). */
 const RUNS = Number(process.env['REHEARSAL_FUZZ_RUNS'] ?? 300);
@@ -27,10 +27,11 @@ describe('reliability: fuzzing the parsers of outside input', function () {
   after(() => fs.rm(scratch, { recursive: true, force: true }));
 
   for (const target of fuzzTargets()) {
-    it(`${target.name}: ${RUNS} generated and mutated inputs, no uncoded exception`, async () => {
-      const outcome = await runFuzzTarget(target, scratch, RUNS);
+    const runs = runsFor(target, RUNS);
+    it(`${target.name}: ${runs} generated and mutated inputs, no uncoded exception`, async () => {
+      const outcome = await runFuzzTarget(target, scratch, runs);
       assert.ok(!outcome.failed, outcome.report);
-      assert.equal(outcome.runs, RUNS);
+      assert.equal(outcome.runs, runs);
     });
   }
 });

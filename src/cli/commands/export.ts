@@ -12,6 +12,7 @@ import { exportRows } from '../../core/training/exportRows';
 import { splitFileNames, splitTasks } from '../../core/training/taskSplit';
 import { counted } from '../../core/base/counted';
 import type { CliIO } from '../io';
+import { outFileArg } from '../outArg';
 
 /** Options of `rehearse export`. */
 export interface ExportArgs {
@@ -49,6 +50,7 @@ interface Written { file: string; items: number; tasks: string[] }
  */
 export async function exportCommand(traces: string[], args: ExportArgs, io: CliIO): Promise<number> {
   if (!args.out) throw new StudioError('USAGE', 'Missing --out <file>: where to write the rows (JSONL) or, with --format envace, the tool dataset (JSON).');
+  outFileArg(args.out, '--out', 'the rows, JSONL, or with --format envace the tool dataset, JSON');
   const format = args.format ?? 'rows';
   if (format !== 'rows' && format !== 'envace') throw new StudioError('USAGE', `--format must be rows or envace, not "${format}".`);
   const source = args.source ?? 'demonstration';

@@ -9,11 +9,15 @@ import { counted } from '../../core/base/counted';
 import { STUDIO_FOLDER } from '../../core/trace/discover';
 import { BUILTIN_GENERATORS } from '../../servers/generators';
 import type { CliIO } from '../io';
+import { outFolderArg } from '../outArg';
 
 const SPLITS: TaskSplit[] = ['train', 'validation', 'test'];
 /** Seeds 0-499 are each built-in domain's tasks (docs/task-format.md); splits take 80/10/10 of them by seed. */
 const DEFAULT_SEEDS = 500;
 const SPLIT_SHARE: Record<TaskSplit, number> = { train: 0.8, validation: 0.1, test: 0.1 };
+/** Most tasks one `generate` writes, and the largest first seed (outside numbers are bounded). */
+const MAX_GENERATED = 10_000;
+const MAX_SEED = 2 ** 31 - 1;
 
 /**
  * `rehearse generate <domain> [--out <dir>] [--count N] [--start S] [--split train|validation|test]`:
@@ -27,10 +31,10 @@ export async function generateCommand(domain: string, options: { out?: string; c
   const split = SPLITS.includes(options.split as TaskSplit) ? options.split as TaskSplit : undefined;
   const count = Number(options.count ?? (split ? DEFAULT_SEEDS * SPLIT_SHARE[split] : DEFAULT_SEEDS));
   const start = Number(options.start ?? 0);
-  if (!Number.isInteger(count) || count < 1) throw new StudioError('USAGE', `--count must be a positive integer, not "${options.count}".`);
-  if (!Number.isInteger(start) || start < 0) throw new StudioError('USAGE', `--start must be an integer ≥ 0, not "${options.start}".`);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_GENERATED) throw new StudioError('USAGE', `--count must be a whole number from 1 to ${MAX_GENERATED}, not "${options.count}".`);
+  if (!Number.isInteger(start) || start < 0 || start > MAX_SEED) throw new StudioError('USAGE', `--start must be a whole number from 0 to ${MAX_SEED}, not "${options.start}".`);
   if (options.split !== undefined && !SPLITS.includes(options.split as TaskSplit)) throw new StudioError('USAGE', `--split must be one of ${SPLITS.join(', ')}.`);
-  const out = options.out ?? path.join(STUDIO_FOLDER, 'tasks', `${domain}-${options.split ?? 'all'}`);
+  const out = outFolderArg(options.out ?? path.join(STUDIO_FOLDER, 'tasks', `${domain}-${options.split ?? 'all'}`), '--out', 'the task files go into it');
   const tasks = generateTasks(generator, { count, start, split: options.split as TaskSplit | undefined });
   await mkdir(out, { recursive: true });
   const schema = path.relative(path.resolve(out), path.join(studioRoot(), 'schemas', 'task.schema.json')).split(path.sep).join('/');

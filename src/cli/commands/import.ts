@@ -8,6 +8,7 @@ import { writeImport } from '../../core/tasks/import/writeImport';
 import { counted } from '../../core/base/counted';
 import { STUDIO_FOLDER } from '../../core/trace/discover';
 import type { CliIO } from '../io';
+import { outFolderArg } from '../outArg';
 import { EXIT } from '../io';
 
 /** The formats `rehearse import` reads. */
@@ -22,7 +23,7 @@ const MAX_IMPORT_BYTES = 256 * 2 ** 20;
  * code is 1 only when nothing could be imported.
  */
 export async function importCommand(format: ImportFormat, file: string, options: { out?: string }, io: CliIO): Promise<number> {
-  const out = options.out ?? path.join(STUDIO_FOLDER, 'imports', path.basename(file).replace(/\.[^.]*$/, '') || 'import');
+  const out = outFolderArg(options.out ?? path.join(STUDIO_FOLDER, 'imports', path.basename(file).replace(/\.[^.]*$/, '') || 'import'), '--out', 'tasks/, recordings/ and examples.jsonl go into it');
   let text: string;
   try {
     const size = (await stat(file)).size;

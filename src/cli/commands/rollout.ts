@@ -10,6 +10,7 @@ import { resolveTaskArguments } from '../../core/tasks/samples';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import { exportRows } from '../../core/training/exportRows';
 import type { CliIO } from '../io';
+import { outFileArg } from '../outArg';
 import type { PolicyArgs } from '../policyArg';
 import { openPolicy } from '../policyArg';
 
@@ -35,6 +36,7 @@ export interface RolloutArgs extends PolicyArgs {
  */
 export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io: CliIO): Promise<number> {
   if (!args.out) throw new StudioError('USAGE', 'Missing --out <rows.jsonl>: where the trainer reads the rollout rows.');
+  outFileArg(args.out, '--out', 'the rollout rows, JSONL');
   const episodes = Number(args.episodes ?? 4);
   if (!Number.isInteger(episodes) || episodes < 2) throw new StudioError('USAGE', `--episodes must be a whole number of at least 2 (a GRPO group), not "${args.episodes}".`);
   const temperature = Number(args.temperature ?? 1);

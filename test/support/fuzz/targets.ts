@@ -22,6 +22,7 @@ import { TraceIndex } from '../../../src/core/trace/traceIndex';
 import { validateTraceEvent } from '../../../src/core/trace/validate';
 import { serializeTraceEvent } from '../../../src/core/trace/writer';
 import { sampleImagineRun, sampleShadowRun } from '../../builders/samples';
+import { cliTarget } from './cliTarget';
 import { codeUnits, insertion, mutatedJson, mutatedText, mutatedTexts } from './mutate';
 
 /**
@@ -35,6 +36,13 @@ export interface FuzzTarget {
   name: string;
   /** The property; `scratch` is a folder the target may write files into. */
   property(scratch: string): fc.IRawProperty<unknown[]>;
+  /** Share of the suite's inputs this target runs (default 1): a target that starts processes runs fewer. */
+  share?: number;
+}
+
+/** Inputs a target runs when the suite runs `runs` per parser. */
+export function runsFor(target: FuzzTarget, runs: number): number {
+  return Math.max(Math.min(runs, 5), Math.round(runs * (target.share ?? 1)));
 }
 
 /** A thrown value as a coded StudioError; anything else fails the property, with what was thrown. */
@@ -256,6 +264,7 @@ export function fuzzTargets(): FuzzTarget[] {
         for (const s of set.skipped) assert.equal(typeof s.reason, 'string');
       }),
     },
+    cliTarget,
   ];
 }
 
