@@ -23,6 +23,7 @@ import { validateTraceEvent } from '../../../src/core/trace/validate';
 import { serializeTraceEvent } from '../../../src/core/trace/writer';
 import { sampleImagineRun, sampleShadowRun } from '../../builders/samples';
 import { cliTarget } from './cliTarget';
+import { serveTarget } from './serveTarget';
 import { codeUnits, insertion, mutatedJson, mutatedText, mutatedTexts } from './mutate';
 
 /**
@@ -38,6 +39,10 @@ export interface FuzzTarget {
   property(scratch: string): fc.IRawProperty<unknown[]>;
   /** Share of the suite's inputs this target runs (default 1): a target that starts processes runs fewer. */
   share?: number;
+  /** Starts what the property needs (a server, a policy host), before `property` is called. */
+  setup?(scratch: string): Promise<void>;
+  /** Stops it, and checks what must hold after all the inputs. */
+  teardown?(): Promise<void>;
 }
 
 /** Inputs a target runs when the suite runs `runs` per parser. */
@@ -265,6 +270,7 @@ export function fuzzTargets(): FuzzTarget[] {
       }),
     },
     cliTarget,
+    serveTarget,
   ];
 }
 
@@ -281,7 +287,17 @@ export interface FuzzOutcome {
 /** Runs one target for `numRuns` inputs; reports instead of throwing. */
 export async function runFuzzTarget(target: FuzzTarget, scratch: string, numRuns: number, seed?: number): Promise<FuzzOutcome> {
   const t0 = performance.now();
-  const details = await fc.check(target.property(scratch), { numRuns, ...(seed !== undefined ? { seed } : {}), endOnFailure: false });
+  await target.setup?.(scratch);
+  let details: fc.RunDetails<unknown[]>;
+  try {
+    details = await fc.check(target.property(scratch), { numRuns, ...(seed !== undefined ? { seed } : {}), endOnFailure: false });
+  } catch (err) {
+    await target.teardown?.().catch(() => undefined);
+    throw err;
+  }
+  // A failure's report comes first; what must hold after the inputs is checked only after a pass.
+  if (details.failed) await target.teardown?.().catch(() => undefined);
+  else await target.teardown?.();
   const out: FuzzOutcome = { name: target.name, runs: details.numRuns, failed: details.failed, ms: performance.now() - t0 };
   if (details.failed) out.report = failureReport(details);
   return out;
