@@ -24,6 +24,7 @@ import { serializeTraceEvent } from '../../../src/core/trace/writer';
 import { sampleImagineRun, sampleShadowRun } from '../../builders/samples';
 import { cliTarget } from './cliTarget';
 import { serveTarget } from './serveTarget';
+import { mcpTarget } from './mcpTarget';
 import { codeUnits, insertion, mutatedJson, mutatedText, mutatedTexts } from './mutate';
 
 /**
@@ -271,6 +272,7 @@ export function fuzzTargets(): FuzzTarget[] {
     },
     cliTarget,
     serveTarget,
+    mcpTarget,
   ];
 }
 
