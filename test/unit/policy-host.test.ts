@@ -190,6 +190,16 @@ describe('policy host: a real ONNX model in its own process', function () {
       const err2 = await rejects(PolicyHostClient.start({ modelDir: fewer, device: 'cpu' }));
       assert.equal(err2.code, 'MODEL_FOLDER_INCONSISTENT');
       assert.match(err2.message, /says num_hidden_layers \d+, but its graph model\.onnx has \d+ layers of cache inputs/);
+      // Found by the model folder fuzz target: a size as a string fell back to a default, and the
+      // graph then failed on caches of the wrong shape with onnxruntime's own message.
+      const text = await edited('kv-heads-text', (c) => { (c as Record<string, unknown>).num_key_value_heads = String(c.num_key_value_heads); });
+      const err4 = await rejects(PolicyHostClient.start({ modelDir: text, device: 'cpu' }));
+      assert.equal(err4.code, 'MODEL_FILE_BROKEN');
+      assert.match(err4.message, /config\.json has "num_key_value_heads": "\d+"; it must be a number/);
+      const heads = await edited('kv-heads-other', (c) => { c.num_key_value_heads = c.num_attention_heads; c.head_dim = c.head_dim * 2; });
+      const err5 = await rejects(PolicyHostClient.start({ modelDir: heads, device: 'cpu' }));
+      assert.equal(err5.code, 'MODEL_FOLDER_INCONSISTENT');
+      assert.match(err5.message, /says num_key_value_heads \d+, but its graph model\.onnx caches \d+/);
       const wider = await edited('vocab-wider', (c) => { c.vocab_size *= 2; });
       const host = await PolicyHostClient.start({ modelDir: wider, device: 'cpu' });
       try {

@@ -25,6 +25,7 @@ import { sampleImagineRun, sampleShadowRun } from '../../builders/samples';
 import { cliTarget } from './cliTarget';
 import { serveTarget } from './serveTarget';
 import { mcpTarget } from './mcpTarget';
+import { modelFolderTarget } from './modelFolderTarget';
 import { codeUnits, insertion, mutatedJson, mutatedText, mutatedTexts } from './mutate';
 
 /**
@@ -273,6 +274,7 @@ export function fuzzTargets(): FuzzTarget[] {
     cliTarget,
     serveTarget,
     mcpTarget,
+    modelFolderTarget,
   ];
 }
 

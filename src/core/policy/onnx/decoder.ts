@@ -289,4 +289,13 @@ function checkGraphLayers(info: ModelFolderInfo, model: ort.InferenceSession): v
     void model.release();
     throw new StudioError('MODEL_FOLDER_INCONSISTENT', `config.json of ${info.dir} says num_hidden_layers ${info.numLayers}, but its graph ${path.basename(info.onnxFile)} has ${layers} layers of cache inputs; the folder mixes two models. Re-export it.`);
   }
+  // A cache input is [batch, key/value heads, past length, head size]; fixed sizes must be config.json's.
+  const cache = (model as { inputMetadata?: readonly { name: string; shape?: readonly (number | string)[] }[] }).inputMetadata?.find((m) => m.name === 'past_key_values.0.key');
+  const [, kvHeads, , headDim] = cache?.shape ?? [];
+  for (const [key, declared, inGraph] of [['num_key_value_heads', info.numKeyValueHeads, kvHeads], ['head_dim', info.headDim, headDim]] as const) {
+    if (typeof inGraph === 'number' && inGraph !== declared) {
+      void model.release();
+      throw new StudioError('MODEL_FOLDER_INCONSISTENT', `config.json of ${info.dir} says ${key} ${declared}, but its graph ${path.basename(info.onnxFile)} caches ${inGraph}; the folder mixes two models. Re-export it.`);
+    }
+  }
 }

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { describeOutsideValue } from '../../base/json';
 import { StudioError } from '../../base/errors';
 
 /** What the policy host needs to know of a model folder (Hugging Face layout). */
@@ -42,6 +43,9 @@ async function readJson(dir: string, file: string): Promise<Record<string, unkno
 function num(config: Record<string, unknown>, key: string, file: string, fallback?: number): number {
   const v = config[key];
   if (typeof v === 'number' && Number.isFinite(v)) return v;
+  // Present but not a number ("2", a list) is a broken file, not an absent key: a fallback would
+  // give the graph caches of the wrong shape.
+  if (v !== undefined && v !== null) throw new StudioError('MODEL_FILE_BROKEN', `${file} has "${key}": ${describeOutsideValue(v)}; it must be a number. Re-export the model.`);
   if (fallback !== undefined) return fallback;
   throw new StudioError('MODEL_FILE_BROKEN', `${file} lacks the number "${key}"; re-export the model.`);
 }
