@@ -5,7 +5,7 @@ import { crashAnnotations } from '../../test/support/crash/annotationCrash';
 import type { CrashReport } from '../../test/support/crash/kill';
 import { crashRunner } from '../../test/support/crash/runnerCrash';
 import { crashTraining } from '../../test/support/crash/trainingCrash';
-import { fuzzTargets, runFuzzTarget } from '../../test/support/fuzz/targets';
+import { fuzzTargets, runFuzzTarget, runsFor } from '../../test/support/fuzz/targets';
 import type { BenchCaseResult, TimingStats } from '../registry';
 import { registerBenchCase, timingStats } from '../registry';
 
@@ -27,7 +27,7 @@ async function inScratch<T>(prefix: string, body: (dir: string) => Promise<T>): 
 
 registerBenchCase({
   name: `reliability: fuzzing, ${FUZZ_RUNS.toLocaleString('en')} inputs per parser`,
-  description: 'The fuzz targets of test/support/fuzz (act and rehearsal parsers, trace line decoder, trace reader and explorer index on files, saved trace index, task loader, EnvACE and chat importers, annotation reader) with BENCH_FUZZ_RUNS generated and mutated inputs each; a failure prints its seed, input and error',
+  description: 'The fuzz targets of test/support/fuzz (act and rehearsal parsers, trace line decoder, trace reader and explorer index on files, saved trace index, task loader, EnvACE and chat importers with what they write, annotation reader; the CLI\'s argument vectors, serve\'s HTTP requests, MCP server behaviour over time, model folder configs) with BENCH_FUZZ_RUNS generated and mutated inputs each (the last four their share of it: they start processes or load graphs); a failure prints its seed, input and error',
   targets: [{ fact: 'targets with an uncoded exception or a broken invariant', atMost: 0 }],
   async run(): Promise<BenchCaseResult> {
     return inScratch('rehearsal-bench-fuzz-', async (scratch) => {
@@ -35,7 +35,8 @@ registerBenchCase({
       const facts: Record<string, number | string> = { 'inputs per target': FUZZ_RUNS };
       let failed = 0;
       for (const target of fuzzTargets()) {
-        const outcome = await runFuzzTarget(target, scratch, FUZZ_RUNS);
+        const outcome = await runFuzzTarget(target, scratch, runsFor(target, FUZZ_RUNS));
+        facts[`${target.name}: inputs`] = outcome.runs;
         measurements[`${target.name} (ms per 1,000 inputs)`] = timingStats([(outcome.ms * 1000) / Math.max(1, outcome.runs)]);
         if (outcome.failed) { failed++; console.log(`  ${target.name}: ${outcome.report}`); }
       }

@@ -211,6 +211,17 @@ describe('policy host: a real ONNX model in its own process', function () {
       }
     });
 
+    it('a tokenizer without a chat template is MODEL_FILE_BROKEN at start, not transformers.js\'s error at the first prompt', async () => {
+      const bare = await brokenCopy('no-template', async (f) => {
+        const config = JSON.parse(await fs.readFile(path.join(f, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
+        delete config['chat_template'];
+        await fs.writeFile(path.join(f, 'tokenizer_config.json'), JSON.stringify(config));
+      });
+      const err = await rejects(PolicyHostClient.start({ modelDir: bare, device: 'cpu' }));
+      assert.equal(err.code, 'MODEL_FILE_BROKEN');
+      assert.match(err.message, /has no chat template \(tokenizer_config\.json "chat_template"\)/);
+    });
+
     it('a path that is not a folder says so (MODEL_NOT_FOUND)', async () => {
       const err = await rejects(PolicyHostClient.start({ modelDir: path.join(dir, 'nothing-here'), device: 'cpu' }));
       assert.equal(err.code, 'MODEL_NOT_FOUND');

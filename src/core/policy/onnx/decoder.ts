@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { firstLine } from '../../base/clip';
 import { StudioError, errorMessage } from '../../base/errors';
 import type { SamplingSettings } from '../sampling';
 import { sampleToken, seededRandom } from '../sampling';
@@ -25,11 +26,6 @@ export async function threadOptions(file: string, device: string, threads: numbe
   if (device !== 'cpu') return {};
   const size = (await fs.stat(file)).size + (await fs.stat(`${file}_data`).then((s) => s.size, () => 0));
   return size < SMALL_MODEL_BYTES ? { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' } : {};
-}
-
-function firstLine(message: string): string {
-  const line = message.split('\n').find((l) => l.trim()) ?? message;
-  return line.length > 300 ? line.slice(0, 299) + '…' : line;
 }
 
 /** GPU-resident tensors hold device memory until disposed; CPU ones are left to the garbage collector. */

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { AutoTokenizer, env as transformersEnv } from '@huggingface/transformers';
 import type { PreTrainedTokenizer } from '@huggingface/transformers';
+import { firstLine } from '../../base/clip';
 import { StudioError, errorMessage } from '../../base/errors';
 import type { ChatMessage, ToolDefinition } from '../../protocol/types';
 import { toFunctionSchema } from '../../protocol/types';
@@ -15,7 +16,7 @@ import { readModelFolder } from './modelFolder';
  * transformers.js, the forward passes through {@link OnnxDecoder} on onnxruntime-node.
  */
 export class OnnxEngine {
-  private constructor(private readonly tokenizer: PreTrainedTokenizer, readonly decoder: OnnxDecoder) {}
+  private constructor(private readonly tokenizer: PreTrainedTokenizer, readonly decoder: OnnxDecoder, private readonly dir: string) {}
 
   /** Loads a model folder on the first device of the setting that works. */
   static async load(dir: string, setting: DeviceSetting = 'auto', threads?: number): Promise<OnnxEngine> {
@@ -29,7 +30,12 @@ export class OnnxEngine {
     } catch (err) {
       throw new StudioError('MODEL_FILE_BROKEN', `Cannot load the tokenizer of ${dir} (tokenizer.json, tokenizer_config.json): ${errorMessage(err)}`);
     }
-    return new OnnxEngine(tokenizer, await OnnxDecoder.load(info, setting, threads));
+    // Found by the model folder fuzz target: without a template the first prompt failed with
+    // transformers.js's own message; say so before anything loads.
+    if (!(tokenizer as { chat_template?: unknown }).chat_template) {
+      throw new StudioError('MODEL_FILE_BROKEN', `The tokenizer of ${dir} has no chat template (tokenizer_config.json "chat_template"); export the model with \`python3 -m trainer export\`, which writes it.`);
+    }
+    return new OnnxEngine(tokenizer, await OnnxDecoder.load(info, setting, threads), dir);
   }
 
   get info(): ModelFolderInfo {
@@ -43,11 +49,15 @@ export class OnnxEngine {
   /** The prompt text of a conversation, through the model's own chat template. */
   renderChat(messages: readonly ChatMessage[], tools: readonly ToolDefinition[]): string {
     const schemas = tools.length ? tools.map(toFunctionSchema) : undefined;
-    return this.tokenizer.apply_chat_template(messages as unknown as { role: string; content: string }[], {
-      tools: schemas as unknown as Record<string, unknown>[] | undefined,
-      add_generation_prompt: true,
-      tokenize: false,
-    }) as string;
+    try {
+      return this.tokenizer.apply_chat_template(messages as unknown as { role: string; content: string }[], {
+        tools: schemas as unknown as Record<string, unknown>[] | undefined,
+        add_generation_prompt: true,
+        tokenize: false,
+      }) as string;
+    } catch (err) {
+      throw new StudioError('MODEL_FILE_BROKEN', `The chat template of ${this.dir} (tokenizer_config.json) cannot render this conversation: ${firstLine(errorMessage(err))}. Re-export the model.`);
+    }
   }
 
   encode(text: string): number[] {
