@@ -37,8 +37,9 @@ export function outFolderArg(out: string, option: string, what: string): string 
 
 /** A file a command writes (its folder created when missing): not a folder, and not under a file. */
 export function outFileArg(out: string, option: string, what: string): string {
+  if (out.trim() === '') throw new StudioError('USAGE', `${option} needs a file name (${what}).`);
   const file = path.resolve(out);
-  if (out === '' || kindAt(file) === 'folder') throw new StudioError('USAGE', `${option} ${out === '' ? '""' : out} is a folder; pass a file name (${what}).`);
+  if (kindAt(file) === 'folder') throw new StudioError('USAGE', `${option} ${out} is a folder; pass a file name (${what}).`);
   const blocker = blockingAncestor(file);
   if (blocker) throw new StudioError('USAGE', `${option} ${out} cannot be written: ${blocker} is a file; pass a file name in a folder (${what}).`);
   return file;
