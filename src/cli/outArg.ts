@@ -24,7 +24,8 @@ function blockingAncestor(p: string): string | undefined {
 
 /**
  * A folder a command writes into (created when missing), checked before anything starts: it must
- * not be a file, nor lie under one. `what` says what the folder holds, for the error.
+ * not be a file, nor lie under one. `what` says what the folder holds, for the error. Returns `out`
+ * as given (messages show it as the user wrote it).
  */
 export function outFolderArg(out: string, option: string, what: string): string {
   const dir = path.resolve(out);
@@ -32,7 +33,7 @@ export function outFolderArg(out: string, option: string, what: string): string 
   if (kind === 'other') throw new StudioError('USAGE', `${option} ${out} is a file; pass a folder (${what}).`);
   const blocker = kind === 'none' ? blockingAncestor(dir) : undefined;
   if (blocker) throw new StudioError('USAGE', `${option} ${out} cannot be created: ${blocker} is a file; pass a folder (${what}).`);
-  return dir;
+  return out;
 }
 
 /** A file a command writes (its folder created when missing): not a folder, and not under a file. */
@@ -42,5 +43,5 @@ export function outFileArg(out: string, option: string, what: string): string {
   if (kindAt(file) === 'folder') throw new StudioError('USAGE', `${option} ${out} is a folder; pass a file name (${what}).`);
   const blocker = blockingAncestor(file);
   if (blocker) throw new StudioError('USAGE', `${option} ${out} cannot be written: ${blocker} is a file; pass a file name in a folder (${what}).`);
-  return file;
+  return out;
 }

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { runsFolder } from '../core/trace/discover';
 import { outFolderArg } from './outArg';
 
@@ -7,5 +8,5 @@ import { outFolderArg } from './outArg';
  */
 export function runsFolderArg(out: string | undefined, option = '--out'): string {
   if (out === undefined) return runsFolder(process.cwd());
-  return outFolderArg(out, option, 'each run is written into <folder>/<run id>/');
+  return path.resolve(outFolderArg(out, option, 'each run is written into <folder>/<run id>/'));
 }
