@@ -64,7 +64,9 @@ export async function promptMark(view: CallView, preset: { path?: string; kind?:
     const chosen = await pickOne<string>([
       { label: '$(symbol-object) The whole call', description: 'the rehearsal as a whole', value: WHOLE },
       ...diff.map((d) => ({ label: d.path, description: d.kind === 'added' ? 'missing from the rehearsal' : d.kind === 'removed' ? 'invented by the rehearsal' : d.kind === 'typeChanged' ? 'type differs' : 'value differs', value: d.path })),
-    ], diff[0].path, `${title}: where?`, 'Which JSON path is wrong?');
+      // A call-level mark means the call: the whole of it comes first and is preselected (a path's
+      // own mark, from its CodeLens or the cursor, gives its path and never asks).
+    ], WHOLE, `${title}: where?`, 'Which JSON path is wrong? (Enter: the whole call)');
     if (chosen === undefined) return undefined;
     path = chosen || undefined;
   }

@@ -54,6 +54,8 @@ export interface CommandArgs {
   'rehearsal.selectPolicy': [choice?: PolicyChoice];
   'rehearsal.setEndpointApiKey': [key?: string];
   'rehearsal.markFidelityError': [target?: MarkTarget];
+  'rehearsal.markPathAtCursor': [];
+  'rehearsal.showTurnText': [target?: { file: string; turnId: string } | TraceTreeNode];
   'rehearsal.acceptRehearsal': [target?: CallTarget & { note?: string }];
   'rehearsal.editAnnotation': [target?: AnnotationTarget, changes?: { kind?: AnnotationKind; severity?: AnnotationSeverity; note?: string }];
   'rehearsal.deleteAnnotation': [target?: AnnotationTarget];
@@ -89,6 +91,8 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.selectPolicy': { title: 'Select Policy...', icon: '$(hubot)' },
   'rehearsal.setEndpointApiKey': { title: 'Set Endpoint API Key...', icon: '$(key)' },
   'rehearsal.markFidelityError': { title: 'Mark Fidelity Error...', icon: '$(report)' },
+  'rehearsal.markPathAtCursor': { title: 'Mark JSON Path at Cursor as Fidelity Error...', icon: '$(symbol-field)' },
+  'rehearsal.showTurnText': { title: 'Show Turn Text', icon: '$(file-text)' },
   'rehearsal.acceptRehearsal': { title: 'Mark Rehearsal Acceptable', icon: '$(check)' },
   'rehearsal.editAnnotation': { title: 'Edit Annotation...', icon: '$(edit)' },
   'rehearsal.deleteAnnotation': { title: 'Delete Annotation', icon: '$(trash)' },

@@ -19,6 +19,7 @@ import { TrainingDashboards } from './trainingDashboard';
 import { TrainingRuns } from './trainingRuns';
 import { executeCommand } from './registerCommand';
 import { TrajectoryPanels } from './trajectoryPanel';
+import { TurnTextDocuments } from './turnText';
 
 /** What the extension hands to other extensions and to its own editor tests. */
 export interface RehearsalStudioApi {
@@ -43,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     library,
     annotations,
     callDiffs,
+    turnTexts: new TurnTextDocuments(library),
     reports: new ReportDocuments(library),
     watcher: new TraceWatcher(library, context.workspaceState),
     explorer: new TraceExplorerProvider(library, annotations),
@@ -53,7 +55,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     training,
     dashboards: new TrainingDashboards({ extensionUri: context.extensionUri, training, output }),
   };
-  context.subscriptions.push(output, library, annotations, callDiffs, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories, training, services.dashboards);
+  context.subscriptions.push(output, library, annotations, callDiffs, services.turnTexts, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories, training, services.dashboards);
 
   registerTraceFeatures(context, services);
   registerAnnotationFeatures(context, services);

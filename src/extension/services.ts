@@ -5,6 +5,7 @@ import type { TraceLibrary } from '../core/trace/library';
 import type { TraceTreeNode } from '../core/trace/tree';
 import type { AnnotationsViewProvider } from './annotationsView';
 import type { CallDiffDocuments } from './callDiff';
+import type { TurnTextDocuments } from './turnText';
 import type { CallDiffDecorations } from './diffDecorations';
 import type { ReportDocuments } from './reportDocument';
 import type { RunController } from './runController';
@@ -23,6 +24,7 @@ export interface Services {
   explorer: TraceExplorerProvider;
   annotationsView: AnnotationsViewProvider;
   callDiffs: CallDiffDocuments;
+  turnTexts: TurnTextDocuments;
   reports: ReportDocuments;
   decorations: CallDiffDecorations;
   runs: RunController;

@@ -100,6 +100,10 @@ export class TraceExplorerProvider extends Disposable implements vscode.TreeData
       item.command = { command: 'rehearsal.showCallDiff', title: 'Show Call Diff', arguments: [{ file: node.file, callId: node.entityId }] };
       item.accessibilityInformation = { label: `${node.label} call, ${node.description}` };
     }
+    // A turn whose tool calls did not parse has no call to open: it opens its own text at the error.
+    if (node.kind === 'turn' && node.status === 'error' && !node.hasChildren) {
+      item.command = { command: 'rehearsal.showTurnText', title: 'Show Turn Text', arguments: [{ file: node.file, turnId: node.entityId }] };
+    }
     if (node.kind === 'more') {
       item.iconPath = new vscode.ThemeIcon('more');
       item.command = { command: 'rehearsal.showMore', title: 'Show More', arguments: [node.file] };

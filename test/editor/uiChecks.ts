@@ -55,9 +55,9 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await eventually(async () => {
         const rows = await workbench.readRows(explorer);
         assert.deepEqual(rows.filter((r) => r.level === 1).map((r) => [r.label, r.description]), [
-          [SAMPLE_RUN_IDS.torn, 'shadow · models/default · 3 episodes · 1 skipped line'],
-          [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes'],
-          [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode'],
+          [SAMPLE_RUN_IDS.torn, 'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line'],
+          [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes · 1/3 success'],
+          [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode · 1/1 success'],
         ], describeRows(rows));
       });
       await shot('trace-explorer');
@@ -164,7 +164,7 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       });
       await eventually(async () => {
         const rows = await workbench.readRows(explorer);
-        assert.ok(rows.some((r) => r.label === 'get_order_details' && r.description === 'F1 0.78 · ⚑ 1'), describeRows(rows));
+        assert.ok(rows.some((r) => r.label === 'get_order_details' && r.description === '⚑ 1 · F1 0.78'), describeRows(rows));
       });
       await workbench.settle(3000);
       await shot('diff-annotated');
@@ -200,7 +200,14 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       assert.match(await call.locator('header').innerText(), /get_order_details\s+e1\.t2\.c1\s+F1 0\.78/);
       assert.deepEqual(await call.locator('.side.rehearsal .line.k-changed').allInnerTexts(), ['  "status": "pending",\n']);
       assert.deepEqual(await call.locator('.side.actual .line.k-changed').allInnerTexts(), ['  "status": "delivered",\n']);
-      assert.ok((await call.locator('.side.actual .line.k-added').count()) >= 9, 'the fulfillments the rehearsal missed are highlighted');
+      assert.ok((await call.locator('.side.actual .line.k-added').count()) >= 9, 'the fulfillments the rehearsal missed are marked');
+      // Only the line where a differing path starts is filled; the rest of its value is outlined,
+      // and nothing is struck through (a 40-line rehearsal in red strikethrough was unreadable).
+      assert.equal(await call.locator('.side.actual .line.k-added:not(.body)').count(), 1, 'one filled line: "fulfillments"');
+      const struck = await view.locator('.side .line').evaluateAll((lines) => lines.filter((l) => getComputedStyle(l).textDecorationLine.includes('line-through')).length);
+      assert.equal(struck, 0, 'no line is struck through');
+      // The mark form is folded under each call until asked for.
+      assert.equal(await view.locator('details.annotate-open[open]').count(), 0, 'no mark form is open at first');
       assert.match(await call.locator('table.diff').innerText(), /\$\.status\s+value differs\s+"pending"\s+"delivered"/);
       assert.match(await call.locator('.annotations').innerText(), /⚑ hallucinated value \(major\) at \$\.status — guessed pending; the order was delivered/);
       assert.match(await view.locator('[data-call-id="e1.t3.c1"] header').innerText(), /error state differs/);
@@ -215,6 +222,8 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       const view = workbench.webview();
       const call = view.locator('[data-call-id="e1.t3.c1"]');
       await call.scrollIntoViewIfNeeded();
+      await call.locator('details.annotate-open > summary').click();
+      await call.locator('details.annotate-open[open]').waitFor();
       await call.locator('vscode-textarea.note textarea').fill('predicted a refund; the tool refused');
       await call.locator('vscode-button.mark').click();
       await eventually(async () => {
@@ -244,7 +253,7 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       let runLabel = '';
       await eventually(async () => {
         const rows = await workbench.readRows(explorer);
-        const run = rows.find((r) => r.level === 1 && r.description === 'shadow · reference · 1 episode');
+        const run = rows.find((r) => r.level === 1 && r.description === 'shadow · reference · 1 episode · 1/1 success');
         assert.ok(run, describeRows(rows));
         runLabel = run.label;
       });
@@ -267,6 +276,46 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       const titles = await workbench.walkthroughStepTitles();
       assert.deepEqual(titles, ['Pick a policy', 'Run a sample task', 'Open a call\'s diff', 'Mark a fidelity error']);
       await shot('walkthrough');
+    }],
+    ['in a narrow window with the default diff settings (inline diff, no lenses), the cursor\'s JSON path is marked from the palette', async () => {
+      // The user's defaults: the diff goes inline when space is limited (the suite's settings keep it side by side).
+      await fs.mkdir(path.join(options.workspace, '.vscode'), { recursive: true });
+      await fs.writeFile(path.join(options.workspace, '.vscode', 'settings.json'), JSON.stringify({ 'diffEditor.useInlineViewWhenSpaceIsLimited': true }));
+      const size = page.viewportSize();
+      await page.setViewportSize({ width: 820, height: size?.height ?? 800 });
+      try {
+        await workbench.closeEditors();
+        await workbench.runCommand('Rehearsal: Show Call Diff');
+        await workbench.quickInput().fill('e1.t2.c1');
+        await workbench.quickPickRows().filter({ hasText: SHADOW }).first().click();
+        await workbench.activeTab().filter({ hasText: 'get_order_details e1.t2.c1' }).waitFor();
+        const tracking = page.locator('.monaco-diff-editor .editor.modified .view-line', { hasText: '"tracking_id"' }).first();
+        await tracking.waitFor();
+        await tracking.click();
+        // A call-level mark offers the whole call first (it preselected a path, "$.fulfillments").
+        await workbench.runCommand('Rehearsal: Mark Fidelity Error...');
+        await page.locator('.quick-input-widget .quick-input-title', { hasText: 'where?' }).waitFor();
+        await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: 'The whole call' }).waitFor();
+        await page.keyboard.press('Escape');
+        await tracking.click();
+        const before = (await annotationEvents(options.workspace, SHADOW)).length;
+        await workbench.runCommand('Rehearsal: Mark JSON Path at Cursor as Fidelity Error');
+        await page.locator('.quick-input-widget .quick-input-title', { hasText: '$.fulfillments[0].tracking_id' }).waitFor();
+        await page.keyboard.press('Enter'); // the kind offered
+        await workbench.quickPickRows().filter({ hasText: 'critical' }).waitFor();
+        await page.keyboard.press('Enter'); // major
+        await page.locator('.quick-input-widget .quick-input-title', { hasText: 'note' }).waitFor();
+        await page.keyboard.press('Enter');
+        await eventually(async () => {
+          const events = await annotationEvents(options.workspace, SHADOW);
+          assert.equal(events.length, before + 1, JSON.stringify(events));
+          assert.deepEqual([events[before].type, events[before].callId, events[before].path], ['mark', 'e1.t2.c1', '$.fulfillments[0].tracking_id']);
+        });
+        await shot('narrow-mark');
+      } finally {
+        await page.setViewportSize(size ?? { width: 1400, height: 900 });
+        await fs.rm(path.join(options.workspace, '.vscode', 'settings.json'), { force: true });
+      }
     }],
   ];
   if (options.model) checks.push(trainingCheck(workbench, options, shot));

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { canonicalJson } from '../../src/core/base/canonicalJson';
 import type { Annotation } from '../../src/core/annotations/schema';
-import { jsonPathRanges, lineAt, lineStartOffsets } from '../../src/core/fidelity/pathRanges';
+import { jsonPathRanges, lineAt, lineStartOffsets, pathAtOffset } from '../../src/core/fidelity/pathRanges';
 import { loadCallView } from '../../src/core/trace/callView';
 import { annotationMarks, callDiffMarks } from '../../src/core/trace/diffMarks';
 import { TraceIndex } from '../../src/core/trace/traceIndex';
@@ -10,6 +10,20 @@ import { sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 
 const pretty = (v: unknown) => canonicalJson(v as never, { indent: 2 }) + '\n';
+
+describe('pathAtOffset (the cursor\'s JSON path)', () => {
+  it('names the innermost path under an offset: a member from its key to its value\'s end, `$` between members', () => {
+    const text = pretty({ status: 'pending', items: [{ id: 1, tags: ['a', 'b'] }] });
+    const at = (needle: string, shift = 0) => pathAtOffset(text, text.indexOf(needle) + shift);
+    assert.equal(at('"status"'), '$.status');
+    assert.equal(at('"pending"', 3), '$.status');
+    assert.equal(at('"b"'), '$.items[0].tags[1]');
+    assert.equal(at('"tags"', 2), '$.items[0].tags');
+    assert.equal(at('"id"'), '$.items[0].id');
+    assert.equal(pathAtOffset(text, 0), '$');
+    assert.equal(pathAtOffset('not json', 2), undefined);
+  });
+});
 
 describe('jsonPathRanges', () => {
   it('places every path of canonical pretty JSON on its lines, object members from their key', () => {

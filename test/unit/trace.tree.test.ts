@@ -32,10 +32,24 @@ describe('Trace Explorer tree model', () => {
     return found;
   };
 
+  it('a run\'s icon follows its episodes: 0 of 2 successes is not a green check; a model inside the workspace shows relative to it', async () => {
+    const file = path.join(tmp(), '.rehearsal', 'runs', 'r-failures', 'trace.jsonl');
+    const trace = new TraceBuilder('r-failures', 'shadow', path.join(tmp(), 'models', 'mine'));
+    for (const task of ['t1', 't2']) trace.episode(task).end({ success: false, reward: 0 });
+    await trace.end().write(file);
+    const good = path.join(tmp(), '.rehearsal', 'runs', 'r-good', 'trace.jsonl');
+    const ok = new TraceBuilder('r-good', 'shadow', '/elsewhere/model');
+    ok.episode('t1').end({ success: true, reward: 1 });
+    await ok.end().write(good);
+    await library.setFiles(await findRunTraces(tmp()));
+    assert.deepEqual(shape(child(undefined, 'r-failures')), { kind: 'run', label: 'r-failures', description: 'shadow · models/mine · 2 episodes · 0/2 success', status: 'mismatch', hasChildren: true });
+    assert.deepEqual([child(undefined, 'r-good').description, child(undefined, 'r-good').status], ['shadow · /elsewhere/model · 1 episode · 1/1 success', 'ok']);
+  });
+
   it('shows one node per run, newest first', () => {
     assert.deepEqual(traceTreeChildren(library).map(shape), [
-      { kind: 'run', label: '20261129-120000-shadow-sample', description: 'shadow · models/default · 3 episodes', status: 'ok', hasChildren: true },
-      { kind: 'run', label: '20261129-113000-imagine-sample', description: 'imagine · models/default · 1 episode', status: 'ok', hasChildren: true },
+      { kind: 'run', label: '20261129-120000-shadow-sample', description: 'shadow · models/default · 3 episodes · 1/3 success', status: 'error', hasChildren: true },
+      { kind: 'run', label: '20261129-113000-imagine-sample', description: 'imagine · models/default · 1 episode · 1/1 success', status: 'ok', hasChildren: true },
     ]);
   });
 
@@ -51,13 +65,13 @@ describe('Trace Explorer tree model', () => {
   it('shows turns with their calls, parse errors and final answers', () => {
     const run = child(undefined, '20261129-120000-shadow-sample');
     assert.deepEqual(traceTreeChildren(library, child(run, 'e1 retail-test-0007')).map(shape), [
-      { kind: 'turn', label: 'turn 1', description: '1 call', status: 'ok', hasChildren: true },
-      { kind: 'turn', label: 'turn 2', description: '1 call', status: 'mismatch', hasChildren: true },
-      { kind: 'turn', label: 'turn 3', description: '1 call', status: 'mismatch', hasChildren: true },
+      { kind: 'turn', label: 'turn 1', description: 'find_user_id_by_email · exact', status: 'ok', hasChildren: true },
+      { kind: 'turn', label: 'turn 2', description: 'get_order_details · F1 0.78', status: 'mismatch', hasChildren: true },
+      { kind: 'turn', label: 'turn 3', description: 'cancel_pending_order · F1 0.00 · error state differs', status: 'mismatch', hasChildren: true },
       { kind: 'turn', label: 'turn 4', description: 'final answer: Your order #W2611340 was already delivered, so it cannot be cancelled. I can hel', status: 'info', hasChildren: false },
     ]);
     assert.deepEqual(traceTreeChildren(library, child(run, 'e2 retail-test-0012')).map((n) => [n.description, n.status]), [
-      ['1 call', 'ok'], ['parse error JSON_DECODE_ERROR', 'error'], ['1 call', 'error'], ['final answer: It was delivered.', 'info'],
+      ['get_order_details · exact', 'ok'], ['parse error JSON_DECODE_ERROR', 'error'], ['get_order_details · parse error NO_EXECUTION_RESULT_TAG_FOUND', 'error'], ['final answer: It was delivered.', 'info'],
     ]);
   });
 

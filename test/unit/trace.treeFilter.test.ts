@@ -41,37 +41,37 @@ describe('Trace Explorer filters, search and sort', () => {
 
   it('shows only mismatched calls, with their episodes and turns, and hides runs without any', () => {
     assert.deepEqual(outline(library, { filter: { mismatches: true } }), [
-      'shadow-run | shadow · models/default · 3 episodes',
+      'shadow-run | shadow · models/default · 3 episodes · 1/3 success',
       '  e1 retail-test-0007 | failure · reward 0.50',
-      '    turn 2 | 1 call',
+      '    turn 2 | get_order_details · F1 0.78',
       '      get_order_details | F1 0.78',
-      '    turn 3 | 1 call',
+      '    turn 3 | cancel_pending_order · F1 0.00 · error state differs',
       '      cancel_pending_order | F1 0.00 · error state differs',
       '  e3 retail-test-0031 | failed (TOOL_TIMEOUT)',
-      '    turn 1 | 1 call',
+      '    turn 1 | find_user_id_by_email · F1 0.00 · error state differs',
       '      find_user_id_by_email | F1 0.00 · error state differs',
     ]);
   });
 
   it('shows rehearsal and act parse errors', () => {
     assert.deepEqual(outline(library, { filter: { parseErrors: true } }), [
-      'shadow-run | shadow · models/default · 3 episodes',
+      'shadow-run | shadow · models/default · 3 episodes · 1/3 success',
       '  e2 retail-test-0012 | success · reward 1.00',
       '    turn 2 | parse error JSON_DECODE_ERROR',
-      '    turn 3 | 1 call',
+      '    turn 3 | get_order_details · parse error NO_EXECUTION_RESULT_TAG_FOUND',
       '      get_order_details | parse error NO_EXECUTION_RESULT_TAG_FOUND',
     ]);
   });
 
   it('shows only annotated calls, with a badge for errors and for accepted rehearsals', () => {
     assert.deepEqual(outline(library, withAnnotations({ filter: { annotated: true } })), [
-      'shadow-run | shadow · models/default · 3 episodes',
+      'shadow-run | shadow · models/default · 3 episodes · 1/3 success',
       '  e1 retail-test-0007 | failure · reward 0.50',
-      '    turn 2 | 1 call',
-      '      get_order_details | F1 0.78 · ⚑ 1',
+      '    turn 2 | get_order_details · F1 0.78',
+      '      get_order_details | ⚑ 1 · F1 0.78',
       '  e2 retail-test-0012 | success · reward 1.00',
-      '    turn 1 | 1 call',
-      '      get_order_details | exact · ✓ accepted',
+      '    turn 1 | get_order_details · exact',
+      '      get_order_details | ✓ accepted · exact',
     ]);
     const node = callTreeNode(library, shadow, 'e1.t2.c1', withAnnotations())!;
     assert.deepEqual(node.annotations, { errors: 1, accepted: false });
@@ -91,7 +91,7 @@ describe('Trace Explorer filters, search and sort', () => {
     assert.deepEqual(calls('timeout').filter((l) => l.includes('|') && !l.startsWith('e') && !l.startsWith('turn') && !l.includes('run')), ['find_user_id_by_email | tool error TOOL_TIMEOUT']);
     assert.ok(calls('retail-train-0101').some((l) => l.startsWith('imagine-run')), 'a task id selects its episode');
     assert.ok(calls('already delivered').includes('turn 4 | final answer: Your order #W2611340 was already delivered, so it cannot be cancelled. I can hel'));
-    assert.deepEqual(calls('the delivery', withAnnotations()).filter((l) => l.startsWith('get_')), ['get_order_details | F1 0.78 · ⚑ 1']);
+    assert.deepEqual(calls('the delivery', withAnnotations()).filter((l) => l.startsWith('get_')), ['get_order_details | ⚑ 1 · F1 0.78']);
     assert.deepEqual(calls('no such thing'), []);
   });
 

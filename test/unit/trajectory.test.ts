@@ -49,6 +49,10 @@ describe('Trajectory snapshot', () => {
     assert.deepEqual(lineText('rehearsal', 'changed'), ['"status": "pending",']);
     assert.deepEqual(lineText('actual', 'changed'), ['"status": "delivered",']);
     assert.equal(lineText('actual', 'added')[0], '"fulfillments": [');
+    // Only the line where the path starts is its first; the rest of the value is its body.
+    const added = call.actual.lines.filter((l) => l.kind === 'added');
+    assert.deepEqual(added.filter((l) => l.first).map((l) => call.actual.text.split('\n')[l.line].trim()), ['"fulfillments": [']);
+    assert.ok(added.filter((l) => !l.first).length >= 8, 'the fulfillments\' body lines');
     assert.match(call.arguments, /"order_id": "#W2611340"/);
     const cancel = snap.turns[2].calls[0];
     assert.equal(cancel.suggestedKind, 'wrong_error_state', 'an error state that differs suggests that kind');

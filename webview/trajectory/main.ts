@@ -84,11 +84,13 @@ function side(title: string, which: 'rehearsal' | 'actual', sd: TrajectorySide):
   if (sd.words) {
     body = h('pre', { class: 'text' }, ...sd.words.map((w) => (w.changed ? h('span', { class: `w-changed ${which}` }, w.value) : w.value)));
   } else {
-    const marks = new Map(sd.lines.map((l) => [l.line, l.kind]));
+    // A line where a differing path starts is highlighted; the rest of its value is only outlined.
+    const marks = new Map<number, { kind: string; first: boolean }>();
+    for (const l of sd.lines) if (!marks.get(l.line)?.first) marks.set(l.line, { kind: l.kind, first: l.first });
     const lines = sd.text.replace(/\n$/, '').split('\n');
     body = h('pre', { class: sd.language === 'json' ? 'json' : 'text' }, ...lines.map((line, i) => {
-      const kind = marks.get(i);
-      return h('span', { class: kind ? `line k-${kind}` : 'line', title: kind ? DIFF_WORDS[kind] : undefined }, line, '\n');
+      const mark = marks.get(i);
+      return h('span', { class: mark ? `line k-${mark.kind}${mark.first ? '' : ' body'}` : 'line', title: mark ? DIFF_WORDS[mark.kind] : undefined }, line, '\n');
     }));
   }
   return h('div', { class: `side ${which}` }, h('h3', {}, title), body);
@@ -106,12 +108,13 @@ function call(s: TrajectorySnapshot, c: TrajectoryCall): HTMLElement {
     h('div', { class: 'sides' }, side('Rehearsed', 'rehearsal', c.rehearsal), side('Actual', 'actual', c.actual)),
     c.diff.length ? diffTable(c, form) : undefined,
     annotations(s, c),
-    form.element,
+    form.container,
   );
 }
 
 interface FormHandle {
-  element: HTMLElement;
+  /** The form, folded until asked for (it repeated under every call). */
+  container: HTMLElement;
   preset(path: string, kind: string): void;
 }
 
@@ -150,9 +153,10 @@ function annotateForm(s: TrajectorySnapshot, c: TrajectoryCall): FormHandle {
   const element = h('div', { class: 'annotate', role: 'group', 'aria-label': `annotate ${c.callId}` },
     h('label', {}, 'Kind', kind), h('label', {}, 'Severity', severity), h('label', {}, 'Path', path), h('label', { class: 'grow' }, 'Note', note),
     h('div', { class: 'actions' }, mark, accept));
+  const container = h('details', { class: 'annotate-open' }, h('summary', {}, s.readOnly ? 'Annotate (view only)' : 'Mark error or accept…'), element) as HTMLDetailsElement;
   return {
-    element,
-    preset: (p, k) => { path.value = p; kind.value = k; element.scrollIntoView({ block: 'nearest' }); (note as HTMLElement).focus(); },
+    container,
+    preset: (p, k) => { container.open = true; path.value = p; kind.value = k; element.scrollIntoView({ block: 'nearest' }); (note as HTMLElement).focus(); },
   };
 }
 

@@ -77,3 +77,18 @@ export function nearestPathRange(ranges: ReadonlyMap<string, PathRange>, segment
   }
   return undefined;
 }
+
+/**
+ * The innermost JSON path whose range holds `offset` (the cursor in a call's side), `$` when only
+ * the whole value does, undefined when the text is not JSON.
+ */
+export function pathAtOffset(text: string, offset: number): string | undefined {
+  const ranges = jsonPathRanges(text);
+  if (!ranges) return undefined;
+  let best: PathRange | undefined;
+  for (const r of ranges.values()) {
+    if (offset < r.start || offset > r.end) continue;
+    if (!best || r.end - r.start < best.end - best.start) best = r;
+  }
+  return best?.path ?? '$';
+}

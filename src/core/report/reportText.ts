@@ -11,7 +11,7 @@ const MAX_INSTRUCTION_SHOWN = 160;
 /** A trace's header lines: run id and file, mode, events and policy, the tasks it played. */
 function traceHeader(t: TraceSummary, c: Palette): string[] {
   const out = [`${c.bold(t.runId ?? '(no run event)')}  ${c.dim(t.file)}`];
-  const facts = [t.mode ? `${t.mode} mode` : undefined, counted(t.events, 'event'), t.policy ? `policy: ${policyLabel(t.policy)}` : undefined].filter(Boolean);
+  const facts = [t.mode ? `${t.mode} mode` : undefined, counted(t.events, 'event'), t.policy ? `policy: ${policyLabel(t.policy, t.file)}` : undefined].filter(Boolean);
   out.push(`  ${facts.join(' · ')}${t.skippedCount ? c.error(` · ${counted(t.skippedCount, 'skipped line')}`) : ''}`);
   for (const s of t.skipped.slice(0, MAX_SKIPPED_SHOWN)) out.push(c.dim(`    line ${s.line}: ${s.reason}`));
   if (t.skippedCount > MAX_SKIPPED_SHOWN) out.push(c.dim(`    ... and ${t.skippedCount - MAX_SKIPPED_SHOWN} more`));

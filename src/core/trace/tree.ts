@@ -7,6 +7,7 @@ import type { TraceHead } from './traceHead';
 import type { AnnotationLookup, TreeFilter, TreeSort } from './treeFilter';
 import { callMatches, fidelityRank, isFilterActive, turnMatchesItself } from './treeFilter';
 import { describeAnnotation } from '../annotations/schema';
+import { shownPolicyPath } from '../report/policyLabel';
 
 /** How a node should look: drives the icon and colour in any host. */
 export type NodeStatus = 'ok' | 'mismatch' | 'error' | 'running' | 'pending' | 'info';
@@ -86,8 +87,8 @@ function pct(x: number | null | undefined): string {
 
 function annotationBadge(summary: { errors: number; accepted: boolean } | undefined): string {
   if (!summary) return '';
-  if (summary.errors) return ` · ⚑ ${summary.errors}`;
-  return summary.accepted ? ' · ✓ accepted' : '';
+  if (summary.errors) return `⚑ ${summary.errors} · `;
+  return summary.accepted ? '✓ accepted · ' : '';
 }
 
 function callNode(file: string, call: CallEntry, options: TreeOptions, flat = false): TraceTreeNode {
@@ -104,7 +105,8 @@ function callNode(file: string, call: CallEntry, options: TreeOptions, flat = fa
   for (const a of annotations?.forCall(call.callId) ?? []) lines.push(`⚑ ${describeAnnotation(a)}${a.note && a.verdict === 'error' ? `: ${a.note}` : ''} (${a.author})`);
   const node: TraceTreeNode = {
     kind: 'call', id: `${file}#${call.callId}`, file, entityId: call.callId, label: call.tool,
-    description: `${badge.text}${annotationBadge(summary)}${flat ? ` · ${call.callId}` : ''}`,
+    // What a reviewer acts on first: the marks, then the fidelity (a narrow side bar cuts the end).
+    description: `${annotationBadge(summary)}${badge.text}${flat ? ` · ${call.callId}` : ''}`,
     tooltip: lines.join('\n'), status: badge.status, hasChildren: false,
   };
   if (summary) node.annotations = { errors: summary.errors, accepted: summary.accepted };
@@ -119,23 +121,30 @@ function turnNode(file: string, index: TraceIndex, turn: TurnEntry): TraceTreeNo
   else if (turn.kind === 'final') description = `final answer: ${turn.answerPreview ?? ''}`;
   else {
     const worst = calls.map((c) => fidelityBadge(c).status);
-    description = counted(calls.length, 'call');
+    // One call: the call itself on the turn's row ("1 call" told nothing); more: how many, and the worst.
+    description = calls.length === 1 ? `${calls[0].tool} · ${fidelityBadge(calls[0]).text}` : counted(calls.length, 'call');
     status = worst.includes('error') ? 'error' : worst.includes('mismatch') ? 'mismatch' : worst.every((s) => s === 'ok') ? 'ok' : 'pending';
   }
   const tooltip = [`${turn.turnId}: ${description}`, ...(calls.length ? [scoreSummary(calls)] : [])].join('\n');
   return { kind: 'turn', id: `${file}#${turn.turnId}`, file, entityId: turn.turnId, label: `turn ${turn.index + 1}`, description, tooltip, status, hasChildren: calls.length > 0 };
 }
 
+/**
+ * How an episode ended, in the words every view uses (the tree's rows, the episode pickers):
+ * `running`, `failed (JSON_DECODE_ERROR)`, `success · reward 1.00`, `failure · reward 0.50`.
+ */
+export function episodeOutcome(ep: EpisodeEntry): { description: string; status: NodeStatus } {
+  if (!ep.end) return { description: 'running', status: 'running' };
+  if (ep.end.status === 'failed' || ep.end.status === 'cancelled') return { description: `${ep.end.status}${ep.end.errorCode ? ` (${ep.end.errorCode})` : ''}`, status: 'error' };
+  const reward = ep.end.reward === null ? '' : ` · reward ${ep.end.reward.toFixed(2)}`;
+  return {
+    description: `${ep.end.success === null ? 'ungraded' : ep.end.success ? 'success' : 'failure'}${reward}${ep.end.status === 'limit' ? ' · hit a limit' : ''}`,
+    status: ep.end.success ? 'ok' : ep.end.success === null ? 'info' : 'mismatch',
+  };
+}
+
 function episodeNode(file: string, index: TraceIndex, ep: EpisodeEntry): TraceTreeNode {
-  let description: string;
-  let status: NodeStatus;
-  if (!ep.end) { description = 'running'; status = 'running'; }
-  else if (ep.end.status === 'failed' || ep.end.status === 'cancelled') { description = `${ep.end.status}${ep.end.errorCode ? ` (${ep.end.errorCode})` : ''}`; status = 'error'; }
-  else {
-    const reward = ep.end.reward === null ? '' : ` · reward ${ep.end.reward.toFixed(2)}`;
-    description = `${ep.end.success === null ? 'ungraded' : ep.end.success ? 'success' : 'failure'}${reward}${ep.end.status === 'limit' ? ' · hit a limit' : ''}`;
-    status = ep.end.success ? 'ok' : ep.end.success === null ? 'info' : 'mismatch';
-  }
+  const { description, status } = episodeOutcome(ep);
   const role = ep.role ? ` (${ep.role})` : '';
   const calls = index.turnsOf(ep).flatMap((t) => index.callsOf(t));
   const tooltip = [`episode ${ep.episodeId} of task ${ep.taskId}, mode ${ep.mode}: ${description}`, scoreSummary(calls)].join('\n');
@@ -159,6 +168,18 @@ function lazyRunNode(library: TraceLibrary, file: string, head: TraceHead): Trac
   return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: true };
 }
 
+/** How a run's episodes ended: graded ones, their successes, and those that failed to play. */
+function episodeOutcomes(index: TraceIndex): { graded: number; successes: number; failed: number } {
+  let graded = 0, successes = 0, failed = 0;
+  for (const ep of index.episodes) {
+    const end = ep.end;
+    if (!end) continue;
+    if (end.status === 'failed') failed++;
+    if (end.success === true || end.success === false) { graded++; if (end.success) successes++; }
+  }
+  return { graded, successes, failed };
+}
+
 /** The run node of a trace file (or a problem node when it could not be read). */
 function runScoreSummary(index: TraceIndex): string {
   const sum = scoreSum();
@@ -179,9 +200,13 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   // A torn last line counts as skipped: a crashed run must not look as if it were still running.
   const torn = index.tornLastLine;
   const skippedCount = index.skippedCount + (torn ? 1 : 0);
-  const parts = [run ? run.mode : 'no run event', run ? run.policy.id : '', counted(index.episodes.length, 'episode')].filter(Boolean);
+  const outcome = episodeOutcomes(index);
+  const parts = [run ? run.mode : 'no run event', run ? shownPolicyPath(run.policy.id, file) : '', counted(index.episodes.length, 'episode')].filter(Boolean);
+  if (outcome.graded) parts.push(`${outcome.successes}/${outcome.graded} success`);
   if (skippedCount) parts.push(counted(skippedCount, 'skipped line'));
-  const status: NodeStatus = skippedCount ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status === 'completed' ? 'ok' : 'error';
+  // The icon follows the outcome: a completed run whose episodes failed is not a green check.
+  const status: NodeStatus = skippedCount ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status !== 'completed' || outcome.failed ? 'error'
+    : outcome.successes < outcome.graded ? 'mismatch' : 'ok';
   const skipped = [...index.skipped.slice(0, 5), ...(torn ? [torn] : [])].slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
   const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, runScoreSummary(index), ...skipped].join('\n');
   return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: index.episodes.length > 0 };

@@ -19,8 +19,12 @@ import { StudioError } from '../base/errors';
 export interface TrajectorySide {
   language: 'json' | 'plaintext';
   text: string;
-  /** Lines (0-based) to highlight, with the kind of difference on them. */
-  lines: { line: number; kind: DiffKind }[];
+  /**
+   * Lines (0-based) to highlight, with the kind of difference on them; `first` on the line where a
+   * differing path starts (its key), the rest of its value only outlined (a 40-line subtree all in
+   * red was unreadable).
+   */
+  lines: { line: number; kind: DiffKind; first: boolean }[];
   /** For text comparisons: the text in runs, `changed` where it differs from the other side. */
   words?: { value: string; changed: boolean }[];
 }
@@ -116,7 +120,7 @@ export function trajectoryCall(view: CallView, annotations: Annotation[]): Traje
   const side = (which: 'rehearsal' | 'actual'): TrajectorySide => ({
     language: documents[which].language,
     text: documents[which].text,
-    lines: marks.filter((m) => m.side === which).flatMap((m) => range(m.range.startLine, m.range.endLine).map((line) => ({ line, kind: m.kind }))),
+    lines: marks.filter((m) => m.side === which).flatMap((m) => range(m.range.startLine, m.range.endLine).map((line) => ({ line, kind: m.kind, first: line === m.range.startLine }))),
   });
   const rehearsal = side('rehearsal');
   const actual = side('actual');

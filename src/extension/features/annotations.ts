@@ -10,8 +10,11 @@ import { callTreeNode } from '../../core/trace/tree';
 import { promptEdit, promptMark } from '../annotationPrompts';
 import type { AnnotationTarget, CallTarget, MarkTarget } from '../commands';
 import { VIEWS } from '../commands';
+import { parseCallUri } from '../callDiff';
 import { activeCallTarget } from '../diffDecorations';
-import { registerCommand } from '../registerCommand';
+import { pathAtOffset } from '../../core/fidelity/pathRanges';
+import { suggestedKind } from '../../core/annotations/suggest';
+import { executeCommand, registerCommand } from '../registerCommand';
 import type { Services } from '../services';
 import { ensureTrusted } from '../trust';
 import { pickCall } from './pickers';
@@ -59,6 +62,24 @@ export function registerAnnotationFeatures(context: vscode.ExtensionContext, ser
         void vscode.window.showErrorMessage(`Rehearsal: cannot mark ${call.callId}: ${errorMessage(err)}`);
         return undefined;
       }
+    }),
+
+    // Marking must not depend on the diff's layout: in a narrow editor the diff is inline and its
+    // lenses are gone, but the cursor still names a JSON path of the side it is in.
+    registerCommand('rehearsal.markPathAtCursor', async () => {
+      const editor = vscode.window.activeTextEditor;
+      const at = editor ? parseCallUri(editor.document.uri) : undefined;
+      if (!editor || !at) {
+        void vscode.window.showInformationMessage('Rehearsal: put the cursor in a call\'s rehearsed or actual response (its diff) to mark the JSON path there.');
+        return undefined;
+      }
+      const jsonPath = pathAtOffset(editor.document.getText(), editor.document.offsetAt(editor.selection.active));
+      if (!jsonPath) {
+        void vscode.window.showInformationMessage('Rehearsal: this side is not JSON; mark the call as a whole (Mark Fidelity Error).');
+        return undefined;
+      }
+      const lens = (await services.decorations.marksOf(at.file, at.callId).catch(() => undefined))?.diff.lenses.find((l) => l.path === jsonPath);
+      return executeCommand('rehearsal.markFidelityError', { file: at.file, callId: at.callId, path: jsonPath, ...(lens ? { kind: suggestedKind(lens.kind) } : {}) });
     }),
 
     registerCommand('rehearsal.acceptRehearsal', async (target) => {

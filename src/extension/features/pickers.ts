@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { fidelityBadge, tracesNewestFirst } from '../../core/trace/tree';
+import { episodeOutcome, fidelityBadge, tracesNewestFirst } from '../../core/trace/tree';
 import { fidelityRank } from '../../core/trace/treeFilter';
 import type { Services } from '../services';
 
@@ -37,8 +37,7 @@ export async function pickEpisode({ library }: Services): Promise<{ file: string
   for (const file of tracesNewestFirst(library)) {
     const index = library.index(file);
     for (const ep of index?.episodes ?? []) {
-      const outcome = !ep.end ? 'running' : ep.end.success === null ? ep.end.status : ep.end.success ? 'success' : 'failure';
-      items.push({ label: `${ep.episodeId} ${ep.taskId}`, description: outcome, detail: index?.run?.runId, file, episodeId: ep.episodeId });
+      items.push({ label: `${ep.episodeId} ${ep.taskId}`, description: episodeOutcome(ep).description, detail: index?.run?.runId, file, episodeId: ep.episodeId });
     }
   }
   if (items.length === 0) {

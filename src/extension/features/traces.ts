@@ -31,6 +31,16 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
 
     registerCommand('rehearsal.refreshTraces', () => watcher.rescan()),
 
+    registerCommand('rehearsal.showTurnText', async (target) => {
+      const turn = target && 'entityId' in target ? (target.kind === 'turn' ? { file: target.file, turnId: target.entityId } : undefined) : target;
+      if (!turn) return;
+      try {
+        await services.turnTexts.show(turn.file, turn.turnId);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Rehearsal: cannot show turn ${turn.turnId}: ${errorMessage(err)}`);
+      }
+    }),
+
     registerCommand('rehearsal.openTrace', async (file) => {
       const target = file ?? (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Rehearsal traces': ['jsonl'] }, openLabel: 'Open Trace' }))?.[0]?.fsPath;
       if (!target) return;
@@ -102,9 +112,13 @@ function toCallTarget(target: CallTarget): { file: string; callId: string } | un
   return target.kind === 'call' ? { file: target.file, callId: target.entityId } : undefined;
 }
 
-/** The episode a command means: given, a tree node's, the active call diff's, or picked. */
+/** The episode a command means: given, a tree node's, the Trace Explorer's selection, the active call diff's, or picked. */
 async function resolveEpisode(services: Services, target: EpisodeTarget | undefined): Promise<{ file: string; episodeId: string; callId?: string } | undefined> {
   if (target && 'episodeId' in target) return target;
+  // From the palette, what is selected in the tree is what the command is about (it asked "Which
+  // episode?" with another one preselected).
+  const selected = !target && services.explorerTree?.visible ? services.explorerTree.selection[0] : undefined;
+  if (selected && (selected.kind === 'episode' || selected.kind === 'turn' || selected.kind === 'call')) return resolveEpisode(services, selected);
   if (target && 'entityId' in target) {
     const index = await services.library.ensureIndex(target.file);
     if (target.kind === 'episode') return { file: target.file, episodeId: target.entityId };

@@ -23,7 +23,7 @@ describe('Annotations', () => {
     assert.deepEqual({ type: written[0].type, callId: written[0].callId, episodeId: written[0].episodeId, tool: written[0].tool, kind: written[0].kind, severity: written[0].severity, path: written[0].path, note: written[0].note },
       { type: 'mark', callId: 'e1.t2.c1', episodeId: 'e1', tool: 'get_order_details', kind: 'hallucinated_value', severity: 'major', path: '$.status', note: 'guessed pending' });
     const call = (await api.services.explorer.getChildren((await rowAt(api, [runId, 'e1 retail-test-0007', 'turn 2'])).node))[0];
-    assert.equal(api.services.explorer.getTreeItem(call).description, 'F1 0.78 · ⚑ 1');
+    assert.equal(api.services.explorer.getTreeItem(call).description, '⚑ 1 · F1 0.78');
     assert.equal(api.services.explorer.getTreeItem(call).contextValue, 'rehearsal.call.annotated');
     const run = api.services.annotationsView.getChildren().find((n) => n.label === runId);
     assert.ok(run, 'the run is in the Annotations view');
@@ -51,7 +51,7 @@ describe('Annotations', () => {
     await appendAnnotationEvent(path.join(path.dirname(file), 'annotations.jsonl'), { type: 'accept', id: 'a-from-elsewhere', author: 'bo', callId: 'e2.t1.c1', tool: 'get_order_details' });
     await waitUntil([api.services.annotations.onDidChange], 'the file watcher to read the new annotation', async () => {
       const call = (await api.services.explorer.getChildren((await rowAt(api, [runId, 'e2 retail-test-0012', 'turn 1'])).node))[0];
-      assert.equal(call.description, 'exact · ✓ accepted');
+      assert.equal(call.description, '✓ accepted · exact');
     });
   });
 

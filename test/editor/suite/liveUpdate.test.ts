@@ -62,7 +62,7 @@ describe('Live update', () => {
     await fs.writeFile(file, tornShadowRunText(runId));
     await vscode.commands.executeCommand('rehearsal.refreshTraces');
     await waitForLibrary(api, 'the crashed run', async () => {
-      assert.equal((await row(api, runId)).description, 'shadow · models/default · 3 episodes · 1 skipped line');
+      assert.equal((await row(api, runId)).description, 'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line');
     });
 
     const writer = await TraceWriter.open(file);
@@ -74,7 +74,7 @@ describe('Live update', () => {
     }
     await waitForLibrary(api, 'the resumed episode', async () => {
       const run = await row(api, runId);
-      assert.equal(run.description, 'shadow · models/default · 4 episodes · 1 skipped line');
+      assert.equal(run.description, 'shadow · models/default · 4 episodes · 2/4 success · 1 skipped line');
       assert.equal((await row(api, 'e4 retail-test-0099', run.node)).description, 'success · reward 1.00');
     });
   });

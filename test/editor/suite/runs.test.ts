@@ -67,7 +67,7 @@ describe('Running tasks from the editor', function () {
     assert.deepEqual(events.filter((e) => e.type === 'call.actual').map((e) => e.type === 'call.actual' && e.tool), ['find_user_id_by_name_zip', 'get_order_details', 'cancel_pending_order']);
     const run = (await rows(api)).find((r) => r.label === summary!.runId);
     assert.ok(run, 'the finished run is listed');
-    assert.equal(run.description, 'shadow · reference · 1 episode');
+    assert.equal(run.description, 'shadow · reference · 1 episode · 1/1 success');
     assert.equal(run.icon, 'pass');
     assert.equal(api.services.runs.running, false);
     assert.equal(api.services.runs.statusItem.text, '$(hubot) reference · auto');

@@ -12,14 +12,16 @@ describe('Trace Explorer', () => {
     const samples: string[] = Object.values(SAMPLE_RUN_IDS);
     const runs = (await rows(api)).filter((r) => samples.includes(r.label));
     assert.deepEqual(runs.map((r) => [r.label, r.description]), [
-      [SAMPLE_RUN_IDS.torn, 'shadow · models/default · 3 episodes · 1 skipped line'],
-      [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes'],
-      [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode'],
+      [SAMPLE_RUN_IDS.torn, 'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line'],
+      [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes · 1/3 success'],
+      [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode · 1/1 success'],
     ], (await outline(api)).join('\n'));
     const shadow = runs[1];
     assert.equal(shadow.item.collapsibleState, vscode.TreeItemCollapsibleState.Expanded);
     assert.equal(shadow.item.contextValue, 'rehearsal.run');
-    assert.equal(shadow.icon, 'pass');
+    // The icon follows the outcome: 1 of 3 successes and an episode that failed to play is not a green check.
+    assert.equal(shadow.icon, 'error');
+    assert.equal(runs[2].icon, 'pass', 'a run whose every episode succeeded');
     assert.equal(shadow.item.resourceUri?.fsPath, traceFile(SHADOW));
   });
 
@@ -38,9 +40,9 @@ describe('Trace Explorer', () => {
     const api = await studio();
     const turns = await rows(api, (await rowAt(api, [SHADOW, 'e2 retail-test-0012'])).node);
     assert.deepEqual(turns.map((r) => [r.label, r.description]), [
-      ['turn 1', '1 call'],
+      ['turn 1', 'get_order_details · exact'],
       ['turn 2', 'parse error JSON_DECODE_ERROR'],
-      ['turn 3', '1 call'],
+      ['turn 3', 'get_order_details · parse error NO_EXECUTION_RESULT_TAG_FOUND'],
       ['turn 4', 'final answer: It was delivered.'],
     ]);
     assert.equal(turns[1].item.collapsibleState, vscode.TreeItemCollapsibleState.None, 'a turn without calls has nothing to expand');

@@ -65,10 +65,11 @@ describe('Training runs from the editor', function () {
   it('Start Training Run shows the exact command first, then the dashboard plots the steps as the trainer streams them', async () => {
     const api = await studio();
     // export_at_end off: the editor exports the final model itself when the run is done.
-    // Enough steps that the dashboard is seen plotting while the run goes on (12 tiny steps could end
-    // before its first render once the trainer's allocator made them fast).
-    const steps = 48;
-    const file = await writeRunFile('editor-tiny', { steps, checkpoint_every: 16, export_at_end: false });
+    // Enough steps that the dashboard is seen plotting while the run goes on: 12 tiny steps could end
+    // before its first render once the trainer's allocator made them fast, and 48 once ended before
+    // the webview had loaded.
+    const steps = 160;
+    const file = await writeRunFile('editor-tiny', { steps, checkpoint_every: 40, export_at_end: false });
     const expected = formatCommand(planLaunch(await loadRunSpec(file), 'local'));
     run = (await vscode.commands.executeCommand<TrainingRun>('rehearsal.startTrainingRun', file))!;
     assert.ok(run, 'the command returns the run it started');

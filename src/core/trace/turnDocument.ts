@@ -1,0 +1,33 @@
+import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../protocol/actParser';
+import { findBlocks } from '../protocol/text';
+import type { TurnEvent } from './schema';
+
+/** A turn's raw text as a document, and where in it its parse error points. */
+export interface TurnDocument {
+  text: string;
+  /** Offset into `text` of the parse error, when the error says where (a JSON error's position). */
+  errorOffset?: number;
+  /** The error in one line, for the status bar and the document's first line. */
+  error?: string;
+}
+
+const ASCII_WS = /^[ \t\n\r]*/;
+
+/**
+ * What the policy wrote in a turn, as it wrote it, with the position of its parse error: a JSON
+ * error's "position N" counts from the start of the first tool-call block's body (after its
+ * leading whitespace), as the act parser read it; other errors point at the first block, or at the
+ * start.
+ */
+export function turnDocument(event: TurnEvent): TurnDocument {
+  const text = event.text;
+  if (event.parse.kind !== 'error') return { text };
+  const error = `${event.parse.code}: ${event.parse.message}`;
+  const blocks = findBlocks(text, TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
+  const block = blocks[0];
+  if (!block) return { text, error, errorOffset: Math.max(0, text.indexOf(TOOL_CALL_OPEN)) };
+  const bodyStart = block.start + TOOL_CALL_OPEN.length + (ASCII_WS.exec(block.inner)?.[0].length ?? 0);
+  const at = /position (\d+)/.exec(event.parse.message);
+  const offset = at ? bodyStart + Number(at[1]) : bodyStart;
+  return { text, error, errorOffset: Math.min(offset, text.length) };
+}
