@@ -55,6 +55,13 @@ export interface CommandArgs {
   'rehearsal.setEndpointApiKey': [key?: string];
   'rehearsal.markFidelityError': [target?: MarkTarget];
   'rehearsal.markPathAtCursor': [];
+  'rehearsal.reviewMismatches': [target?: { file: string } | TraceTreeNode];
+  'rehearsal.reviewMark': [];
+  'rehearsal.reviewAccept': [];
+  'rehearsal.reviewSkip': [];
+  'rehearsal.reviewStop': [];
+  'rehearsal.reviewTrajectory': [];
+  'rehearsal.reviewActions': [];
   'rehearsal.showTurnText': [target?: { file: string; turnId: string } | TraceTreeNode];
   'rehearsal.acceptRehearsal': [target?: CallTarget & { note?: string }];
   'rehearsal.editAnnotation': [target?: AnnotationTarget, changes?: { kind?: AnnotationKind; severity?: AnnotationSeverity; note?: string }];
@@ -92,6 +99,13 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.setEndpointApiKey': { title: 'Set Endpoint API Key...', icon: '$(key)' },
   'rehearsal.markFidelityError': { title: 'Mark Fidelity Error...', icon: '$(report)' },
   'rehearsal.markPathAtCursor': { title: 'Mark JSON Path at Cursor as Fidelity Error...', icon: '$(symbol-field)' },
+  'rehearsal.reviewMismatches': { title: 'Review Mismatches...', icon: '$(checklist)' },
+  'rehearsal.reviewMark': { title: 'Review: Mark as Fidelity Error', icon: '$(report)' },
+  'rehearsal.reviewAccept': { title: 'Review: Rehearsal Acceptable', icon: '$(check)' },
+  'rehearsal.reviewSkip': { title: 'Review: Skip', icon: '$(arrow-right)' },
+  'rehearsal.reviewStop': { title: 'Review: Stop', icon: '$(close)' },
+  'rehearsal.reviewTrajectory': { title: 'Review: Open Trajectory', icon: '$(list-flat)' },
+  'rehearsal.reviewActions': { title: 'Review: Actions...', icon: '$(checklist)' },
   'rehearsal.showTurnText': { title: 'Show Turn Text', icon: '$(file-text)' },
   'rehearsal.acceptRehearsal': { title: 'Mark Rehearsal Acceptable', icon: '$(check)' },
   'rehearsal.editAnnotation': { title: 'Edit Annotation...', icon: '$(edit)' },

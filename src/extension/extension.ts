@@ -20,6 +20,7 @@ import { TrainingRuns } from './trainingRuns';
 import { executeCommand } from './registerCommand';
 import { TrajectoryPanels } from './trajectoryPanel';
 import { TurnTextDocuments } from './turnText';
+import { registerReviewFeatures } from './features/review';
 
 /** What the extension hands to other extensions and to its own editor tests. */
 export interface RehearsalStudioApi {
@@ -59,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
 
   registerTraceFeatures(context, services);
   registerAnnotationFeatures(context, services);
+  registerReviewFeatures(context, services);
   registerRunFeatures(context, services);
   registerGpuFeatures(context, services);
   registerTrainingFeatures(context, services);

@@ -6,6 +6,7 @@ import type { TraceTreeNode } from '../core/trace/tree';
 import type { AnnotationsViewProvider } from './annotationsView';
 import type { CallDiffDocuments } from './callDiff';
 import type { TurnTextDocuments } from './turnText';
+import type { ReviewSession } from './reviewQueue';
 import type { CallDiffDecorations } from './diffDecorations';
 import type { ReportDocuments } from './reportDocument';
 import type { RunController } from './runController';
@@ -31,6 +32,8 @@ export interface Services {
   trajectories: TrajectoryPanels;
   training: TrainingRuns;
   dashboards: TrainingDashboards;
+  /** The review of a run's mismatches, once its feature has created it. */
+  review?: ReviewSession;
   /** The tree views, once their features have created them. */
   explorerTree?: vscode.TreeView<TraceTreeNode>;
   annotationsTree?: vscode.TreeView<AnnotationTreeNode>;

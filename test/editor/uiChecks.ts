@@ -317,6 +317,28 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
         await fs.rm(path.join(options.workspace, '.vscode', 'settings.json'), { force: true });
       }
     }],
+    ['"Review Mismatches" walks a run\'s missed rehearsals in their diffs; M marks with the suggested kind and shows the next', async () => {
+      const torn = SAMPLE_RUN_IDS.torn;
+      await workbench.closeEditors();
+      await workbench.pick('Rehearsal: Review Mismatches...', { loaded: torn, query: torn, row: torn });
+      await workbench.activeTab().filter({ hasText: 'get_order_details e2.t3.c1' }).waitFor();
+      const progress = page.locator('.part.statusbar .statusbar-item', { hasText: 'Review' });
+      await progress.filter({ hasText: '0 / 4 reviewed' }).waitFor();
+      assert.match(await progress.innerText(), /M mark \(format error\) · A accept · S skip/);
+      await shot('review-queue');
+      // One key, in the diff's editor.
+      await page.locator('.monaco-diff-editor .editor.modified .view-lines').first().click();
+      await page.keyboard.press('m');
+      await progress.filter({ hasText: '1 / 4 reviewed' }).waitFor();
+      await workbench.activeTab().filter({ hasText: 'e1.t3.c1' }).waitFor();
+      await eventually(async () => {
+        const events = await annotationEvents(options.workspace, torn);
+        assert.deepEqual(events.map((e) => [e.type, e.callId, e.kind, e.severity]), [['mark', 'e2.t3.c1', 'format_error', 'major']]);
+      });
+      await page.locator('.monaco-diff-editor .editor.modified .view-lines').first().click();
+      await page.keyboard.press('Escape');
+      await progress.waitFor({ state: 'hidden' });
+    }],
   ];
   if (options.model) checks.push(trainingCheck(workbench, options, shot));
 
