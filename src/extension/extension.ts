@@ -20,6 +20,7 @@ import { TrainingRuns } from './trainingRuns';
 import { executeCommand } from './registerCommand';
 import { TrajectoryPanels } from './trajectoryPanel';
 import { TurnTextDocuments } from './turnText';
+import { RunSummaryPanels } from './runSummaryPanel';
 import { registerReviewFeatures } from './features/review';
 
 /** What the extension hands to other extensions and to its own editor tests. */
@@ -46,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     annotations,
     callDiffs,
     turnTexts: new TurnTextDocuments(library),
+    summaries: new RunSummaryPanels(context.extensionUri, output, library),
     reports: new ReportDocuments(library),
     watcher: new TraceWatcher(library, context.workspaceState),
     explorer: new TraceExplorerProvider(library, annotations),
@@ -56,7 +58,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     training,
     dashboards: new TrainingDashboards({ extensionUri: context.extensionUri, training, output }),
   };
-  context.subscriptions.push(output, library, annotations, callDiffs, services.turnTexts, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories, training, services.dashboards);
+  context.subscriptions.push(output, library, annotations, callDiffs, services.turnTexts, services.summaries, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories, training, services.dashboards);
 
   registerTraceFeatures(context, services);
   registerAnnotationFeatures(context, services);

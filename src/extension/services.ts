@@ -6,6 +6,7 @@ import type { TraceTreeNode } from '../core/trace/tree';
 import type { AnnotationsViewProvider } from './annotationsView';
 import type { CallDiffDocuments } from './callDiff';
 import type { TurnTextDocuments } from './turnText';
+import type { RunSummaryPanels } from './runSummaryPanel';
 import type { ReviewSession } from './reviewQueue';
 import type { CallDiffDecorations } from './diffDecorations';
 import type { ReportDocuments } from './reportDocument';
@@ -26,6 +27,7 @@ export interface Services {
   annotationsView: AnnotationsViewProvider;
   callDiffs: CallDiffDocuments;
   turnTexts: TurnTextDocuments;
+  summaries: RunSummaryPanels;
   reports: ReportDocuments;
   decorations: CallDiffDecorations;
   runs: RunController;

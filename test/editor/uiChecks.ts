@@ -317,6 +317,32 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
         await fs.rm(path.join(options.workspace, '.vscode', 'settings.json'), { force: true });
       }
     }],
+    ['"Show Run Summary" shows the run\'s metrics and its episodes in a table that sorts and opens an episode\'s Trajectory from the keyboard', async () => {
+      await workbench.closeEditors();
+      await workbench.pick('Rehearsal: Show Run Summary', { loaded: SHADOW, query: SHADOW, row: SHADOW });
+      await workbench.activeTab().filter({ hasText: `Run ${SHADOW}` }).waitFor();
+      const view = workbench.webview();
+      await view.locator('.grid-row').first().waitFor({ timeout: 30_000 });
+      assert.match(await view.locator('.metrics').innerText(), /33\.3%\s+success\s+1 of 3 graded/);
+      assert.match(await view.locator('table.per-tool').innerText(), /get_order_details\s+3\s+2/);
+      // Least faithful first by default: the episode with the rehearsal that did not parse... by mean F1: e3 (0.00).
+      assert.deepEqual(await view.locator('.grid-row').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.episodeId)), ['e3', 'e1', 'e2']);
+      await view.locator('.grid-head [data-column="reward"]').click();
+      await view.locator('.grid-head [data-column="reward"][aria-sort="descending"]').waitFor();
+      assert.deepEqual(await view.locator('.grid-row').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.episodeId)), ['e2', 'e1', 'e3']);
+      await view.locator('input.filter-text').fill('0031');
+      await view.locator('.count', { hasText: '1 of 3 episodes' }).waitFor();
+      await view.locator('input.filter-text').fill('');
+      await view.locator('.count', { hasText: '3 of 3 episodes' }).waitFor();
+      await view.locator('header h1').scrollIntoViewIfNeeded();
+      await shot('run-summary');
+      await view.locator('.viewport').focus();
+      await page.keyboard.press('ArrowDown');
+      await view.locator('.grid-row.selected[data-episode-id="e1"]').waitFor();
+      await page.keyboard.press('Enter');
+      await workbench.activeTab().filter({ hasText: 'Trajectory e1' }).waitFor();
+    }],
+
     ['"Review Mismatches" walks a run\'s missed rehearsals in their diffs; M marks with the suggested kind and shows the next', async () => {
       const torn = SAMPLE_RUN_IDS.torn;
       await workbench.closeEditors();

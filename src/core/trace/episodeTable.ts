@@ -7,7 +7,7 @@ import { grown, growColumns } from './columns';
 const FIRST_CAPACITY = 256;
 
 /** The table's columns of one value per episode (grown together; saved and restored by the index snapshot). */
-export const EPISODE_COLUMNS = ['indexes', 'modes', 'roles', 'lines', 'offsets', 'lengths', 'firstTurns', 'lastTurns', 'ends', 'statuses', 'rewards', 'successes', 'endLines', 'endOffsets', 'endLengths', 'endErrors'] as const satisfies readonly (keyof EpisodeColumns)[];
+export const EPISODE_COLUMNS = ['indexes', 'modes', 'roles', 'lines', 'offsets', 'lengths', 'firstTurns', 'lastTurns', 'ends', 'statuses', 'rewards', 'successes', 'endLines', 'endOffsets', 'endLengths', 'endErrors', 'startTimes', 'endTimes'] as const satisfies readonly (keyof EpisodeColumns)[];
 
 /** The columns of an {@link EpisodeTable} (an index snapshot saves and restores them). */
 export interface EpisodeColumns {
@@ -29,6 +29,9 @@ export interface EpisodeColumns {
   endOffsets: Float64Array;
   endLengths: Uint32Array;
   endErrors: Uint32Array;
+  /** When the episode started and ended (ms since the epoch, from the events' `ts`; NaN when unknown). */
+  startTimes: Float64Array;
+  endTimes: Float64Array;
 }
 
 /**
@@ -61,6 +64,8 @@ export class EpisodeTable implements EpisodeColumns {
   endOffsets = new Float64Array(0);
   endLengths = new Uint32Array(0);
   endErrors = new Uint32Array(0);
+  startTimes = new Float64Array(0);
+  endTimes = new Float64Array(0);
 
   get count(): number {
     return this.ids.count;
@@ -72,7 +77,7 @@ export class EpisodeTable implements EpisodeColumns {
   }
 
   /** Adds an episode, or replaces what is known of one introduced again (keeping its turns); returns its row. */
-  put(episodeId: string, index: number, taskId: string, mode: string, role: string | undefined, location: EventLocation): number {
+  put(episodeId: string, index: number, taskId: string, mode: string, role: string | undefined, location: EventLocation, startedMs = Number.NaN): number {
     let row = this.ids.get(episodeId);
     if (row === undefined) {
       row = this.ids.add(episodeId);
@@ -89,6 +94,7 @@ export class EpisodeTable implements EpisodeColumns {
     this.lines[row] = location.line;
     this.offsets[row] = location.offset;
     this.lengths[row] = location.length;
+    this.startTimes[row] = startedMs;
     return row;
   }
 
@@ -110,7 +116,8 @@ export class EpisodeTable implements EpisodeColumns {
   }
 
   /** Records how an episode ended. */
-  setEnd(row: number, end: NonNullable<EpisodeEntry['end']>): void {
+  setEnd(row: number, end: NonNullable<EpisodeEntry['end']>, endedMs = Number.NaN): void {
+    this.endTimes[row] = endedMs;
     this.ends[row] = end.reward === null ? 2 : 1;
     this.statuses[row] = this.texts.number(end.status);
     this.rewards[row] = end.reward ?? 0;
@@ -128,6 +135,8 @@ export class EpisodeTable implements EpisodeColumns {
       location: { line: this.lines[row], offset: this.offsets[row], length: this.lengths[row] }, turnIds,
     };
     if (this.roles[row] > 0) entry.role = this.texts.text(this.roles[row]) as EpisodeEntry['role'];
+    const duration = this.endTimes[row] - this.startTimes[row];
+    if (this.ends[row] > 0 && Number.isFinite(duration) && duration >= 0) entry.durationMs = duration;
     if (this.ends[row] > 0) {
       entry.end = {
         status: this.texts.text(this.statuses[row]) as NonNullable<EpisodeEntry['end']>['status'], reward: this.ends[row] === 2 ? null : this.rewards[row],

@@ -30,7 +30,7 @@ import { validateTraceEvent } from './validate';
  */
 const MAGIC = Buffer.from('RSTIDX1\n', 'latin1');
 const FORMAT = 'rehearsal-studio trace index';
-export const SNAPSHOT_VERSION = 2;
+export const SNAPSHOT_VERSION = 3;
 /** Scans shorter than this are not saved: a trace of a few megabytes indexes in a blink. */
 export const SNAPSHOT_MIN_BYTES = 16 * 1024 * 1024;
 /** Bytes of the trace hashed into its fingerprint: its first and last 64 KiB, and 32 blocks of 4 KiB between. */

@@ -58,6 +58,8 @@ export interface EpisodeEntry {
   location: EventLocation;
   turnIds: string[];
   end?: { status: EpisodeStatus; reward: number | null; success: boolean | null; location: EventLocation; errorCode?: string };
+  /** From the episode's start to its end, by the events' timestamps (ended episodes). */
+  durationMs?: number;
 }
 
 const PREVIEW_CHARS = 80;
@@ -381,7 +383,7 @@ export class TraceIndex {
         this.runEnd = e;
         return;
       case 'episode': {
-        this.episodeTable.put(e.episodeId, e.index, e.taskId, e.mode, e.role, location);
+        this.episodeTable.put(e.episodeId, e.index, e.taskId, e.mode, e.role, location, Date.parse(e.ts));
         return;
       }
       case 'turn': {
@@ -425,7 +427,7 @@ export class TraceIndex {
       case 'episode.end': {
         const episode = this.episodeTable.row(e.episodeId);
         if (episode === undefined) { this.orphans++; return; }
-        this.episodeTable.setEnd(episode, { status: e.status, reward: e.reward, success: e.success, location, ...(e.error ? { errorCode: e.error.code } : {}) });
+        this.episodeTable.setEnd(episode, { status: e.status, reward: e.reward, success: e.success, location, ...(e.error ? { errorCode: e.error.code } : {}) }, Date.parse(e.ts));
         return;
       }
     }

@@ -71,6 +71,12 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
       }
     }),
 
+    registerCommand('rehearsal.showRunSummary', async (target) => {
+      const file = target?.file ?? (await pickTrace(services, 'Which run?'));
+      if (!file) return undefined;
+      return services.summaries.show(file);
+    }),
+
     registerCommand('rehearsal.openTrajectory', async (target) => {
       const episode = await resolveEpisode(services, target);
       if (!episode) return undefined;
