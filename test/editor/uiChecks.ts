@@ -206,6 +206,11 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       assert.equal(await call.locator('.side.actual .line.k-added:not(.body)').count(), 1, 'one filled line: "fulfillments"');
       const struck = await view.locator('.side .line').evaluateAll((lines) => lines.filter((l) => getComputedStyle(l).textDecorationLine.includes('line-through')).length);
       assert.equal(struck, 0, 'no line is struck through');
+      // Each act, rehearsal and tool call has its time as a bar (against the episode's longest step).
+      assert.match(await call.locator('.latency.rehearse').innerText(), /rehearse 90 ms/);
+      assert.match(await call.locator('.latency.tool').innerText(), /tool 4 ms/);
+      const widths = await view.locator('.latency .bar').evaluateAll((bars) => bars.map((b) => (b as HTMLElement).style.width));
+      assert.ok(widths.length >= 8 && widths.includes('100%') && widths.every((w) => /^\d+%$/.test(w)), widths.join(' '));
       // The mark form is folded under each call until asked for.
       assert.equal(await view.locator('details.annotate-open[open]').count(), 0, 'no mark form is open at first');
       assert.match(await call.locator('table.diff').innerText(), /\$\.status\s+value differs\s+"pending"\s+"delivered"/);

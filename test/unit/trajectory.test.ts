@@ -54,6 +54,7 @@ describe('Trajectory snapshot', () => {
     assert.deepEqual(added.filter((l) => l.first).map((l) => call.actual.text.split('\n')[l.line].trim()), ['"fulfillments": [']);
     assert.ok(added.filter((l) => !l.first).length >= 8, 'the fulfillments\' body lines');
     assert.match(call.arguments, /"order_id": "#W2611340"/);
+    assert.deepEqual(call.latency, { rehearsalMs: 90, actualMs: 4 }, 'each side\'s time, for the timeline\'s bars');
     const cancel = snap.turns[2].calls[0];
     assert.equal(cancel.suggestedKind, 'wrong_error_state', 'an error state that differs suggests that kind');
   });

@@ -51,16 +51,29 @@ function header(s: TrajectorySnapshot): HTMLElement {
   );
 }
 
+/** The longest act, rehearsal or tool call of the episode: latency bars are drawn against it. */
+let longestMs = 1;
+
+/** A latency bar: its length against the episode's longest step, and the time as text. */
+function latencyBar(what: string, ms: number | undefined): HTMLElement | undefined {
+  if (ms === undefined) return undefined;
+  const bar = h('span', { class: 'bar' });
+  bar.style.width = `${Math.max(1, Math.round((100 * ms) / longestMs))}%`;
+  return h('span', { class: `latency ${what}`, title: `${what}: ${ms} ms`, role: 'img', 'aria-label': `${what} ${ms} ms` }, h('span', { class: 'track' }, bar), h('span', { class: 'ms' }, `${what} ${ms} ms`));
+}
+
 function timeline(s: TrajectorySnapshot): HTMLElement {
+  longestMs = Math.max(1, ...s.turns.flatMap((t) => [t.latencyMs ?? 0, ...t.calls.flatMap((c) => [c.latency.rehearsalMs ?? 0, c.latency.actualMs ?? 0])]));
   return h('ol', { class: 'timeline' }, ...s.turns.map((t) => turn(s, t)));
 }
 
 function turn(s: TrajectorySnapshot, t: TrajectoryTurn): HTMLElement {
-  const meta = [t.tokens ? `${t.tokens.completion} tokens` : '', t.latencyMs !== undefined ? `${t.latencyMs} ms` : ''].filter(Boolean).join(' · ');
+  const meta = t.tokens ? `${t.tokens.completion} tokens` : '';
   return h('li', { class: 'turn', id: `turn-${t.turnId}` },
     t.user !== undefined ? h('div', { class: 'message user' }, h('span', { class: 'role' }, 'user'), h('p', {}, t.user)) : undefined,
     h('div', { class: 'message act' },
       h('span', { class: 'role' }, `policy · turn ${t.index + 1}`, meta ? ` · ${meta}` : ''),
+      latencyBar('act', t.latencyMs),
       t.parse.kind === 'error' ? h('p', { class: 'parse-error' }, `act parse error ${t.parse.code}: ${t.parse.message}`) : undefined,
       t.parse.kind === 'final' ? h('p', { class: 'final' }, h('strong', {}, 'final answer: '), t.parse.answer) : h('pre', { class: 'act-text' }, t.text.trim())),
     ...t.calls.map((c) => call(s, c)),
@@ -104,6 +117,8 @@ function call(s: TrajectorySnapshot, c: TrajectoryCall): HTMLElement {
       h('vscode-badge', { class: `fidelity ${c.badge.status}` }, c.badge.text), ' ',
       scores(c),
       h('vscode-button', { appearance: 'secondary', class: 'open-diff', onclick: () => void send({ method: 'openDiff', callId: c.callId }, 'Opened the diff beside.') }, 'Open diff')),
+    c.latency.rehearsalMs !== undefined || c.latency.actualMs !== undefined
+      ? h('div', { class: 'latencies' }, latencyBar('rehearse', c.latency.rehearsalMs), latencyBar('tool', c.latency.actualMs)) : undefined,
     h('details', { class: 'arguments' }, h('summary', {}, 'arguments'), h('pre', { class: 'json' }, c.arguments)),
     h('div', { class: 'sides' }, side('Rehearsed', 'rehearsal', c.rehearsal), side('Actual', 'actual', c.actual)),
     c.diff.length ? diffTable(c, form) : undefined,

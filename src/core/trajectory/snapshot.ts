@@ -54,6 +54,8 @@ export interface TrajectoryCall {
   /** The kind of error to preselect when marking the whole call. */
   suggestedKind: AnnotationKind;
   annotations: Annotation[];
+  /** How long the rehearse role and the real tool took, when recorded. */
+  latency: { rehearsalMs?: number; actualMs?: number };
 }
 
 /** One act of the policy, with the user message before it and its calls. */
@@ -139,6 +141,10 @@ export function trajectoryCall(view: CallView, annotations: Annotation[]): Traje
     diff: cmp.comparable === 'json' ? cmp.diff.map((d) => ({ path: d.path, kind: d.kind, suggestedKind: suggestedKind(d.kind), rehearsal: preview(d.rehearsal), actual: preview(d.actual) })) : [],
     suggestedKind: suggestedCallKind(view),
     annotations,
+    latency: {
+      ...(view.rehearsal?.latencyMs !== undefined ? { rehearsalMs: view.rehearsal.latencyMs } : {}),
+      ...(view.actual?.latencyMs !== undefined ? { actualMs: view.actual.latencyMs } : {}),
+    },
   };
   if (cmp.comparable !== 'none') call.scores = cmp.scores;
   else call.notCompared = NOT_COMPARED[cmp.reason] ?? cmp.reason;
