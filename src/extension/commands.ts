@@ -47,6 +47,7 @@ export interface CommandArgs {
   'rehearsal.showCallDiff': [target?: CallTarget];
   'rehearsal.showReport': [target?: { file: string } | TraceTreeNode];
   'rehearsal.showRunSummary': [target?: { file: string } | TraceTreeNode];
+  'rehearsal.compareRuns': [a?: { file: string } | TraceTreeNode, b?: { file: string } | TraceTreeNode];
   'rehearsal.installGpuSupport': [];
   'rehearsal.runTask': [target?: TaskTarget, targets?: TaskTarget[]];
   'rehearsal.runTaskPrivate': [target?: TaskTarget, targets?: TaskTarget[]];
@@ -92,6 +93,7 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.showCallDiff': { title: 'Show Call Diff (Rehearsed vs Actual)', icon: '$(diff)' },
   'rehearsal.showReport': { title: 'Show Fidelity Report', icon: '$(graph)' },
   'rehearsal.showRunSummary': { title: 'Show Run Summary', icon: '$(table)' },
+  'rehearsal.compareRuns': { title: 'Compare Runs...', icon: '$(diff-multiple)' },
   'rehearsal.installGpuSupport': { title: 'Install GPU Support', icon: '$(chip)' },
   'rehearsal.runTask': { title: 'Run Task...', icon: '$(play)' },
   'rehearsal.runTaskPrivate': { title: 'Run with Private Rehearsal...', icon: '$(run-all)' },
@@ -150,6 +152,9 @@ export const TRAJECTORY_VIEW_TYPE = 'rehearsal.trajectory';
 
 /** The view type of the training dashboard (also its serializer's). */
 export const TRAINING_DASHBOARD_VIEW_TYPE = 'rehearsal.trainingDashboard';
+
+/** The view type of the Compare Runs panel. */
+export const RUNS_VIEW_TYPE = 'rehearsal.compareRuns';
 
 /** The view type of the run summary panel. */
 export const SUMMARY_VIEW_TYPE = 'rehearsal.runSummary';

@@ -74,3 +74,22 @@ export function sampleImagineRun(runId = '20261129-113000-imagine-sample'): Trac
   e1.end({ reward: 1, success: true, answer: 'Yes, it is still pending.' });
   return t.end();
 }
+
+/**
+ * A second shadow run of the sample's first task by another policy, to compare with the sample
+ * run: it rehearses the user lookup wrong (the sample's was exact) and the order exactly (the
+ * sample's missed its status).
+ */
+export function sampleAfterRun(runId = '20261202-120000-shadow-after'): TraceBuilder {
+  const t = new TraceBuilder(runId, 'shadow', 'checkpoints/after');
+  const e1 = t.episode('retail-test-0007', { instruction: 'Cancel my order #W2611340, I ordered it by mistake. My email is mia.garcia@example.com.', tools: SAMPLE_TOOLS });
+  e1.turn(call('find_user_id_by_email', { email: 'mia.garcia@example.com' }), 'Cancel my order #W2611340, I ordered it by mistake. My email is mia.garcia@example.com.')
+    .rehearse(0, { user_id: 'mia_garcia_0000' })
+    .actual(0, { json: { user_id: 'mia_garcia_4516' } });
+  e1.turn(call('get_order_details', { order_id: '#W2611340' }))
+    .rehearse(0, order('delivered'))
+    .actual(0, { json: order('delivered') });
+  e1.turn('Your order #W2611340 was already delivered, so it cannot be cancelled.');
+  e1.end({ reward: 1, success: true, answer: 'It was delivered.' });
+  return t.end();
+}

@@ -10,6 +10,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Locator } from 'playwright-core';
+import { sampleAfterRun } from '../builders/samples';
 import { SAMPLE_RUN_IDS } from '../builders/sampleWorkspace';
 import { weatherRows } from '../support/trainingRows';
 import type { RenderedRow, Workbench } from './workbench';
@@ -346,6 +347,24 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await view.locator('.grid-row.selected[data-episode-id="e1"]').waitFor();
       await page.keyboard.press('Enter');
       await workbench.activeTab().filter({ hasText: 'Trajectory e1' }).waitFor();
+    }],
+
+    ['"Compare Runs" puts two runs of the same tasks side by side; a pair\'s button opens both diffs', async () => {
+      const after = '20261202-120000-shadow-after';
+      await sampleAfterRun(after).write(path.join(options.workspace, '.rehearsal', 'runs', after, 'trace.jsonl'));
+      await workbench.closeEditors();
+      await workbench.pick('Rehearsal: Compare Runs...', { loaded: SHADOW, query: SHADOW, row: SHADOW });
+      await workbench.quickPickRows().filter({ hasText: after }).first().waitFor({ timeout: 30_000 });
+      await workbench.quickInput().fill(after);
+      await workbench.quickPickRows().filter({ hasText: after }).first().click();
+      await workbench.activeTab().filter({ hasText: 'Compare runs' }).waitFor();
+      const view = workbench.webview();
+      await view.locator('table.pairs tr.pair').first().waitFor({ timeout: 30_000 });
+      assert.match(await view.locator('table.tasks').innerText(), /retail-test-0007\s+0\/1\s+1\/1/);
+      assert.deepEqual(await view.locator('table.pairs tr.pair td:nth-child(2)').allInnerTexts(), ['find_user_id_by_email', 'get_order_details']);
+      await shot('compare-runs');
+      await view.locator('table.pairs tr.pair').nth(1).locator('vscode-button.open-pair').click();
+      await workbench.page.locator('.tab', { hasText: 'get_order_details e1.t2.c1' }).nth(1).waitFor();
     }],
 
     ['"Review Mismatches" walks a run\'s missed rehearsals in their diffs; M marks with the suggested kind and shows the next', async () => {

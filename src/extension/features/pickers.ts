@@ -23,8 +23,8 @@ export async function pickCall({ library }: Services, placeHolder = 'Pick a call
 }
 
 /** Quick pick of a trace, newest run first; the only one without asking. */
-export async function pickTrace({ library }: Services, placeHolder = 'Which run?'): Promise<string | undefined> {
-  const files = tracesNewestFirst(library);
+export async function pickTrace({ library }: Services, placeHolder = 'Which run?', exclude: readonly string[] = []): Promise<string | undefined> {
+  const files = tracesNewestFirst(library).filter((f) => !exclude.includes(f));
   if (files.length <= 1) return files[0];
   const runId = (f: string) => library.index(f)?.run?.runId ?? library.head(f)?.run?.runId ?? path.basename(path.dirname(f));
   const picked = await vscode.window.showQuickPick(files.map((f) => ({ label: runId(f), description: f, file: f })), { placeHolder });

@@ -9,11 +9,13 @@ import type { CallTarget, EpisodeTarget } from '../commands';
 import { CONTEXT_KEYS, VIEWS } from '../commands';
 import { activeCallTarget } from '../diffDecorations';
 import { pickCall, pickEpisode, pickTrace } from './pickers';
+import { CompareRunsPanel } from '../compareRunsPanel';
+import type { TraceTreeNode } from '../../core/trace/tree';
 
 /** The Trace Explorer, call diffs, reports and the Trajectory panel: browse recorded runs and compare rehearsed with actual. */
 export function registerTraceFeatures(context: vscode.ExtensionContext, services: Services): void {
   const { library, watcher, callDiffs, explorer, trajectories } = services;
-  const view = vscode.window.createTreeView(VIEWS.traceExplorer, { treeDataProvider: explorer, showCollapseAll: true });
+  const view = vscode.window.createTreeView(VIEWS.traceExplorer, { treeDataProvider: explorer, showCollapseAll: true, canSelectMany: true });
   services.explorerTree = view;
   const updateMessage = () => {
     view.description = explorer.stateDescription || undefined;
@@ -75,6 +77,18 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
       const file = target?.file ?? (await pickTrace(services, 'Which run?'));
       if (!file) return undefined;
       return services.summaries.show(file);
+    }),
+
+    // From the tree with two runs selected (the context menu passes the clicked run and the
+    // selection), from one run's row (the other picked), or from the palette (both picked).
+    registerCommand('rehearsal.compareRuns', async (first, second) => {
+      const selection = Array.isArray(second) ? (second as TraceTreeNode[]).filter((n) => n.kind === 'run').map((n) => n.file) : [];
+      const given = [...new Set([first?.file, ...(selection.length ? selection : [second && !Array.isArray(second) ? second.file : undefined])].filter((f): f is string => !!f))];
+      const a = given[0] ?? (await pickTrace(services, 'Compare runs: which run is A (before, or the first policy)?'));
+      if (!a) return undefined;
+      const b = given.find((f) => f !== a) ?? (await pickTrace(services, 'Compare runs: which run is B (after, or the second policy)?', [a]));
+      if (!b) return undefined;
+      return new CompareRunsPanel(context.extensionUri, services.output, library, callDiffs, { a, b });
     }),
 
     registerCommand('rehearsal.openTrajectory', async (target) => {

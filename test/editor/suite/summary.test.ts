@@ -1,8 +1,11 @@
 import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { sampleAfterRun } from '../../builders/samples';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
+import type { CompareRunsPanel } from '../../../src/extension/compareRunsPanel';
 import type { RunSummaryPanel } from '../../../src/extension/runSummaryPanel';
-import { closeAllEditors, row, studio, traceFile, waitUntil } from './helpers';
+import { closeAllEditors, row, studio, traceFile, waitForLibrary, waitUntil, workspaceFolder } from './helpers';
 
 describe('Run summary', () => {
   beforeEach(closeAllEditors);
@@ -21,5 +24,26 @@ describe('Run summary', () => {
     await waitUntil([panel.onDidRender], 'the rows drawn', () => assert.deepEqual([panel.lastRendered?.rows, panel.lastRendered?.total], [3, 3]), 20_000);
     // The same panel again, not a second one.
     assert.equal(await vscode.commands.executeCommand<RunSummaryPanel>('rehearsal.showRunSummary', { file: s.file }), panel);
+  });
+});
+
+describe('Compare runs', () => {
+  beforeEach(closeAllEditors);
+  after(closeAllEditors);
+
+  it('puts two runs of the same tasks side by side: per task, and the calls one rehearsed right and the other wrong', async () => {
+    const api = await studio();
+    const file = path.join(workspaceFolder(), '.rehearsal', 'runs', '20261202-120000-shadow-after', 'trace.jsonl');
+    await sampleAfterRun().write(file);
+    await vscode.commands.executeCommand('rehearsal.refreshTraces');
+    await waitForLibrary(api, 'the second run', async () => { await row(api, '20261202-120000-shadow-after'); });
+    const panel = await vscode.commands.executeCommand<CompareRunsPanel>('rehearsal.compareRuns', { file: traceFile(SAMPLE_RUN_IDS.shadow) }, { file });
+    assert.equal(panel.panel.viewType, 'rehearsal.compareRuns');
+    await waitUntil([panel.onDidPost], 'the comparison', () => assert.ok(panel.lastPosted), 20_000);
+    const c = panel.lastPosted!;
+    assert.equal(c.b.policy, 'model folder checkpoints/after on cpu');
+    assert.deepEqual(c.tasks.find((t) => t.taskId === 'retail-test-0007') && [c.tasks[0].a?.successes, c.tasks[0].b?.successes], [0, 1]);
+    assert.deepEqual(c.pairs.map((p) => [p.tool, p.a.verdict, p.b.verdict]), [['find_user_id_by_email', 'right', 'wrong'], ['get_order_details', 'wrong', 'right']]);
+    await waitUntil([panel.onDidRender], 'the tables drawn', () => assert.deepEqual([panel.lastRendered?.tasks, panel.lastRendered?.pairs], [3, 2]), 20_000);
   });
 });

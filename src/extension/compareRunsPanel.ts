@@ -1,0 +1,45 @@
+import * as vscode from 'vscode';
+import type { RunComparison, RunsMessage } from '../core/report/compareRuns';
+import { compareRuns, parseRunsMessage } from '../core/report/compareRuns';
+import { policyLabel } from '../core/report/policyLabel';
+import type { TraceLibrary } from '../core/trace/library';
+import type { CallDiffDocuments } from './callDiff';
+import { RUNS_VIEW_TYPE } from './commands';
+import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
+
+/**
+ * Two runs of the same tasks side by side: per task, the success and mean field F1 of each, and
+ * the calls where one rehearsed right and the other wrong, each opening both diffs (A's in the
+ * active column, B's beside it).
+ */
+export class CompareRunsPanel extends SnapshotPanel<RunComparison, Extract<RunsMessage, { type: 'rendered' }>> {
+  constructor(extensionUri: vscode.Uri, output: vscode.LogOutputChannel, private readonly library: TraceLibrary, private readonly callDiffs: CallDiffDocuments, readonly files: { a: string; b: string }) {
+    super(vscode.window.createWebviewPanel(RUNS_VIEW_TYPE, 'Compare runs', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output);
+    setWebviewPage(this.panel.webview, extensionUri, { title: 'Compare runs', script: 'runs', style: 'summary' });
+    this._register(library.onDidChange((changed) => { if (changed === undefined || changed === files.a || changed === files.b) this.schedule(); }));
+    this._register(this.panel.onDidDispose(() => this.dispose()));
+  }
+
+  protected async snapshot(): Promise<RunComparison> {
+    const load = async (file: string) => {
+      const index = this.library.index(file) ?? (await this.library.ensureIndex(file));
+      if (!index) throw new Error(this.library.failure(file) ?? `cannot read ${file}`);
+      return index;
+    };
+    const [a, b] = [await load(this.files.a), await load(this.files.b)];
+    return compareRuns(a, b, (index) => (index.run ? policyLabel(index.run.policy, index.file) : ''));
+  }
+
+  protected parse(raw: unknown): RunsMessage | undefined {
+    return parseRunsMessage(raw);
+  }
+
+  protected async handle(message: unknown): Promise<void> {
+    const m = message as RunsMessage;
+    if (m.type !== 'request') return;
+    await this.respond(m.id, async () => {
+      await this.callDiffs.show(this.files.a, m.request.a, { viewColumn: vscode.ViewColumn.One, preview: false });
+      await this.callDiffs.show(this.files.b, m.request.b, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+    });
+  }
+}
