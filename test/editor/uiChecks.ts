@@ -330,6 +330,7 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       const view = workbench.webview();
       await view.locator('.grid-row').first().waitFor({ timeout: 30_000 });
       assert.match(await view.locator('.metrics').innerText(), /33\.3%\s+success\s+1 of 3 graded/);
+      assert.match(await view.locator('.metrics').innerText(), /333\s+act tokens\/s\s+on cpu/);
       assert.match(await view.locator('table.per-tool').innerText(), /get_order_details\s+3\s+2/);
       // Least faithful first by default: the episode with the rehearsal that did not parse... by mean F1: e3 (0.00).
       assert.deepEqual(await view.locator('.grid-row').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.episodeId)), ['e3', 'e1', 'e2']);

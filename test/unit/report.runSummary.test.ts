@@ -23,6 +23,8 @@ describe('run summary (the Run Summary panel\'s data)', () => {
     );
     assert.equal(s.metrics.exact / s.metrics.scored, report.overall.exactMatch);
     assert.deepEqual([s.runId, s.mode, s.device, s.status], ['20261129-120000-shadow-sample', 'shadow', 'cpu', 'completed']);
+    // Every sample turn records 40 completion tokens in 120 ms.
+    assert.equal(s.metrics.actTokensPerSecond?.toFixed(1), '333.3');
     assert.deepEqual(s.perTool.map((t) => [t.tool, t.calls, t.scored, t.rehearsalParseErrors]), [['cancel_pending_order', 1, 1, 0], ['find_user_id_by_email', 3, 2, 0], ['get_order_details', 3, 2, 1]]);
     const e = s.episodes;
     assert.deepEqual(e.episodeIds, ['e1', 'e2', 'e3']);

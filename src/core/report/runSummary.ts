@@ -61,6 +61,8 @@ export interface RunSummarySnapshot {
     scored: number;
     exact: number;
     meanFieldF1: number | null;
+    /** The policy's act tokens per second (completion tokens over generation time of the turns that recorded both). */
+    actTokensPerSecond: number | null;
   };
   perTool: ToolFidelity[];
   episodes: EpisodeColumns;
@@ -136,6 +138,7 @@ export function runSummary(index: TraceIndex): RunSummarySnapshot {
       episodes: cols.episodeIds.length, graded, successes, meanReward: mean(rewardSum, rewarded),
       turns, actParseValid: actValid, calls: index.callCount, rehearsed, rehearsalParseValid: rehearsalValid,
       scored, exact, meanFieldF1: mean(f1Sum, scored),
+      actTokensPerSecond: (() => { const t = index.actThroughput(); return t.ms > 0 ? (1000 * t.tokens) / t.ms : null; })(),
     },
     perTool: [...tools.values()].sort((a, b) => a.tool.localeCompare(b.tool)).map(({ f1, ...t }) => ({ ...t, meanFieldF1: mean(f1, t.scored) })),
     episodes: cols,

@@ -30,7 +30,7 @@ import { validateTraceEvent } from './validate';
  */
 const MAGIC = Buffer.from('RSTIDX1\n', 'latin1');
 const FORMAT = 'rehearsal-studio trace index';
-export const SNAPSHOT_VERSION = 3;
+export const SNAPSHOT_VERSION = 4;
 /** Scans shorter than this are not saved: a trace of a few megabytes indexes in a blink. */
 export const SNAPSHOT_MIN_BYTES = 16 * 1024 * 1024;
 /** Bytes of the trace hashed into its fingerprint: its first and last 64 KiB, and 32 blocks of 4 KiB between. */
@@ -319,6 +319,7 @@ function restore(traceFile: string, h: SnapshotHeader, sections: Map<string, Col
     episodeRows: column('turn.episodeRows', 'i32', turnCount), indexes: column('turn.indexes', 'i32', turnCount), kinds: column('turn.kinds', 'u8', turnCount),
     lines: column('turn.lines', 'u32', turnCount), offsets: column('turn.offsets', 'f64', turnCount), lengths: column('turn.lengths', 'u32', turnCount),
     callStarts: column('turn.callStarts', 'i32', turnCount), callCounts: column('turn.callCounts', 'i32', turnCount),
+    completionTokens: column('turn.completionTokens', 'f64', turnCount), latencies: column('turn.latencies', 'f64', turnCount),
   };
   inRange(turnColumns.episodeRows, 0, episodeCount, 'turn episode');
   inRange(turnColumns.kinds, 0, TURN_KINDS.length, 'turn kind');

@@ -290,6 +290,16 @@ export class TraceIndex {
     }
   }
 
+  /** The policy's act throughput: completion tokens and generation time summed over the turns that recorded both. */
+  actThroughput(): { tokens: number; ms: number } {
+    let tokens = 0, ms = 0;
+    const t = this.turnTable;
+    for (let r = 0; r < t.count; r++) {
+      if (Number.isFinite(t.completionTokens[r]) && Number.isFinite(t.latencies[r]) && t.latencies[r] > 0) { tokens += t.completionTokens[r]; ms += t.latencies[r]; }
+    }
+    return { tokens, ms };
+  }
+
   /** The episodes numbered `start` to `end` (excluded) of {@link episodes}: a page without building the others. */
   episodesIn(start: number, end: number): EpisodeEntry[] {
     const page: EpisodeEntry[] = [];
@@ -394,7 +404,7 @@ export class TraceIndex {
         // A turn listed again: its earlier calls keep their ids explicitly, as its call list is replaced.
         if (known) for (const r of this.turnTable.callRows(knownRow)) this.callTable.keepId(r);
         // The episode's own id string: half a million turns add up.
-        const row = this.turnTable.put(e.turnId, episode, e.index, location, e.parse.kind);
+        const row = this.turnTable.put(e.turnId, episode, e.index, location, e.parse.kind, e.tokens?.completion, e.latencyMs);
         if (e.parse.kind === 'error') this.turnTable.parseErrors.set(row, this.shared.text(e.parse.code));
         if (e.parse.kind === 'final') this.turnTable.answerPreviews.set(row, this.shared.text(e.parse.answer.slice(0, PREVIEW_CHARS)));
         if (e.parse.kind === 'calls') {

@@ -9,7 +9,7 @@ export const TURN_KINDS: readonly TurnEntry['kind'][] = ['calls', 'final', 'erro
 const FIRST_CAPACITY = 1024;
 
 /** The table's columns of one value per turn (grown together; saved and restored by the index snapshot). */
-export const TURN_COLUMNS = ['episodeRows', 'indexes', 'kinds', 'lines', 'offsets', 'lengths', 'callStarts', 'callCounts'] as const;
+export const TURN_COLUMNS = ['episodeRows', 'indexes', 'kinds', 'lines', 'offsets', 'lengths', 'callStarts', 'callCounts', 'completionTokens', 'latencies'] as const;
 
 /**
  * The turns of a trace index in columns, like {@link CallTable}: half a million turn objects, each
@@ -36,6 +36,9 @@ export class TurnTable {
   lengths = new Uint32Array(0);
   callStarts = new Int32Array(0);
   callCounts = new Int32Array(0);
+  /** The act's completion tokens and generation time (ms) as its turn event recorded them; NaN when not. */
+  completionTokens = new Float64Array(0);
+  latencies = new Float64Array(0);
 
   /** Number of turns. */
   get count(): number {
@@ -56,7 +59,7 @@ export class TurnTable {
    * Adds a turn, or replaces what is known of a turn listed again (its calls are then the new
    * event's); returns its row.
    */
-  put(turnId: string, episodeRow: number, index: number, location: EventLocation, kind: TurnEntry['kind']): number {
+  put(turnId: string, episodeRow: number, index: number, location: EventLocation, kind: TurnEntry['kind'], completionTokens = Number.NaN, latencyMs = Number.NaN): number {
     let row = this.ids.get(turnId);
     if (row === undefined) {
       row = this.ids.add(turnId);
@@ -74,6 +77,8 @@ export class TurnTable {
     this.lengths[row] = location.length;
     this.callStarts[row] = -1;
     this.callCounts[row] = 0;
+    this.completionTokens[row] = completionTokens;
+    this.latencies[row] = latencyMs;
     return row;
   }
 
