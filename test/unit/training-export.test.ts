@@ -13,6 +13,7 @@ import { SAMPLE_RUN_IDS, writeSampleWorkspace } from '../builders/sampleWorkspac
 import { rehearse } from './support/cli';
 import { assertGolden } from './support/golden';
 import { useTempDir } from './support/tempDir';
+import { fromRoot } from './support/paths';
 
 const readRows = async (file: string) => (await fs.readFile(file, 'utf8')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as DatasetRow);
 
@@ -86,6 +87,42 @@ describe('rehearse export for training', () => {
       assert.equal(rec.extra_info.interaction_kwargs.checklist_list[0].length, userTurns);
       assert.ok(rec.extra_info.messages.filter((m) => m.role === 'tool').every((m) => typeof m.tool_call_id === 'string'));
     }
+  });
+
+  it('--format envace: every checklist item holds each key EnvACE reads by key, with its type (issue 18, row 1)', async () => {
+    // EnvACE 173e941, agent_system/environments/env_package/checklist/interaction.py reads
+    // item["required_for_next_turn"], item["focus_on"] and item["weight"]; checklist_reward.py
+    // (get_input_prompt_v2) item['question'], ['focus_on'], ['pass_condition'], ['failure_examples'] and
+    // evidence['snippet'] of item['evidence']. A missing key is a KeyError there: the turn scores 0.
+    const out = path.join(dir(), 'envace.json');
+    assert.equal((await rehearse('export', await workspace(), '--out', out, '--format', 'envace')).code, 0);
+    const records = JSON.parse(await fs.readFile(out, 'utf8')) as EnvaceRecord[];
+    const items = records.flatMap((r) => r.extra_info.interaction_kwargs.checklist_list.flat(2));
+    assert.ok(items.length >= 5);
+    for (const item of items) {
+      const i = item as unknown as Record<string, unknown>;
+      assert.equal(typeof i['required_for_next_turn'], 'boolean');
+      assert.ok(['assistant.tool_calls', 'assistant.content.thinking', 'assistant.content.user_visible_reply', 'tool.content'].includes(i['focus_on'] as string));
+      assert.equal(typeof Number(i['weight']), 'number');
+      assert.equal(typeof i['question'], 'string');
+      assert.equal(typeof i['pass_condition'], 'string');
+      assert.ok(Array.isArray(i['failure_examples']) && (i['failure_examples'] as unknown[]).every((f) => typeof f === 'string'));
+      assert.ok(Array.isArray(i['evidence']) && (i['evidence'] as Record<string, unknown>[]).every((e) => typeof e['snippet'] === 'string' && Number.isInteger(e['turn']) && Number.isInteger(e['step'])));
+      assert.ok(typeof i['id'] === 'string' && i['id'] !== '');
+    }
+  });
+
+  it('an EnvACE item\'s required_for_next_turn survives import and export', async () => {
+    const source = path.join(dir(), 'strict.json');
+    const record = JSON.parse(await fs.readFile(fromRoot('test', 'fixtures', 'import', 'envace-sample.json'), 'utf8'))[0] as { extra_info: { interaction_kwargs: { checklist_list: Record<string, unknown>[][][] } } };
+    const first = record.extra_info.interaction_kwargs.checklist_list[0][0][0];
+    first['required_for_next_turn'] = true;
+    await fs.writeFile(source, JSON.stringify([record]));
+    const imported = path.join(dir(), 'strict-import');
+    assert.equal((await rehearse('import', 'envace', source, '--out', imported)).code, 0);
+    const [task] = await loadTasks([path.join(imported, 'tasks')]);
+    const judge = task.task.checks.find((c) => c.kind === 'judge' && c.question === first['question']);
+    assert.equal(judge && 'required_for_next_turn' in judge ? judge.required_for_next_turn : undefined, true, 'the importer keeps it');
   });
 
   it('--format envace round-trips through rehearse import envace: the same user turns, calls and actual responses', async () => {

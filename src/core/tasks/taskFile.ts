@@ -106,6 +106,8 @@ export interface JudgeCheck extends CheckBase {
   focus_on?: string;
   pass_condition?: string;
   failure_examples?: string[];
+  /** EnvACE's strictness: when the item fails, EnvACE ends the episode after this user turn. */
+  required_for_next_turn?: boolean;
   /** Reference snippets that show a passing answer. */
   evidence?: string[];
   /** The user turn judged (0-based); the whole conversation when absent. */

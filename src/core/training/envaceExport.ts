@@ -16,15 +16,28 @@ export interface EnvaceMessage {
   tool_call_id?: string;
 }
 
-/** One checklist item, with the field names EnvACE's checklist judge reads. */
+/** Where an item's evidence is, in EnvACE's words (`evidence[].from`, `focus_on`). */
+export type EnvaceFocus = 'user.content' | 'assistant.content.thinking' | 'assistant.content.user_visible_reply' | 'assistant.tool_calls' | 'tool.content';
+
+/**
+ * One checklist item with every field EnvACE reads by key: `interaction.py` reads
+ * `required_for_next_turn`, `focus_on` and `weight` of each item, `checklist_reward.py`
+ * `question`, `focus_on`, `pass_condition`, `failure_examples` and `evidence[].snippet`
+ * (agent_system/environments/env_package/checklist/). A missing key is a KeyError there, caught in
+ * `envs.py`: the turn silently scores 0. So every key is written, empty when the studio has nothing.
+ */
 export interface EnvaceChecklistItem {
+  id: string;
   question: string;
-  focus_on?: string;
-  pass_condition?: string;
-  failure_examples?: string[];
-  evidence?: { snippet: string }[];
+  focus_on: EnvaceFocus;
+  pass_condition: string;
+  failure_examples: string[];
+  evidence: { turn: number; step: number; from: EnvaceFocus; snippet: string }[];
+  required_for_next_turn: boolean;
   weight: number;
 }
+
+const FOCUS: readonly string[] = ['assistant.tool_calls', 'assistant.content.thinking', 'assistant.content.user_visible_reply', 'tool.content'];
 
 /**
  * One record of EnvACE's tool dataset (the JSON at `+env.checklist.dataset_path`, and the rows of
@@ -73,28 +86,38 @@ interface EpisodeParts {
 }
 
 /** The checklist items of one user turn made from its reference calls, when the task has no judge checks. */
-function callItems(calls: { name: string; arguments: JsonValue }[]): EnvaceChecklistItem[] {
-  return calls.map((c) => {
+function callItems(calls: { name: string; arguments: JsonValue }[], turn: number): EnvaceChecklistItem[] {
+  return calls.map((c, k) => {
     const args = canonicalJson(c.arguments);
     return {
+      id: `t${turn}-call-${k + 1}`,
       question: `Does the assistant call ${c.name} with the arguments ${args}?`,
       focus_on: 'assistant.tool_calls',
       pass_condition: `A ${c.name} call whose arguments match ${args}.`,
-      evidence: [{ snippet: `${c.name} ${args}` }],
+      failure_examples: [],
+      evidence: [{ turn, step: k, from: 'assistant.tool_calls', snippet: `${c.name} ${args}` }],
+      // Not strict: a derived item does not end an EnvACE episode early (the studio's grader never does).
+      required_for_next_turn: false,
       weight: 1,
     };
   });
 }
 
 function judgeItems(checks: JudgeCheck[], turn: number): EnvaceChecklistItem[] {
-  return checks.filter((c) => (c.turn ?? 0) === turn).map((c) => ({
-    question: c.question,
-    ...(c.focus_on ? { focus_on: c.focus_on } : {}),
-    ...(c.pass_condition ? { pass_condition: c.pass_condition } : {}),
-    ...(c.failure_examples?.length ? { failure_examples: c.failure_examples } : {}),
-    ...(c.evidence?.length ? { evidence: c.evidence.map((snippet) => ({ snippet })) } : {}),
-    weight: c.weight ?? 1,
-  }));
+  return checks.filter((c) => (c.turn ?? 0) === turn).map((c, k) => {
+    // EnvACE allows four places to look; a task's own free text falls back to the visible reply.
+    const focus = (c.focus_on && FOCUS.includes(c.focus_on) ? c.focus_on : 'assistant.content.user_visible_reply') as EnvaceFocus;
+    return {
+      id: c.id ?? `t${turn}-judge-${k + 1}`,
+      question: c.question,
+      focus_on: focus,
+      pass_condition: c.pass_condition ?? '',
+      failure_examples: c.failure_examples ?? [],
+      evidence: (c.evidence ?? []).map((snippet, step) => ({ turn, step, from: focus, snippet })),
+      required_for_next_turn: c.required_for_next_turn ?? false,
+      weight: c.weight ?? 1,
+    };
+  });
 }
 
 /**
@@ -158,7 +181,7 @@ export async function exportEnvace(files: readonly string[], options: EnvaceExpo
     const firstUser = messages.findIndex((m) => m.role === 'user');
     if (firstUser < 0) return skip('the episode has no user message');
     const judges = (task?.checks ?? []).filter((c): c is JudgeCheck => c.kind === 'judge');
-    const checklist = turnCalls.map((calls, turn) => (judges.length ? judgeItems(judges, turn) : callItems(calls)));
+    const checklist = turnCalls.map((calls, turn) => (judges.length ? judgeItems(judges, turn) : callItems(calls, turn)));
     const prompt = messages.slice(0, firstUser + 1).map((m) => ({ ...m }));
     const index = summary.records++;
     tasks.add(ep.start.taskId);

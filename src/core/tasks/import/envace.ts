@@ -115,6 +115,7 @@ function judgeChecks(kwargs: JsonValue | undefined, turnCount: number): JudgeChe
         question: item['question'],
         ...(typeof item['focus_on'] === 'string' ? { focus_on: item['focus_on'] } : {}),
         ...(typeof item['pass_condition'] === 'string' ? { pass_condition: item['pass_condition'] } : {}),
+        ...(typeof item['required_for_next_turn'] === 'boolean' ? { required_for_next_turn: item['required_for_next_turn'] } : {}),
         ...(failures.length ? { failure_examples: failures } : {}),
         ...(evidence.length ? { evidence } : {}),
         turn,
