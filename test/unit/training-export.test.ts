@@ -112,6 +112,22 @@ describe('rehearse export for training', () => {
     }
   });
 
+  it('--format envace --split-by-task: the train and held-out files never share an original_index (issue 18, row 3)', async () => {
+    // EnvACE 173e941, agent_system/dataset/checklist_dataset.py: env_kwargs.uuid = str(original_index),
+    // and the simulator looks each call up by that uuid in one JSON serving train and validation.
+    const out = path.join(dir(), 'envace.json');
+    const r = await rehearse('export', await workspace(), '--out', out, '--format', 'envace', '--split-by-task', '0.5', '--seed', '1');
+    assert.equal(r.code, 0, r.err);
+    const read = async (name: string) => JSON.parse(await fs.readFile(path.join(dir(), name), 'utf8')) as EnvaceRecord[];
+    const train = await read('envace.train.json');
+    const heldOut = await read('envace.heldout.json');
+    assert.ok(train.length > 0 && heldOut.length > 0, `${train.length} + ${heldOut.length}`);
+    const originals = [...train, ...heldOut].map((rec) => rec.extra_info.original_index);
+    assert.equal(new Set(originals).size, originals.length, `original_index repeats: ${originals.join(', ')}`);
+    // `index` is the record's position in its own file.
+    assert.deepEqual(heldOut.map((rec) => rec.extra_info.index), heldOut.map((_, i) => i));
+  });
+
   it('an EnvACE item\'s required_for_next_turn survives import and export', async () => {
     const source = path.join(dir(), 'strict.json');
     const record = JSON.parse(await fs.readFile(fromRoot('test', 'fixtures', 'import', 'envace-sample.json'), 'utf8'))[0] as { extra_info: { interaction_kwargs: { checklist_list: Record<string, unknown>[][][] } } };

@@ -87,7 +87,11 @@ export async function exportCommand(traces: string[], args: ExportArgs, io: CliI
   let summaryJson: Record<string, unknown>;
   if (format === 'envace') {
     const summary = await exportEnvace(files, { onlySuccessful: !!args.onlySuccessful, runs, tasks: taskFiles }, (record: EnvaceRecord) => {
-      items.push({ task: record.extra_info.studio_task, text: (index) => JSON.stringify({ ...record, extra_info: { ...record.extra_info, index, original_index: index } }) });
+      // `index` counts within each file; `original_index` is the record's number in the whole export:
+      // EnvACE looks every call up by `uuid = original_index` in one JSON that serves train and
+      // validation (agent_system/dataset/checklist_dataset.py, env_kwargs.uuid), so the two split
+      // files must not reuse a number.
+      items.push({ task: record.extra_info.studio_task, text: (index) => JSON.stringify({ ...record, extra_info: { ...record.extra_info, index } }) });
     });
     summaryText = `${counted(summary.records, 'EnvACE record')} from ${counted(summary.tasks.length, 'task')}` +
       (summary.skipped.length ? `; ${counted(summary.skipped.length, 'episode')} skipped:\n${summary.skipped.map((s) => `  ${s.episode}: ${s.reason}`).join('\n')}` : '') +
