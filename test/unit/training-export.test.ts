@@ -8,6 +8,8 @@ import { readReplayRecording } from '../../src/core/env/replayRecording';
 import { loadTasks } from '../../src/core/tasks/loader';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import type { EnvaceRecord } from '../../src/core/training/envaceExport';
+import { envaceToolSchema } from '../../src/core/training/envaceExport';
+import { toFunctionSchema } from '../../src/core/protocol/types';
 import { splitTasks } from '../../src/core/training/taskSplit';
 import { SAMPLE_RUN_IDS, writeSampleWorkspace } from '../builders/sampleWorkspace';
 import { rehearse } from './support/cli';
@@ -126,6 +128,44 @@ describe('rehearse export for training', () => {
     assert.equal(new Set(originals).size, originals.length, `original_index repeats: ${originals.join(', ')}`);
     // `index` is the record's position in its own file.
     assert.deepEqual(heldOut.map((rec) => rec.extra_info.index), heldOut.map((_, i) => i));
+  });
+
+  it('EnvACE tools take the shape verl validates them against, or the record would be dropped silently (issue 18, row 2)', () => {
+    // EnvACE 173e941, verl/tools/schemas.py: OpenAIFunctionToolSchema -> function {name: str,
+    // description: str, parameters: {type: str, properties: {<name>: {type: str, description: str | None,
+    // enum: list[str] | None}}, required: list[str]}}; ChecklistDataset._filter_invalid_tool_schemas
+    // (agent_system/dataset/checklist_dataset.py) drops a record whose tools fail it.
+    const verlAccepts = (t: ReturnType<typeof envaceToolSchema>): boolean => {
+      const f = t.function as unknown as Record<string, unknown>;
+      const p = f['parameters'] as Record<string, unknown>;
+      if (typeof t.type !== 'string' || typeof f['name'] !== 'string' || typeof f['description'] !== 'string' || typeof p['type'] !== 'string') return false;
+      if (!Array.isArray(p['required']) || !(p['required'] as unknown[]).every((r) => typeof r === 'string')) return false;
+      return Object.values(p['properties'] as Record<string, Record<string, unknown>>).every((q) => typeof q['type'] === 'string'
+        && (q['description'] === undefined || q['description'] === null || typeof q['description'] === 'string')
+        && (q['enum'] === undefined || q['enum'] === null || (Array.isArray(q['enum']) && q['enum'].every((e) => typeof e === 'string'))));
+    };
+    const mcp = {
+      name: 'search_orders',
+      parameters: {
+        type: 'object',
+        properties: {
+          status: { type: 'string', enum: ['pending', 'delivered'] },
+          limit: { type: ['integer', 'null'], description: 'how many' },
+          page: { enum: [1, 2, 3] },
+          since: { anyOf: [{ type: 'null' }, { type: 'string', format: 'date' }] },
+          filter: { properties: { tag: { type: 'string' } } },
+          ids: { items: { type: 'string' }, description: 7 },
+        },
+      },
+    };
+    assert.equal(verlAccepts(toFunctionSchema(mcp as never) as never), false, 'the schema as MCP gives it fails verl');
+    const t = envaceToolSchema(mcp as never);
+    assert.ok(verlAccepts(t), JSON.stringify(t));
+    const props = t.function.parameters['properties'] as Record<string, Record<string, unknown>>;
+    assert.deepEqual(Object.fromEntries(Object.entries(props).map(([k, v]) => [k, v['type']])), { status: 'string', limit: 'integer', page: 'string', since: 'string', filter: 'object', ids: 'array' });
+    assert.deepEqual(props['page']['enum'], ['1', '2', '3']);
+    assert.deepEqual(t.function.parameters['required'], []);
+    assert.deepEqual(props['ids']['items'], { type: 'string' }, 'other keys are kept');
   });
 
   it('an EnvACE item\'s required_for_next_turn survives import and export', async () => {
