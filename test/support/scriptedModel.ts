@@ -11,7 +11,7 @@ import { EXECUTION_RESULT_CLOSE, parseRehearsalOutput } from '../../src/core/pro
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage, ToolDefinition } from '../../src/core/protocol/types';
 import { toFunctionSchema } from '../../src/core/protocol/types';
-import { actualToolText, parseErrorToolText, rehearsedToolResult } from '../../src/core/runner/toolMessages';
+import { actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from '../../src/core/runner/toolMessages';
 import { parseActOutput } from '../../src/core/protocol/actParser';
 import { fixtureServer } from './servers';
 import { cachedModel, runTrainer } from './testModels';
@@ -144,7 +144,7 @@ export async function scriptRows(): Promise<ScriptRow[]> {
     act(`${c}/act`, [user], text);
     const parse = parseActOutput(text);
     if (parse.kind !== 'error') throw new Error(`script: ${c} parses as ${parse.kind}`);
-    act(`${c}/after-feedback`, [user, { role: 'assistant', content: text }, { role: 'tool', content: parseErrorToolText(parse.error.code, parse.error.message) }], FINAL_ANSWER);
+    act(`${c}/after-feedback`, [user, { role: 'assistant', content: text }, { role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(parse.error.code, parse.error.message, text) }], FINAL_ANSWER);
   }
   for (const { case: c, text } of rehearsed) {
     const user: ChatMessage = { role: 'user', content: caseMessage(c) };
@@ -157,7 +157,7 @@ export async function scriptRows(): Promise<ScriptRow[]> {
     act(`${c}/after-actual`, [user, assistant, { role: 'tool', name: 'probe', content: actual.get(c)! }], FINAL_ANSWER);
     // Imagine: with the rehearsal (or, in feedback mode, the parse error of the rehearsal).
     const parsed = parseRehearsalOutput(text);
-    const imagined = parsed.ok ? rehearsedToolResult(parsed.value).text![0] : parseErrorToolText(parsed.error.code, parsed.error.message);
+    const imagined = parsed.ok ? rehearsedToolResult(parsed.value).text![0] : simulatorErrorText(parsed.error.code, parsed.error.message);
     if (imagined !== actual.get(c)) act(`${c}/after-rehearsal`, [user, assistant, { role: 'tool', name: 'probe', content: imagined }], FINAL_ANSWER);
   }
   const user: ChatMessage = { role: 'user', content: caseMessage(TWO_CALLS_CASE) };

@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { ACT_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../../src/core/protocol/codes';
 import { parseActOutput } from '../../src/core/protocol/actParser';
 import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
-import { parseErrorToolText } from '../../src/core/runner/toolMessages';
+import { parseErrorToolText, simulatorErrorText } from '../../src/core/runner/toolMessages';
 import { ACT_ERROR_CASES, FINAL_ANSWER, REHEARSAL_ERROR_CASES, probeCall, probeTask } from '../support/scriptedModel';
 import { RecordingPolicy } from './support/recordingPolicy';
 import { useRuns, useScriptedPolicy } from './support/runnerFixture';
@@ -18,7 +18,8 @@ function feedbackText(text: string, kind: 'act' | 'rehearsal'): string {
   const parse = kind === 'act' ? parseActOutput(text) : parseRehearsalOutput(text);
   const error = 'error' in parse && parse.error ? parse.error : undefined;
   assert.ok(error, `${JSON.stringify(text)} parses`);
-  return parseErrorToolText(error.code, error.message);
+  // An act's error as EnvACE's tool_parser.py words it; a rehearsal's as its simulator does.
+  return kind === 'act' ? parseErrorToolText(error.code, error.message, text) : simulatorErrorText(error.code, error.message);
 }
 
 describe('runner: every parse error of the protocol, written by a real model, is data on its turn or call', function () {
@@ -55,7 +56,7 @@ describe('runner: every parse error of the protocol, written by a real model, is
       assert.deepEqual(second.parse, { kind: 'final', answer: FINAL_ANSWER }, code);
       assert.deepEqual([end.status, end.answer, end.error], ['completed', FINAL_ANSWER, undefined], code);
       const retry = policy.acts.filter((a) => a.session === `${episode}:act`)[1];
-      assert.deepEqual(retry.messages.slice(-2), [{ role: 'assistant', content: text }, { role: 'tool', content: feedbackText(text, 'act') }], code);
+      assert.deepEqual(retry.messages.slice(-2), [{ role: 'assistant', content: text }, { role: 'tool', name: 'error_tool_call', content: feedbackText(text, 'act') }], code);
     });
   });
 

@@ -13,7 +13,7 @@ import { fidelityEventFor } from '../trace/callView';
 import { callId as makeCallId, turnId as makeTurnId } from '../trace/ids';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeStatus, NewTraceEvent, RunMode, TraceEvent, TurnParse } from '../trace/schema';
 import type { RunSettings } from './settings';
-import { actualToolText, parseErrorToolText, rehearsedToolResult } from './toolMessages';
+import { actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from './toolMessages';
 
 /** Writes one event of the run (the run's trace writer, plus live listeners). */
 export type EmitEvent = (event: NewTraceEvent) => Promise<TraceEvent>;
@@ -142,7 +142,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
         if (parse.kind === 'final') { transcriptTurn.answer = parse.answer; break; }
         if (parse.kind === 'error') {
           if (settings.onParseError === 'end') throw new EpisodeEnd('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
-          messages.push({ role: 'tool', content: parseErrorToolText(parse.code, parse.message) });
+          messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(parse.code, parse.message, act.text) });
           continue;
         }
         for (const [i, call] of parse.calls.entries()) {
@@ -251,7 +251,7 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult> {
   // Imagine: the episode continues on the rehearsal.
   if (!sample) throw new StudioError('NO_REHEARSAL', `${ctx.policy.info.id} does not rehearse, so it cannot play imagined episodes; use shadow mode.`);
   if (!sample.parse.ok) {
-    const text = parseErrorToolText(sample.parse.error.code, sample.parse.error.message);
+    const text = simulatorErrorText(sample.parse.error.code, sample.parse.error.message);
     const end = settings.onParseError === 'end' ? new EpisodeEnd('failed', sample.parse.error.code, `The rehearsal could not be parsed: ${sample.parse.error.message}`) : undefined;
     return { transcriptCall: { name: c.name, arguments: c.args, outcome: { response: { text: [text], isError: true } } }, toolText: text, endEpisode: end };
   }

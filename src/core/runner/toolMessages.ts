@@ -1,5 +1,10 @@
 import { canonicalJson } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
+import { isJsonObject } from '../base/json';
+import { parseStrictJson } from '../protocol/strictJson';
+import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../protocol/actParser';
+import { findBlocks } from '../protocol/text';
+import { pythonJsonDumps, pythonStr } from './envaceText';
 import type { ToolResultContent } from '../fidelity/responseValue';
 import { looksLikeError } from '../fidelity/responseValue';
 
@@ -16,7 +21,58 @@ export function rehearsedToolResult(value: JsonValue): ToolResultContent {
   return looksLikeError(value) ? { text: [text], isError: true } : { text: [text] };
 }
 
-/** The tool message that reports a parse error back to the policy (feedback mode, EnvACE's payload shape). */
-export function parseErrorToolText(code: string, message: string): string {
-  return canonicalJson({ error_tool_call: { code, message } });
+/** The name EnvACE gives the tool message that reports an act parse error (envs.py). */
+export const PARSE_ERROR_TOOL_NAME = 'error_tool_call';
+
+/**
+ * The tool message that reports an act parse error back to the policy (feedback mode), byte for
+ * byte as EnvACE writes it: the payloads of `parse_tool_calls`
+ * (agent_system/environments/env_package/checklist/tool_parser.py), `json.dumps(payload,
+ * ensure_ascii=True)` in envs.py. `turnText` is what the policy wrote: the JSON error quotes its
+ * block, the name error its name and arguments.
+ */
+export function parseErrorToolText(code: string, message: string, turnText = ''): string {
+  // tool_parser.py's blocks: `\n<tool_call>\n(.*?)\n</tool_call>`, each `.strip()`ped.
+  const blocks = findBlocks(turnText, TOOL_CALL_OPEN, TOOL_CALL_CLOSE).map((b) => b.inner.trim());
+  switch (code) {
+    case 'NO_TOOL_CALL_FOUND':
+      return pythonJsonDumps({ error_tool_call: 'No tool call found. Please check your output format. The correct (<tool_call>\n{"name": ..., "arguments": { ... }}\n</tool_call>).' });
+    case 'JSON_DECODE_ERROR': {
+      const bad = blocks.find((b) => !parseStrictJson(b).ok) ?? blocks[0] ?? '';
+      return pythonJsonDumps({ error_tool_call: `One tool call can not be parsed as JSON: ${bad}` });
+    }
+    case 'NO_ARGUMENTS':
+      return pythonJsonDumps({ error_tool_call: 'No argumets found in one tool call. Use empty dict if no argument.' });
+    case 'NON_SERIALIZABLE_ARGUMENTS':
+      return pythonJsonDumps({ error_tool_call: 'NON_SERIALIZABLE_ARGUMENTS in one tool call', detail: message });
+    case 'INVALID_TOOL_NAME': {
+      const act = invalidNameAction(blocks);
+      return pythonJsonDumps({ error_tool_call: 'INVALID_TOOL_NAME in one tool call', raw_name: pythonStr(act?.name), arguments: pythonStr(act?.arguments) });
+    }
+    default:
+      return simulatorErrorText(code, message);
+  }
+}
+
+/** The first action of the blocks whose name is not a non-empty string (INVALID_TOOL_NAME's). */
+function invalidNameAction(blocks: string[]): { name: JsonValue | undefined; arguments: JsonValue | undefined } | undefined {
+  for (const b of blocks) {
+    const parsed = parseStrictJson(b);
+    if (!parsed.ok) continue;
+    for (const a of Array.isArray(parsed.value) ? parsed.value : [parsed.value]) {
+      if (!isJsonObject(a)) return { name: undefined, arguments: undefined };
+      const name = a['name'];
+      if (typeof name !== 'string' || !name.trim()) return { name, arguments: a['parameters'] ?? a['arguments'] };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A tool error as EnvACE's simulator writes it (simulate_core/_error.py, `format_tool_error`):
+ * `{"error_tool_call": {"code": ..., "message": ...}}` by `json.dumps(..., ensure_ascii=True)`. The
+ * tool message of an imagined call whose rehearsal did not parse.
+ */
+export function simulatorErrorText(code: string, message: string): string {
+  return pythonJsonDumps({ error_tool_call: { code, message } });
 }

@@ -10,7 +10,7 @@ import { toFunctionSchema } from '../protocol/types';
 import { IdentifierSlots } from '../protocol/identifierSlots';
 import { readTrace } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../trace/schema';
-import { actualToolText, parseErrorToolText, rehearsedToolResult } from '../runner/toolMessages';
+import { actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from '../runner/toolMessages';
 import { compareCall } from '../trace/callView';
 import type { AnnotationSet } from '../annotations/annotationSet';
 import { annotationsFileFor, readAnnotations } from '../annotations/store';
@@ -192,7 +192,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
         }
         messages.push({ role: 'assistant', content: turn.text });
         if (turn.parse.kind === 'error') {
-          if (settings.onParseError === 'feedback') messages.push({ role: 'tool', content: parseErrorToolText(turn.parse.code, turn.parse.message) });
+          if (settings.onParseError === 'feedback') messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(turn.parse.code, turn.parse.message, turn.text) });
           continue;
         }
         if (turn.parse.kind !== 'calls') continue;
@@ -221,7 +221,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
           let toolText: string;
           if (mode === 'imagine') {
             toolText = !rehearsal ? actualToolText(undefined, actual?.error)
-              : rehearsal.result.ok ? rehearsedToolResult(rehearsal.result.value).text![0] : parseErrorToolText(rehearsal.result.code, rehearsal.result.message);
+              : rehearsal.result.ok ? rehearsedToolResult(rehearsal.result.value).text![0] : simulatorErrorText(rehearsal.result.code, rehearsal.result.message);
           } else toolText = actualToolText(actual?.response, actual?.error);
           messages.push({ role: 'tool', name: call.name, content: toolText });
         }

@@ -1,0 +1,39 @@
+/**
+ * Text as EnvACE's Python writes it, for the messages a policy reads in both systems: `json.dumps`
+ * with its default separators (`", "`, `": "`) and `ensure_ascii=True`, and `str()` of a parsed
+ * JSON value (Python's repr of dicts, lists and strings).
+ */
+import type { JsonValue } from '../base/json';
+
+/** A string as `json.dumps(s, ensure_ascii=True)` writes it. */
+function pyJsonString(s: string): string {
+  return JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => (c === '\u007f' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
+/** `json.dumps(value, ensure_ascii=True)`: keys in their order, `", "` and `": "` between items. */
+export function pythonJsonDumps(value: JsonValue): string {
+  if (value === null) return 'null';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : JSON.stringify(value);
+  if (typeof value === 'string') return pyJsonString(value);
+  if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
+  return `{${Object.entries(value).map(([k, v]) => `${pyJsonString(k)}: ${pythonJsonDumps(v)}`).join(', ')}}`;
+}
+
+/** A string as Python's `repr` writes it: single quotes unless it holds one and no double quote. */
+function pyRepr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  const body = s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t')
+    .replace(new RegExp(quote, 'g'), `\\${quote}`);
+  return `${quote}${body}${quote}`;
+}
+
+/** `str(value)` of a value `json.loads` returned: `None`, `True`, `{'a': 1}`, `['x']`. */
+export function pythonStr(value: JsonValue | undefined, top = true): string {
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : String(value);
+  if (typeof value === 'string') return top ? value : pyRepr(value);
+  if (Array.isArray(value)) return `[${value.map((v) => pythonStr(v, false)).join(', ')}]`;
+  return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pythonStr(v, false)}`).join(', ')}}`;
+}
