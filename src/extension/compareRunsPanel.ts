@@ -21,12 +21,7 @@ export class CompareRunsPanel extends SnapshotPanel<RunComparison, Extract<RunsM
   }
 
   protected async snapshot(): Promise<RunComparison> {
-    const load = async (file: string) => {
-      const index = this.library.index(file) ?? (await this.library.ensureIndex(file));
-      if (!index) throw new Error(this.library.failure(file) ?? `cannot read ${file}`);
-      return index;
-    };
-    const [a, b] = [await load(this.files.a), await load(this.files.b)];
+    const [a, b] = [await this.library.requireIndex(this.files.a), await this.library.requireIndex(this.files.b)];
     return compareRuns(a, b, (index) => (index.run ? policyLabel(index.run.policy, index.file) : ''));
   }
 

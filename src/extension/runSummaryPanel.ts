@@ -23,9 +23,7 @@ export class RunSummaryPanel extends SnapshotPanel<RunSummarySnapshot, Extract<S
   }
 
   protected async snapshot(): Promise<RunSummarySnapshot> {
-    const index = this.library.index(this.file) ?? (await this.library.ensureIndex(this.file));
-    if (!index) throw new Error(this.library.failure(this.file) ?? `cannot read ${this.file}`);
-    return runSummary(index);
+    return runSummary(await this.library.requireIndex(this.file));
   }
 
   protected parse(raw: unknown): SummaryMessage | undefined {

@@ -63,9 +63,9 @@ export class TurnTextDocuments extends Disposable implements vscode.TextDocument
   }
 
   private async load(file: string, turnId: string): Promise<TurnDocument> {
-    const index = this.library.index(file) ?? (await this.library.ensureIndex(file));
-    const turn = index?.turn(turnId);
-    if (!index || !turn) throw new Error(`no turn ${turnId} in ${file}`);
+    const index = await this.library.requireIndex(file);
+    const turn = index.turn(turnId);
+    if (!turn) throw new Error(`no turn ${turnId} in ${file}`);
     return turnDocument(await index.readEvent(turn.location) as TurnEvent);
   }
 }

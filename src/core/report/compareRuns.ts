@@ -4,6 +4,7 @@
  * wrong. What the Compare Runs panel (webview/runs) shows, and its messages.
  */
 import { z } from 'zod';
+import { panelMessageParser } from '../base/panelMessages';
 import type { CallEntry, TraceIndex } from '../trace/traceIndex';
 import { fidelityBadge } from '../trace/tree';
 
@@ -128,7 +129,4 @@ export type RunsRequest = Extract<RunsMessage, { type: 'request' }>['request'];
 export type RunsHostMessage = { type: 'snapshot'; snapshot: RunComparison };
 
 /** A panel message, if `value` is one. */
-export function parseRunsMessage(value: unknown): RunsMessage | undefined {
-  const parsed = runsMessageSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
+export const parseRunsMessage: (value: unknown) => RunsMessage | undefined = panelMessageParser(runsMessageSchema);

@@ -5,6 +5,7 @@
  * sorts, filters and draws only the rows in view.
  */
 import { z } from 'zod';
+import { panelMessageParser } from '../base/panelMessages';
 import type { NodeStatus } from '../trace/tree';
 import { episodeOutcome } from '../trace/tree';
 import { policyLabel } from './policyLabel';
@@ -161,7 +162,4 @@ export type SummaryRequest = Extract<SummaryMessage, { type: 'request' }>['reque
 export type SummaryHostMessage = { type: 'snapshot'; snapshot: RunSummarySnapshot };
 
 /** A panel message, if `value` is one. */
-export function parseSummaryMessage(value: unknown): SummaryMessage | undefined {
-  const parsed = summaryMessageSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
+export const parseSummaryMessage: (value: unknown) => SummaryMessage | undefined = panelMessageParser(summaryMessageSchema);

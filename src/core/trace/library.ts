@@ -105,6 +105,13 @@ export class TraceLibrary extends Disposable {
    * The index of a trace, building it if it is lazy. Concurrent calls share one build; progress is
    * reported through {@link indexingProgress} and `onDidChange(file)`.
    */
+  /** The index of a trace, built when it is not yet; an error saying why when the trace cannot be read. */
+  async requireIndex(file: string): Promise<TraceIndex> {
+    const index = this.indexes.get(file) ?? (await this.ensureIndex(file));
+    if (!index) throw new Error(this.failure(file) ?? `cannot read ${file}`);
+    return index;
+  }
+
   ensureIndex(file: string): Promise<TraceIndex | undefined> {
     const known = this.indexes.get(file);
     if (known) return Promise.resolve(known);
