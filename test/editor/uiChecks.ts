@@ -275,14 +275,6 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await shot('run-from-palette');
     }],
 
-    ['the "Get started with Rehearsal Studio" walkthrough lists its four steps', async () => {
-      await workbench.runCommand('Welcome: Open Walkthrough...');
-      await workbench.quickPickRows().filter({ hasText: 'Get started with Rehearsal Studio' }).first().click();
-      await workbench.walkthroughSteps().filter({ hasText: 'Pick a policy' }).first().waitFor();
-      const titles = await workbench.walkthroughStepTitles();
-      assert.deepEqual(titles, ['Pick a policy', 'Run a sample task', 'Open a call\'s diff', 'Mark a fidelity error']);
-      await shot('walkthrough');
-    }],
     ['in a narrow window with the default diff settings (inline diff, no lenses), the cursor\'s JSON path is marked from the palette', async () => {
       // The user's defaults: the diff goes inline when space is limited (the suite's settings keep it side by side).
       await fs.mkdir(path.join(options.workspace, '.vscode'), { recursive: true });
@@ -389,6 +381,14 @@ export async function runUiChecks(workbench: Workbench, options: UiCheckOptions)
       await page.locator('.monaco-diff-editor .editor.modified .view-lines').first().click();
       await page.keyboard.press('Escape');
       await progress.waitFor({ state: 'hidden' });
+    }],
+    ['the "Get started with Rehearsal Studio" walkthrough lists its four steps', async () => {
+      await workbench.runCommand('Welcome: Open Walkthrough...');
+      await workbench.quickPickRows().filter({ hasText: 'Get started with Rehearsal Studio' }).first().click();
+      await workbench.walkthroughSteps().filter({ hasText: 'Pick a policy' }).first().waitFor();
+      const titles = await workbench.walkthroughStepTitles();
+      assert.deepEqual(titles, ['Pick a policy', 'Run a sample task', 'Open a call\'s diff', 'Mark a fidelity error']);
+      await shot('walkthrough');
     }],
   ];
   if (options.model) checks.push(trainingCheck(workbench, options, shot));

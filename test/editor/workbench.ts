@@ -87,18 +87,18 @@ export class Workbench {
   async runCommand(title: string): Promise<void> {
     const input = this.quickInput();
     // A webview that finishes loading (the walkthrough) can take the focus just as F1 opens the
-    // palette, which then closes: press it again, at most three times.
+    // palette, or while the command is typed, and the palette closes: start again, at most three times.
     for (let attempt = 1; ; attempt++) {
-      await this.page.keyboard.press('F1');
       try {
+        await this.page.keyboard.press('F1');
         await input.waitFor({ state: 'visible', timeout: 7_000 });
+        await input.fill(`>${title}`, { timeout: 7_000 });
+        await this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 7_000 });
         break;
       } catch (err) {
         if (attempt >= 3) throw err;
       }
     }
-    await input.fill(`>${title}`);
-    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
     await this.page.keyboard.press('Enter');
   }
 

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/base/errors';
+import { activeCallTarget } from '../diffDecorations';
 import { executeCommand, registerCommand } from '../registerCommand';
 import { ReviewSession } from '../reviewQueue';
 import type { Services } from '../services';
@@ -12,6 +13,14 @@ export function registerReviewFeatures(context: vscode.ExtensionContext, service
   services.review = review;
   const act = (what: string, step: () => Promise<void>) => async () => {
     if (!review.active) return;
+    // The one-key bindings work in any call diff: a key pressed in another call's diff than the
+    // one under review must not annotate the call under review.
+    const shown = activeCallTarget();
+    const current = review.current;
+    if (shown && current && (shown.file !== current.file || shown.callId !== current.callId)) {
+      void vscode.window.showInformationMessage(`Rehearsal: the review is on ${current.callId}; this diff shows ${shown.callId}. Nothing was marked.`);
+      return;
+    }
     try {
       await step();
     } catch (err) {

@@ -31,6 +31,12 @@ describe('Review Mismatches', () => {
     await showing('e3.t1.c1', '2 / 4 reviewed');
     await vscode.commands.executeCommand('rehearsal.reviewAccept');
     await showing('e1.t2.c1', '3 / 4 reviewed');
+    // A key pressed in another call's diff does not mark the call under review.
+    await api.services.callDiffs.show(file, 'e2.t1.c1', { preview: false });
+    const before = (await api.services.annotations.ensure(file)).size;
+    await vscode.commands.executeCommand('rehearsal.reviewMark');
+    assert.equal((await api.services.annotations.ensure(file)).size, before, 'nothing marked');
+    assert.equal(review().current?.callId, 'e1.t2.c1');
     await vscode.commands.executeCommand('rehearsal.reviewStop');
     assert.equal(review().active, false);
 
