@@ -21,6 +21,39 @@ function specError(text: string): string {
   assert.fail('the spec was accepted');
 }
 
+/**
+ * Every override key of EnvACE 173e941's reference launch, examples/drmas_trainer/run_checklist_share.sh
+ * (the `key=value` arguments of its `python3 -m verl.trainer.main_ppo` line).
+ */
+const ENVACE_REFERENCE_KEYS = [
+  '+agent.agent_specific_parameters.actor.optim.lr', '+agent.agent_specific_parameters.actor.ppo_micro_batch_size_per_gpu',
+  '+data.apply_chat_template_kwargs.enable_thinking', '+data.max_num_checklist', '+data.rollout_max_prompt_length', '+data.rollout_truncation',
+  '+env.checklist.dataset_path', '+env.checklist.judge_api_key', '+env.checklist.judge_backend', '+env.checklist.max_assistant_turns',
+  '+env.checklist.max_model_len', '+env.checklist.max_new_tokens', '+env.checklist.max_parallel_calls', '+env.checklist.max_response_length',
+  '+env.checklist.max_tokens', '+env.checklist.max_user_turns', '+env.checklist.retry_times', '+env.checklist.semaphore_size',
+  '+env.checklist.sglang_model', '+env.checklist.sglang_url', '+env.checklist.temperature', '+env.checklist.timeout',
+  '+env.checklist.tool_max_new_tokens', '+env.checklist.tool_max_tokens', '+env.checklist.tool_retry_attempts', '+env.checklist.tool_return_mode',
+  '+env.checklist.tool_semaphore_size', '+env.checklist.tool_temperature', '+env.checklist.tool_timeout', '+env.checklist.tool_top_p',
+  '+env.checklist.top_p', '+env.checklist.use_caller_incremental', 'actor_rollout_ref.actor.entropy_coeff',
+  'actor_rollout_ref.actor.fsdp_config.optimizer_offload', 'actor_rollout_ref.actor.fsdp_config.param_offload',
+  'actor_rollout_ref.actor.kl_loss_coef', 'actor_rollout_ref.actor.kl_loss_type', 'actor_rollout_ref.actor.loss_agg_mode',
+  'actor_rollout_ref.actor.optim.lr', 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu', 'actor_rollout_ref.actor.ppo_mini_update_num',
+  'actor_rollout_ref.actor.use_adaptive_ppo_mini_batch_size', 'actor_rollout_ref.actor.use_kl_loss',
+  'actor_rollout_ref.model.enable_gradient_checkpointing', 'actor_rollout_ref.model.path', 'actor_rollout_ref.model.use_remove_padding',
+  'actor_rollout_ref.ref.fsdp_config.param_offload', 'actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu',
+  'actor_rollout_ref.rollout.enable_chunked_prefill', 'actor_rollout_ref.rollout.enforce_eager', 'actor_rollout_ref.rollout.free_cache_engine',
+  'actor_rollout_ref.rollout.gpu_memory_utilization', 'actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu',
+  'actor_rollout_ref.rollout.name', 'actor_rollout_ref.rollout.tensor_model_parallel_size', 'actor_rollout_ref.rollout.val_kwargs.do_sample',
+  'actor_rollout_ref.rollout.val_kwargs.temperature', 'actor_rollout_ref.rollout.val_kwargs.top_k', 'actor_rollout_ref.rollout.val_kwargs.top_p',
+  'agent.agent_ids', 'agent.frozen_agent_ids', 'agent.model_ids', 'agent.model_sharing', 'agent.orchestra_type', 'algorithm.adv_estimator',
+  'algorithm.group_by_agent_id', 'algorithm.norm_adv_by_std_in_grpo', 'algorithm.use_kl_in_reward', 'data.custom_cls.name', 'data.custom_cls.path',
+  'data.filter_overlong_prompts', 'data.max_prompt_length', 'data.max_response_length', 'data.prompt_key', 'data.return_raw_chat', 'data.shuffle',
+  'data.train_batch_size', 'data.train_files', 'data.truncation', 'data.val_batch_size', 'data.val_files', 'env.env_name', 'env.max_steps',
+  'env.rollout.n', 'env.rollout.val_n', 'env.seed', 'reward_model.reward_manager', 'trainer.critic_warmup', 'trainer.default_local_dir',
+  'trainer.experiment_name', 'trainer.logger', 'trainer.n_gpus_per_node', 'trainer.nnodes', 'trainer.project_name', 'trainer.rollout_data_dir',
+  'trainer.save_freq', 'trainer.test_freq', 'trainer.total_epochs', 'trainer.val_before_train', 'trainer.val_only',
+];
+
 describe('training runs: run file and backends', () => {
   it('names an unknown field, and a wrong hyperparameter, by its JSON path', () => {
     assert.match(specError('{"objective":"sft","base":"m","data":{"train":["r"]},"hardware":{"procs":2}}'), /\$\.hardware\.procs: unknown field/);
@@ -43,6 +76,17 @@ describe('training runs: run file and backends', () => {
     assert.equal(j.errLines.length, 1, j.err);
     assert.match(j.errLines[0], /is not valid JSON: /);
     await fs.rm(dir, { recursive: true });
+  });
+
+  it('envace: the launch sets every key of EnvACE\'s reference script (issue 18, row 4)', async () => {
+    // tool_caller_agent.py reads +data.rollout_max_prompt_length and +data.rollout_truncation as
+    // attributes; missing, Hydra's struct mode stops the launch at the first tool-call step.
+    const r = await rehearse('train', '--config', path.join(repoRoot(), 'examples', 'training', 'envace.run.json'), '--backend', 'envace', '--dry-run', '--json');
+    assert.equal(r.code, 0, r.err);
+    const argv = (JSON.parse(r.out) as { plan: { argv: string[] } }).plan.argv;
+    const keys = new Set(argv.filter((a) => a.includes('=')).map((a) => a.slice(0, a.indexOf('='))));
+    assert.deepEqual(ENVACE_REFERENCE_KEYS.filter((k) => !keys.has(k)), [], 'keys of the reference launch missing');
+    assert.ok(argv.includes('env.max_steps=200') && argv.includes('+data.rollout_truncation=left') && argv.includes('+data.apply_chat_template_kwargs.enable_thinking=True'));
   });
 
   it('local and torchrun: the exact argv, environment and generated trainer config', () => {
