@@ -1,15 +1,5 @@
 import type { TraceIndex } from '../trace/traceIndex';
-import type { CallOutcome } from '../trace/callTable';
-import { fidelityRank } from '../trace/treeFilter';
-
-/**
- * A call to review: its rehearsal missed (did not parse, or was scored and is not exact). A call
- * whose tool gave no response has nothing to compare and is not one.
- */
-export function rehearsalMissed(o: Readonly<CallOutcome>): boolean {
-  if (o.rehearsalError) return true;
-  return !!o.scores && !o.scores.exactMatch;
-}
+import { fidelityRank, rehearsalVerdict } from '../trace/treeFilter';
 
 /** Where a review of one run stands. */
 export interface ReviewQueueState {
@@ -28,7 +18,8 @@ export interface ReviewQueueState {
  */
 export function reviewQueue(index: TraceIndex, done: (callId: string) => boolean): ReviewQueueState {
   const missed: { n: number; rank: number }[] = [];
-  index.forEachCallOutcome((o, n) => { if (rehearsalMissed(o)) missed.push({ n, rank: fidelityRank(o) }); });
+  // A call to review is one whose rehearsal missed; one whose tool gave no response has nothing to compare.
+  index.forEachCallOutcome((o, n) => { if (rehearsalVerdict(o) === 'wrong') missed.push({ n, rank: fidelityRank(o) }); });
   missed.sort((a, b) => a.rank - b.rank || a.n - b.n);
   const pending: string[] = [];
   for (const m of missed) {

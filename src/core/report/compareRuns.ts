@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { panelMessageParser } from '../base/panelMessages';
 import type { CallEntry, TraceIndex } from '../trace/traceIndex';
 import { fidelityBadge } from '../trace/tree';
+import type { RehearsalVerdict } from '../trace/treeFilter';
+import { rehearsalVerdict } from '../trace/treeFilter';
 
 /** One run's outcome on one task. */
 export interface TaskSide {
@@ -23,9 +25,6 @@ export interface TaskComparison {
   a?: TaskSide;
   b?: TaskSide;
 }
-
-/** How a call's rehearsal went: exact, missed (did not parse or not exact), or not scored. */
-export type RehearsalVerdict = 'right' | 'wrong' | 'none';
 
 /** The same call in both runs, rehearsed right in one and wrong in the other. */
 export interface CallPair {
@@ -50,13 +49,6 @@ export interface RunComparison {
 
 /** Pairs the panel lists at most. */
 export const MAX_PAIRS = 1000;
-
-/** A call's rehearsal verdict. */
-export function rehearsalVerdict(c: Pick<CallEntry, 'rehearsalError' | 'scores'>): RehearsalVerdict {
-  if (c.rehearsalError) return 'wrong';
-  if (!c.scores) return 'none';
-  return c.scores.exactMatch ? 'right' : 'wrong';
-}
 
 /** A run's calls keyed by where they happen in a task (k-th episode of the task, turn, position, tool), and its tasks. */
 function describe(index: TraceIndex): { calls: Map<string, CallEntry & { taskId: string }>; tasks: Map<string, TaskSide & { f1: number }> } {

@@ -7,14 +7,14 @@ import type { JsonValue } from '../base/json';
 
 /** A string as `json.dumps(s, ensure_ascii=True)` writes it. */
 function pyJsonString(s: string): string {
-  return JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => (c === '\u007f' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return JSON.stringify(s).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** `json.dumps(value, ensure_ascii=True)`: keys in their order, `", "` and `": "` between items. */
 export function pythonJsonDumps(value: JsonValue): string {
   if (value === null) return 'null';
   if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : JSON.stringify(value);
+  if (typeof value === 'number') return String(value);
   if (typeof value === 'string') return pyJsonString(value);
   if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
   return `{${Object.entries(value).map(([k, v]) => `${pyJsonString(k)}: ${pythonJsonDumps(v)}`).join(', ')}}`;
@@ -32,7 +32,7 @@ function pyRepr(s: string): string {
 export function pythonStr(value: JsonValue | undefined, top = true): string {
   if (value === null || value === undefined) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : String(value);
+  if (typeof value === 'number') return String(value);
   if (typeof value === 'string') return top ? value : pyRepr(value);
   if (Array.isArray(value)) return `[${value.map((v) => pythonStr(v, false)).join(', ')}]`;
   return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pythonStr(v, false)}`).join(', ')}}`;

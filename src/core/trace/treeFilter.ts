@@ -48,6 +48,16 @@ export function describeTreeState(filter: TreeFilter | undefined, sort: TreeSort
  * How faithful a call's rehearsal was, lower is worse: a rehearsal that did not parse (-2), a tool
  * that gave no answer (-1), then field F1 (0..1); calls not compared (yet) come last (2).
  */
+/** How a call's rehearsal went: exact, missed (did not parse, or scored and not exact), or not scored. */
+export type RehearsalVerdict = 'right' | 'wrong' | 'none';
+
+/** A call's rehearsal verdict (Compare Runs pairs them; Review Mismatches walks the wrong ones). */
+export function rehearsalVerdict(call: CallOutcome): RehearsalVerdict {
+  if (call.rehearsalError) return 'wrong';
+  if (!call.scores) return 'none';
+  return call.scores.exactMatch ? 'right' : 'wrong';
+}
+
 export function fidelityRank(call: CallOutcome): number {
   if (call.rehearsalError) return -2;
   if (call.actualError) return -1;

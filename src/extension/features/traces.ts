@@ -82,8 +82,8 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
     // From the tree with two runs selected (the context menu passes the clicked run and the
     // selection), from one run's row (the other picked), or from the palette (both picked).
     registerCommand('rehearsal.compareRuns', async (first, second) => {
-      const selection = Array.isArray(second) ? (second as TraceTreeNode[]).filter((n) => n.kind === 'run').map((n) => n.file) : [];
-      const given = [...new Set([first?.file, ...(selection.length ? selection : [second && !Array.isArray(second) ? second.file : undefined])].filter((f): f is string => !!f))];
+      const rest = Array.isArray(second) ? (second as TraceTreeNode[]).filter((n) => n.kind === 'run') : second ? [second] : [];
+      const given = [...new Set([first, ...rest].flatMap((n) => (n ? [n.file] : [])))];
       const a = given[0] ?? (await pickTrace(services, 'Compare runs: which run is A (before, or the first policy)?'));
       if (!a) return undefined;
       const b = given.find((f) => f !== a) ?? (await pickTrace(services, 'Compare runs: which run is B (after, or the second policy)?', [a]));
