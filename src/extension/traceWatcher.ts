@@ -5,16 +5,23 @@ import type { TraceLibrary } from '../core/trace/library';
 
 const DEBOUNCE_MS = 150;
 const LIVE_POLL_MS = 1000;
+/** Every this many live polls, the runs folders are listed for runs the file watcher did not report. */
+const SWEEP_EVERY_POLLS = 3;
 const OPENED_KEY = 'rehearsal.openedTraces';
 
 /**
  * Keeps the library in step with the workspace: every `.rehearsal/runs/<runId>/trace.jsonl` of every
  * folder, plus traces opened by hand (remembered across reloads). File events are debounced; while
- * a run is unfinished its trace is also polled, since file watchers can miss rapid appends.
+ * a run is unfinished its trace is also polled, since file watchers can miss rapid appends. Every few
+ * seconds the runs folders are listed too: a watcher can miss a file created in a folder made a
+ * moment before (its watch on the new folder comes too late), and `files.watcherExclude` may leave
+ * `.rehearsal` unwatched altogether.
  */
 export class TraceWatcher extends Disposable {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly poll: NodeJS.Timeout;
+  private polls = 0;
+  private sweeping = false;
 
   constructor(private readonly library: TraceLibrary, private readonly state: vscode.Memento) {
     super();
@@ -50,12 +57,27 @@ export class TraceWatcher extends Disposable {
     this._register(watcher.onDidDelete((uri) => this.library.remove(uri.fsPath)));
   }
 
+  /** Adds the runs folders' traces the library does not know yet (only the listing and a stat each). */
+  private async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const known = new Set(this.library.files);
+      for (const folder of vscode.workspace.workspaceFolders ?? []) {
+        for (const file of await findRunTraces(folder.uri.fsPath)) if (!known.has(file) && !this.timers.has(file)) this.schedule(file);
+      }
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
   private schedule(file: string): void {
     clearTimeout(this.timers.get(file));
     this.timers.set(file, setTimeout(() => { this.timers.delete(file); void this.library.add(file); }, DEBOUNCE_MS));
   }
 
   private pollLiveRuns(): void {
+    if (++this.polls % SWEEP_EVERY_POLLS === 0) void this.sweep();
     for (const file of this.library.files) {
       const index = this.library.index(file);
       const head = this.library.head(file);

@@ -141,7 +141,12 @@ async function main(): Promise<number> {
       log('suite: extension-host tests (mocha)');
       try {
         suite = await timed(timings, 'suite phase', () => runSuite(browser, fixture));
-        if (suite.failed > 0) problems.push(`${suite.failed} suite test(s) failed`);
+        if (suite.failed > 0) {
+          // Each failure's title and first line again at the end, where a truncated CI log still shows it.
+          const failures = suite.tests.filter((t) => t.state === 'failed')
+            .map((t) => `\n    ${t.title}: ${(t.error ?? '').split('\n')[0].slice(0, 400)}`);
+          problems.push(`${suite.failed} suite test(s) failed:${failures.join('')}`);
+        }
         if (suite.passed + suite.failed === 0) problems.push('the suite ran no tests');
       } catch (err) {
         problems.push(`suite: ${(err as Error).message}`);

@@ -78,4 +78,27 @@ describe('Live update', () => {
       assert.equal((await row(api, 'e4 retail-test-0099', run.node)).description, 'success · reward 1.00');
     });
   });
+
+  it('finds a run the file watcher does not report (its folder is in files.watcherExclude)', async () => {
+    const api = await studio();
+    const runId = '20261129-165000-shadow-unwatched';
+    const files = vscode.workspace.getConfiguration('files');
+    await files.update('watcherExclude', { '**/*-shadow-unwatched/**': true }, vscode.ConfigurationTarget.Workspace);
+    try {
+      // Let the workbench restart its watcher without the excluded folders before the run starts.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const live = await LiveTrace.open(sampleTraceFile(workspaceFolder(), runId), runId);
+      try {
+        live.builder.episode('retail-test-0061', { instruction: 'Where is my order #W6000061?' });
+        await live.flush();
+        await waitForLibrary(api, 'the unwatched run (listing of the runs folder)', async () => {
+          assert.equal((await row(api, runId)).description, 'shadow · models/default · 1 episode');
+        });
+      } finally {
+        await live.close();
+      }
+    } finally {
+      await files.update('watcherExclude', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
 });
