@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { type ParseError, parse as parseJsonc } from 'jsonc-parser';
 import { COMMAND_CATEGORY, COMMANDS, VIEWS } from '../../src/extension/commands';
 import { fromRoot } from './support/paths';
 
@@ -59,5 +60,30 @@ describe('package.json contributions match src/extension/commands.ts', () => {
 
   it('points main at the bundled extension', () => {
     assert.equal(manifest.main, './dist/extension.js');
+  });
+});
+
+describe('.vscode: F5 and the build tasks a contributor uses', () => {
+  const jsonc = (file: string) => {
+    const errors: ParseError[] = [];
+    const value = parseJsonc(readFileSync(fromRoot(file), 'utf8'), errors) as unknown;
+    assert.deepEqual(errors, [], `${file} does not parse`);
+    return value;
+  };
+  const scripts = (JSON.parse(readFileSync(fromRoot('package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const tasks = (jsonc('.vscode/tasks.json') as { tasks: { label: string; type: string; script: string }[] }).tasks;
+  const launches = (jsonc('.vscode/launch.json') as { configurations: { name: string; type: string; args?: string[]; program?: string; preLaunchTask?: string }[] }).configurations;
+
+  it('every task runs an npm script of package.json, and every preLaunchTask is one of the tasks', () => {
+    for (const t of tasks) assert.ok(t.type === 'npm' && scripts[t.script], `task "${t.label}" runs no npm script of package.json`);
+    for (const c of launches) if (c.preLaunchTask) assert.ok(tasks.some((t) => t.label === c.preLaunchTask), `"${c.name}" needs the task "${c.preLaunchTask}"`);
+  });
+
+  it('F5 starts an Extension Development Host on this folder, built first, with the bundle the manifest names', () => {
+    const host = launches[0];
+    assert.equal(host.type, 'extensionHost');
+    assert.ok(host.args?.includes('--extensionDevelopmentPath=${workspaceFolder}'));
+    assert.equal(tasks.find((t) => t.label === host.preLaunchTask)?.script, 'build');
+    assert.match(readFileSync(fromRoot('scripts/build.mjs'), 'utf8'), new RegExp(`outfile: '${manifest.main.replace(/^\.\//, '')}'`), 'the build writes the manifest\'s main');
   });
 });
