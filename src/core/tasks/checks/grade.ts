@@ -47,13 +47,19 @@ async function evaluate(check: CheckSpec, transcript: EpisodeTranscript, options
  * passed items normalised to [0, 1]. Every item keeps its verdict.
  */
 export async function gradeEpisode(task: TaskFile, transcript: EpisodeTranscript, options: GradeOptions = {}): Promise<Grade> {
+  return scoreVerdicts(await gradeItems(task, transcript, options));
+}
+
+/** The verdicts of the task's items (those `include` keeps, by index), in checklist order. */
+export async function gradeItems(task: TaskFile, transcript: EpisodeTranscript, options: GradeOptions = {}, include: (index: number) => boolean = () => true): Promise<CheckVerdict[]> {
   const checks: CheckVerdict[] = [];
   for (let i = 0; i < task.checks.length; i++) {
+    if (!include(i)) continue;
     const check = task.checks[i];
     const r = await evaluate(check, transcript, options);
     checks.push({ id: checkId(check, i), kind: check.kind, weight: check.weight ?? 1, passed: r.passed, ...(r.detail ? { detail: r.detail } : {}) });
   }
-  return scoreVerdicts(checks);
+  return checks;
 }
 
 /**
