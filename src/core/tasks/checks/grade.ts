@@ -43,8 +43,8 @@ async function evaluate(check: CheckSpec, transcript: EpisodeTranscript, options
 }
 
 /**
- * Grades an episode against the task's checklist, as EnvACE scores a checklist: a weighted sum of
- * passed items normalised to [0, 1]. Every item keeps its verdict.
+ * Grades an episode against the task's checklist by the studio's rule: the weighted share of passed
+ * items, in [0, 1]. Every item keeps its verdict. EnvACE's per-turn rule is `runner/envaceGrading.ts`.
  */
 export async function gradeEpisode(task: TaskFile, transcript: EpisodeTranscript, options: GradeOptions = {}): Promise<Grade> {
   return scoreVerdicts(await gradeItems(task, transcript, options));
