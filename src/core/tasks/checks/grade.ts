@@ -10,7 +10,8 @@ export interface Grade {
   /**
    * Weighted share of passed items among the evaluated ones, in [0, 1]: Σ weight·passed / Σ weight
    * over items with `passed` true or false. Items not evaluated (`passed: null`) count in neither
-   * sum. Null when no item was evaluated.
+   * sum. Null when no item was evaluated. (EnvACE's rule, `runner/envaceGrading.ts`, gives its own
+   * score here, which may exceed 1.)
    */
   reward: number | null;
   /** Every evaluated item passed (and at least one was evaluated); null when none was. */
