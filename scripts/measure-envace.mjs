@@ -100,7 +100,9 @@ async function grpo(arm, seed) {
       train: { ...rest.train, export_at_end: true },
       rollouts: {
         command: [process.execPath, CLI, 'rollout', path.join(WORK, 'tasks/grpo'), '--policy', '{model_dir}', '--out', '{out}', '--episodes', String(EPISODES),
-          '--temperature', String(temperature), '--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs', ...(arm === 'real' ? ['--real'] : [])],
+          '--temperature', String(temperature), '--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs',
+          // The published figures were measured with one act row per episode; rollout's default is now per turn.
+          '--act-rows', 'episode', ...(arm === 'real' ? ['--real'] : [])],
       },
     }, null, 2));
     const rewards = [];

@@ -205,7 +205,9 @@ async function main() {
       seed: recipe.seed, threads, out_dir: grpo, model: { path: path.join(sft, 'final') }, ...rest,
       grpo: { ...rest.grpo, temperature },
       train: { ...rest.train, export_at_end: true },
-      rollouts: { command: [process.execPath, CLI, 'rollout', dirs.grpo, '--policy', '{model_dir}', '--out', '{out}', '--episodes', String(episodes), '--temperature', String(temperature), '--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs'] },
+      rollouts: { command: [process.execPath, CLI, 'rollout', dirs.grpo, '--policy', '{model_dir}', '--out', '{out}', '--episodes', String(episodes), '--temperature', String(temperature), '--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs',
+        // The recipe was tuned on one act row per episode (train_history); rollout's default is now per turn.
+        '--act-rows', 'episode'] },
     });
     await trainer('grpo', config);
   });

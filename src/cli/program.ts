@@ -115,6 +115,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--seed <s>', 'sampling seed', '0')
     .option('--on-parse-error <what>', 'end the episode (EnvACE) or give feedback and go on', 'end')
+    .option('--reward <rule>', "studio (weighted share of passed checks) or envace (EnvACE's per-turn checklist reward; any error_tool_call ends the episode)", 'studio')
     .option('--no-progress', 'no progress bar')
     .option('--calls', 'also list every call, least faithful first (as rehearse report --calls)')
     .option('--json', 'print the run summary and report as JSON')
@@ -143,6 +144,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--runs <dir>', 'where the rollout traces go')
     .option('--audit', 'also run the real tools beside the imagined episodes (grounding rows)')
     .option('--real', 'play against the real tools instead (shadow mode): the baseline without world rehearsal; act rows only')
+    .option('--reward <rule>', "studio (weighted share of passed checks) or envace (EnvACE's per-turn reward, invalid-action penalty on rows)", 'studio')
+    .option('--act-rows <how>', "turn (one act row per turn, pooled per task and role as EnvACE's GRPO does) or episode (one row per episode training every turn)", 'turn')
     .action(async (tasks: string[], opts) => { code = await rolloutCommand(tasks, opts, ioFor()); });
 
   program

@@ -175,9 +175,10 @@ describe('rehearse run / replay / gpu check', function () {
     const rows = path.join(dir, 'real-rollouts', 'rows.jsonl');
     const r = await rehearse('rollout', okTask, '--policy', model, '--real', '--episodes', '2', '--out', rows, '--runs', path.join(dir, 'real-rollout-runs'));
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^2 real episodes, mean reward 1\.000; wrote 2 act and 0 rehearse rows to /);
+    // One act row per turn (the call, then the answer), as EnvACE's GRPO pools per-step rows.
+    assert.match(r.out, /^2 real episodes, mean reward 1\.000; wrote 4 act and 0 rehearse rows to /);
     const written = (await fs.readFile(rows, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { role: string; reward: number; group: string });
-    assert.deepEqual(written.map((w) => [w.role, w.reward, w.group]), [['act', 1, 'probe-ok/rollout'], ['act', 1, 'probe-ok/rollout']]);
+    assert.deepEqual(written.map((w) => [w.role, w.reward, w.group]), Array.from({ length: 4 }, () => ['act', 1, 'probe-ok/rollout']));
     const trace = await readCheckedTrace(/\(trace (.+)\)$/.exec(r.out)![1]);
     assert.equal(trace.run.mode, 'shadow');
     assert.equal(trace.actuals.length, 2, 'the real probe answered both episodes');

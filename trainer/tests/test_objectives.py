@@ -50,6 +50,19 @@ class AdvantageTest(unittest.TestCase):
         self.assertAlmostEqual(rows[5].advantage, 0.5 / (math.sqrt(0.5) + 1e-6), places=9)
         self.assertEqual(rows[7].advantage, 0.0)  # zero spread: zero advantage, not a division by zero
 
+    def test_per_turn_act_rows_give_envace_role_wise_baselines(self):
+        # `rehearse rollout --act-rows turn`: an episode of three turns (reward 0.5) and one of one turn
+        # (reward 1.0) in one group. EnvACE's compute_grpo_outcome_advantage (verl/trainer/ppo/
+        # core_algos.py, group_by_agent_id=True: every row of a uid_agentid group pooled), run under
+        # /usr/bin/python3 on these rewards, gives [-0.125, -0.125, -0.125, 0.375], and with
+        # norm_adv_by_std_in_grpo [-0.499998, -0.499998, -0.499998, 1.499994]; one row per episode
+        # would give [-0.25, 0.25].
+        rows = [Row("t/i0", "act", 0.5), Row("t/i0", "act", 0.5), Row("t/i0", "act", 0.5), Row("t/i0", "act", 1.0)]
+        compute_advantages(rows)
+        self.assertEqual([round(r.advantage, 6) for r in rows], [-0.125, -0.125, -0.125, 0.375])
+        compute_advantages(rows, norm_by_std=True)
+        self.assertEqual([round(r.advantage, 6) for r in rows], [-0.499998, -0.499998, -0.499998, 1.499994])
+
     def test_groups_do_not_share_baselines(self):
         rows = [Row("a", "act", 1.0), Row("a", "act", 0.0), Row("b", "act", 1.0), Row("b", "act", 1.0)]
         compute_advantages(rows)

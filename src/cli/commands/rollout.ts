@@ -13,6 +13,7 @@ import type { CliIO } from '../io';
 import { outFileArg } from '../outArg';
 import type { PolicyArgs } from '../policyArg';
 import { openPolicy } from '../policyArg';
+import { rewardRuleArg } from './run';
 
 /** Options of `rehearse rollout`. */
 export interface RolloutArgs extends PolicyArgs {
@@ -24,12 +25,17 @@ export interface RolloutArgs extends PolicyArgs {
   runs?: string;
   audit?: boolean;
   real?: boolean;
+  reward?: string;
+  actRows?: string;
 }
 
 /**
  * `rehearse rollout <task...> --policy <dir> --out rows.jsonl`: GRPO's rollouts, played by the studio's
  * own runner in imagine mode with the exported policy (so prompts, parsers and checks have one
- * implementation), written as rollout rows grouped by task. This is the trainer's `rollouts.command`.
+ * implementation), written as rollout rows grouped by task: one act row per turn by default, which the
+ * trainer's baselines pool per task and role as EnvACE's role-wise GRPO pools its per-step rows
+ * (`uid_agentid`), or one per episode (`--act-rows episode`). This is the trainer's `rollouts.command`.
+ * `--reward envace` rewards the episodes by EnvACE's rule (rows with an empty text lose its 0.1 penalty).
  * `--real` plays them against the real tools instead (shadow mode, rewards from the real state): the
  * environment-interaction baseline that world rehearsal is measured against; its rows train the act
  * role only, as GRPO without a world model does.
@@ -44,11 +50,14 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
   if (!(temperature > 0)) throw new StudioError('USAGE', '--temperature must be above 0: a group of identical greedy rollouts teaches nothing.');
   if (!Number.isInteger(seed)) throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
   if (args.real && args.audit) throw new StudioError('USAGE', '--audit goes with imagined rollouts; --real rollouts already run every tool.');
+  const reward = rewardRuleArg(args.reward);
+  const actRows = args.actRows ?? 'turn';
+  if (actRows !== 'turn' && actRows !== 'episode') throw new StudioError('USAGE', `--act-rows must be turn (one act row per turn, pooled in the baselines as EnvACE pools them) or episode, not "${args.actRows}".`);
   const tasks = await loadTasks(resolveTaskArguments(taskPaths));
   const policy = await openPolicy(args, tasks.map((t) => t.task));
   const chosen = {
     mode: args.real ? 'shadow' as const : 'imagine' as const, audit: !!args.audit, episodesPerTask: episodes,
-    sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } },
+    sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } }, reward,
   };
   const settings = await settingsForStartedPolicy(policy, chosen);
   // The rows train the policy that played them: a model that reads identifiers as slots trains on slots.
@@ -64,7 +73,7 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
   await mkdir(path.dirname(path.resolve(args.out)), { recursive: true });
   const out = createWriteStream(args.out);
   const exported = await exportRows([summary.traceFile], {
-    actSource: 'rollout', policyRehearsals: !args.real, actualRehearsals: !!args.audit, actRows: 'episode',
+    actSource: 'rollout', policyRehearsals: !args.real, actualRehearsals: !!args.audit, actRows,
     ...(args.real ? { roles: ['act' as const] } : {}),
     group: (taskId) => `${taskId}/${args.group ?? 'rollout'}`,
     identifierSlots,

@@ -9,6 +9,8 @@ import { palette } from '../../core/report/textFormat';
 import { counted } from '../../core/base/counted';
 import { runTasks } from '../../core/runner/runner';
 import type { RunSettings } from '../../core/runner/settings';
+import type { RewardRule } from '../../core/tasks/checks/envaceReward';
+import { REWARD_RULES } from '../../core/tasks/checks/envaceReward';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { MAX_SAMPLES } from '../../core/policy/sampling';
 import type { CliIO } from '../io';
@@ -28,6 +30,7 @@ export interface RunArgs extends PolicyArgs {
   temperature?: string;
   seed?: string;
   onParseError?: string;
+  reward?: string;
   rehearsalTemperature?: string;
   json?: boolean;
   progress?: boolean;
@@ -45,6 +48,14 @@ function positiveInt(value: string | undefined, name: string, fallback: number, 
   if (!Number.isInteger(n) || n < 1) throw new StudioError('USAGE', `${name} must be a whole number of at least 1, not "${value}".`);
   if (n > max) throw new StudioError('USAGE', `${name} may be at most ${max}, not ${n}.`);
   return n;
+}
+
+/** `--reward`: the reward rule, validated against `--on-parse-error` (EnvACE's rule ends on any parse error). */
+export function rewardRuleArg(value: string | undefined, onParseError?: string): RewardRule {
+  const rule = value ?? 'studio';
+  if (!(REWARD_RULES as readonly string[]).includes(rule)) throw new StudioError('USAGE', `--reward must be ${REWARD_RULES.join(' or ')}, not "${rule}".`);
+  if (rule === 'envace' && onParseError === 'feedback') throw new StudioError('USAGE', '--reward envace ends the episode on any parse error, as EnvACE does; leave out --on-parse-error feedback.');
+  return rule as RewardRule;
 }
 
 /** Settings from the command line, validated. */
@@ -71,6 +82,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
     privateRehearsal: { budget: positiveInt(args.budget, '--budget', 3, MAX_BUDGET), order, ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}) },
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError,
+    reward: rewardRuleArg(args.reward, args.onParseError),
   };
 }
 

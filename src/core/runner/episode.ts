@@ -12,6 +12,7 @@ import type { Policy, RehearsalSample } from '../policy/types';
 import { fidelityEventFor } from '../trace/callView';
 import { callId as makeCallId, turnId as makeTurnId } from '../trace/ids';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeStatus, NewTraceEvent, RunMode, TraceEvent, TurnParse } from '../trace/schema';
+import { EnvaceGrader, envaceToolFailure, NO_REAL_STATE } from './envaceGrading';
 import type { RunSettings } from './settings';
 import { actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from './toolMessages';
 
@@ -60,8 +61,6 @@ export interface EpisodeOutcome {
   fatal: boolean;
 }
 
-const NO_REAL_STATE = 'an imagined trajectory has no real state';
-
 /** Errors after which the policy cannot serve the next episode either: the run stops. */
 const POLICY_GONE = new Set(['POLICY_HOST_CRASHED', 'POLICY_HOST_OUT_OF_MEMORY', 'POLICY_HOST_ERROR', 'ENDPOINT_UNREACHABLE', 'ENDPOINT_AUTH']);
 
@@ -90,6 +89,8 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   let status: EpisodeStatus = 'completed';
   let error: { code: string; message: string } | undefined;
   let fatal = false;
+  // EnvACE's rule grades each user turn as it is answered (docs/task-format.md, Checks and scoring).
+  const envace = settings.reward === 'envace' ? new EnvaceGrader(task, real, ctx.grade) : undefined;
 
   try {
     if (real) {
@@ -116,7 +117,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   let lastTurnId: string | undefined;
 
   try {
-    for (const userTurn of task.turns) {
+    for (const [userIndex, userTurn] of task.turns.entries()) {
       messages.push({ role: 'user', content: userTurn.user });
       const transcriptTurn: TranscriptTurn = { user: userTurn.user, calls: [] };
       turns.push(transcriptTurn);
@@ -138,10 +139,11 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
         ctx.onProgress?.({ ...progress });
         const history = [...messages];
         messages.push({ role: 'assistant', content: act.text });
+        let failure: { code: string; message: string } | undefined;
 
         if (parse.kind === 'final') { transcriptTurn.answer = parse.answer; break; }
         if (parse.kind === 'error') {
-          if (settings.onParseError === 'end') throw new EpisodeEnd('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
+          if (settings.onParseError === 'end' || envace) throw new EpisodeEnd('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
           messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(parse.code, parse.message, act.text) });
           continue;
         }
@@ -156,8 +158,12 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
           progress.calls++;
           ctx.onProgress?.({ ...progress });
           if (result.endEpisode) throw result.endEpisode;
+          if (envace) failure ??= envaceToolFailure(result.transcriptCall, result.toolText);
         }
+        // EnvACE runs every call of the act, then ends the episode if one of them failed (envs.py).
+        if (failure) { envace!.noteToolFailure(); throw new EpisodeEnd('failed', failure.code, `A tool call failed (${failure.code}); EnvACE's rule ends the episode on any error_tool_call.`); }
       }
+      if (envace && await envace.afterAnswer(userIndex, turns, () => takeSnapshot(ctx, real))) break;
     }
   } catch (err) {
     if (err instanceof EpisodeEnd) { status = err.status; error = { code: err.code, message: err.message }; }
@@ -176,7 +182,8 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   const snapshot = await takeSnapshot(ctx, real);
   const transcript: EpisodeTranscript = { turns, snapshot, ...(error ? { ended: { ...(lastTurnId ? { lastTurnId } : {}), code: error.code } } : {}) };
   let grade: Grade | undefined;
-  if (status !== 'cancelled') {
+  if (status !== 'cancelled' && envace) grade = envace.grade(status);
+  else if (status !== 'cancelled') {
     grade = await gradeEpisode(task, transcript, ctx.grade);
     if (!real) grade = withoutStateChecks(grade);
     if (status === 'failed' || status === 'limit') grade = gradeOfFailedEpisode(grade);
@@ -252,7 +259,8 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult> {
   if (!sample) throw new StudioError('NO_REHEARSAL', `${ctx.policy.info.id} does not rehearse, so it cannot play imagined episodes; use shadow mode.`);
   if (!sample.parse.ok) {
     const text = simulatorErrorText(sample.parse.error.code, sample.parse.error.message);
-    const end = settings.onParseError === 'end' ? new EpisodeEnd('failed', sample.parse.error.code, `The rehearsal could not be parsed: ${sample.parse.error.message}`) : undefined;
+    // Under EnvACE's rule the act's other calls run first, then the episode ends (playEpisode).
+    const end = settings.onParseError === 'end' && settings.reward !== 'envace' ? new EpisodeEnd('failed', sample.parse.error.code, `The rehearsal could not be parsed: ${sample.parse.error.message}`) : undefined;
     return { transcriptCall: { name: c.name, arguments: c.args, outcome: { response: { text: [text], isError: true } } }, toolText: text, endEpisode: end };
   }
   const imagined = rehearsedToolResult(sample.parse.value);

@@ -1,5 +1,6 @@
 import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
 import type { SamplingSettings } from '../policy/sampling';
+import type { RewardRule } from '../tasks/checks/envaceReward';
 import type { RunMode } from '../trace/schema';
 
 /** How a run plays its episodes. Recorded in the trace's `run.settings`. */
@@ -21,6 +22,13 @@ export interface RunSettings {
    */
   onParseError: 'end' | 'feedback';
   /**
+   * How episodes are rewarded: `studio`, the weighted share of passed checks (docs/task-format.md), or
+   * `envace`, EnvACE's rule: per user turn, an early end on an unmet `required_for_next_turn` item,
+   * and any `error_tool_call` (a parse error, a failed tool or rehearsal) ends the episode. Traces
+   * written before this setting existed used `studio`.
+   */
+  reward: RewardRule;
+  /**
    * Private rehearsal: imagined episodes before the committed one, and how they see each other.
    * `temperature`, when set, samples the imagined episodes (acts and rehearsals) at it, each with a
    * seed of its own (the run's seed + its number), so that attempts differ while the committed
@@ -39,6 +47,7 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
   rehearsePrompt: {},
   rehearsalSamples: 1,
   onParseError: 'end',
+  reward: 'studio',
   privateRehearsal: { budget: 3, order: 'sequential' },
 };
 

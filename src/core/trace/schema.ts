@@ -162,7 +162,11 @@ export interface EpisodeEndEvent extends EventBase {
   type: 'episode.end';
   episodeId: string;
   status: EpisodeStatus;
-  /** Weighted share of passed checks, in [0, 1]; null when ungraded. */
+  /**
+   * The episode's reward under the run's rule (`run.settings.reward`; absent in older traces:
+   * `studio`): the weighted share of passed checks, in [0, 1]; or, under `envace`, EnvACE's score
+   * (Σ passed weights of the answered user turns / user turns). Null when ungraded.
+   */
   reward: number | null;
   success: boolean | null;
   checks?: CheckVerdict[];

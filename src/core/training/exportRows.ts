@@ -16,6 +16,7 @@ import type { AnnotationSet } from '../annotations/annotationSet';
 import { annotationsFileFor, readAnnotations } from '../annotations/store';
 import { groundingWeight, rowAnnotations } from './annotationWeights';
 import type { DatasetRow, RowSource } from './datasetRow';
+import { envaceRowReward } from '../tasks/checks/envaceReward';
 
 /** What to export from traces. */
 export interface ExportOptions {
@@ -171,7 +172,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
       if (!ep.end || ep.end.status === 'cancelled' || ungradedRollout || (options.onlySuccessful && ep.end.success !== true)) { summary.skippedEpisodes++; return; }
       summary.episodes++;
       const mode = ep.start.mode;
-      const settings = (run?.settings ?? {}) as { rehearsePrompt?: RehearsePromptOptions; onParseError?: string };
+      const settings = (run?.settings ?? {}) as { rehearsePrompt?: RehearsePromptOptions; onParseError?: string; reward?: string };
       const promptOptions = options.rehearsePrompt ?? settings.rehearsePrompt ?? {};
       const info = options.taskInfo?.(ep.start.taskId);
       const tools: ToolDefinition[] = ep.start.tools ?? [];
@@ -179,6 +180,8 @@ export async function exportRows(files: readonly string[], options: ExportOption
       const reward = ep.end.reward;
       const group = options.actSource === 'rollout' ? (options.group?.(ep.start.taskId) ?? ep.start.taskId) : null;
       const base = { v: 1 as const, reward: options.actSource === 'rollout' ? reward : null, group, task: ep.start.taskId, episode: ep.start.episodeId };
+      // A run under EnvACE's rule: each row's reward loses EnvACE's invalid-action penalty when its text is empty.
+      const rowReward = (text: string) => (base.reward !== null && settings.reward === 'envace' ? envaceRowReward(base.reward, text) : base.reward);
       const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
       for (const turn of ep.turns) {
         if (turn.user !== undefined) messages.push({ role: 'user', content: turn.user });
@@ -186,7 +189,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
         const lastTurn = turn === ep.turns[ep.turns.length - 1];
         if (roles.has('act') && (options.actRows !== 'episode' || lastTurn)) {
           write({
-            ...base, id: `${ep.start.episodeId}/${turn.turnId}/act`, role: 'act', messages: history, tools: tools.map(toFunctionSchema), target: turn.text, weight: 1, source: options.actSource,
+            ...base, reward: rowReward(turn.text), id: `${ep.start.episodeId}/${turn.turnId}/act`, role: 'act', messages: history, tools: tools.map(toFunctionSchema), target: turn.text, weight: 1, source: options.actSource,
             ...(options.actRows === 'episode' ? { train_history: true } : {}),
           });
         }
@@ -213,7 +216,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
             if (options.policyRehearsals && rehearsal) {
               // The policy's own rehearsal as target: its annotations go with it, its weight is not raised.
               const weight = options.callWeight?.(call.callId) ?? 1;
-              write({ ...base, id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId, ...marks });
+              write({ ...base, reward: rowReward(rehearsal.text), id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId, ...marks });
             }
             if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal))) summary.annotatedCalls++;
           }

@@ -31,13 +31,14 @@ const COMMANDS: { argv: string[]; positional: number; options: Record<string, Ki
     argv: ['run'], positional: 2, options: {
       '--policy': 'policy', '--model': 'word', '--device': 'word', '--threads': 'number', '--mode': 'word', '--audit': 'flag', '--episodes': 'number',
       '--out': 'path', '--budget': 'number', '--order': 'word', '--rehearsal-temperature': 'number', '--samples': 'number', '--temperature': 'number',
-      '--seed': 'number', '--on-parse-error': 'word', '--no-progress': 'flag', '--calls': 'flag', '--json': 'flag', '--verbose': 'flag',
+      '--seed': 'number', '--on-parse-error': 'word', '--reward': 'word', '--no-progress': 'flag', '--calls': 'flag', '--json': 'flag', '--verbose': 'flag',
     },
   },
   { argv: ['replay'], positional: 1, options: { '--policy': 'policy', '--device': 'word', '--threads': 'number', '--out': 'path', '--no-progress': 'flag', '--json': 'flag' } },
   {
     argv: ['rollout'], positional: 2, options: {
       '--policy': 'policy', '--out': 'path', '--episodes': 'number', '--temperature': 'number', '--seed': 'number', '--group': 'word', '--runs': 'path', '--audit': 'flag', '--real': 'flag',
+      '--reward': 'word', '--act-rows': 'word',
     },
   },
   {
@@ -55,7 +56,7 @@ const COMMANDS: { argv: string[]; positional: number; options: Record<string, Ki
 ];
 
 const NUMBERS = ['0', '1', '2', '-1', '3.5', '1e999', '-0', 'NaN', 'Infinity', '', ' 2', '0x10', '1_000', '99999999999999999999', '16', '17', '10001', '64', '65', 'abc', '0.5', '1.5'];
-const WORDS = ['shadow', 'imagine', 'private', 'parallel', 'sequential', 'end', 'feedback', 'retail', 'bank', 'train', 'test', 'validation', 'turn', 'episode', 'rows', 'envace',
+const WORDS = ['shadow', 'imagine', 'private', 'parallel', 'sequential', 'end', 'feedback', 'retail', 'bank', 'train', 'test', 'validation', 'turn', 'episode', 'rows', 'envace', 'studio',
   'demonstration', 'rollout', 'minor', 'critical', 'local', 'torchrun', 'cpu', 'cuda', 'webgpu', 'auto', 'e1.t2.c1', 'e9.t9.c9', '../x', '', ' ', '\u0000', 'ü', 'x'.repeat(300), '-', '--'];
 const JSONS = ['{}', '{"includeTools": false}', '{"profile": "compact"}', '{"profile": "nope"}', '{"maxHistoryBytes": -1}', '{"maxHistoryBytes": 1e999}', '[]', 'null', '{', '"x"', '{"__proto__": {"x": 1}}'];
 const LISTS = ['act,rehearse', 'act', 'rehearse', 'nope', ',', '', 'get_order_details,find_user_id_by_email', '20261129-120000-shadow-sample'];

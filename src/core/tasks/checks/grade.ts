@@ -10,7 +10,8 @@ export interface Grade {
   /**
    * Weighted share of passed items among the evaluated ones, in [0, 1]: Σ weight·passed / Σ weight
    * over items with `passed` true or false. Items not evaluated (`passed: null`) count in neither
-   * sum. Null when no item was evaluated.
+   * sum. Null when no item was evaluated. (EnvACE's rule, `runner/envaceGrading.ts`, gives its own
+   * score here, which may exceed 1.)
    */
   reward: number | null;
   /** Every evaluated item passed (and at least one was evaluated); null when none was. */
@@ -43,17 +44,23 @@ async function evaluate(check: CheckSpec, transcript: EpisodeTranscript, options
 }
 
 /**
- * Grades an episode against the task's checklist, as EnvACE scores a checklist: a weighted sum of
- * passed items normalised to [0, 1]. Every item keeps its verdict.
+ * Grades an episode against the task's checklist by the studio's rule: the weighted share of passed
+ * items, in [0, 1]. Every item keeps its verdict. EnvACE's per-turn rule is `runner/envaceGrading.ts`.
  */
 export async function gradeEpisode(task: TaskFile, transcript: EpisodeTranscript, options: GradeOptions = {}): Promise<Grade> {
+  return scoreVerdicts(await gradeItems(task, transcript, options));
+}
+
+/** The verdicts of the task's items (those `include` keeps, by index), in checklist order. */
+export async function gradeItems(task: TaskFile, transcript: EpisodeTranscript, options: GradeOptions = {}, include: (index: number) => boolean = () => true): Promise<CheckVerdict[]> {
   const checks: CheckVerdict[] = [];
   for (let i = 0; i < task.checks.length; i++) {
+    if (!include(i)) continue;
     const check = task.checks[i];
     const r = await evaluate(check, transcript, options);
     checks.push({ id: checkId(check, i), kind: check.kind, weight: check.weight ?? 1, passed: r.passed, ...(r.detail ? { detail: r.detail } : {}) });
   }
-  return scoreVerdicts(checks);
+  return checks;
 }
 
 /**

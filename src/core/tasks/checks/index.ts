@@ -4,3 +4,4 @@ export * from './answerText';
 export * from './ruleChecks';
 export * from './judge';
 export * from './grade';
+export * from './envaceReward';
