@@ -52,7 +52,7 @@ describe('policy choice', () => {
   it('refuses a rehearsal_config.json whose rehearse prompt names an unknown profile or option, saying which', async () => {
     const file = path.join(tmp(), 'rehearsal_config.json');
     await fs.writeFile(file, JSON.stringify({ rehearsePrompt: { profile: 'tiny' } }));
-    await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && e.message.includes('rehearsePrompt.profile must be general or compact, not "tiny"') && e.message.includes(file));
+    await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && e.message.includes('rehearsePrompt.profile must be general, compact or envace, not "tiny"') && e.message.includes(file));
     await fs.writeFile(file, JSON.stringify({ rehearsePrompt: { compactTools: true } }));
     await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && /rehearsePrompt\.compactTools is not an option/.test(e.message));
   });
