@@ -156,7 +156,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--no-actual-rehearsals', 'no rehearse rows with the real response as target')
     .option('--policy-rehearsals', 'rehearse rows with the policy\'s own rehearsal as target (rollouts)')
     .option('--tasks <paths...>', 'task files or folders (few-shot examples, system prompts of older traces)')
-    .option('--rehearse-prompt <json>', 'rehearse prompt options, e.g. \'{"includeTools": false}\'')
+    .option('--rehearse-prompt <json>', 'rehearse prompt options: a profile (general, compact or envace: EnvACE\'s own prompt) and overrides, e.g. \'{"profile": "envace"}\' or \'{"includeTools": false}\'')
     .option('--group <suffix>', 'GRPO group suffix: rows are grouped by task/<suffix>')
     .option('--act-rows <how>', 'turn (one act row per turn) or episode (one row per episode training every turn)', 'turn')
     .option('--format <format>', "rows (the trainer's JSONL) or envace (EnvACE's tool dataset JSON)", 'rows')
