@@ -73,7 +73,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .description(`import ${description}`)
       .argument(what, 'the file to import')
       .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<file name>)')
-      .action(async (file: string, opts: { out?: string }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
+      .option('--own-examples', "each task's few-shot examples are every call of its own conversation, as EnvACE's simulator sees them (default: pairs from the other records)")
+      .action(async (file: string, opts: { out?: string; ownExamples?: boolean }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
   }
 
   program

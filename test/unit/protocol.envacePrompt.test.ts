@@ -7,6 +7,12 @@
 // test/fixtures/envace/rehearse_prompt_vectors.py.
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runCli } from '../../src/cli/program';
+import { readReplayRecording } from '../../src/core/env/replayRecording';
+import { loadTasks } from '../../src/core/tasks/loader';
 import { pythonJsonDumps, pythonNumber } from '../../src/core/base/pythonJson';
 import type { RehearsePromptInput, RehearsePromptOptions } from '../../src/core/protocol/rehearsePrompt';
 import { buildRehearsePrompt, parseRehearsePromptOptions } from '../../src/core/protocol/rehearsePrompt';
@@ -16,6 +22,8 @@ import { fromRoot } from './support/paths';
 interface EnvaceVectors {
   envace_commit: string;
   cases: { name: string; input: { prompt: RehearsePromptInput; options: RehearsePromptOptions }; expected: { messages: ChatMessage[] } }[];
+  /** A record of a dataset file as EnvACE's tool executor loads it; the prompt input lacks its tools and examples. */
+  dataset_cases: { name: string; input: { dataset: string; record: number; prompt: Omit<RehearsePromptInput, 'tools' | 'examples'>; options: RehearsePromptOptions }; expected: { messages: ChatMessage[] } }[];
 }
 
 const vectors = JSON.parse(readFileSync(fromRoot('test', 'fixtures', 'envace', 'rehearse-prompt.vectors.json'), 'utf8')) as EnvaceVectors;
@@ -28,6 +36,23 @@ describe('rehearse prompt profile envace: EnvACE\'s simulator messages byte for 
       assert.deepEqual(got.map((m) => m.role), c.expected.messages.map((m) => m.role));
       assert.equal(got[0].content, c.expected.messages[0].content, 'system message');
       assert.equal(got[1].content, c.expected.messages[1].content, 'user message');
+    });
+  }
+
+  for (const c of vectors.dataset_cases) {
+    it(`${c.name}: the same bytes from the imported task`, async () => {
+      const out = await mkdtemp(path.join(os.tmpdir(), 'rehearsal-envace-prompt-'));
+      try {
+        const errors: string[] = [];
+        const code = await runCli(['import', 'envace', fromRoot(c.input.dataset), '--out', out, '--own-examples'], { out: () => undefined, err: (s) => errors.push(s), color: false });
+        assert.equal(code, 0, errors.join('\n'));
+        const [loaded] = await loadTasks([path.join(out, 'tasks')]);
+        const recording = await readReplayRecording(path.join(out, 'recordings', `${loaded.task.id}.replay.json`));
+        const got = buildRehearsePrompt({ ...c.input.prompt, tools: recording.tools, examples: loaded.task.examples }, c.input.options);
+        assert.deepEqual(got, c.expected.messages);
+      } finally {
+        await rm(out, { recursive: true, force: true });
+      }
     });
   }
 

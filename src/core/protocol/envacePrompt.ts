@@ -65,19 +65,24 @@ export function buildEnvacePrompt(input: EnvacePromptInput, sections: EnvaceProm
 
 /**
  * `build_few_shot_examples_lines`: every recorded call, grouped by tool in the order the tools
- * first appear; a text result verbatim, an object or array as `json.dumps(indent=0)`. Any other
- * result fails EnvACE's assertion, which turns the whole section into `<unavailable>`.
+ * first appear; a result's text verbatim, else an object or array as `json.dumps(indent=0)`. Any
+ * other result fails EnvACE's assertion, which turns the whole section into `<unavailable>`.
  */
 function fewShotLines(examples: readonly RecordedExample[]): string[] {
   if (examples.length === 0) return [FEW_SHOT_UNAVAILABLE];
   const byTool = new Map<string, RecordedExample[]>();
-  for (const e of examples) byTool.set(e.tool, [...(byTool.get(e.tool) ?? []), e]);
+  for (const e of examples) {
+    const same = byTool.get(e.tool);
+    if (same) same.push(e);
+    else byTool.set(e.tool, [e]);
+  }
   const lines = ['Previous tool calls and results (few-shot):'];
   for (const [tool, pairs] of byTool) {
     for (const e of pairs) {
-      const result = e.result;
-      if (typeof result !== 'string' && !Array.isArray(result) && !isJsonObject(result)) return [FEW_SHOT_UNAVAILABLE];
-      const resultText = typeof result === 'string' ? sanitizeForTokenizer(result) : pythonJsonDumps(result, INDENT_0);
+      // EnvACE shows a dataset's tool message as written: the text a result was parsed from, if known.
+      const text = e.text ?? (typeof e.result === 'string' ? e.result : undefined);
+      if (text === undefined && !Array.isArray(e.result) && !isJsonObject(e.result)) return [FEW_SHOT_UNAVAILABLE];
+      const resultText = text !== undefined ? sanitizeForTokenizer(text) : pythonJsonDumps(e.result, INDENT_0);
       lines.push(`Tool name:\n${tool}\nTool arguments:\n${pythonJsonDumps(e.arguments, INDENT_0)}\nTool execution result:\n${resultText}\n`);
     }
   }
