@@ -73,7 +73,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .description(`import ${description}`)
       .argument(what, 'the file to import')
       .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<file name>)')
-      .action(async (file: string, opts: { out?: string }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
+      .option('--own-examples', "each task's few-shot examples are every call of its own conversation, as EnvACE's simulator sees them (default: pairs from the other records)")
+      .action(async (file: string, opts: { out?: string; ownExamples?: boolean }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
   }
 
   program
@@ -159,7 +160,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--no-actual-rehearsals', 'no rehearse rows with the real response as target')
     .option('--policy-rehearsals', 'rehearse rows with the policy\'s own rehearsal as target (rollouts)')
     .option('--tasks <paths...>', 'task files or folders (few-shot examples, system prompts of older traces)')
-    .option('--rehearse-prompt <json>', 'rehearse prompt options, e.g. \'{"includeTools": false}\'')
+    .option('--rehearse-prompt <json>', 'rehearse prompt options: a profile (general, compact or envace: EnvACE\'s own prompt) and overrides, e.g. \'{"profile": "envace"}\' or \'{"includeTools": false}\'')
     .option('--group <suffix>', 'GRPO group suffix: rows are grouped by task/<suffix>')
     .option('--act-rows <how>', 'turn (one act row per turn) or episode (one row per episode training every turn)', 'turn')
     .option('--format <format>', "rows (the trainer's JSONL) or envace (EnvACE's tool dataset JSON)", 'rows')

@@ -51,7 +51,7 @@ describe('rehearse prompt', () => {
 
   it('options from outside are checked field by field', () => {
     assert.deepEqual(parseRehearsePromptOptions({ profile: 'compact', maxHistoryBytes: 600 }), { ok: true, options: { profile: 'compact', maxHistoryBytes: 600 } });
-    assert.deepEqual(parseRehearsePromptOptions({ profile: 'tiny' }), { ok: false, message: 'rehearsePrompt.profile must be general or compact, not "tiny"' });
+    assert.deepEqual(parseRehearsePromptOptions({ profile: 'tiny' }), { ok: false, message: 'rehearsePrompt.profile must be general, compact or envace, not "tiny"' });
     assert.match((parseRehearsePromptOptions({ maxExamples: -1 }) as { message: string }).message, /maxExamples must be a whole number from 0/);
     assert.match((parseRehearsePromptOptions({ includeTool: false }) as { message: string }).message, /rehearsePrompt\.includeTool is not an option \(options: profile, includeTools,/);
     assert.match((parseRehearsePromptOptions({ includeTools: 'no' }) as { message: string }).message, /includeTools must be true or false/);

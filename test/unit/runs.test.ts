@@ -47,12 +47,16 @@ describe('policy choice', () => {
     assert.deepEqual(merged.rehearsePrompt, { profile: 'compact' });
     assert.deepEqual(merged.maxTokens, { act: 100, rehearse: 384 });
     assert.deepEqual(await settingsForPolicy({ kind: 'reference' }, { episodesPerTask: 1 }), { episodesPerTask: 1 });
+    await fs.writeFile(path.join(tmp(), 'rehearsal_config.json'), JSON.stringify({ rehearsePrompt: { profile: 'envace', includeHistory: false } }));
+    assert.deepEqual((await settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {})).rehearsePrompt, { profile: 'envace', includeHistory: false });
   });
 
   it('refuses a rehearsal_config.json whose rehearse prompt names an unknown profile or option, saying which', async () => {
     const file = path.join(tmp(), 'rehearsal_config.json');
     await fs.writeFile(file, JSON.stringify({ rehearsePrompt: { profile: 'tiny' } }));
-    await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && e.message.includes('rehearsePrompt.profile must be general or compact, not "tiny"') && e.message.includes(file));
+    await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && e.message.includes('rehearsePrompt.profile must be general, compact or envace, not "tiny"') && e.message.includes(file));
+    await fs.writeFile(file, JSON.stringify({ rehearsePrompt: { profile: 'envace', maxExamples: 8 } }));
+    await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && e.message.includes('rehearsePrompt.maxExamples does not apply to the envace profile'));
     await fs.writeFile(file, JSON.stringify({ rehearsePrompt: { compactTools: true } }));
     await assert.rejects(settingsForPolicy({ kind: 'modelFolder', folder: tmp() }, {}), (e: StudioError) => e.code === 'MODEL_FILE_BROKEN' && /rehearsePrompt\.compactTools is not an option/.test(e.message));
   });

@@ -66,7 +66,7 @@ describe('tasks: importers round-trip recorded data into runnable tasks', functi
     assert.deepEqual(judges[0].failure_examples, ['Calls get_weather for another city']);
 
     // Few-shot pairs come from the other records, never the task's own answers.
-    assert.deepEqual(multi.examples, [{ tool: 'get_weather', arguments: { city: 'Tokyo' }, result: { city: 'Tokyo', temperature: 18, condition: 'clear' } }]);
+    assert.deepEqual(multi.examples, [{ tool: 'get_weather', arguments: { city: 'Tokyo' }, result: { city: 'Tokyo', temperature: 18, condition: 'clear' }, text: '{"city": "Tokyo", "temperature": 18, "condition": "clear"}' }]);
     assert.ok(!(parallel.examples ?? []).some((e) => (e.arguments as JsonObject)['city'] === 'Tokyo'));
     const lines = (await readFile(path.join(out, 'examples.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(lines.map((l) => [l.task, l.tool]), [['envace-101', 'get_weather'], ['envace-101', 'get_forecast'], ['envace-103', 'convert_currency'], ['envace-103', 'get_weather']]);
@@ -81,6 +81,16 @@ describe('tasks: importers round-trip recorded data into runnable tasks', functi
       assert.ok(play.grade.checks.filter((c) => c.kind === 'judge').every((c) => c.passed === null), 'judge items are not evaluated without a judge');
       assert.ok(play.transcript.turns.every((t) => t.calls.every((c) => c.outcome?.response)), 'every reference call has a recorded answer');
     }
+  });
+
+  it('--own-examples: each task\'s examples are every call of its own conversation, in order, with the text of its answer (EnvACE\'s few-shot)', async () => {
+    const r = await cli(['import', 'envace', ENVACE, '--out', out, '--own-examples']);
+    assert.equal(r.code, 0, r.err.join('\n'));
+    const [multi] = (await loadTasks([path.join(out, 'tasks')])).map((t) => t.task);
+    assert.deepEqual(multi.examples, [
+      { tool: 'get_weather', arguments: { city: 'Oslo', unit: 'C' }, result: { city: 'Oslo', temperature: -3, condition: 'snow' }, text: '{"city": "Oslo", "temperature": -3, "condition": "snow"}' },
+      { tool: 'get_forecast', arguments: { city: 'Oslo', days: 3 }, result: { city: 'Oslo', days: [{ day: 1, high: -1 }, { day: 2, high: 0 }, { day: 3, high: 2 }] }, text: '{"city": "Oslo", "days": [{"day": 1, "high": -1}, {"day": 2, "high": 0}, {"day": 3, "high": 2}]}' },
+    ]);
   });
 
   it('rehearse import chat: OpenAI tool_calls and inline <tool_call> blocks; bad lines reported', async () => {

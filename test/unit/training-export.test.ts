@@ -10,6 +10,7 @@ import type { DatasetRow } from '../../src/core/training/datasetRow';
 import type { EnvaceRecord } from '../../src/core/training/envaceExport';
 import { envaceToolSchema } from '../../src/core/training/envaceExport';
 import { toFunctionSchema } from '../../src/core/protocol/types';
+import { ENVACE_REHEARSE_SYSTEM_PROMPT } from '../../src/core/protocol/envacePrompt';
 import { splitTasks } from '../../src/core/training/taskSplit';
 import { SAMPLE_RUN_IDS, writeSampleWorkspace } from '../builders/sampleWorkspace';
 import { rehearse } from './support/cli';
@@ -179,6 +180,25 @@ describe('rehearse export for training', () => {
     const [task] = await loadTasks([path.join(imported, 'tasks')]);
     const judge = task.task.checks.find((c) => c.kind === 'judge' && c.question === first['question']);
     assert.equal(judge && 'required_for_next_turn' in judge ? judge.required_for_next_turn : undefined, true, 'the importer keeps it');
+  });
+
+  it('--rehearse-prompt {"profile": "envace"}: rehearse rows carry EnvACE\'s simulator prompt (issue 18, row 6)', async () => {
+    const ws = await workspace();
+    const out = path.join(dir(), 'envace-rows.jsonl');
+    const r = await rehearse('export', ws, '--out', out, '--roles', 'rehearse', '--rehearse-prompt', '{"profile": "envace"}');
+    assert.equal(r.code, 0, r.err);
+    const rows = await readRows(out);
+    assert.equal(rows.length, 7);
+    for (const row of rows) {
+      assert.equal(row.messages[0].content, ENVACE_REHEARSE_SYSTEM_PROMPT);
+      const user = row.messages[1].content;
+      assert.match(user, /^Candidate tools \(whitelist for this sample\):\n\[\n\{\n"type": "function",\n"function": \{/);
+      assert.match(user, /\n\nCurrent conversation history:\nUser: /);
+      assert.match(user, /\n\nCurrent tool to simulate:\n- name: \w+\n- input schema \(JSON Schema\):\n[^]*\n\n\/think$/);
+    }
+    const bad = await rehearse('export', ws, '--out', out, '--rehearse-prompt', '{"profile": "envace", "maxHistoryBytes": 600}');
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /rehearsePrompt\.maxHistoryBytes does not apply to the envace profile/);
   });
 
   it('--format envace round-trips through rehearse import envace: the same user turns, calls and actual responses', async () => {

@@ -18,11 +18,11 @@ export type ImportFormat = 'envace' | 'chat';
 const MAX_IMPORT_BYTES = 256 * 2 ** 20;
 
 /**
- * `rehearse import envace|chat <file> [--out <dir>]`: tasks, replay recordings and few-shot pairs
- * from recorded data, by default into `.rehearsal/imports/<file name>`. Bad records are reported on stderr (`record <i>: <reason>`) and skipped; the exit
+ * `rehearse import envace|chat <file> [--out <dir>] [--own-examples]`: tasks, replay recordings and
+ * few-shot pairs from recorded data, by default into `.rehearsal/imports/<file name>`. Bad records are reported on stderr (`record <i>: <reason>`) and skipped; the exit
  * code is 1 only when nothing could be imported.
  */
-export async function importCommand(format: ImportFormat, file: string, options: { out?: string }, io: CliIO): Promise<number> {
+export async function importCommand(format: ImportFormat, file: string, options: { out?: string; ownExamples?: boolean }, io: CliIO): Promise<number> {
   const out = outFolderArg(options.out ?? path.join(STUDIO_FOLDER, 'imports', path.basename(file).replace(/\.[^.]*$/, '') || 'import'), '--out', 'tasks/, recordings/ and examples.jsonl go into it');
   let text: string;
   try {
@@ -35,7 +35,7 @@ export async function importCommand(format: ImportFormat, file: string, options:
   }
   const name = path.basename(file);
   const result: ImportResult = format === 'envace' ? importEnvaceText(text, name) : importChatText(text, name);
-  const written = await writeImport(result, out);
+  const written = await writeImport(result, out, options.ownExamples ? 'own' : 'others');
   for (const s of written.skipped) io.err(s.index < 0 ? `rehearse: ${file}: ${s.reason}` : `${format === 'chat' ? 'line' : 'record'} ${s.index}: skipped: ${s.reason}`);
   io.out(`imported ${counted(written.taskFiles.length, 'task')} into ${out} (${written.skipped.length} skipped, ${counted(written.examples, 'few-shot pair')} in ${path.relative(out, written.examplesFile)})`);
   return written.taskFiles.length > 0 ? EXIT.ok : EXIT.failure;

@@ -2,6 +2,7 @@ import { canonicalJson } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
 import type { ParsedToolCall } from './actParser';
 import { formatToolCalls } from './actParser';
+import { buildEnvacePrompt } from './envacePrompt';
 import type { ChatMessage, RecordedExample, ToolDefinition } from './types';
 
 /** What the rehearse role sees of one call. */
@@ -24,9 +25,11 @@ export interface RehearsePromptOptions {
    * Which prompt: `general` (the default, for any model: full instructions, tools, examples, history,
    * the latest text, the call with its schema) or `compact`, for small models trained on it: a
    * one-sentence system prompt and only the recent conversation (600 bytes) and the call, without
-   * its schema (a 2.75M policy's rehearse rows: about half the tokens). A model folder's
-   * `rehearsal_config.json` names it, so the policy host and the rows it is trained on agree. The
-   * other options override the profile's defaults.
+   * its schema (a 2.75M policy's rehearse rows: about half the tokens), or `envace`: EnvACE's own
+   * simulator prompt byte for byte (`envacePrompt.ts`; every recorded example and the whole
+   * history, and of the options only includeTools, includeHistory and includeLatestText, EnvACE's
+   * switches). A model folder's `rehearsal_config.json` names it, so the policy host and the rows
+   * it is trained on agree. The other options override the profile's defaults.
    */
   profile?: RehearsePromptProfile;
   /** Include the list of candidate tools with their schemas (default true). */
@@ -44,7 +47,7 @@ export interface RehearsePromptOptions {
 }
 
 /** The rehearse prompt profiles (see {@link RehearsePromptOptions.profile}). */
-export const REHEARSE_PROMPT_PROFILES = ['general', 'compact'] as const;
+export const REHEARSE_PROMPT_PROFILES = ['general', 'compact', 'envace'] as const;
 /** A rehearse prompt profile. */
 export type RehearsePromptProfile = (typeof REHEARSE_PROMPT_PROFILES)[number];
 
@@ -63,7 +66,12 @@ export const DEFAULT_REHEARSE_PROMPT_OPTIONS: Sections = {
 const PROFILE_DEFAULTS: Record<RehearsePromptProfile, Sections> = {
   general: DEFAULT_REHEARSE_PROMPT_OPTIONS,
   compact: { includeTools: false, maxExamples: 0, includeHistory: true, maxHistoryBytes: 600, includeLatestText: false, includeSchema: false },
+  // EnvACE has no limits and always shows the schema: the numbers and includeSchema do not apply.
+  envace: DEFAULT_REHEARSE_PROMPT_OPTIONS,
 };
+
+/** The options EnvACE's prompt has switches for; the others are refused with the envace profile. */
+const ENVACE_OPTIONS: readonly string[] = ['profile', 'includeTools', 'includeHistory', 'includeLatestText'];
 
 /** The system prompt of the compact profile: what to answer and in which form, in one sentence. */
 export const COMPACT_REHEARSE_SYSTEM_PROMPT = 'You simulate tools: answer with exactly what the real tool returns for the call, as JSON between <execution_result> and </execution_result>.';
@@ -91,6 +99,7 @@ export const REHEARSE_SYSTEM_PROMPT = [
 export function buildRehearsePrompt(input: RehearsePromptInput, options: RehearsePromptOptions = {}): ChatMessage[] {
   const o = withDefaults(options);
   const profile = options.profile ?? 'general';
+  if (profile === 'envace') return buildEnvacePrompt(input, o);
   const sections: string[] = [];
   if (o.includeTools) sections.push(toolsSection(input.tools));
   if (o.maxExamples > 0) sections.push(examplesSection(selectExamples(input.examples ?? [], input.call.name, o.maxExamples)));
@@ -187,8 +196,9 @@ export function parseRehearsePromptOptions(value: unknown): { ok: true; options:
   const known = ['profile', ...Object.keys(DEFAULT_REHEARSE_PROMPT_OPTIONS)];
   for (const [key, x] of Object.entries(v)) {
     if (!known.includes(key)) return { ok: false, message: `rehearsePrompt.${key} is not an option (options: ${known.join(', ')})` };
+    if (v['profile'] === 'envace' && !ENVACE_OPTIONS.includes(key)) return { ok: false, message: `rehearsePrompt.${key} does not apply to the envace profile, which reproduces EnvACE's prompt (options: ${ENVACE_OPTIONS.join(', ')})` };
     if (key === 'profile') {
-      if (!REHEARSE_PROMPT_PROFILES.includes(x as RehearsePromptProfile)) return { ok: false, message: `rehearsePrompt.profile must be ${REHEARSE_PROMPT_PROFILES.join(' or ')}, not ${JSON.stringify(x)}` };
+      if (!REHEARSE_PROMPT_PROFILES.includes(x as RehearsePromptProfile)) return { ok: false, message: `rehearsePrompt.profile must be ${REHEARSE_PROMPT_PROFILES.slice(0, -1).join(', ')} or ${REHEARSE_PROMPT_PROFILES[REHEARSE_PROMPT_PROFILES.length - 1]}, not ${JSON.stringify(x)}` };
     } else if (key === 'maxExamples' || key === 'maxHistoryBytes') {
       if (!Number.isInteger(x) || (x as number) < 0 || (x as number) > 1_000_000) return { ok: false, message: `rehearsePrompt.${key} must be a whole number from 0 to 1000000, not ${JSON.stringify(x)}` };
     } else if (typeof x !== 'boolean') return { ok: false, message: `rehearsePrompt.${key} must be true or false, not ${JSON.stringify(x)}` };

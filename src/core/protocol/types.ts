@@ -30,6 +30,8 @@ export interface RecordedExample {
   tool: string;
   arguments: JsonValue;
   result: JsonValue;
+  /** The text `result` was parsed from, as the tool wrote it (imports keep it): the envace profile shows it verbatim, as EnvACE does. */
+  text?: string;
 }
 
 /** OpenAI-style function schema, the form chat templates render in their tools section. */

@@ -4,21 +4,9 @@
  * JSON value (Python's repr of dicts, lists and strings).
  */
 import type { JsonValue } from '../base/json';
+import { pythonNumber } from '../base/pythonJson';
 
-/** A string as `json.dumps(s, ensure_ascii=True)` writes it. */
-function pyJsonString(s: string): string {
-  return JSON.stringify(s).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-/** `json.dumps(value, ensure_ascii=True)`: keys in their order, `", "` and `": "` between items. */
-export function pythonJsonDumps(value: JsonValue): string {
-  if (value === null) return 'null';
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') return pyJsonString(value);
-  if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
-  return `{${Object.entries(value).map(([k, v]) => `${pyJsonString(k)}: ${pythonJsonDumps(v)}`).join(', ')}}`;
-}
+export { pythonJsonDumps } from '../base/pythonJson';
 
 /** A string as Python's `repr` writes it: single quotes unless it holds one and no double quote. */
 function pyRepr(s: string): string {
@@ -32,7 +20,7 @@ function pyRepr(s: string): string {
 export function pythonStr(value: JsonValue | undefined, top = true): string {
   if (value === null || value === undefined) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number') return String(value);
+  if (typeof value === 'number') return pythonNumber(value);
   if (typeof value === 'string') return top ? value : pyRepr(value);
   if (Array.isArray(value)) return `[${value.map((v) => pythonStr(v, false)).join(', ')}]`;
   return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pythonStr(v, false)}`).join(', ')}}`;

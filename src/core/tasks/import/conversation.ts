@@ -187,12 +187,12 @@ export function derivedCallChecks(callsByTurn: { name: string; arguments: JsonOb
   return checks;
 }
 
-/** The recorded calls as few-shot pairs: results as JSON when they parse, else as text. */
+/** The recorded calls as few-shot pairs: results as JSON when they parse (with the text they were), else as text. */
 export function examplePairs(calls: readonly RecordedCall[]): RecordedExample[] {
   return calls.map((c) => {
     const text = (c.response.text ?? []).join('\n');
     const parsed = parseStrictJson(text);
-    return { tool: c.tool, arguments: c.arguments, result: parsed.ok ? parsed.value : text };
+    return parsed.ok ? { tool: c.tool, arguments: c.arguments, result: parsed.value, text } : { tool: c.tool, arguments: c.arguments, result: text };
   });
 }
 

@@ -20,12 +20,19 @@ export interface WrittenImport {
 }
 
 /**
- * Writes an import: `tasks/<id>.task.json`, `recordings/<id>.replay.json` and `examples.jsonl` (every
- * recorded call as a few-shot pair). Each task's `examples` are pairs of its tools taken from the
- * other records, never its own answers. Every written task and recording is checked against its
- * schema first; one that fails is reported as skipped instead.
+ * Where a task's `examples` come from: `others` (pairs of its tools from the other records, never
+ * its own answers) or `own` (every call of its own recorded conversation, in order: the few-shot
+ * EnvACE's simulator sees, for the envace rehearse prompt profile).
  */
-export async function writeImport(result: ImportResult, outDir: string): Promise<WrittenImport> {
+export type ImportExamples = 'others' | 'own';
+
+/**
+ * Writes an import: `tasks/<id>.task.json`, `recordings/<id>.replay.json` and `examples.jsonl` (every
+ * recorded call as a few-shot pair). Each task's `examples` are taken as `examples` says. Every
+ * written task and recording is checked against its schema first; one that fails is reported as
+ * skipped instead.
+ */
+export async function writeImport(result: ImportResult, outDir: string, examplesFrom: ImportExamples = 'others'): Promise<WrittenImport> {
   const tasksDir = path.join(outDir, 'tasks');
   const recordingsDir = path.join(outDir, 'recordings');
   await mkdir(tasksDir, { recursive: true });
@@ -36,7 +43,7 @@ export async function writeImport(result: ImportResult, outDir: string): Promise
     for (const p of t.pairs) lines.push(JSON.stringify({ task: t.task.id, ...p }));
   }
   for (const t of result.tasks) {
-    const examples = fewShotFor(t.task.tools ?? [], result, t.index);
+    const examples = examplesFrom === 'own' ? t.pairs : fewShotFor(t.task.tools ?? [], result, t.index);
     const task = examples.length ? { ...t.task, examples } : t.task;
     try {
       parseTask(task, `record ${t.index}`);

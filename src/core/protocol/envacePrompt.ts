@@ -1,0 +1,150 @@
+/**
+ * The `envace` rehearse prompt profile: the simulator messages of EnvACE (commit 173e941) byte for
+ * byte, as `tool_simulator_agent.py`'s `_build_prompt` assembles them from the payload of
+ * `envs.py`'s `_build_info`, with `simulate_core/_builders.py` (`build_validation_user_prompt`,
+ * `build_few_shot_examples_lines`, `serialize_conversation_history`) and the system prompt that
+ * `simulate_core/_prompt_loader.py` loads. Shared vectors printed by EnvACE's own builders:
+ * `test/fixtures/envace/rehearse-prompt.vectors.json`.
+ */
+import type { JsonValue } from '../base/json';
+import { isJsonObject } from '../base/json';
+import { pythonJsonDumps } from '../base/pythonJson';
+import { parseActOutput, TOOL_CALL_OPEN } from './actParser';
+import type { ChatMessage, RecordedExample, ToolDefinition } from './types';
+import { toFunctionSchema } from './types';
+import instruction from './envace/validationSystemInstruction.json';
+
+/** What the envace profile takes of the rehearse prompt input (see `RehearsePromptInput`). */
+export interface EnvacePromptInput {
+  tools: readonly ToolDefinition[];
+  examples?: readonly RecordedExample[];
+  history?: readonly ChatMessage[];
+  latestText?: string;
+  call: { name: string; arguments: JsonValue };
+}
+
+/** EnvACE's `sim_inject_*` switches of the tool executor: each optional section on or off. */
+export interface EnvacePromptSections {
+  includeTools: boolean;
+  includeHistory: boolean;
+  includeLatestText: boolean;
+}
+
+// Python's str.isspace() characters, which strip() and rstrip() remove (JavaScript's trim() differs).
+const PYTHON_WHITESPACE = new Set('\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000');
+
+/**
+ * `VALIDATION_SIMULATOR_SYSTEM_INSTRUCTION`: EnvACE's prompt file (Apache-2.0, kept verbatim with
+ * its source and notice in `envace/validationSystemInstruction.json`), `rstrip()`ped as the loader does.
+ */
+export const ENVACE_REHEARSE_SYSTEM_PROMPT: string = pythonRstrip(instruction.text);
+
+const INDENT_0 = { indent: 0 } as const;
+const FEW_SHOT_UNAVAILABLE = 'Previous tool calls and results (few-shot): <unavailable>';
+
+/** The envace profile's chat messages (system + user) for one call. */
+export function buildEnvacePrompt(input: EnvacePromptInput, sections: EnvacePromptSections): ChatMessage[] {
+  const candidates = input.tools.map(toFunctionSchema);
+  const called = candidates.find((t) => t.function.name === input.call.name);
+  const parts: string[] = [];
+  if (sections.includeTools && candidates.length > 0) parts.push('Candidate tools (whitelist for this sample):\n' + pythonJsonDumps(candidates, INDENT_0));
+  parts.push(fewShotLines(input.examples ?? []).join('\n'));
+  if (sections.includeHistory) parts.push('Current conversation history:\n' + serializeHistory(input.history ?? []));
+  const latest = input.latestText === undefined ? '' : sanitizeForTokenizer(input.latestText);
+  if (sections.includeLatestText && latest) parts.push('RL model\'s latest response:\n' + latest);
+  parts.push('Current tool to simulate:\n'
+    + `- name: ${input.call.name}\n`
+    + '- input schema (JSON Schema):\n' + (called ? pythonJsonDumps(called, INDENT_0) : '<schema unavailable>') + '\n'
+    + '- arguments (JSON, parsed from caller\'s tool_call):\n' + pythonJsonDumps(input.call.arguments, INDENT_0));
+  // SIM_APPEND_THINK_SWITCH is on unless the environment turns it off.
+  return [
+    { role: 'system', content: ENVACE_REHEARSE_SYSTEM_PROMPT },
+    { role: 'user', content: parts.join('\n\n') + '\n\n/think' },
+  ];
+}
+
+/**
+ * `build_few_shot_examples_lines`: every recorded call, grouped by tool in the order the tools
+ * first appear; a result's text verbatim, else an object or array as `json.dumps(indent=0)`. Any
+ * other result fails EnvACE's assertion, which turns the whole section into `<unavailable>`.
+ */
+function fewShotLines(examples: readonly RecordedExample[]): string[] {
+  if (examples.length === 0) return [FEW_SHOT_UNAVAILABLE];
+  const byTool = new Map<string, RecordedExample[]>();
+  for (const e of examples) {
+    const same = byTool.get(e.tool);
+    if (same) same.push(e);
+    else byTool.set(e.tool, [e]);
+  }
+  const lines = ['Previous tool calls and results (few-shot):'];
+  for (const [tool, pairs] of byTool) {
+    for (const e of pairs) {
+      // EnvACE shows a dataset's tool message as written: the text a result was parsed from, if known.
+      const text = e.text ?? (typeof e.result === 'string' ? e.result : undefined);
+      if (text === undefined && !Array.isArray(e.result) && !isJsonObject(e.result)) return [FEW_SHOT_UNAVAILABLE];
+      const resultText = text !== undefined ? sanitizeForTokenizer(text) : pythonJsonDumps(e.result, INDENT_0);
+      lines.push(`Tool name:\n${tool}\nTool arguments:\n${pythonJsonDumps(e.arguments, INDENT_0)}\nTool execution result:\n${resultText}\n`);
+    }
+  }
+  return lines;
+}
+
+/** `serialize_conversation_history` of the messages as EnvACE's environment holds them. */
+function serializeHistory(history: readonly ChatMessage[]): string {
+  const lines: string[] = [];
+  for (const m of history) {
+    if (m.role === 'user' && pythonStrip(m.content)) lines.push(`User: ${pythonStrip(m.content)}`);
+    if (m.role === 'tool') {
+      const content = pythonStrip(sanitizeForTokenizer(m.content));
+      if (content) lines.push(`${m.name ? `Tool[${m.name}]` : 'Tool'}: ${content}`);
+    }
+    if (m.role === 'assistant') {
+      const text = assistantText(m);
+      if (text) lines.push(`Assistant: ${text}`);
+    }
+  }
+  return lines.length ? lines.join('\n\n') : 'No conversation history';
+}
+
+/**
+ * An assistant message as `envs.py` stores a turn (its text up to the first tool-call block, the
+ * calls with `json.dumps(arguments, ensure_ascii=False)`), rendered as the serializer writes it.
+ */
+function assistantText(m: ChatMessage): string {
+  let content = sanitizeForTokenizer(m.content);
+  let calls: { name: string; arguments: string }[];
+  if (m.tool_calls?.length) {
+    calls = m.tool_calls.map((c) => ({ name: c.function.name, arguments: typeof c.function.arguments === 'string' ? c.function.arguments : pythonJsonDumps(c.function.arguments) }));
+  } else {
+    const parse = parseActOutput(content);
+    calls = parse.kind === 'calls' ? parse.calls.map((c) => ({ name: c.name, arguments: sanitizeForTokenizer(pythonJsonDumps(c.arguments, { ensureAscii: false })) })) : [];
+    if (calls.length) content = content.slice(0, content.indexOf(TOOL_CALL_OPEN));
+  }
+  return pythonStrip(content) + calls.map((c) => `\n<tool_call>\n{"name": "${c.name}", "arguments": ${c.arguments}}\n</tool_call>`).join('');
+}
+
+/**
+ * `MCPChecklistTool._sanitize_text_for_tokenizer`, which EnvACE applies to the policy's text, tool
+ * results and few-shot results: lone surrogates, NUL and noncharacters become U+FFFD.
+ */
+function sanitizeForTokenizer(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const c = ch.codePointAt(0)!;
+    const bad = (c >= 0xd800 && c <= 0xdfff) || c === 0 || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) === 0xfffe;
+    out += bad ? '\ufffd' : ch;
+  }
+  return out;
+}
+
+function pythonStrip(s: string): string {
+  let start = 0;
+  while (start < s.length && PYTHON_WHITESPACE.has(s[start])) start++;
+  return pythonRstrip(s.slice(start));
+}
+
+function pythonRstrip(s: string): string {
+  let end = s.length;
+  while (end > 0 && PYTHON_WHITESPACE.has(s[end - 1])) end--;
+  return s.slice(0, end);
+}
