@@ -4,6 +4,7 @@ import { diffCommand } from './commands/diff';
 import { generateCommand } from './commands/generate';
 import type { ImportFormat } from './commands/import';
 import { importCommand } from './commands/import';
+import { importRolloutsCommand } from './commands/importRollouts';
 import { verifyCommand } from './commands/verify';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
@@ -75,6 +76,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<file name>)')
       .action(async (file: string, opts: { out?: string }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
   }
+  importer
+    .command('envace-rollouts')
+    .description("import an EnvACE training run's rollouts (the <step>.jsonl files of trainer.rollout_data_dir) as one trace per step")
+    .argument('<dir>', 'the rollout_data_dir folder')
+    .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
+    .option('--no-progress', 'no progress bar')
+    .action(async (dir: string, opts: { out?: string; progress?: boolean }) => { code = await importRolloutsCommand(dir, opts, ioFor()); });
 
   program
     .command('generate')
