@@ -2,11 +2,13 @@ import type { JsonValue } from '../../base/json';
 import { isJsonObject } from '../../base/json';
 import { canonicalJson } from '../../base/canonicalJson';
 import type { ActParse, ParsedToolCall } from '../../protocol/actParser';
-import { parseActOutput } from '../../protocol/actParser';
+import { parseActOutput, TOOL_CALL_START } from '../../protocol/actParser';
 import type { RehearsalParse } from '../../protocol/rehearsalParser';
-import { parseRehearsalOutput } from '../../protocol/rehearsalParser';
+import { parseRehearsalOutput, THINK_CLOSE, THINK_OPEN } from '../../protocol/rehearsalParser';
 import { parseStrictJson } from '../../protocol/strictJson';
-import { findBlocks } from '../../protocol/text';
+import { findBlocks, stripAsciiWhitespace } from '../../protocol/text';
+import type { ToolDefinition } from '../../protocol/types';
+import { generationTail, splitFirstPrompt, toolsInPrompt, userAfterAnswer } from './envacePromptText';
 import type { RolloutRow } from './envaceRolloutFiles';
 
 /*
@@ -46,6 +48,8 @@ export interface RolloutCall {
 /** One caller turn of a rebuilt episode. */
 export interface RolloutTurn {
   row: RolloutRow;
+  /** The user message rendered before this turn, after a final answer (a checklist's next user turn). */
+  user?: string;
   parse: ActParse;
   calls: RolloutCall[];
 }
@@ -56,6 +60,11 @@ export interface RolloutEpisode {
   taskIndex: number;
   /** The decoded prompt of the first turn. */
   prompt: string;
+  /** Its system message and first user message, when the prompt shows where they part. */
+  system?: string;
+  instruction?: string;
+  /** The tools of its `<tools>` section. */
+  tools: ToolDefinition[];
   turns: RolloutTurn[];
 }
 
@@ -169,9 +178,8 @@ function chainTurns(callers: CallerNode[]): void {
 
 /** The row of the previous turn: the longest earlier prompt that `input` continues with that turn's calls. */
 function findParent(input: string, byPrompt: Map<string, CallerNode[]>): CallerNode | undefined {
-  const cut = input.lastIndexOf('\n', input.length - 2);
-  const tail = cut < 0 ? '' : input.slice(cut + 1);
-  if (tail.trim() === '') return undefined;
+  const tail = generationTail(input);
+  if (tail === '') return undefined;
   let at = input.lastIndexOf(tail, input.length - tail.length - 1);
   for (let tried = 0; at >= 0 && tried < MAX_PREFIXES_TRIED; tried++) {
     const end = at + tail.length;
@@ -191,12 +199,36 @@ function renderedTurn(continuation: string): string {
   return '\n' + (stop < 0 ? continuation : continuation.slice(0, stop));
 }
 
-/** True when `rendered` shows the same tool calls as the parsed turn (none for a final answer). */
+/**
+ * True when `rendered` shows the parsed turn: the same tool calls (none for a final answer), and the
+ * same reasoning and text before them, which tell apart samples of a group that made the same call.
+ */
 function rendersTurn(turn: ActParse, rendered: string): boolean {
   const shown = parseActOutput(rendered);
-  if (turn.kind === 'final') return shown.kind === 'final';
+  if (turn.kind === 'final') return shown.kind === 'final' && sameProse(turn.text, rendered, true);
   if (turn.kind !== 'calls' || shown.kind !== 'calls' || shown.calls.length !== turn.calls.length) return false;
-  return turn.calls.every((call, i) => callKey(call) === callKey(shown.calls[i]));
+  return turn.calls.every((call, i) => callKey(call) === callKey(shown.calls[i])) && sameProse(turn.text, rendered, false);
+}
+
+/** The reasoning and the text of a turn before its first call, each without surrounding whitespace. */
+function prose(text: string): { think?: string; content: string } {
+  const callAt = text.indexOf(TOOL_CALL_START);
+  const head = callAt < 0 ? text : text.slice(0, callAt);
+  const thinkEnd = head.lastIndexOf(THINK_CLOSE);
+  if (thinkEnd < 0) return { content: stripAsciiWhitespace(head) };
+  const thinkStart = head.lastIndexOf(THINK_OPEN, thinkEnd);
+  return { think: stripAsciiWhitespace(head.slice(thinkStart < 0 ? 0 : thinkStart + THINK_OPEN.length, thinkEnd)), content: stripAsciiWhitespace(head.slice(thinkEnd + THINK_CLOSE.length)) };
+}
+
+/**
+ * True when the rendering keeps the turn's text (a final answer's rendering runs on into the next
+ * user message), and its reasoning unless the template dropped it.
+ */
+function sameProse(output: string, rendered: string, final: boolean): boolean {
+  const a = prose(output);
+  const b = prose(rendered);
+  const content = final ? b.content.startsWith(a.content) : a.content === b.content;
+  return content && (b.think === undefined || a.think === undefined || a.think === b.think);
 }
 
 /** One episode per last turn (a row no later turn continues), in the order of the dump. */
@@ -212,9 +244,21 @@ function episodesOf(callers: CallerNode[], simulators: Map<string, SimulatorRow[
   return paths.map((path) => {
     const prompt = path[0].row.input;
     if (!tasks.has(prompt)) tasks.set(prompt, tasks.size);
-    const turns = path.map((node, i) => ({ row: node.row, parse: node.parse, calls: callsOf(node.parse, path[i + 1]?.row.input.slice(node.row.input.length), simulators) }));
-    return { taskIndex: tasks.get(prompt)!, prompt, turns };
+    const turns = path.map((node, i) => turnOf(node, path[i - 1], path[i + 1], simulators));
+    return { taskIndex: tasks.get(prompt)!, prompt, ...splitFirstPrompt(prompt, generationTail(prompt)), tools: toolsInPrompt(prompt), turns };
   });
+}
+
+/** A turn: its calls answered from the next prompt, and the user message after the previous turn's final answer. */
+function turnOf(node: CallerNode, previous: CallerNode | undefined, next: CallerNode | undefined, simulators: Map<string, SimulatorRow[]>): RolloutTurn {
+  const turn: RolloutTurn = { row: node.row, parse: node.parse, calls: callsOf(node.parse, next?.row.input.slice(node.row.input.length), simulators) };
+  if (previous?.parse.kind === 'final') {
+    const thinkEnd = previous.parse.text.lastIndexOf(THINK_CLOSE);
+    const answer = thinkEnd < 0 ? previous.parse.text : previous.parse.text.slice(thinkEnd + THINK_CLOSE.length);
+    const user = userAfterAnswer(node.row.input.slice(previous.row.input.length), answer, generationTail(node.row.input));
+    if (user !== undefined) turn.user = user;
+  }
+  return turn;
 }
 
 /** The calls of a turn with their responses: the tool responses rendered in the next prompt. */

@@ -63,7 +63,7 @@ function taskId(label: string, episode: RolloutEpisode): string {
 /** The events of one episode, in trace order. */
 function episodeEvents(episode: RolloutEpisode, index: number, label: string): NewTraceEvent[] {
   const episodeId = makeEpisodeId(index);
-  const events: NewTraceEvent[] = [{ type: 'episode', episodeId, index, taskId: taskId(label, episode), mode: 'imagine', system: episode.prompt }];
+  const events: NewTraceEvent[] = [{ type: 'episode', episodeId, index, taskId: taskId(label, episode), mode: 'imagine', ...(episode.instruction !== undefined ? { instruction: episode.instruction } : {}), ...(episode.system !== undefined ? { system: episode.system } : {}), ...(episode.tools.length ? { tools: episode.tools } : {}) }];
   for (const [i, turn] of episode.turns.entries()) events.push(...turnEvents(episodeId, i, turn));
   events.push(episodeEnd(episodeId, episode));
   return events;
@@ -74,7 +74,7 @@ function turnEvents(episodeId: string, index: number, turn: RolloutTurn): NewTra
   const parse: TurnParse = turn.parse.kind === 'calls'
     ? { kind: 'calls', calls: turn.calls.map((c, i) => ({ callId: makeCallId(turnId, i), name: c.name, arguments: c.arguments })) }
     : turn.parse.kind === 'final' ? { kind: 'final', answer: turn.parse.text } : { kind: 'error', code: turn.parse.error.code, message: turn.parse.error.message };
-  const events: NewTraceEvent[] = [{ type: 'turn', episodeId, turnId, index, text: turn.row.output, parse }];
+  const events: NewTraceEvent[] = [{ type: 'turn', episodeId, turnId, index, ...(turn.user !== undefined ? { user: turn.user } : {}), text: turn.row.output, parse }];
   for (const [i, call] of turn.calls.entries()) {
     const callId = makeCallId(turnId, i);
     if (call.rehearsal) {

@@ -6,3 +6,4 @@ export * from './writeImport';
 export * from './envaceRolloutFiles';
 export * from './envaceRolloutEpisodes';
 export * from './envaceRolloutTrace';
+export * from './envacePromptText';
