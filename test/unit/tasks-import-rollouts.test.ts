@@ -5,7 +5,9 @@ import * as path from 'node:path';
 import type { JsonValue } from '../../src/core/base/json';
 import { MAX_JSON_DEPTH } from '../../src/core/base/json';
 import { MAX_ROLLOUT_LINE_BYTES } from '../../src/core/tasks/import/envaceRolloutFiles';
+import type { FidelityReport } from '../../src/core/report/fidelityReport';
 import { readTraceEvents } from '../../src/core/trace/reader';
+import { TraceIndex } from '../../src/core/trace/traceIndex';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../../src/core/trace/schema';
 import { rehearse } from './support/cli';
 import { useTempDir } from './support/tempDir';
@@ -208,6 +210,15 @@ describe('rehearse import envace-rollouts', () => {
     const b1Call = calls(b1.episodeId)[0] as CallRehearsalEvent;
     assert.deepEqual([b1Call.type, b1Call.result.ok, !b1Call.result.ok && b1Call.result.code], ['call.rehearsal', false, 'NO_EXECUTION_RESULT_TAG_FOUND']);
     assert.deepEqual([ends.get(b1.episodeId)!.status, ends.get(b1.episodeId)!.reward], ['failed', 0]);
+
+    // What the Trace Explorer and `rehearse report` read of it.
+    const index = await TraceIndex.build(file);
+    assert.deepEqual([index.skippedCount, index.orphans, index.runEnd?.status], [0, 0, 'completed']);
+    assert.deepEqual(index.episodes.map((e) => e.turnIds.length).sort(), [1, 3, 3]);
+    assert.equal(index.call(`${b1.episodeId}.t1.c1`)?.rehearsalError, 'NO_EXECUTION_RESULT_TAG_FOUND');
+    assert.ok(index.call(`${a1.episodeId}.t2.c1`)?.actual && !index.call(`${a1.episodeId}.t2.c1`)?.rehearsal);
+    const report = JSON.parse((await rehearse('report', '--json', file)).out) as FidelityReport;
+    assert.deepEqual([report.episodes, report.calls, report.rehearsed, report.withActual, report.meanReward], [3, 4, 3, 1, (0.75 + 0.25 + 0) / 3]);
   });
 
   it('damaged lines are skipped and counted with their line numbers; the rest is imported', async () => {
@@ -219,6 +230,15 @@ describe('rehearse import envace-rollouts', () => {
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^3\.jsonl: 12 rows → 3 episodes, 4 calls \(3 rehearsed, 1 actual\)/m);
     assert.equal(r.err, `3.jsonl: 6 malformed lines skipped: line 2 (not valid JSON), line 4 (no "input" and "output" strings (not a row of EnvACE's _dump_generations)), line 5 (nested deeper than ${MAX_JSON_DEPTH} levels), line 16 (not a JSON object), line 17 (not valid JSON), and 1 more`);
+  });
+
+  it('a score Python wrote as NaN is read as no score: the episode is imported, its reward null', async () => {
+    const row = new Trajectory('You are a support agent.', 'Hi.').act({ think: 'Greet.', content: 'Hello!' }).rows[0];
+    const dir = await rolloutDir({ '4.jsonl': dumpLine(row, 0, 4).replace('"score": 0,', '"score": NaN,') + '\n' });
+    const r = await rehearse('import', 'envace-rollouts', dir, '--out', path.join(tmp(), 'runs'), '--no-progress');
+    assert.equal(r.code, 0, r.err);
+    const end = (await traceEvents(tracesIn(r.out)[0])).find((e): e is EpisodeEndEvent => e.type === 'episode.end')!;
+    assert.deepEqual([end.status, end.reward, end.answer, end.checks![0].detail], ['completed', null, row.output, 'EnvACE score absent or not finite = episode reward / (1 checklists × 2 turns), training step 4']);
   });
 
   it('a line longer than the limit is skipped, not held in memory, and the file still imports', async () => {

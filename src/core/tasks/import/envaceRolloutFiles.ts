@@ -28,7 +28,7 @@ import { readLines } from '../../trace/lineReader';
  */
 
 /** Largest rollout file read: every row of a step is held to rebuild its episodes. */
-export const MAX_ROLLOUT_FILE_BYTES = 512 * 2 ** 20;
+export const MAX_ROLLOUT_FILE_BYTES = 256 * 2 ** 20;
 /** Longest line kept; a longer one is skipped and counted. */
 export const MAX_ROLLOUT_LINE_BYTES = 64 * 2 ** 20;
 /** Most rollout files one import reads (one per training step). */

@@ -94,7 +94,7 @@ function episodeEnd(episodeId: string, episode: RolloutEpisode): Omit<EpisodeEnd
   const { score, step, numChecklists, maxNumTurns } = last.row;
   const rehearsalFailed = last.calls.some((c) => c.rehearsal && !c.rehearsal.parse.ok);
   const status: EpisodeStatus = last.parse.kind === 'final' ? 'completed' : last.parse.kind === 'error' || rehearsalFailed ? 'failed' : 'limit';
-  const detail = `EnvACE score ${score ?? 'not written'}${numChecklists !== null && maxNumTurns !== null ? ` = episode reward / (${numChecklists} checklists × ${maxNumTurns} turns)` : ''}${step !== null ? `, training step ${step}` : ''}`;
+  const detail = `EnvACE score ${score ?? 'absent or not finite'}${numChecklists !== null && maxNumTurns !== null ? ` = episode reward / (${numChecklists} checklists × ${maxNumTurns} turns)` : ''}${step !== null ? `, training step ${step}` : ''}`;
   const check: CheckVerdict = { id: 'envace-score', kind: 'envace', weight: 1, passed: null, detail };
   const error = last.parse.kind === 'error'
     ? { code: last.parse.error.code, message: `EnvACE ended the episode: ${last.parse.error.message}` }
