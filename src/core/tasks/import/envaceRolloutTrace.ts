@@ -37,6 +37,7 @@ export async function writeRolloutTrace(rollout: RolloutFile, step: number | nul
   const counts = { rows: rollout.rows.length, episodes: rebuilt.episodes.length, calls: 0, rehearsals: 0, actuals: 0, repeatedRows: rebuilt.repeatedRows, unlinkedRehearsals: rebuilt.unlinkedRehearsals };
   if (rebuilt.episodes.length === 0) return counts;
   const summary: RolloutTraceSummary = { runId, traceFile, ...counts };
+  // Not synced event by event: an import interrupted by a crash is run again from its rollout files.
   const writer = await TraceWriter.open(traceFile, { durable: false });
   try {
     const tasks = [...new Set(rebuilt.episodes.map((e) => taskId(label, e)))];
