@@ -111,7 +111,7 @@ function dumpLine(row: { input: string; output: string }, score: number, step: n
 const W1 = { name: 'get_order', arguments: { order_id: 'W1' } };
 const W2 = { name: 'get_order', arguments: { order_id: 'W2' } };
 
-/** Step 7 of a run: two samples of one prompt, one of another, as EnvACE dumps them. */
+/** Step 7 of a run: three samples of one prompt, one of another, as EnvACE dumps them. */
 function stepSeven(): string[] {
   const a1 = new Trajectory('You are a support agent.', 'Where is order W1?')
     .act({ think: 'Look W1 up.', calls: [W1] }, { responses: [pyJson({ status: 'pending' })] })
@@ -121,6 +121,9 @@ function stepSeven(): string[] {
     .act({ think: 'I should check W1.', calls: [W1] }, { responses: [pyJson({ status: 'cancelled' })] })
     .act({ think: 'Tell them.', content: 'W1 was cancelled.' }, { user: 'And order W2?' })
     .act({ think: 'Unknown.', content: 'I cannot find W2.' });
+  // A third sample makes the same first call, and its rehearsal does not parse: EnvACE ends it there.
+  const a3 = new Trajectory('You are a support agent.', 'Where is order W1?')
+    .act({ think: 'W1 again.', calls: [W1] });
   const b1 = new Trajectory('You are a support agent.', 'Cancel W3.')
     .act({ think: 'Cancel it.', calls: [{ name: 'cancel_order', arguments: { order_id: 'W3' } }] });
   const sims = [
@@ -128,11 +131,13 @@ function stepSeven(): string[] {
     simulatorRow(W1, simulated({ status: 'cancelled' })),
     // W2 was answered by EnvACE's tool layer (a cached dataset answer): no simulator row.
     simulatorRow({ name: 'cancel_order', arguments: { order_id: 'W3' } }, '<think>\nHmm.\n</think>\n\nCancelled.'),
+    simulatorRow(W1, '<think>\nW1?\n</think>\n\n<execution_result>\n{}\n</execution_result>'),
   ];
   const lines = [
+    dumpLine(a3.rows[0], 0, 7),
     dumpLine(a1.rows[2], 0.75, 7), dumpLine(sims[1], 0.25, 7), dumpLine(b1.rows[0], 0, 7), dumpLine(a2.rows[1], 0.25, 7),
     dumpLine(a1.rows[0], 0.75, 7), dumpLine(sims[0], 0.75, 7), dumpLine(a2.rows[0], 0.25, 7), dumpLine(sims[2], 0, 7),
-    dumpLine(a1.rows[1], 0.75, 7), dumpLine(a2.rows[2], 0.25, 7),
+    dumpLine(a1.rows[1], 0.75, 7), dumpLine(a2.rows[2], 0.25, 7), dumpLine(sims[3], 0, 7),
     // adjust_batch's padding copies of two rows
     dumpLine(a1.rows[0], 0.75, 7), dumpLine(sims[0], 0.75, 7),
   ];
@@ -164,7 +169,7 @@ describe('rehearse import envace-rollouts', () => {
     const runs = path.join(tmp(), 'runs');
     const r = await rehearse('import', 'envace-rollouts', dir, '--out', runs, '--no-progress');
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^7\.jsonl: 12 rows → 3 episodes, 4 calls \(3 rehearsed, 1 actual\), 2 repeated rows read once: /m);
+    assert.match(r.out, /^7\.jsonl: 14 rows → 4 episodes, 5 calls \(4 rehearsed, 1 actual\), 2 repeated rows read once: /m);
     const [file] = tracesIn(r.out);
     assert.ok(file.startsWith(runs + path.sep), file);
     const events = await traceEvents(file);
@@ -177,7 +182,7 @@ describe('rehearse import envace-rollouts', () => {
     const ends = new Map(events.filter((e): e is EpisodeEndEvent => e.type === 'episode.end').map((e) => [e.episodeId, e]));
     const turns = (id: string) => events.filter((e): e is TurnEvent => e.type === 'turn' && e.episodeId === id);
     const byAnswer = (answer: string) => episodes.find((e) => ends.get(e.episodeId)?.answer?.endsWith(answer))!;
-    assert.equal(episodes.length, 3);
+    assert.equal(episodes.length, 4);
 
     const a1 = byAnswer('W1 is pending.');
     const a2 = byAnswer('I cannot find W2.');
@@ -205,7 +210,13 @@ describe('rehearse import envace-rollouts', () => {
     assert.equal(a2Turns[2].user, 'And order W2?', 'the next user message of a checklist turn');
     assert.equal(ends.get(a2.episodeId)!.reward, 0.25);
 
-    const b1 = episodes.find((e) => e !== a1 && e !== a2)!;
+    const a3 = episodes.find((e) => turns(e.episodeId)[0].text.includes('W1 again.'))!;
+    assert.equal(a3.taskId, a1.taskId);
+    const a3Call = calls(a3.episodeId)[0] as CallRehearsalEvent;
+    assert.deepEqual([a3Call.text.includes('W1?'), !a3Call.result.ok && a3Call.result.code], [true, 'INVALID_EXECUTION_RESULT_TYPE'], 'the last turn\'s call takes the simulator row no answered call took');
+    assert.deepEqual([ends.get(a3.episodeId)!.status, ends.get(a3.episodeId)!.error?.code], ['failed', 'REHEARSAL_PARSE_ERROR']);
+
+    const b1 = episodes.find((e) => e !== a1 && e !== a2 && e !== a3)!;
     assert.notEqual(b1.taskId, a1.taskId);
     const b1Call = calls(b1.episodeId)[0] as CallRehearsalEvent;
     assert.deepEqual([b1Call.type, b1Call.result.ok, !b1Call.result.ok && b1Call.result.code], ['call.rehearsal', false, 'NO_EXECUTION_RESULT_TAG_FOUND']);
@@ -214,11 +225,11 @@ describe('rehearse import envace-rollouts', () => {
     // What the Trace Explorer and `rehearse report` read of it.
     const index = await TraceIndex.build(file);
     assert.deepEqual([index.skippedCount, index.orphans, index.runEnd?.status], [0, 0, 'completed']);
-    assert.deepEqual(index.episodes.map((e) => e.turnIds.length).sort(), [1, 3, 3]);
+    assert.deepEqual(index.episodes.map((e) => e.turnIds.length).sort(), [1, 1, 3, 3]);
     assert.equal(index.call(`${b1.episodeId}.t1.c1`)?.rehearsalError, 'NO_EXECUTION_RESULT_TAG_FOUND');
     assert.ok(index.call(`${a1.episodeId}.t2.c1`)?.actual && !index.call(`${a1.episodeId}.t2.c1`)?.rehearsal);
     const report = JSON.parse((await rehearse('report', '--json', file)).out) as FidelityReport;
-    assert.deepEqual([report.episodes, report.calls, report.rehearsed, report.withActual, report.meanReward], [3, 4, 3, 1, (0.75 + 0.25 + 0) / 3]);
+    assert.deepEqual([report.episodes, report.calls, report.rehearsed, report.withActual, report.meanReward], [4, 5, 4, 1, (0.75 + 0.25 + 0 + 0) / 4]);
   });
 
   it('damaged lines are skipped and counted with their line numbers; the rest is imported', async () => {
@@ -228,8 +239,8 @@ describe('rehearse import envace-rollouts', () => {
     const dir = await rolloutDir({ '3.jsonl': lines.join('\n') });
     const r = await rehearse('import', 'envace-rollouts', dir, '--out', path.join(tmp(), 'runs'), '--no-progress');
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^3\.jsonl: 12 rows → 3 episodes, 4 calls \(3 rehearsed, 1 actual\)/m);
-    assert.equal(r.err, `3.jsonl: 6 malformed lines skipped: line 2 (not valid JSON), line 4 (no "input" and "output" strings (not a row of EnvACE's _dump_generations)), line 5 (nested deeper than ${MAX_JSON_DEPTH} levels), line 16 (not a JSON object), line 17 (not valid JSON), and 1 more`);
+    assert.match(r.out, /^3\.jsonl: 14 rows → 4 episodes, 5 calls \(4 rehearsed, 1 actual\)/m);
+    assert.equal(r.err, `3.jsonl: 6 malformed lines skipped: line 2 (not valid JSON), line 4 (no "input" and "output" strings (not a row of EnvACE's _dump_generations)), line 5 (nested deeper than ${MAX_JSON_DEPTH} levels), line 18 (not a JSON object), line 19 (not valid JSON), and 1 more`);
   });
 
   it('a score Python wrote as NaN is read as no score: the episode is imported, its reward null', async () => {
@@ -247,8 +258,8 @@ describe('rehearse import envace-rollouts', () => {
     const dir = await rolloutDir({ '1.jsonl': `${good.join('\n')}\n${huge}\n` });
     const r = await rehearse('import', 'envace-rollouts', dir, '--out', path.join(tmp(), 'runs'), '--no-progress');
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^1\.jsonl: 12 rows → 3 episodes/m);
-    assert.equal(r.err, `1.jsonl: 1 malformed line skipped: line 13 (line too long (${huge.length} bytes, at most ${MAX_ROLLOUT_LINE_BYTES}))`);
+    assert.match(r.out, /^1\.jsonl: 14 rows → 4 episodes/m);
+    assert.equal(r.err, `1.jsonl: 1 malformed line skipped: line 15 (line too long (${huge.length} bytes, at most ${MAX_ROLLOUT_LINE_BYTES}))`);
   });
 
   it('a folder without rollout files is a clear error, and writes nothing', async () => {
@@ -282,9 +293,9 @@ describe('rehearse import envace-rollouts', () => {
     const child = spawnSync(process.execPath, [cli, 'import', 'envace-rollouts', dir], { cwd: workspace, encoding: 'utf8' });
     assert.equal(child.status, 0, child.stderr);
     const out = child.stdout.trim().split('\n');
-    assert.match(out[0], /^2\.jsonl: 12 rows → 3 episodes/);
+    assert.match(out[0], /^2\.jsonl: 14 rows → 4 episodes/);
     assert.match(out[1], /^10\.jsonl: 4 rows → /, 'steps in numeric order');
-    assert.equal(out[2], `imported ${3 + Number(/→ (\d+) episode/.exec(out[1])![1])} episodes from 2 rollout files of ${dir} into ${path.join(workspace, '.rehearsal', 'runs')}`);
+    assert.equal(out[2], `imported ${4 + Number(/→ (\d+) episode/.exec(out[1])![1])} episodes from 2 rollout files of ${dir} into ${path.join(workspace, '.rehearsal', 'runs')}`);
     const runs = await fs.readdir(path.join(workspace, '.rehearsal', 'runs'));
     assert.equal(runs.length, 2);
     assert.ok(runs.some((id) => /-envace-step2-/.test(id)) && runs.some((id) => /-envace-step10-/.test(id)), runs.join(', '));

@@ -231,6 +231,12 @@ function sameProse(output: string, rendered: string, final: boolean): boolean {
   return content && (b.think === undefined || a.think === undefined || a.think === b.think);
 }
 
+/** A call of a last turn: no later prompt shows its response, so its simulator row is found by the call alone. */
+interface UnansweredCall {
+  call: RolloutCall;
+  key: string;
+}
+
 /** One episode per last turn (a row no later turn continues), in the order of the dump. */
 function episodesOf(callers: CallerNode[], simulators: Map<string, SimulatorRow[]>): RolloutEpisode[] {
   const leaves = callers.filter((n) => n.children.length === 0);
@@ -241,17 +247,28 @@ function episodesOf(callers: CallerNode[], simulators: Map<string, SimulatorRow[
   });
   paths.sort((a, b) => a[0].row.line - b[0].row.line || a[a.length - 1].row.line - b[b.length - 1].row.line);
   const tasks = new Map<string, number>();
-  return paths.map((path) => {
+  const unanswered: UnansweredCall[] = [];
+  const episodes = paths.map((path) => {
     const prompt = path[0].row.input;
     if (!tasks.has(prompt)) tasks.set(prompt, tasks.size);
-    const turns = path.map((node, i) => turnOf(node, path[i - 1], path[i + 1], simulators));
+    const turns = path.map((node, i) => turnOf(node, path[i - 1], path[i + 1], simulators, unanswered));
     return { taskIndex: tasks.get(prompt)!, prompt, ...splitFirstPrompt(prompt, generationTail(prompt)), tools: toolsInPrompt(prompt), turns };
   });
+  // After every answered call took its row: a row left for the same call, one that failed to parse
+  // first (EnvACE ends the episode on it; a parsed one would have led to a next turn).
+  for (const { call, key } of unanswered) {
+    const left = (simulators.get(key) ?? []).filter((s) => !s.linked);
+    const row = left.find((s) => !s.parse.ok) ?? left[0];
+    if (!row) continue;
+    row.linked = true;
+    call.rehearsal = { text: row.row.output, parse: row.parse };
+  }
+  return episodes;
 }
 
 /** A turn: its calls answered from the next prompt, and the user message after the previous turn's final answer. */
-function turnOf(node: CallerNode, previous: CallerNode | undefined, next: CallerNode | undefined, simulators: Map<string, SimulatorRow[]>): RolloutTurn {
-  const turn: RolloutTurn = { row: node.row, parse: node.parse, calls: callsOf(node.parse, next?.row.input.slice(node.row.input.length), simulators) };
+function turnOf(node: CallerNode, previous: CallerNode | undefined, next: CallerNode | undefined, simulators: Map<string, SimulatorRow[]>, unanswered: UnansweredCall[]): RolloutTurn {
+  const turn: RolloutTurn = { row: node.row, parse: node.parse, calls: callsOf(node.parse, next?.row.input.slice(node.row.input.length), simulators, unanswered) };
   if (previous?.parse.kind === 'final') {
     const thinkEnd = previous.parse.text.lastIndexOf(THINK_CLOSE);
     const answer = thinkEnd < 0 ? previous.parse.text : previous.parse.text.slice(thinkEnd + THINK_CLOSE.length);
@@ -261,21 +278,29 @@ function turnOf(node: CallerNode, previous: CallerNode | undefined, next: Caller
   return turn;
 }
 
-/** The calls of a turn with their responses: the tool responses rendered in the next prompt. */
-function callsOf(turn: ActParse, continuation: string | undefined, simulators: Map<string, SimulatorRow[]>): RolloutCall[] {
+/**
+ * The calls of a turn with their responses, the tool responses rendered in the next prompt: a
+ * simulator row that gave the response is the call's rehearsal, else the response is its actual.
+ */
+function callsOf(turn: ActParse, continuation: string | undefined, simulators: Map<string, SimulatorRow[]>, unanswered: UnansweredCall[]): RolloutCall[] {
   if (turn.kind !== 'calls') return [];
   const responses = continuation === undefined ? [] : findBlocks('\n' + continuation, TOOL_RESPONSE_OPEN, TOOL_RESPONSE_CLOSE).map((b) => b.inner);
-  return turn.calls.map((call, i) => {
+  return turn.calls.map((parsed, i) => {
+    const call: RolloutCall = { name: parsed.name, arguments: parsed.arguments };
     const response = responses[i] as string | undefined;
-    const candidates = simulators.get(callKey(call)) ?? [];
-    const simulated = response === undefined ? candidates.find((s) => !s.linked) : candidates.find((s) => answers(s.parse, response));
-    if (simulated) simulated.linked = true;
-    return {
-      name: call.name,
-      arguments: call.arguments,
-      ...(simulated ? { rehearsal: { text: simulated.row.output, parse: simulated.parse } } : {}),
-      ...(!simulated && response !== undefined ? { actual: response } : {}),
-    };
+    if (response === undefined) {
+      unanswered.push({ call, key: callKey(parsed) });
+      return call;
+    }
+    const candidates = (simulators.get(callKey(parsed)) ?? []).filter((s) => answers(s.parse, response));
+    const simulated = candidates.find((s) => !s.linked) ?? candidates[0];
+    if (simulated) {
+      simulated.linked = true;
+      call.rehearsal = { text: simulated.row.output, parse: simulated.parse };
+    } else {
+      call.actual = response;
+    }
+    return call;
   });
 }
 

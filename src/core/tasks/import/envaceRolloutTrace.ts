@@ -99,7 +99,8 @@ function episodeEnd(episodeId: string, episode: RolloutEpisode): Omit<EpisodeEnd
   const check: CheckVerdict = { id: 'envace-score', kind: 'envace', weight: 1, passed: null, detail };
   const error = last.parse.kind === 'error'
     ? { code: last.parse.error.code, message: `EnvACE ended the episode: ${last.parse.error.message}` }
-    : rehearsalFailed ? { code: 'REHEARSAL_PARSE_ERROR', message: 'EnvACE ended the episode: a simulated tool response could not be parsed.' } : undefined;
+    : rehearsalFailed ? { code: 'REHEARSAL_PARSE_ERROR', message: 'EnvACE ended the episode: a simulated tool response could not be parsed.' }
+    : status === 'limit' ? { code: 'ENDED_AFTER_CALLS', message: "EnvACE ended the episode after this turn's calls; its dump does not say why (a tool error, the step limit or the prompt length limit)." } : undefined;
   return {
     type: 'episode.end', episodeId, status,
     reward: score !== null && score >= 0 && score <= 1 ? score : null,
