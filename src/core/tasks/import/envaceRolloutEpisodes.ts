@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { JsonValue } from '../../base/json';
 import { isJsonObject } from '../../base/json';
 import { canonicalJson } from '../../base/canonicalJson';
@@ -100,7 +101,8 @@ export function isSimulatorRow(row: RolloutRow): boolean {
 export function rebuildEpisodes(rows: readonly RolloutRow[]): RolloutEpisodes {
   const unique = new Map<string, { row: RolloutRow; copies: number }>();
   for (const row of rows) {
-    const key = `${row.input}\u0000${row.output}\u0000${row.score}`;
+    // A digest, not the texts joined: the keys would hold a second copy of every row.
+    const key = createHash('sha256').update(row.input).update('\u0000').update(row.output).update(`\u0000${row.score}`).digest('base64');
     const seen = unique.get(key);
     if (seen) seen.copies++;
     else unique.set(key, { row, copies: 1 });
@@ -164,8 +166,9 @@ function leadingJson(text: string): JsonValue | undefined {
 function chainTurns(callers: CallerNode[]): void {
   callers.sort((a, b) => a.row.input.length - b.row.input.length || a.row.line - b.row.line);
   const byPrompt = new Map<string, CallerNode[]>();
+  const lengths = new Set<number>();
   for (const node of callers) {
-    const parent = findParent(node.row.input, byPrompt);
+    const parent = findParent(node.row.input, byPrompt, lengths);
     if (parent) {
       parent.children.push(node);
       node.parent = parent;
@@ -173,17 +176,19 @@ function chainTurns(callers: CallerNode[]): void {
     const list = byPrompt.get(node.row.input) ?? [];
     list.push(node);
     byPrompt.set(node.row.input, list);
+    lengths.add(node.row.input.length);
   }
 }
 
 /** The row of the previous turn: the longest earlier prompt that `input` continues with that turn's calls. */
-function findParent(input: string, byPrompt: Map<string, CallerNode[]>): CallerNode | undefined {
+function findParent(input: string, byPrompt: Map<string, CallerNode[]>, lengths: Set<number>): CallerNode | undefined {
   const tail = generationTail(input);
   if (tail === '') return undefined;
   let at = input.lastIndexOf(tail, input.length - tail.length - 1);
   for (let tried = 0; at >= 0 && tried < MAX_PREFIXES_TRIED; tried++) {
     const end = at + tail.length;
-    const candidates = byPrompt.get(input.slice(0, end));
+    // Only a length some earlier prompt has is worth copying out and looking up.
+    const candidates = lengths.has(end) ? byPrompt.get(input.slice(0, end)) : undefined;
     const continuation = candidates ? renderedTurn(input.slice(end)) : '';
     const parent = candidates?.find((c) => c.children.length < c.copies && rendersTurn(c.parse, continuation));
     if (parent) return parent;
