@@ -4,6 +4,7 @@ import { diffCommand } from './commands/diff';
 import { generateCommand } from './commands/generate';
 import type { ImportFormat } from './commands/import';
 import { importCommand } from './commands/import';
+import { importRolloutsCommand } from './commands/importRollouts';
 import { verifyCommand } from './commands/verify';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
@@ -76,6 +77,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .option('--own-examples', "each task's few-shot examples are every call of its own conversation, as EnvACE's simulator sees them (default: pairs from the other records)")
       .action(async (file: string, opts: { out?: string; ownExamples?: boolean }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
   }
+  importer
+    .command('envace-rollouts')
+    .description("import an EnvACE training run's rollouts (the <step>.jsonl files of trainer.rollout_data_dir) as one trace per step")
+    .argument('<dir>', 'the rollout_data_dir folder')
+    .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
+    .option('--no-progress', 'no progress bar')
+    .action(async (dir: string, opts: { out?: string; progress?: boolean }) => { code = await importRolloutsCommand(dir, opts, ioFor()); });
 
   program
     .command('generate')

@@ -204,7 +204,7 @@ describe('rehearse CLI', () => {
       for (const argv of [
         ['import', 'chat', chat, '--out', file], ['import', 'chat', chat, '--out', path.join(file, 'sub')], ['generate', 'retail', '--out', file],
         ['export', shadowFile, '--out', tmp()], ['export', shadowFile, '--out', path.join(file, 'rows.jsonl')], ['rollout', 'x.task.json', '--out', tmp()],
-        ['run', 'x.task.json', '--policy', 'reference', '--out', path.join(file, 'runs')],
+        ['run', 'x.task.json', '--policy', 'reference', '--out', path.join(file, 'runs')], ['import', 'envace-rollouts', tmp(), '--out', file],
       ]) {
         const line = oneLineError(await rehearse(...argv), 2);
         assert.match(line, /is a (file|folder)|cannot be (created|written): .* is a file/, `${argv.join(' ')}: ${line}`);

@@ -3,3 +3,7 @@ export * from './conversation';
 export * from './envace';
 export * from './chat';
 export * from './writeImport';
+export * from './envaceRolloutFiles';
+export * from './envaceRolloutEpisodes';
+export * from './envaceRolloutTrace';
+export * from './envacePromptText';
