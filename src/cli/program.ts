@@ -8,6 +8,7 @@ import { verifyCommand } from './commands/verify';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
 import { annotateCommand } from './commands/annotate';
+import { checkpointCommand } from './commands/checkpoint';
 import { compareCommand } from './commands/compare';
 import { exportCommand } from './commands/export';
 import { reportCommand } from './commands/report';
@@ -75,6 +76,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<file name>)')
       .action(async (file: string, opts: { out?: string }) => { code = await importCommand(format as ImportFormat, file, opts, ioFor()); });
   }
+  importer
+    .command('checkpoint')
+    .description("turn a Hugging Face checkpoint (EnvACE's merged qwen3, or qwen2/llama; safetensors) into a policy folder the studio runs")
+    .argument('<folder>', "the merged Hugging Face folder (scripts/model_merger.py --target_dir)")
+    .option('--out <dir>', 'the policy folder to write (weights, tokenizer, chat template, onnx/ with the cascade graph)')
+    .option('--verbose', "print the trainer's command and log")
+    .action(async (folder: string, opts: { out?: string; verbose?: boolean }) => { code = await checkpointCommand('import', folder, opts, ioFor()); });
 
   program
     .command('generate')
@@ -145,7 +153,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--real', 'play against the real tools instead (shadow mode): the baseline without world rehearsal; act rows only')
     .action(async (tasks: string[], opts) => { code = await rolloutCommand(tasks, opts, ioFor()); });
 
-  program
+  const exporter = program
     .command('export')
     .description('write training rows (act and rehearse) for the trainer from recorded runs')
     .argument('<trace...>', 'trace.jsonl files, run folders, or a workspace with .rehearsal/runs')
@@ -169,6 +177,16 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--no-annotations', 'ignore the runs\' annotations.jsonl (no annotations on rows, no weights from them)')
     .option('--identifier-slots', 'rows for a model that reads identifiers as slots (rehearsal_config.json "identifierSlots": true)')
     .action(async (traces: string[], opts) => { code = await exportCommand(traces, opts, ioFor()); });
+  exporter
+    .command('checkpoint')
+    .description('write a Hugging Face folder (config.json with its model_type, safetensors, tokenizer) that EnvACE can start from')
+    .argument('<folder>', "a policy folder (from `rehearse import checkpoint`), a training run's final/ or one of its checkpoints")
+    .option('--out <dir>', 'the Hugging Face folder to write')
+    .option('--dtype <dtype>', "float32, float16 or bfloat16 (default: config.json's torch_dtype, as trained from)")
+    .option('--max-shard-bytes <n>', 'split the weights into shards with an index past this size (default 5 GB)')
+    .option('--verbose', "print the trainer's command and log")
+    // `export`'s own --out is read wherever it stands on the line: take it from there when it got it.
+    .action(async (folder: string, opts: { out?: string }) => { code = await checkpointCommand('export', folder, { ...opts, out: opts.out ?? exporter.opts<{ out?: string }>().out }, ioFor()); });
 
   program
     .command('compare')
