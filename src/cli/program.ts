@@ -64,7 +64,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
 
   const importer = program
     .command('import')
-    .description('turn recorded data into tasks, replay recordings and few-shot pairs');
+    .description('turn recorded data into tasks, replay recordings and few-shot pairs, or a Hugging Face checkpoint into a policy folder');
   for (const [format, description, what] of [
     ['envace', 'an EnvACE checklist dataset (JSON list of records with extra_info.tools, messages, checklist_list)', '<file>'],
     ['chat', 'recorded OpenAI-chat conversations with tool calls, one per JSONL line', '<file.jsonl>'],

@@ -19,6 +19,7 @@ from .folder import SIDECAR_FILES, load_model, read_json_object, read_model_conf
 #: Tokenizer files of a Hugging Face folder, copied when present (tokenizer.json is required).
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
                    "vocab.json", "merges.txt", "chat_template.jinja")
+MAX_TEMPLATE_BYTES = 2 ** 20
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -50,6 +51,8 @@ def copy_tokenizer(source, out):
     config_path = os.path.join(out, "tokenizer_config.json")
     config = read_json_object(config_path, "a tokenizer_config.json") if os.path.exists(config_path) else {}
     if os.path.exists(template) and not isinstance(config.get("chat_template"), str):
+        if os.path.getsize(template) > MAX_TEMPLATE_BYTES:
+            raise TrainerError("MODEL_CONFIG_INVALID", f"{template} is larger than {MAX_TEMPLATE_BYTES} bytes; it cannot be a chat template.")
         with open(template, encoding="utf-8") as f:
             config["chat_template"] = f.read()
         write_json(config_path, config)
