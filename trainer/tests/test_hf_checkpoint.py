@@ -160,6 +160,22 @@ class HfCheckpointTest(unittest.TestCase):
         self.assertEqual(sorted(trained), sorted(base))
         self.assertFalse(torch.equal(trained["model.layers.0.self_attn.q_norm.weight"], base["model.layers.0.self_attn.q_norm.weight"]))
 
+    def test_a_chat_template_jinja_file_is_folded_into_tokenizer_config(self):
+        # Newer transformers' save_pretrained writes the template to chat_template.jinja, not into
+        # tokenizer_config.json, where transformers.js and the trainer read it.
+        source = self.folder("q3")
+        with open(os.path.join(source, "tokenizer_config.json")) as f:
+            config = json.load(f)
+        template = config.pop("chat_template")
+        with open(os.path.join(source, "tokenizer_config.json"), "w") as f:
+            json.dump(config, f)
+        with open(os.path.join(source, "chat_template.jinja"), "w") as f:
+            f.write(template)
+        code, _, err = run_cli(["import-checkpoint", "--source", source, "--out", self.path("policy")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("policy", "tokenizer_config.json")) as f:
+            self.assertEqual(json.load(f)["chat_template"], template)
+
     def test_bad_folders_get_coded_errors(self):
         source = self.folder("q3", shards=2)
         cases = []
