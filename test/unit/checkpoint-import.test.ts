@@ -60,6 +60,9 @@ describe('import checkpoint: qwen3 and qwen2 Hugging Face folders become policy 
       const events = await trainer('generate', '--set', `model.path=${source}`, '--set', `generate.prompts=${path.join(dir(), 'prompts.json')}`, '--set', 'generate.max_new_tokens=20');
       generations.set(name, new Map(events.filter((e) => e.event === 'generation').map((e) => [String(e['id']), e as Generation])));
     }
+    // The weights beside the graph (model.onnx_data, shared by the cascade graph), as past 2 GB.
+    await trainer('import-checkpoint', '--source', path.join(dir(), 'qwen2-hf'), '--out', path.join(dir(), 'qwen2-external-policy'), '--external-data', 'always');
+    generations.set('qwen2-external', generations.get('qwen2')!);
   });
 
   it('writes the policy layout with progress lines, and the policy host reads qwen3\'s own head_dim', async () => {
@@ -74,7 +77,7 @@ describe('import checkpoint: qwen3 and qwen2 Hugging Face folders become policy 
     assert.notEqual(info.headDim, Number(config['hidden_size']) / Number(config['num_attention_heads']));
   });
 
-  for (const name of ['qwen3', 'qwen2']) {
+  for (const name of ['qwen3', 'qwen2', 'qwen2-external']) {
     it(`${name}: ONNX logits within 1e-4 of PyTorch, and greedy decoding with the KV cache (and the cascade graph) equals PyTorch without one`, async () => {
       const info = await readModelFolder(path.join(dir(), `${name}-policy`));
       const session = await ort.InferenceSession.create(path.join(info.dir, info.onnxFile), { executionProviders: ['cpu'], logSeverityLevel: 3 });

@@ -135,6 +135,13 @@ class HfCheckpointTest(unittest.TestCase):
             for name, t in before.items():
                 self.assertEqual(after[name].dtype, t.dtype, name)
                 self.assertTrue(torch.equal(after[name], t), name)
+            # Without its safetensors, the policy folder's weights come back from the ONNX graph.
+            onnx_only = self.path(f"onnx-only-{dtype}")
+            shutil.copytree(self.path(f"policy-{dtype}"), onnx_only)
+            os.remove(os.path.join(onnx_only, safetensors.SINGLE_FILE))
+            recovered = load_model(onnx_only).state_dict()
+            for name, t in load_model(source).state_dict().items():
+                self.assertTrue(torch.equal(recovered[name], t), name)
             with open(os.path.join(source, "config.json")) as f, open(self.path(f"back-{dtype}", "config.json")) as g:
                 self.assertEqual(json.load(g), json.load(f))
             for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
