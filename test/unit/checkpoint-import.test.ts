@@ -216,3 +216,41 @@ describe('EnvACE checkpoint pipeline: import, shadow run, fine-tune, export', fu
     assert.ok(total > 10 && changed > total / 2, check.stdout);
   });
 });
+
+describe("a Qwen tokenizer.json (NFC, Oniguruma's \\p{L} \\p{N} \\s (?i:...)) encodes alike in the trainer and transformers.js", function () {
+  this.timeout(120_000);
+  const dir = useTempDir('qwen-tokenizer-');
+  const TEXTS = [
+    "IT'S it's it'ſx I'M we'LL you'Ve don't",
+    'naïve café cafe\u0301 Å\u030a ﬁ ２３ ²½ 中文 日本語 한국어 Ελληνικά русский עברית العربية हिन्दी',
+    'a\u3000\u3000y a\x1c\x1cy a\x85\x85y a\ufeff\ufeffy a\u00a0 b \u2028 \u2029 tab\t\tend',
+    'x  \n\n y\r\n\r\nz   \n  w 12345 1,234.5 -7e-3',
+    '<|im_start|>user\nWeather?<|im_end|>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><think>\nhm\n</think>',
+    '😀👍🏽 emoji ZWJ 👩‍👩‍👧 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math',
+  ];
+
+  it('splits and encodes letters, numbers, spaces, contractions and decomposed accents to the same pieces and ids', async () => {
+    const folder = path.join(dir(), 'qwen-shaped');
+    const { stdout } = await run(PYTHON, ['-c', [
+      'import json, sys',
+      'from trainer.tests.test_qwen_tokenizer import qwen_shaped',
+      'from trainer.tokenizer import load_tokenizer',
+      'tok = load_tokenizer(qwen_shaped(sys.argv[1]))',
+      'from trainer.tokenizer.bytelevel import to_units',
+      'import unicodedata',
+      'texts = json.loads(sys.argv[2])',
+      'pieces = [["".join(to_units(p)) for p in tok.split_re.findall(unicodedata.normalize("NFC", t))] for t in texts]',
+      'print(json.dumps({"ids": [tok.encode(t) for t in texts], "pieces": pieces}))',
+    ].join('\n'), folder, JSON.stringify(TEXTS)], { cwd: repoRoot() });
+    const python = JSON.parse(stdout) as { ids: number[][]; pieces: string[][] };
+    const { AutoTokenizer, env } = await import('@huggingface/transformers');
+    env.allowRemoteModels = false;
+    env.allowLocalModels = true;
+    env.localModelPath = dir() + path.sep;
+    const tokenizer = await AutoTokenizer.from_pretrained('qwen-shaped');
+    TEXTS.forEach((text, i) => assert.deepEqual(tokenizer.encode(text, { add_special_tokens: false }), python.ids[i], JSON.stringify(text)));
+    // The pre-tokenizer's pieces themselves (ids alone would hide a split between two bytes no merge joins).
+    const inner = (tokenizer as unknown as { _tokenizer: { normalizer: { normalize(t: string): string }; pre_tokenizer: { pre_tokenize_text(t: string): string[] } } })._tokenizer;
+    TEXTS.slice(0, 4).forEach((text, i) => assert.deepEqual(inner.pre_tokenizer.pre_tokenize_text(inner.normalizer.normalize(text)), python.pieces[i], JSON.stringify(text)));
+  });
+});
