@@ -159,6 +159,17 @@ describe('import checkpoint: qwen3 and qwen2 Hugging Face folders become policy 
     const out = await rehearse('import', 'checkpoint', source, '--out', path.join(dir(), 'a-file'));
     assert.equal(out.code, 2);
     assert.match(out.err, /--out \S+a-file is a file; pass a folder/);
+    const exportErrors: [string[], RegExp][] = [
+      [[path.join(dir(), 'nowhere')], /nowhere is not a folder; pass a policy folder, a training run's final\/ or one of its checkpoints/],
+      [[path.join(dir(), 'qwen3-policy'), '--dtype', 'float8'], /--dtype must be float32, float16 or bfloat16, not "float8"/],
+      [[path.join(dir(), 'qwen3-policy'), '--max-shard-bytes', '5GB'], /--max-shard-bytes must be a whole number of bytes/],
+      [[path.join(dir(), 'qwen3-policy'), '--out', path.join(dir(), 'qwen3-policy')], /is the folder being read; pass a new folder/],
+    ];
+    for (const [args, message] of exportErrors) {
+      const r = await rehearse('export', 'checkpoint', ...(args.includes('--out') ? args : [...args, '--out', path.join(dir(), 'export-out')]));
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, message);
+    }
   });
 });
 

@@ -1,9 +1,10 @@
 """``test-checkpoint``: a random-weight Hugging Face folder shaped like the ones EnvACE's
 ``scripts/model_merger.py`` writes (``save_pretrained``: config.json of a qwen3 or qwen2 model,
 safetensors, sharded with an index when asked, tokenizer files, generation_config.json), for the
-studio's own tests. It uses the embedded policy's small tokenizer (``models/default``) rather than
-Qwen's 151k one; qwen3 folders carry a Qwen3-style chat template (``trainer/templates/qwen3_style.jinja``:
-tools in ``<tools>``, ``<tool_call>`` blocks, ``<think>`` and ``enable_thinking``)."""
+studio's own tests. It uses the embedded policy's small vocabulary (``models/default``) rather than
+Qwen's 151k one; qwen3 folders give it Qwen's normalizer (NFC) and split pattern, and carry a
+Qwen3-style chat template (``trainer/templates/qwen3_style.jinja``: tools in ``<tools>``,
+``<tool_call>`` blocks, ``<think>`` and ``enable_thinking``)."""
 import json
 import os
 import shutil
@@ -17,6 +18,8 @@ from ..model.folder import state_dict_for_save, write_json
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOKENIZER_DIR = os.path.join(REPO, "models", "default")
 QWEN3_TEMPLATE = os.path.join(REPO, "trainer", "templates", "qwen3_style.jinja")
+#: The Split pattern of Qwen2/Qwen2.5/Qwen3's tokenizer.json (written for Oniguruma).
+QWEN_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 #: Tiny shapes with grouped-query attention; qwen3's head_dim differs from hidden_size / heads, as in Qwen3.
 SHAPES = {
     "qwen3": {"hidden_size": 48, "intermediate_size": 96, "num_hidden_layers": 3, "num_attention_heads": 4,
@@ -43,6 +46,19 @@ def random_model(model_type, tied, seed, vocab_size, eos, pad, dtype="float32"):
     return model
 
 
+def write_qwen_shaped_tokenizer(folder, vocab=None):
+    """models/default's tokenizer with Qwen's normalizer and pre-tokenizer, into ``folder``."""
+    if vocab is None:
+        with open(os.path.join(TOKENIZER_DIR, "tokenizer.json"), encoding="utf-8") as f:
+            vocab = json.load(f)
+    data = {**vocab, "normalizer": {"type": "NFC"}}
+    data["pre_tokenizer"] = {**vocab["pre_tokenizer"], "pretokenizers": [
+        {**vocab["pre_tokenizer"]["pretokenizers"][0], "pattern": {"Regex": QWEN_PATTERN}}, *vocab["pre_tokenizer"]["pretokenizers"][1:]]}
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False)
+
+
 def make_test_checkpoint(folder, model_type="qwen3", tied=False, shards=1, seed=0, dtype="float32"):
     """Writes the folder; returns ``(model, files written)``."""
     if model_type not in SHAPES:
@@ -53,7 +69,10 @@ def make_test_checkpoint(folder, model_type="qwen3", tied=False, shards=1, seed=
     added = {t["content"]: t["id"] for t in vocab["added_tokens"]}
     vocab_size = max(max(vocab["model"]["vocab"].values()), *added.values()) + 1
     model = random_model(model_type, tied, seed, vocab_size, added["<|im_end|>"], added["<|endoftext|>"], dtype)
-    shutil.copyfile(os.path.join(TOKENIZER_DIR, "tokenizer.json"), os.path.join(folder, "tokenizer.json"))
+    if model_type == "qwen3":
+        write_qwen_shaped_tokenizer(folder, vocab)
+    else:
+        shutil.copyfile(os.path.join(TOKENIZER_DIR, "tokenizer.json"), os.path.join(folder, "tokenizer.json"))
     with open(os.path.join(TOKENIZER_DIR, "tokenizer_config.json"), encoding="utf-8") as f:
         tokenizer_config = json.load(f)
     if model_type == "qwen3":

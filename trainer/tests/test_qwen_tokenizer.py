@@ -5,30 +5,20 @@ Qwen's. Parity with transformers.js on the same file: test/unit/checkpoint-impor
 import json
 import os
 import re
+import shutil
 import tempfile
 import unittest
 
+from ..commands.test_checkpoint import QWEN_PATTERN, write_qwen_shaped_tokenizer
 from ..errors import TrainerError
 from ..tokenizer import load_tokenizer
 from ..tokenizer.unicode_pattern import python_pattern
 from .helpers import REPO
 
-#: The Split pattern of Qwen2/Qwen2.5/Qwen3's tokenizer.json.
-QWEN_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-
-
 def qwen_shaped(folder):
-    """Writes models/default's tokenizer with Qwen's normalizer and pre-tokenizer into ``folder``."""
-    with open(os.path.join(REPO, "models", "default", "tokenizer.json"), encoding="utf-8") as f:
-        data = json.load(f)
-    data["normalizer"] = {"type": "NFC"}
-    data["pre_tokenizer"]["pretokenizers"][0]["pattern"] = {"Regex": QWEN_PATTERN}
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False)
-    with open(os.path.join(REPO, "models", "default", "tokenizer_config.json"), encoding="utf-8") as f, \
-            open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as g:
-        g.write(f.read())
+    """A folder with models/default's vocabulary under Qwen's normalizer and pre-tokenizer."""
+    write_qwen_shaped_tokenizer(folder)
+    shutil.copyfile(os.path.join(REPO, "models", "default", "tokenizer_config.json"), os.path.join(folder, "tokenizer_config.json"))
     return folder
 
 
