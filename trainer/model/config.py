@@ -88,10 +88,12 @@ class ModelConfig:
 
     def to_hf(self):
         """The ``config.json`` of this model (readable by transformers and transformers.js)."""
-        d = {"architectures": [ARCHITECTURES[self.model_type]], "hidden_act": "silu", "use_cache": True,
-             "rope_scaling": None, "attention_dropout": 0.0}
-        d.update({"mlp_bias": False, "pretraining_tp": 1} if self.model_type == "llama" else _QWEN_WINDOW)
-        d.update({name: getattr(self, name) for name in _FIELDS})
+        llama = self.model_type == "llama"
+        # Llama's keys in the order the trainer always wrote them (models/default's config.json).
+        d = {"architectures": [ARCHITECTURES[self.model_type]], "model_type": self.model_type, "hidden_act": "silu",
+             **({"mlp_bias": False} if llama else {}), "torch_dtype": self.torch_dtype, "use_cache": True,
+             "rope_scaling": None, "attention_dropout": 0.0, **({"pretraining_tp": 1} if llama else _QWEN_WINDOW)}
+        d.update({name: getattr(self, name) for name in _FIELDS if name not in ("model_type", "torch_dtype")})
         if self.model_type == "qwen2":
             del d["head_dim"], d["attention_bias"]  # Qwen2 has neither key: its biases are fixed
         d.update(bos_token_id=self.bos_token_id, eos_token_id=self.eos_token_id, pad_token_id=self.pad_token_id)
