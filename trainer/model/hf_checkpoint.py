@@ -76,6 +76,9 @@ def _weights_in(model, dtype_name):
 def _write_hf(out, model, source, dtype_name, max_shard_bytes, extra_config=None):
     """config.json, generation_config.json, tokenizer files and the weights (safetensors) of ``model``."""
     os.makedirs(out, exist_ok=True)
+    stale = os.path.join(out, "pytorch_model.bin")
+    if os.path.exists(stale):  # it would be read before the safetensors written here
+        os.remove(stale)
     model.config.torch_dtype = dtype_name
     hf = model.config.to_hf()
     hf.update(extra_config or {})
