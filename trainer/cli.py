@@ -22,7 +22,12 @@ COMMANDS = {
     "render": "print dataset rows as the exact training text and token ids",
     "generate": "greedy decoding with PyTorch without a KV cache (the parity reference)",
     "test-model": "write a small random-weight policy folder for tests (--out, --seed)",
+    "import-checkpoint": "a Hugging Face folder (EnvACE's merged qwen3/qwen2/llama checkpoint) -> a policy folder with ONNX (--source, --out)",
+    "export-checkpoint": "a policy folder or trainer checkpoint -> a Hugging Face folder with safetensors (--source, --out)",
+    "test-checkpoint": "write a random-weight Hugging Face folder (qwen3 or qwen2, safetensors) for tests (--out)",
 }
+# Commands that take their arguments on the command line, not a config (they run on the CPU).
+_DIRECT_COMMANDS = ("test-model", "import-checkpoint", "export-checkpoint", "test-checkpoint")
 _RUN_FOLDER_COMMANDS = ("sft", "grpo")
 
 
@@ -41,11 +46,42 @@ def build_parser():
             p.add_argument("--out", required=True, help="folder to create")
             p.add_argument("--seed", type=int, default=0)
             continue
+        if name in _DIRECT_COMMANDS:
+            _direct_arguments(name, p)
+            continue
         p.add_argument("--config", help="JSON config file (schemas/trainer-config.schema.json)")
         p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="override a config field, e.g. --set train.steps=10 (value parsed as JSON)")
         p.add_argument("--device", help="auto, cpu, cuda or cuda:N (overrides the config)")
     return parser
+
+
+def _direct_arguments(name, p):
+    p.add_argument("--out", required=True, help="folder to create")
+    if name == "test-checkpoint":
+        p.add_argument("--model-type", default="qwen3", choices=["qwen3", "qwen2"])
+        p.add_argument("--tied", action="store_true", help="tie the output layer to the embeddings")
+        p.add_argument("--shards", type=int, default=1, help="safetensors files (more than 1: with an index)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+        return
+    p.add_argument("--source", required=True, help="the folder to read")
+    if name == "import-checkpoint":
+        p.add_argument("--external-data", default="auto", choices=["auto", "always", "never"],
+                       help="ONNX weights beside the graph (auto: past 2 GB)")
+    else:
+        p.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], help="default: config.json's torch_dtype")
+        p.add_argument("--max-shard-bytes", type=int, help="split the safetensors past this size (default 5 GB)")
+
+
+def _run_direct(args, events):
+    from .commands import checkpoint, test_checkpoint
+    from .commands.test_model import run_test_model
+    if args.command == "test-model":
+        run_test_model(args.out, args.seed, events)
+    else:
+        {"import-checkpoint": checkpoint.run_import, "export-checkpoint": checkpoint.run_export,
+         "test-checkpoint": test_checkpoint.run_test_checkpoint}[args.command](args, events)
 
 
 def _command_module(name):
@@ -63,10 +99,9 @@ def main(argv=None, stdout=None, stderr=None):
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise TrainerError("USAGE", f"Name a command: {', '.join(COMMANDS)}.")
-        if args.command == "test-model":
-            from .commands.test_model import run_test_model
+        if args.command in _DIRECT_COMMANDS:
             events.emit("start", command=args.command, version=__version__, events_version=EVENTS_VERSION, pid=os.getpid())
-            run_test_model(args.out, args.seed, events)
+            _run_direct(args, events)
             return 0
         from .config import load_config
         overrides = list(args.set) + ([f"device={args.device}"] if args.device else [])

@@ -9,6 +9,7 @@ import { verifyCommand } from './commands/verify';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
 import { annotateCommand } from './commands/annotate';
+import { checkpointCommand } from './commands/checkpoint';
 import { compareCommand } from './commands/compare';
 import { exportCommand } from './commands/export';
 import { reportCommand } from './commands/report';
@@ -64,7 +65,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
 
   const importer = program
     .command('import')
-    .description('turn recorded data into tasks, replay recordings and few-shot pairs');
+    .description('turn recorded data into tasks, replay recordings and few-shot pairs, or a Hugging Face checkpoint into a policy folder');
   for (const [format, description, what] of [
     ['envace', 'an EnvACE checklist dataset (JSON list of records with extra_info.tools, messages, checklist_list)', '<file>'],
     ['chat', 'recorded OpenAI-chat conversations with tool calls, one per JSONL line', '<file.jsonl>'],
@@ -84,6 +85,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
     .option('--no-progress', 'no progress bar')
     .action(async (dir: string, opts: { out?: string; progress?: boolean }) => { code = await importRolloutsCommand(dir, opts, ioFor()); });
+  importer
+    .command('checkpoint')
+    .description("turn a Hugging Face checkpoint (EnvACE's merged qwen3, or qwen2/llama; safetensors) into a policy folder the studio runs")
+    .argument('<folder>', "the merged Hugging Face folder (scripts/model_merger.py --target_dir)")
+    .option('--out <dir>', 'the policy folder to write (weights, tokenizer, chat template, onnx/ with the cascade graph)')
+    .option('--verbose', "print the trainer's command and log")
+    .action(async (folder: string, opts: { out?: string; verbose?: boolean }) => { code = await checkpointCommand('import', folder, opts, ioFor()); });
 
   program
     .command('generate')
@@ -157,7 +165,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--act-rows <how>', "turn (one act row per turn, pooled per task and role as EnvACE's GRPO does) or episode (one row per episode training every turn)", 'turn')
     .action(async (tasks: string[], opts) => { code = await rolloutCommand(tasks, opts, ioFor()); });
 
-  program
+  const exporter = program
     .command('export')
     .description('write training rows (act and rehearse) for the trainer from recorded runs')
     .argument('<trace...>', 'trace.jsonl files, run folders, or a workspace with .rehearsal/runs')
@@ -181,6 +189,16 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     .option('--no-annotations', 'ignore the runs\' annotations.jsonl (no annotations on rows, no weights from them)')
     .option('--identifier-slots', 'rows for a model that reads identifiers as slots (rehearsal_config.json "identifierSlots": true)')
     .action(async (traces: string[], opts) => { code = await exportCommand(traces, opts, ioFor()); });
+  exporter
+    .command('checkpoint')
+    .description('write a Hugging Face folder (config.json with its model_type, safetensors, tokenizer) that EnvACE can start from')
+    .argument('<folder>', "a policy folder (from `rehearse import checkpoint`), a training run's final/ or one of its checkpoints")
+    .option('--out <dir>', 'the Hugging Face folder to write')
+    .option('--dtype <dtype>', "float32, float16 or bfloat16 (default: config.json's torch_dtype, as trained from)")
+    .option('--max-shard-bytes <n>', 'split the weights into shards with an index past this size (default 5 GB)')
+    .option('--verbose', "print the trainer's command and log")
+    // `export`'s own --out is read wherever it stands on the line: take it from there when it got it.
+    .action(async (folder: string, opts: { out?: string }) => { code = await checkpointCommand('export', folder, { ...opts, out: opts.out ?? exporter.opts<{ out?: string }>().out }, ioFor()); });
 
   program
     .command('compare')

@@ -1,5 +1,8 @@
 """Model folders in the Hugging Face layout: ``config.json``, ``generation_config.json``,
 ``tokenizer.json``, ``tokenizer_config.json``, ``pytorch_model.bin`` (and ``onnx/`` once exported).
+Weights are read from ``pytorch_model.bin``, else from safetensors (``model.safetensors`` or shards
+named by ``model.safetensors.index.json``: what transformers and EnvACE's merger write), else from the
+ONNX export.
 
 Checkpoints are model folders too (plus ``trainer_state.pt``), so any of them can be exported,
 rendered with, or used to start another run.
@@ -14,6 +17,7 @@ from ..errors import TrainerError
 from .config import ModelConfig
 from .from_onnx import ONNX_FILE, state_dict_from_onnx
 from .llama import LlamaForCausalLM
+from . import safetensors
 
 WEIGHTS = "pytorch_model.bin"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
@@ -62,33 +66,72 @@ def save_weights(folder, model):
     os.replace(path + ".tmp", path)
 
 
-def read_model_config(folder):
-    path = os.path.join(folder, "config.json")
+MAX_CONFIG_BYTES = 4 * 2 ** 20
+
+
+def read_json_object(path, what):
+    """A JSON object file of at most 4 MiB; ``MODEL_CONFIG_INVALID`` naming ``what`` when it is not one."""
+    if os.path.getsize(path) > MAX_CONFIG_BYTES:
+        raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is larger than {MAX_CONFIG_BYTES} bytes; it cannot be {what}.")
     try:
         with open(path, encoding="utf-8") as f:
-            hf = json.load(f)
-    except FileNotFoundError:
+            data = json.load(f)
+    except (UnicodeDecodeError, ValueError) as e:
+        raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is not valid JSON ({e}); it must be {what}.")
+    if not isinstance(data, dict):
+        raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is not a JSON object; it must be {what}.")
+    return data
+
+
+def read_model_config(folder):
+    path = os.path.join(folder, "config.json")
+    if not os.path.isfile(path):
         raise TrainerError("MODEL_MISSING", f"No config.json in {folder}: model.path must be a model folder "
-                           "(made by `init`, a checkpoint, or a training run's final/ folder).")
-    return ModelConfig.from_hf(hf)
+                           "(made by `init`, a checkpoint, a training run's final/ folder, or a Hugging Face model folder).")
+    return ModelConfig.from_hf(read_json_object(path, "a Hugging Face config.json"))
 
 
-def load_model(folder, attention="eager"):
+def read_state_dict(folder, progress=None):
+    """``(state dict in stored dtypes, the file it came from)``: pytorch_model.bin, safetensors, or the ONNX export."""
+    path = os.path.join(folder, WEIGHTS)
+    if os.path.exists(path):
+        return torch.load(path, map_location="cpu", weights_only=True), path
+    if safetensors.has_weights(folder):
+        return safetensors.read_folder(folder, progress), os.path.join(folder, "*.safetensors")
+    if os.path.exists(os.path.join(folder, ONNX_FILE)):
+        return state_dict_from_onnx(folder), os.path.join(folder, ONNX_FILE)  # an exported policy only (the embedded default, say)
+    raise TrainerError("MODEL_MISSING", f"No {WEIGHTS}, {safetensors.SINGLE_FILE}, {safetensors.INDEX_FILE} nor {ONNX_FILE} "
+                       f"in {folder}: the folder has no weights to train or export.")
+
+
+def match_weights(model, sd, path):
+    """The state dict ``model`` loads strictly, or ``WEIGHTS_MISMATCH`` naming the first tensor that differs
+    from what its config.json makes (missing, extra, or of another shape)."""
+    config = model.config
+    sd = {k: v for k, v in sd.items() if not k.endswith("rotary_emb.inv_freq")}  # older transformers saved it
+    if config.tie_word_embeddings:
+        sd["lm_head.weight"] = sd.get("model.embed_tokens.weight", sd.get("lm_head.weight"))
+    expected = model.state_dict()
+    where = f"The weights in {path} do not match its config.json ({config.model_type}, {config.num_hidden_layers} layers)"
+    missing = sorted(k for k in expected if sd.get(k) is None)
+    if missing:
+        raise TrainerError("WEIGHTS_MISMATCH", f"{where}: {missing[0]} is missing ({len(missing)} tensors in all). "
+                           "Check model_type and the layer count in config.json, or copy the missing shards.")
+    extra = sorted(set(sd) - set(expected))
+    if extra:
+        raise TrainerError("WEIGHTS_MISMATCH", f"{where}: {extra[0]} is not a weight of this architecture ({len(extra)} in all). "
+                           "Check model_type in config.json (qwen3 has q_norm/k_norm, qwen2 q/k/v biases).")
+    for name, tensor in expected.items():
+        if tuple(sd[name].shape) != tuple(tensor.shape):
+            raise TrainerError("WEIGHTS_MISMATCH", f"{where}: {name} is {list(sd[name].shape)}, config.json makes it "
+                               f"{list(tensor.shape)}. Fix hidden_size, heads, head_dim or vocab_size in config.json.")
+    return {k: sd[k].float() if sd[k].is_floating_point() else sd[k] for k in expected}
+
+
+def load_model(folder, attention="eager", progress=None):
     """The model of ``folder`` on the CPU, weights loaded (float32)."""
     config = read_model_config(folder)
     model = LlamaForCausalLM(config, attention=attention)
-    path = os.path.join(folder, WEIGHTS)
-    if os.path.exists(path):
-        sd = torch.load(path, map_location="cpu", weights_only=True)
-    elif os.path.exists(os.path.join(folder, ONNX_FILE)):
-        path = os.path.join(folder, ONNX_FILE)  # an exported policy only (the embedded default, say)
-        sd = state_dict_from_onnx(folder)
-    else:
-        raise TrainerError("MODEL_MISSING", f"No {WEIGHTS} nor {ONNX_FILE} in {folder}: the folder has no weights to train or export.")
-    if config.tie_word_embeddings:
-        sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
-    try:
-        model.load_state_dict(sd, strict=True)
-    except RuntimeError as e:
-        raise TrainerError("MODEL_MISSING", f"The weights in {path} do not match its config.json: {str(e).splitlines()[0]}")
+    sd, path = read_state_dict(folder, progress)
+    model.load_state_dict(match_weights(model, sd, path), strict=True)
     return model

@@ -1,4 +1,5 @@
-"""Llama decoder in plain PyTorch (>= 1.13), with Hugging Face parameter names.
+"""Llama decoder in plain PyTorch (>= 1.13), with Hugging Face parameter names; the same layers run
+Qwen2 (q/k/v biases) and Qwen3 (``q_norm``/``k_norm`` per head before RoPE), as ``config.model_type`` says.
 
 Two entry points share the layers:
 - :meth:`LlamaForCausalLM.forward` is the exported signature: ``(input_ids, attention_mask,
@@ -53,16 +54,23 @@ class Attention(nn.Module):
         super().__init__()
         self.num_heads, self.num_kv_heads, self.head_dim = c.num_attention_heads, c.num_key_value_heads, c.head_dim
         self.scale = 1.0 / math.sqrt(self.head_dim)
-        self.q_proj = nn.Linear(c.hidden_size, self.num_heads * self.head_dim, bias=c.attention_bias)
-        self.k_proj = nn.Linear(c.hidden_size, self.num_kv_heads * self.head_dim, bias=c.attention_bias)
-        self.v_proj = nn.Linear(c.hidden_size, self.num_kv_heads * self.head_dim, bias=c.attention_bias)
-        self.o_proj = nn.Linear(self.num_heads * self.head_dim, c.hidden_size, bias=c.attention_bias)
+        self.q_proj = nn.Linear(c.hidden_size, self.num_heads * self.head_dim, bias=c.qkv_bias)
+        self.k_proj = nn.Linear(c.hidden_size, self.num_kv_heads * self.head_dim, bias=c.qkv_bias)
+        self.v_proj = nn.Linear(c.hidden_size, self.num_kv_heads * self.head_dim, bias=c.qkv_bias)
+        self.o_proj = nn.Linear(self.num_heads * self.head_dim, c.hidden_size, bias=c.o_bias)
+        if c.qk_norm:
+            self.q_norm = RMSNorm(self.head_dim, c.rms_norm_eps)
+            self.k_norm = RMSNorm(self.head_dim, c.rms_norm_eps)
+        self.qk_norm = c.qk_norm
 
     def project(self, x, cos, sin, past_k=None, past_v=None):
         """Queries, and keys and values after the cache's (rotary applied): [B, heads, T, D] each."""
         b, s, _ = x.shape
-        q = self.q_proj(x).view(b, s, self.num_heads, self.head_dim).transpose(1, 2)
-        k = self.k_proj(x).view(b, s, self.num_kv_heads, self.head_dim).transpose(1, 2)
+        q = self.q_proj(x).view(b, s, self.num_heads, self.head_dim)
+        k = self.k_proj(x).view(b, s, self.num_kv_heads, self.head_dim)
+        if self.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = self.v_proj(x).view(b, s, self.num_kv_heads, self.head_dim).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin

@@ -6,15 +6,17 @@ Applying merges lowest rank first, leftmost first, is what transformers.js' prio
 import json
 import os
 import re
+import unicodedata
 
 from ..errors import TrainerError
 from .bytelevel import CHAR_TO_BYTE, SPECIAL_TOKENS, added_tokens_regex, split_added, to_units
+from .unicode_pattern import python_pattern
 
 
 class Tokenizer:
     """A byte-level BPE tokenizer with added tokens, and the chat template / end token of its config."""
 
-    def __init__(self, vocab, merges, added_tokens, split_pattern, config=None):
+    def __init__(self, vocab, merges, added_tokens, split_pattern, config=None, nfc=False, ignore_merges=False):
         self.vocab = dict(vocab)                       # token string -> id (BPE model only)
         self.added = {t["content"]: t["id"] for t in added_tokens}
         self.special = {t["content"] for t in added_tokens if t.get("special")}
@@ -22,8 +24,12 @@ class Tokenizer:
         self.id_to_token.update({i: t for t, i in self.added.items()})
         self.ranks = {tuple(m): r for r, m in enumerate(merges)}
         self.merges = [tuple(m) for m in merges]
-        self.split_re = re.compile(split_pattern)
+        self.split_re = re.compile(python_pattern(split_pattern))
         self.split_pattern = split_pattern
+        # Qwen's tokenizer.json: an NFC normalizer (text between added tokens), and, in some others,
+        # ignore_merges (a piece that is a token as a whole is taken whole), as transformers.js does.
+        self.nfc = nfc
+        self.ignore_merges = ignore_merges
         self.added_re = added_tokens_regex(list(self.added))
         self.config = config or {}
         self._cache = {}
@@ -55,6 +61,8 @@ class Tokenizer:
         cached = self._cache.get(units)
         if cached is not None:
             return cached
+        if self.ignore_merges and "".join(units) in self.vocab:
+            return [self.vocab["".join(units)]]
         word = list(units)
         while len(word) > 1:
             best = None
@@ -89,6 +97,8 @@ class Tokenizer:
             if part in self.added:
                 ids.append(self.added[part])
                 continue
+            if self.nfc:
+                part = unicodedata.normalize("NFC", part)
             for piece in self.split_re.findall(part):
                 ids.extend(self._bpe(to_units(piece)))
         return ids
@@ -129,18 +139,25 @@ def load_tokenizer(folder):
             config = json.load(f)
     model = data.get("model") or {}
     pre = data.get("pre_tokenizer") or {}
-    split = [p for p in pre.get("pretokenizers", []) if p.get("type") == "Split"]
-    if model.get("type") != "BPE" or not split or data.get("normalizer") is not None:
-        raise TrainerError("TOKENIZER_UNSUPPORTED", f"{path} is not a byte-level BPE tokenizer written by this trainer "
-                           "(BPE model, Split + ByteLevel pre-tokenizer, no normalizer). Train one with "
-                           "`python3 -m trainer tokenizer`.")
+    steps = pre.get("pretokenizers", [])
+    split = [p for p in steps if p.get("type") == "Split"]
+    byte_level = [p for p in steps if p.get("type") == "ByteLevel"]
+    normalizer = data.get("normalizer")
+    if (model.get("type") != "BPE" or len(split) != 1 or len(byte_level) != 1 or len(steps) != 2
+            or byte_level[0].get("add_prefix_space") or byte_level[0].get("use_regex", True) or model.get("byte_fallback")
+            or split[0].get("behavior") != "Isolated" or split[0].get("invert")
+            or normalizer not in (None, {"type": "NFC"})):
+        raise TrainerError("TOKENIZER_UNSUPPORTED", f"{path} is not a byte-level BPE tokenizer the trainer reads "
+                           "(BPE model, Split + ByteLevel pre-tokenizer without a prefix space, no normalizer or NFC: "
+                           "this trainer's and Qwen's). Train one with `python3 -m trainer tokenizer`.")
     try:
         pattern = split[0]["pattern"]["Regex"]
-        re.compile(pattern)
+        re.compile(python_pattern(pattern))
     except (KeyError, re.error):
         raise TrainerError("TOKENIZER_UNSUPPORTED", f"The Split pattern of {path} cannot be used by Python's re module.")
     merges = [m if isinstance(m, list) else m.split(" ", 1) for m in model["merges"]]
-    return Tokenizer(model["vocab"], merges, data.get("added_tokens", []), pattern, config)
+    return Tokenizer(model["vocab"], merges, data.get("added_tokens", []), pattern, config,
+                     nfc=normalizer is not None, ignore_merges=bool(model.get("ignore_merges")))
 
 
 __all__ = ["Tokenizer", "load_tokenizer", "SPECIAL_TOKENS"]
