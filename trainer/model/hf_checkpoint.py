@@ -106,6 +106,7 @@ def import_checkpoint(source, out, events, export_settings=None):
     files = _write_hf(out, model, source, config.torch_dtype if config.torch_dtype in DTYPES else "float32",
                       safetensors.DEFAULT_SHARD_BYTES)
     events.emit("progress", stage="write", done=len(files), total=len(files), file=files[-1])
+    _rehearse_as_envace(out)
     settings = {**DEFAULT_SETTINGS, **(export_settings or {})}
     events.emit("progress", stage="export", done=0, total=2 if settings["cascade"] else 1, file="onnx/model.onnx")
     events.log("export: tracing the ONNX graphs (the normal one, then the cascade one)")
@@ -120,6 +121,14 @@ def import_checkpoint(source, out, events, export_settings=None):
     if settings["cascade"]:
         summary["cascade_bytes"] = cascade_bytes
     return summary
+
+
+def _rehearse_as_envace(out):
+    """An EnvACE checkpoint was trained on EnvACE's simulator prompt, so its policy folder rehearses with
+    the studio's ``envace`` prompt profile, unless the source brought its own rehearsal_config.json."""
+    path = os.path.join(out, "rehearsal_config.json")
+    if not os.path.exists(path):
+        write_json(path, {"rehearsePrompt": {"profile": "envace"}})
 
 
 def export_checkpoint(source, out, events, dtype=None, max_shard_bytes=safetensors.DEFAULT_SHARD_BYTES):

@@ -184,6 +184,21 @@ class HfCheckpointTest(unittest.TestCase):
         with open(self.path("policy", "tokenizer_config.json")) as f:
             self.assertEqual(json.load(f)["chat_template"], template)
 
+    def test_an_envace_merge_rehearses_with_envace_s_prompt_unless_it_brings_its_own(self):
+        # EnvACE trains the rehearse role on simulate_core/_builders.py's prompt: the policy folder
+        # names the studio's profile that reproduces it (docs/dataset-format.md, rehearse prompt profiles).
+        source = self.folder("q3")
+        code, _, err = run_cli(["import-checkpoint", "--source", source, "--out", self.path("policy")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("policy", "rehearsal_config.json")) as f:
+            self.assertEqual(json.load(f), {"rehearsePrompt": {"profile": "envace"}})
+        with open(os.path.join(source, "rehearsal_config.json"), "w") as f:
+            json.dump({"rehearsePrompt": {"profile": "compact"}}, f)
+        code, _, err = run_cli(["import-checkpoint", "--source", source, "--out", self.path("policy2")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("policy2", "rehearsal_config.json")) as f:
+            self.assertEqual(json.load(f)["rehearsePrompt"]["profile"], "compact")
+
     def test_bad_folders_get_coded_errors(self):
         source = self.folder("q3", shards=2)
         cases = []
