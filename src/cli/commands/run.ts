@@ -12,6 +12,7 @@ import type { RunSettings } from '../../core/runner/settings';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { MAX_SAMPLES } from '../../core/policy/sampling';
 import type { CliIO } from '../io';
+import { parseDialectArg } from '../parseDialectArg';
 import { runsFolderArg } from '../runsFolderArg';
 import type { PolicyArgs } from '../policyArg';
 import { devicesTried, openPolicy, policyJson } from '../policyArg';
@@ -28,6 +29,7 @@ export interface RunArgs extends PolicyArgs {
   temperature?: string;
   seed?: string;
   onParseError?: string;
+  parse?: string;
   rehearsalTemperature?: string;
   json?: boolean;
   progress?: boolean;
@@ -56,6 +58,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
   if (order !== 'parallel' && order !== 'sequential') throw new StudioError('USAGE', `--order must be parallel or sequential, not "${order}".`);
   const onParseError = args.onParseError ?? 'end';
   if (onParseError !== 'end' && onParseError !== 'feedback') throw new StudioError('USAGE', `--on-parse-error must be end or feedback, not "${onParseError}".`);
+  const parse = parseDialectArg(args.parse) ?? 'studio';
   const temperature = args.temperature === undefined ? 0 : Number(args.temperature);
   if (!(temperature >= 0)) throw new StudioError('USAGE', `--temperature must be a number >= 0, not "${args.temperature}".`);
   const rehearsalTemperature = args.rehearsalTemperature === undefined ? undefined : Number(args.rehearsalTemperature);
@@ -71,6 +74,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
     privateRehearsal: { budget: positiveInt(args.budget, '--budget', 3, MAX_BUDGET), order, ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}) },
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError,
+    parse,
   };
 }
 

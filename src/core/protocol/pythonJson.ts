@@ -125,3 +125,16 @@ export function sanitizedValue(v: JsonValue): JsonValue {
   for (const [k, x] of Object.entries(v)) out[sanitizeForTokenizer(k)] = sanitizedValue(x);
   return out;
 }
+
+/**
+ * Compact JSON text of a value (as `JSON.stringify` writes it) with each encoded non-finite number
+ * written back as the literal Python's `json.dumps` writes (`NaN`, `Infinity`, `-Infinity`): the
+ * text EnvACE holds in a tool call's `arguments` string. Recursive: for values bounded in depth.
+ */
+export function jsonTextWithLiterals(v: JsonValue): string {
+  const spelling = nonFiniteSpelling(v);
+  if (spelling) return spelling;
+  if (Array.isArray(v)) return `[${v.map(jsonTextWithLiterals).join(',')}]`;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${jsonTextWithLiterals(x)}`).join(',')}}`;
+}
