@@ -73,6 +73,7 @@ export function runDefaults(): Partial<RunSettings> {
     episodesPerTask: Math.max(1, Math.trunc(c.get<number>('run.episodesPerTask', 1))),
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError: c.get<string>('run.onParseError', 'end') === 'feedback' ? 'feedback' : 'end',
+    parse: c.get<string>('run.parse', 'studio') === 'envace' ? 'envace' : 'studio',
     privateRehearsal: {
       budget: Math.max(1, Math.trunc(c.get<number>('run.privateRehearsal.budget', 3))),
       order: c.get<string>('run.privateRehearsal.order', 'sequential') === 'parallel' ? 'parallel' : 'sequential',

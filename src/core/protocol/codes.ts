@@ -56,7 +56,7 @@ export const ENVACE_TOOL_ERROR_CODES = [
   'INDEX_NOT_FOUND',
   /** mcp_tool.py: the parameters fail the tool's schema (required fields, primitive types, enums). */
   'SCHEMA_VALIDATION_FAILED',
-  /** envs.py `_check_length`: the caller's prompt plus max_response_length reaches max_model_len; the episode ends. */
+  /** envs.py `_check_caller_length_or_terminate`: the caller's prompt plus max_response_length reaches max_model_len; the episode ends. */
   'LENGTH_EXCEEDED',
 ] as const;
 
