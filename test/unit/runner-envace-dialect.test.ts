@@ -12,7 +12,9 @@ import { runCli } from '../../src/cli/program';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { envaceToolError } from '../../src/core/runner/parseDialect';
-import { simulatorErrorText } from '../../src/core/runner/toolMessages';
+import { parseActOutput } from '../../src/core/protocol/actParser';
+import { replayTrace } from '../../src/core/runner/replay';
+import { parseErrorToolText, simulatorErrorText } from '../../src/core/runner/toolMessages';
 import { parseTask } from '../../src/core/tasks/loader';
 import type { LoadedTask } from '../../src/core/tasks/taskFile';
 import type { EnvaceRecord } from '../../src/core/training/envaceExport';
@@ -93,6 +95,15 @@ describe('runner: the envace parse dialect', function () {
     }
   });
 
+  it("an act parse error fed back in the envace dialect quotes the block as tool_parser.py does (line 65: Python's strip)", () => {
+    const text = '\n<tool_call>\n\u3000{"name": "a", "arguments": {"x": NaN,}}\u0085\n</tool_call>';
+    const parse = parseActOutput(text, { dialect: 'envace' });
+    assert.equal(parse.kind === 'error' && parse.error.code, 'JSON_DECODE_ERROR');
+    // Printed by /usr/bin/python3: json.dumps({"error_tool_call": "One tool call can not be parsed as JSON: " + block.strip()}, ensure_ascii=True).
+    const expected = '{"error_tool_call": "One tool call can not be parsed as JSON: {\\"name\\": \\"a\\", \\"arguments\\": {\\"x\\": NaN,}}"}';
+    assert.equal(parseErrorToolText('JSON_DECODE_ERROR', '', text, 'envace'), expected);
+  });
+
   it('rehearse run --parse envace records the dialect in the run settings; another value is a usage error naming both', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'rehearsal-parse-arg-'));
     try {
@@ -129,6 +140,9 @@ describe('runner: the envace parse dialect', function () {
       assert.equal(trace.rehearsals.length, 1);
       assert.equal(trace.fidelities.length, 1);
       assert.deepEqual(trace.rehearsals[0].arguments, { n: { $numberDouble: 'Infinity' } });
+      // A replay of that trace parses as the recorded run did.
+      const replay = await replayTrace({ source: summary.traceFile, runsDir: path.dirname(path.dirname(summary.traceFile)), policy: scripted() });
+      assert.equal((await readCheckedTrace(replay.traceFile)).run.settings?.['parse'], 'envace');
       const records = await exported(summary.traceFile);
       assert.equal(records.length, 1);
       const assistant = records[0].extra_info.messages.find((m) => m.role === 'assistant' && m.tool_calls);
