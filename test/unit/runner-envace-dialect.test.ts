@@ -149,5 +149,13 @@ describe('runner: the envace parse dialect', function () {
       assert.equal(assistant?.tool_calls?.[0].function.arguments, '{"n":Infinity}', "the arguments string EnvACE's json.loads reads as inf");
       assert.doesNotThrow(() => JSON.parse(JSON.stringify(records[0])), 'the dataset itself stays standard JSON');
     });
+
+    it("a prompt that leaves no room for the reply ends the episode with EnvACE's LENGTH_EXCEEDED (envs.py lines 733-765), PROMPT_TOO_LONG in the studio dialect", async () => {
+      const tooMany = { act: 1_000_000, rehearse: 64 };
+      const envace = await run(scripted(), [probeTask('ok')], { parse: 'envace', maxTokens: tooMany });
+      const studio = await run(scripted(), [probeTask('ok')], { maxTokens: tooMany });
+      assert.deepEqual([envace.trace.ends[0].status, envace.trace.ends[0].error?.code], ['failed', 'LENGTH_EXCEEDED']);
+      assert.deepEqual([studio.trace.ends[0].status, studio.trace.ends[0].error?.code], ['failed', 'PROMPT_TOO_LONG']);
+    });
   });
 });

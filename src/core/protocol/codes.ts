@@ -42,8 +42,8 @@ export type ParseErrorCode = ActParseErrorCode | RehearsalParseErrorCode;
 /**
  * The other codes EnvACE writes into a tool message's `{"error_tool_call": {"code", "message",
  * "details"}}` (simulate_core/_error.py's `format_tool_error`), or records as an episode's
- * `error_code`. A run in the `envace` dialect emits TOOL_NOT_AVAILABLE and INVALID_PARAMETERS where
- * the studio meets the same condition; import and export keep every one verbatim.
+ * `error_code`. A run in the `envace` dialect emits TOOL_NOT_AVAILABLE, INVALID_PARAMETERS and
+ * LENGTH_EXCEEDED where the studio meets the same condition; import and export keep every one verbatim.
  */
 export const ENVACE_TOOL_ERROR_CODES = [
   /** The simulator judged the call malformed (simulate_core/prompts/simulator/validation_system_instruction.txt). */
@@ -56,7 +56,7 @@ export const ENVACE_TOOL_ERROR_CODES = [
   'INDEX_NOT_FOUND',
   /** mcp_tool.py: the parameters fail the tool's schema (required fields, primitive types, enums). */
   'SCHEMA_VALIDATION_FAILED',
-  /** envs.py `_check_caller_length_or_terminate`: the caller's prompt plus max_response_length reaches max_model_len; the episode ends. */
+  /** envs.py `_check_caller_length_or_terminate`: the caller's prompt plus max_response_length reaches max_model_len; the episode ends. The studio: PROMPT_TOO_LONG. */
   'LENGTH_EXCEEDED',
 ] as const;
 

@@ -12,7 +12,7 @@ import type { Policy, RehearsalSample } from '../policy/types';
 import { fidelityEventFor } from '../trace/callView';
 import { callId as makeCallId, turnId as makeTurnId } from '../trace/ids';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeStatus, NewTraceEvent, RunMode, TraceEvent, TurnParse } from '../trace/schema';
-import { actParseIn, envaceToolError, rehearsalParseIn } from './parseDialect';
+import { actParseIn, envaceEpisodeCode, envaceToolError, rehearsalParseIn } from './parseDialect';
 import type { RunSettings } from './settings';
 import { actualEventToolText, actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from './toolMessages';
 
@@ -166,7 +166,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
     else {
       const e = err instanceof StudioError ? err : new StudioError('EPISODE_FAILED', errorMessage(err));
       status = ctx.signal?.aborted ? 'cancelled' : 'failed';
-      error = { code: ctx.signal?.aborted ? 'CANCELLED' : e.code, message: e.message };
+      error = { code: ctx.signal?.aborted ? 'CANCELLED' : envaceEpisodeCode(e.code, settings.parse), message: e.message };
       fatal = POLICY_GONE.has(e.code) || !!ctx.signal?.aborted;
     }
   } finally {

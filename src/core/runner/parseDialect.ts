@@ -58,3 +58,13 @@ export function envaceToolError(error: { code: string; message: string }, call: 
   }
   return error;
 }
+
+/**
+ * The code an episode ends with, in the run's dialect: a prompt that leaves no room for the reply
+ * (the policy's PROMPT_TOO_LONG: prompt plus max tokens past the model's positions) is EnvACE's
+ * LENGTH_EXCEEDED (envs.py `_check_caller_length_or_terminate`: prompt plus max_response_length
+ * reaching max_model_len ends the episode) in the envace dialect.
+ */
+export function envaceEpisodeCode(code: string, dialect: ParseDialect): string {
+  return dialect === 'envace' && code === 'PROMPT_TOO_LONG' ? 'LENGTH_EXCEEDED' : code;
+}
