@@ -9,6 +9,7 @@ import { parseActOutput } from '../../src/core/protocol/actParser';
 import { jsonTextWithLiterals, parsePythonJson } from '../../src/core/protocol/pythonJson';
 import { PYTHON_WHITESPACE_CODE_POINTS, sanitizeForTokenizer, stripPythonWhitespace } from '../../src/core/protocol/pythonText';
 import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
+import { fromRoot } from './support/paths';
 
 const PYTHON = process.env.TRAINER_PYTHON ?? '/usr/bin/python3';
 
@@ -26,6 +27,12 @@ const TRICKY = [
 ];
 
 describe('protocol: the envace dialect against CPython', () => {
+  it("every envace expectation of act.json and rehearsal.json is what CPython's json.loads and str.strip give today", () => {
+    // Exits 1, naming the file, when a vector's envace field no longer matches the Python steps.
+    const report = execFileSync(PYTHON, [fromRoot('test', 'vectors', 'protocol', 'envace_expected.py'), '--check'], { encoding: 'utf8' });
+    assert.match(report, /act\.json: \d+ cases/);
+  });
+
   it("strips exactly the characters of Python's str.isspace() (every BMP code point, asked of Python)", () => {
     const fromPython = python('import json,sys; print(json.dumps([c for c in range(0x110000) if chr(c).isspace()]))', null) as number[];
     assert.deepEqual([...PYTHON_WHITESPACE_CODE_POINTS], fromPython);

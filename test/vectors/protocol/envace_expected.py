@@ -7,11 +7,13 @@ and agent_system/agent/agents/checklist/tool_simulator_agent.py (`_parse_sim_res
 93-164). The studio's `envace` parse dialect must give the same (test/unit/protocol.vectors.test.ts).
 
 Run from the repository root:  /usr/bin/python3 test/vectors/protocol/envace_expected.py
+With --check it writes nothing and exits 1 when a file's envace expectations differ from CPython's.
 """
 import json
 import math
 import os
 import re
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The studio keeps values at most this deep (src/core/base/json.ts MAX_JSON_DEPTH); EnvACE takes
@@ -113,18 +115,28 @@ def rehearsal(text):
     return out
 
 
-def main():
+def main(check):
+    stale = []
     for name, expect in (("act", act), ("rehearsal", rehearsal)):
         path = os.path.join(HERE, name + ".json")
         with open(path, encoding="utf-8") as f:
-            vectors = json.load(f)
+            text = f.read()
+        vectors = json.loads(text)
         for case in vectors["cases"]:
             case["envace"] = expect(case["input"])
         differ = sum(1 for c in vectors["cases"] if c["envace"] != c["expected"])
-        print(f"{name}.json: {len(vectors['cases'])} cases, {differ} parse differently under EnvACE's Python")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(json.dumps(vectors, indent=2, ensure_ascii=True) + "\n")
+        print(f"{name}.json: {len(vectors['cases'])} cases, {differ} with another envace expectation")
+        fresh = json.dumps(vectors, indent=2, ensure_ascii=True) + "\n"
+        if check:
+            if fresh != text:
+                stale.append(name + ".json")
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(fresh)
+    if stale:
+        print("envace expectations differ from CPython's in " + ", ".join(stale))
+        sys.exit(1)
 
 
 if __name__ == "__main__":
-    main()
+    main("--check" in sys.argv[1:])
