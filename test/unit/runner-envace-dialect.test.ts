@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { EXIT } from '../../src/cli/io';
 import { runCli } from '../../src/cli/program';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
+import { toOpenAIMessages } from '../../src/core/policy/endpointPolicy';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { envaceToolError } from '../../src/core/runner/parseDialect';
 import { parseActOutput } from '../../src/core/protocol/actParser';
@@ -102,6 +103,15 @@ describe('runner: the envace parse dialect', function () {
     // Printed by /usr/bin/python3: json.dumps({"error_tool_call": "One tool call can not be parsed as JSON: " + block.strip()}, ensure_ascii=True).
     const expected = '{"error_tool_call": "One tool call can not be parsed as JSON: {\\"name\\": \\"a\\", \\"arguments\\": {\\"x\\": NaN,}}"}';
     assert.equal(parseErrorToolText('JSON_DECODE_ERROR', '', text, 'envace'), expected);
+  });
+
+  it('an endpoint policy is sent an envace-only turn of the history as tool_calls, its numbers as the literals the model wrote', () => {
+    const turn = '\n<tool_call>\n{"name": "probe", "arguments": {"x": NaN}}\n</tool_call>';
+    const sent = toOpenAIMessages([{ role: 'user', content: 'go' }, { role: 'assistant', content: turn }, { role: 'tool', name: 'probe', content: '{"ok": true}' }]);
+    assert.deepEqual(sent.slice(1), [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'probe', arguments: '{"x":NaN}' } }] },
+      { role: 'tool', content: '{"ok": true}', tool_call_id: 'call_1' },
+    ]);
   });
 
   it('rehearse run --parse envace records the dialect in the run settings; another value is a usage error naming both', async () => {
