@@ -74,6 +74,7 @@ export function runDefaults(): Partial<RunSettings> {
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError: c.get<string>('run.onParseError', 'end') === 'feedback' ? 'feedback' : 'end',
     reward: c.get<string>('run.reward', 'studio') === 'envace' ? 'envace' : 'studio',
+    parse: c.get<string>('run.parse', 'studio') === 'envace' ? 'envace' : 'studio',
     privateRehearsal: {
       budget: Math.max(1, Math.trunc(c.get<number>('run.privateRehearsal.budget', 3))),
       order: c.get<string>('run.privateRehearsal.order', 'sequential') === 'parallel' ? 'parallel' : 'sequential',

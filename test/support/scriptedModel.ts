@@ -6,7 +6,7 @@ import { GREEDY } from '../../src/core/policy/sampling';
 import { parseTask } from '../../src/core/tasks/loader';
 import type { LoadedTask, TaskLimits } from '../../src/core/tasks/taskFile';
 import { formatToolCalls } from '../../src/core/protocol/actParser';
-import type { ActParseErrorCode, RehearsalParseErrorCode } from '../../src/core/protocol/codes';
+import type { ActParseErrorCode, REHEARSAL_PARSE_ERROR_CODES } from '../../src/core/protocol/codes';
 import { EXECUTION_RESULT_CLOSE, parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage, ToolDefinition } from '../../src/core/protocol/types';
@@ -35,7 +35,7 @@ export const ACT_ERROR_CASES: Record<ActParseErrorCode, { case: string; text: st
 };
 
 /** Rehearsal texts that fail to parse, by code (the act itself is a valid `probe` call). */
-export const REHEARSAL_ERROR_CASES: Record<RehearsalParseErrorCode, { case: string; text: string }> = {
+export const REHEARSAL_ERROR_CASES: Record<(typeof REHEARSAL_PARSE_ERROR_CODES)[number], { case: string; text: string }> = {
   EMPTY_SIMULATOR_OUTPUT: { case: 'empty', text: '' },
   NO_EXECUTION_RESULT_TAG_FOUND: { case: 'notag', text: 'The probe answers ok.' },
   EXECUTION_RESULT_TAG_MALFORMED: { case: 'unclosed', text: '\n<execution_result>\n{"ok": true}' },

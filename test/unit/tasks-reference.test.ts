@@ -81,7 +81,7 @@ describe('tasks: every generated task passes its own checks when its reference s
     assert.equal(script.length, task.turns.length);
     script.forEach((turn, i) => {
       assert.equal(turn.user, task.turns[i].user);
-      const acts = turn.acts.map(parseActOutput);
+      const acts = turn.acts.map((t) => parseActOutput(t));
       const calls = acts.slice(0, -1).map((a) => (a.kind === 'calls' ? a.calls[0] : undefined));
       assert.deepEqual(calls, task.reference!.turns[i].calls);
       assert.deepEqual(acts[acts.length - 1], { kind: 'final', text: task.reference!.turns[i].answer });

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
 import { importChatText } from '../../core/tasks/import/chat';
-import { importEnvaceText } from '../../core/tasks/import/envace';
+import { envaceErrorCounts, importEnvaceText } from '../../core/tasks/import/envace';
 import type { ImportResult } from '../../core/tasks/import/types';
 import { writeImport } from '../../core/tasks/import/writeImport';
 import { counted } from '../../core/base/counted';
@@ -38,5 +38,7 @@ export async function importCommand(format: ImportFormat, file: string, options:
   const written = await writeImport(result, out, options.ownExamples ? 'own' : 'others');
   for (const s of written.skipped) io.err(s.index < 0 ? `rehearse: ${file}: ${s.reason}` : `${format === 'chat' ? 'line' : 'record'} ${s.index}: skipped: ${s.reason}`);
   io.out(`imported ${counted(written.taskFiles.length, 'task')} into ${out} (${written.skipped.length} skipped, ${counted(written.examples, 'few-shot pair')} in ${path.relative(out, written.examplesFile)})`);
+  const codes = format === 'envace' ? [...envaceErrorCounts(result)].sort(([a], [b]) => a.localeCompare(b)) : [];
+  if (codes.length) io.out(`kept EnvACE tool errors verbatim: ${codes.map(([code, n]) => `${code} × ${n}`).join(', ')}`);
   return written.taskFiles.length > 0 ? EXIT.ok : EXIT.failure;
 }

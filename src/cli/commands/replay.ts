@@ -7,12 +7,14 @@ import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { replayTrace } from '../../core/runner/replay';
 import { resolveOneTrace } from '../../core/trace/discover';
 import type { CliIO } from '../io';
+import { parseDialectArg } from '../parseDialectArg';
 import { runsFolderArg } from '../runsFolderArg';
 import type { PolicyArgs } from '../policyArg';
 import { devicesTried, openPolicy, policyJson } from '../policyArg';
 
 /** `rehearse replay <trace> --policy <model>`: re-rehearses every recorded call, no tool executed. */
-export async function replayCommand(trace: string, args: PolicyArgs & { out?: string; json?: boolean; progress?: boolean; verbose?: boolean }, io: CliIO): Promise<number> {
+export async function replayCommand(trace: string, args: PolicyArgs & { out?: string; parse?: string; json?: boolean; progress?: boolean; verbose?: boolean }, io: CliIO): Promise<number> {
+  const parse = parseDialectArg(args.parse);
   const files = [await resolveOneTrace(trace)];
   const runsDir = runsFolderArg(args.out);
   if (args.policy === 'reference') throw new StudioError('USAGE', 'The reference policy does not rehearse; replay needs a model folder or an endpoint.');
@@ -23,7 +25,7 @@ export async function replayCommand(trace: string, args: PolicyArgs & { out?: st
   try {
     summary = await replayTrace({
       source: files[0], runsDir, policy,
-      settings: await settingsForStartedPolicy(policy),
+      settings: await settingsForStartedPolicy(policy, parse ? { parse } : {}),
       onProgress: (p) => { bar?.setTotal(p.total); bar?.update(p.done, { call: p.callId }); },
     });
   } finally {

@@ -14,6 +14,7 @@ import { REWARD_RULES } from '../../core/tasks/checks/envaceReward';
 import { settingsForStartedPolicy } from '../../core/policy/policySettings';
 import { MAX_SAMPLES } from '../../core/policy/sampling';
 import type { CliIO } from '../io';
+import { parseDialectArg } from '../parseDialectArg';
 import { runsFolderArg } from '../runsFolderArg';
 import type { PolicyArgs } from '../policyArg';
 import { devicesTried, openPolicy, policyJson } from '../policyArg';
@@ -31,6 +32,7 @@ export interface RunArgs extends PolicyArgs {
   seed?: string;
   onParseError?: string;
   reward?: string;
+  parse?: string;
   rehearsalTemperature?: string;
   json?: boolean;
   progress?: boolean;
@@ -67,6 +69,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
   if (order !== 'parallel' && order !== 'sequential') throw new StudioError('USAGE', `--order must be parallel or sequential, not "${order}".`);
   const onParseError = args.onParseError ?? 'end';
   if (onParseError !== 'end' && onParseError !== 'feedback') throw new StudioError('USAGE', `--on-parse-error must be end or feedback, not "${onParseError}".`);
+  const parse = parseDialectArg(args.parse) ?? 'studio';
   const temperature = args.temperature === undefined ? 0 : Number(args.temperature);
   if (!(temperature >= 0)) throw new StudioError('USAGE', `--temperature must be a number >= 0, not "${args.temperature}".`);
   const rehearsalTemperature = args.rehearsalTemperature === undefined ? undefined : Number(args.rehearsalTemperature);
@@ -83,6 +86,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError,
     reward: rewardRuleArg(args.reward, args.onParseError),
+    parse,
   };
 }
 

@@ -3,6 +3,7 @@ import { canonicalJson } from '../base/canonicalJson';
 import { Disposable } from '../base/disposable';
 import { StudioError, errorMessage } from '../base/errors';
 import { formatToolCalls, parseActOutput } from '../protocol/actParser';
+import { jsonTextWithLiterals } from '../protocol/pythonJson';
 import { parseRehearsalOutput } from '../protocol/rehearsalParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';
@@ -37,14 +38,17 @@ export function toOpenAIMessages(messages: readonly ChatMessage[]): OpenAIMessag
   let counter = 0;
   for (const m of messages) {
     if (m.role === 'assistant') {
-      const parsed = parseActOutput(m.content);
+      // A turn only EnvACE's Python takes (a run in the envace dialect: NaN arguments) keeps its calls too.
+      const studio = parseActOutput(m.content);
+      const parsed = studio.kind === 'error' ? parseActOutput(m.content, { dialect: 'envace' }) : studio;
+      const argumentsText = studio.kind === 'error' ? jsonTextWithLiterals : canonicalJson;
       if (parsed.kind === 'calls') {
         const ids = parsed.calls.map(() => `call_${++counter}`);
         pendingIds.push(...ids);
         out.push({
           role: 'assistant',
           content: parsed.preamble || null,
-          tool_calls: parsed.calls.map((c, i) => ({ id: ids[i], type: 'function', function: { name: c.name, arguments: canonicalJson(c.arguments) } })),
+          tool_calls: parsed.calls.map((c, i) => ({ id: ids[i], type: 'function', function: { name: c.name, arguments: argumentsText(c.arguments) } })),
         });
       } else out.push({ role: 'assistant', content: m.content });
     } else if (m.role === 'tool') {

@@ -2,8 +2,10 @@ import type { JsonValue } from '../base/json';
 import { isJsonObject, MAX_JSON_DEPTH, nestsDeeperThan } from '../base/json';
 import type { ActParseErrorCode, ParseError } from './codes';
 import { canonicalJson } from '../base/canonicalJson';
-import { isFiniteJson, parseStrictJson } from './strictJson';
-import { findBlocks, stripAsciiWhitespace } from './text';
+import type { ParseOptions } from './dialect';
+import { dialectRules } from './dialect';
+import { isFiniteJson } from './strictJson';
+import { findBlocks } from './text';
 
 /** The opening marker of a tool-call block; its absence makes a turn a final answer. */
 export const TOOL_CALL_START = '<tool_call>';
@@ -29,10 +31,12 @@ const FORMAT_HINT = 'Expected "\\n<tool_call>\\n{"name": ..., "arguments": {...}
 /**
  * Parses the raw text of a policy turn with EnvACE's strict rules: a turn without `<tool_call>`
  * is a final answer; one malformed block invalidates the whole turn; a block may hold one call
- * object or a list of them; `parameters` is accepted as an alias of `arguments`. Never throws.
+ * object or a list of them; `parameters` is accepted as an alias of `arguments`. The `envace`
+ * dialect reads JSON and whitespace as tool_parser.py's Python does (see dialect.ts). Never throws.
  */
-export function parseActOutput(text: string): ActParse {
+export function parseActOutput(text: string, options?: ParseOptions): ActParse {
   if (typeof text !== 'string') text = '';
+  const { strip, parseJson, passOn } = dialectRules(options);
   if (!text.includes(TOOL_CALL_START)) return { kind: 'final', text };
   const fail = (code: ActParseErrorCode, message: string): ActParse => ({ kind: 'error', text, error: { code, message } });
 
@@ -41,8 +45,8 @@ export function parseActOutput(text: string): ActParse {
 
   const calls: ParsedToolCall[] = [];
   for (const block of blocks) {
-    const body = stripAsciiWhitespace(block.inner);
-    const parsed = parseStrictJson(body);
+    const body = strip(block.inner);
+    const parsed = parseJson(body);
     if (!parsed.ok) return fail('JSON_DECODE_ERROR', `A tool call is not valid JSON (${parsed.error}).`);
     const actions = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
     for (const action of actions) {
@@ -50,15 +54,16 @@ export function parseActOutput(text: string): ActParse {
       let args: JsonValue | undefined = obj ? obj['parameters'] : undefined;
       if (args === undefined || args === null) args = obj ? obj['arguments'] : undefined;
       if (args === undefined || args === null) return fail('NO_ARGUMENTS', 'A tool call has no "arguments"; use {} when the tool takes none.');
+      // The envace dialect has encoded non-finite numbers already: json.dumps writes them (NaN).
       if (!isFiniteJson(args)) return fail('NON_SERIALIZABLE_ARGUMENTS', 'A tool call has arguments that cannot be written back as JSON (a number out of range).');
       if (nestsDeeperThan(args)) return fail('NON_SERIALIZABLE_ARGUMENTS', `A tool call has arguments nested deeper than ${MAX_JSON_DEPTH} levels.`);
       const name = obj ? obj['name'] : undefined;
-      const cleanName = typeof name === 'string' ? stripAsciiWhitespace(name) : '';
+      const cleanName = typeof name === 'string' ? strip(name) : '';
       if (!cleanName) return fail('INVALID_TOOL_NAME', 'A tool call has no "name", or it is not a non-empty string.');
-      calls.push({ name: cleanName, arguments: args });
+      calls.push({ name: cleanName, arguments: passOn(args) });
     }
   }
-  const preamble = stripAsciiWhitespace(text.slice(0, blocks[0].start));
+  const preamble = strip(text.slice(0, blocks[0].start));
   return { kind: 'calls', text, preamble, calls };
 }
 

@@ -5,3 +5,6 @@ export * from './rehearsalParser';
 export * from './rehearsePrompt';
 export { stripAsciiWhitespace } from './text';
 export { parseStrictJson, isFiniteJson } from './strictJson';
+export * from './dialect';
+export { parsePythonJson, NON_FINITE_KEY, encodeNonFinite, nonFiniteSpelling } from './pythonJson';
+export { stripPythonWhitespace, PYTHON_WHITESPACE_CODE_POINTS } from './pythonText';

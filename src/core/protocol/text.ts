@@ -1,7 +1,8 @@
 /**
  * Small text helpers whose behaviour the Python trainer mirrors byte for byte (see
  * `test/vectors/protocol/`). JavaScript's `trim()` and Python's `strip()` disagree on which
- * characters are whitespace, so the protocol strips only the ASCII whitespace both agree on.
+ * characters are whitespace, so the studio dialect strips only the ASCII whitespace both agree on
+ * (the envace dialect strips Python's set, pythonText.ts).
  */
 const ASCII_WS = new Set([' ', '\t', '\n', '\r', '\f', '\v']);
 

@@ -13,8 +13,9 @@ import { fidelityEventFor } from '../trace/callView';
 import { callId as makeCallId, turnId as makeTurnId } from '../trace/ids';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeStatus, NewTraceEvent, RunMode, TraceEvent, TurnParse } from '../trace/schema';
 import { EnvaceGrader, envaceToolFailure, NO_REAL_STATE } from './envaceGrading';
+import { actParseIn, envaceEpisodeCode, envaceToolError, rehearsalParseIn } from './parseDialect';
 import type { RunSettings } from './settings';
-import { actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from './toolMessages';
+import { actualEventToolText, actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from './toolMessages';
 
 /** Writes one event of the run (the run's trace writer, plus live listeners). */
 export type EmitEvent = (event: NewTraceEvent) => Promise<TraceEvent>;
@@ -130,9 +131,10 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
         lastTurnId = turnId;
         const act = await policy.act({ messages: [...messages], tools, taskId: task.id, session: actSession, sampling: settings.sampling.act, maxTokens: settings.maxTokens.act, signal });
         if (signal.aborted) throw abortReason(ctx.signal, limits.episodeTimeoutMs);
-        const parse: TurnParse = act.parse.kind === 'calls'
-          ? { kind: 'calls', calls: act.parse.calls.map((c, i) => ({ callId: makeCallId(turnId, i), name: c.name, arguments: c.arguments })) }
-          : act.parse.kind === 'final' ? { kind: 'final', answer: act.parse.text } : { kind: 'error', code: act.parse.error.code, message: act.parse.error.message };
+        const actParse = actParseIn(act, settings.parse);
+        const parse: TurnParse = actParse.kind === 'calls'
+          ? { kind: 'calls', calls: actParse.calls.map((c, i) => ({ callId: makeCallId(turnId, i), name: c.name, arguments: c.arguments })) }
+          : actParse.kind === 'final' ? { kind: 'final', answer: actParse.text } : { kind: 'error', code: actParse.error.code, message: actParse.error.message };
         await emit({ type: 'turn', episodeId, turnId, index: turnIndex, ...(pendingUser !== undefined ? { user: pendingUser } : {}), text: act.text, parse, tokens: act.tokens, latencyMs: Math.round(act.latencyMs) });
         pendingUser = undefined;
         progress.turns++;
@@ -144,7 +146,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
         if (parse.kind === 'final') { transcriptTurn.answer = parse.answer; break; }
         if (parse.kind === 'error') {
           if (settings.onParseError === 'end' || envace) throw new EpisodeEnd('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
-          messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(parse.code, parse.message, act.text) });
+          messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(parse.code, parse.message, act.text, settings.parse) });
           continue;
         }
         for (const [i, call] of parse.calls.entries()) {
@@ -170,7 +172,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
     else {
       const e = err instanceof StudioError ? err : new StudioError('EPISODE_FAILED', errorMessage(err));
       status = ctx.signal?.aborted ? 'cancelled' : 'failed';
-      error = { code: ctx.signal?.aborted ? 'CANCELLED' : e.code, message: e.message };
+      error = { code: ctx.signal?.aborted ? 'CANCELLED' : envaceEpisodeCode(e.code, settings.parse), message: e.message };
       fatal = POLICY_GONE.has(e.code) || !!ctx.signal?.aborted;
     }
   } finally {
@@ -231,7 +233,7 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult> {
     const prompt = buildRehearsePrompt({ tools: c.tools, examples: ctx.task.examples, history: c.history, latestText: c.latestText, call: { name: c.name, arguments: c.args } }, settings.rehearsePrompt);
     const rehearsal = await ctx.policy.rehearse({ messages: prompt, n: settings.rehearsalSamples, session: c.rehearseSession, sampling: settings.sampling.rehearse, maxTokens: settings.maxTokens.rehearse, signal: c.signal });
     if (c.signal.aborted) throw abortReason(ctx.signal, ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs);
-    sample = rehearsal.samples[0];
+    sample = { ...rehearsal.samples[0], parse: rehearsalParseIn(rehearsal.samples[0], settings.parse) };
     rehearsalEvent = await emit({
       type: 'call.rehearsal', episodeId, turnId: c.turnId, callId: c.callId, tool: c.name, arguments: c.args, text: sample.text,
       result: sample.parse.ok ? { ok: true, value: sample.parse.value } : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
@@ -242,10 +244,13 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult> {
   let actualEvent: CallActualEvent | undefined;
   if (c.real) {
     const outcome = await ctx.env!.call(c.name, c.args, { signal: c.signal, timeoutMs: ctx.task.limits?.callTimeoutMs });
+    const error = outcome.error && settings.parse === 'envace'
+      ? envaceToolError(outcome.error, { name: c.name, args: c.args, taskId: ctx.task.id })
+      : outcome.error && { code: outcome.error.code, message: outcome.error.message };
     actualEvent = await emit({
       type: 'call.actual', episodeId, turnId: c.turnId, callId: c.callId, tool: c.name, source: ctx.env!.source,
       ...(outcome.response ? { response: outcome.response } : {}),
-      ...(outcome.error ? { error: { code: outcome.error.code, message: outcome.error.message } } : {}),
+      ...(error ? { error } : {}),
       server: outcome.server, latencyMs: Math.round(outcome.latencyMs),
     }) as CallActualEvent;
     if (rehearsalEvent) await emit(fidelityEventFor(rehearsalEvent, actualEvent));
@@ -253,7 +258,7 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult> {
 
   if (ctx.mode === 'shadow') {
     const outcome = { ...(actualEvent!.response ? { response: actualEvent!.response } : {}), ...(actualEvent!.error ? { error: actualEvent!.error } : {}) };
-    return { transcriptCall: { name: c.name, arguments: c.args, outcome: outcome as TranscriptCall['outcome'] }, toolText: actualToolText(actualEvent!.response, actualEvent!.error) };
+    return { transcriptCall: { name: c.name, arguments: c.args, outcome: outcome as TranscriptCall['outcome'] }, toolText: actualEventToolText(actualEvent) };
   }
   // Imagine: the episode continues on the rehearsal.
   if (!sample) throw new StudioError('NO_REHEARSAL', `${ctx.policy.info.id} does not rehearse, so it cannot play imagined episodes; use shadow mode.`);

@@ -10,9 +10,11 @@ import { assertValidId, newRunId } from '../trace/ids';
 import { readTraceEvents } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEvent, NewTraceEvent, TraceEvent, TurnEvent } from '../trace/schema';
 import { TraceWriter } from '../trace/writer';
+import { isParseDialect } from '../protocol/dialect';
+import { rehearsalParseIn } from './parseDialect';
 import type { RunSettings } from './settings';
 import { withDefaults } from './settings';
-import { actualToolText } from './toolMessages';
+import { actualEventToolText } from './toolMessages';
 import type { RunSummary } from './runner';
 
 /** What a replay needs. */
@@ -35,13 +37,16 @@ export interface ReplayOptions {
  * is executed; it measures a checkpoint's world-model fidelity offline.
  */
 export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
-  const settings = withDefaults({ ...options.settings, mode: 'replay' });
   // The id names the run's folder: one that could leave the runs folder is refused before anything else.
   if (options.runId !== undefined) assertValidId(options.runId, 'run');
   if (options.policy.rehearses === false) throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`);
   const { events, skippedCount } = await readTraceEvents(options.source);
   const source = events.find((e) => e.type === 'run');
   if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skippedCount ? ` (${skippedCount} lines skipped)` : ''}; it cannot be replayed.`);
+  // Rehearsals are parsed as the recorded run parsed them, unless the caller names a dialect.
+  const recordedDialect = (source.settings as { parse?: unknown } | undefined)?.parse;
+  const parse = options.settings?.parse ?? (isParseDialect(recordedDialect) ? recordedDialect : 'studio');
+  const settings = withDefaults({ ...options.settings, parse, mode: 'replay' });
   const actuals = new Map<string, CallActualEvent>();
   for (const e of events) if (e.type === 'call.actual') actuals.set(e.callId, e);
   const total = events.filter((e) => e.type === 'turn').reduce((n, t) => n + (t.type === 'turn' && t.parse.kind === 'calls' ? t.parse.calls.length : 0), 0);
@@ -114,7 +119,7 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   async function replayCall(turn: TurnEvent, call: { callId: string; name: string; arguments: JsonValue }, history: ChatMessage[], conversation: ChatMessage[]): Promise<void> {
     const prompt = buildRehearsePrompt({ tools, examples: options.examples?.(episode!.taskId), history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, settings.rehearsePrompt);
     const r = await options.policy.rehearse({ messages: prompt, n: settings.rehearsalSamples, session: `${turn.episodeId}:rehearse`, sampling: settings.sampling.rehearse, maxTokens: settings.maxTokens.rehearse, signal: options.signal });
-    const sample = r.samples[0];
+    const sample = { ...r.samples[0], parse: rehearsalParseIn(r.samples[0], settings.parse) };
     const rehearsal = await emit({
       type: 'call.rehearsal', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, arguments: call.arguments, text: sample.text,
       result: sample.parse.ok ? { ok: true, value: sample.parse.value } : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
@@ -125,7 +130,7 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
       ? { ...strip(recorded), source: 'replay' }
       : { type: 'call.actual', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, source: 'replay', error: { code: 'NO_RECORDED_ANSWER', message: 'The recorded trace has no actual response for this call.' } }) as CallActualEvent;
     await emit(fidelityEventFor(rehearsal, actual));
-    conversation.push({ role: 'tool', name: call.name, content: actualToolText(actual.response, actual.error) });
+    conversation.push({ role: 'tool', name: call.name, content: actualEventToolText(actual) });
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ParseDialect } from '../protocol/dialect';
 import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
 import type { SamplingSettings } from '../policy/sampling';
 import type { RewardRule } from '../tasks/checks/envaceReward';
@@ -29,6 +30,13 @@ export interface RunSettings {
    */
   reward: RewardRule;
   /**
+   * How the policy's text is parsed: `studio` (the default: standard JSON, ASCII whitespace, every
+   * value survives a JSON trace and the Python trainer mirrors it), or `envace`: as EnvACE's Python
+   * parses it (NaN/Infinity valid and stored as `{"$numberDouble": ...}`, Unicode whitespace
+   * stripped), with EnvACE's codes for the tool errors it shares with the studio.
+   */
+  parse: ParseDialect;
+  /**
    * Private rehearsal: imagined episodes before the committed one, and how they see each other.
    * `temperature`, when set, samples the imagined episodes (acts and rehearsals) at it, each with a
    * seed of its own (the run's seed + its number), so that attempts differ while the committed
@@ -48,6 +56,7 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
   rehearsalSamples: 1,
   onParseError: 'end',
   reward: 'studio',
+  parse: 'studio',
   privateRehearsal: { budget: 3, order: 'sequential' },
 };
 

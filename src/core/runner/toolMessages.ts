@@ -1,6 +1,10 @@
 import { canonicalJson } from '../base/canonicalJson';
-import type { JsonValue } from '../base/json';
+import type { JsonObject, JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
+import { ENVACE_ERROR_CODES } from '../protocol/codes';
+import type { ParseDialect } from '../protocol/dialect';
+import { parsePythonJson } from '../protocol/pythonJson';
+import { stripPythonWhitespace } from '../protocol/pythonText';
 import { parseStrictJson } from '../protocol/strictJson';
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../protocol/actParser';
 import { findBlocks } from '../protocol/text';
@@ -13,6 +17,17 @@ export function actualToolText(response: ToolResultContent | undefined, error?: 
   if (!response) return canonicalJson({ error: `${error?.code ?? 'NO_RESPONSE'}: ${error?.message ?? 'the tool gave no response'}` });
   if (response.structured !== undefined && response.structured !== null && !(response.text ?? []).length) return canonicalJson(response.structured);
   return (response.text ?? []).join('\n');
+}
+
+/**
+ * The text of the tool message for a recorded actual response: EnvACE's `format_tool_error` bytes
+ * for an error with one of EnvACE's codes (a run in the `envace` dialect records them, with their
+ * details), else {@link actualToolText}.
+ */
+export function actualEventToolText(actual: { response?: ToolResultContent; error?: { code: string; message: string; details?: JsonObject } } | undefined): string {
+  const e = actual?.error;
+  if (e && !actual.response && ENVACE_ERROR_CODES.includes(e.code)) return simulatorErrorText(e.code, e.message, e.details);
+  return actualToolText(actual?.response, e);
 }
 
 /** A rehearsed response as the tool result an imagined episode continues on. */
@@ -31,14 +46,17 @@ export const PARSE_ERROR_TOOL_NAME = 'error_tool_call';
  * ensure_ascii=True)` in envs.py. `turnText` is what the policy wrote: the JSON error quotes its
  * block, the name error its name and arguments.
  */
-export function parseErrorToolText(code: string, message: string, turnText = ''): string {
-  // tool_parser.py's blocks: `\n<tool_call>\n(.*?)\n</tool_call>`, each `.strip()`ped.
-  const blocks = findBlocks(turnText, TOOL_CALL_OPEN, TOOL_CALL_CLOSE).map((b) => b.inner.trim());
+export function parseErrorToolText(code: string, message: string, turnText = '', dialect: ParseDialect = 'studio'): string {
+  // tool_parser.py's blocks: `\n<tool_call>\n(.*?)\n</tool_call>`, each `.strip()`ped (Python's
+  // strip in the envace dialect; the studio's own dialect keeps the blocks as JavaScript trims them).
+  const envace = dialect === 'envace';
+  const parseJson = envace ? parsePythonJson : parseStrictJson;
+  const blocks = findBlocks(turnText, TOOL_CALL_OPEN, TOOL_CALL_CLOSE).map((b) => (envace ? stripPythonWhitespace(b.inner) : b.inner.trim()));
   switch (code) {
     case 'NO_TOOL_CALL_FOUND':
       return pythonJsonDumps({ error_tool_call: 'No tool call found. Please check your output format. The correct (<tool_call>\n{"name": ..., "arguments": { ... }}\n</tool_call>).' });
     case 'JSON_DECODE_ERROR': {
-      const bad = blocks.find((b) => !parseStrictJson(b).ok) ?? blocks[0] ?? '';
+      const bad = blocks.find((b) => !parseJson(b).ok) ?? blocks[0] ?? '';
       return pythonJsonDumps({ error_tool_call: `One tool call can not be parsed as JSON: ${bad}` });
     }
     case 'NO_ARGUMENTS':
@@ -46,7 +64,7 @@ export function parseErrorToolText(code: string, message: string, turnText = '')
     case 'NON_SERIALIZABLE_ARGUMENTS':
       return pythonJsonDumps({ error_tool_call: 'NON_SERIALIZABLE_ARGUMENTS in one tool call', detail: message });
     case 'INVALID_TOOL_NAME': {
-      const act = invalidNameAction(blocks);
+      const act = invalidNameAction(blocks, dialect);
       return pythonJsonDumps({ error_tool_call: 'INVALID_TOOL_NAME in one tool call', raw_name: pythonStr(act?.name), arguments: pythonStr(act?.arguments) });
     }
     default:
@@ -55,14 +73,15 @@ export function parseErrorToolText(code: string, message: string, turnText = '')
 }
 
 /** The first action of the blocks whose name is not a non-empty string (INVALID_TOOL_NAME's). */
-function invalidNameAction(blocks: string[]): { name: JsonValue | undefined; arguments: JsonValue | undefined } | undefined {
+function invalidNameAction(blocks: string[], dialect: ParseDialect): { name: JsonValue | undefined; arguments: JsonValue | undefined } | undefined {
+  const envace = dialect === 'envace';
   for (const b of blocks) {
-    const parsed = parseStrictJson(b);
+    const parsed = envace ? parsePythonJson(b) : parseStrictJson(b);
     if (!parsed.ok) continue;
     for (const a of Array.isArray(parsed.value) ? parsed.value : [parsed.value]) {
       if (!isJsonObject(a)) return { name: undefined, arguments: undefined };
       const name = a['name'];
-      if (typeof name !== 'string' || !name.trim()) return { name, arguments: a['parameters'] ?? a['arguments'] };
+      if (typeof name !== 'string' || !(envace ? stripPythonWhitespace(name) : name.trim())) return { name, arguments: a['parameters'] ?? a['arguments'] };
     }
   }
   return undefined;
@@ -70,9 +89,10 @@ function invalidNameAction(blocks: string[]): { name: JsonValue | undefined; arg
 
 /**
  * A tool error as EnvACE's simulator writes it (simulate_core/_error.py, `format_tool_error`):
- * `{"error_tool_call": {"code": ..., "message": ...}}` by `json.dumps(..., ensure_ascii=True)`. The
- * tool message of an imagined call whose rehearsal did not parse.
+ * `{"error_tool_call": {"code": ..., "message": ...[, "details": ...]}}` by `json.dumps(...,
+ * ensure_ascii=True)`. The tool message of an imagined call whose rehearsal did not parse, and of a
+ * call EnvACE's tool refuses (TOOL_NOT_AVAILABLE, ...) in the `envace` dialect.
  */
-export function simulatorErrorText(code: string, message: string): string {
-  return pythonJsonDumps({ error_tool_call: { code, message } });
+export function simulatorErrorText(code: string, message: string, details?: JsonObject): string {
+  return pythonJsonDumps({ error_tool_call: details ? { code, message, details } : { code, message } });
 }

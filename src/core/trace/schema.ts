@@ -1,4 +1,4 @@
-import type { JsonValue } from '../base/json';
+import type { JsonObject, JsonValue } from '../base/json';
 import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
 import type { ToolResultContent } from '../fidelity/responseValue';
@@ -128,8 +128,11 @@ export interface CallActualEvent extends EventBase {
   source: ActualSource;
   /** The tool's result; absent when the call failed before the tool answered (see `error`). */
   response?: ToolResultContent;
-  /** Why there is no response: timeout, crashed server, no recorded answer... */
-  error?: { code: string; message: string };
+  /**
+   * Why there is no response: timeout, crashed server, no recorded answer... In the `envace` parse
+   * dialect, EnvACE's code and message and the `details` of its `format_tool_error` payload.
+   */
+  error?: { code: string; message: string; details?: JsonObject };
   server?: string;
   latencyMs?: number;
 }

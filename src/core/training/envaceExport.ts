@@ -4,7 +4,8 @@ import { isJsonObject } from '../base/json';
 import { removeBlocks, stripAsciiWhitespace } from '../protocol/text';
 import type { ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';
-import { actualToolText } from '../runner/toolMessages';
+import { jsonTextWithLiterals } from '../protocol/pythonJson';
+import { actualEventToolText } from '../runner/toolMessages';
 import type { JudgeCheck, TaskFile } from '../tasks/taskFile';
 import { readTrace } from '../trace/reader';
 import type { CallActualEvent, EpisodeEndEvent, EpisodeEvent, TraceEvent, TurnEvent } from '../trace/schema';
@@ -171,12 +172,19 @@ function judgeItems(checks: JudgeCheck[], turn: number): EnvaceChecklistItem[] {
 export async function exportEnvace(files: readonly string[], options: EnvaceExportOptions, write: (record: EnvaceRecord) => void): Promise<EnvaceExportSummary> {
   const summary: EnvaceExportSummary = { records: 0, tasks: [], skipped: [], skippedLines: 0 };
   const tasks = new Set<string>();
+  // A run parsed in the envace dialect wrote non-finite numbers as EnvACE reads them back: literals.
+  let envaceDialect = false;
   for (const file of files) {
+    envaceDialect = false;
     const episodes = new Map<string, EpisodeParts>();
     let excluded = false;
     const result = await readTrace(file, {
       onEvent: (e: TraceEvent) => {
-        if (e.type === 'run') { excluded = !!options.runs && !options.runs.has(e.runId); return; }
+        if (e.type === 'run') {
+          excluded = !!options.runs && !options.runs.has(e.runId);
+          envaceDialect = (e.settings as { parse?: unknown } | undefined)?.parse === 'envace';
+          return;
+        }
         if (excluded) return;
         if (e.type === 'episode') { episodes.set(e.episodeId, { start: e, turns: [], actuals: new Map() }); return; }
         if (e.type === 'turn') episodes.get(e.episodeId)?.turns.push(e);
@@ -212,11 +220,11 @@ export async function exportEnvace(files: readonly string[], options: EnvaceExpo
       messages.push({
         role: 'assistant',
         content: stripAsciiWhitespace(removeBlocks(turn.text, '<tool_call>', '</tool_call>')),
-        tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
+        tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: envaceDialect ? jsonTextWithLiterals(c.arguments) : JSON.stringify(c.arguments) } })),
       });
       for (const call of calls) {
         const actual = ep.actuals.get(call.callId)!;
-        messages.push({ role: 'tool', tool_call_id: call.callId, content: actualToolText(actual.response, actual.error) });
+        messages.push({ role: 'tool', tool_call_id: call.callId, content: actualEventToolText(actual) });
         turnCalls[turnCalls.length - 1]?.push({ name: call.name, arguments: call.arguments });
       }
     }

@@ -10,7 +10,8 @@ import { toFunctionSchema } from '../protocol/types';
 import { IdentifierSlots } from '../protocol/identifierSlots';
 import { readTrace } from '../trace/reader';
 import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../trace/schema';
-import { actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from '../runner/toolMessages';
+import { actualEventToolText, actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from '../runner/toolMessages';
+import { isParseDialect } from '../protocol/dialect';
 import { compareCall } from '../trace/callView';
 import type { AnnotationSet } from '../annotations/annotationSet';
 import { annotationsFileFor, readAnnotations } from '../annotations/store';
@@ -172,7 +173,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
       if (!ep.end || ep.end.status === 'cancelled' || ungradedRollout || (options.onlySuccessful && ep.end.success !== true)) { summary.skippedEpisodes++; return; }
       summary.episodes++;
       const mode = ep.start.mode;
-      const settings = (run?.settings ?? {}) as { rehearsePrompt?: RehearsePromptOptions; onParseError?: string; reward?: string };
+      const settings = (run?.settings ?? {}) as { rehearsePrompt?: RehearsePromptOptions; onParseError?: string; reward?: string; parse?: string };
       const promptOptions = options.rehearsePrompt ?? settings.rehearsePrompt ?? {};
       const info = options.taskInfo?.(ep.start.taskId);
       const tools: ToolDefinition[] = ep.start.tools ?? [];
@@ -195,7 +196,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
         }
         messages.push({ role: 'assistant', content: turn.text });
         if (turn.parse.kind === 'error') {
-          if (settings.onParseError === 'feedback') messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(turn.parse.code, turn.parse.message, turn.text) });
+          if (settings.onParseError === 'feedback') messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(turn.parse.code, turn.parse.message, turn.text, isParseDialect(settings.parse) ? settings.parse : 'studio') });
           continue;
         }
         if (turn.parse.kind !== 'calls') continue;
@@ -225,7 +226,7 @@ export async function exportRows(files: readonly string[], options: ExportOption
           if (mode === 'imagine') {
             toolText = !rehearsal ? actualToolText(undefined, actual?.error)
               : rehearsal.result.ok ? rehearsedToolResult(rehearsal.result.value).text![0] : simulatorErrorText(rehearsal.result.code, rehearsal.result.message);
-          } else toolText = actualToolText(actual?.response, actual?.error);
+          } else toolText = actualEventToolText(actual);
           messages.push({ role: 'tool', name: call.name, content: toolText });
         }
       }

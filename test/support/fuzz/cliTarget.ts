@@ -31,10 +31,10 @@ const COMMANDS: { argv: string[]; positional: number; options: Record<string, Ki
     argv: ['run'], positional: 2, options: {
       '--policy': 'policy', '--model': 'word', '--device': 'word', '--threads': 'number', '--mode': 'word', '--audit': 'flag', '--episodes': 'number',
       '--out': 'path', '--budget': 'number', '--order': 'word', '--rehearsal-temperature': 'number', '--samples': 'number', '--temperature': 'number',
-      '--seed': 'number', '--on-parse-error': 'word', '--reward': 'word', '--no-progress': 'flag', '--calls': 'flag', '--json': 'flag', '--verbose': 'flag',
+      '--seed': 'number', '--on-parse-error': 'word', '--reward': 'word', '--parse': 'word', '--no-progress': 'flag', '--calls': 'flag', '--json': 'flag', '--verbose': 'flag',
     },
   },
-  { argv: ['replay'], positional: 1, options: { '--policy': 'policy', '--device': 'word', '--threads': 'number', '--out': 'path', '--no-progress': 'flag', '--json': 'flag' } },
+  { argv: ['replay'], positional: 1, options: { '--policy': 'policy', '--device': 'word', '--threads': 'number', '--out': 'path', '--parse': 'word', '--no-progress': 'flag', '--json': 'flag' } },
   {
     argv: ['rollout'], positional: 2, options: {
       '--policy': 'policy', '--out': 'path', '--episodes': 'number', '--temperature': 'number', '--seed': 'number', '--group': 'word', '--runs': 'path', '--audit': 'flag', '--real': 'flag',

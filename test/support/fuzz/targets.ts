@@ -7,9 +7,10 @@ import { serializeAnnotationEvent, readAnnotations } from '../../../src/core/ann
 import type { AnnotationEvent } from '../../../src/core/annotations/schema';
 import { StudioError } from '../../../src/core/base/errors';
 import type { JsonValue } from '../../../src/core/base/json';
-import { ACT_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../../../src/core/protocol/codes';
+import { ACT_PARSE_ERROR_CODES, ENVACE_REHEARSAL_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../../../src/core/protocol/codes';
 import { formatToolCalls, parseActOutput } from '../../../src/core/protocol/actParser';
 import { formatRehearsal, parseRehearsalOutput } from '../../../src/core/protocol/rehearsalParser';
+import { isFiniteJson } from '../../../src/core/protocol/strictJson';
 import { importChatText } from '../../../src/core/tasks/import/chat';
 import { importEnvaceText } from '../../../src/core/tasks/import/envace';
 import type { ImportResult } from '../../../src/core/tasks/import/types';
@@ -109,6 +110,9 @@ const CHAT_LINES = fixture('test', 'fixtures', 'import', 'chat-sample.jsonl').sp
 const CHAT = CHAT_LINES.flatMap((l) => { try { return [JSON.parse(l) as JsonValue]; } catch { return []; } });
 
 const actCodes: readonly string[] = ACT_PARSE_ERROR_CODES;
+/** Valid outputs with what only Python's JSON and strip take: literals, 1e999, Unicode whitespace. */
+const ACTS_ENVACE = [...ACTS, '\n<tool_call>\n\u3000{"name": "a\u0085", "arguments": {"x": NaN, "y": [Infinity, -Infinity, 1e999]}}\u2028\n</tool_call>'];
+const REHEARSALS_ENVACE = [...REHEARSALS, '\n<execution_result>\n\u00a0{"mean": NaN, "max": -1e999, "s": "\\ud800"}\n</execution_result>'];
 const rehearsalCodes: readonly string[] = REHEARSAL_PARSE_ERROR_CODES;
 
 /** Text soup and mutated valid outputs: what a policy might write. */
@@ -166,6 +170,23 @@ export function fuzzTargets(): FuzzTarget[] {
         const r = parseRehearsalOutput(text);
         if (!r.ok) assert.ok(rehearsalCodes.includes(r.error.code), r.error.code);
         else assert.ok(Array.isArray(r.value) || (typeof r.value === 'object' && r.value !== null));
+      }),
+    },
+    {
+      name: 'act parser (envace dialect)',
+      property: () => fc.property(policyText(ACTS_ENVACE), (text) => {
+        const r = parseActOutput(text, { dialect: 'envace' });
+        if (r.kind === 'error') assert.ok(actCodes.includes(r.error.code), r.error.code);
+        // Whatever EnvACE's Python accepts must survive a JSON trace unchanged.
+        else if (r.kind === 'calls') for (const c of r.calls) assert.ok(isFiniteJson(c.arguments) && typeof JSON.stringify(c.arguments) === 'string', JSON.stringify(c.arguments));
+      }),
+    },
+    {
+      name: 'rehearsal parser (envace dialect)',
+      property: () => fc.property(policyText(REHEARSALS_ENVACE), (text) => {
+        const r = parseRehearsalOutput(text, { dialect: 'envace' });
+        if (!r.ok) assert.ok([...rehearsalCodes, ...ENVACE_REHEARSAL_PARSE_ERROR_CODES].includes(r.error.code), r.error.code);
+        else assert.ok(isFiniteJson(r.value) && typeof JSON.stringify(r.value) === 'string', JSON.stringify(r.value));
       }),
     },
     {

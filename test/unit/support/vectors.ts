@@ -6,6 +6,8 @@ export interface VectorCase<I, E> {
   name: string;
   input: I;
   expected: E;
+  /** act.json and rehearsal.json: the expectation under the `envace` parse dialect. */
+  envace?: E;
 }
 
 /** A protocol vector file: `test/vectors/protocol/<name>.json`. */

@@ -1,7 +1,8 @@
 import { canonicalJson } from '../../base/canonicalJson';
-import type { JsonObject, JsonValue } from '../../base/json';
+import type { JsonObject, JsonValue, ParseResult } from '../../base/json';
 import { describeOutsideValue, isJsonObject, MAX_JSON_DEPTH, nestsDeeperThan } from '../../base/json';
 import type { RecordedCall } from '../../env/replayRecording';
+import type { ToolResultContent } from '../../fidelity/responseValue';
 import { toToolDefinition } from '../../env/toolDefinitions';
 import { parseStrictJson } from '../../protocol/strictJson';
 import { findBlocks, removeBlocks, stripAsciiWhitespace } from '../../protocol/text';
@@ -12,6 +13,15 @@ import type { ImportedTask } from './types';
 
 /** A fault in an input record; the importer reports it and skips the record. */
 export class RecordError extends Error {}
+
+/** How an importer reads the JSON inside its records and the content of their tool answers. */
+export interface ConversationReading {
+  parseJson(text: string): ParseResult<JsonValue, string>;
+  toolAnswer(content: string): ToolResultContent;
+}
+
+/** Standard JSON; a tool answer is its text. */
+export const STANDARD_READING: ConversationReading = { parseJson: parseStrictJson, toolAnswer: (content) => ({ text: [content] }) };
 
 /** A conversation read from an OpenAI-chat-shaped message list. */
 export interface ParsedConversation {
@@ -44,7 +54,7 @@ interface RawCall {
   arguments: JsonObject;
 }
 
-function parseToolCall(raw: unknown, where: string): RawCall {
+function parseToolCall(raw: unknown, where: string, parseJson: ConversationReading['parseJson']): RawCall {
   if (!isJsonObject(raw as JsonValue)) throw new RecordError(`${where} is not an object`);
   const call = raw as JsonObject;
   const fn = isJsonObject(call['function'] as JsonValue) ? (call['function'] as JsonObject) : call;
@@ -52,7 +62,7 @@ function parseToolCall(raw: unknown, where: string): RawCall {
   if (typeof name !== 'string' || !name) throw new RecordError(`${where} has no function name`);
   let args: JsonValue | undefined = fn['arguments'] ?? fn['parameters'];
   if (typeof args === 'string') {
-    const parsed = parseStrictJson(args.trim() === '' ? '{}' : args);
+    const parsed = parseJson(args.trim() === '' ? '{}' : args);
     if (!parsed.ok) throw new RecordError(`${where}: the arguments of ${name} are not valid JSON (${parsed.error})`);
     args = parsed.value;
   }
@@ -62,12 +72,12 @@ function parseToolCall(raw: unknown, where: string): RawCall {
 }
 
 /** Tool calls written inline as `<tool_call>{json}</tool_call>` blocks (Hermes/Qwen style). */
-function inlineToolCalls(text: string, where: string): RawCall[] {
+function inlineToolCalls(text: string, where: string, parseJson: ConversationReading['parseJson']): RawCall[] {
   return findBlocks(text, '<tool_call>', '</tool_call>').flatMap((b, i) => {
-    const parsed = parseStrictJson(stripAsciiWhitespace(b.inner));
+    const parsed = parseJson(stripAsciiWhitespace(b.inner));
     if (!parsed.ok) throw new RecordError(`${where}: tool call block ${i} is not valid JSON`);
     const items = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
-    return items.map((item, k) => parseToolCall(item, `${where} tool call ${i}.${k}`));
+    return items.map((item, k) => parseToolCall(item, `${where} tool call ${i}.${k}`, parseJson));
   });
 }
 
@@ -77,7 +87,7 @@ function inlineToolCalls(text: string, where: string): RawCall[] {
  * answers. Tool answers are paired with calls by `tool_call_id` when present, else in order.
  * Throws a {@link RecordError} for what cannot be read.
  */
-export function parseConversation(messages: unknown): ParsedConversation {
+export function parseConversation(messages: unknown, reading: ConversationReading = STANDARD_READING): ParsedConversation {
   if (!Array.isArray(messages) || messages.length === 0) throw new RecordError('"messages" must be a non-empty list');
   const out: ParsedConversation = { turns: [], reference: [], calls: [], callsByTurn: [] };
   let pending: RawCall[] = [];
@@ -108,8 +118,8 @@ export function parseConversation(messages: unknown): ParsedConversation {
     if (role === 'assistant' || role === 'gpt') {
       flushPending(where);
       const text = contentText(m['content'], where);
-      const listed = Array.isArray(m['tool_calls']) ? (m['tool_calls'] as unknown[]).map((c, k) => parseToolCall(c, `${where} tool_calls[${k}]`)) : [];
-      const calls = listed.length ? listed : inlineToolCalls(text, where);
+      const listed = Array.isArray(m['tool_calls']) ? (m['tool_calls'] as unknown[]).map((c, k) => parseToolCall(c, `${where} tool_calls[${k}]`, reading.parseJson)) : [];
+      const calls = listed.length ? listed : inlineToolCalls(text, where, reading.parseJson);
       if (calls.length) {
         pending = calls;
         for (const c of calls) {
@@ -127,7 +137,7 @@ export function parseConversation(messages: unknown): ParsedConversation {
       let at = typeof id === 'string' ? pending.findIndex((p) => p.id === id) : 0;
       if (at < 0) at = 0;
       const call = pending.splice(at, 1)[0];
-      out.calls.push({ tool: call.name, arguments: call.arguments, response: { text: [contentText(m['content'], where)] } });
+      out.calls.push({ tool: call.name, arguments: call.arguments, response: reading.toolAnswer(contentText(m['content'], where)) });
       return;
     }
     throw new RecordError(`${where}: unknown role ${describeOutsideValue(role)}`);
@@ -141,10 +151,10 @@ export function parseConversation(messages: unknown): ParsedConversation {
  * Tool definitions from a record: OpenAI function schemas (`{type: "function", function: {...}}`),
  * plain `{name, description, parameters}` or MCP `{name, inputSchema}`, possibly as a JSON string.
  */
-export function parseTools(raw: unknown): ToolDefinition[] {
+export function parseTools(raw: unknown, parseJson: ConversationReading['parseJson'] = parseStrictJson): ToolDefinition[] {
   let value = raw;
   if (typeof value === 'string') {
-    const parsed = parseStrictJson(value);
+    const parsed = parseJson(value);
     if (!parsed.ok) throw new RecordError(`"tools" is a string that is not JSON (${parsed.error})`);
     value = parsed.value;
   }
@@ -188,10 +198,10 @@ export function derivedCallChecks(callsByTurn: { name: string; arguments: JsonOb
 }
 
 /** The recorded calls as few-shot pairs: results as JSON when they parse (with the text they were), else as text. */
-export function examplePairs(calls: readonly RecordedCall[]): RecordedExample[] {
+export function examplePairs(calls: readonly RecordedCall[], parseJson: ConversationReading['parseJson'] = parseStrictJson): RecordedExample[] {
   return calls.map((c) => {
     const text = (c.response.text ?? []).join('\n');
-    const parsed = parseStrictJson(text);
+    const parsed = parseJson(text);
     return parsed.ok ? { tool: c.tool, arguments: c.arguments, result: parsed.value, text } : { tool: c.tool, arguments: c.arguments, result: text };
   });
 }

@@ -1,9 +1,37 @@
 import type { JsonObject, JsonValue } from '../../base/json';
 import { isJsonObject, outsideNumber } from '../../base/json';
-import { parseStrictJson } from '../../protocol/strictJson';
+import type { ToolResultContent } from '../../fidelity/responseValue';
+import { outsideErrorCode } from '../../protocol/codes';
+import { parsePythonJson } from '../../protocol/pythonJson';
 import type { CheckSpec, JudgeCheck } from '../taskFile';
+import type { ConversationReading } from './conversation';
 import { RecordError, completeTools, derivedCallChecks, examplePairs, loadableImport, parseConversation, parseTools, safeId } from './conversation';
 import type { ImportResult, ImportedTask } from './types';
+
+/**
+ * The EnvACE error code a tool answer carries: the `code` of a `{"error_tool_call": {"code", ...}}`
+ * payload (simulate_core/_error.py), verbatim and bounded (codes.ts `outsideErrorCode`); `null` for
+ * a flat `{"error_tool_call": "..."}` (an act parse error, tool_parser.py), undefined when the
+ * answer is no EnvACE error.
+ */
+export function envaceAnswerErrorCode(content: string): string | null | undefined {
+  const parsed = parsePythonJson(content);
+  if (!parsed.ok || !isJsonObject(parsed.value) || !('error_tool_call' in parsed.value)) return undefined;
+  const payload = parsed.value['error_tool_call'];
+  return (isJsonObject(payload) ? outsideErrorCode(payload['code']) : undefined) ?? null;
+}
+
+/**
+ * A tool answer as EnvACE reads it (envs.py, lines 332-335: `json.loads` of the content, an
+ * `error_tool_call` key marks a failed call): its text verbatim, flagged as an error when it is one,
+ * so that its code survives replay and `export --format envace` byte for byte.
+ */
+function envaceToolAnswer(content: string): ToolResultContent {
+  return envaceAnswerErrorCode(content) === undefined ? { text: [content] } : { text: [content], isError: true };
+}
+
+/** EnvACE's datasets are read by Python's `json.load` (mcp_tool.py, line 207): NaN and Infinity are JSON there. */
+const ENVACE_READING: ConversationReading = { parseJson: parsePythonJson, toolAnswer: envaceToolAnswer };
 
 /**
  * Reads an EnvACE checklist dataset file: a JSON list of records (or one record per line), each with
@@ -35,7 +63,7 @@ export function importEnvaceText(text: string, sourceName: string): ImportResult
 }
 
 function readRecords(text: string): { ok: true; value: unknown[] } | { ok: false; error: string } {
-  const whole = parseStrictJson(text.trim());
+  const whole = parsePythonJson(text.trim());
   if (whole.ok) {
     if (Array.isArray(whole.value)) return { ok: true, value: whole.value };
     if (isJsonObject(whole.value) && Array.isArray(whole.value['data'])) return { ok: true, value: whole.value['data'] };
@@ -44,7 +72,7 @@ function readRecords(text: string): { ok: true; value: unknown[] } | { ok: false
   // One record per line (JSONL); a line that is not JSON becomes a skipped record.
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   if (lines.length < 2) return { ok: false, error: `the file is neither a JSON list nor JSON lines (${whole.error})` };
-  return { ok: true, value: lines.map((l) => { const p = parseStrictJson(l); return p.ok ? p.value : { __invalidJson: p.error }; }) };
+  return { ok: true, value: lines.map((l) => { const p = parsePythonJson(l); return p.ok ? p.value : { __invalidJson: p.error }; }) };
 }
 
 function importRecord(raw: unknown, index: number, sourceName: string, usedIds: Set<string>): ImportedTask {
@@ -54,10 +82,10 @@ function importRecord(raw: unknown, index: number, sourceName: string, usedIds: 
   const extra = record['extra_info'];
   if (!isJsonObject(extra as JsonValue)) throw new RecordError('"extra_info" is missing');
   const info = extra as JsonObject;
-  const tools = parseTools(info['tools']);
+  const tools = parseTools(info['tools'], parsePythonJson);
   const messages = info['messages'] ?? info['all_messages'] ?? record['messages'];
   if (messages === undefined) throw new RecordError('"extra_info.messages" is missing');
-  const conversation = parseConversation(messages);
+  const conversation = parseConversation(messages, ENVACE_READING);
   if (!conversation.system && Array.isArray(record['prompt'])) {
     const sys = (record['prompt'] as JsonValue[]).find((m) => isJsonObject(m) && m['role'] === 'system') as JsonObject | undefined;
     if (sys && typeof sys['content'] === 'string') conversation.system = sys['content'];
@@ -87,7 +115,7 @@ function importRecord(raw: unknown, index: number, sourceName: string, usedIds: 
       reference: { turns: conversation.reference },
     },
     recording: { version: 1, source: `${sourceName}#${index}`, tools: allTools, calls: conversation.calls },
-    pairs: examplePairs(conversation.calls),
+    pairs: examplePairs(conversation.calls, parsePythonJson),
   };
 }
 
@@ -124,4 +152,19 @@ function judgeChecks(kwargs: JsonValue | undefined, turnCount: number): JudgeChe
     });
   });
   return out;
+}
+
+/** How many recorded tool answers of an import carry each EnvACE error code (flat act-parse payloads as `error_tool_call`). */
+export function envaceErrorCounts(result: ImportResult): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const t of result.tasks) {
+    for (const c of t.recording.calls) {
+      if (!c.response.isError) continue;
+      const code = envaceAnswerErrorCode((c.response.text ?? []).join('\n'));
+      if (code === undefined) continue;
+      const key = code ?? 'error_tool_call';
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  return counts;
 }
