@@ -68,9 +68,7 @@ describe('reliability: faulty tools and policies in whole runs', function () {
     const policy = await OnnxPolicy.start({ modelDir: 'unused', hostScript: path.join(FIXTURES, 'policy', 'oom-host.mjs'), maxHeapMb: 48 });
     try {
       const retail = await loadTaskFile(path.join(REPO, 'examples', 'tasks', 'retail-0000.task.json'));
-      const t0 = Date.now();
       const { summary, trace } = await run(policy, [retail, retail]);
-      assert.ok(Date.now() - t0 < 30_000, `the run took ${Date.now() - t0} ms to end`);
       assert.equal(summary.status, 'failed');
       assert.equal(summary.error?.code, 'POLICY_HOST_OUT_OF_MEMORY');
       assert.match(summary.error!.message, /ran out of memory .*heap out of memory/s);

@@ -30,9 +30,9 @@ describe('runner: limits and cancellation', function () {
   });
 
   it('the episode timeout stops a call that hangs: the call is recorded as cancelled and the episode ends as "limit" (EPISODE_TIMEOUT)', async () => {
-    const started = Date.now();
     const { summary, trace } = await run(scripted(), [probeTask(SLOW_CASE.case, { episodeTimeoutMs: 1500 })]);
-    assert.ok(Date.now() - started < 15_000, 'the run did not wait for the 30 s tool');
+    // The tool answers after 30 s: a call recorded as ending sooner was stopped, not waited for.
+    assert.ok((trace.actuals[0].latencyMs ?? Infinity) < 30_000, 'the run waited for the 30 s tool');
     assert.equal(summary.status, 'completed');
     assert.deepEqual(trace.events.map((e) => e.type), ['run', 'episode', 'turn', 'call.rehearsal', 'call.actual', 'fidelity', 'episode.end', 'run.end']);
     assert.equal(trace.actuals[0].error?.code, 'CALL_CANCELLED');
@@ -41,12 +41,11 @@ describe('runner: limits and cancellation', function () {
 
   it('cancelling the run mid-call ends the episode and the run as "cancelled" and starts no further episode', async () => {
     const abort = new AbortController();
-    const started = Date.now();
     const { summary, trace } = await run(scripted(), [probeTask(SLOW_CASE.case), probeTask(OK_CASE.case)], {}, {
       signal: abort.signal,
       onEvent: (e) => { if (e.type === 'call.rehearsal') setTimeout(() => abort.abort(), 200); },
     });
-    assert.ok(Date.now() - started < 15_000, 'the run did not wait for the 30 s tool');
+    assert.ok((trace.actuals[0].latencyMs ?? Infinity) < 30_000, 'the run waited for the 30 s tool');
     assert.equal(summary.status, 'cancelled');
     assert.deepEqual(summary.episodes.map((e) => e.status), ['cancelled']);
     assert.deepEqual(trace.episodes.map((e) => e.taskId), ['probe-slow']);
