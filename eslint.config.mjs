@@ -19,5 +19,11 @@ export default tseslint.config(
     },
   },
   { files: ['src/core/**/*.ts', 'src/cli/**/*.ts', 'src/servers/**/*.ts', 'webview/**/*.ts'], rules: noVscode },
+  {
+    // Type-aware: a promise nobody awaits, returns or marks with `void` is a lint error, not a habit.
+    files: ['src/**/*.ts', 'webview/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error', '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }] },
+  },
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
 );

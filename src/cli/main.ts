@@ -1,3 +1,4 @@
+import { errorMessage } from '../core/base/errors';
 import { runCli } from './program';
 
 // The `rehearse` executable: process streams in, exit code out.
@@ -6,4 +7,8 @@ runCli(process.argv.slice(2), {
   out: (s) => process.stdout.write(s + '\n'),
   err: (s) => process.stderr.write(s + '\n'),
   color,
-}).then((code) => { process.exitCode = code; });
+}).then(
+  (code) => { process.exitCode = code; },
+  // runCli answers every failure with a coded line; this is the last guard, never a stack trace.
+  (err: unknown) => { process.stderr.write(`rehearse: ${errorMessage(err)}\n`); process.exitCode = 1; },
+);
