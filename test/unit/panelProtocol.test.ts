@@ -76,6 +76,27 @@ describe('panel protocol', () => {
     assert.equal(host.sent.length, 0, 'and answers nothing');
   });
 
+  it('sends what the host validates: each page request passes its panel\'s parser', async () => {
+    const { page } = channel();
+    const pageSide = new PanelConnection(page);
+    void pageSide.sendRequest(trajectoryProtocol.mark, { callId: 'e1.t2.c1', kind: 'wrong_type', severity: 'minor', path: '$.total' }).catch(() => undefined);
+    void pageSide.sendRequest(trajectoryProtocol.openDiff, { callId: 'e1.t2.c1' }).catch(() => undefined);
+    await pageSide.notify(trajectoryProtocol.ready, {});
+    assert.deepEqual(page.sent.map((m) => parsePanelMessage(m)), [
+      { type: 'request', id: 1, request: { method: 'mark', callId: 'e1.t2.c1', kind: 'wrong_type', severity: 'minor', path: '$.total' } },
+      { type: 'request', id: 2, request: { method: 'openDiff', callId: 'e1.t2.c1' } },
+      { type: 'ready' },
+    ]);
+    pageSide.dispose();
+  });
+
+  it('answers a request nobody handles with an error naming it', async () => {
+    const { host, page } = channel();
+    const hostSide = new PanelConnection(host);
+    await assert.rejects(new PanelConnection(page).sendRequest(countCalls, { text: 'a' }), /^Error: no handler for countCalls$/);
+    hostSide.dispose();
+  });
+
   it('drops a malformed message at the parser and tells the host', async () => {
     const { host, raw } = channel();
     const malformed: unknown[] = [];
