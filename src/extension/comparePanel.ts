@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
-import type { CompareMessage, CompareSnapshot } from '../core/training/dashboard/compareView';
+import type { ParamsOf } from '../core/base/panelProtocol';
+import { compareProtocol } from '../core/training/dashboard/compareProtocol';
+import type { CompareSnapshot } from '../core/training/dashboard/compareView';
 import { parseCompareMessage } from '../core/training/dashboard/compareView';
 import { COMPARE_VIEW_TYPE } from './commands';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
@@ -8,11 +10,11 @@ import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPan
  * A fidelity comparison of two policies on a held-out trace: a table of per-tool `A→B (Δ)` and a
  * bar chart of the deltas. It shows progress while the replays run, then the result.
  */
-export class ComparePanel extends SnapshotPanel<CompareSnapshot, Extract<CompareMessage, { type: 'rendered' }>> {
+export class ComparePanel extends SnapshotPanel<CompareSnapshot, ParamsOf<typeof compareProtocol.rendered>> {
   private current: CompareSnapshot;
 
   constructor(extensionUri: vscode.Uri, output: vscode.LogOutputChannel, initial: CompareSnapshot) {
-    super(vscode.window.createWebviewPanel(COMPARE_VIEW_TYPE, 'Fidelity comparison', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output);
+    super(vscode.window.createWebviewPanel(COMPARE_VIEW_TYPE, 'Fidelity comparison', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output, compareProtocol, parseCompareMessage);
     this.current = initial;
     setWebviewPage(this.panel.webview, extensionUri, { title: 'Fidelity comparison', script: 'compare', style: 'training' });
     this._register(this.panel.onDidDispose(() => this.dispose()));
@@ -26,13 +28,5 @@ export class ComparePanel extends SnapshotPanel<CompareSnapshot, Extract<Compare
 
   protected snapshot(): CompareSnapshot {
     return this.current;
-  }
-
-  protected parse(raw: unknown): CompareMessage | undefined {
-    return parseCompareMessage(raw);
-  }
-
-  protected async handle(): Promise<void> {
-    // The panel sends nothing but ready and rendered.
   }
 }

@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
-import type { RunComparison, RunsMessage } from '../core/report/compareRuns';
+import type { ParamsOf } from '../core/base/panelProtocol';
+import type { RunComparison } from '../core/report/compareRuns';
 import { compareRuns, parseRunsMessage } from '../core/report/compareRuns';
 import { policyLabel } from '../core/report/policyLabel';
+import { runsProtocol } from '../core/report/runsProtocol';
 import type { TraceLibrary } from '../core/trace/library';
 import type { CallDiffDocuments } from './callDiff';
 import { RUNS_VIEW_TYPE } from './commands';
@@ -12,29 +14,20 @@ import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPan
  * the calls where one rehearsed right and the other wrong, each opening both diffs (A's in the
  * active column, B's beside it).
  */
-export class CompareRunsPanel extends SnapshotPanel<RunComparison, Extract<RunsMessage, { type: 'rendered' }>> {
+export class CompareRunsPanel extends SnapshotPanel<RunComparison, ParamsOf<typeof runsProtocol.rendered>> {
   constructor(extensionUri: vscode.Uri, output: vscode.LogOutputChannel, private readonly library: TraceLibrary, private readonly callDiffs: CallDiffDocuments, readonly files: { a: string; b: string }) {
-    super(vscode.window.createWebviewPanel(RUNS_VIEW_TYPE, 'Compare runs', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output);
+    super(vscode.window.createWebviewPanel(RUNS_VIEW_TYPE, 'Compare runs', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output, runsProtocol, parseRunsMessage);
     setWebviewPage(this.panel.webview, extensionUri, { title: 'Compare runs', script: 'runs', style: 'summary' });
     this._register(library.onDidChange((changed) => { if (changed === undefined || changed === files.a || changed === files.b) this.schedule(); }));
+    this._register(this.connection.onRequest(runsProtocol.openPair, async (pair) => {
+      await this.callDiffs.show(this.files.a, pair.a, { viewColumn: vscode.ViewColumn.One, preview: false });
+      await this.callDiffs.show(this.files.b, pair.b, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+    }));
     this._register(this.panel.onDidDispose(() => this.dispose()));
   }
 
   protected async snapshot(): Promise<RunComparison> {
     const [a, b] = [await this.library.requireIndex(this.files.a), await this.library.requireIndex(this.files.b)];
     return compareRuns(a, b, (index) => (index.run ? policyLabel(index.run.policy, index.file) : ''));
-  }
-
-  protected parse(raw: unknown): RunsMessage | undefined {
-    return parseRunsMessage(raw);
-  }
-
-  protected async handle(message: unknown): Promise<void> {
-    const m = message as RunsMessage;
-    if (m.type !== 'request') return;
-    await this.respond(m.id, async () => {
-      await this.callDiffs.show(this.files.a, m.request.a, { viewColumn: vscode.ViewColumn.One, preview: false });
-      await this.callDiffs.show(this.files.b, m.request.b, { viewColumn: vscode.ViewColumn.Beside, preview: false });
-    });
   }
 }

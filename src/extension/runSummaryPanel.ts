@@ -1,10 +1,12 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Disposable } from '../core/base/disposable';
-import type { RunSummarySnapshot, SummaryMessage } from '../core/report/runSummary';
+import type { RunSummarySnapshot } from '../core/report/runSummary';
 import { parseSummaryMessage, runSummary } from '../core/report/runSummary';
+import { summaryProtocol } from '../core/report/summaryProtocol';
+import type { ParamsOf } from '../core/base/panelProtocol';
 import type { TraceLibrary } from '../core/trace/library';
 import { SUMMARY_VIEW_TYPE } from './commands';
+import { PanelCollection } from './panelCollection';
 import { executeCommand } from './registerCommand';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
 
@@ -13,56 +15,31 @@ import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPan
  * fidelity per tool, device) and a sortable, filterable table of its episodes, each row opening its
  * Trajectory. It follows a run being written.
  */
-export class RunSummaryPanel extends SnapshotPanel<RunSummarySnapshot, Extract<SummaryMessage, { type: 'rendered' }>> {
+export class RunSummaryPanel extends SnapshotPanel<RunSummarySnapshot, ParamsOf<typeof summaryProtocol.rendered>> {
   constructor(extensionUri: vscode.Uri, output: vscode.LogOutputChannel, private readonly library: TraceLibrary, readonly file: string) {
     const runId = library.index(file)?.run?.runId ?? path.basename(path.dirname(file));
-    super(vscode.window.createWebviewPanel(SUMMARY_VIEW_TYPE, `Run ${runId}`, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output);
+    super(vscode.window.createWebviewPanel(SUMMARY_VIEW_TYPE, `Run ${runId}`, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output, summaryProtocol, parseSummaryMessage);
     setWebviewPage(this.panel.webview, extensionUri, { title: `Run ${runId}`, script: 'summary', style: 'summary' });
     this._register(library.onDidChange((changed) => { if (changed === undefined || changed === file) this.schedule(); }));
+    this._register(this.connection.onRequest(summaryProtocol.openEpisode, async ({ episodeId, callId }) => {
+      await executeCommand('rehearsal.openTrajectory', { file: this.file, episodeId, ...(callId ? { callId } : {}) });
+    }));
     this._register(this.panel.onDidDispose(() => this.dispose()));
   }
 
   protected async snapshot(): Promise<RunSummarySnapshot> {
     return runSummary(await this.library.requireIndex(this.file));
   }
-
-  protected parse(raw: unknown): SummaryMessage | undefined {
-    return parseSummaryMessage(raw);
-  }
-
-  protected async handle(message: unknown): Promise<void> {
-    const m = message as SummaryMessage;
-    if (m.type !== 'request') return;
-    await this.respond(m.id, async () => {
-      await executeCommand('rehearsal.openTrajectory', { file: this.file, episodeId: m.request.episodeId, ...(m.request.callId ? { callId: m.request.callId } : {}) });
-    });
-  }
 }
 
 /** The open run summaries, one per trace. */
-export class RunSummaryPanels extends Disposable {
-  private readonly panels = new Map<string, RunSummaryPanel>();
-
+export class RunSummaryPanels extends PanelCollection<RunSummaryPanel> {
   constructor(private readonly extensionUri: vscode.Uri, private readonly output: vscode.LogOutputChannel, private readonly library: TraceLibrary) {
     super();
-    this._register({ dispose: () => { for (const p of this.panels.values()) p.dispose(); this.panels.clear(); } });
-  }
-
-  /** The open panels (tests read their state). */
-  get open(): RunSummaryPanel[] {
-    return [...this.panels.values()];
   }
 
   /** Shows a run's summary, reusing its panel. */
   show(file: string): RunSummaryPanel {
-    const existing = this.panels.get(file);
-    if (existing) {
-      existing.panel.reveal();
-      return existing;
-    }
-    const panel = new RunSummaryPanel(this.extensionUri, this.output, this.library, file);
-    this.panels.set(file, panel);
-    panel.panel.onDidDispose(() => { if (this.panels.get(file) === panel) this.panels.delete(file); });
-    return panel;
+    return this.showPanel(file, (open) => open.panel.reveal(), () => new RunSummaryPanel(this.extensionUri, this.output, this.library, file));
   }
 }

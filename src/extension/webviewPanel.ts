@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../core/base/disposable';
 import { errorMessage } from '../core/base/errors';
+import type { NotificationType } from '../core/base/panelProtocol';
+import { PanelConnection, readyNotification } from '../core/base/panelProtocol';
 import { buildWebviewHtml, newNonce } from './webviewHtml';
 
 /** Options of the studio's webview panels: scripts on, resources only from the bundles and media/webview. */
@@ -24,14 +26,75 @@ export function setWebviewPage(webview: vscode.Webview, extensionUri: vscode.Uri
   });
 }
 
+/** A connection to a panel's page: validated by `parse`, a malformed message logged and dropped. */
+export function webviewConnection(webview: vscode.Webview, parse: (raw: unknown) => { type: string } | undefined, warn: (raw: unknown) => void): PanelConnection {
+  return new PanelConnection({ post: (message) => webview.postMessage(message), onMessage: (listener) => webview.onDidReceiveMessage(listener) }, { parse, onMalformed: warn });
+}
+
+/** What a snapshot panel is told of its page's protocol. */
+export interface SnapshotPanelOptions<Snapshot> {
+  /** How the host posts its snapshot. */
+  snapshot: NotificationType<{ snapshot: Snapshot }>;
+  /** Validates what the page sends. */
+  parse: (raw: unknown) => { type: string } | undefined;
+  /** How the log names the panel. */
+  label: string;
+  /** How long changes gather before a snapshot is posted. */
+  delayMs?: number;
+  /** Each change restarts the wait (the Trajectory panel), instead of posting once the first wait is over. */
+  debounce?: boolean;
+}
+
 /**
- * A webview panel that shows whole snapshots: it waits for the page's `ready`, then posts the
- * snapshot {@link snapshot} builds whenever {@link schedule} is called (coalesced), and keeps the
- * last one posted and the page's last `rendered` report for the editor tests.
+ * The host side of a panel that shows whole snapshots: it waits for the page's `ready`, then posts
+ * the snapshot {@link snapshot} builds whenever {@link schedule} is called, over one
+ * {@link PanelConnection} whose requests subclasses answer through {@link connection}.
  */
-export abstract class SnapshotPanel<Snapshot, Rendered extends { type: 'rendered' }> extends Disposable {
+export abstract class SnapshotHost<Snapshot> extends Disposable {
   private ready = false;
   private pending: NodeJS.Timeout | undefined;
+  /** The connection to the page; subclasses register their request handlers on it. */
+  protected readonly connection: PanelConnection;
+
+  constructor(readonly panel: vscode.WebviewPanel, protected readonly output: vscode.LogOutputChannel, private readonly options: SnapshotPanelOptions<Snapshot>) {
+    super();
+    this.connection = this._register(webviewConnection(panel.webview, options.parse, (raw) => this.output.warn(`${options.label}: ignored a malformed message ${JSON.stringify(raw)?.slice(0, 200)}`)));
+    this._register(this.connection.onNotification(readyNotification, () => { this.ready = true; void this.push(); }));
+    this._register(panel.onDidChangeViewState(() => { if (!panel.visible) this.ready = false; }));
+    this._register({ dispose: () => clearTimeout(this.pending) });
+  }
+
+  /** Builds the snapshot to post. */
+  protected abstract snapshot(): Snapshot | Promise<Snapshot>;
+
+  /** Called with every snapshot posted. */
+  protected abstract didPost(snapshot: Snapshot): void;
+
+  /** Posts a new snapshot soon (several calls in a row post once). */
+  schedule(): void {
+    if (this.options.debounce) clearTimeout(this.pending);
+    else if (this.pending) return;
+    this.pending = setTimeout(() => { this.pending = undefined; void this.push(); }, this.options.delayMs ?? 100);
+  }
+
+  private async push(): Promise<void> {
+    if (!this.ready || this.isDisposed) return;
+    try {
+      const snapshot = await this.snapshot();
+      if (this.isDisposed) return;
+      await this.connection.notify(this.options.snapshot, { snapshot });
+      this.didPost(snapshot);
+    } catch (err) {
+      this.output.error(`${this.options.label}: ${errorMessage(err)}`);
+    }
+  }
+}
+
+/**
+ * A snapshot panel that keeps the last snapshot posted and the page's last `rendered` report for
+ * the editor tests.
+ */
+export abstract class SnapshotPanel<Snapshot, Rendered extends object> extends SnapshotHost<Snapshot> {
   /** The last snapshot posted. */
   lastPosted: Snapshot | undefined;
   /** What the page said it drew last. */
@@ -43,65 +106,16 @@ export abstract class SnapshotPanel<Snapshot, Rendered extends { type: 'rendered
   /** Fires when the page reports what it drew. */
   readonly onDidRender = this.rendered.event;
 
-  constructor(readonly panel: vscode.WebviewPanel, protected readonly output: vscode.LogOutputChannel, private readonly delayMs = 100) {
-    super();
-    this._register(panel.webview.onDidReceiveMessage((raw) => void this.receive(raw)));
-    this._register(panel.onDidChangeViewState(() => { if (!panel.visible) this.ready = false; }));
-    this._register({ dispose: () => clearTimeout(this.pending) });
+  constructor(panel: vscode.WebviewPanel, output: vscode.LogOutputChannel, protocol: { snapshot: NotificationType<{ snapshot: Snapshot }>; rendered: NotificationType<Rendered> }, parse: (raw: unknown) => { type: string } | undefined, delayMs = 100) {
+    super(panel, output, { snapshot: protocol.snapshot, parse, label: panel.title, delayMs });
+    this._register(this.connection.onNotification(protocol.rendered, (message) => {
+      this.lastRendered = message;
+      this.rendered.fire(message);
+    }));
   }
 
-  /** Builds the snapshot to post. */
-  protected abstract snapshot(): Snapshot | Promise<Snapshot>;
-
-  /** A message of the page other than `ready` and `rendered` (already validated). */
-  protected abstract handle(message: unknown): Promise<void>;
-
-  /** Validates a message of the page; undefined for anything malformed. */
-  protected abstract parse(raw: unknown): { type: string } | undefined;
-
-  /** Posts a new snapshot soon (several calls in a row post once). */
-  schedule(): void {
-    if (this.pending) return;
-    this.pending = setTimeout(() => { this.pending = undefined; void this.push(); }, this.delayMs);
-  }
-
-  private async receive(raw: unknown): Promise<void> {
-    const message = this.parse(raw);
-    if (!message) {
-      this.output.warn(`${this.panel.title}: ignored a malformed message ${JSON.stringify(raw)?.slice(0, 200)}`);
-      return;
-    }
-    if (message.type === 'ready') {
-      this.ready = true;
-      await this.push();
-    } else if (message.type === 'rendered') {
-      this.lastRendered = message as Rendered;
-      this.rendered.fire(message as Rendered);
-    } else {
-      await this.handle(message);
-    }
-  }
-
-  private async push(): Promise<void> {
-    if (!this.ready || this.isDisposed) return;
-    try {
-      const snapshot = await this.snapshot();
-      if (this.isDisposed) return;
-      this.lastPosted = snapshot;
-      await this.panel.webview.postMessage({ type: 'snapshot', snapshot });
-      this.posted.fire(snapshot);
-    } catch (err) {
-      this.output.error(`${this.panel.title}: ${errorMessage(err)}`);
-    }
-  }
-
-  /** Answers a request of the page. */
-  protected async respond(id: number, work: () => Promise<unknown>): Promise<void> {
-    try {
-      await work();
-      await this.panel.webview.postMessage({ type: 'response', id, ok: true });
-    } catch (err) {
-      await this.panel.webview.postMessage({ type: 'response', id, ok: false, error: errorMessage(err) });
-    }
+  protected didPost(snapshot: Snapshot): void {
+    this.lastPosted = snapshot;
+    this.posted.fire(snapshot);
   }
 }

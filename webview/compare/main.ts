@@ -4,14 +4,16 @@
  * it how many table rows and bars it drew.
  */
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
-import type { CompareHostMessage, CompareSnapshot } from '../../src/core/training/dashboard/compareView';
+import { compareProtocol } from '../../src/core/training/dashboard/compareProtocol';
+import type { CompareSnapshot } from '../../src/core/training/dashboard/compareView';
 import type { Chart } from 'chart.js';
 import { barChart } from '../shared/charts';
 import { append, h } from '../shared/dom';
 import { HostConnection } from '../shared/host';
 
 const app = document.getElementById('app')!;
-const host = new HostConnection<never, CompareHostMessage, Record<string, never>>((m) => { if (m.type === 'snapshot') render(m.snapshot); });
+const host = new HostConnection<Record<string, never>>();
+host.on(compareProtocol.snapshot, ({ snapshot }) => render(snapshot));
 let chart: Chart<'bar', (number | null)[]> | undefined;
 
 function table(t: NonNullable<CompareSnapshot['table']>): HTMLElement {
@@ -41,7 +43,7 @@ function render(s: CompareSnapshot): void {
   );
   if (canvas && s.bars) chart = barChart(canvas, s.bars.labels, s.bars.datasets, 'Δ (B − A)');
   const bars = s.bars ? s.bars.datasets.reduce((n, d) => n + d.data.filter((v) => v !== null).length, 0) : 0;
-  host.notify({ type: 'rendered', rows: s.table?.rows.length ?? 0, bars });
+  host.notify(compareProtocol.rendered, { rows: s.table?.rows.length ?? 0, bars });
 }
 
 host.ready();

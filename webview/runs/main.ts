@@ -4,12 +4,14 @@
  * diffs. The host computes every value.
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { RunComparison, RunsHostMessage, RunsRequest, TaskSide } from '../../src/core/report/compareRuns';
+import type { RunComparison, TaskSide } from '../../src/core/report/compareRuns';
+import { runsProtocol } from '../../src/core/report/runsProtocol';
 import { append, h } from '../shared/dom';
 import { HostConnection } from '../shared/host';
 
 const app = document.getElementById('app')!;
-const host = new HostConnection<RunsRequest, RunsHostMessage, Record<string, never>>((m) => { if (m.type === 'snapshot') show(m.snapshot); });
+const host = new HostConnection<Record<string, never>>();
+host.on(runsProtocol.snapshot, ({ snapshot }) => show(snapshot));
 
 const f2 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(2));
 const success = (s: TaskSide | undefined) => (s ? `${s.successes}/${s.graded}` : 'not played');
@@ -41,9 +43,9 @@ function show(c: RunComparison): void {
         h('th', { scope: 'row' }, p.taskId), h('td', {}, p.tool),
         h('td', { class: p.a.verdict === 'right' ? 'up' : 'down' }, `${p.a.callId} · ${p.a.badge}`),
         h('td', { class: p.b.verdict === 'right' ? 'up' : 'down' }, `${p.b.callId} · ${p.b.badge}`),
-        h('td', {}, h('vscode-button', { appearance: 'secondary', class: 'open-pair', onclick: () => void host.request({ method: 'openPair', a: p.a.callId, b: p.b.callId }) }, 'Open both diffs')))))) : h('p', { class: 'meta' }, 'No call was rehearsed right in one run and wrong in the other.'),
+        h('td', {}, h('vscode-button', { appearance: 'secondary', class: 'open-pair', onclick: () => void host.request(runsProtocol.openPair, { a: p.a.callId, b: p.b.callId }) }, 'Open both diffs')))))) : h('p', { class: 'meta' }, 'No call was rehearsed right in one run and wrong in the other.'),
   );
-  host.notify({ type: 'rendered', tasks: c.tasks.length, pairs: c.pairs.length });
+  host.notify(runsProtocol.rendered, { tasks: c.tasks.length, pairs: c.pairs.length });
 }
 
 host.ready();

@@ -1,7 +1,11 @@
 /**
- * The webview side of the host connection: the VS Code API handle, typed posts, requests with ids
- * answered by `response` messages, and view state (`getState`/`setState`).
+ * The webview side of the host connection: the VS Code API handle, the panel's protocol over a
+ * {@link PanelConnection} (typed notifications, requests answered with their typed result or
+ * rejected after their timeout), and view state (`getState`/`setState`).
  */
+import type { NotificationType, RequestType } from '../../src/core/base/panelProtocol';
+import { PanelConnection, readyNotification } from '../../src/core/base/panelProtocol';
+
 interface VsCodeApi<S> {
   postMessage(message: unknown): void;
   getState(): S | undefined;
@@ -10,43 +14,40 @@ interface VsCodeApi<S> {
 
 declare function acquireVsCodeApi<S>(): VsCodeApi<S>;
 
-/** A connection to the host with request ids. `Out` is what the panel sends, `In` what it receives. */
-export class HostConnection<Request, In extends { type: string }, State> {
+/** A page's connection to its host; `State` is the view state it keeps. */
+export class HostConnection<State> {
   private readonly api = acquireVsCodeApi<State>();
-  private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private readonly connection = new PanelConnection({
+    post: (message) => this.api.postMessage(message),
+    onMessage: (listener) => {
+      const onMessage = (event: MessageEvent) => listener(event.data);
+      window.addEventListener('message', onMessage);
+      return { dispose: () => window.removeEventListener('message', onMessage) };
+    },
+  });
 
-  constructor(onMessage: (message: In) => void) {
-    window.addEventListener('message', (event: MessageEvent) => {
-      const message = event.data as In & { id?: number; ok?: boolean; error?: string };
-      if (message?.type === 'response' && typeof message.id === 'number') {
-        const w = this.waiting.get(message.id);
-        this.waiting.delete(message.id);
-        if (message.ok) w?.resolve();
-        else w?.reject(new Error(message.error ?? 'the request failed'));
-        return;
-      }
-      if (message && typeof message.type === 'string') onMessage(message);
-    });
+  constructor() {
+    window.addEventListener('pagehide', () => this.connection.dispose());
+  }
+
+  /** Handles a notification of the host (its snapshots). */
+  on<P extends object>(type: NotificationType<P>, handler: (params: P) => void): void {
+    this.connection.onNotification(type, handler);
   }
 
   /** Tells the host the page is loaded and listening (the ready handshake). */
   ready(): void {
-    this.api.postMessage({ type: 'ready' });
+    void this.connection.notify(readyNotification, {});
   }
 
   /** Sends a notification (no answer), e.g. what the page has drawn. */
-  notify<M extends { type: string }>(message: M): void {
-    this.api.postMessage(message);
+  notify<P extends object>(type: NotificationType<P>, params: P): void {
+    void this.connection.notify(type, params);
   }
 
-  /** Sends a request; resolves when the host has done it. */
-  request(request: Request): Promise<void> {
-    const id = this.nextId++;
-    return new Promise<void>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.api.postMessage({ type: 'request', id, request });
-    });
+  /** Sends a request; resolves with the host's answer once it has done it. */
+  request<P extends object, R>(type: RequestType<P, R>, params: P): Promise<R> {
+    return this.connection.sendRequest(type, params);
   }
 
   get state(): State | undefined {

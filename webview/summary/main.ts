@@ -5,12 +5,14 @@
  * Enter opens the episode's Trajectory). The host computes every value.
  */
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
-import type { RunSummarySnapshot, SummaryHostMessage, SummaryRequest } from '../../src/core/report/runSummary';
+import type { RunSummarySnapshot } from '../../src/core/report/runSummary';
+import { summaryProtocol } from '../../src/core/report/summaryProtocol';
 import { append, h } from '../shared/dom';
 import { HostConnection } from '../shared/host';
 
 const app = document.getElementById('app')!;
-const host = new HostConnection<SummaryRequest, SummaryHostMessage, { sort?: SortState; text?: string; outcome?: string }>((m) => { if (m.type === 'snapshot') show(m.snapshot); });
+const host = new HostConnection<{ sort?: SortState; text?: string; outcome?: string }>();
+host.on(summaryProtocol.snapshot, ({ snapshot }) => show(snapshot));
 
 type Column = 'task' | 'outcome' | 'reward' | 'turns' | 'calls' | 'fidelity' | 'worst' | 'parseErrors' | 'duration';
 interface SortState { column: Column; descending: boolean }
@@ -115,14 +117,14 @@ function draw(): void {
       onclick: () => { selected = position; draw(); }, ondblclick: () => open(position),
     }, ...cells(i).map((c) => h('span', { role: 'gridcell' }, c)));
   }));
-  host.notify({ type: 'rendered', rows: last - first, shown: order.length, total: snap.episodes.episodeIds.length });
+  host.notify(summaryProtocol.rendered, { rows: last - first, shown: order.length, total: snap.episodes.episodeIds.length });
 }
 
 function open(position: number): void {
   const i = order[position];
   if (i === undefined || !snap) return;
   const e = snap.episodes;
-  void host.request({ method: 'openEpisode', episodeId: e.episodeIds[i], ...(e.worstCallIds[i] ? { callId: e.worstCallIds[i]! } : {}) });
+  void host.request(summaryProtocol.openEpisode, { episodeId: e.episodeIds[i], ...(e.worstCallIds[i] ? { callId: e.worstCallIds[i]! } : {}) });
 }
 
 function move(to: number): void {

@@ -7,7 +7,8 @@
  */
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { DashboardHostMessage, DashboardRequest, DashboardViewState, TrainingDashboardSnapshot } from '../../src/core/training/dashboard/protocol';
+import { dashboardProtocol } from '../../src/core/training/dashboard/dashboardProtocol';
+import type { DashboardRequest, DashboardViewState, TrainingDashboardSnapshot } from '../../src/core/training/dashboard/protocol';
 import { formatDuration } from '../../src/core/training/dashboard/progress';
 import type { TrainingChartId } from '../../src/core/training/dashboard/runState';
 import { TRAINING_CHARTS } from '../../src/core/training/dashboard/runState';
@@ -29,12 +30,13 @@ const STATUS_TEXT: Record<TrainingDashboardSnapshot['state']['status'], string> 
 };
 
 const app = document.getElementById('app')!;
-const host = new HostConnection<DashboardRequest, DashboardHostMessage, DashboardViewState>((m) => { if (m.type === 'snapshot') render(m.snapshot); });
+const host = new HostConnection<DashboardViewState>();
+host.on(dashboardProtocol.snapshot, ({ snapshot }) => render(snapshot));
 const { send } = statusLine(host, () => status);
 
 type Button = HTMLElement & { disabled: boolean };
 const button = (label: string, method: DashboardRequest['method'], done: string, appearance?: string): Button =>
-  h('vscode-button', { class: method, appearance, onclick: () => void send({ method }, done) }, label) as Button;
+  h('vscode-button', { class: method, appearance, onclick: () => void send(dashboardProtocol[method], {}, done) }, label) as Button;
 
 const title = h('h1', {});
 const badge = h('vscode-badge', { class: 'run-status' });
@@ -117,7 +119,7 @@ function render(s: TrainingDashboardSnapshot): void {
     c.latest.textContent = has ? `latest: ${latestValues(series)}` : '';
     c.canvas.setAttribute('aria-label', has ? `${CHARTS[id].title} over steps; latest ${latestValues(series)}` : `${CHARTS[id].title}: no data`);
   }
-  host.notify({ type: 'rendered', points });
+  host.notify(dashboardProtocol.rendered, { points });
 }
 
 host.ready();

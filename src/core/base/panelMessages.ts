@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /**
  * The validator of a webview panel's messages from its zod schema: the message, or undefined for
@@ -9,4 +9,12 @@ export function panelMessageParser<S extends z.ZodTypeAny>(schema: S): (value: u
     const parsed = schema.safeParse(value);
     return parsed.success ? (parsed.data as z.infer<S>) : undefined;
   };
+}
+
+/** The schema of the page's `ready` notification (see `panelProtocol.ts`). */
+export const readyMessageSchema = z.object({ type: z.literal('ready') });
+
+/** The schema of a request's envelope (see `panelProtocol.ts`) around the schema of its `{ method, ...params }`. */
+export function requestMessageSchema<R extends z.ZodTypeAny>(request: R) {
+  return z.object({ type: z.literal('request'), id: z.number().int().nonnegative(), request });
 }

@@ -4,7 +4,7 @@
  * wrong. What the Compare Runs panel (webview/runs) shows, and its messages.
  */
 import { z } from 'zod';
-import { panelMessageParser } from '../base/panelMessages';
+import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../base/panelMessages';
 import type { CallEntry, TraceIndex } from '../trace/traceIndex';
 import { fidelityBadge } from '../trace/tree';
 import type { RehearsalVerdict } from '../trace/treeFilter';
@@ -106,9 +106,9 @@ export function compareRuns(a: TraceIndex, b: TraceIndex, label: (index: TraceIn
 }
 
 const runsMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready') }),
+  readyMessageSchema,
   z.object({ type: z.literal('rendered'), tasks: z.number().int().nonnegative(), pairs: z.number().int().nonnegative() }),
-  z.object({ type: z.literal('request'), id: z.number().int().nonnegative(), request: z.object({ method: z.literal('openPair'), a: z.string().max(200), b: z.string().max(200) }) }),
+  requestMessageSchema(z.object({ method: z.literal('openPair'), a: z.string().max(200), b: z.string().max(200) })),
 ]);
 
 /** What the Compare Runs panel sends to its host. */

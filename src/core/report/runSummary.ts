@@ -5,7 +5,7 @@
  * sorts, filters and draws only the rows in view.
  */
 import { z } from 'zod';
-import { panelMessageParser } from '../base/panelMessages';
+import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../base/panelMessages';
 import type { NodeStatus } from '../trace/tree';
 import { episodeOutcome } from '../trace/tree';
 import { policyLabel } from './policyLabel';
@@ -147,9 +147,9 @@ export function runSummary(index: TraceIndex): RunSummarySnapshot {
 }
 
 const summaryMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready') }),
+  readyMessageSchema,
   z.object({ type: z.literal('rendered'), rows: z.number().int().nonnegative(), shown: z.number().int().nonnegative(), total: z.number().int().nonnegative() }),
-  z.object({ type: z.literal('request'), id: z.number().int().nonnegative(), request: z.object({ method: z.literal('openEpisode'), episodeId: z.string().max(200), callId: z.string().max(200).optional() }) }),
+  requestMessageSchema(z.object({ method: z.literal('openEpisode'), episodeId: z.string().max(200), callId: z.string().max(200).optional() })),
 ]);
 
 /** What the run summary panel sends to its host. */

@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { ANNOTATION_KINDS, ANNOTATION_SEVERITIES } from '../annotations/schema';
+import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../base/panelMessages';
+import type { ResponseEnvelope } from '../base/panelProtocol';
 import type { TrajectorySnapshot } from './snapshot';
 
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/);
@@ -18,8 +20,8 @@ const requestSchema = z.discriminatedUnion('method', [
 ]);
 
 const panelMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready') }),
-  z.object({ type: z.literal('request'), id: z.number().int().nonnegative(), request: requestSchema }),
+  readyMessageSchema,
+  requestMessageSchema(requestSchema),
 ]);
 
 /** A request of the panel: mark a call (or path), accept a rehearsal, delete an annotation, open the native diff. */
@@ -29,16 +31,10 @@ export type PanelRequest = z.infer<typeof requestSchema>;
 export type PanelMessage = z.infer<typeof panelMessageSchema>;
 
 /** What the host sends to the panel. */
-export type HostMessage =
-  | { type: 'snapshot'; snapshot: TrajectorySnapshot }
-  | { type: 'response'; id: number; ok: true }
-  | { type: 'response'; id: number; ok: false; error: string };
+export type HostMessage = { type: 'snapshot'; snapshot: TrajectorySnapshot } | ResponseEnvelope;
 
 /** A panel message, if `value` is one; undefined for anything else. */
-export function parsePanelMessage(value: unknown): PanelMessage | undefined {
-  const parsed = panelMessageSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
+export const parsePanelMessage: (value: unknown) => PanelMessage | undefined = panelMessageParser(panelMessageSchema);
 
 /** The view state the panel keeps with `setState` (and the serializer restores): which episode it shows. */
 export interface TrajectoryViewState {

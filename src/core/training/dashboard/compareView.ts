@@ -4,6 +4,7 @@
  * panel only draws the table and the bar chart of per-tool deltas.
  */
 import { z } from 'zod';
+import { panelMessageParser, readyMessageSchema } from '../../base/panelMessages';
 import type { FidelityComparison } from '../compareFidelity';
 import { COMPARED_SCORE_TITLES, COMPARED_SCORES, COMPARISON_NOTE, TASK_SUCCESS_NOTE, comparisonTable } from '../compareFidelity';
 
@@ -43,7 +44,7 @@ export function comparedSnapshot(base: Pick<CompareSnapshot, 'trace' | 'a' | 'b'
 }
 
 const compareMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready') }),
+  readyMessageSchema,
   z.object({ type: z.literal('rendered'), rows: z.number().int().nonnegative(), bars: z.number().int().nonnegative() }),
 ]);
 
@@ -54,7 +55,4 @@ export type CompareMessage = z.infer<typeof compareMessageSchema>;
 export type CompareHostMessage = { type: 'snapshot'; snapshot: CompareSnapshot };
 
 /** A comparison panel message, if `value` is one. */
-export function parseCompareMessage(value: unknown): CompareMessage | undefined {
-  const parsed = compareMessageSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
+export const parseCompareMessage: (value: unknown) => CompareMessage | undefined = panelMessageParser(compareMessageSchema);

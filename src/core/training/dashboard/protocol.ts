@@ -5,6 +5,8 @@
  * holds: what a person sees, for the editor tests). The host validates every message it receives.
  */
 import { z } from 'zod';
+import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../../base/panelMessages';
+import type { ResponseEnvelope } from '../../base/panelProtocol';
 import type { TrainingChartId, TrainingRunState } from './runState';
 import { TRAINING_CHARTS, thinSeries } from './runState';
 
@@ -12,8 +14,8 @@ import { TRAINING_CHARTS, thinSeries } from './runState';
 export const DASHBOARD_METHODS = ['cancel', 'resume', 'usePolicy', 'compare', 'showLog'] as const;
 
 const dashboardMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready') }),
-  z.object({ type: z.literal('request'), id: z.number().int().nonnegative(), request: z.object({ method: z.enum(DASHBOARD_METHODS) }) }),
+  readyMessageSchema,
+  requestMessageSchema(z.object({ method: z.enum(DASHBOARD_METHODS) })),
   z.object({ type: z.literal('rendered'), points: z.partialRecord(z.enum(TRAINING_CHARTS), z.number().int().nonnegative()) }),
 ]);
 
@@ -53,16 +55,11 @@ export interface TrainingDashboardSnapshot {
 }
 
 /** What the host sends to the dashboard. */
-export type DashboardHostMessage =
-  | { type: 'snapshot'; snapshot: TrainingDashboardSnapshot }
-  | { type: 'response'; id: number; ok: true }
-  | { type: 'response'; id: number; ok: false; error: string };
+export type DashboardHostMessage = { type: 'snapshot'; snapshot: TrainingDashboardSnapshot } | ResponseEnvelope;
 
 /** A dashboard message, if `value` is one; undefined for anything else. */
-export function parseDashboardMessage(value: unknown): DashboardMessage | undefined {
-  const parsed = dashboardMessageSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
+export const parseDashboardMessage: (value: unknown) => DashboardMessage | undefined = panelMessageParser(dashboardMessageSchema);
+
 
 /** The most points a chart's series carries to the webview (a long run is thinned for drawing). */
 export const MAX_POINTS_PER_SERIES = 1000;
