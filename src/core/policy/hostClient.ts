@@ -7,6 +7,7 @@ import type { MessageConnection } from 'vscode-jsonrpc/node';
 import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { Disposable } from '../base/disposable';
 import { Emitter } from '../base/event';
+import { isStudioErrorCode } from '../base/errorCodes';
 import { StudioError } from '../base/errors';
 import { studioRoot } from '../base/studioRoot';
 import * as HostProtocol from './hostProtocol';
@@ -176,8 +177,9 @@ export class PolicyHostClient extends Disposable {
 function toStudioError(err: unknown): StudioError {
   if (err instanceof StudioError) return err;
   if (err instanceof ResponseError) {
-    const code = (err.data as { code?: string } | undefined)?.code ?? 'POLICY_HOST_ERROR';
-    return new StudioError(code, err.message);
+    // The host (hostMain.ts) sends a StudioError's code, or POLICY_HOST_ERROR.
+    const code: unknown = (err.data as { code?: unknown } | undefined)?.code;
+    return new StudioError(isStudioErrorCode(code) ? code : 'POLICY_HOST_ERROR', err.message);
   }
   return new StudioError('POLICY_HOST_ERROR', err instanceof Error ? err.message : String(err));
 }
