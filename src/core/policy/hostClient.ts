@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { CancellationTokenSource, createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
@@ -61,7 +62,7 @@ export class PolicyHostClient extends Disposable {
   private stopping = false;
 
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly child: ChildProcessByStdio<Writable, Readable, Readable>,
     private readonly connection: MessageConnection,
     readonly device: DeviceReport,
     private readonly exited: Promise<StudioError>,
@@ -78,12 +79,12 @@ export class PolicyHostClient extends Disposable {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', OMP_WAIT_POLICY: 'PASSIVE' },
     });
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     // The last stderr lines, quoted when the host dies.
     const stderrTail: string[] = [];
-    child.stderr!.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
     let partial = '';
-    child.stderr!.on('data', (chunk: string) => {
+    child.stderr.on('data', (chunk: string) => {
       const lines = (partial + chunk).split('\n');
       partial = lines.pop() ?? '';
       for (const line of lines) {
