@@ -8,6 +8,16 @@ const noVscode = {
   }],
 };
 
+// The studio's own commands run through registerCommand.ts's executeCommand, typed by commands.ts;
+// VS Code's (setContext, workbench.*, vscode.*) stay raw. test/editor drives the editor as a user does.
+const rawCommand = "CallExpression[callee.object.property.name='commands'][callee.property.name=/^(execute|register)Command$/]";
+const typedCommands = {
+  'no-restricted-syntax': ['error',
+    { selector: `${rawCommand}[arguments.0.value=/^rehearsal\\./]`, message: 'Run and register rehearsal.* commands through src/extension/registerCommand.ts (typed by commands.ts).' },
+    { selector: `${rawCommand}[arguments.0.quasis.0.value.raw=/^rehearsal\\./]`, message: 'Run and register rehearsal.* commands through src/extension/registerCommand.ts (typed by commands.ts).' },
+  ],
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'out/**', 'dist/**', '.vscode-test/**', '.device/**', '.rehearsal/**', 'test-results/**', 'test/fixtures/**', 'trainer/**', 'models/**'] },
   ...tseslint.configs.recommended,
@@ -25,5 +35,6 @@ export default tseslint.config(
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: { '@typescript-eslint/no-floating-promises': 'error', '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }] },
   },
+  { files: ['src/**/*.ts'], rules: typedCommands },
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
 );

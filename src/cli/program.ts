@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import type { StudioErrorCode } from '../core/base/errorCodes';
 import { StudioError, errorMessage } from '../core/base/errors';
 import { diffCommand } from './commands/diff';
 import { generateCommand } from './commands/generate';
@@ -23,7 +24,7 @@ import { EXIT } from './io';
 declare const STUDIO_VERSION: string | undefined;
 
 /** Error codes that mean the command line itself was wrong (exit 2): a bad option, an id or call the trace does not have. */
-const USAGE_ERRORS = new Set(['USAGE', 'INVALID_ID', 'RUN_SPEC_INVALID', 'UNKNOWN_CALL']);
+const USAGE_ERRORS = new Set<StudioErrorCode>(['USAGE', 'INVALID_ID', 'RUN_SPEC_INVALID', 'UNKNOWN_CALL']);
 
 /**
  * Runs the `rehearse` CLI with the given arguments (without `node` and the script) and returns the

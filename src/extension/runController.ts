@@ -17,6 +17,7 @@ import { runsFolder, TRACE_FILE } from '../core/trace/discover';
 import { newRunId } from '../core/trace/ids';
 import type { TraceLibrary } from '../core/trace/library';
 import { CONTEXT_KEYS } from './commands';
+import { executeCommand } from './registerCommand';
 import { policyChoice, policyDevice, policyThreads, runDefaults, settingServers } from './settings';
 import { UNTRUSTED_REASON } from './trust';
 
@@ -79,7 +80,7 @@ export class RunController extends Disposable {
     if (!choice) return undefined;
     const mode = request.mode;
     if (mode === 'private' && !choiceRehearses(choice)) {
-      void vscode.window.showErrorMessage('Rehearsal: private rehearsal imagines episodes with the policy\'s rehearsals; the reference policy does not rehearse. Select a model folder or an endpoint.', 'Select Policy').then((a) => { if (a) void vscode.commands.executeCommand('rehearsal.selectPolicy'); });
+      void vscode.window.showErrorMessage('Rehearsal: private rehearsal imagines episodes with the policy\'s rehearsals; the reference policy does not rehearse. Select a model folder or an endpoint.', 'Select Policy').then((a) => { if (a) void executeCommand('rehearsal.selectPolicy'); });
       return undefined;
     }
     const runsDir = runsFolder(request.workspaceFolder);
@@ -106,7 +107,7 @@ export class RunController extends Disposable {
     const choice = this.choice();
     if (!choice) return undefined;
     if (!choiceRehearses(choice)) {
-      void vscode.window.showErrorMessage('Rehearsal: replay re-runs the rehearse role, and the reference policy does not rehearse. Select a model folder or an endpoint.', 'Select Policy').then((a) => { if (a) void vscode.commands.executeCommand('rehearsal.selectPolicy'); });
+      void vscode.window.showErrorMessage('Rehearsal: replay re-runs the rehearse role, and the reference policy does not rehearse. Select a model folder or an endpoint.', 'Select Policy').then((a) => { if (a) void executeCommand('rehearsal.selectPolicy'); });
       return undefined;
     }
     const runsDir = runsFolder(workspaceFolder);
@@ -132,7 +133,7 @@ export class RunController extends Disposable {
     try {
       return policyChoice();
     } catch (err) {
-      void vscode.window.showErrorMessage(`Rehearsal: ${errorMessage(err)}`, 'Select Policy').then((a) => { if (a) void vscode.commands.executeCommand('rehearsal.selectPolicy'); });
+      void vscode.window.showErrorMessage(`Rehearsal: ${errorMessage(err)}`, 'Select Policy').then((a) => { if (a) void executeCommand('rehearsal.selectPolicy'); });
       return undefined;
     }
   }
@@ -220,8 +221,8 @@ export class RunController extends Disposable {
       ? vscode.window.showErrorMessage(`Rehearsal: run ${line}: ${summary.error?.code}: ${summary.error?.message}`, ...actions)
       : vscode.window.showInformationMessage(`Rehearsal: run ${line}`, ...actions);
     void shown.then((a) => {
-      if (a === 'Show Report') void vscode.commands.executeCommand('rehearsal.showReport', { file: summary.traceFile });
-      if (a === 'Open Trajectory' && summary.episodes[0]) void vscode.commands.executeCommand('rehearsal.openTrajectory', { file: summary.traceFile, episodeId: summary.episodes[0].episodeId });
+      if (a === 'Show Report') void executeCommand('rehearsal.showReport', { file: summary.traceFile });
+      if (a === 'Open Trajectory' && summary.episodes[0]) void executeCommand('rehearsal.openTrajectory', { file: summary.traceFile, episodeId: summary.episodes[0].episodeId });
     });
   }
 

@@ -57,19 +57,21 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
     if (replay && replay.run.status !== 'completed') { io.err(`rehearse: the replay with ${replay.name} failed: ${replay.run.error?.code}: ${replay.run.error?.message}`); return 1; }
   }
   const { a, b, comparison } = result;
+  // Both replays completed (checked above), so comparePolicies returned both sides and their comparison.
+  if (!b || !comparison) throw new Error('comparePolicies returned no comparison for two completed replays.');
   if (args.json) {
     io.out(JSON.stringify({
       trace: files[0],
       a: { policy: infos.a, run: a.run, report: a.report },
-      b: { policy: infos.b, run: b!.run, report: b!.report },
+      b: { policy: infos.b, run: b.run, report: b.report },
       comparison,
       ...(marked ? { onlyMarked: marked.size } : {}),
       taskSuccessNote: 'Not measured: replay re-rehearses the recorded calls and plays no episode.',
     }, null, 2));
   } else {
     if (marked) io.out(`only the ${counted(marked.size, 'call')} marked as fidelity errors in ${annotationsFileFor(files[0])}`);
-    io.out(renderFidelityComparison(comparison!, { a: policies[0], b: policies[1] }));
-    io.out(`replays: ${a.run.traceFile}, ${b!.run.traceFile}`);
+    io.out(renderFidelityComparison(comparison, { a: policies[0], b: policies[1] }));
+    io.out(`replays: ${a.run.traceFile}, ${b.run.traceFile}`);
   }
   return 0;
 }

@@ -9,8 +9,8 @@ import { renderCallDiff } from '../render/diffText';
 
 /** The least faithful call that both sides answered (lowest field F1, error-state disagreements first). */
 export function worstComparedCall(index: TraceIndex): string | undefined {
-  const scored = index.calls().filter((c) => c.scores);
-  scored.sort((a, b) => Number(a.scores!.errorAgreement) - Number(b.scores!.errorAgreement) || a.scores!.fieldF1 - b.scores!.fieldF1);
+  const scored = index.calls().flatMap((c) => (c.scores ? [{ callId: c.callId, scores: c.scores }] : []));
+  scored.sort((a, b) => Number(a.scores.errorAgreement) - Number(b.scores.errorAgreement) || a.scores.fieldF1 - b.scores.fieldF1);
   return scored[0]?.callId;
 }
 

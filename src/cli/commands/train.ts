@@ -110,18 +110,20 @@ function planJson(plan: LaunchPlan) {
 /** envace: write the launch script beside the run folder and say where to run it. */
 async function handOver(plan: LaunchPlan, args: TrainArgs, io: CliIO): Promise<number> {
   const scriptFile = path.join(plan.outDir, 'launch-envace.sh');
+  const { script } = plan;
+  if (script === undefined) throw new Error('An envace launch plan without its launch script.');
   if (!args.dryRun) {
     await mkdir(plan.outDir, { recursive: true });
-    await writeFile(scriptFile, plan.script!, { mode: 0o755 });
+    await writeFile(scriptFile, script, { mode: 0o755 });
   }
   if (args.json) {
-    io.out(JSON.stringify({ plan: { ...planJson(plan), script: plan.script }, scriptFile: args.dryRun ? null : scriptFile }, null, 2));
+    io.out(JSON.stringify({ plan: { ...planJson(plan), script }, scriptFile: args.dryRun ? null : scriptFile }, null, 2));
     return 0;
   }
   io.out(`command: ${formatCommand(plan)}`);
   io.out(`cwd: ${plan.cwd}`);
   io.out(args.dryRun ? 'launch script (not written: --dry-run):' : `launch script written to ${scriptFile}:`);
-  io.out(plan.script!);
+  io.out(script);
   io.out('Not started here: EnvACE trains on a Ray cluster. Copy the exported tool dataset and its parquet to the paths above, ' +
     'then run the script on the Ray head node. Running it again resumes from the newest checkpoint (trainer.resume_mode=auto).');
   return 0;

@@ -59,6 +59,7 @@ export async function verifyCommand(paths: string[], options: { workspace?: stri
 }
 
 async function environmentFor(loaded: LoadedTask, host: EnvironmentHost, envs: Map<string, ToolEnvironment>): Promise<ToolEnvironment> {
+  // The servers were read from the task's JSON, so they are JSON (ServerDefinition has no index signature).
   const key = canonicalJson({ servers: loaded.task.servers as unknown as JsonValue, base: loaded.baseDir, tools: loaded.task.tools ?? null, timeout: loaded.task.limits?.callTimeoutMs ?? null });
   let env = envs.get(key);
   if (!env) {

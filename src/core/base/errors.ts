@@ -1,9 +1,11 @@
+import type { StudioErrorCode } from './errorCodes';
+
 /**
  * An error the user can cause (bad argument, unreadable file, invalid id). `code` is stable and
- * machine-readable; `message` says what went wrong and what to do about it.
+ * machine-readable (one of `STUDIO_ERROR_CODES`); `message` says what went wrong and what to do about it.
  */
 export class StudioError extends Error {
-  constructor(readonly code: string, message: string, readonly details?: Record<string, unknown>) {
+  constructor(readonly code: StudioErrorCode, message: string, readonly details?: Record<string, unknown>) {
     super(message);
     this.name = 'StudioError';
   }

@@ -110,6 +110,7 @@ function parseInputs(value: unknown, origin: string): McpInputDefinition[] {
   if (!Array.isArray(value)) throw new StudioError('SERVER_CONFIG_INVALID', `${origin}: /inputs must be an array.`);
   return value.map((v, i) => {
     if (!isJsonObject(v) || typeof v['id'] !== 'string') throw new StudioError('SERVER_CONFIG_INVALID', `${origin}: /inputs/${i} needs a string "id".`);
+    // A JSON object with a string id; its other fields are what VS Code's mcp.json allows (read as given).
     return v as unknown as McpInputDefinition;
   });
 }

@@ -24,15 +24,15 @@ export interface ReplayRecording {
   calls: RecordedCall[];
 }
 
-let compiled: ValidateFunction | undefined;
+let compiled: ValidateFunction<ReplayRecording> | undefined;
 
 /** Checks a value against the replay schema; faults name the JSON path. */
 export function validateReplayRecording(value: unknown, where: string): ReplayRecording {
-  compiled ??= new Ajv({ strict: false, allErrors: false }).compile(replaySchema);
+  compiled ??= new Ajv({ strict: false, allErrors: false }).compile<ReplayRecording>(replaySchema);
   if (nestsDeeperThan(value, MAX_JSON_DEPTH + 8)) {
     throw new StudioError('REPLAY_INVALID', `${where}: its recorded values nest deeper than ${MAX_JSON_DEPTH} levels. Fix the recording (schemas/replay.schema.json).`, { path: '/' });
   }
-  if (compiled(value)) return value as unknown as ReplayRecording;
+  if (compiled(value)) return value;
   const e = compiled.errors?.[0];
   const at = e?.instancePath || '/';
   throw new StudioError('REPLAY_INVALID', `${where}: ${at} ${e?.message ?? 'is invalid'}. Fix the recording (schemas/replay.schema.json).`, { path: at });

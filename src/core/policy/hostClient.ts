@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { CancellationTokenSource, createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { Disposable } from '../base/disposable';
 import { Emitter } from '../base/event';
+import { isStudioErrorCode } from '../base/errorCodes';
 import { StudioError } from '../base/errors';
 import { studioRoot } from '../base/studioRoot';
 import * as HostProtocol from './hostProtocol';
@@ -60,7 +62,7 @@ export class PolicyHostClient extends Disposable {
   private stopping = false;
 
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly child: ChildProcessByStdio<Writable, Readable, Readable>,
     private readonly connection: MessageConnection,
     readonly device: DeviceReport,
     private readonly exited: Promise<StudioError>,
@@ -77,12 +79,12 @@ export class PolicyHostClient extends Disposable {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', OMP_WAIT_POLICY: 'PASSIVE' },
     });
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     // The last stderr lines, quoted when the host dies.
     const stderrTail: string[] = [];
-    child.stderr!.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
     let partial = '';
-    child.stderr!.on('data', (chunk: string) => {
+    child.stderr.on('data', (chunk: string) => {
       const lines = (partial + chunk).split('\n');
       partial = lines.pop() ?? '';
       for (const line of lines) {
@@ -176,8 +178,9 @@ export class PolicyHostClient extends Disposable {
 function toStudioError(err: unknown): StudioError {
   if (err instanceof StudioError) return err;
   if (err instanceof ResponseError) {
-    const code = (err.data as { code?: string } | undefined)?.code ?? 'POLICY_HOST_ERROR';
-    return new StudioError(code, err.message);
+    // The host (hostMain.ts) sends a StudioError's code, or POLICY_HOST_ERROR.
+    const code: unknown = (err.data as { code?: unknown } | undefined)?.code;
+    return new StudioError(isStudioErrorCode(code) ? code : 'POLICY_HOST_ERROR', err.message);
   }
   return new StudioError('POLICY_HOST_ERROR', err instanceof Error ? err.message : String(err));
 }

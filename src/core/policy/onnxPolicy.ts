@@ -58,13 +58,14 @@ export class OnnxPolicy extends Disposable implements Policy {
   async act(request: ActRequest): Promise<ActResult> {
     const started = performance.now();
     const slots = this.identifierSlots ? new IdentifierSlots() : undefined;
-    const stream = request.onToken && slots ? new RevealingStream(slots, request.onToken) : undefined;
+    const { onToken } = request;
+    const stream = onToken && slots ? new RevealingStream(slots, onToken) : undefined;
     const result = await this.host.generate(
       {
         messages: slots ? slots.hideMessages(request.messages) : request.messages,
         tools: request.tools, session: request.session, n: 1, maxTokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act, sampling: { ...this.defaults, ...request.sampling },
       },
-      stream ? (_sample, delta) => stream.push(delta) : request.onToken ? (_sample, delta) => request.onToken!(delta) : undefined,
+      stream ? (_sample, delta) => stream.push(delta) : onToken ? (_sample, delta) => onToken(delta) : undefined,
       request.signal,
     );
     stream?.end();

@@ -130,10 +130,11 @@ export class OpenAICompatibleServer {
 
   /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT/v1`). */
   async listen(port = 0, hostname = '127.0.0.1'): Promise<string> {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    const server = createServer((req, res) => void this.handle(req, res));
+    this.server = server;
     await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(port, hostname, () => resolve());
+      server.once('error', reject);
+      server.listen(port, hostname, () => resolve());
     });
     const address = this.server.address() as AddressInfo;
     this.port = address.port;

@@ -201,8 +201,8 @@ export async function buildFidelityReport(files: readonly string[], options: { l
     // Rehearsal and actual of a call meet here, then are scored and dropped.
     const halves = new Map<string, { r?: CallRehearsalEvent; a?: CallActualEvent }>();
     const settle = (callId: string) => {
-      const h = halves.get(callId)!;
-      if (!h.r || !h.a) return;
+      const h = halves.get(callId);
+      if (!h?.r || !h.a) return;
       halves.delete(callId);
       const cmp = compareCall(h.r, h.a);
       if (cmp.comparable !== 'none') { overall.add(cmp.scores); toolStats(h.r.tool).acc.add(cmp.scores); }
@@ -247,7 +247,8 @@ export async function buildFidelityReport(files: readonly string[], options: { l
           case 'episode.end':
             (imaginedEpisodes.has(e.episodeId) ? imagined : committed).ended(e.success, e.reward, e.checks);
             if (waitingForTurn.delete(e.episodeId) && e.status === 'failed' && e.error) {
-              const seen = report.notPlayed.find((n) => n.code === e.error!.code);
+              const { code } = e.error;
+              const seen = report.notPlayed.find((n) => n.code === code);
               if (seen) seen.count++;
               else report.notPlayed.push({ code: e.error.code, count: 1, message: e.error.message });
             }

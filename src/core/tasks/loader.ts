@@ -104,7 +104,8 @@ async function findTaskFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
   return entries
     .filter((e) => e.isFile() && e.name.endsWith(TASK_FILE_SUFFIX))
-    .map((e) => path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name))
+    // Dirent.parentPath is new in Node 20.12 and 18.20; older runtimes (and editors' Electron) have only .path.
+    .map((e) => path.join(e.parentPath ?? e.path, e.name))
     .sort();
 }
 

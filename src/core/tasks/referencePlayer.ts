@@ -18,9 +18,10 @@ export interface ReferenceScriptTurn {
  * plays it as the "reference policy". A task without a reference is a StudioError NO_REFERENCE.
  */
 export function referenceScript(task: TaskFile): ReferenceScriptTurn[] {
-  if (!task.reference) throw new StudioError('NO_REFERENCE', `Task ${task.id} has no reference solution; add "reference" to the task file.`);
+  const { reference } = task;
+  if (!reference) throw new StudioError('NO_REFERENCE', `Task ${task.id} has no reference solution; add "reference" to the task file.`);
   return task.turns.map((t, i) => {
-    const ref = task.reference!.turns[i];
+    const ref = reference.turns[i];
     return { user: t.user, acts: [...ref.calls.map((c) => formatToolCalls([c])), ref.answer] };
   });
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { JsonObject } from '../../core/base/json';
+import type { JsonObject, JsonValue } from '../../core/base/json';
 import type { DomainTool } from '../common/domain';
 import { PolicyError } from '../common/domain';
-import type { Account, BankState, Customer } from './world';
+import type { Account, BankState, Customer, Payee } from './world';
 import { accountHistory, cents, daysBetween } from './world';
 
 type Tool = DomainTool<BankState>;
@@ -10,7 +10,8 @@ type Tool = DomainTool<BankState>;
 /** How far back a card purchase can be disputed, in days. */
 export const DISPUTE_WINDOW_DAYS = 60;
 
-const json = (v: unknown): JsonObject => JSON.parse(JSON.stringify(v)) as JsonObject;
+/** A deep JSON copy of domain state, typed as the JSON it becomes (objects by default). */
+const json = <T extends JsonValue = JsonObject>(v: unknown): T => JSON.parse(JSON.stringify(v)) as T;
 const amountSchema = z.number().positive().describe('Amount in dollars, e.g. 125.50');
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe('A date, YYYY-MM-DD');
 
@@ -101,7 +102,7 @@ export const BANK_TOOLS: Tool[] = [
         (a['since'] === undefined || t.date >= String(a['since'])) &&
         (a['until'] === undefined || t.date <= String(a['until'])));
       const limit = typeof a['limit'] === 'number' ? a['limit'] : 50;
-      return { account_id: acc.account_id, today: s.today, total_matching: rows.length, transactions: json(rows.slice(0, limit)) as unknown as JsonObject[] } as unknown as JsonObject;
+      return { account_id: acc.account_id, today: s.today, total_matching: rows.length, transactions: json<JsonObject[]>(rows.slice(0, limit)) };
     },
   },
   {
@@ -135,7 +136,7 @@ export const BANK_TOOLS: Tool[] = [
     name: 'list_payees',
     description: 'List the payees a customer can pay bills to.',
     input: { customer_id: z.string() },
-    run: (s, a) => ({ payees: json(customer(s, a['customer_id']).payees.map((id) => s.payees[id])) as unknown as JsonObject[] }) as unknown as JsonObject,
+    run: (s, a) => ({ payees: json<JsonObject[]>(customer(s, a['customer_id']).payees.map((id) => s.payees[id])) }),
   },
   {
     name: 'add_payee',
@@ -153,7 +154,7 @@ export const BANK_TOOLS: Tool[] = [
       const name = String(a['name']).trim();
       if (c.payees.some((id) => s.payees[id].name.toLowerCase() === name.toLowerCase())) throw new PolicyError('PAYEE_EXISTS', `${name} is already a payee of this customer.`);
       const payeeId = `P9${String(s.next_id++).padStart(5, '0')}`;
-      s.payees[payeeId] = { payee_id: payeeId, customer_id: c.customer_id, name, category: (a['category'] as never) ?? 'person', account_number: String(a['account_number']), routing_number: String(a['routing_number']) };
+      s.payees[payeeId] = { payee_id: payeeId, customer_id: c.customer_id, name, category: (a['category'] as Payee['category'] | undefined) ?? 'person', account_number: String(a['account_number']), routing_number: String(a['routing_number']) };
       c.payees.push(payeeId);
       return json(s.payees[payeeId]);
     },

@@ -50,6 +50,8 @@ export class OnnxEngine {
   renderChat(messages: readonly ChatMessage[], tools: readonly ToolDefinition[]): string {
     const schemas = tools.length ? tools.map(toFunctionSchema) : undefined;
     try {
+      // transformers.js types messages as {role, content} and tools as plain records; the chat
+      // template reads the other fields too (tool_calls, tool names), so the whole messages go in.
       return this.tokenizer.apply_chat_template(messages as unknown as { role: string; content: string }[], {
         tools: schemas as unknown as Record<string, unknown>[] | undefined,
         add_generation_prompt: true,

@@ -1,9 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import type { WriteStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import type { Readable } from 'node:stream';
 import { StudioError } from '../../base/errors';
 import { Emitter } from '../../base/event';
 import type { Event } from '../../base/event';
@@ -85,7 +86,7 @@ export class TrainingProcess {
   private cancelled = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
-  private constructor(readonly plan: LaunchPlan, private readonly options: SuperviseOptions, private readonly child: ChildProcess, private readonly log?: WriteStream) {
+  private constructor(readonly plan: LaunchPlan, private readonly options: SuperviseOptions, private readonly child: ChildProcessByStdio<null, Readable, Readable>, private readonly log?: WriteStream) {
     this.done = this.supervise();
   }
 
@@ -150,8 +151,8 @@ export class TrainingProcess {
       this.eventEmitter.fire(e);
     };
     let partial = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
       const lines = (partial + chunk).split('\n');
       partial = lines.pop() ?? '';
       for (const line of lines) {
@@ -160,7 +161,7 @@ export class TrainingProcess {
         else if (line.trim()) stderr.push(line + '\n');
       }
     });
-    stderr.follow(child.stderr!);
+    stderr.follow(child.stderr);
     return new Promise<TrainingOutcome>((resolve) => {
       let spawnError: Error | undefined;
       child.on('error', (err) => { spawnError = err; });
