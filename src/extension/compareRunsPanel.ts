@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import type { RunComparison, RunsMessage } from '../core/report/compareRuns';
 import { compareRuns, parseRunsMessage } from '../core/report/compareRuns';
-import { policyLabel } from '../core/report/policyLabel';
-import type { TraceLibrary } from '../core/trace/library';
+import { policyLabel } from '../core/trace/format/policyLabel';
+import type { TraceLibrary } from '../core/trace/index/library';
 import type { CallDiffDocuments } from './callDiff';
 import { RUNS_VIEW_TYPE } from './commands';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';

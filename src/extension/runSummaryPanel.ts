@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { Disposable } from '../core/base/disposable';
 import type { RunSummarySnapshot, SummaryMessage } from '../core/report/runSummary';
 import { parseSummaryMessage, runSummary } from '../core/report/runSummary';
-import type { TraceLibrary } from '../core/trace/library';
+import type { TraceLibrary } from '../core/trace/index/library';
 import { SUMMARY_VIEW_TYPE } from './commands';
 import { executeCommand } from './registerCommand';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';

@@ -4,7 +4,8 @@ import type { DashboardMessage, TrainingDashboardSnapshot } from '../core/traini
 import { isDashboardViewState, parseDashboardMessage } from '../core/training/dashboard/protocol';
 import { TRAINING_DASHBOARD_VIEW_TYPE } from './commands';
 import { executeCommand } from './registerCommand';
-import type { TrainingRun, TrainingRuns } from './trainingRuns';
+import type { TrainingRun } from '../core/training/trainingRun';
+import type { TrainingRuns } from './trainingRuns';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
 import { buildMessageHtml } from './webviewHtml';
 

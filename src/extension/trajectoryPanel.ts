@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { AnnotationLibrary } from '../core/annotations/library';
 import { Disposable } from '../core/base/disposable';
 import { errorMessage } from '../core/base/errors';
-import type { TraceLibrary } from '../core/trace/library';
+import type { TraceLibrary } from '../core/trace/index/library';
 import type { HostMessage, PanelRequest } from '../core/trajectory/protocol';
 import { isTrajectoryViewState, parsePanelMessage } from '../core/trajectory/protocol';
 import { loadTrajectory } from '../core/trajectory/snapshot';
