@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { findRunTraces } from '../../src/core/trace/discover';
-import { TraceLibrary } from '../../src/core/trace/library';
-import { traceTreeChildren } from '../../src/core/trace/tree';
+import { findRunTraces } from '../../src/core/trace/format/discover';
+import { TraceLibrary } from '../../src/core/trace/index/library';
+import { traceTreeChildren } from '../../src/core/explorer/tree';
 import type { LargeTraceWorkspace } from '../data/largeTrace';
 import { largeTraceWorkspace } from '../data/largeTrace';
 import { retailDocument } from '../data/retail';

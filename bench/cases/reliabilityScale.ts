@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { snapshotFileOf } from '../../src/core/trace/indexSnapshot';
+import { snapshotFileOf } from '../../src/core/trace/index/indexSnapshot';
 import { compactEpisodeTemplate, largeTraceWorkspace } from '../data/largeTrace';
 import { registerBenchCase, timingStats } from '../registry';
 import type { ScaleProbeResult } from '../support/scaleProbe';

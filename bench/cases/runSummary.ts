@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runSummary } from '../../src/core/report/runSummary';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { TraceBuilder } from '../../test/builders/traceBuilder';
 import { measure, registerBenchCase } from '../registry';
 

@@ -2,7 +2,7 @@ import { createWriteStream, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { JsonObject } from '../../src/core/base/json';
-import { serializeTraceEvent } from '../../src/core/trace/writer';
+import { serializeTraceEvent } from '../../src/core/trace/format/writer';
 import { SAMPLE_TOOLS } from '../../test/builders/samples';
 import { TraceBuilder } from '../../test/builders/traceBuilder';
 import { perturb, retailDocument } from './retail';

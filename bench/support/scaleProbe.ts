@@ -1,7 +1,7 @@
 import { mulberry32 } from '../../src/core/base/random';
-import { loadCallView } from '../../src/core/trace/callView';
-import { saveIndexSnapshot } from '../../src/core/trace/indexSnapshot';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { loadCallView } from '../../src/core/trace/index/callView';
+import { saveIndexSnapshot } from '../../src/core/trace/index/indexSnapshot';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 
 /** What one probe of a large trace measured. */
 export interface ScaleProbeResult {

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { runsFolder } from '../core/trace/discover';
+import { runsFolder } from '../core/trace/format/discover';
 import { outFolderArg } from './outArg';
 
 /**

@@ -2,12 +2,12 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Disposable } from '../core/base/disposable';
 import { errorMessage } from '../core/base/errors';
-import { callSideDocument } from '../core/trace/callDocument';
-import type { CallView } from '../core/trace/callView';
-import { loadCallView } from '../core/trace/callView';
-import type { CallSide } from '../core/trace/diffMarks';
-import { isValidId } from '../core/trace/ids';
-import type { TraceLibrary } from '../core/trace/library';
+import { callSideDocument } from '../core/explorer/callDocument';
+import type { CallView } from '../core/trace/index/callView';
+import { loadCallView } from '../core/trace/index/callView';
+import type { CallSide } from '../core/explorer/diffMarks';
+import { isValidId } from '../core/trace/format/ids';
+import type { TraceLibrary } from '../core/trace/index/library';
 
 /** The URI scheme of the two sides of a call's diff. */
 export const CALL_SCHEME = 'rehearsal-call';

@@ -4,8 +4,9 @@
  */
 import type { AnnotationKind, AnnotationSeverity } from '../core/annotations/schema';
 import type { AnnotationTreeNode } from '../core/annotations/tree';
-import type { PolicyChoice } from '../core/runs/policyChoice';
-import type { TraceTreeNode, TreeFilter, TreeSort } from '../core/trace';
+import type { PolicyChoice } from '../core/runner/policyChoice';
+import type { TraceTreeNode } from '../core/explorer/tree';
+import type { TreeFilter, TreeSort } from '../core/explorer/treeFilter';
 
 /** A call to diff: given by id, or the tree node a context menu passes. */
 export type CallTarget = { file: string; callId: string } | TraceTreeNode;

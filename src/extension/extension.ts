@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { AnnotationLibrary } from '../core/annotations/library';
-import { TraceLibrary } from '../core/trace/library';
+import { TraceLibrary } from '../core/trace/index/library';
 import { AnnotationsViewProvider } from './annotationsView';
 import { CallDiffDocuments } from './callDiff';
 import { CallDiffDecorations } from './diffDecorations';

@@ -5,7 +5,7 @@ import { errorMessage } from '../core/base/errors';
 import { buildFidelityReport } from '../core/report/fidelityReport';
 import { renderReport } from '../core/report/reportText';
 import { palette } from '../core/report/textFormat';
-import type { TraceLibrary } from '../core/trace/library';
+import type { TraceLibrary } from '../core/trace/index/library';
 
 /** The URI scheme of fidelity reports. */
 export const REPORT_SCHEME = 'rehearsal-report';

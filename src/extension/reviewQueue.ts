@@ -1,11 +1,13 @@
 import * as vscode from 'vscode';
 import { suggestedCallKind } from '../core/annotations/suggest';
 import { ANNOTATION_KIND_LABELS } from '../core/annotations/schema';
-import type { ReviewQueueState } from '../core/annotations/reviewQueue';
-import { reviewQueue } from '../core/annotations/reviewQueue';
+import type { ReviewQueueState } from '../core/explorer/reviewQueue';
+import { reviewQueue } from '../core/explorer/reviewQueue';
 import { Disposable } from '../core/base/disposable';
 import { errorMessage } from '../core/base/errors';
-import type { Services } from './services';
+import type { AnnotationLibrary } from '../core/annotations/library';
+import type { TraceLibrary } from '../core/trace/index/library';
+import type { CallDiffDocuments } from './callDiff';
 
 /** The context key that is true while a review is under way (its one-key bindings). */
 export const REVIEWING_CONTEXT = 'rehearsal.reviewing';
@@ -17,6 +19,13 @@ export interface ReviewCurrent {
   tool: string;
   /** The kind a one-key mark gives, from the call's diff (as `rehearse annotate --mismatches`). */
   suggestedKind: keyof typeof ANNOTATION_KIND_LABELS;
+}
+
+/** What a review reads and writes: the traces, their annotations and the call diffs (a part of the services). */
+export interface ReviewServices {
+  library: TraceLibrary;
+  annotations: AnnotationLibrary;
+  callDiffs: CallDiffDocuments;
 }
 
 /**
@@ -35,7 +44,7 @@ export class ReviewSession extends Disposable {
   private state: ReviewQueueState | undefined;
   current: ReviewCurrent | undefined;
 
-  constructor(private readonly services: Services, private readonly memento: vscode.Memento) {
+  constructor(private readonly services: ReviewServices, private readonly memento: vscode.Memento) {
     super();
     this.status.name = 'Rehearsal review';
     this.status.command = 'rehearsal.reviewActions';

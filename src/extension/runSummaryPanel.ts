@@ -4,7 +4,7 @@ import type { RunSummarySnapshot } from '../core/report/runSummary';
 import { parseSummaryMessage, runSummary } from '../core/report/runSummary';
 import { summaryProtocol } from '../core/report/summaryProtocol';
 import type { ParamsOf } from '../core/base/panelProtocol';
-import type { TraceLibrary } from '../core/trace/library';
+import type { TraceLibrary } from '../core/trace/index/library';
 import { SUMMARY_VIEW_TYPE } from './commands';
 import { PanelCollection } from './panelCollection';
 import { executeCommand } from './registerCommand';

@@ -1,8 +1,8 @@
 import type * as vscode from 'vscode';
 import type { AnnotationLibrary } from '../core/annotations/library';
 import type { AnnotationTreeNode } from '../core/annotations/tree';
-import type { TraceLibrary } from '../core/trace/library';
-import type { TraceTreeNode } from '../core/trace/tree';
+import type { TraceLibrary } from '../core/trace/index/library';
+import type { TraceTreeNode } from '../core/explorer/tree';
 import type { AnnotationsViewProvider } from './annotationsView';
 import type { CallDiffDocuments } from './callDiff';
 import type { TurnTextDocuments } from './turnText';

@@ -2,8 +2,8 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { DeviceSetting } from '../core/policy/onnx/device';
 import type { RunSettings } from '../core/runner/settings';
-import type { PolicyChoice } from '../core/runs/policyChoice';
-import { DEVICE_SETTINGS, policyChoiceFromSettings } from '../core/runs/policyChoice';
+import type { PolicyChoice } from '../core/runner/policyChoice';
+import { DEVICE_SETTINGS, policyChoiceFromSettings } from '../core/runner/policyChoice';
 
 /** The settings section of the extension. */
 export const SECTION = 'rehearsal';

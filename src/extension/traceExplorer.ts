@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
 import type { AnnotationLibrary } from '../core/annotations/library';
 import { Disposable } from '../core/base/disposable';
-import type { TraceLibrary } from '../core/trace/library';
-import type { NodeStatus, TraceTreeNode, TreeOptions } from '../core/trace/tree';
-import { RUN_PAGE_SIZE, traceTreeChildren, traceTreeParent } from '../core/trace/tree';
-import type { TreeFilter, TreeSort } from '../core/trace/treeFilter';
-import { describeTreeState, isFilterActive } from '../core/trace/treeFilter';
+import type { TraceLibrary } from '../core/trace/index/library';
+import type { NodeStatus, TraceTreeNode, TreeOptions } from '../core/explorer/tree';
+import { RUN_PAGE_SIZE, traceTreeChildren, traceTreeParent } from '../core/explorer/tree';
+import type { TreeFilter, TreeSort } from '../core/explorer/treeFilter';
+import { describeTreeState, isFilterActive } from '../core/explorer/treeFilter';
 
 const ICONS: Record<NodeStatus, vscode.ThemeIcon> = {
   ok: new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../core/base/disposable';
-import { findRunTraces } from '../core/trace/discover';
-import type { TraceLibrary } from '../core/trace/library';
+import { findRunTraces } from '../core/trace/format/discover';
+import type { TraceLibrary } from '../core/trace/index/library';
 
 const DEBOUNCE_MS = 150;
 const LIVE_POLL_MS = 1000;

@@ -6,7 +6,8 @@ import { isDashboardViewState, parseDashboardMessage } from '../core/training/da
 import { TRAINING_DASHBOARD_VIEW_TYPE } from './commands';
 import { PanelCollection } from './panelCollection';
 import { executeCommand } from './registerCommand';
-import type { TrainingRun, TrainingRuns } from './trainingRuns';
+import type { TrainingRun } from '../core/training/trainingRun';
+import type { TrainingRuns } from './trainingRuns';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
 import { buildMessageHtml } from './webviewHtml';
 

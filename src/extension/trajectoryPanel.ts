@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AnnotationLibrary } from '../core/annotations/library';
-import type { TraceLibrary } from '../core/trace/library';
+import type { TraceLibrary } from '../core/trace/index/library';
 import type { HostMessage } from '../core/trajectory/protocol';
 import { isTrajectoryViewState, parsePanelMessage } from '../core/trajectory/protocol';
 import type { TrajectorySnapshot } from '../core/trajectory/snapshot';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { runsFolder } from '../../src/core/trace/discover';
+import { runsFolder } from '../../src/core/trace/format/discover';
 import { writeSampleWorkspace } from './sampleWorkspace';
 
 /**

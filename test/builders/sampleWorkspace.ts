@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { runsFolder, TRACE_FILE } from '../../src/core/trace/discover';
+import { runsFolder, TRACE_FILE } from '../../src/core/trace/format/discover';
 import { sampleImagineRun, sampleShadowRun } from './samples';
 
 /** Run ids of the sample workspace. */

@@ -3,12 +3,12 @@ import { parseActOutput } from '../../src/core/protocol/actParser';
 import { formatRehearsal, parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import type { ToolDefinition } from '../../src/core/protocol/types';
 import { canonicalJson } from '../../src/core/base/canonicalJson';
-import { fidelityEventFor } from '../../src/core/trace/callView';
-import { callId, episodeId, turnId } from '../../src/core/trace/ids';
+import { fidelityEventFor } from '../../src/core/trace/index/callView';
+import { callId, episodeId, turnId } from '../../src/core/trace/format/ids';
 import type {
   CallActualEvent, CallRehearsalEvent, CheckVerdict, EpisodeStatus, NewTraceEvent, RunMode, TraceEvent, TurnCall,
-} from '../../src/core/trace/schema';
-import { serializeTraceEvent, TraceWriter } from '../../src/core/trace/writer';
+} from '../../src/core/trace/format/schema';
+import { serializeTraceEvent, TraceWriter } from '../../src/core/trace/format/writer';
 
 /**
  * Builds realistic traces for tests and samples, through the real protocol parsers and fidelity

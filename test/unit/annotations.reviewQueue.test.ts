@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { reviewQueue } from '../../src/core/annotations/reviewQueue';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { reviewQueue } from '../../src/core/explorer/reviewQueue';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
 import type { FidelityReport } from '../../src/core/report/fidelityReport';
-import { MAX_SKIPPED_KEPT } from '../../src/core/trace/reader';
+import { MAX_SKIPPED_KEPT } from '../../src/core/trace/format/reader';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { rehearse } from './support/cli';
 import { assertGolden } from './support/golden';

@@ -3,9 +3,9 @@ import * as path from 'node:path';
 import { canonicalJson } from '../../src/core/base/canonicalJson';
 import type { Annotation } from '../../src/core/annotations/schema';
 import { jsonPathRanges, lineAt, lineStartOffsets, pathAtOffset } from '../../src/core/fidelity/pathRanges';
-import { loadCallView } from '../../src/core/trace/callView';
-import { annotationMarks, callDiffMarks } from '../../src/core/trace/diffMarks';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { loadCallView } from '../../src/core/trace/index/callView';
+import { annotationMarks, callDiffMarks } from '../../src/core/explorer/diffMarks';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 

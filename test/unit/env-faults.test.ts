@@ -9,9 +9,9 @@ import { openEnvironment } from '../../src/core/env/openEnvironment';
 import { RESULT_LIMIT_BYTES } from '../../src/core/env/resultContent';
 import type { ToolEnvironment } from '../../src/core/env/toolEnvironment';
 import type { CallOutcome } from '../../src/core/env/types';
-import { readTraceEvents } from '../../src/core/trace/reader';
-import { validateTraceEvent } from '../../src/core/trace/validate';
-import { TraceWriter } from '../../src/core/trace/writer';
+import { readTraceEvents } from '../../src/core/trace/format/reader';
+import { validateTraceEvent } from '../../src/core/trace/format/validate';
+import { TraceWriter } from '../../src/core/trace/format/writer';
 import { REPO, fixtureServer } from '../support/servers';
 
 /** Slack over a call's timeout for the error to come back on a loaded 2-core machine. */

@@ -9,7 +9,7 @@ import { OnnxPolicy } from '../../src/core/policy/onnxPolicy';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { loadTaskFile } from '../../src/core/tasks/loader';
 import type { TaskFile } from '../../src/core/tasks/taskFile';
-import type { CallActualEvent } from '../../src/core/trace/schema';
+import type { CallActualEvent } from '../../src/core/trace/format/schema';
 import { ensurePolicyHostBundle, ensureServerBundles, FIXTURES, fixtureServer, REPO } from '../support/servers';
 import { useRuns } from './support/runnerFixture';
 import { useTempDir } from './support/tempDir';

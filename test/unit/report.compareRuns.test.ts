@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { compareRuns, parseRunsMessage } from '../../src/core/report/compareRuns';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { useTempDir } from './support/tempDir';
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { parseSummaryMessage, runSummary } from '../../src/core/report/runSummary';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { runCli } from '../../src/cli/program';
 import type { FidelityReport } from '../../src/core/report/fidelityReport';
 import { sampleShadowRun } from '../builders/samples';

@@ -10,7 +10,7 @@ import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { describeAttempts, MAX_ATTEMPTS_BYTES, MEMORY_SYSTEM_PROMPT } from '../../src/core/runner/privateRehearsal';
 import type { EpisodeTranscript } from '../../src/core/tasks/checks/transcript';
 import { replayTrace } from '../../src/core/runner/replay';
-import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, FidelityEvent, TraceEvent, TurnEvent } from '../../src/core/trace/schema';
+import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, FidelityEvent, TraceEvent, TurnEvent } from '../../src/core/trace/format/schema';
 import { FINAL_ANSWER, OK_CASE, REFUSED_CASE, REHEARSAL_ERROR_CASES, probeCall, probeTask } from '../support/scriptedModel';
 import { REPO } from '../support/servers';
 import { RecordingPolicy } from './support/recordingPolicy';

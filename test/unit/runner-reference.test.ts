@@ -8,7 +8,7 @@ import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { replayTrace } from '../../src/core/runner/replay';
 import { runTasks } from '../../src/core/runner/runner';
 import { loadTasks } from '../../src/core/tasks/loader';
-import { loadIndexSnapshot } from '../../src/core/trace/indexSnapshot';
+import { loadIndexSnapshot } from '../../src/core/trace/index/traceIndex';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import type { LoadedTask } from '../../src/core/tasks/taskFile';
 import { ensureServerBundles, REPO } from '../support/servers';

@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
 import type { StudioError } from '../../src/core/base/errors';
-import { choiceRehearses, defaultModelFolder, describePolicyChoice, openPolicyFor, policyChoiceFromSettings, settingsForPolicy } from '../../src/core/runs/policyChoice';
-import { RunStatus } from '../../src/core/runs/runStatus';
+import { choiceRehearses, defaultModelFolder, describePolicyChoice, openPolicyFor, policyChoiceFromSettings, settingsForPolicy } from '../../src/core/runner/policyChoice';
+import { RunStatus } from '../../src/core/runner/runStatus';
 import { fromRoot } from './support/paths';
 import { useTempDir } from './support/tempDir';
 

@@ -6,9 +6,9 @@ import type { JsonValue } from '../../src/core/base/json';
 import { MAX_JSON_DEPTH } from '../../src/core/base/json';
 import { MAX_ROLLOUT_LINE_BYTES } from '../../src/core/tasks/import/envaceRolloutFiles';
 import type { FidelityReport } from '../../src/core/report/fidelityReport';
-import { readTraceEvents } from '../../src/core/trace/reader';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
-import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../../src/core/trace/schema';
+import { readTraceEvents } from '../../src/core/trace/format/reader';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
+import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../../src/core/trace/format/schema';
 import { rehearse } from './support/cli';
 import { useTempDir } from './support/tempDir';
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { CallTable } from '../../src/core/trace/callTable';
-import { EpisodeTable } from '../../src/core/trace/episodeTable';
-import { TurnTable } from '../../src/core/trace/turnTable';
+import { CallTable } from '../../src/core/trace/index/callTable';
+import { EpisodeTable } from '../../src/core/trace/index/episodeTable';
+import { TurnTable } from '../../src/core/trace/index/turnTable';
 
 /** A turn table with turns `t0 .. t<n-1>` of episode e1, and a call table over it. */
 function tables(turns: number): { table: CallTable; turn: (i: number) => number } {

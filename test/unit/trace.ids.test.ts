@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
-import { findRunTraces, resolveTraceArgument } from '../../src/core/trace/discover';
-import { assertValidId, callId, episodeId, isValidId, newRunId, turnId } from '../../src/core/trace/ids';
+import { findRunTraces, resolveTraceArgument } from '../../src/core/trace/format/discover';
+import { assertValidId, callId, episodeId, isValidId, newRunId, turnId } from '../../src/core/trace/format/ids';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 

@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { TraceLibrary } from '../../src/core/trace/library';
-import { readTraceHead } from '../../src/core/trace/traceHead';
-import { traceTreeChildren, traceTreeParent } from '../../src/core/trace/tree';
+import { TraceLibrary } from '../../src/core/trace/index/library';
+import { readTraceHead } from '../../src/core/trace/format/traceHead';
+import { traceTreeChildren, traceTreeParent } from '../../src/core/explorer/tree';
 import { sampleShadowRun } from '../builders/samples';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { useTempDir } from './support/tempDir';

@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { findRunTraces } from '../../src/core/trace/discover';
-import { TraceLibrary } from '../../src/core/trace/library';
-import type { CallEntry } from '../../src/core/trace/traceIndex';
-import type { TraceTreeNode } from '../../src/core/trace/tree';
-import { callTreeNode, fidelityBadge, traceTreeChildren, traceTreeParent } from '../../src/core/trace/tree';
+import { findRunTraces } from '../../src/core/trace/format/discover';
+import { TraceLibrary } from '../../src/core/trace/index/library';
+import type { CallEntry } from '../../src/core/trace/index/entries';
+import type { TraceTreeNode } from '../../src/core/explorer/tree';
+import { callTreeNode, fidelityBadge, traceTreeChildren, traceTreeParent } from '../../src/core/explorer/tree';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';

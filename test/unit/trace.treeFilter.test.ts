@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { AnnotationSet } from '../../src/core/annotations/annotationSet';
-import { TraceLibrary } from '../../src/core/trace/library';
-import type { TraceTreeNode, TreeOptions } from '../../src/core/trace/tree';
-import { callTreeNode, traceTreeChildren, traceTreeParent } from '../../src/core/trace/tree';
-import { describeTreeState, fidelityRank, isFilterActive } from '../../src/core/trace/treeFilter';
+import { TraceLibrary } from '../../src/core/trace/index/library';
+import type { TraceTreeNode, TreeOptions } from '../../src/core/explorer/tree';
+import { callTreeNode, traceTreeChildren, traceTreeParent } from '../../src/core/explorer/tree';
+import { describeTreeState, fidelityRank, isFilterActive } from '../../src/core/explorer/treeFilter';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 

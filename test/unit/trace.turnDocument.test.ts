@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import type { TurnEvent } from '../../src/core/trace/schema';
-import { turnDocument } from '../../src/core/trace/turnDocument';
+import type { TurnEvent } from '../../src/core/trace/format/schema';
+import { turnDocument } from '../../src/core/explorer/turnDocument';
 import { sampleShadowRun } from '../builders/samples';
 
 describe('turnDocument (a turn\'s raw text with its parse error)', () => {

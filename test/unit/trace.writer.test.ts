@@ -2,9 +2,9 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
-import { readTrace, readTraceEvents } from '../../src/core/trace/reader';
-import type { NewTraceEvent } from '../../src/core/trace/schema';
-import { TraceWriter } from '../../src/core/trace/writer';
+import { readTrace, readTraceEvents } from '../../src/core/trace/format/reader';
+import type { NewTraceEvent } from '../../src/core/trace/format/schema';
+import { TraceWriter } from '../../src/core/trace/format/writer';
 import { useTempDir } from './support/tempDir';
 
 const run = (runId = 'r1'): NewTraceEvent => ({ type: 'run', runId, mode: 'shadow', policy: { kind: 'reference', id: 'reference' } });

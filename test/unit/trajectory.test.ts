@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { AnnotationSet } from '../../src/core/annotations/annotationSet';
-import { TraceIndex } from '../../src/core/trace/traceIndex';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { loadTrajectory } from '../../src/core/trajectory/snapshot';
 import type { StudioError } from '../../src/core/base/errors';
 import { sampleShadowRun } from '../builders/samples';

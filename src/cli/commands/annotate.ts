@@ -4,7 +4,7 @@ import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotat
 import type { AnnotationSeverity } from '../../core/annotations/schema';
 import { ANNOTATION_SEVERITIES } from '../../core/annotations/schema';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
-import { resolveOneTrace } from '../../core/trace/discover';
+import { resolveOneTrace } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
 
 /** Options of `rehearse annotate`. */

@@ -2,7 +2,7 @@ import { SingleBar } from 'cli-progress';
 import { counted } from '../../core/base/counted';
 import { StudioError } from '../../core/base/errors';
 import { annotationsFileFor, readAnnotations } from '../../core/annotations/store';
-import { resolveOneTrace } from '../../core/trace/discover';
+import { resolveOneTrace } from '../../core/trace/format/discover';
 import { renderFidelityComparison } from '../../core/training/compareFidelity';
 import type { PolicyComparison } from '../../core/training/comparePolicies';
 import { comparePolicies } from '../../core/training/comparePolicies';

@@ -1,8 +1,8 @@
 import { StudioError } from '../../core/base/errors';
-import { assertValidId } from '../../core/trace/ids';
-import { loadCallView } from '../../core/trace/callView';
-import { resolveOneTrace } from '../../core/trace/discover';
-import { TraceIndex } from '../../core/trace/traceIndex';
+import { assertValidId } from '../../core/trace/format/ids';
+import { loadCallView } from '../../core/trace/index/callView';
+import { resolveOneTrace } from '../../core/trace/format/discover';
+import { TraceIndex } from '../../core/trace/index/traceIndex';
 import type { CliIO } from '../io';
 import { palette } from '../../core/report/textFormat';
 import { renderCallDiff } from '../render/diffText';

@@ -4,7 +4,7 @@ import { StudioError } from '../../core/base/errors';
 import type { RehearsePromptOptions } from '../../core/protocol/rehearsePrompt';
 import { parseRehearsePromptOptions } from '../../core/protocol/rehearsePrompt';
 import { loadTasks } from '../../core/tasks/loader';
-import { resolveTraceArgument } from '../../core/trace/discover';
+import { resolveTraceArgument } from '../../core/trace/format/discover';
 import type { DatasetRow } from '../../core/training/datasetRow';
 import type { EnvaceRecord } from '../../core/training/envaceExport';
 import { exportEnvace } from '../../core/training/envaceExport';

@@ -6,7 +6,7 @@ import { generateTasks } from '../../core/tasks/generator';
 import { TASK_FILE_SUFFIX } from '../../core/tasks/loader';
 import type { TaskSplit } from '../../core/tasks/taskFile';
 import { counted } from '../../core/base/counted';
-import { STUDIO_FOLDER } from '../../core/trace/discover';
+import { STUDIO_FOLDER } from '../../core/trace/format/discover';
 import { BUILTIN_GENERATORS } from '../../servers/generators';
 import type { CliIO } from '../io';
 import { outFolderArg } from '../outArg';

@@ -6,7 +6,7 @@ import { envaceErrorCounts, importEnvaceText } from '../../core/tasks/import/env
 import type { ImportResult } from '../../core/tasks/import/types';
 import { writeImport } from '../../core/tasks/import/writeImport';
 import { counted } from '../../core/base/counted';
-import { STUDIO_FOLDER } from '../../core/trace/discover';
+import { STUDIO_FOLDER } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
 import { outFolderArg } from '../outArg';
 import { EXIT } from '../io';

@@ -1,5 +1,5 @@
 import { buildFidelityReport } from '../../core/report/fidelityReport';
-import { resolveTraceArgument } from '../../core/trace/discover';
+import { resolveTraceArgument } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
 import { palette } from '../../core/report/textFormat';
 import { renderReport } from '../../core/report/reportText';

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { settingsForStartedPolicy } from '../../core/policy/policySettings';
+import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
 import { runTasks } from '../../core/runner/runner';
 import { loadTasks } from '../../core/tasks/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';

@@ -11,7 +11,7 @@ import { runTasks } from '../../core/runner/runner';
 import type { RunSettings } from '../../core/runner/settings';
 import type { RewardRule } from '../../core/tasks/checks/envaceReward';
 import { REWARD_RULES } from '../../core/tasks/checks/envaceReward';
-import { settingsForStartedPolicy } from '../../core/policy/policySettings';
+import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
 import { MAX_SAMPLES } from '../../core/policy/sampling';
 import type { CliIO } from '../io';
 import { parseDialectArg } from '../parseDialectArg';

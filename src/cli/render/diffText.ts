@@ -2,8 +2,8 @@ import { canonicalJson } from '../../core/base/canonicalJson';
 import type { JsonValue } from '../../core/base/json';
 import { unifiedDiff } from '../../core/fidelity/textDiff';
 import { responseText } from '../../core/fidelity/scores';
-import type { CallView } from '../../core/trace/callView';
-import { callArguments } from '../../core/trace/callView';
+import type { CallView } from '../../core/trace/index/callView';
+import { callArguments } from '../../core/trace/index/callView';
 import type { Palette } from '../../core/report/textFormat';
 import { score } from '../../core/report/textFormat';
 

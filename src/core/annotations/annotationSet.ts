@@ -1,5 +1,5 @@
-import type { SkippedLine } from '../trace/reader';
-import { keepSkipped } from '../trace/reader';
+import type { SkippedLine } from '../trace/format/reader';
+import { keepSkipped } from '../trace/format/reader';
 import type { Annotation, AnnotationEvent, AnnotationSeverity } from './schema';
 import { ANNOTATION_SEVERITIES } from './schema';
 

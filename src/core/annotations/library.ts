@@ -2,7 +2,7 @@ import { Disposable } from '../base/disposable';
 import { StudioError } from '../base/errors';
 import { Emitter } from '../base/event';
 import type { Event } from '../base/event';
-import { isValidId } from '../trace/ids';
+import { isValidId } from '../trace/format/ids';
 import type { AnnotationSet } from './annotationSet';
 import type { Annotation, AnnotationKind, AnnotationSeverity, AnnotationTarget, EditEvent } from './schema';
 import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotations } from './store';

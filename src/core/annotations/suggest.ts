@@ -1,5 +1,5 @@
 import type { DiffKind } from '../fidelity/structuralDiff';
-import type { CallView } from '../trace/callView';
+import type { CallView } from '../trace/index/callView';
 import type { AnnotationKind } from './schema';
 
 /**

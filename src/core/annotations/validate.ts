@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 import type { ValidateFunction } from 'ajv';
 import annotationSchema from '../../../schemas/annotation.schema.json';
-import { describeValidationError } from '../trace/validate';
+import { describeValidationError } from '../trace/format/validate';
 import type { AnnotationEvent } from './schema';
 
 let compiled: ValidateFunction | undefined;

@@ -8,7 +8,7 @@ import { parseRehearsalOutput } from '../protocol/rehearsalParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';
 import type { JsonValue } from '../base/json';
-import type { PolicyInfo } from '../trace/schema';
+import type { PolicyInfo } from '../trace/format/schema';
 import type { SamplingSettings } from './sampling';
 import { GREEDY } from './sampling';
 import type { ActRequest, ActResult, FinishReason, Policy, RehearseRequest, RehearseResult } from './types';

@@ -2,7 +2,7 @@ import { Disposable } from '../base/disposable';
 import type { Event } from '../base/event';
 import { parseActOutput } from '../protocol/actParser';
 import { EXECUTION_RESULT_CLOSE, parseRehearsalOutput } from '../protocol/rehearsalParser';
-import type { PolicyInfo } from '../trace/schema';
+import type { PolicyInfo } from '../trace/format/schema';
 import type { PolicyHostOptions } from './hostClient';
 import { PolicyHostClient } from './hostClient';
 import type { DeviceReport } from './onnx/device';

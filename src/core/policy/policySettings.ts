@@ -2,8 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
 import { parseRehearsePromptOptions } from '../protocol/rehearsePrompt';
-import type { RunSettings } from '../runner/settings';
-import type { Policy } from './types';
+import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
 
 /** File in a model folder with the run settings its policy was trained for. */
 export const POLICY_SETTINGS_FILE = 'rehearsal_config.json';
@@ -13,7 +12,11 @@ export const POLICY_SETTINGS_FILE = 'rehearsal_config.json';
  * whether it reads identifiers as slots (`IdentifierSlots`; the policy applies it, it is not a run
  * setting).
  */
-export type PolicySettings = Pick<Partial<RunSettings>, 'rehearsePrompt' | 'maxTokens'> & { identifierSlots?: boolean };
+export interface PolicySettings {
+  rehearsePrompt?: RehearsePromptOptions;
+  maxTokens?: { act: number; rehearse: number };
+  identifierSlots?: boolean;
+}
 
 /**
  * Reads `rehearsal_config.json` of a model folder, if any. A policy trained on a compact rehearse
@@ -45,24 +48,4 @@ export async function readPolicySettings(modelDir: string): Promise<PolicySettin
   } catch (err) {
     throw new StudioError('MODEL_FILE_BROKEN', `${file} is not a valid JSON object (${(err as Error).message}); fix it or delete it.`);
   }
-}
-
-/** Run settings with a policy's recommendations under what the person chose explicitly. */
-export function mergePolicySettings(policy: PolicySettings, chosen: Partial<RunSettings>): Partial<RunSettings> {
-  // identifierSlots is the policy's own business (OnnxPolicy applies it), not a run setting.
-  return {
-    ...chosen,
-    rehearsePrompt: { ...policy.rehearsePrompt, ...chosen.rehearsePrompt },
-    ...(policy.maxTokens || chosen.maxTokens ? { maxTokens: { ...policy.maxTokens, ...chosen.maxTokens } as RunSettings['maxTokens'] } : {}),
-  };
-}
-
-/**
- * Run settings for a started policy: a model folder's recommendations (its `rehearsal_config.json`)
- * under what was chosen; other policies get what was chosen. Every command that runs, rolls out or
- * replays with a policy goes through here, so a compact-prompt policy is never replayed with another
- * prompt.
- */
-export async function settingsForStartedPolicy(policy: Pick<Policy, 'info'>, chosen: Partial<RunSettings> = {}): Promise<Partial<RunSettings>> {
-  return policy.info.kind === 'onnx' ? mergePolicySettings(await readPolicySettings(policy.info.id), chosen) : chosen;
 }

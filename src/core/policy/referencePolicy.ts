@@ -4,7 +4,7 @@ import { parseActOutput } from '../protocol/actParser';
 import type { TaskFile } from '../tasks/taskFile';
 import type { ReferenceScriptTurn } from '../tasks/referencePlayer';
 import { referenceScript } from '../tasks/referencePlayer';
-import type { PolicyInfo } from '../trace/schema';
+import type { PolicyInfo } from '../trace/format/schema';
 import type { ActRequest, ActResult, Policy, RehearseResult } from './types';
 
 /**

@@ -3,7 +3,7 @@ import type { Event } from '../base/event';
 import type { ActParse } from '../protocol/actParser';
 import type { RehearsalParse } from '../protocol/rehearsalParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
-import type { PolicyInfo, TokenCounts } from '../trace/schema';
+import type { PolicyInfo, TokenCounts } from '../trace/format/schema';
 import type { SamplingSettings } from './sampling';
 
 /** Why a generation stopped. */

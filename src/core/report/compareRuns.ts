@@ -5,10 +5,11 @@
  */
 import { z } from 'zod';
 import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../base/panelMessages';
-import type { CallEntry, TraceIndex } from '../trace/traceIndex';
-import { fidelityBadge } from '../trace/tree';
-import type { RehearsalVerdict } from '../trace/treeFilter';
-import { rehearsalVerdict } from '../trace/treeFilter';
+import type { CallEntry } from '../trace/index/entries';
+import type { TraceIndex } from '../trace/index/traceIndex';
+import { fidelityBadge } from '../explorer/tree';
+import type { RehearsalVerdict } from '../explorer/treeFilter';
+import { rehearsalVerdict } from '../explorer/treeFilter';
 
 /** One run's outcome on one task. */
 export interface TaskSide {

@@ -1,8 +1,8 @@
 import type { FidelityScores } from '../fidelity/scores';
-import type { SkippedLine } from '../trace/reader';
-import { readTrace } from '../trace/reader';
-import type { CallActualEvent, CallRehearsalEvent, CheckVerdict, PolicyInfo, RunMode } from '../trace/schema';
-import { compareCall } from '../trace/callView';
+import type { SkippedLine } from '../trace/format/reader';
+import { readTrace } from '../trace/format/reader';
+import type { CallActualEvent, CallRehearsalEvent, CheckVerdict, PolicyInfo, RunMode } from '../trace/format/schema';
+import { compareCall } from '../trace/index/callView';
 import type { CallComparison } from '../fidelity/compare';
 import type { AnnotationKind } from '../annotations/schema';
 import { suggestedCallKind } from '../annotations/suggest';

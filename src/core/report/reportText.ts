@@ -1,5 +1,5 @@
 import type { EpisodeTally, FidelityReport, TraceSummary } from './fidelityReport';
-import { policyLabel } from './policyLabel';
+import { policyLabel } from '../trace/format/policyLabel';
 import type { Palette } from './textFormat';
 import { counted } from '../base/counted';
 import { percent, renderTable, score } from './textFormat';

@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../base/panelMessages';
-import type { NodeStatus } from '../trace/tree';
-import { episodeOutcome } from '../trace/tree';
-import { policyLabel } from './policyLabel';
-import type { TraceIndex } from '../trace/traceIndex';
+import type { NodeStatus } from '../explorer/tree';
+import { episodeOutcome } from '../explorer/tree';
+import { policyLabel } from '../trace/format/policyLabel';
+import type { TraceIndex } from '../trace/index/traceIndex';
 
 /** One tool's calls in a run. */
 export interface ToolFidelity {

@@ -3,7 +3,7 @@ import { checkId, gradeItems } from '../tasks/checks/grade';
 import { checkTurn, envaceEpisodeReward, envaceTurnEnd, envaceTurnScore, isErrorToolCall } from '../tasks/checks/envaceReward';
 import type { EpisodeTranscript, TranscriptCall, TranscriptTurn } from '../tasks/checks/transcript';
 import type { TaskFile } from '../tasks/taskFile';
-import type { CheckVerdict, EpisodeStatus } from '../trace/schema';
+import type { CheckVerdict, EpisodeStatus } from '../trace/format/schema';
 
 /** Why an imagined episode's state items are not evaluated. */
 export const NO_REAL_STATE = 'an imagined trajectory has no real state';

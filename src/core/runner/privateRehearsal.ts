@@ -5,7 +5,7 @@ import type { GradeOptions } from '../tasks/checks/grade';
 import type { EpisodeTranscript } from '../tasks/checks/transcript';
 import type { TaskFile } from '../tasks/taskFile';
 import type { Policy } from '../policy/types';
-import { episodeId as makeEpisodeId } from '../trace/ids';
+import { episodeId as makeEpisodeId } from '../trace/format/ids';
 import type { EmitEvent, EpisodeOutcome, EpisodeProgress } from './episode';
 import { playEpisode } from './episode';
 import type { RunSettings } from './settings';

@@ -2,7 +2,7 @@ import type { ParseDialect } from '../protocol/dialect';
 import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
 import type { SamplingSettings } from '../policy/sampling';
 import type { RewardRule } from '../tasks/checks/envaceReward';
-import type { RunMode } from '../trace/schema';
+import type { RunMode } from '../trace/format/schema';
 
 /** How a run plays its episodes. Recorded in the trace's `run.settings`. */
 export interface RunSettings {

@@ -1,4 +1,4 @@
-import { settingsForStartedPolicy } from '../policy/policySettings';
+import { settingsForStartedPolicy } from '../runner/policyRunSettings';
 import type { Policy } from '../policy/types';
 import type { FidelityReport } from '../report/fidelityReport';
 import { buildFidelityReport } from '../report/fidelityReport';

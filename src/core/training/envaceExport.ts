@@ -7,8 +7,8 @@ import { toFunctionSchema } from '../protocol/types';
 import { jsonTextWithLiterals } from '../protocol/pythonJson';
 import { actualEventToolText } from '../runner/toolMessages';
 import type { JudgeCheck, TaskFile } from '../tasks/taskFile';
-import { readTrace } from '../trace/reader';
-import type { CallActualEvent, EpisodeEndEvent, EpisodeEvent, TraceEvent, TurnEvent } from '../trace/schema';
+import { readTrace } from '../trace/format/reader';
+import type { CallActualEvent, EpisodeEndEvent, EpisodeEvent, TraceEvent, TurnEvent } from '../trace/format/schema';
 
 /** One OpenAI-chat message of an EnvACE record. */
 export interface EnvaceMessage {

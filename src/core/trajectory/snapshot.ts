@@ -1,18 +1,18 @@
 import { canonicalJson } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
-import type { AnnotationLookup } from '../trace/treeFilter';
+import type { AnnotationLookup } from '../explorer/treeFilter';
 import type { Annotation, AnnotationKind, AnnotationSeverity } from '../annotations/schema';
 import { ANNOTATION_KINDS, ANNOTATION_KIND_DESCRIPTIONS, ANNOTATION_KIND_LABELS, ANNOTATION_SEVERITIES } from '../annotations/schema';
 import { suggestedCallKind, suggestedKind } from '../annotations/suggest';
 import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
-import { callArguments, loadCallView } from '../trace/callView';
-import type { CallView } from '../trace/callView';
-import { callDiffMarks } from '../trace/diffMarks';
-import type { CheckVerdict, EpisodeEndEvent, EpisodeEvent, TokenCounts, TurnEvent } from '../trace/schema';
-import type { TraceIndex } from '../trace/traceIndex';
-import type { NodeStatus } from '../trace/tree';
-import { fidelityBadge } from '../trace/tree';
+import { callArguments, loadCallView } from '../trace/index/callView';
+import type { CallView } from '../trace/index/callView';
+import { callDiffMarks } from '../explorer/diffMarks';
+import type { CheckVerdict, EpisodeEndEvent, EpisodeEvent, TokenCounts, TurnEvent } from '../trace/format/schema';
+import type { TraceIndex } from '../trace/index/traceIndex';
+import type { NodeStatus } from '../explorer/tree';
+import { fidelityBadge } from '../explorer/tree';
 import { StudioError } from '../base/errors';
 
 /** One side of a call as the Trajectory panel shows it. */

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { episodeOutcome, fidelityBadge, tracesNewestFirst } from '../../core/trace/tree';
-import { fidelityRank } from '../../core/trace/treeFilter';
+import { episodeOutcome, fidelityBadge, tracesNewestFirst } from '../../core/explorer/tree';
+import { fidelityRank } from '../../core/explorer/treeFilter';
 import type { Services } from '../services';
 
 /** Quick pick over every call of every indexed trace, least faithful first. */

@@ -2,7 +2,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/base/errors';
-import { describePolicyChoice } from '../../core/runs/policyChoice';
+import { describePolicyChoice } from '../../core/runner/policyChoice';
 import { loadTasks, TASK_FILE_SUFFIX } from '../../core/tasks/loader';
 import { sampleTasksFolder } from '../../core/tasks/samples';
 import type { LoadedTask } from '../../core/tasks/taskFile';

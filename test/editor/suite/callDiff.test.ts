@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { JsonValue } from '../../../src/core/base/json';
-import type { CallActualEvent, CallRehearsalEvent } from '../../../src/core/trace/schema';
+import type { CallActualEvent, CallRehearsalEvent } from '../../../src/core/trace/format/schema';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { sampleShadowRun } from '../../builders/samples';
 import { activeDiffTab, closeAllEditors, nextEvent, row, rowAt, rows, studio, traceFile, waitForLibrary, workspaceFolder } from './helpers';

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { RehearsalStudioApi } from '../../../src/extension/extension';
-import type { TraceTreeNode } from '../../../src/core/trace/tree';
+import type { TraceTreeNode } from '../../../src/core/explorer/tree';
 import { sampleTraceFile } from '../../builders/sampleWorkspace';
 import { sampleShadowRun } from '../../builders/samples';
 import { withTimeout } from '../timeout';

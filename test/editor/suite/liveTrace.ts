@@ -2,8 +2,8 @@
  * Writes a trace the way a run does, a few events at a time, through the real `TraceWriter`: the
  * editor tests use it to watch the Trace Explorer and the call diffs follow a run as it is written.
  */
-import type { TraceEvent } from '../../../src/core/trace/schema';
-import { TraceWriter } from '../../../src/core/trace/writer';
+import type { TraceEvent } from '../../../src/core/trace/format/schema';
+import { TraceWriter } from '../../../src/core/trace/format/writer';
 import type { TurnBuilder } from '../../builders/traceBuilder';
 import { TraceBuilder } from '../../builders/traceBuilder';
 import { SAMPLE_TOOLS } from '../../builders/samples';

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { TraceWriter } from '../../../src/core/trace/writer';
+import { TraceWriter } from '../../../src/core/trace/format/writer';
 import { sampleTraceFile, tornShadowRunText } from '../../builders/sampleWorkspace';
 import { row, rowAt, rows, studio, waitForLibrary, workspaceFolder } from './helpers';
 import { LiveTrace } from './liveTrace';

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunSummary } from '../../../src/core/runner/runner';
-import { readTraceEvents } from '../../../src/core/trace/reader';
+import { readTraceEvents } from '../../../src/core/trace/format/reader';
 import type { Row } from './helpers';
 import { rows, studio, traceFile, waitUntil, workspaceFolder } from './helpers';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';

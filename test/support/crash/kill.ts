@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mulberry32 } from '../../../src/core/base/random';
-import type { SkippedLine } from '../../../src/core/trace/reader';
-import { TORN_LAST_LINE } from '../../../src/core/trace/reader';
+import type { SkippedLine } from '../../../src/core/trace/format/reader';
+import { TORN_LAST_LINE } from '../../../src/core/trace/format/reader';
 
 /** What a crash campaign found: how many kills, and every broken promise, one line each. */
 export interface CrashReport {

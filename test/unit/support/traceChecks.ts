@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { readTraceEvents } from '../../../src/core/trace/reader';
-import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, FidelityEvent, RunEndEvent, RunEvent, TraceEvent, TurnEvent } from '../../../src/core/trace/schema';
+import { readTraceEvents } from '../../../src/core/trace/format/reader';
+import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, FidelityEvent, RunEndEvent, RunEvent, TraceEvent, TurnEvent } from '../../../src/core/trace/format/schema';
 
 /** A trace read back through the studio's reader: every line valid against schemas/trace.schema.json. */
 export interface CheckedTrace {

@@ -1,4 +1,4 @@
-import type { CheckVerdict } from '../../trace/schema';
+import type { CheckVerdict } from '../../trace/format/schema';
 import type { CheckSpec, TaskFile } from '../taskFile';
 
 // EnvACE's reward (issue 18, row 8), from its code at commit 173e941:

@@ -1,4 +1,4 @@
-import type { CheckVerdict } from '../../trace/schema';
+import type { CheckVerdict } from '../../trace/format/schema';
 import type { CheckSpec, TaskFile } from '../taskFile';
 import type { Judge } from './judge';
 import type { ItemResult } from './ruleChecks';

@@ -3,9 +3,9 @@ import * as path from 'node:path';
 import type { JsonValue } from '../../base/json';
 import { isJsonObject, MAX_JSON_DEPTH, nestsDeeperThan } from '../../base/json';
 import { StudioError } from '../../base/errors';
-import type { SkippedLine } from '../../trace/reader';
-import { keepSkipped } from '../../trace/reader';
-import { readLines } from '../../trace/lineReader';
+import type { SkippedLine } from '../../trace/format/reader';
+import { keepSkipped } from '../../trace/format/reader';
+import { readLines } from '../../trace/format/lineReader';
 
 /*
  * What EnvACE (commit 173e941) writes to `trainer.rollout_data_dir`, read from its code:

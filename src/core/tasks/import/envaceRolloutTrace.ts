@@ -1,8 +1,8 @@
 import * as path from 'node:path';
-import type { CheckVerdict, EpisodeEndEvent, EpisodeStatus, NewTraceEvent, TurnParse } from '../../trace/schema';
-import { TRACE_FILE } from '../../trace/discover';
-import { callId as makeCallId, episodeId as makeEpisodeId, newRunId, turnId as makeTurnId } from '../../trace/ids';
-import { TraceWriter } from '../../trace/writer';
+import type { CheckVerdict, EpisodeEndEvent, EpisodeStatus, NewTraceEvent, TurnParse } from '../../trace/format/schema';
+import { TRACE_FILE } from '../../trace/format/discover';
+import { callId as makeCallId, episodeId as makeEpisodeId, newRunId, turnId as makeTurnId } from '../../trace/format/ids';
+import { TraceWriter } from '../../trace/format/writer';
 import type { RolloutEpisode, RolloutTurn } from './envaceRolloutEpisodes';
 import { rebuildEpisodes } from './envaceRolloutEpisodes';
 import type { RolloutFile } from './envaceRolloutFiles';

@@ -3,14 +3,9 @@ import * as path from 'node:path';
 import { StudioError } from '../../base/errors';
 import { studioRoot } from '../../base/studioRoot';
 import { envaceLaunch } from './envace';
+import type { LaunchPlan, TrainingBackend } from './launchPlan';
 import type { RunSpec } from './runSpec';
 import { invalidRunSpec, trainerConfigFaults, trainerConfigFor } from './runSpec';
-
-/** How a training run is started. */
-export type TrainingBackend = 'local' | 'torchrun' | 'envace';
-
-/** The backends, in the order `--backend` lists them. */
-export const TRAINING_BACKENDS: readonly TrainingBackend[] = ['local', 'torchrun', 'envace'];
 
 /** The Python with torch that runs the trainer (Debian's; a pyenv shim on PATH may have neither). */
 export const DEFAULT_TRAINER_PYTHON = '/usr/bin/python3';
@@ -20,25 +15,6 @@ export const GENERATED_CONFIG = 'trainer-config.json';
 
 /** The file name of the trainer config an export after the run writes into the run folder. */
 export const EXPORT_CONFIG = 'export-config.json';
-
-/** Everything needed to start (or, for envace, to hand over) a training run: argv, never a shell string. */
-export interface LaunchPlan {
-  backend: TrainingBackend;
-  /** Program and arguments. */
-  argv: string[];
-  /** Variables set on top of the inherited environment (what differs, and so what is shown). */
-  env: Record<string, string>;
-  cwd: string;
-  /** The run folder (checkpoints, events.jsonl). */
-  outDir: string;
-  /** The trainer config to write before starting (local, torchrun), at `configFile`. */
-  trainerConfig?: Record<string, unknown>;
-  configFile?: string;
-  /** envace: a bash script with the same command, to copy to the cluster. */
-  script?: string;
-  /** envace: it is generated, never run here. */
-  runsHere: boolean;
-}
 
 /** What a launch may take besides the spec. */
 export interface PlanOptions {
@@ -117,18 +93,4 @@ export function planExport(spec: RunSpec, modelFolder: string, options: PlanOpti
   if (faults.length) throw invalidRunSpec(spec.file, faults);
   const configFile = path.join(spec.out_dir, EXPORT_CONFIG);
   return { backend: 'local', argv: [python, '-m', 'trainer', 'export', '--config', configFile], env, cwd: root, outDir: spec.out_dir, trainerConfig, configFile, runsHere: true };
-}
-
-const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
-
-/** One argument quoted for a POSIX shell (for showing and copying a command; never executed as a string). */
-export function shellQuote(arg: string): string {
-  if (arg !== '' && SAFE_WORD.test(arg)) return arg;
-  return `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The plan as one line a person can read and paste: `VAR=value ... program args`. */
-export function formatCommand(plan: Pick<LaunchPlan, 'argv' | 'env'>): string {
-  const vars = Object.entries(plan.env).map(([k, v]) => `${k}=${shellQuote(v)}`);
-  return [...vars, ...plan.argv.map(shellQuote)].join(' ');
 }

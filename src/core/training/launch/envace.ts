@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { StudioError } from '../../base/errors';
-import type { LaunchPlan } from './backends';
-import { shellQuote } from './backends';
+import type { LaunchPlan } from './launchPlan';
+import { shellQuote } from './launchPlan';
 import type { RunSpec } from './runSpec';
 
 /** EnvACE's two agents (its checklist orchestra's ids). */

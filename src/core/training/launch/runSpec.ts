@@ -7,7 +7,7 @@ import trainerConfigSchema from '../../../../schemas/trainer-config.schema.json'
 import { StudioError } from '../../base/errors';
 import type { PathSegment } from '../../fidelity/jsonPath';
 import { formatJsonPath } from '../../fidelity/jsonPath';
-import { STUDIO_FOLDER } from '../../trace/discover';
+import { STUDIO_FOLDER } from '../../trace/format/discover';
 
 /** Settings of EnvACE's launcher (schemas/training-run.schema.json, `envace`). Paths are on the cluster. */
 export interface EnvaceSpec {

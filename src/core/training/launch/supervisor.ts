@@ -9,8 +9,8 @@ import { StudioError } from '../../base/errors';
 import { Emitter } from '../../base/event';
 import type { Event } from '../../base/event';
 import { StderrLog } from '../../env/stderrLog';
-import { readLines } from '../../trace/lineReader';
-import type { LaunchPlan } from './backends';
+import { readLines } from '../../trace/format/lineReader';
+import type { LaunchPlan } from './launchPlan';
 
 /** The file of a run folder where the trainer appends every event (docs/trainer-events.md). */
 export const EVENTS_FILE = 'events.jsonl';

@@ -1,66 +1,16 @@
 import { promises as fs } from 'node:fs';
-import { StudioError } from '../base/errors';
-import type { FidelityScores } from '../fidelity/scores';
-import type { DiffKind } from '../fidelity/structuralDiff';
+import { StudioError } from '../../base/errors';
 import { CallTable, type CallOutcome } from './callTable';
-import { readLineBatches } from './lineReader';
+import { readLineBatches } from '../format/lineReader';
 import { SharedValues } from './sharedValues';
-import { loadIndexSnapshot, saveIndexSnapshot, SNAPSHOT_MIN_BYTES, snapshotAllowed } from './indexSnapshot';
+import type { IndexState } from './indexSnapshot';
+import { readIndexSnapshot, saveIndexSnapshot, SNAPSHOT_MIN_BYTES, snapshotAllowed } from './indexSnapshot';
+import type { CallEntry, EpisodeEntry, TurnEntry } from './entries';
 import { EpisodeTable } from './episodeTable';
 import { TurnTable } from './turnTable';
-import type { EventLocation, SkippedLine } from './reader';
-import { decodeLine, keepSkipped, readEventAt, TORN_LAST_LINE } from './reader';
-import type { EpisodeStatus, RunEndEvent, RunEvent, RunMode, TraceEvent } from './schema';
-
-/** What the index knows of one call without reading its events. */
-export interface CallEntry {
-  callId: string;
-  turnId: string;
-  episodeId: string;
-  tool: string;
-  /** Position among its turn's calls. */
-  index: number;
-  rehearsal?: EventLocation;
-  actual?: EventLocation;
-  fidelity?: EventLocation;
-  /** Code of the rehearsal's parse error, if it failed to parse. */
-  rehearsalError?: string;
-  /** Code of the actual call's error (timeout, crash, no recorded answer), if any. */
-  actualError?: string;
-  /** The tool answered with an error result. */
-  actualIsError?: boolean;
-  comparable?: 'json' | 'text' | 'none';
-  scores?: FidelityScores;
-  counts?: Record<DiffKind, number>;
-}
-
-/** What the index knows of one turn. */
-export interface TurnEntry {
-  turnId: string;
-  episodeId: string;
-  index: number;
-  location: EventLocation;
-  kind: 'calls' | 'final' | 'error';
-  /** The act parse error code when `kind` is `error`. */
-  parseError?: string;
-  /** First characters of the final answer. */
-  answerPreview?: string;
-  callIds: string[];
-}
-
-/** What the index knows of one episode. */
-export interface EpisodeEntry {
-  episodeId: string;
-  index: number;
-  taskId: string;
-  mode: RunMode;
-  role?: 'imagined' | 'committed';
-  location: EventLocation;
-  turnIds: string[];
-  end?: { status: EpisodeStatus; reward: number | null; success: boolean | null; location: EventLocation; errorCode?: string };
-  /** From the episode's start to its end, by the events' timestamps (ended episodes). */
-  durationMs?: number;
-}
+import type { EventLocation, SkippedLine } from '../format/reader';
+import { decodeLine, keepSkipped, readEventAt, TORN_LAST_LINE } from '../format/reader';
+import type { RunEndEvent, RunEvent, TraceEvent } from '../format/schema';
 
 const PREVIEW_CHARS = 80;
 
@@ -78,23 +28,6 @@ export interface OpenIndexOptions extends IndexingOptions {
   saveAfterBytes?: number;
   /** Told when saving the index failed (the index itself is fine). */
   onSaveError?: (err: Error) => void;
-}
-
-/** What an index snapshot saves and restores. */
-export interface IndexState {
-  run: RunEvent | undefined;
-  runEnd: RunEndEvent | undefined;
-  /** The first MAX_SKIPPED_KEPT skipped lines; `skippedCount` counts them all. */
-  skipped: readonly SkippedLine[];
-  skippedCount: number;
-  orphans: number;
-  eventCount: number;
-  /** Bytes indexed: the snapshot describes the trace's first `scanned` bytes. */
-  scanned: number;
-  nextLine: number;
-  episodes: EpisodeTable;
-  turns: TurnTable;
-  calls: CallTable;
 }
 
 /** How often, in bytes, indexing reports progress. */
@@ -453,4 +386,13 @@ export class TraceIndex {
     this.turnTable.addCall(turn, row);
     return row;
   }
+}
+
+/**
+ * The saved index beside a trace, restored (to be refreshed with what was appended since), or
+ * undefined when there is none, it describes other bytes than the trace's, or it does not check out.
+ * Never throws.
+ */
+export function loadIndexSnapshot(traceFile: string): Promise<{ index: TraceIndex } | undefined> {
+  return readIndexSnapshot(traceFile, (state, fill) => TraceIndex.fromSnapshot(traceFile, state, fill));
 }

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { StudioError } from '../base/errors';
+import { StudioError } from '../../base/errors';
 
 /** The studio's folder inside a workspace. */
 export const STUDIO_FOLDER = '.rehearsal';

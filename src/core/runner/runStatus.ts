@@ -1,5 +1,5 @@
-import type { RunProgress } from '../runner/runner';
-import type { TraceEvent } from '../trace/schema';
+import type { RunProgress } from './runner';
+import type { TraceEvent } from '../trace/format/schema';
 
 /**
  * What a host shows about a run in progress (a status bar item, a progress notification): the

@@ -1,13 +1,14 @@
 import * as path from 'node:path';
 import { counted } from '../base/counted';
-import type { CallEntry, EpisodeEntry, TraceIndex, TurnEntry } from './traceIndex';
-import type { CallOutcome } from './callTable';
-import type { TraceLibrary } from './library';
-import type { TraceHead } from './traceHead';
+import type { CallEntry, EpisodeEntry, TurnEntry } from '../trace/index/entries';
+import type { TraceIndex } from '../trace/index/traceIndex';
+import type { CallOutcome } from '../trace/index/callTable';
+import type { TraceLibrary } from '../trace/index/library';
+import type { TraceHead } from '../trace/format/traceHead';
 import type { AnnotationLookup, TreeFilter, TreeSort } from './treeFilter';
 import { callMatches, fidelityRank, isFilterActive, turnMatchesItself } from './treeFilter';
 import { describeAnnotation } from '../annotations/schema';
-import { shownPolicyPath } from '../report/policyLabel';
+import { shownPolicyPath } from '../trace/format/policyLabel';
 
 /** How a node should look: drives the icon and colour in any host. */
 export type NodeStatus = 'ok' | 'mismatch' | 'error' | 'running' | 'pending' | 'info';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { StudioError } from '../base/errors';
+import { StudioError } from '../../base/errors';
 
 /**
  * Run, episode, turn and call ids: a letter or digit, then letters, digits, `.`, `_`, `:`, `-`.

@@ -1,8 +1,8 @@
 import type { CallAnnotationSummary } from '../annotations/annotationSet';
 import type { Annotation } from '../annotations/schema';
 import { ANNOTATION_KIND_LABELS } from '../annotations/schema';
-import type { CallEntry, EpisodeEntry, TurnEntry } from './traceIndex';
-import type { CallOutcome } from './callTable';
+import type { CallEntry, EpisodeEntry, TurnEntry } from '../trace/index/entries';
+import type { CallOutcome } from '../trace/index/callTable';
 
 /** What the Trace Explorer shows; every criterion set must hold (they combine with "and"). */
 export interface TreeFilter {

@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
-import { Disposable } from '../base/disposable';
-import { Emitter } from '../base/event';
-import type { Event } from '../base/event';
-import { errorMessage } from '../base/errors';
-import type { TraceHead } from './traceHead';
-import { readTraceHead } from './traceHead';
+import { Disposable } from '../../base/disposable';
+import { Emitter } from '../../base/event';
+import type { Event } from '../../base/event';
+import { errorMessage } from '../../base/errors';
+import type { TraceHead } from '../format/traceHead';
+import { readTraceHead } from '../format/traceHead';
 import { TraceIndex } from './traceIndex';
 
 /** Options of {@link TraceLibrary}. */

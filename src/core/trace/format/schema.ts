@@ -1,9 +1,9 @@
-import type { JsonObject, JsonValue } from '../base/json';
-import type { FidelityScores } from '../fidelity/scores';
-import type { DiffKind } from '../fidelity/structuralDiff';
-import type { ToolResultContent } from '../fidelity/responseValue';
-import type { ActParseErrorCode, RehearsalParseErrorCode } from '../protocol/codes';
-import type { ToolDefinition } from '../protocol/types';
+import type { JsonObject, JsonValue } from '../../base/json';
+import type { FidelityScores } from '../../fidelity/scores';
+import type { DiffKind } from '../../fidelity/structuralDiff';
+import type { ToolResultContent } from '../../fidelity/responseValue';
+import type { ActParseErrorCode, RehearsalParseErrorCode } from '../../protocol/codes';
+import type { ToolDefinition } from '../../protocol/types';
 
 /** The trace schema version this studio writes (`v` on every event). See docs/trace-format.md. */
 export const TRACE_SCHEMA_VERSION = 1;

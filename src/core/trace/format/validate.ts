@@ -1,6 +1,6 @@
 import Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import traceSchema from '../../../schemas/trace.schema.json';
+import traceSchema from '../../../../schemas/trace.schema.json';
 import type { TraceEvent } from './schema';
 
 let compiled: ValidateFunction | undefined;

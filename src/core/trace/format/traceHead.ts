@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { StudioError } from '../base/errors';
+import { StudioError } from '../../base/errors';
 import { decodeLine } from './reader';
 import type { RunEndEvent, RunEvent } from './schema';
 

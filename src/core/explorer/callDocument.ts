@@ -1,5 +1,5 @@
 import { canonicalJson } from '../base/canonicalJson';
-import type { CallView } from './callView';
+import type { CallView } from '../trace/index/callView';
 
 /** One side of a call's diff as a document: its text and whether it is JSON. */
 export interface CallSideDocument {

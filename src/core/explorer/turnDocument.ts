@@ -1,6 +1,6 @@
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../protocol/actParser';
 import { findBlocks } from '../protocol/text';
-import type { TurnEvent } from './schema';
+import type { TurnEvent } from '../trace/format/schema';
 
 /** A turn's raw text as a document, and where in it its parse error points. */
 export interface TurnDocument {

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import { StudioError } from '../base/errors';
+import { StudioError } from '../../base/errors';
 import type { RawLine, ReadLinesOptions } from './lineReader';
 import { readLines } from './lineReader';
 import type { TraceEvent } from './schema';

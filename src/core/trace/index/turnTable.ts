@@ -1,7 +1,7 @@
 import { growColumns } from './columns';
 import { IdTable } from './idTable';
-import type { EventLocation } from './reader';
-import type { TurnEntry } from './traceIndex';
+import type { EventLocation } from '../format/reader';
+import type { TurnEntry } from './entries';
 
 /** Turn kinds by their code in the table. */
 export const TURN_KINDS: readonly TurnEntry['kind'][] = ['calls', 'final', 'error'];

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { StudioError } from '../base/errors';
-import { jsonLineKeysFirst } from '../base/json';
+import { StudioError } from '../../base/errors';
+import { jsonLineKeysFirst } from '../../base/json';
 import type { NewTraceEvent, TraceEvent } from './schema';
 import { TRACE_SCHEMA_VERSION } from './schema';
 import { validateTraceEvent } from './validate';

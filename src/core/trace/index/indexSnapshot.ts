@@ -1,23 +1,50 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { FidelityScores } from '../fidelity/scores';
-import type { DiffKind } from '../fidelity/structuralDiff';
+import type { FidelityScores } from '../../fidelity/scores';
+import type { DiffKind } from '../../fidelity/structuralDiff';
 import type { CallTable } from './callTable';
 import { CALL_COLUMNS, COMPARABLE, EVENT_KINDS } from './callTable';
 import type { Column } from './columns';
-import { ID_PATTERN } from './ids';
-import type { SkippedLine } from './reader';
-import { MAX_SKIPPED_KEPT } from './reader';
-import type { RunEndEvent, RunEvent } from './schema';
-import type { IndexState } from './traceIndex';
-import { TraceIndex } from './traceIndex';
+import { ID_PATTERN } from '../format/ids';
+import type { SkippedLine } from '../format/reader';
+import { MAX_SKIPPED_KEPT } from '../format/reader';
+import type { RunEndEvent, RunEvent } from '../format/schema';
 import type { EpisodeColumns, EpisodeTable } from './episodeTable';
 import { EPISODE_COLUMNS } from './episodeTable';
 import type { IdTable } from './idTable';
 import type { TurnTable } from './turnTable';
 import { TURN_COLUMNS, TURN_KINDS } from './turnTable';
-import { validateTraceEvent } from './validate';
+import { validateTraceEvent } from '../format/validate';
+
+/** What an index snapshot saves and restores. */
+export interface IndexState {
+  run: RunEvent | undefined;
+  runEnd: RunEndEvent | undefined;
+  /** The first MAX_SKIPPED_KEPT skipped lines; `skippedCount` counts them all. */
+  skipped: readonly SkippedLine[];
+  skippedCount: number;
+  orphans: number;
+  eventCount: number;
+  /** Bytes indexed: the snapshot describes the trace's first `scanned` bytes. */
+  scanned: number;
+  nextLine: number;
+  episodes: EpisodeTable;
+  turns: TurnTable;
+  calls: CallTable;
+}
+
+/** What {@link saveIndexSnapshot} saves: a trace index (the snapshot code reads its tables as they are). */
+export interface SnapshotSource {
+  readonly file: string;
+  snapshotState(): IndexState;
+}
+
+/** Restores the tables of an index built from a snapshot's state (the loader checks their values first). */
+export type SnapshotFill = (episodes: EpisodeTable, turns: TurnTable, calls: CallTable) => void;
+
+/** Builds an index from a snapshot's state and the function that fills its tables. */
+export type SnapshotBuild<T> = (state: Omit<IndexState, 'episodes' | 'turns' | 'calls'>, fill: SnapshotFill) => T;
 
 /**
  * A saved trace index (`trace.index` beside `trace.jsonl`): what {@link TraceIndex} knows of the
@@ -95,7 +122,7 @@ async function fingerprint(traceFile: string, scanned: number): Promise<string> 
 }
 
 /** Saves the index beside its trace (atomically: a temporary file renamed over the old one); returns the file. */
-export async function saveIndexSnapshot(index: TraceIndex): Promise<string> {
+export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> {
   const s = index.snapshotState();
   const { episodes, turns, calls } = s;
   const stat = await fs.stat(index.file);
@@ -214,15 +241,15 @@ function inRange(column: Int32Array | Uint32Array | Uint8Array, min: number, max
  * undefined when there is none, it describes other bytes than the trace's, or it does not check out.
  * Never throws.
  */
-export async function loadIndexSnapshot(traceFile: string): Promise<{ index: TraceIndex } | undefined> {
+export async function readIndexSnapshot<T>(traceFile: string, build: SnapshotBuild<T>): Promise<{ index: T } | undefined> {
   try {
-    return { index: await load(traceFile) };
+    return { index: await load(traceFile, build) };
   } catch {
     return undefined;
   }
 }
 
-async function load(traceFile: string): Promise<TraceIndex> {
+async function load<T>(traceFile: string, build: SnapshotBuild<T>): Promise<T> {
   const file = snapshotFileOf(traceFile);
   const handle = await fs.open(file, 'r');
   try {
@@ -257,7 +284,7 @@ async function load(traceFile: string): Promise<TraceIndex> {
       at += s.bytes;
     }
     check(at === size, 'trailing bytes');
-    return restore(traceFile, h, sections);
+    return restore(h, sections, build);
   } finally {
     await handle.close();
   }
@@ -292,7 +319,7 @@ function checkHeader(h: SnapshotHeader): void {
   check(Array.isArray(ep.taskIds) && ep.taskIds.length === ep.count && ep.taskIds.every((t) => typeof t === 'string'), 'bad task ids');
 }
 
-function restore(traceFile: string, h: SnapshotHeader, sections: Map<string, Column>): TraceIndex {
+function restore<T>(h: SnapshotHeader, sections: Map<string, Column>, build: SnapshotBuild<T>): T {
   const episodeCount = h.episodes.count;
   const turnCount = h.turns.count;
   const callCount = h.calls.count;
@@ -358,7 +385,7 @@ function restore(traceFile: string, h: SnapshotHeader, sections: Map<string, Col
     eventCount: h.state.eventCount, scanned, nextLine,
   };
   // The tables' restore checks the ids (characters, bounds, no repeats) and the episodes' values.
-  return TraceIndex.fromSnapshot(traceFile, state, (episodes: EpisodeTable, turns: TurnTable, table: CallTable) => {
+  return build(state, (episodes: EpisodeTable, turns: TurnTable, table: CallTable) => {
     episodes.restore(idsOf('episode', episodeCount), h.episodes.taskIds, h.episodes.texts, nextTurns, episodeColumns);
     turns.restore(idsOf('turn', turnCount), turnColumns);
     for (const [row, code] of h.turns.parseErrors) turns.parseErrors.set(row, code);

@@ -1,7 +1,7 @@
-import type { FidelityScores } from '../fidelity/scores';
-import type { DiffKind } from '../fidelity/structuralDiff';
-import type { EventLocation } from './reader';
-import type { CallEntry } from './traceIndex';
+import type { FidelityScores } from '../../fidelity/scores';
+import type { DiffKind } from '../../fidelity/structuralDiff';
+import type { EventLocation } from '../format/reader';
+import type { CallEntry } from './entries';
 import type { EpisodeTable } from './episodeTable';
 import { NumberedTexts } from './numberedTexts';
 import { growColumns } from './columns';

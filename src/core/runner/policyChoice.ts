@@ -5,10 +5,11 @@ import { studioRoot } from '../base/studioRoot';
 import { EndpointPolicy } from '../policy/endpointPolicy';
 import type { DeviceSetting } from '../policy/onnx/device';
 import { OnnxPolicy } from '../policy/onnxPolicy';
-import { mergePolicySettings, readPolicySettings } from '../policy/policySettings';
+import { readPolicySettings } from '../policy/policySettings';
+import { mergePolicySettings } from './policyRunSettings';
 import { ReferencePolicy } from '../policy/referencePolicy';
 import type { Policy } from '../policy/types';
-import type { RunSettings } from '../runner/settings';
+import type { RunSettings } from './settings';
 import type { TaskFile } from '../tasks/taskFile';
 
 /** Which policy a host runs tasks with, as a person picked it. */

@@ -1,5 +1,5 @@
-import type { TraceIndex } from '../trace/traceIndex';
-import { fidelityRank, rehearsalVerdict } from '../trace/treeFilter';
+import type { TraceIndex } from '../trace/index/traceIndex';
+import { fidelityRank, rehearsalVerdict } from './treeFilter';
 
 /** Where a review of one run stands. */
 export interface ReviewQueueState {

@@ -4,7 +4,7 @@ import type { PathRange } from '../fidelity/pathRanges';
 import { jsonPathRanges, nearestPathRange } from '../fidelity/pathRanges';
 import type { DiffKind } from '../fidelity/structuralDiff';
 import type { CallSideDocument } from './callDocument';
-import type { CallView } from './callView';
+import type { CallView } from '../trace/index/callView';
 import { callSideDocument } from './callDocument';
 
 /** One side of a call's diff. */

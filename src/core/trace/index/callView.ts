@@ -1,11 +1,12 @@
-import { StudioError } from '../base/errors';
-import type { JsonValue } from '../base/json';
-import type { CallComparison } from '../fidelity/compare';
-import { compareResponses } from '../fidelity/compare';
-import type { ResponseValue } from '../fidelity/responseValue';
-import { actualValue, rehearsalValue } from '../fidelity/responseValue';
-import type { CallActualEvent, CallRehearsalEvent, FidelityEvent, TurnEvent } from './schema';
-import type { CallEntry, TraceIndex } from './traceIndex';
+import { StudioError } from '../../base/errors';
+import type { JsonValue } from '../../base/json';
+import type { CallComparison } from '../../fidelity/compare';
+import { compareResponses } from '../../fidelity/compare';
+import type { ResponseValue } from '../../fidelity/responseValue';
+import { actualValue, rehearsalValue } from '../../fidelity/responseValue';
+import type { CallActualEvent, CallRehearsalEvent, FidelityEvent, TurnEvent } from '../format/schema';
+import type { CallEntry } from './entries';
+import type { TraceIndex } from './traceIndex';
 
 /** Everything about one call that a diff view shows, read through the index. */
 export interface CallView {

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import { studioRoot } from '../base/studioRoot';
-import type { PolicyInfo } from '../trace/schema';
+import { studioRoot } from '../../base/studioRoot';
+import type { PolicyInfo } from './schema';
 
 /**
  * A policy in plain words, with the device it ran on: `the default policy (models/default) on cpu`,

@@ -1,7 +1,7 @@
 import { IdTable } from './idTable';
 import { NumberedTexts } from './numberedTexts';
-import type { EventLocation } from './reader';
-import type { EpisodeEntry } from './traceIndex';
+import type { EventLocation } from '../format/reader';
+import type { EpisodeEntry } from './entries';
 import { grown, growColumns } from './columns';
 
 const FIRST_CAPACITY = 256;
