@@ -104,14 +104,15 @@ def main(argv=None, stdout=None, stderr=None):
             _run_direct(args, events)
             return 0
         from .config import load_config
+        from .config_types import TrainerConfig
         overrides = list(args.set) + ([f"device={args.device}"] if args.device else [])
-        cfg = load_config(args.config, overrides)  # before importing torch: config errors come back at once
+        cfg = TrainerConfig.from_dict(load_config(args.config, overrides))  # before importing torch: config errors come back at once
         from . import runtime as rt
         runtime = rt.start(cfg)
         runtime_started = True
         events.enabled = runtime.is_main
-        if args.command in _RUN_FOLDER_COMMANDS and cfg.get("out_dir"):
-            events.attach_file(os.path.join(cfg["out_dir"], "events.jsonl"))
+        if args.command in _RUN_FOLDER_COMMANDS and cfg.out_dir:
+            events.attach_file(os.path.join(cfg.out_dir, "events.jsonl"))
         events.emit("start", command=args.command, version=__version__, events_version=EVENTS_VERSION,
                     pid=os.getpid(), config=args.config and os.path.abspath(args.config), **runtime.describe())
         _command_module(args.command)(cfg, events, runtime)

@@ -2,9 +2,13 @@
 ``schemas/trainer-config.schema.json``, fill defaults, resolve paths against the config's folder."""
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 from .errors import config_error
 from .schema import apply_defaults, load_schema, validate
+
+if TYPE_CHECKING:
+    from .config_types import TrainerConfig
 
 # Fields holding a path or a list of paths, resolved against the folder of the config file.
 _PATH_FIELDS = [
@@ -77,11 +81,11 @@ def _resolve_path_field(cfg, keys, folder):
         node[keys[-1]] = [os.path.join(folder, v) for v in value]
 
 
-def require(cfg, dotted, command, hint=""):
+def require(cfg: "TrainerConfig", dotted: str, command: str, hint: str = "") -> Any:
     """The value at ``dotted`` (e.g. "model.path"), or a config error naming the command that needs it."""
     node = cfg
     for k in dotted.split("."):
-        node = node.get(k) if isinstance(node, dict) else None
-    if node in (None, [], ""):
+        node = getattr(node, k, None)
+    if node in (None, (), ""):
         raise config_error(f"`{command}` needs {dotted} in the config.{(' ' + hint) if hint else ''}")
     return node

@@ -64,12 +64,12 @@ def choose_device(preference, local_rank=0):
 def start(cfg):
     """Sets the allocator and threads, joins the process group under torchrun, and picks the device."""
     tuned = allocator.tune()
-    if cfg.get("threads"):
-        torch.set_num_threads(int(cfg["threads"]))
+    if cfg.threads:
+        torch.set_num_threads(int(cfg.threads))
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    device = choose_device(cfg.get("device", "auto"), local_rank)
+    device = choose_device(cfg.device, local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
     if world > 1 and not dist.is_initialized():

@@ -3,6 +3,7 @@ to policy folders and back (:mod:`trainer.model.hf_checkpoint`)."""
 import os
 import time
 
+from ..config_types import ExportSection
 from ..errors import config_error
 from ..model import safetensors
 from ..model.hf_checkpoint import DTYPES, export_checkpoint, import_checkpoint
@@ -17,7 +18,7 @@ def _paths(args, command):
 def run_import(args, events):
     source, out = _paths(args, "import-checkpoint")
     t0 = time.monotonic()
-    summary = import_checkpoint(source, out, events, {"external_data": args.external_data})
+    summary = import_checkpoint(source, out, events, ExportSection(external_data=args.external_data))
     events.emit("export", seconds=round(time.monotonic() - t0, 3), **summary)
     events.emit("done", command="import-checkpoint", path=out)
 

@@ -8,10 +8,10 @@ from ..tokenizer import load_tokenizer
 
 def run(cfg, events, runtime):
     source = require(cfg, "model.path", "export", "It is the model folder or checkpoint to export.")
-    folder = cfg["out_dir"] or source
+    folder = cfg.out_dir or source
     model = load_model(source)
     tokenizer = load_tokenizer(source)
-    summary = export_model_folder(model, tokenizer, source, folder, cfg["export"])
+    summary = export_model_folder(model, tokenizer, source, folder, cfg.export)
     summary["parameters"] = sum(p.numel() for p in model.parameters())
     events.emit("export", **summary)
     events.emit("done", command="export", path=folder)

@@ -65,14 +65,14 @@ def run(cfg, events, runtime):
     tokenizer = load_tokenizer(folder)
     model = load_model(folder).eval()
     stop = stop_ids(folder, model)
-    gen = cfg["generate"]
+    gen = cfg.generate
     for i, prompt in enumerate(prompts):
         ids, text = prompt_input(prompt, tokenizer)
-        first, out = greedy(model, ids, gen["max_new_tokens"], stop)
+        first, out = greedy(model, ids, gen.max_new_tokens, stop)
         fields = {"id": str(prompt.get("id", i)), "prompt_ids": ids, "ids": out, "text": tokenizer.decode(out)}
         if text is not None:
             fields["prompt_text"] = text
-        if first is not None and prompt.get("logits", gen["logits"]):
+        if first is not None and prompt.get("logits", gen.logits):
             fields["logits_shape"] = list(first.shape)
             fields["logits"] = [round(v, 7) for v in first.flatten().tolist()]
         events.emit("generation", **fields)

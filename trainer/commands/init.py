@@ -9,7 +9,7 @@ from ..tokenizer import load_tokenizer
 
 
 def make_model(architecture, tokenizer, seed):
-    fields = dict(architecture)
+    fields = architecture.to_dict()
     if fields.get("vocab_size") is None:
         fields["vocab_size"] = len(tokenizer)
     config = ModelConfig(eos_token_id=tokenizer.token_id(tokenizer.eos_token),
@@ -28,8 +28,8 @@ def run(cfg, events, runtime):
     folder = require(cfg, "out_dir", "init", "It is the model folder to create.")
     tokenizer_dir = require(cfg, "model.tokenizer", "init", "Train one with `python3 -m trainer tokenizer`.")
     tokenizer = load_tokenizer(tokenizer_dir)
-    model = make_model(cfg["model"]["architecture"], tokenizer, cfg["seed"])
-    write_model_folder(folder, model, tokenizer, tokenizer_dir, cfg["export"]["max_new_tokens"])
+    model = make_model(cfg.model.architecture, tokenizer, cfg.seed)
+    write_model_folder(folder, model, tokenizer, tokenizer_dir, cfg.export.max_new_tokens)
     params = sum(p.numel() for p in model.parameters())
     events.emit("model", path=folder, parameters=params, config=model.config.to_hf())
     events.emit("done", command="init", path=folder)

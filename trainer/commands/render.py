@@ -8,7 +8,7 @@ from ..tokenizer import load_tokenizer
 
 
 def run(cfg, events, runtime):
-    source = cfg["model"]["path"] or cfg["model"]["tokenizer"]
+    source = cfg.model.path or cfg.model.tokenizer
     if not source:
         raise config_error("`render` needs model.path (or model.tokenizer): the folder whose chat template and tokenizer render rows.")
     paths = require(cfg, "data.train", "render", "List the row files to render.")

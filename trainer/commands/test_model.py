@@ -5,6 +5,7 @@ import os
 import random
 
 from ..chat_template import CHAT_TEMPLATE, render_chat
+from ..config_types import ArchitectureConfig, ExportSection
 from ..errors import config_error
 from ..export import export_model_folder
 from ..tokenizer import DEFAULT_ADDED_TOKENS
@@ -47,9 +48,9 @@ def make_test_model(folder, seed=0, vocab_size=512):
     """Writes the folder (tokenizer, PyTorch weights, ONNX export); returns the export summary."""
     os.makedirs(folder, exist_ok=True)
     tokenizer, _ = build(synthetic_corpus(seed), vocab_size, DEFAULT_ADDED_TOKENS, 2, folder, 4096)
-    model = make_model(ARCHITECTURE, tokenizer, seed)
+    model = make_model(ArchitectureConfig(**ARCHITECTURE), tokenizer, seed)
     write_model_folder(folder, model, tokenizer, folder, 64)
-    summary = export_model_folder(model, tokenizer, folder, folder, {"max_new_tokens": 64})
+    summary = export_model_folder(model, tokenizer, folder, folder, ExportSection(max_new_tokens=64))
     summary["parameters"] = sum(p.numel() for p in model.parameters())
     return summary
 

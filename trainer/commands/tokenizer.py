@@ -20,15 +20,15 @@ def row_text(row, template=TEMPLATES["full"]):
 
 def corpus(tok_cfg):
     texts = []
-    for path in tok_cfg["text_files"]:
+    for path in tok_cfg.text_files:
         try:
             with open(path, encoding="utf-8") as f:
                 texts.append(f.read())
         except FileNotFoundError:
             raise config_error(f"tokenizer.text_files: {path} does not exist.")
-    if tok_cfg["row_files"]:
-        template = TEMPLATES[tok_cfg["chat_template"]]
-        texts.extend(row_text(r, template) for r in read_rows(tok_cfg["row_files"]))
+    if tok_cfg.row_files:
+        template = TEMPLATES[tok_cfg.chat_template]
+        texts.extend(row_text(r, template) for r in read_rows(tok_cfg.row_files))
     return texts
 
 
@@ -45,16 +45,16 @@ def build(texts, vocab_size, added_tokens, min_frequency, folder, model_max_leng
 
 def run(cfg, events, runtime):
     folder = require(cfg, "out_dir", "tokenizer", "It is the folder that receives tokenizer.json.")
-    tok_cfg = cfg["tokenizer"]
+    tok_cfg = cfg.tokenizer
     texts = corpus(tok_cfg)
     if not any(texts):
         raise config_error("`tokenizer` needs a corpus: tokenizer.text_files and/or tokenizer.row_files.")
-    added = tok_cfg["added_tokens"]
+    added = tok_cfg.added_tokens
     if len(set(added)) != len(added):
         raise config_error("tokenizer.added_tokens has duplicates.")
-    _, summary = build(texts, tok_cfg["vocab_size"], added, tok_cfg["min_frequency"], folder, tok_cfg["model_max_length"],
-                       tok_cfg["chat_template"], tok_cfg["digit_group"])
-    summary["chat_template"] = tok_cfg["chat_template"]
+    _, summary = build(texts, tok_cfg.vocab_size, added, tok_cfg.min_frequency, folder, tok_cfg.model_max_length,
+                       tok_cfg.chat_template, tok_cfg.digit_group)
+    summary["chat_template"] = tok_cfg.chat_template
     summary["special_tokens"] = sorted(SPECIAL_TOKENS & set(added))
     events.emit("tokenizer", **summary)
     events.emit("done", command="tokenizer", path=folder)

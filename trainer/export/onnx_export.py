@@ -18,13 +18,14 @@ import time
 import onnx
 import torch
 
+from ..config_types import ExportSection
 from ..errors import TrainerError, EXIT_RUNTIME
 from ..model.folder import write_metadata
 from .external_data import consolidate, externalize_small, share_weights
 
 _TWO_GB = 2 ** 31
 CASCADE_FILE = "model_cascade.onnx"
-DEFAULT_SETTINGS = {"opset": 14, "external_data": "auto", "max_new_tokens": 512, "cascade": True}
+DEFAULT_SETTINGS = ExportSection()
 
 
 def io_names(num_layers, cascade=False):
@@ -145,16 +146,16 @@ def export_model_folder(model, tokenizer, tokenizer_dir, folder, settings=None):
     """A complete folder the policy host loads; returns a summary for the ``export`` event.
 
     ``settings``: the config's ``export`` object (opset, external_data, max_new_tokens, cascade);
-    missing keys take their defaults."""
-    ex = {**DEFAULT_SETTINGS, **(settings or {})}
+    None takes the defaults."""
+    ex = settings or DEFAULT_SETTINGS
     t0 = time.monotonic()
     model_cpu = model if next(model.parameters()).device.type == "cpu" else _cpu_copy(model)
-    size, external, cascade_bytes = export_onnx(model_cpu, os.path.join(folder, "onnx"), ex["opset"],
-                                                ex["external_data"], ex["cascade"])
+    size, external, cascade_bytes = export_onnx(model_cpu, os.path.join(folder, "onnx"), ex.opset,
+                                                ex.external_data, ex.cascade)
     extra = {"transformers.js_config": {"use_external_data_format": {"model.onnx": 1}}} if external else None
-    write_metadata(folder, model.config, tokenizer, tokenizer_dir, ex["max_new_tokens"], extra)
+    write_metadata(folder, model.config, tokenizer, tokenizer_dir, ex.max_new_tokens, extra)
     summary = {"path": os.path.abspath(folder), "onnx_bytes": size, "external_data": external}
-    if ex["cascade"]:
+    if ex.cascade:
         summary["cascade_bytes"] = cascade_bytes
     summary["seconds"] = round(time.monotonic() - t0, 3)
     return summary

@@ -107,18 +107,18 @@ def import_checkpoint(source, out, events, export_settings=None):
                       safetensors.DEFAULT_SHARD_BYTES)
     events.emit("progress", stage="write", done=len(files), total=len(files), file=files[-1])
     _rehearse_as_envace(out)
-    settings = {**DEFAULT_SETTINGS, **(export_settings or {})}
-    events.emit("progress", stage="export", done=0, total=2 if settings["cascade"] else 1, file="onnx/model.onnx")
+    settings = export_settings or DEFAULT_SETTINGS
+    events.emit("progress", stage="export", done=0, total=2 if settings.cascade else 1, file="onnx/model.onnx")
     events.log("export: tracing the ONNX graphs (the normal one, then the cascade one)")
-    size, external, cascade_bytes = export_onnx(model.eval(), os.path.join(out, "onnx"), settings["opset"],
-                                                settings["external_data"], settings["cascade"])
+    size, external, cascade_bytes = export_onnx(model.eval(), os.path.join(out, "onnx"), settings.opset,
+                                                settings.external_data, settings.cascade)
     if external:
         hf = read_json_object(os.path.join(out, "config.json"), "a config.json")
         hf["transformers.js_config"] = {"use_external_data_format": {"model.onnx": 1}}
         write_json(os.path.join(out, "config.json"), hf)
     summary = {"path": os.path.abspath(out), "onnx_bytes": size, "external_data": external,
                "parameters": sum(p.numel() for p in model.parameters())}
-    if settings["cascade"]:
+    if settings.cascade:
         summary["cascade_bytes"] = cascade_bytes
     return summary
 

@@ -35,14 +35,14 @@ class Engine:
             self.forward = DistributedDataParallel(self.module, device_ids=ids, broadcast_buffers=False)
         else:
             self.forward = self.module
-        optim = cfg["optim"]
+        optim = cfg.optim
         decay = [p for n, p in self.model.named_parameters() if p.dim() >= 2]
         no_decay = [p for n, p in self.model.named_parameters() if p.dim() < 2]
         self.optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": optim["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=optim["lr"], betas=tuple(optim["betas"]), eps=optim["eps"])
-        self.grad_clip = optim["grad_clip"]
-        self.bf16 = cfg["train"]["precision"] == "bf16" and runtime.device.type == "cuda"
+            [{"params": decay, "weight_decay": optim.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=optim.lr, betas=tuple(optim.betas), eps=optim.eps)
+        self.grad_clip = optim.grad_clip
+        self.bf16 = cfg.train.precision == "bf16" and runtime.device.type == "cuda"
         self.pad_id = pad_id
 
     def _autocast(self):

@@ -18,12 +18,12 @@ def policy_loss(grpo, policy_tokens, world, old, ref):
     def loss_fn(b, logp):
         old_lp = torch.cat([old[e.index] for e in b.examples])
         adv = b.per_row([e.advantage for e in b.examples])
-        losses, clipped, approx_kl = ppo_token_losses(logp, old_lp, adv, grpo["clip_ratio"], grpo["clip_ratio_c"])
+        losses, clipped, approx_kl = ppo_token_losses(logp, old_lp, adv, grpo.clip_ratio, grpo.clip_ratio_c)
         total = losses.sum()
         kl = None
         if ref is not None:
-            kl = kl_penalty(logp, torch.cat([ref[e.index] for e in b.examples]), grpo["kl_type"])
-            total = total + grpo["kl_coef"] * kl.sum()
+            kl = kl_penalty(logp, torch.cat([ref[e.index] for e in b.examples]), grpo.kl_type)
+            total = total + grpo.kl_coef * kl.sum()
         roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
         values = {}
         for i, role in enumerate(ROLES):
@@ -68,16 +68,16 @@ def step_report(values, rows, grpo, policy_tokens, grounding_tokens):
         a_mean, a_std, a_min, a_max = _stats([e.advantage for e in members])
         roles[role] = {"rows": len(members), "tokens": int(tokens), "pg_loss": values[f"{role}.pg"] / tokens,
                        "clip_frac": values[f"{role}.clipped"] / tokens, "ppo_kl": values[f"{role}.ppo_kl"] / tokens,
-                       "kl": values[f"{role}.kl"] / tokens if grpo["kl_coef"] > 0 else None,
+                       "kl": values[f"{role}.kl"] / tokens if grpo.kl_coef > 0 else None,
                        "reward_mean": r_mean, "advantage_mean": a_mean, "advantage_std": a_std,
                        "advantage_min": a_min, "advantage_max": a_max}
-    pg = sum(values[f"{r}.pg"] for r in ROLES) + grpo["kl_coef"] * sum(values[f"{r}.kl"] for r in ROLES)
+    pg = sum(values[f"{r}.pg"] for r in ROLES) + grpo.kl_coef * sum(values[f"{r}.kl"] for r in ROLES)
     loss = pg / policy_tokens
     grounding = None
     if grounding_tokens:
         g_tokens = values["grounding.tokens"]
         g_loss = values["grounding.weighted"] / grounding_tokens
         grounding = {"rows": int(values["grounding.rows"]), "tokens": int(g_tokens), "nll": values["grounding.nll"] / g_tokens,
-                     "weighted_nll": g_loss, "coef": grpo["grounding"]["coef"]}
-        loss += grpo["grounding"]["coef"] * g_loss
+                     "weighted_nll": g_loss, "coef": grpo.grounding.coef}
+        loss += grpo.grounding.coef * g_loss
     return roles, grounding, loss

@@ -69,27 +69,27 @@ class RolloutSource:
 
     def __init__(self, cfg, log_sink=None):
         self.log_sink = log_sink
-        ro = cfg["rollouts"]
-        if not ro["command"] and not ro["rows"]:
+        ro = cfg.rollouts
+        if not ro.command and not ro.rows:
             raise config_error("`grpo` needs rollouts.command (the studio's runner in imagine mode) or rollouts.rows "
                                "(a rows file per iteration, {iteration} replaced).")
-        if ro["command"] and ro["rows"]:
+        if ro.command and ro.rows:
             raise config_error("Set either rollouts.command or rollouts.rows, not both.")
         self.cfg = cfg
-        self.command = ro["command"]
+        self.command = ro.command
 
     @property
     def needs_export(self):
         return bool(self.command)
 
     def iteration_dir(self, iteration):
-        return os.path.join(self.cfg["out_dir"], "rollouts", f"iter-{iteration:04d}")
+        return os.path.join(self.cfg.out_dir, "rollouts", f"iter-{iteration:04d}")
 
     def rows_for(self, iteration, model_dir):
         """Path of the iteration's rows (runs the command first when there is one)."""
-        ro = self.cfg["rollouts"]
+        ro = self.cfg.rollouts
         if not self.command:
-            path = ro["rows"].replace("{iteration}", str(iteration))
+            path = ro.rows.replace("{iteration}", str(iteration))
             if not os.path.exists(path):
                 raise config_error(f"rollouts.rows: {path} (iteration {iteration}) does not exist.")
             return path, 0.0
@@ -97,9 +97,9 @@ class RolloutSource:
         if os.path.exists(out):
             os.remove(out)  # a rerun after a crash must not read a half-written file
         values = {"model_dir": model_dir, "out": out, "iteration": iteration,
-                  "seed": self.cfg["seed"] + iteration, "run_dir": self.cfg["out_dir"]}
+                  "seed": self.cfg.seed + iteration, "run_dir": self.cfg.out_dir}
         t0 = time.monotonic()
-        run_command(substitute(self.command, values), ro["env"], ro["timeout_s"], self.cfg["config_dir"], self.log_sink)
+        run_command(substitute(self.command, values), ro.env, ro.timeout_s, self.cfg.config_dir, self.log_sink)
         if not os.path.exists(out):
             raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command succeeded but wrote no rows to {out} "
                                "(it must write its rows to the {out} placeholder).", EXIT_RUNTIME)

@@ -54,13 +54,13 @@ def metric_keys(prefix=""):
 
 def probe_setup(cfg, model, tokenizer_dir):
     """``(rows, stop ids)`` of the copy probe, or None when ``probe.every`` is 0 or no rows are given."""
-    probe = cfg["probe"]
-    if not probe["every"] or not probe["rows"]:
+    probe = cfg.probe
+    if not probe.every or not probe.rows:
         return None
     from ..commands.generate import stop_ids
     from ..data.rows import read_rows
     from ..probe import probe_rows
-    rows = probe_rows(read_rows(probe["rows"]), probe["max_rows"])
+    rows = probe_rows(read_rows(probe.rows), probe.max_rows)
     return rows, stop_ids(tokenizer_dir, model)
 
 
@@ -69,22 +69,22 @@ def emit_probe(cfg, events, runtime, model, tokenizer, setup, step):
     if setup is None or not runtime.is_main:
         return 0.0
     from ..probe import run_probe
-    probe = cfg["probe"]
+    probe = cfg.probe
     rows, stop = setup
-    result = run_probe(model, tokenizer, rows, stop, probe["max_new_tokens"], probe["greedy_rows"])
+    result = run_probe(model, tokenizer, rows, stop, probe.max_new_tokens, probe.greedy_rows)
     events.emit("probe", step=step, **result)
     return result["seconds"]
 
 
 def run_sft(cfg, events, runtime):
     model, tokenizer, tokenizer_dir, state = open_run(cfg, events, runtime, "sft")
-    data = cfg["data"]
-    examples, summary = load_examples(data["train"], tokenizer, data["max_length"], data["roles"])
+    data = cfg.data
+    examples, summary = load_examples(data.train, tokenizer, data.max_length, data.roles)
     events.emit("data", **summary)
     pad_id = model.config.pad_token_id if model.config.pad_token_id is not None else 0
     engine = Engine(model, cfg, runtime, pad_id)
-    train = cfg["train"]
-    steps, batch_size, seed = train["steps"], train["batch_size"], cfg["seed"]
+    train = cfg.train
+    steps, batch_size, seed = train.steps, train.batch_size, cfg.seed
     print_fp = fingerprint(cfg, _FINGERPRINT)
     start = 0
     if state is not None:
@@ -93,31 +93,31 @@ def run_sft(cfg, events, runtime):
         start = state["step"]
     keys = metric_keys() + ["loss"]
     probe = probe_setup(cfg, model, tokenizer_dir)
-    max_seconds = train["max_seconds"]
+    max_seconds = train.max_seconds
     t0 = time.monotonic()
     probe_seconds = 0.0  # not counted against train.max_seconds
     for step in range(start, steps):
         rows = [examples[i] for i in step_indices(len(examples), batch_size, seed, step)]
         global_tokens = sum(e.loss_tokens for e in rows)
         local = rank_share(rows, runtime.rank, runtime.world)
-        count = micro_count(len(rows), runtime.world, train["micro_batch_size"])
-        micro = [("sft", mb) for mb in micro_batches(local, train["micro_batch_size"], count)]
-        lr = learning_rate(cfg["optim"], step, steps)
+        count = micro_count(len(rows), runtime.world, train.micro_batch_size)
+        micro = [("sft", mb) for mb in micro_batches(local, train.micro_batch_size, count)]
+        lr = learning_rate(cfg.optim, step, steps)
         values, info = engine.step(micro, {"sft": sft_loss(global_tokens, runtime.world)}, keys, lr)
         done = step + 1
         # Under torchrun every rank must stop at the same step: rank 0's clock decides.
         out_of_time = max_seconds is not None and _agree(runtime, time.monotonic() - t0 - probe_seconds >= max_seconds)
         last = done == steps or out_of_time
-        if done % train["log_every"] == 0 or last:
+        if done % train.log_every == 0 or last:
             events.emit("step", command="sft", step=done, steps=steps, epoch=round(done * batch_size / len(examples), 4),
                         loss=values["loss"] / global_tokens, roles=role_report(values), **info)
-        if probe is not None and (done % cfg["probe"]["every"] == 0 or last):
+        if probe is not None and (done % cfg.probe.every == 0 or last):
             probe_seconds += emit_probe(cfg, events, runtime, engine.model, tokenizer, probe, done)
-        if done % train["checkpoint_every"] == 0 or last:
+        if done % train.checkpoint_every == 0 or last:
             if runtime.is_main:
                 loop = {"data_position": done * batch_size, "fingerprint": print_fp}
-                path = save_checkpoint(cfg["out_dir"], done, model, engine.optimizer, loop, tokenizer, tokenizer_dir,
-                                       train["keep_checkpoints"])
+                path = save_checkpoint(cfg.out_dir, done, model, engine.optimizer, loop, tokenizer, tokenizer_dir,
+                                       train.keep_checkpoints)
                 events.emit("checkpoint", step=done, path=path)
             runtime.barrier()
         if out_of_time:
