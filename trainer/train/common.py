@@ -1,6 +1,9 @@
 """Pieces shared by the sft and grpo loops: run folder, resuming, the final model."""
+from __future__ import annotations
+
 import os
 import shutil
+from typing import TYPE_CHECKING, Any
 
 from ..config_types import json_value
 from ..errors import config_error
@@ -9,13 +12,21 @@ from ..model.folder import SIDECAR_FILES, TOKENIZER_FILES, load_model, save_weig
 from ..tokenizer import load_tokenizer
 from .checkpoint import find_latest, load_state, set_rng_state
 
+if TYPE_CHECKING:
+    from ..config_types import TrainerConfig
+    from ..events import EventStream
+    from ..model.llama import LlamaForCausalLM
+    from ..runtime import Runtime
+    from ..tokenizer.tokenizer import Tokenizer
 
-def attention_impl(cfg):
+
+def attention_impl(cfg: TrainerConfig) -> str:
     choice = cfg.train.attention
     return "sdpa" if choice in ("auto", "sdpa") else "eager"
 
 
-def open_run(cfg, events, runtime, command):
+def open_run(cfg: TrainerConfig, events: EventStream, runtime: Runtime,
+             command: str) -> tuple[LlamaForCausalLM, Tokenizer, str, dict[str, Any] | None]:
     """``(model, tokenizer, tokenizer_dir, state or None)``: resumes from the newest checkpoint when allowed."""
     run_dir = cfg.out_dir
     if not run_dir:
@@ -44,7 +55,7 @@ def open_run(cfg, events, runtime, command):
     return model, tokenizer, tokenizer_dir, state
 
 
-def fingerprint(cfg, keys):
+def fingerprint(cfg: TrainerConfig, keys: tuple[str, ...]) -> dict[str, Any]:
     """The config values that decide which rows each step sees, or its learning rate (compared when resuming)."""
     out = {}
     for k in keys:
@@ -55,7 +66,7 @@ def fingerprint(cfg, keys):
     return out
 
 
-def check_fingerprint(events, state, current):
+def check_fingerprint(events: EventStream, state: dict[str, Any], current: dict[str, Any]) -> None:
     saved = (state.get("loop") or {}).get("fingerprint")
     if saved is not None and saved != current:
         changed = sorted(k for k in current if saved.get(k) != current[k])
@@ -64,7 +75,8 @@ def check_fingerprint(events, state, current):
                             "interrupted one exactly.")
 
 
-def finish(cfg, events, runtime, model, tokenizer, tokenizer_dir):
+def finish(cfg: TrainerConfig, events: EventStream, runtime: Runtime, model: LlamaForCausalLM, tokenizer: Tokenizer,
+           tokenizer_dir: str) -> str:
     """Writes ``<out_dir>/final`` (weights and metadata) and exports it when train.export_at_end."""
     final = os.path.join(cfg.out_dir, "final")
     if runtime.is_main:
@@ -77,7 +89,7 @@ def finish(cfg, events, runtime, model, tokenizer, tokenizer_dir):
     return final
 
 
-def replicas_identical(model, runtime):
+def replicas_identical(model: LlamaForCausalLM, runtime: Runtime) -> bool | None:
     """Under torchrun: whether every rank holds bit-identical weights (None with one process)."""
     if not runtime.distributed:
         return None

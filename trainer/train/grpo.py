@@ -6,10 +6,13 @@ baselines, record the log-probs of the policy that generated them (the current w
 update), then run ``ppo_epochs`` passes of clipped updates over mini-batches. Rows with source
 ``actual`` (and grpo.grounding.rows) feed the grounding NLL when grpo.grounding.coef > 0.
 """
+from __future__ import annotations
+
 import os
 import shutil
 import time
 from collections import Counter
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..data.batches import epoch_permutation, micro_batches, micro_count, rank_share, step_indices
 from ..data.encode import encode_rows
@@ -25,10 +28,18 @@ from .grpo_objective import grounding_loss, metric_keys, policy_loss, step_repor
 from .rollouts import RolloutSource
 from .schedule import learning_rate
 
+if TYPE_CHECKING:
+    from ..config_types import TrainerConfig
+    from ..data.encode import Example
+    from ..events import EventStream
+    from ..runtime import Runtime
+    from ..tokenizer.tokenizer import Tokenizer
+
 _FINGERPRINT = ("seed", "rollouts", "data.max_length", "data.roles", "grpo")
 
 
-def split_rows(rows, roles):
+def split_rows(rows: list[dict[str, Any]],
+               roles: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """``(rollout rows, actual rehearse rows, ignored count)``; rollout rows must carry a reward."""
     policy = [r for r in rows if r["source"] == "rollout" and r["role"] in roles]
     actual = [r for r in rows if r["source"] == "actual" and r["role"] == "rehearse"]
@@ -43,12 +54,12 @@ def split_rows(rows, roles):
     return policy, actual, len(rows) - len(policy) - len(actual)
 
 
-def grounding_pool(paths, tokenizer, max_length):
+def grounding_pool(paths: Sequence[str], tokenizer: Tokenizer, max_length: int) -> list[Example]:
     rows = [r for r in read_rows(paths) if r["source"] == "actual" and r["role"] == "rehearse"] if paths else []
     return encode_rows(rows, tokenizer, max_length)[0]
 
 
-def role_summary(examples):
+def role_summary(examples: list[Example]) -> dict[str, dict[str, Any]]:
     out = {}
     for role in ROLES:
         members = [e for e in examples if e.role == role]
@@ -59,7 +70,7 @@ def role_summary(examples):
 
 
 class GrpoRun:
-    def __init__(self, cfg, events, runtime):
+    def __init__(self, cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
         self.cfg, self.events, self.rt = cfg, events, runtime
         self.grpo = cfg.grpo
         self.source = RolloutSource(cfg, events.stderr)
@@ -81,7 +92,7 @@ class GrpoRun:
             check_fingerprint(events, state, self.fingerprint)
             self.iteration, self.step = state["loop"]["iteration"], state["step"]
 
-    def policy_for_rollouts(self, it):
+    def policy_for_rollouts(self, it: int) -> str:
         """Exports the current policy for the rollout command (rank 0); returns its folder."""
         folder = os.path.join(self.source.iteration_dir(it), "model")
         if self.rt.is_main and self.source.needs_export:
@@ -92,7 +103,7 @@ class GrpoRun:
                 shutil.rmtree(previous, ignore_errors=True)
         return folder
 
-    def load_iteration(self, it):
+    def load_iteration(self, it: int) -> tuple[list[Example], list[Example]]:
         model_dir = self.policy_for_rollouts(it)
         seconds = 0.0
         if self.rt.is_main or not self.source.needs_export:
@@ -114,7 +125,7 @@ class GrpoRun:
                          sources=dict(Counter(r["source"] for r in rows)), seconds=round(seconds, 3))
         return examples, pool
 
-    def plan(self, examples, it):
+    def plan(self, examples: list[Example], it: int) -> list[tuple[int, list[Example]]]:
         """Mini-batches of every PPO epoch (a pure function of seed, iteration and epoch)."""
         size = self.grpo.mini_batch_size or len(examples)
         out = []
@@ -124,7 +135,7 @@ class GrpoRun:
             out += [(epoch, rows[i:i + size]) for i in range(0, len(rows), size)]
         return out
 
-    def run_iteration(self, it):
+    def run_iteration(self, it: int) -> None:
         t0 = time.monotonic()
         examples, pool = self.load_iteration(it)
         plan = self.plan(examples, it)
@@ -155,7 +166,7 @@ class GrpoRun:
         self.events.emit("iteration", iteration=it, steps=len(plan), roles=role_summary(examples),
                          grounding_pool=len(pool), seconds=round(time.monotonic() - t0, 3))
 
-    def run(self):
+    def run(self) -> None:
         iterations = self.grpo.iterations
         every = self.cfg.train.checkpoint_every
         for it in range(self.iteration, iterations):
@@ -173,5 +184,5 @@ class GrpoRun:
                          replicas_identical=identical)
 
 
-def run_grpo(cfg, events, runtime):
+def run_grpo(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
     GrpoRun(cfg, events, runtime).run()

@@ -1,19 +1,29 @@
 """The loss functions of one GRPO optimizer step: PPO-clipped policy gradient (+ KL) on rollout rows
 and the grounding NLL on actual rows, with the per-role sums the step event reports."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import torch
 
 from ..objectives import kl_penalty, ppo_token_losses
+
+if TYPE_CHECKING:
+    from ..config_types import GrpoSection
+    from ..data.encode import Example
+    from .engine import LossFn
 
 ROLES = ("act", "rehearse")
 POLICY_METRICS = ("tokens", "rows", "pg", "clipped", "ppo_kl", "kl")
 GROUNDING_METRICS = ("grounding.tokens", "grounding.rows", "grounding.nll", "grounding.weighted")
 
 
-def metric_keys():
+def metric_keys() -> list[str]:
     return [f"{r}.{k}" for r in ROLES for k in POLICY_METRICS] + list(GROUNDING_METRICS)
 
 
-def policy_loss(grpo, policy_tokens, world, old, ref):
+def policy_loss(grpo: GrpoSection, policy_tokens: int, world: int, old: dict[int, torch.Tensor],
+                ref: dict[int, torch.Tensor] | None) -> LossFn:
     """Token-mean PPO loss over the mini-batch's rollout tokens (all roles together, shared weights)."""
     def loss_fn(b, logp):
         old_lp = torch.cat([old[e.index] for e in b.examples])
@@ -38,7 +48,7 @@ def policy_loss(grpo, policy_tokens, world, old, ref):
     return loss_fn
 
 
-def grounding_loss(coef, grounding_tokens, world):
+def grounding_loss(coef: float, grounding_tokens: int, world: int) -> LossFn:
     """Token-mean NLL of the actual responses, each token weighted by its row's weight, times coef."""
     def loss_fn(b, logp):
         weights = b.per_row([e.weight for e in b.examples])
@@ -56,7 +66,8 @@ def _stats(xs):
     return mean, std, min(xs), max(xs)
 
 
-def step_report(values, rows, grpo, policy_tokens, grounding_tokens):
+def step_report(values: dict[str, float], rows: list[Example], grpo: GrpoSection, policy_tokens: int,
+                grounding_tokens: int) -> tuple[dict[str, Any], dict[str, Any] | None, float]:
     """The ``roles`` and ``grounding`` parts of a grpo step event, and the objective's value."""
     roles = {}
     for role in ROLES:

@@ -1,8 +1,14 @@
 """Learning-rate schedules as pure functions of the step, so a resumed run needs no scheduler state."""
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..config_types import OptimSection
 
 
-def learning_rate(optim, step, total):
+def learning_rate(optim: OptimSection, step: int, total: int) -> float:
     """lr of optimizer step ``step`` (0-based) of ``total``: linear warmup, then constant/cosine/linear."""
     base, warmup = optim.lr, optim.warmup_steps
     if step < warmup:

@@ -1,5 +1,8 @@
 """Supervised warm start: token-mean NLL of the targets (act and rehearse rows), each row weighted."""
+from __future__ import annotations
+
 import time
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -10,13 +13,22 @@ from .common import check_fingerprint, finish, fingerprint, open_run, replicas_i
 from .engine import Engine
 from .schedule import learning_rate
 
+if TYPE_CHECKING:
+    from ..config_types import TrainerConfig
+    from ..events import EventStream
+    from ..model.llama import LlamaForCausalLM
+    from ..runtime import Runtime
+    from ..tokenizer.tokenizer import Tokenizer
+    from ..data.batches import Batch
+    from .engine import LossFn
+
 ROLES = ("act", "rehearse")
 # What decides which rows each step sees, and the learning rate at each step.
 _FINGERPRINT = ("seed", "data.train", "data.max_length", "data.roles", "train.batch_size",
                 "train.steps", "optim.lr", "optim.schedule", "optim.warmup_steps", "optim.min_lr_ratio")
 
 
-def role_sums(b, logp, prefix=""):
+def role_sums(b: Batch, logp: torch.Tensor, prefix: str = "") -> dict[str, torch.Tensor]:
     """Per-role token counts, row counts and NLL sums of a micro-batch (metric keys ``<role>.<name>``)."""
     out = {}
     roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
@@ -28,7 +40,7 @@ def role_sums(b, logp, prefix=""):
     return out
 
 
-def sft_loss(global_tokens, world):
+def sft_loss(global_tokens: int, world: int) -> LossFn:
     def loss_fn(b, logp):
         weights = b.per_row([e.weight for e in b.examples])
         weighted = -(weights * logp).sum()
@@ -38,7 +50,7 @@ def sft_loss(global_tokens, world):
     return loss_fn
 
 
-def role_report(values, prefix=""):
+def role_report(values: dict[str, float], prefix: str = "") -> dict[str, dict[str, Any]]:
     report = {}
     for role in ROLES:
         tokens = values[f"{prefix}{role}.tokens"]
@@ -48,11 +60,12 @@ def role_report(values, prefix=""):
     return report
 
 
-def metric_keys(prefix=""):
+def metric_keys(prefix: str = "") -> list[str]:
     return [f"{prefix}{r}.{k}" for r in ROLES for k in ("tokens", "rows", "nll")]
 
 
-def probe_setup(cfg, model, tokenizer_dir):
+def probe_setup(cfg: TrainerConfig, model: LlamaForCausalLM,
+                tokenizer_dir: str) -> tuple[list[dict[str, Any]], set[int]] | None:
     """``(rows, stop ids)`` of the copy probe, or None when ``probe.every`` is 0 or no rows are given."""
     probe = cfg.probe
     if not probe.every or not probe.rows:
@@ -64,7 +77,8 @@ def probe_setup(cfg, model, tokenizer_dir):
     return rows, stop_ids(tokenizer_dir, model)
 
 
-def emit_probe(cfg, events, runtime, model, tokenizer, setup, step):
+def emit_probe(cfg: TrainerConfig, events: EventStream, runtime: Runtime, model: LlamaForCausalLM, tokenizer: Tokenizer,
+               setup: tuple[list[dict[str, Any]], set[int]], step: int) -> float:
     """Runs the probe on rank 0 and emits its event; returns the seconds it took (0 elsewhere)."""
     if setup is None or not runtime.is_main:
         return 0.0
@@ -76,7 +90,7 @@ def emit_probe(cfg, events, runtime, model, tokenizer, setup, step):
     return result["seconds"]
 
 
-def run_sft(cfg, events, runtime):
+def run_sft(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
     model, tokenizer, tokenizer_dir, state = open_run(cfg, events, runtime, "sft")
     data = cfg.data
     examples, summary = load_examples(data.train, tokenizer, data.max_length, data.roles)
