@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 import traceback
+from typing import NoReturn, TextIO
 
 from . import __version__
 from .errors import EXIT_RUNTIME, TrainerError
@@ -32,11 +33,11 @@ _RUN_FOLDER_COMMANDS = ("sft", "grpo")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise TrainerError("USAGE", f"{message}. Run `python3 -m trainer --help`.")
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python3 -m trainer", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -91,7 +92,7 @@ def _command_module(name):
             "generate": generate.run, "sft": sft.run_sft, "grpo": grpo.run_grpo}[name]
 
 
-def main(argv=None, stdout=None, stderr=None):
+def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Runs one command; returns the exit status."""
     events = EventStream(stdout, stderr)
     runtime_started = False
