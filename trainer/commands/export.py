@@ -3,6 +3,7 @@ model folder itself when out_dir is not set)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
 from ..config import require
 from ..export import export_model_folder
 from ..model.folder import load_model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
 from ..config import require
 from ..data.encode import render_row
 from ..data.rows import read_rows

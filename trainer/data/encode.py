@@ -15,6 +15,7 @@ pieces join exactly as the whole conversation tokenizes.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
+
 from ..chat_template import render_chat
 
 if TYPE_CHECKING:

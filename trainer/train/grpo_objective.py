@@ -10,6 +10,7 @@ from ..objectives import kl_penalty, ppo_token_losses
 
 if TYPE_CHECKING:
     from ..config_types import GrpoSection
+    from ..data.batches import Batch
     from ..data.encode import Example
     from .engine import LossFn
 
@@ -25,7 +26,7 @@ def metric_keys() -> list[str]:
 def policy_loss(grpo: GrpoSection, policy_tokens: int, world: int, old: dict[int, torch.Tensor],
                 ref: dict[int, torch.Tensor] | None) -> LossFn:
     """Token-mean PPO loss over the mini-batch's rollout tokens (all roles together, shared weights)."""
-    def loss_fn(b, logp):
+    def loss_fn(b: Batch, logp: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
         old_lp = torch.cat([old[e.index] for e in b.examples])
         adv = b.per_row([e.advantage for e in b.examples])
         losses, clipped, approx_kl = ppo_token_losses(logp, old_lp, adv, grpo.clip_ratio, grpo.clip_ratio_c)
@@ -50,7 +51,7 @@ def policy_loss(grpo: GrpoSection, policy_tokens: int, world: int, old: dict[int
 
 def grounding_loss(coef: float, grounding_tokens: int, world: int) -> LossFn:
     """Token-mean NLL of the actual responses, each token weighted by its row's weight, times coef."""
-    def loss_fn(b, logp):
+    def loss_fn(b: Batch, logp: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
         weights = b.per_row([e.weight for e in b.examples])
         weighted = -(weights * logp).sum()
         values = {"grounding.tokens": b.num_tokens, "grounding.rows": len(b.examples),

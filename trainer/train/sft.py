@@ -41,7 +41,7 @@ def role_sums(b: Batch, logp: torch.Tensor, prefix: str = "") -> dict[str, torch
 
 
 def sft_loss(global_tokens: int, world: int) -> LossFn:
-    def loss_fn(b, logp):
+    def loss_fn(b: Batch, logp: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
         weights = b.per_row([e.weight for e in b.examples])
         weighted = -(weights * logp).sum()
         values = role_sums(b, logp)
