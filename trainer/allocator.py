@@ -27,7 +27,7 @@ _SETTINGS = (
 )
 
 
-def tune():
+def tune() -> str:
     """Applies the settings above; returns ``"tuned"``, or ``"default"`` when off or not glibc."""
     if os.environ.get("REHEARSAL_MALLOC", "tuned") == "default" or not sys.platform.startswith("linux"):
         return "default"

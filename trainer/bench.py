@@ -5,10 +5,13 @@ Random weights and random tokens (a prompt, then a 64-token target), real optimi
 same engine as ``sft``; prints one JSON line with tokens/s (prompt + target tokens through the model,
 median over the steps after the first two).
 """
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import statistics
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -20,6 +23,9 @@ from .model import LlamaForCausalLM, ModelConfig  # noqa: E402
 from .runtime import Runtime, choose_device  # noqa: E402
 from .train.engine import Engine  # noqa: E402
 
+if TYPE_CHECKING:
+    from .data.batches import Batch
+
 ARCHITECTURES = {
     "tiny": dict(vocab_size=1024, hidden_size=128, intermediate_size=344, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2),
     "5m": dict(vocab_size=1024, hidden_size=256, intermediate_size=688, num_hidden_layers=6, num_attention_heads=8, num_key_value_heads=4),
@@ -29,7 +35,7 @@ ARCHITECTURES = {
 _OPTIM = {"lr": 1e-4, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.0, "grad_clip": 1.0}
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python3 -m trainer.bench")
     p.add_argument("--arch", default="tiny", choices=sorted(ARCHITECTURES))
     p.add_argument("--seq", type=int, default=512)
@@ -55,7 +61,7 @@ def main(argv=None):
                     torch.randint(1, config.vocab_size, (64,), generator=g).tolist()) for i in range(args.batch)]
     n_tokens = sum(len(r.target_ids) for r in rows)
 
-    def loss_fn(b, logp):
+    def loss_fn(b: Batch, logp: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
         return -logp.sum() / n_tokens, {}
 
     micro = [("sft", rows[i:i + args.micro]) for i in range(0, len(rows), args.micro)]

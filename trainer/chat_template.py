@@ -8,6 +8,7 @@ avoids what the two engines print differently (booleans, None, dicts printed wit
 Training renders with the template of the model being trained, so any model's own template works.
 """
 import functools
+from typing import Any
 
 import jinja2
 import jinja2.ext
@@ -144,7 +145,7 @@ def _raise(message):
 
 
 @functools.lru_cache(maxsize=8)
-def compile_template(source):
+def compile_template(source: str) -> jinja2.Template:
     """A compiled template, set up like transformers' ``_compile_jinja_template``."""
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(
         trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
@@ -153,7 +154,8 @@ def compile_template(source):
     return env.from_string(source)
 
 
-def render_chat(template_source, messages, tools=None, add_generation_prompt=True, special_tokens=None):
+def render_chat(template_source: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+                add_generation_prompt: bool = True, special_tokens: dict[str, Any] | None = None) -> str:
     """The text ``apply_chat_template(messages, tools, add_generation_prompt, tokenize=False)`` gives."""
     variables = dict(special_tokens or {})
     return compile_template(template_source).render(

@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 import traceback
+from typing import NoReturn, TextIO
 
 from . import __version__
 from .errors import EXIT_RUNTIME, TrainerError
@@ -32,11 +33,11 @@ _RUN_FOLDER_COMMANDS = ("sft", "grpo")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise TrainerError("USAGE", f"{message}. Run `python3 -m trainer --help`.")
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python3 -m trainer", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=__version__)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -91,7 +92,7 @@ def _command_module(name):
             "generate": generate.run, "sft": sft.run_sft, "grpo": grpo.run_grpo}[name]
 
 
-def main(argv=None, stdout=None, stderr=None):
+def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Runs one command; returns the exit status."""
     events = EventStream(stdout, stderr)
     runtime_started = False
@@ -104,14 +105,15 @@ def main(argv=None, stdout=None, stderr=None):
             _run_direct(args, events)
             return 0
         from .config import load_config
+        from .config_types import TrainerConfig
         overrides = list(args.set) + ([f"device={args.device}"] if args.device else [])
-        cfg = load_config(args.config, overrides)  # before importing torch: config errors come back at once
+        cfg = TrainerConfig.from_dict(load_config(args.config, overrides))  # before importing torch: config errors come back at once
         from . import runtime as rt
         runtime = rt.start(cfg)
         runtime_started = True
         events.enabled = runtime.is_main
-        if args.command in _RUN_FOLDER_COMMANDS and cfg.get("out_dir"):
-            events.attach_file(os.path.join(cfg["out_dir"], "events.jsonl"))
+        if args.command in _RUN_FOLDER_COMMANDS and cfg.out_dir:
+            events.attach_file(os.path.join(cfg.out_dir, "events.jsonl"))
         events.emit("start", command=args.command, version=__version__, events_version=EVENTS_VERSION,
                     pid=os.getpid(), config=args.config and os.path.abspath(args.config), **runtime.describe())
         _command_module(args.command)(cfg, events, runtime)

@@ -1,10 +1,16 @@
 """Loading the trainer's JSON configuration: parse, apply ``--set`` overrides, validate against
 ``schemas/trainer-config.schema.json``, fill defaults, resolve paths against the config's folder."""
+from __future__ import annotations
+
 import json
 import os
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .errors import config_error
 from .schema import apply_defaults, load_schema, validate
+
+if TYPE_CHECKING:
+    from .config_types import TrainerConfig
 
 # Fields holding a path or a list of paths, resolved against the folder of the config file.
 _PATH_FIELDS = [
@@ -14,7 +20,7 @@ _PATH_FIELDS = [
 ]
 
 
-def parse_override(text):
+def parse_override(text: str) -> tuple[list[str], Any]:
     """``a.b.c=value`` -> (["a","b","c"], value); the value is JSON when it parses, else a string."""
     if "=" not in text:
         raise config_error(f"--set expects key.path=value, got {text!r}.")
@@ -34,7 +40,8 @@ def _set_path(obj, keys, value):
     obj[keys[-1]] = value
 
 
-def load_config(path=None, overrides=(), base=None):
+def load_config(path: str | None = None, overrides: Sequence[str] = (),
+                base: dict[str, Any] | None = None) -> dict[str, Any]:
     """The validated config with defaults and absolute paths. ``path`` None starts from ``base`` or {}."""
     if path is not None:
         try:
@@ -77,11 +84,11 @@ def _resolve_path_field(cfg, keys, folder):
         node[keys[-1]] = [os.path.join(folder, v) for v in value]
 
 
-def require(cfg, dotted, command, hint=""):
+def require(cfg: TrainerConfig, dotted: str, command: str, hint: str = "") -> Any:
     """The value at ``dotted`` (e.g. "model.path"), or a config error naming the command that needs it."""
     node = cfg
     for k in dotted.split("."):
-        node = node.get(k) if isinstance(node, dict) else None
-    if node in (None, [], ""):
+        node = getattr(node, k, None)
+    if node in (None, (), ""):
         raise config_error(f"`{command}` needs {dotted} in the config.{(' ' + hint) if hint else ''}")
     return node

@@ -9,6 +9,7 @@ import math
 import os
 import sys
 import time
+from typing import Any, TextIO
 
 #: Version of the event stream; bumped when an event changes incompatibly.
 EVENTS_VERSION = 1
@@ -28,7 +29,7 @@ def _finite(value):
 class EventStream:
     """Writes events (stdout and an optional file) and logs (stderr). Silent on ranks other than 0."""
 
-    def __init__(self, stdout=None, stderr=None, enabled=True):
+    def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None, enabled: bool = True) -> None:
         self._stdout = stdout or sys.stdout
         self._stderr = stderr or sys.stderr
         self._file = None
@@ -36,18 +37,18 @@ class EventStream:
         self.enabled = enabled
 
     @property
-    def stderr(self):
+    def stderr(self) -> TextIO:
         """Where logs go (child processes' output is forwarded there too)."""
         return self._stderr
 
-    def attach_file(self, path):
+    def attach_file(self, path: str) -> None:
         """Also append every event to ``path`` (created with its folder)."""
         if not self.enabled:
             return
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self._file = open(path, "a", encoding="utf-8")
 
-    def emit(self, event, **fields):
+    def emit(self, event: str, **fields: Any) -> None:
         """One event line: ``{"event": <name>, "t": <seconds since start>, ...fields}``."""
         if not self.enabled:
             return
@@ -60,14 +61,14 @@ class EventStream:
             self._file.write(line + "\n")
             self._file.flush()
 
-    def log(self, message):
+    def log(self, message: str) -> None:
         """A human-readable line on stderr."""
         if not self.enabled:
             return
         self._stderr.write(f"[trainer {time.monotonic() - self._t0:7.1f}s] {message}\n")
         self._stderr.flush()
 
-    def close(self):
+    def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -8,9 +8,10 @@ makes Python's rendering byte-identical to what the policy host renders. Everyth
 """
 import json
 from decimal import Decimal
+from typing import Any
 
 
-def js_number(x):
+def js_number(x: int | float) -> str:
     """The text ``Number.prototype.toString`` gives for ``x`` (ECMA-262 Number::toString)."""
     if isinstance(x, bool):
         raise TypeError("booleans are not numbers here")
@@ -38,7 +39,8 @@ def js_number(x):
     return sign + mantissa + "e" + exp
 
 
-def js_json(value, indent=None, separators=None, sort_keys=False, _depth=0):
+def js_json(value: Any, indent: int | None = None, separators: tuple[str, str] | None = None, sort_keys: bool = False,
+            _depth: int = 0) -> str:
     """Like ``json.dumps(value, ensure_ascii=False, ...)`` but with JavaScript's number formatting."""
     if separators is not None:
         item_sep, key_sep = separators

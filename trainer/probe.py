@@ -15,18 +15,25 @@ Figures (``probe`` event, ``docs/trainer-events.md``):
   ``digit_token_acc`` over those tokens that are digits; ``copy_value_tf``: values whose tokens are
   all right, teacher-forced (comparable across tokenizers, unlike the per-token figures).
 """
+from __future__ import annotations
+
 import json
 import re
 import time
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .data.encode import render_prompt
 
+if TYPE_CHECKING:
+    from .model.llama import LlamaForCausalLM
+    from .tokenizer.tokenizer import Tokenizer
+
 _CALL_RE = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 
 
-def parse_call(text):
+def parse_call(text: str) -> tuple[str, dict[str, Any]] | None:
     """``(name, arguments)`` of the first ``<tool_call>`` block of ``text``, or None."""
     m = _CALL_RE.search(text)
     if not m:
@@ -55,7 +62,7 @@ def _flat(args, prefix=""):
     return out
 
 
-def copy_targets(row):
+def copy_targets(row: dict[str, Any]) -> list[tuple[str, str, str]]:
     """``[(key, value_text, where)]``: the correct call's scalar arguments whose text appears in the
     conversation (``where`` is ``user`` or ``tool``, the earliest message holding it). Values shorter than
     three characters are left out (a ``1`` or ``no`` appears anywhere by chance)."""
@@ -76,14 +83,14 @@ def copy_targets(row):
     return out
 
 
-def probe_rows(rows, limit=None):
+def probe_rows(rows: list[dict[str, Any]], limit: int | None = None) -> list[dict[str, Any]]:
     """The act rows the probe uses: a tool call as target and at least one copyable argument."""
     chosen = [r for r in rows if r["role"] == "act" and copy_targets(r)]
     return chosen[:limit] if limit else chosen
 
 
 @torch.no_grad()
-def greedy_cached(model, ids, max_new_tokens, stop):
+def greedy_cached(model: LlamaForCausalLM, ids: list[int], max_new_tokens: int, stop: set[int]) -> list[int]:
     """Greedy continuation of ``ids`` with the exported forward and its KV cache (batch 1)."""
     x = torch.tensor([ids])
     out = model(x, torch.ones_like(x), torch.arange(len(ids))[None])
@@ -111,7 +118,8 @@ def _token_spans(tokenizer, ids):
 
 
 @torch.no_grad()
-def teacher_forced(model, tokenizer, row, prompt_ids, values):
+def teacher_forced(model: LlamaForCausalLM, tokenizer: Tokenizer, row: dict[str, Any], prompt_ids: list[int],
+                   values: list[tuple[str, str, str]]) -> tuple[int, int, int, int, int, int]:
     """``(correct, total, digit_correct, digit_total, values_all_correct, values)``: top-1 over the target
     tokens inside ``values``, and how many values have every one of their tokens right (a measure that
     does not depend on how the tokenizer cuts a value)."""
@@ -150,7 +158,8 @@ def teacher_forced(model, tokenizer, row, prompt_ids, values):
     return correct, len(rows), digits_ok, digits, whole, len(groups)
 
 
-def run_probe(model, tokenizer, rows, stop, max_new_tokens=96, greedy_rows=None):
+def run_probe(model: LlamaForCausalLM, tokenizer: Tokenizer, rows: list[dict[str, Any]], stop: set[int],
+              max_new_tokens: int = 96, greedy_rows: int | None = None) -> dict[str, Any]:
     """The probe's figures on ``rows`` (see the module doc); ``greedy_rows`` caps the decoded rows."""
     t0 = time.monotonic()
     was_training = model.training

@@ -3,7 +3,10 @@
 ``torchrun --nproc_per_node N`` sets RANK/WORLD_SIZE/LOCAL_RANK; then every rank joins a process
 group (gloo on CPU, nccl on CUDA) and takes ``cuda:<LOCAL_RANK>`` when it runs on GPUs.
 """
+from __future__ import annotations
+
 import os
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
@@ -11,11 +14,15 @@ import torch.distributed as dist
 from . import allocator
 from .errors import TrainerError
 
+if TYPE_CHECKING:
+    from .config_types import TrainerConfig
+
 
 class Runtime:
     """Rank, world size and device of this process."""
 
-    def __init__(self, device, rank=0, world=1, local_rank=0, allocator="default"):
+    def __init__(self, device: torch.device, rank: int = 0, world: int = 1, local_rank: int = 0,
+                 allocator: str = "default") -> None:
         self.device = device
         self.allocator = allocator
         self.rank = rank
@@ -23,28 +30,28 @@ class Runtime:
         self.local_rank = local_rank
 
     @property
-    def is_main(self):
+    def is_main(self) -> bool:
         return self.rank == 0
 
     @property
-    def distributed(self):
+    def distributed(self) -> bool:
         return self.world > 1
 
-    def barrier(self):
+    def barrier(self) -> None:
         if self.distributed:
             dist.barrier()
 
-    def all_reduce_sum(self, tensor):
+    def all_reduce_sum(self, tensor: torch.Tensor) -> torch.Tensor:
         if self.distributed:
             dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
         return tensor
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         return {"device": str(self.device), "world_size": self.world, "rank": self.rank,
                 "torch": torch.__version__, "threads": torch.get_num_threads(), "allocator": self.allocator}
 
 
-def choose_device(preference, local_rank=0):
+def choose_device(preference: str, local_rank: int = 0) -> torch.device:
     cuda = torch.cuda.is_available()
     if preference == "auto":
         return torch.device(f"cuda:{local_rank}") if cuda else torch.device("cpu")
@@ -61,15 +68,15 @@ def choose_device(preference, local_rank=0):
     return torch.device(preference)
 
 
-def start(cfg):
+def start(cfg: TrainerConfig) -> Runtime:
     """Sets the allocator and threads, joins the process group under torchrun, and picks the device."""
     tuned = allocator.tune()
-    if cfg.get("threads"):
-        torch.set_num_threads(int(cfg["threads"]))
+    if cfg.threads:
+        torch.set_num_threads(int(cfg.threads))
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    device = choose_device(cfg.get("device", "auto"), local_rank)
+    device = choose_device(cfg.device, local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
     if world > 1 and not dist.is_initialized():
@@ -77,7 +84,7 @@ def start(cfg):
     return Runtime(device, rank, world, local_rank, allocator=tuned)
 
 
-def stop():
+def stop() -> None:
     """Leaves the process group (torchrun can hang at exit when it is left open)."""
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()

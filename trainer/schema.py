@@ -10,11 +10,12 @@ import copy
 import json
 import os
 import re
+from typing import Any
 
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemas")
 
 
-def load_schema(name):
+def load_schema(name: str) -> dict[str, Any]:
     """Loads ``schemas/<name>.schema.json`` from the repository beside the package."""
     path = os.path.join(SCHEMA_DIR, f"{name}.schema.json")
     with open(path, encoding="utf-8") as f:
@@ -56,7 +57,8 @@ def _where(path):
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) or "(top level)"
 
 
-def validate(root, value, schema=None, path=()):
+def validate(root: dict[str, Any], value: Any, schema: dict[str, Any] | None = None,
+             path: tuple[str | int, ...] = ()) -> list[str]:
     """Every violation as ``"<json path>: <message>"`` (empty when valid)."""
     schema = _resolve(root, root if schema is None else schema)
     errors = []
@@ -126,7 +128,7 @@ def _best_branch_errors(root, value, branches, path, keyword, count):
     return [f"{_where(path)}: matches none of the allowed forms ({keyword})"]
 
 
-def apply_defaults(root, value, schema=None):
+def apply_defaults(root: dict[str, Any], value: Any, schema: dict[str, Any] | None = None) -> Any:
     """Fills in missing object properties that have a ``default``, recursively; returns ``value``."""
     schema = _resolve(root, root if schema is None else schema)
     if not isinstance(value, dict):

@@ -14,6 +14,7 @@ import argparse
 import json
 import random
 import string
+from typing import Any
 
 FIRST = ["olivia", "mason", "hana", "noah", "lena", "mateo", "priya", "fatima", "mei", "mia", "ravi", "tomas",
          "daniel", "sofia", "liam", "aisha", "omar", "yuki", "elena", "kofi", "ines", "arjun", "chloe", "diego"]
@@ -26,7 +27,7 @@ def _digits(rng, n):
     return "".join(rng.choice(string.digits) for _ in range(n))
 
 
-def identifier(kind, rng):
+def identifier(kind: str, rng: random.Random) -> str:
     """A random value of one of the domains' identifier shapes."""
     f, l = rng.choice(FIRST), rng.choice(LAST)
     if kind == "email":
@@ -69,11 +70,11 @@ def _args_json(args):
     return json.dumps(args, separators=(",", ":"))
 
 
-def call_text(name, args):
+def call_text(name: str, args: dict[str, Any]) -> str:
     return '\n<tool_call>\n{"name": "' + name + '", "arguments": ' + _args_json(args) + "}\n</tool_call>"
 
 
-def make_row(rng, index):
+def make_row(rng: random.Random, index: int) -> dict[str, Any]:
     """One synthetic act row (dataset-row format, source demonstration)."""
     n_user = rng.randint(1, 3)
     user_kinds = rng.sample(USER_KINDS, n_user)
@@ -104,14 +105,14 @@ def make_row(rng, index):
             "messages": messages, "target": call_text(name, args), "weight": 1, "source": "demonstration"}
 
 
-def write_rows(path, count, seed):
+def write_rows(path: str, count: int, seed: int) -> None:
     rng = random.Random(seed)
     with open(path, "w", encoding="utf-8") as f:
         for i in range(count):
             f.write(json.dumps(make_row(rng, i), ensure_ascii=False) + "\n")
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
     p.add_argument("--count", type=int, default=20000)

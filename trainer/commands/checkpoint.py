@@ -1,11 +1,20 @@
 """``import-checkpoint`` and ``export-checkpoint``: Hugging Face folders (EnvACE's merged checkpoints)
 to policy folders and back (:mod:`trainer.model.hf_checkpoint`)."""
+from __future__ import annotations
+
 import os
 import time
+from typing import TYPE_CHECKING
 
+from ..config_types import ExportSection
 from ..errors import config_error
 from ..model import safetensors
 from ..model.hf_checkpoint import DTYPES, export_checkpoint, import_checkpoint
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ..events import EventStream
 
 
 def _paths(args, command):
@@ -14,15 +23,15 @@ def _paths(args, command):
     return os.path.abspath(args.source), os.path.abspath(args.out)
 
 
-def run_import(args, events):
+def run_import(args: argparse.Namespace, events: EventStream) -> None:
     source, out = _paths(args, "import-checkpoint")
     t0 = time.monotonic()
-    summary = import_checkpoint(source, out, events, {"external_data": args.external_data})
+    summary = import_checkpoint(source, out, events, ExportSection(external_data=args.external_data))
     events.emit("export", seconds=round(time.monotonic() - t0, 3), **summary)
     events.emit("done", command="import-checkpoint", path=out)
 
 
-def run_export(args, events):
+def run_export(args: argparse.Namespace, events: EventStream) -> None:
     source, out = _paths(args, "export-checkpoint")
     if args.dtype and args.dtype not in DTYPES:
         raise config_error(f"--dtype must be one of {', '.join(DTYPES)}.")

@@ -1,7 +1,10 @@
 """``generate``: greedy decoding with PyTorch *without* a KV cache, recomputing the whole sequence
 for every token: the reference the exported model's cached decoding must reproduce."""
+from __future__ import annotations
+
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -12,8 +15,15 @@ from ..errors import config_error
 from ..model.folder import load_model
 from ..tokenizer import load_tokenizer
 
+if TYPE_CHECKING:
+    from ..config_types import TrainerConfig
+    from ..events import EventStream
+    from ..runtime import Runtime
+    from ..model.llama import LlamaForCausalLM
+    from ..tokenizer.tokenizer import Tokenizer
 
-def prompt_input(prompt, tokenizer):
+
+def prompt_input(prompt: dict[str, Any], tokenizer: Tokenizer) -> tuple[list[int], str | None]:
     """``(ids, text)`` of a prompt given as ids, text, or chat messages (+ tools) rendered by the template."""
     if "ids" in prompt:
         return [int(i) for i in prompt["ids"]], None
@@ -25,7 +35,7 @@ def prompt_input(prompt, tokenizer):
     raise config_error("Each prompt of generate.prompts needs ids, text or messages.")
 
 
-def stop_ids(folder, model):
+def stop_ids(folder: str, model: LlamaForCausalLM) -> set[int]:
     path = os.path.join(folder, "generation_config.json")
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
@@ -36,12 +46,13 @@ def stop_ids(folder, model):
 
 
 @torch.no_grad()
-def greedy(model, ids, max_new_tokens, stop):
+def greedy(model: LlamaForCausalLM, ids: list[int], max_new_tokens: int,
+           stop: set[int]) -> tuple[torch.Tensor | None, list[int]]:
     """First-forward logits ``[S, V]`` and the greedy continuation (stops after an end token).
     An empty prompt has neither."""
     if not ids:
         return None, []
-    def forward(seq):
+    def forward(seq: list[int]) -> torch.Tensor:
         x = torch.tensor([seq])
         return model(x, torch.ones_like(x), torch.arange(len(seq))[None])[0][0]
     first = forward(ids)
@@ -57,7 +68,7 @@ def greedy(model, ids, max_new_tokens, stop):
     return first, out
 
 
-def run(cfg, events, runtime):
+def run(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
     folder = require(cfg, "model.path", "generate")
     path = require(cfg, "generate.prompts", "generate", "A JSON file with a list of prompts.")
     with open(path, encoding="utf-8") as f:
@@ -65,14 +76,14 @@ def run(cfg, events, runtime):
     tokenizer = load_tokenizer(folder)
     model = load_model(folder).eval()
     stop = stop_ids(folder, model)
-    gen = cfg["generate"]
+    gen = cfg.generate
     for i, prompt in enumerate(prompts):
         ids, text = prompt_input(prompt, tokenizer)
-        first, out = greedy(model, ids, gen["max_new_tokens"], stop)
+        first, out = greedy(model, ids, gen.max_new_tokens, stop)
         fields = {"id": str(prompt.get("id", i)), "prompt_ids": ids, "ids": out, "text": tokenizer.decode(out)}
         if text is not None:
             fields["prompt_text"] = text
-        if first is not None and prompt.get("logits", gen["logits"]):
+        if first is not None and prompt.get("logits", gen.logits):
             fields["logits_shape"] = list(first.shape)
             fields["logits"] = [round(v, 7) for v in first.flatten().tolist()]
         events.emit("generation", **fields)

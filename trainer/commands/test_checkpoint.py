@@ -5,15 +5,24 @@ studio's own tests. It uses the embedded policy's small vocabulary (``models/def
 Qwen's 151k one; qwen3 folders give it Qwen's normalizer (NFC) and split pattern, and carry a
 Qwen3-style chat template (``trainer/templates/qwen3_style.jinja``: tools in ``<tools>``,
 ``<tool_call>`` blocks, ``<think>`` and ``enable_thinking``)."""
+from __future__ import annotations
+
 import json
 import os
 import shutil
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..errors import config_error
 from ..model import LlamaForCausalLM, ModelConfig, safetensors
 from ..model.folder import state_dict_for_save, write_json
+
+if TYPE_CHECKING:
+    import argparse
+
+    from ..events import EventStream
+    from ..model.llama import LlamaForCausalLM
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOKENIZER_DIR = os.path.join(REPO, "models", "default")
@@ -29,7 +38,8 @@ SHAPES = {
 }
 
 
-def random_model(model_type, tied, seed, vocab_size, eos, pad, dtype="float32"):
+def random_model(model_type: str, tied: bool, seed: int, vocab_size: int, eos: int | None, pad: int | None,
+                 dtype: str = "float32") -> LlamaForCausalLM:
     """A model of ``SHAPES[model_type]`` whose every weight is random (norms and biases too, so that a
     q_norm or a bias read wrongly changes the logits)."""
     config = ModelConfig(model_type=model_type, tie_word_embeddings=tied, vocab_size=vocab_size, eos_token_id=eos,
@@ -46,7 +56,7 @@ def random_model(model_type, tied, seed, vocab_size, eos, pad, dtype="float32"):
     return model
 
 
-def write_qwen_shaped_tokenizer(folder, vocab=None):
+def write_qwen_shaped_tokenizer(folder: str, vocab: dict[str, Any] | None = None) -> None:
     """models/default's tokenizer with Qwen's normalizer and pre-tokenizer, into ``folder``."""
     if vocab is None:
         with open(os.path.join(TOKENIZER_DIR, "tokenizer.json"), encoding="utf-8") as f:
@@ -59,7 +69,8 @@ def write_qwen_shaped_tokenizer(folder, vocab=None):
         json.dump(data, f, ensure_ascii=False)
 
 
-def make_test_checkpoint(folder, model_type="qwen3", tied=False, shards=1, seed=0, dtype="float32"):
+def make_test_checkpoint(folder: str, model_type: str = "qwen3", tied: bool = False, shards: int = 1, seed: int = 0,
+                         dtype: str = "float32") -> tuple[LlamaForCausalLM, list[str]]:
     """Writes the folder; returns ``(model, files written)``."""
     if model_type not in SHAPES:
         raise config_error(f"--model-type must be one of {', '.join(SHAPES)}.")
@@ -89,7 +100,7 @@ def make_test_checkpoint(folder, model_type="qwen3", tied=False, shards=1, seed=
     return model, files
 
 
-def run_test_checkpoint(args, events):
+def run_test_checkpoint(args: argparse.Namespace, events: EventStream) -> None:
     if not args.out:
         raise config_error("`test-checkpoint` needs --out <folder>.")
     out = os.path.abspath(args.out)

@@ -1,15 +1,22 @@
 """``test-model``: a small random-weight policy folder in a few seconds, for the studio's own tests
 (real ONNX with a KV cache, a real tokenizer and chat template, meaningless output). The same seed
 gives the same files."""
+from __future__ import annotations
+
 import os
 import random
+from typing import TYPE_CHECKING, Any
 
 from ..chat_template import CHAT_TEMPLATE, render_chat
+from ..config_types import ArchitectureConfig, ExportSection
 from ..errors import config_error
 from ..export import export_model_folder
 from ..tokenizer import DEFAULT_ADDED_TOKENS
 from .init import make_model, write_model_folder
 from .tokenizer import build
+
+if TYPE_CHECKING:
+    from ..events import EventStream
 
 ARCHITECTURE = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "max_position_embeddings": 4096}
@@ -22,7 +29,7 @@ _TOOLS = [
 _CITIES = ["Paris", "Lisbon", "Oslo", "Tokyo", "Lima", "Cairo", "Quito", "Seoul"]
 
 
-def synthetic_corpus(seed, count=60):
+def synthetic_corpus(seed: int, count: int = 60) -> list[str]:
     """Chat-template text of small tool-using conversations and rehearsals (the tokenizer's corpus)."""
     rnd = random.Random(seed)
     variables = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": None, "unk_token": None}
@@ -43,18 +50,18 @@ def synthetic_corpus(seed, count=60):
     return texts
 
 
-def make_test_model(folder, seed=0, vocab_size=512):
+def make_test_model(folder: str, seed: int = 0, vocab_size: int = 512) -> dict[str, Any]:
     """Writes the folder (tokenizer, PyTorch weights, ONNX export); returns the export summary."""
     os.makedirs(folder, exist_ok=True)
     tokenizer, _ = build(synthetic_corpus(seed), vocab_size, DEFAULT_ADDED_TOKENS, 2, folder, 4096)
-    model = make_model(ARCHITECTURE, tokenizer, seed)
+    model = make_model(ArchitectureConfig(**ARCHITECTURE), tokenizer, seed)
     write_model_folder(folder, model, tokenizer, folder, 64)
-    summary = export_model_folder(model, tokenizer, folder, folder, {"max_new_tokens": 64})
+    summary = export_model_folder(model, tokenizer, folder, folder, ExportSection(max_new_tokens=64))
     summary["parameters"] = sum(p.numel() for p in model.parameters())
     return summary
 
 
-def run_test_model(out, seed, events):
+def run_test_model(out: str, seed: int, events: EventStream) -> None:
     if not out:
         raise config_error("`test-model` needs --out <folder>.")
     events.emit("export", **make_test_model(os.path.abspath(out), seed))

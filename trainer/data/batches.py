@@ -3,16 +3,25 @@
 The order of rows is a pure function of (seed, step), never of a random state that would have to be
 carried along: a resumed run draws exactly the rows the uninterrupted run would have drawn.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar
+
 import torch
 
+if TYPE_CHECKING:
+    from .encode import Example
 
-def epoch_permutation(n, seed, epoch):
+T = TypeVar("T")
+
+
+def epoch_permutation(n: int, seed: int, epoch: int) -> list[int]:
     g = torch.Generator()
     g.manual_seed(seed * 1_000_003 + epoch)
     return torch.randperm(n, generator=g).tolist()
 
 
-def step_indices(n, batch_size, seed, step):
+def step_indices(n: int, batch_size: int, seed: int, step: int) -> list[int]:
     """Row indices of optimizer step ``step``: consecutive slices of per-epoch shuffles of ``range(n)``."""
     start = step * batch_size
     out = []
@@ -25,12 +34,12 @@ def step_indices(n, batch_size, seed, step):
     return out
 
 
-def rank_share(items, rank, world):
+def rank_share(items: list[T], rank: int, world: int) -> list[T]:
     """This rank's part of a global batch (every world-th item)."""
     return items[rank::world]
 
 
-def micro_batches(examples, micro_size, count=None):
+def micro_batches(examples: list[Example], micro_size: int, count: int | None = None) -> list[list[Example]]:
     """Longest first (less padding), ``micro_size`` per batch; padded with empty batches up to ``count``
     so that every rank runs the same number of forward/backward passes (DDP needs that)."""
     ordered = sorted(examples, key=lambda e: -e.length)
@@ -40,7 +49,7 @@ def micro_batches(examples, micro_size, count=None):
     return out
 
 
-def micro_count(global_size, world, micro_size):
+def micro_count(global_size: int, world: int, micro_size: int) -> int:
     """Micro-batches per rank for a global batch of ``global_size`` rows (the largest share decides)."""
     largest = -(-global_size // world)
     return max(1, -(-largest // micro_size))
@@ -53,7 +62,7 @@ class Batch:
     so per-row values (weights, advantages) broadcast with ``values[token_row]``.
     """
 
-    def __init__(self, examples, pad_id, device):
+    def __init__(self, examples: list[Example], pad_id: int, device: torch.device) -> None:
         self.examples = examples
         width = max(e.length for e in examples) - 1
         ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
@@ -75,6 +84,6 @@ class Batch:
         self.num_tokens = int(counts.sum())
         self.num_input_tokens = sum(e.length - 1 for e in examples)
 
-    def per_row(self, values, dtype=torch.float32):
+    def per_row(self, values: list[float], dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """A per-example list broadcast to the batch's target tokens."""
         return torch.tensor(values, dtype=dtype, device=self.token_row.device)[self.token_row]

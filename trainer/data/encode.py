@@ -12,7 +12,14 @@ same prefix. The prompt is tokenized piece by piece (template text, then each as
 end token), which is how those turns were generated; the tokenizer splits at every newline, so the
 pieces join exactly as the whole conversation tokenizes.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
 from ..chat_template import render_chat
+
+if TYPE_CHECKING:
+    from ..tokenizer.tokenizer import Tokenizer
 
 
 class Example:
@@ -21,7 +28,8 @@ class Example:
     __slots__ = ("index", "id", "role", "source", "weight", "reward", "group", "prompt_ids", "target_ids",
                  "advantage", "where", "history_spans")
 
-    def __init__(self, index, row, prompt_ids, target_ids, history_spans=()):
+    def __init__(self, index: int, row: dict[str, Any], prompt_ids: list[int], target_ids: list[int],
+                 history_spans: Sequence[tuple[int, int]] = ()) -> None:
         self.index = index
         self.id = row["id"]
         self.role = row["role"]
@@ -37,30 +45,31 @@ class Example:
         self.history_spans = tuple(history_spans)
 
     @property
-    def length(self):
+    def length(self) -> int:
         return len(self.prompt_ids) + len(self.target_ids)
 
     @property
-    def loss_tokens(self):
+    def loss_tokens(self) -> int:
         """How many tokens the loss covers: the target's, plus those of trained history turns."""
         return len(self.target_ids) + sum(end - start for start, end in self.history_spans)
 
 
-def special_tokens(tokenizer):
+def special_tokens(tokenizer: Tokenizer) -> dict[str, str | None]:
     """The token variables transformers.js gives a chat template."""
     return {name: tokenizer.token_text(name) for name in ("bos_token", "eos_token", "pad_token", "unk_token")}
 
 
-def render_prompt(row, tokenizer):
+def render_prompt(row: dict[str, Any], tokenizer: Tokenizer) -> str:
     return render_chat(tokenizer.chat_template, row["messages"], row.get("tools"), True, special_tokens(tokenizer))
 
 
-def render_row(row, tokenizer):
+def render_row(row: dict[str, Any], tokenizer: Tokenizer) -> tuple[str, str]:
     """``(prompt_text, target_text)``; target_text ends with the end token."""
     return render_prompt(row, tokenizer), row["target"] + tokenizer.eos_token
 
 
-def encode_with_history(row, tokenizer, eos_id):
+def encode_with_history(row: dict[str, Any], tokenizer: Tokenizer,
+                        eos_id: int) -> tuple[list[int], list[tuple[int, int]]] | None:
     """``(prompt_ids, spans)`` of a ``train_history`` row, or None when its template does not render
     conversations as prefixes of each other (then the row trains on its target only)."""
     messages, tools, variables = row["messages"], row.get("tools"), special_tokens(tokenizer)
@@ -83,7 +92,7 @@ def encode_with_history(row, tokenizer, eos_id):
     return ids + tokenizer.encode(prompt[len(consumed):]), spans
 
 
-def encode_rows(rows, tokenizer, max_length):
+def encode_rows(rows: list[dict[str, Any]], tokenizer: Tokenizer, max_length: int) -> tuple[list[Example], list[Example]]:
     """``(examples, dropped)``: rows longer than ``max_length`` tokens are dropped (listed by id)."""
     if not tokenizer.chat_template:
         from ..errors import TrainerError

@@ -1,12 +1,19 @@
 """Rows -> examples for a command, with the counts the ``data`` event reports."""
+from __future__ import annotations
+
 from collections import Counter
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import data_error
 from .encode import encode_rows
 from .rows import read_rows
 
+if TYPE_CHECKING:
+    from ..tokenizer.tokenizer import Tokenizer
+    from .encode import Example
 
-def summarize(examples, dropped, skipped, rows):
+
+def summarize(examples: list[Example], dropped: list[Example], skipped: int, rows: int) -> dict[str, Any]:
     return {
         "rows": rows,
         "examples": len(examples),
@@ -20,7 +27,8 @@ def summarize(examples, dropped, skipped, rows):
     }
 
 
-def load_examples(paths, tokenizer, max_length, roles, what="data.train"):
+def load_examples(paths: Sequence[str], tokenizer: Tokenizer, max_length: int, roles: Sequence[str],
+                  what: str = "data.train") -> tuple[list[Example], dict[str, Any]]:
     """Examples of the rows in ``paths`` whose role is in ``roles``; raises when none is left."""
     rows = read_rows(paths)
     kept = [r for r in rows if r["role"] in roles]

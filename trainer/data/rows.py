@@ -1,5 +1,6 @@
 """Reading dataset rows (JSONL) and validating them against ``schemas/dataset-row.schema.json``."""
 import json
+from typing import Any, Iterable
 
 from ..errors import data_error
 from ..schema import load_schema, validate
@@ -7,7 +8,7 @@ from ..schema import load_schema, validate
 _MAX_REPORTED = 5
 
 
-def read_rows(paths):
+def read_rows(paths: Iterable[str]) -> list[dict[str, Any]]:
     """Every row of ``paths`` (in order), each with ``_where`` = "file:line" for messages."""
     schema = load_schema("dataset-row")
     rows, problems = [], []

@@ -59,7 +59,7 @@ def _content_key(tensor, chunks):
     return tensor.data_type, tuple(tensor.dims), digest.hexdigest()
 
 
-def consolidate(src_path, dst_path, data_name="model.onnx_data"):
+def consolidate(src_path: str, dst_path: str, data_name: str = "model.onnx_data") -> int:
     """Writes ``dst_path`` + ``data_name`` (same folder) from ``src_path`` and the tensor files beside it.
 
     Tensors stored inside the proto (small constants) stay there; returns the bytes of the data file.
@@ -82,7 +82,7 @@ def consolidate(src_path, dst_path, data_name="model.onnx_data"):
     return offset
 
 
-def externalize_small(src_path, dst_path, data_name="model.onnx_data"):
+def externalize_small(src_path: str, dst_path: str, data_name: str = "model.onnx_data") -> int:
     """A model that fits in one proto, rewritten with its weights in ``data_name`` (export.external_data = always)."""
     model = onnx.load(src_path)
     onnx.save_model(model, dst_path, save_as_external_data=True, all_tensors_to_one_file=True,
@@ -90,7 +90,7 @@ def externalize_small(src_path, dst_path, data_name="model.onnx_data"):
     return os.path.getsize(os.path.join(os.path.dirname(os.path.abspath(dst_path)), data_name))
 
 
-def share_weights(src_path, dst_path, shared_path):
+def share_weights(src_path: str, dst_path: str, shared_path: str) -> None:
     """Writes ``dst_path`` from ``src_path`` with each tensor whose bytes ``shared_path``'s external data
     already holds (same type, shape and content) pointing into that file, so the weights are stored once.
 

@@ -10,24 +10,32 @@ prompt: it takes the prompt's cache once, as ``prefix_key_values.{i}.key/value``
 samples' own cache as ``past_key_values.{i}.*``; it returns ``present.{i}.*`` of the samples' own
 tokens only. Only the studio's policy host reads it; transformers.js never sees it.
 """
+from __future__ import annotations
+
 import inspect
 import os
 import shutil
 import time
+from typing import TYPE_CHECKING, Any
 
 import onnx
 import torch
 
+from ..config_types import ExportSection
 from ..errors import TrainerError, EXIT_RUNTIME
 from ..model.folder import write_metadata
 from .external_data import consolidate, externalize_small, share_weights
 
+if TYPE_CHECKING:
+    from ..model.llama import LlamaForCausalLM
+    from ..tokenizer.tokenizer import Tokenizer
+
 _TWO_GB = 2 ** 31
 CASCADE_FILE = "model_cascade.onnx"
-DEFAULT_SETTINGS = {"opset": 14, "external_data": "auto", "max_new_tokens": 512, "cascade": True}
+DEFAULT_SETTINGS = ExportSection()
 
 
-def io_names(num_layers, cascade=False):
+def io_names(num_layers: int, cascade: bool = False) -> tuple[list[str], list[str], dict[str, dict[int, str]]]:
     """Input and output names and dynamic axes of the graph (``cascade``: of model_cascade.onnx)."""
     inputs = ["input_ids", "position_ids"] if cascade else ["input_ids", "attention_mask", "position_ids"]
     outputs = ["logits"]
@@ -61,7 +69,7 @@ def _example_inputs(config, cascade=False):
     ids = torch.randint(0, config.vocab_size, (b, s), generator=g)
     pos = torch.arange(prefix + p, prefix + p + s)[None].expand(b, s).contiguous()
 
-    def cache(rows, length):
+    def cache(rows: int, length: int) -> list[torch.Tensor]:
         return [torch.randn(rows, config.num_key_value_heads, length, config.head_dim, generator=g)
                 for _ in range(2 * config.num_hidden_layers)]
     if cascade:
@@ -72,11 +80,11 @@ def _example_inputs(config, cascade=False):
 class _CascadeGraph(torch.nn.Module):
     """:meth:`LlamaForCausalLM.forward_cascade` as a module's forward, for torch.onnx.export."""
 
-    def __init__(self, model):
+    def __init__(self, model: LlamaForCausalLM) -> None:
         super().__init__()
         self.model = model
 
-    def forward(self, *args):
+    def forward(self, *args: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return self.model.forward_cascade(*args)
 
 
@@ -95,7 +103,8 @@ def _trace(module, cascade, path, opset):
         raise TrainerError("EXPORT_FAILED", f"torch.onnx.export failed: {e}", EXIT_RUNTIME)
 
 
-def export_onnx(model, onnx_dir, opset=14, external_data="auto", cascade=True):
+def export_onnx(model: LlamaForCausalLM, onnx_dir: str, opset: int = 14, external_data: str = "auto",
+                cascade: bool = True) -> tuple[int, bool, int]:
     """Writes ``onnx_dir/model.onnx`` (+ ``model.onnx_data``) and, with ``cascade``, ``model_cascade.onnx``
     (its weights in the same ``model.onnx_data`` when there is one); returns ``(bytes, external, cascade_bytes)``."""
     was_training = model.training
@@ -141,20 +150,21 @@ def export_onnx(model, onnx_dir, opset=14, external_data="auto", cascade=True):
     return os.path.getsize(target) + data_bytes, external, cascade_bytes
 
 
-def export_model_folder(model, tokenizer, tokenizer_dir, folder, settings=None):
+def export_model_folder(model: LlamaForCausalLM, tokenizer: Tokenizer, tokenizer_dir: str, folder: str,
+                        settings: ExportSection | None = None) -> dict[str, Any]:
     """A complete folder the policy host loads; returns a summary for the ``export`` event.
 
     ``settings``: the config's ``export`` object (opset, external_data, max_new_tokens, cascade);
-    missing keys take their defaults."""
-    ex = {**DEFAULT_SETTINGS, **(settings or {})}
+    None takes the defaults."""
+    ex = settings or DEFAULT_SETTINGS
     t0 = time.monotonic()
     model_cpu = model if next(model.parameters()).device.type == "cpu" else _cpu_copy(model)
-    size, external, cascade_bytes = export_onnx(model_cpu, os.path.join(folder, "onnx"), ex["opset"],
-                                                ex["external_data"], ex["cascade"])
+    size, external, cascade_bytes = export_onnx(model_cpu, os.path.join(folder, "onnx"), ex.opset,
+                                                ex.external_data, ex.cascade)
     extra = {"transformers.js_config": {"use_external_data_format": {"model.onnx": 1}}} if external else None
-    write_metadata(folder, model.config, tokenizer, tokenizer_dir, ex["max_new_tokens"], extra)
+    write_metadata(folder, model.config, tokenizer, tokenizer_dir, ex.max_new_tokens, extra)
     summary = {"path": os.path.abspath(folder), "onnx_bytes": size, "external_data": external}
-    if ex["cascade"]:
+    if ex.cascade:
         summary["cascade_bytes"] = cascade_bytes
     summary["seconds"] = round(time.monotonic() - t0, 3)
     return summary

@@ -5,6 +5,10 @@ query, key and value projections, none on the output one); ``qwen3`` (an RMSNorm
 queries and keys before the rotary embedding, ``head_dim`` set on its own, which may differ from
 hidden_size / num_attention_heads). Qwen3 is what EnvACE trains and merges (``scripts/model_merger.py``).
 """
+from __future__ import annotations
+
+from typing import Any
+
 from ..errors import TrainerError
 
 #: model_type -> the class name transformers writes in ``architectures``.
@@ -23,7 +27,8 @@ _QWEN_WINDOW = {"use_sliding_window": False, "sliding_window": None, "max_window
 class ModelConfig:
     """Shape of the decoder plus the token ids generation needs (eos, pad)."""
 
-    def __init__(self, eos_token_id=None, pad_token_id=None, bos_token_id=None, **fields):
+    def __init__(self, eos_token_id: int | list[int] | None = None, pad_token_id: int | None = None,
+                 bos_token_id: int | None = None, **fields: Any) -> None:
         unknown = set(fields) - set(_FIELDS)
         if unknown:
             raise TypeError(f"unknown model fields: {sorted(unknown)}")
@@ -36,8 +41,8 @@ class ModelConfig:
         self.bos_token_id = bos_token_id
         self.check()
 
-    def check(self):
-        def bad(msg):
+    def check(self) -> None:
+        def bad(msg: str) -> TrainerError:
             return TrainerError("MODEL_CONFIG_INVALID", msg + " Fix model.architecture (or the folder's config.json).")
         if self.model_type not in ARCHITECTURES:
             raise bad(f"model_type {self.model_type!r} is not one of {', '.join(ARCHITECTURES)}.")
@@ -49,22 +54,22 @@ class ModelConfig:
             raise bad(f"head_dim ({self.head_dim}) must be even (rotary embeddings rotate pairs).")
 
     @property
-    def qkv_bias(self):
+    def qkv_bias(self) -> bool:
         """Biases on q_proj, k_proj and v_proj: always in Qwen2, ``attention_bias`` elsewhere."""
         return self.model_type == "qwen2" or self.attention_bias
 
     @property
-    def o_bias(self):
+    def o_bias(self) -> bool:
         """A bias on o_proj: ``attention_bias`` in Llama and Qwen3, never in Qwen2."""
         return self.model_type != "qwen2" and self.attention_bias
 
     @property
-    def qk_norm(self):
+    def qk_norm(self) -> bool:
         """Qwen3's per-head RMSNorm of queries and keys (``q_norm``, ``k_norm``)."""
         return self.model_type == "qwen3"
 
     @classmethod
-    def from_hf(cls, hf):
+    def from_hf(cls, hf: dict[str, Any]) -> ModelConfig:
         """From a ``config.json`` dict of a ``llama``, ``qwen2`` or ``qwen3`` model."""
         model_type = hf.get("model_type")
         if model_type not in ARCHITECTURES:
@@ -86,7 +91,7 @@ class ModelConfig:
         eos = hf.get("eos_token_id")
         return cls(eos_token_id=eos, pad_token_id=hf.get("pad_token_id"), bos_token_id=hf.get("bos_token_id"), **fields)
 
-    def to_hf(self):
+    def to_hf(self) -> dict[str, Any]:
         """The ``config.json`` of this model (readable by transformers and transformers.js)."""
         llama = self.model_type == "llama"
         # Llama's keys in the order the trainer always wrote them (models/default's config.json).
@@ -99,7 +104,7 @@ class ModelConfig:
         d.update(bos_token_id=self.bos_token_id, eos_token_id=self.eos_token_id, pad_token_id=self.pad_token_id)
         return d
 
-    def num_parameters(self):
+    def num_parameters(self) -> int:
         h, i, v, L = self.hidden_size, self.intermediate_size, self.vocab_size, self.num_hidden_layers
         q = self.num_attention_heads * self.head_dim
         kv = self.num_key_value_heads * self.head_dim

@@ -7,9 +7,12 @@ ONNX export.
 Checkpoints are model folders too (plus ``trainer_state.pt``), so any of them can be exported,
 rendered with, or used to start another run.
 """
+from __future__ import annotations
+
 import json
 import os
 import shutil
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -19,6 +22,10 @@ from .from_onnx import ONNX_FILE, state_dict_from_onnx
 from .llama import LlamaForCausalLM
 from . import safetensors
 
+if TYPE_CHECKING:
+    from ..tokenizer.tokenizer import Tokenizer
+    from .safetensors import Progress
+
 WEIGHTS = "pytorch_model.bin"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 # The studio's own file beside them: how the policy was trained to be prompted (rehearse prompt layout,
@@ -26,20 +33,21 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 SIDECAR_FILES = ("rehearsal_config.json",)
 
 
-def generation_config(model_config, tokenizer, max_new_tokens=512):
+def generation_config(model_config: ModelConfig, tokenizer: Tokenizer, max_new_tokens: int = 512) -> dict[str, Any]:
     eos = [tokenizer.token_id(t) for t in (tokenizer.eos_token, "<|endoftext|>") if t in tokenizer.added]
     return {"bos_token_id": None, "eos_token_id": eos, "pad_token_id": model_config.pad_token_id,
             "do_sample": False, "max_new_tokens": max_new_tokens}
 
 
-def write_json(path, data):
+def write_json(path: str, data: Any) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(data, f, ensure_ascii=False, indent=1)
     os.replace(tmp, path)
 
 
-def write_metadata(folder, model_config, tokenizer, tokenizer_dir, max_new_tokens=512, extra_config=None):
+def write_metadata(folder: str, model_config: ModelConfig, tokenizer: Tokenizer, tokenizer_dir: str,
+                   max_new_tokens: int = 512, extra_config: dict[str, Any] | None = None) -> None:
     """config.json, generation_config.json and the tokenizer files (copied from ``tokenizer_dir``)."""
     os.makedirs(folder, exist_ok=True)
     hf = model_config.to_hf()
@@ -52,7 +60,7 @@ def write_metadata(folder, model_config, tokenizer, tokenizer_dir, max_new_token
                 shutil.copyfile(os.path.join(tokenizer_dir, name), os.path.join(folder, name))
 
 
-def state_dict_for_save(model):
+def state_dict_for_save(model: LlamaForCausalLM) -> dict[str, torch.Tensor]:
     """CPU weights with Hugging Face names; a tied lm_head is left out, as transformers does."""
     sd = {k: v.detach().to("cpu") for k, v in model.state_dict().items()}
     if model.config.tie_word_embeddings:
@@ -60,7 +68,7 @@ def state_dict_for_save(model):
     return sd
 
 
-def save_weights(folder, model):
+def save_weights(folder: str, model: LlamaForCausalLM) -> None:
     path = os.path.join(folder, WEIGHTS)
     torch.save(state_dict_for_save(model), path + ".tmp")
     os.replace(path + ".tmp", path)
@@ -69,7 +77,7 @@ def save_weights(folder, model):
 MAX_CONFIG_BYTES = 4 * 2 ** 20
 
 
-def read_json_object(path, what):
+def read_json_object(path: str, what: str) -> dict[str, Any]:
     """A JSON object file of at most 4 MiB; ``MODEL_CONFIG_INVALID`` naming ``what`` when it is not one."""
     if os.path.getsize(path) > MAX_CONFIG_BYTES:
         raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is larger than {MAX_CONFIG_BYTES} bytes; it cannot be {what}.")
@@ -83,7 +91,7 @@ def read_json_object(path, what):
     return data
 
 
-def read_model_config(folder):
+def read_model_config(folder: str) -> ModelConfig:
     path = os.path.join(folder, "config.json")
     if not os.path.isfile(path):
         raise TrainerError("MODEL_MISSING", f"No config.json in {folder}: model.path must be a model folder "
@@ -91,7 +99,7 @@ def read_model_config(folder):
     return ModelConfig.from_hf(read_json_object(path, "a Hugging Face config.json"))
 
 
-def read_state_dict(folder, progress=None):
+def read_state_dict(folder: str, progress: Progress | None = None) -> tuple[dict[str, torch.Tensor], str]:
     """``(state dict in stored dtypes, the file it came from)``: pytorch_model.bin, safetensors, or the ONNX export."""
     path = os.path.join(folder, WEIGHTS)
     if os.path.exists(path):
@@ -104,7 +112,7 @@ def read_state_dict(folder, progress=None):
                        f"in {folder}: the folder has no weights to train or export.")
 
 
-def match_weights(model, sd, path):
+def match_weights(model: LlamaForCausalLM, sd: dict[str, torch.Tensor], path: str) -> dict[str, torch.Tensor]:
     """The state dict ``model`` loads strictly, or ``WEIGHTS_MISMATCH`` naming the first tensor that differs
     from what its config.json makes (missing, extra, or of another shape)."""
     config = model.config
@@ -128,7 +136,7 @@ def match_weights(model, sd, path):
     return {k: sd[k].float() if sd[k].is_floating_point() else sd[k] for k in expected}
 
 
-def load_model(folder, attention="eager", progress=None):
+def load_model(folder: str, attention: str = "eager", progress: Progress | None = None) -> LlamaForCausalLM:
     """The model of ``folder`` on the CPU, weights loaded (float32)."""
     config = read_model_config(folder)
     model = LlamaForCausalLM(config, attention=attention)

@@ -7,6 +7,8 @@ through ``Identity`` nodes); each ``Linear`` becomes a
 transposed weight. Reading those back gives the state dict; the caller's strict load is the check that
 nothing is missing.
 """
+from __future__ import annotations
+
 import os
 
 import torch
@@ -16,7 +18,7 @@ from ..errors import TrainerError
 ONNX_FILE = os.path.join("onnx", "model.onnx")
 
 
-def state_dict_from_onnx(folder):
+def state_dict_from_onnx(folder: str) -> dict[str, torch.Tensor]:
     """The PyTorch state dict of ``folder``'s exported graph (float32 tensors)."""
     path = os.path.join(folder, ONNX_FILE)
     try:

@@ -7,14 +7,23 @@ policy folder the studio runs (the ONNX graphs, the normal and the cascade one, 
 :func:`export_checkpoint` turns a policy folder or a trainer checkpoint back into a Hugging Face folder
 EnvACE can start from (``actor_rollout_ref.model.path``).
 """
+from __future__ import annotations
+
 import os
 import shutil
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..errors import TrainerError
 from . import safetensors
 from .folder import SIDECAR_FILES, load_model, read_json_object, read_model_config, state_dict_for_save, write_json
+
+if TYPE_CHECKING:
+    from ..config_types import ExportSection
+    from ..events import EventStream
+    from .config import ModelConfig
+    from .llama import LlamaForCausalLM
 
 #: Tokenizer files of a Hugging Face folder, copied when present (tokenizer.json is required).
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
@@ -23,7 +32,7 @@ MAX_TEMPLATE_BYTES = 2 ** 20
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
-def check_hf_folder(folder):
+def check_hf_folder(folder: str) -> ModelConfig:
     """The folder's model config, once it is known to be a Hugging Face folder with weights and a tokenizer."""
     if not os.path.isdir(folder):
         raise TrainerError("MODEL_MISSING", f"{folder} is not a folder; pass the Hugging Face folder EnvACE's "
@@ -41,7 +50,7 @@ def check_hf_folder(folder):
     return config
 
 
-def copy_tokenizer(source, out):
+def copy_tokenizer(source: str, out: str) -> None:
     """The tokenizer files and the studio's sidecar; a ``chat_template.jinja`` (newer transformers) is also
     folded into tokenizer_config.json, where transformers.js and the trainer read the template."""
     for name in TOKENIZER_FILES + SIDECAR_FILES:
@@ -89,13 +98,14 @@ def _write_hf(out, model, source, dtype_name, max_shard_bytes, extra_config=None
 
 
 def _progress(events, stage):
-    def report(done, total, file):
+    def report(done: int, total: int, file: str) -> None:
         events.emit("progress", stage=stage, done=done, total=total, file=file)
         events.log(f"{stage}: {done}/{total} {file}")
     return report
 
 
-def import_checkpoint(source, out, events, export_settings=None):
+def import_checkpoint(source: str, out: str, events: EventStream,
+                      export_settings: ExportSection | None = None) -> dict[str, Any]:
     """A Hugging Face folder (an EnvACE merge) -> a policy folder: the weights in their own dtype, config,
     tokenizer and chat template, and the ONNX export (with the cascade graph). Returns the export summary."""
     from ..export.onnx_export import DEFAULT_SETTINGS, export_onnx
@@ -107,18 +117,18 @@ def import_checkpoint(source, out, events, export_settings=None):
                       safetensors.DEFAULT_SHARD_BYTES)
     events.emit("progress", stage="write", done=len(files), total=len(files), file=files[-1])
     _rehearse_as_envace(out)
-    settings = {**DEFAULT_SETTINGS, **(export_settings or {})}
-    events.emit("progress", stage="export", done=0, total=2 if settings["cascade"] else 1, file="onnx/model.onnx")
+    settings = export_settings or DEFAULT_SETTINGS
+    events.emit("progress", stage="export", done=0, total=2 if settings.cascade else 1, file="onnx/model.onnx")
     events.log("export: tracing the ONNX graphs (the normal one, then the cascade one)")
-    size, external, cascade_bytes = export_onnx(model.eval(), os.path.join(out, "onnx"), settings["opset"],
-                                                settings["external_data"], settings["cascade"])
+    size, external, cascade_bytes = export_onnx(model.eval(), os.path.join(out, "onnx"), settings.opset,
+                                                settings.external_data, settings.cascade)
     if external:
         hf = read_json_object(os.path.join(out, "config.json"), "a config.json")
         hf["transformers.js_config"] = {"use_external_data_format": {"model.onnx": 1}}
         write_json(os.path.join(out, "config.json"), hf)
     summary = {"path": os.path.abspath(out), "onnx_bytes": size, "external_data": external,
                "parameters": sum(p.numel() for p in model.parameters())}
-    if settings["cascade"]:
+    if settings.cascade:
         summary["cascade_bytes"] = cascade_bytes
     return summary
 
@@ -131,7 +141,8 @@ def _rehearse_as_envace(out):
         write_json(path, {"rehearsePrompt": {"profile": "envace"}})
 
 
-def export_checkpoint(source, out, events, dtype=None, max_shard_bytes=safetensors.DEFAULT_SHARD_BYTES):
+def export_checkpoint(source: str, out: str, events: EventStream, dtype: str | None = None,
+                      max_shard_bytes: int = safetensors.DEFAULT_SHARD_BYTES) -> tuple[list[str], LlamaForCausalLM]:
     """A policy folder or trainer checkpoint -> a Hugging Face folder (config.json with its model_type,
     safetensors in ``dtype`` (default: config.json's torch_dtype), tokenizer files, generation_config).
     Returns ``(files written, model)``."""

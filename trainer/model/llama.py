@@ -12,6 +12,8 @@ Two entry points share the layers:
   n samples that share one prompt cache (batch 1, read in place, never copied or returned) and each
   carry a cache of their own tokens after it.
 """
+from __future__ import annotations
+
 import math
 
 import torch
@@ -24,24 +26,24 @@ HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 
 
 class RMSNorm(nn.Module):
-    def __init__(self, dim, eps):
+    def __init__(self, dim: int, eps: float) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.ones(dim))
         self.eps = eps
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         dtype = x.dtype
         x32 = x.float()
         x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
         return self.weight * x32.to(dtype)
 
 
-def rotate_half(x):
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def repeat_kv(x, n_rep):
+def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     """[B, kv_heads, T, D] -> [B, kv_heads * n_rep, T, D] (grouped-query attention)."""
     if n_rep == 1:
         return x
@@ -50,7 +52,7 @@ def repeat_kv(x, n_rep):
 
 
 class Attention(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.num_heads, self.num_kv_heads, self.head_dim = c.num_attention_heads, c.num_key_value_heads, c.head_dim
         self.scale = 1.0 / math.sqrt(self.head_dim)
@@ -63,7 +65,8 @@ class Attention(nn.Module):
             self.k_norm = RMSNorm(self.head_dim, c.rms_norm_eps)
         self.qk_norm = c.qk_norm
 
-    def project(self, x, cos, sin, past_k=None, past_v=None):
+    def project(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, past_k: torch.Tensor | None = None,
+                past_v: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Queries, and keys and values after the cache's (rotary applied): [B, heads, T, D] each."""
         b, s, _ = x.shape
         q = self.q_proj(x).view(b, s, self.num_heads, self.head_dim)
@@ -79,7 +82,9 @@ class Attention(nn.Module):
             v = torch.cat([past_v, v], dim=2)
         return q, k, v
 
-    def forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False, prefix=None):
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None, past_k: torch.Tensor | None = None,
+                past_v: torch.Tensor | None = None, sdpa_causal: bool = False,
+                prefix: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         b, s, _ = x.shape
         q, k, v = self.project(x, cos, sin, past_k, past_v)
         present_k, present_v = k, v
@@ -124,25 +129,27 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.gate_proj = nn.Linear(c.hidden_size, c.intermediate_size, bias=False)
         self.up_proj = nn.Linear(c.hidden_size, c.intermediate_size, bias=False)
         self.down_proj = nn.Linear(c.intermediate_size, c.hidden_size, bias=False)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.input_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.self_attn = Attention(c)
         self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.mlp = MLP(c)
 
-    def forward(self, x, cos, sin, mask, past_k=None, past_v=None, sdpa_causal=False, prefix=None):
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None, past_k: torch.Tensor | None = None,
+                past_v: torch.Tensor | None = None, sdpa_causal: bool = False,
+                prefix: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         a, k, v = self.self_attn(self.input_layernorm(x), cos, sin, mask, past_k, past_v, sdpa_causal, prefix)
         x = x + a
         x = x + self.mlp(self.post_attention_layernorm(x))
@@ -150,7 +157,7 @@ class DecoderLayer(nn.Module):
 
 
 class LlamaModel(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c: ModelConfig) -> None:
         super().__init__()
         self.embed_tokens = nn.Embedding(c.vocab_size, c.hidden_size)
         self.layers = nn.ModuleList([DecoderLayer(c) for _ in range(c.num_hidden_layers)])
@@ -160,7 +167,7 @@ class LlamaModel(nn.Module):
 class LlamaForCausalLM(nn.Module):
     """The policy. ``attention`` is "eager" or "sdpa" for the training path; export always runs eager."""
 
-    def __init__(self, config: ModelConfig, attention="eager"):
+    def __init__(self, config: ModelConfig, attention: str = "eager") -> None:
         super().__init__()
         self.config = config
         self.model = LlamaModel(config)
@@ -172,7 +179,7 @@ class LlamaForCausalLM(nn.Module):
         self.attention = "sdpa" if attention == "sdpa" and HAS_SDPA else "eager"
         self.reset_parameters()
 
-    def reset_parameters(self):
+    def reset_parameters(self) -> None:
         std = self.config.initializer_range
         for m in self.modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
@@ -185,7 +192,7 @@ class LlamaForCausalLM(nn.Module):
         emb = torch.cat([freqs, freqs], dim=-1)
         return emb.cos()[:, None, :, :], emb.sin()[:, None, :, :]
 
-    def hidden_states(self, input_ids):
+    def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
         """Final-norm hidden states ``[B, S, H]`` of right-padded rows, causal attention, no cache."""
         b, s = input_ids.shape
         position_ids = torch.arange(s, device=input_ids.device)[None].expand(b, s)
@@ -207,7 +214,7 @@ class LlamaForCausalLM(nn.Module):
         query_index = torch.arange(s, device=device) + (t - s)
         return key_index[None, :] <= query_index[:, None]
 
-    def forward(self, input_ids, attention_mask, position_ids, *past):
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor, *past: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """The exported signature; ``past`` is ``[k0, v0, k1, v1, ...]`` or empty."""
         s = input_ids.shape[1]
         cos, sin = self._rotary(position_ids)
@@ -218,7 +225,7 @@ class LlamaForCausalLM(nn.Module):
         mask = (~allowed).to(torch.float32) * torch.finfo(torch.float32).min
         return self._decode(x, cos, sin, mask, past)
 
-    def forward_cascade(self, input_ids, position_ids, *caches):
+    def forward_cascade(self, input_ids: torch.Tensor, position_ids: torch.Tensor, *caches: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """The cascade graph's signature: ``caches`` is the shared prefix ``[k0, v0, ...]`` (batch 1),
         then the samples' own past ``[k0, v0, ...]`` (batch n, sequence 0 at the first step). Returns
         ``(logits, *present)`` where present covers the samples' own tokens only. ``position_ids``

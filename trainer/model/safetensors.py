@@ -10,9 +10,12 @@ Everything read is bounded: the header's size, the number of tensors and shards,
 against the file's real size. A damaged file is a ``WEIGHTS_INVALID`` error naming the file and what is
 wrong with it, never a crash deep inside torch.
 """
+from __future__ import annotations
+
 import json
 import os
 import struct
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -28,6 +31,8 @@ MAX_SHARDS = 10_000
 MAX_INDEX_BYTES = 64 * 2 ** 20
 #: transformers' default shard size for ``save_pretrained``.
 DEFAULT_SHARD_BYTES = 5 * 10 ** 9
+#: ``progress(done, total, file)``, called after each weights file is read.
+Progress = Callable[[int, int, str], None]
 
 # dtype name -> (torch dtype, numpy dtype of the same bytes). bfloat16 has no numpy type: its bytes are
 # read as int16 and viewed as bfloat16 by torch.
@@ -44,7 +49,7 @@ def _broken(path, what):
                         "Copy it again from where it was made (or re-run the merge that wrote it).")
 
 
-def read_header(path):
+def read_header(path: str) -> tuple[dict[str, Any], int]:
     """``(header dict, data start)`` of a safetensors file, checked against the file's size."""
     try:
         size = os.path.getsize(path)
@@ -92,7 +97,7 @@ def _check_entries(path, header, data_bytes):
                           f"{offsets[1] - offsets[0]} bytes")
 
 
-def read_file(path):
+def read_file(path: str) -> dict[str, torch.Tensor]:
     """``{name: tensor}`` of a safetensors file, in its stored dtypes (on the CPU)."""
     header, start = read_header(path)
     tensors = {}
@@ -117,7 +122,7 @@ def _tensor_bytes(t):
     return array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
 
 
-def write_file(path, tensors, metadata=None):
+def write_file(path: str, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:
     """Writes ``{name: tensor}`` as one safetensors file (atomically: a temporary file, then renamed)."""
     header, chunks, offset = {}, [], 0
     if metadata:
@@ -140,12 +145,12 @@ def write_file(path, tensors, metadata=None):
     os.replace(path + ".tmp", path)
 
 
-def has_weights(folder):
+def has_weights(folder: str) -> bool:
     """Whether ``folder`` holds safetensors weights (one file or a sharded index)."""
     return any(os.path.exists(os.path.join(folder, f)) for f in (SINGLE_FILE, INDEX_FILE))
 
 
-def read_index(folder):
+def read_index(folder: str) -> dict[str, set[str]]:
     """The shard file names of a sharded folder, each with the tensor names it should hold."""
     path = os.path.join(folder, INDEX_FILE)
     if os.path.getsize(path) > MAX_INDEX_BYTES:
@@ -168,7 +173,7 @@ def read_index(folder):
     return shards
 
 
-def read_folder(folder, progress=None):
+def read_folder(folder: str, progress: Progress | None = None) -> dict[str, torch.Tensor]:
     """Every tensor of a Hugging Face folder (``model.safetensors``, or the shards its index names).
 
     ``progress(done, total, file)`` is called after each file."""
@@ -194,7 +199,8 @@ def read_folder(folder, progress=None):
     return tensors
 
 
-def write_folder(folder, tensors, max_shard_bytes=DEFAULT_SHARD_BYTES, metadata=None):
+def write_folder(folder: str, tensors: dict[str, torch.Tensor], max_shard_bytes: int = DEFAULT_SHARD_BYTES,
+                 metadata: dict[str, str] | None = None) -> list[str]:
     """Writes ``model.safetensors``, or shards ``model-0000i-of-0000n.safetensors`` and their index when the
     tensors pass ``max_shard_bytes``; returns the file names written. Stale weight files are removed."""
     groups, size = [[]], 0

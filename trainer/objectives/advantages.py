@@ -4,13 +4,20 @@ A row's advantage is its reward minus the mean reward of the rows of the same ro
 group; optionally divided by that set's standard deviation (unbiased, + 1e-6, as verl). A role with
 a single row in a group gets 0 (EnvACE gives it its raw reward; see docs/trainer-config.md).
 """
+from __future__ import annotations
+
 import math
 from collections import defaultdict
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..data.encode import Example
 
 EPSILON = 1e-6
 
 
-def compute_advantages(examples, norm_by_std=False):
+def compute_advantages(examples: list[Example],
+                       norm_by_std: bool = False) -> dict[tuple[str, str], tuple[float, float, int]]:
     """Sets ``example.advantage`` for every example; returns ``{(group, role): (mean, std, count)}``."""
     sets = defaultdict(list)
     for e in examples:

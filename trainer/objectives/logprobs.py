@@ -1,6 +1,13 @@
 """Log-probabilities of target tokens: the one forward pass every objective is built on."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import torch
 import torch.nn as nn
+
+if TYPE_CHECKING:
+    from ..model.llama import LlamaForCausalLM
 
 
 class TokenLogProbs(nn.Module):
@@ -10,12 +17,12 @@ class TokenLogProbs(nn.Module):
     positions go through the (vocabulary-sized) output layer.
     """
 
-    def __init__(self, model, temperature=1.0):
+    def __init__(self, model: LlamaForCausalLM, temperature: float = 1.0) -> None:
         super().__init__()
         self.model = model
         self.temperature = temperature
 
-    def forward(self, input_ids, mask, labels):
+    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         hidden = self.model.hidden_states(input_ids)[mask]
         logits = self.model.lm_head(hidden).float()
         if self.temperature != 1.0:

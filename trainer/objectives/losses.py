@@ -3,12 +3,13 @@ the token count of the whole global batch ("token-mean" over all ranks and micro
 import torch
 
 
-def weighted_nll_sum(logp, weights):
+def weighted_nll_sum(logp: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """Sum over tokens of ``-weight * log p`` (SFT and grounding)."""
     return -(weights * logp).sum()
 
 
-def ppo_token_losses(logp, old_logp, advantages, clip_ratio=0.2, clip_ratio_c=3.0):
+def ppo_token_losses(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, clip_ratio: float = 0.2,
+                     clip_ratio_c: float | None = 3.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """PPO's clipped surrogate per token, with verl's dual clip for negative advantages.
 
     Returns ``(losses, clipped, approx_kl)``: ``clipped`` marks tokens where the clipped term was the
@@ -27,7 +28,7 @@ def ppo_token_losses(logp, old_logp, advantages, clip_ratio=0.2, clip_ratio_c=3.
     return losses, clipped, -log_ratio
 
 
-def kl_penalty(logp, ref_logp, kind="low_var_kl"):
+def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, kind: str = "low_var_kl") -> torch.Tensor:
     """Per-token KL estimate to the reference policy (Schulman's k1/k2/k3; k3 clamped to [-10, 10])."""
     if kind == "kl":
         return logp - ref_logp

@@ -3,6 +3,7 @@ schemas forbid (a validator that accepts everything would make the other tests m
 import unittest
 
 from ..config import load_config
+from ..config_types import TrainerConfig
 from ..errors import TrainerError
 from ..schema import apply_defaults, load_schema, validate
 
@@ -44,6 +45,20 @@ class SchemaTest(unittest.TestCase):
             load_config(None, ["train.steps=true"])
         schema = load_schema("trainer-config")
         self.assertEqual(apply_defaults(schema, {"optim": {"lr": 0.5}})["optim"]["lr"], 0.5)
+
+    def test_typed_config_round_trips(self):
+        """The dataclasses read every field of the dict and give back the same JSON (resume fingerprints)."""
+        plain = load_config(None, [])
+        self.assertEqual(TrainerConfig.from_dict(plain).to_dict(), plain)
+        self.assertEqual(dict(TrainerConfig().to_dict(), config_dir=plain["config_dir"]), plain)
+        full = load_config(None, ['$schema="x.json"', "seed=3", 'rollouts.command=["run", "{out}"]',
+                                  'rollouts.env={"A": "1"}', 'data.roles=["act"]', "optim.betas=[0.8, 0.9]",
+                                  'grpo.grounding.rows=["g.jsonl"]', "model.architecture.model_type=qwen3"])
+        typed = TrainerConfig.from_dict(full)
+        self.assertEqual(typed.to_dict(), full)
+        self.assertEqual(typed.rollouts.command, ("run", "{out}"))
+        self.assertEqual(typed.grpo.grounding.rows, (full["grpo"]["grounding"]["rows"][0],))
+        self.assertEqual(typed.model.architecture.model_type, "qwen3")
 
 
 if __name__ == "__main__":

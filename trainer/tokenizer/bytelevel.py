@@ -11,13 +11,16 @@ newline is a piece of its own. The chat template joins a prompt and the policy's
 as a whole would differ from the tokens generated turn by turn, so the policy host could not reuse
 its KV cache across turns, and history turns could not be trained as the tokens they were.
 """
+from __future__ import annotations
+
 import re
+from typing import Sequence
 
 _WS = r" \t\n\r\f\v"
 _HWS = r" \t\r\f\v"
 
 
-def split_pattern(digit_group=1):
+def split_pattern(digit_group: int = 1) -> str:
     """The pre-tokenizer pattern; ``digit_group`` > 1 keeps runs of up to that many digits together
     (``C192088`` -> ``C``, ``192``, ``088``) so that BPE can give each group one token of its own."""
     digits = "[0-9]" if digit_group == 1 else f"[0-9]{{1,{int(digit_group)}}}"
@@ -55,22 +58,22 @@ BYTE_TO_CHAR = _bytes_to_unicode()
 CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
 
 
-def pretokenize(text, split_re=SPLIT_RE):
+def pretokenize(text: str, split_re: re.Pattern[str] = SPLIT_RE) -> list[str]:
     """The pieces BPE sees (before the byte mapping)."""
     return split_re.findall(text)
 
 
-def to_units(piece):
+def to_units(piece: str) -> str:
     """A piece as byte-level characters, one per UTF-8 byte."""
     return "".join(BYTE_TO_CHAR[b] for b in piece.encode("utf-8"))
 
 
-def split_added(text, added_re):
+def split_added(text: str, added_re: re.Pattern[str] | None) -> list[str]:
     """Alternating plain segments and added tokens (``added_re`` has one capturing group)."""
     return added_re.split(text) if added_re is not None else [text]
 
 
-def added_tokens_regex(tokens):
+def added_tokens_regex(tokens: Sequence[str]) -> re.Pattern[str] | None:
     """Matches added tokens, the longest first where one is a prefix of another (as transformers.js' trie)."""
     if not tokens:
         return None

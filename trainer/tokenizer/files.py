@@ -4,8 +4,11 @@ Layout: ids 0..255 are the bytes (in byte order), then one id per merge, then th
 No normalizer: byte-level BPE is lossless, and Unicode normalisation tables differ between Python's
 and Node's Unicode versions.
 """
+from __future__ import annotations
+
 import json
 import os
+from typing import Any, Sequence
 
 from ..chat_template import CHAT_TEMPLATE
 from .bytelevel import BYTE_TO_CHAR, SPECIAL_TOKENS, SPLIT_PATTERN
@@ -14,7 +17,7 @@ from .tokenizer import Tokenizer
 _BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
 
 
-def build_vocab(merges):
+def build_vocab(merges: Sequence[Sequence[str]]) -> dict[str, int]:
     vocab = {BYTE_TO_CHAR[b]: b for b in range(256)}
     for a, b in merges:
         token = a + b
@@ -23,7 +26,7 @@ def build_vocab(merges):
     return vocab
 
 
-def tokenizer_json(merges, added_tokens, pattern=SPLIT_PATTERN):
+def tokenizer_json(merges: Sequence[Sequence[str]], added_tokens: Sequence[str], pattern: str = SPLIT_PATTERN) -> dict[str, Any]:
     vocab = build_vocab(merges)
     added = [
         {"id": len(vocab) + i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
@@ -42,7 +45,8 @@ def tokenizer_json(merges, added_tokens, pattern=SPLIT_PATTERN):
     }
 
 
-def tokenizer_config(added_tokens_list, model_max_length, chat_template=CHAT_TEMPLATE):
+def tokenizer_config(added_tokens_list: list[dict[str, Any]], model_max_length: int,
+                     chat_template: str = CHAT_TEMPLATE) -> dict[str, Any]:
     decoder = {str(t["id"]): {"content": t["content"], "lstrip": False, "normalized": False, "rstrip": False,
                               "single_word": False, "special": t["special"]} for t in added_tokens_list}
     names = {t["content"] for t in added_tokens_list}
@@ -55,7 +59,8 @@ def tokenizer_config(added_tokens_list, model_max_length, chat_template=CHAT_TEM
     }
 
 
-def write_tokenizer(folder, merges, added_tokens, model_max_length=4096, chat_template=CHAT_TEMPLATE, pattern=SPLIT_PATTERN):
+def write_tokenizer(folder: str, merges: Sequence[Sequence[str]], added_tokens: Sequence[str], model_max_length: int = 4096,
+                    chat_template: str = CHAT_TEMPLATE, pattern: str = SPLIT_PATTERN) -> Tokenizer:
     """Writes both files into ``folder`` and returns the loaded :class:`Tokenizer`."""
     missing = [t for t in ("<|endoftext|>", "<|im_start|>", "<|im_end|>") if t not in added_tokens]
     if missing:

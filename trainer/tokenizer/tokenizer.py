@@ -3,10 +3,13 @@
 Applying merges lowest rank first, leftmost first, is what transformers.js' priority queue does
 (and Hugging Face tokenizers'), so ids agree; ``test/unit/trainer-parity.test.ts`` checks it.
 """
+from __future__ import annotations
+
 import json
 import os
 import re
 import unicodedata
+from typing import Any, Iterable, Sequence
 
 from ..errors import TrainerError
 from .bytelevel import CHAR_TO_BYTE, SPECIAL_TOKENS, added_tokens_regex, split_added, to_units
@@ -16,7 +19,8 @@ from .unicode_pattern import python_pattern
 class Tokenizer:
     """A byte-level BPE tokenizer with added tokens, and the chat template / end token of its config."""
 
-    def __init__(self, vocab, merges, added_tokens, split_pattern, config=None, nfc=False, ignore_merges=False):
+    def __init__(self, vocab: dict[str, int], merges: Sequence[Sequence[str]], added_tokens: list[dict[str, Any]], split_pattern: str,
+                 config: dict[str, Any] | None = None, nfc: bool = False, ignore_merges: bool = False) -> None:
         self.vocab = dict(vocab)                       # token string -> id (BPE model only)
         self.added = {t["content"]: t["id"] for t in added_tokens}
         self.special = {t["content"] for t in added_tokens if t.get("special")}
@@ -38,19 +42,19 @@ class Tokenizer:
         return max(self.id_to_token) + 1
 
     @property
-    def chat_template(self):
+    def chat_template(self) -> str | None:
         return self.config.get("chat_template")
 
-    def token_text(self, name):
+    def token_text(self, name: str) -> str | None:
         """The text of a config token field (``eos_token``...), plain or ``{"content": ...}``."""
         value = self.config.get(name)
         return value.get("content") if isinstance(value, dict) else value
 
     @property
-    def eos_token(self):
+    def eos_token(self) -> str:
         return self.token_text("eos_token") or "<|im_end|>"
 
-    def token_id(self, text):
+    def token_id(self, text: str) -> int:
         if text in self.added:
             return self.added[text]
         if text in self.vocab:
@@ -88,7 +92,7 @@ class Tokenizer:
             self._cache[units] = ids
         return ids
 
-    def encode(self, text):
+    def encode(self, text: str) -> list[int]:
         """Token ids of ``text``; added tokens in the text map to their ids (no BOS/EOS added)."""
         ids = []
         for part in split_added(text, self.added_re):
@@ -103,7 +107,7 @@ class Tokenizer:
                 ids.extend(self._bpe(to_units(piece)))
         return ids
 
-    def decode(self, ids, skip_special_tokens=False):
+    def decode(self, ids: Iterable[int], skip_special_tokens: bool = False) -> str:
         """Text of ``ids``; invalid UTF-8 becomes U+FFFD, as transformers.js decodes it."""
         out = []
         pending = bytearray()
@@ -123,7 +127,7 @@ class Tokenizer:
         return "".join(out)
 
 
-def load_tokenizer(folder):
+def load_tokenizer(folder: str) -> Tokenizer:
     """The tokenizer of a model folder (``tokenizer.json`` + ``tokenizer_config.json``)."""
     path = os.path.join(folder, "tokenizer.json")
     try:

@@ -3,13 +3,16 @@
 Ties between equally frequent pairs are broken by the pair's bytes, so the same corpus always gives
 the same merges, whatever the order of the input files' words.
 """
+from __future__ import annotations
+
 import heapq
 from collections import Counter, defaultdict
+from typing import Iterable, Sequence
 
 from .bytelevel import BYTE_TO_CHAR, added_tokens_regex, pretokenize, split_added
 
 
-def count_words(texts, added_tokens, pattern=None):
+def count_words(texts: Iterable[str], added_tokens: Sequence[str], pattern: str | None = None) -> Counter[str]:
     """Frequency of every pre-tokenized piece of ``texts``; added tokens are cut out first."""
     import re
     split_re = re.compile(pattern) if pattern else None
@@ -23,7 +26,7 @@ def count_words(texts, added_tokens, pattern=None):
     return counts
 
 
-def train_bpe(word_counts, max_merges, min_frequency=2):
+def train_bpe(word_counts: dict[str, int], max_merges: int, min_frequency: int = 2) -> list[tuple[str, str]]:
     """Merges (as pairs of byte-level token strings) learned from ``{piece: count}``."""
     symbols = [bytes([b]) for b in range(256)]
     words = []

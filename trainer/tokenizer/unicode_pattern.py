@@ -9,10 +9,13 @@ sign. :func:`python_pattern` spells each of them out as explicit code-point clas
 rewritten; everything else passes through as written. Unicode versions may differ between Python's
 ``unicodedata`` and Node's ICU for characters assigned recently (CJK extensions H and later).
 """
+from __future__ import annotations
+
 import functools
 import re
 import sys
 import unicodedata
+from typing import Sequence
 
 from ..errors import TrainerError
 
@@ -24,7 +27,7 @@ _NEEDS_REWRITE = re.compile(r"\\[pPsSdDwW]|\(\?i:")
 
 
 @functools.lru_cache(maxsize=32)
-def category_ranges(name):
+def category_ranges(name: str) -> tuple[tuple[int, int], ...]:
     """Code-point ranges of a general category (``L``, ``Lu``, ``N``, ``Nd``, ...)."""
     if not re.fullmatch(r"[A-Z][a-z]?", name):
         raise TrainerError("TOKENIZER_UNSUPPORTED", f"The pre-tokenizer pattern uses \\p{{{name}}}; the trainer reads "
@@ -42,7 +45,7 @@ def category_ranges(name):
     return tuple(ranges)
 
 
-def complement(ranges):
+def complement(ranges: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
     out, nxt = [], 0
     for a, b in ranges:
         if a > nxt:
@@ -54,7 +57,7 @@ def complement(ranges):
 
 
 def _class_body(ranges):
-    def esc(cp):
+    def esc(cp: int) -> str:
         return f"\\U{cp:08x}"
     return "".join(esc(a) if a == b else f"{esc(a)}-{esc(b)}" for a, b in ranges)
 
@@ -76,7 +79,7 @@ def _fold(match):
     return "(?:" + "".join(f"[{c.lower()}{c.upper()}]" if c.isascii() and c.isalpha() else c for c in body) + ")"
 
 
-def python_pattern(pattern):
+def python_pattern(pattern: str) -> str:
     """``pattern`` with Oniguruma's meaning in Python's ``re`` (unchanged when it uses none of the escapes)."""
     if not _NEEDS_REWRITE.search(pattern):
         return pattern

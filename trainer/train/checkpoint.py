@@ -3,26 +3,33 @@
 to disk, then renamed, and ``checkpoints/latest`` names the newest: a run killed at any moment leaves
 either the previous checkpoint or the new one, never half of one.
 """
+from __future__ import annotations
+
 import os
 import random
 import shutil
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..errors import TrainerError
 from ..model.folder import save_weights, write_metadata
 
+if TYPE_CHECKING:
+    from ..model.llama import LlamaForCausalLM
+    from ..tokenizer.tokenizer import Tokenizer
+
 STATE = "trainer_state.pt"
 
 
-def rng_state():
+def rng_state() -> dict[str, Any]:
     state = {"python": random.getstate(), "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
-def set_rng_state(state):
+def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
@@ -45,7 +52,8 @@ def _write_atomic_text(path, text):
     os.replace(path + ".tmp", path)
 
 
-def save_checkpoint(run_dir, step, model, optimizer, loop_state, tokenizer, tokenizer_dir, keep):
+def save_checkpoint(run_dir: str, step: int, model: LlamaForCausalLM, optimizer: torch.optim.Optimizer,
+                    loop_state: dict[str, Any], tokenizer: Tokenizer, tokenizer_dir: str, keep: int) -> str:
     """Writes checkpoint ``step`` and prunes all but the newest ``keep``; returns its folder."""
     root = os.path.join(run_dir, "checkpoints")
     name = f"step-{step:08d}"
@@ -66,7 +74,7 @@ def save_checkpoint(run_dir, step, model, optimizer, loop_state, tokenizer, toke
     return final
 
 
-def find_latest(run_dir):
+def find_latest(run_dir: str) -> str | None:
     """The newest complete checkpoint folder of a run, or None."""
     root = os.path.join(run_dir, "checkpoints")
     if not os.path.isdir(root):
@@ -83,7 +91,7 @@ def find_latest(run_dir):
     return os.path.join(root, complete[-1]) if complete else None
 
 
-def load_state(folder):
+def load_state(folder: str) -> dict[str, Any]:
     try:
         return torch.load(os.path.join(folder, STATE), map_location="cpu", weights_only=False)  # our own file
     except (OSError, RuntimeError, EOFError) as e:

@@ -1,29 +1,41 @@
 """Pieces shared by the sft and grpo loops: run folder, resuming, the final model."""
+from __future__ import annotations
+
 import os
 import shutil
+from typing import TYPE_CHECKING, Any
 
+from ..config_types import json_value
 from ..errors import config_error
 from ..export import export_model_folder
 from ..model.folder import SIDECAR_FILES, TOKENIZER_FILES, load_model, save_weights, write_metadata
 from ..tokenizer import load_tokenizer
 from .checkpoint import find_latest, load_state, set_rng_state
 
+if TYPE_CHECKING:
+    from ..config_types import TrainerConfig
+    from ..events import EventStream
+    from ..model.llama import LlamaForCausalLM
+    from ..runtime import Runtime
+    from ..tokenizer.tokenizer import Tokenizer
 
-def attention_impl(cfg):
-    choice = cfg["train"]["attention"]
+
+def attention_impl(cfg: TrainerConfig) -> str:
+    choice = cfg.train.attention
     return "sdpa" if choice in ("auto", "sdpa") else "eager"
 
 
-def open_run(cfg, events, runtime, command):
+def open_run(cfg: TrainerConfig, events: EventStream, runtime: Runtime,
+             command: str) -> tuple[LlamaForCausalLM, Tokenizer, str, dict[str, Any] | None]:
     """``(model, tokenizer, tokenizer_dir, state or None)``: resumes from the newest checkpoint when allowed."""
-    run_dir = cfg["out_dir"]
+    run_dir = cfg.out_dir
     if not run_dir:
         raise config_error(f"`{command}` needs out_dir (the run folder for checkpoints, events and the final model).")
-    if not cfg["model"]["path"]:
+    if not cfg.model.path:
         raise config_error(f"`{command}` needs model.path (a model folder from `init`, or a checkpoint).")
     os.makedirs(run_dir, exist_ok=True)
-    latest = find_latest(run_dir) if cfg["train"]["resume"] else None
-    source = latest or cfg["model"]["path"]
+    latest = find_latest(run_dir) if cfg.train.resume else None
+    source = latest or cfg.model.path
     tokenizer = load_tokenizer(source)
     model = load_model(source, attention=attention_impl(cfg))
     # The run keeps its own copy of the tokenizer: checkpoints it was read from get pruned.
@@ -43,12 +55,18 @@ def open_run(cfg, events, runtime, command):
     return model, tokenizer, tokenizer_dir, state
 
 
-def fingerprint(cfg, keys):
+def fingerprint(cfg: TrainerConfig, keys: tuple[str, ...]) -> dict[str, Any]:
     """The config values that decide which rows each step sees, or its learning rate (compared when resuming)."""
-    return {k: cfg[k.split(".")[0]][k.split(".")[1]] if "." in k else cfg[k] for k in keys}
+    out = {}
+    for k in keys:
+        value = cfg
+        for part in k.split("."):
+            value = getattr(value, part)
+        out[k] = json_value(value)
+    return out
 
 
-def check_fingerprint(events, state, current):
+def check_fingerprint(events: EventStream, state: dict[str, Any], current: dict[str, Any]) -> None:
     saved = (state.get("loop") or {}).get("fingerprint")
     if saved is not None and saved != current:
         changed = sorted(k for k in current if saved.get(k) != current[k])
@@ -57,20 +75,21 @@ def check_fingerprint(events, state, current):
                             "interrupted one exactly.")
 
 
-def finish(cfg, events, runtime, model, tokenizer, tokenizer_dir):
+def finish(cfg: TrainerConfig, events: EventStream, runtime: Runtime, model: LlamaForCausalLM, tokenizer: Tokenizer,
+           tokenizer_dir: str) -> str:
     """Writes ``<out_dir>/final`` (weights and metadata) and exports it when train.export_at_end."""
-    final = os.path.join(cfg["out_dir"], "final")
+    final = os.path.join(cfg.out_dir, "final")
     if runtime.is_main:
-        write_metadata(final, model.config, tokenizer, tokenizer_dir, cfg["export"]["max_new_tokens"])
+        write_metadata(final, model.config, tokenizer, tokenizer_dir, cfg.export.max_new_tokens)
         save_weights(final, model)
-        if cfg["train"]["export_at_end"]:
-            summary = export_model_folder(model, tokenizer, tokenizer_dir, final, cfg["export"])
+        if cfg.train.export_at_end:
+            summary = export_model_folder(model, tokenizer, tokenizer_dir, final, cfg.export)
             events.emit("export", **summary)
     runtime.barrier()
     return final
 
 
-def replicas_identical(model, runtime):
+def replicas_identical(model: LlamaForCausalLM, runtime: Runtime) -> bool | None:
     """Under torchrun: whether every rank holds bit-identical weights (None with one process)."""
     if not runtime.distributed:
         return None

@@ -6,8 +6,11 @@ the update is the same whether the batch runs in one process, in several micro-b
 ranks. A rank with fewer rows than the others runs zero-weighted passes so that every rank takes part
 in every gradient all-reduce.
 """
+from __future__ import annotations
+
 import contextlib
 import time
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -15,18 +18,28 @@ from torch.nn.parallel import DistributedDataParallel
 from ..data.batches import Batch
 from ..objectives import TokenLogProbs
 
+if TYPE_CHECKING:
+    from ..config_types import TrainerConfig
+    from ..data.encode import Example
+    from ..model.llama import LlamaForCausalLM
+    from ..runtime import Runtime
+
+#: ``(batch, target log-probs) -> (loss, {metric: sum})``, one per kind of micro-batch.
+LossFn = Callable[[Batch, torch.Tensor], tuple[torch.Tensor, dict[str, Any]]]
+
 
 class _Padding:
     """Stands in for a row on a rank that has run out of rows (its loss is multiplied by 0)."""
 
-    def __init__(self, pad_id):
+    def __init__(self, pad_id: int) -> None:
         self.prompt_ids = [pad_id]
         self.target_ids = [pad_id]
         self.length = 2
 
 
 class Engine:
-    def __init__(self, model, cfg, runtime, pad_id, temperature=1.0):
+    def __init__(self, model: LlamaForCausalLM, cfg: TrainerConfig, runtime: Runtime, pad_id: int,
+                 temperature: float = 1.0) -> None:
         self.rt = runtime
         self.model = model.to(runtime.device)
         self.module = TokenLogProbs(self.model, temperature)
@@ -35,14 +48,14 @@ class Engine:
             self.forward = DistributedDataParallel(self.module, device_ids=ids, broadcast_buffers=False)
         else:
             self.forward = self.module
-        optim = cfg["optim"]
+        optim = cfg.optim
         decay = [p for n, p in self.model.named_parameters() if p.dim() >= 2]
         no_decay = [p for n, p in self.model.named_parameters() if p.dim() < 2]
         self.optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": optim["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=optim["lr"], betas=tuple(optim["betas"]), eps=optim["eps"])
-        self.grad_clip = optim["grad_clip"]
-        self.bf16 = cfg["train"]["precision"] == "bf16" and runtime.device.type == "cuda"
+            [{"params": decay, "weight_decay": optim.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=optim.lr, betas=tuple(optim.betas), eps=optim.eps)
+        self.grad_clip = optim.grad_clip
+        self.bf16 = cfg.train.precision == "bf16" and runtime.device.type == "cuda"
         self.pad_id = pad_id
 
     def _autocast(self):
@@ -50,11 +63,12 @@ class Engine:
             return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
-    def batch(self, examples):
+    def batch(self, examples: list[Example]) -> Batch:
         return Batch(examples, self.pad_id, self.rt.device)
 
     @torch.no_grad()
-    def logprobs_no_grad(self, examples, micro_size, module=None):
+    def logprobs_no_grad(self, examples: list[Example], micro_size: int,
+                         module: TokenLogProbs | None = None) -> dict[int, torch.Tensor]:
         """Per-example 1-D tensors of target log-probs (old policy or reference), on the device."""
         module = module or self.module
         was_training = module.training
@@ -69,7 +83,8 @@ class Engine:
         module.train(was_training)
         return out
 
-    def step(self, micro, loss_fns, metric_keys, lr):
+    def step(self, micro: list[tuple[str, list[Example]]], loss_fns: dict[str, LossFn], metric_keys: list[str],
+             lr: float) -> tuple[dict[str, float], dict[str, Any]]:
         """One optimizer step. ``micro``: list of (kind, examples) with the same length on every rank;
         ``loss_fns[kind](batch, logp) -> (loss, {metric: sum})``. Returns summed metrics over ranks."""
         t0 = time.monotonic()

@@ -1,29 +1,40 @@
 """The loss functions of one GRPO optimizer step: PPO-clipped policy gradient (+ KL) on rollout rows
 and the grounding NLL on actual rows, with the per-role sums the step event reports."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import torch
 
 from ..objectives import kl_penalty, ppo_token_losses
+
+if TYPE_CHECKING:
+    from ..config_types import GrpoSection
+    from ..data.batches import Batch
+    from ..data.encode import Example
+    from .engine import LossFn
 
 ROLES = ("act", "rehearse")
 POLICY_METRICS = ("tokens", "rows", "pg", "clipped", "ppo_kl", "kl")
 GROUNDING_METRICS = ("grounding.tokens", "grounding.rows", "grounding.nll", "grounding.weighted")
 
 
-def metric_keys():
+def metric_keys() -> list[str]:
     return [f"{r}.{k}" for r in ROLES for k in POLICY_METRICS] + list(GROUNDING_METRICS)
 
 
-def policy_loss(grpo, policy_tokens, world, old, ref):
+def policy_loss(grpo: GrpoSection, policy_tokens: int, world: int, old: dict[int, torch.Tensor],
+                ref: dict[int, torch.Tensor] | None) -> LossFn:
     """Token-mean PPO loss over the mini-batch's rollout tokens (all roles together, shared weights)."""
-    def loss_fn(b, logp):
+    def loss_fn(b: Batch, logp: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
         old_lp = torch.cat([old[e.index] for e in b.examples])
         adv = b.per_row([e.advantage for e in b.examples])
-        losses, clipped, approx_kl = ppo_token_losses(logp, old_lp, adv, grpo["clip_ratio"], grpo["clip_ratio_c"])
+        losses, clipped, approx_kl = ppo_token_losses(logp, old_lp, adv, grpo.clip_ratio, grpo.clip_ratio_c)
         total = losses.sum()
         kl = None
         if ref is not None:
-            kl = kl_penalty(logp, torch.cat([ref[e.index] for e in b.examples]), grpo["kl_type"])
-            total = total + grpo["kl_coef"] * kl.sum()
+            kl = kl_penalty(logp, torch.cat([ref[e.index] for e in b.examples]), grpo.kl_type)
+            total = total + grpo.kl_coef * kl.sum()
         roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
         values = {}
         for i, role in enumerate(ROLES):
@@ -38,9 +49,9 @@ def policy_loss(grpo, policy_tokens, world, old, ref):
     return loss_fn
 
 
-def grounding_loss(coef, grounding_tokens, world):
+def grounding_loss(coef: float, grounding_tokens: int, world: int) -> LossFn:
     """Token-mean NLL of the actual responses, each token weighted by its row's weight, times coef."""
-    def loss_fn(b, logp):
+    def loss_fn(b: Batch, logp: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
         weights = b.per_row([e.weight for e in b.examples])
         weighted = -(weights * logp).sum()
         values = {"grounding.tokens": b.num_tokens, "grounding.rows": len(b.examples),
@@ -56,7 +67,8 @@ def _stats(xs):
     return mean, std, min(xs), max(xs)
 
 
-def step_report(values, rows, grpo, policy_tokens, grounding_tokens):
+def step_report(values: dict[str, float], rows: list[Example], grpo: GrpoSection, policy_tokens: int,
+                grounding_tokens: int) -> tuple[dict[str, Any], dict[str, Any] | None, float]:
     """The ``roles`` and ``grounding`` parts of a grpo step event, and the objective's value."""
     roles = {}
     for role in ROLES:
@@ -68,16 +80,16 @@ def step_report(values, rows, grpo, policy_tokens, grounding_tokens):
         a_mean, a_std, a_min, a_max = _stats([e.advantage for e in members])
         roles[role] = {"rows": len(members), "tokens": int(tokens), "pg_loss": values[f"{role}.pg"] / tokens,
                        "clip_frac": values[f"{role}.clipped"] / tokens, "ppo_kl": values[f"{role}.ppo_kl"] / tokens,
-                       "kl": values[f"{role}.kl"] / tokens if grpo["kl_coef"] > 0 else None,
+                       "kl": values[f"{role}.kl"] / tokens if grpo.kl_coef > 0 else None,
                        "reward_mean": r_mean, "advantage_mean": a_mean, "advantage_std": a_std,
                        "advantage_min": a_min, "advantage_max": a_max}
-    pg = sum(values[f"{r}.pg"] for r in ROLES) + grpo["kl_coef"] * sum(values[f"{r}.kl"] for r in ROLES)
+    pg = sum(values[f"{r}.pg"] for r in ROLES) + grpo.kl_coef * sum(values[f"{r}.kl"] for r in ROLES)
     loss = pg / policy_tokens
     grounding = None
     if grounding_tokens:
         g_tokens = values["grounding.tokens"]
         g_loss = values["grounding.weighted"] / grounding_tokens
         grounding = {"rows": int(values["grounding.rows"]), "tokens": int(g_tokens), "nll": values["grounding.nll"] / g_tokens,
-                     "weighted_nll": g_loss, "coef": grpo["grounding"]["coef"]}
-        loss += grpo["grounding"]["coef"] * g_loss
+                     "weighted_nll": g_loss, "coef": grpo.grounding.coef}
+        loss += grpo.grounding.coef * g_loss
     return roles, grounding, loss

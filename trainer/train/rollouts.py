@@ -5,18 +5,24 @@ Normally the studio's own runner generates them: after exporting the current pol
 implementation (TypeScript) and the sampled policy is exactly the deployed one. For offline runs and
 tests, ``rollouts.rows`` names a rows file per iteration instead.
 """
+from __future__ import annotations
+
 import os
 import subprocess
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from ..errors import EXIT_RUNTIME, TrainerError, config_error
+
+if TYPE_CHECKING:
+    from ..config_types import TrainerConfig
 
 PLACEHOLDERS = ("{model_dir}", "{out}", "{iteration}", "{seed}", "{run_dir}")
 
 
-def substitute(argv, values):
+def substitute(argv: Sequence[str], values: dict[str, Any]) -> list[str]:
     """Replaces the placeholders in every argument (plain text replacement: JSON braces are safe)."""
     out = []
     for arg in argv:
@@ -33,7 +39,8 @@ def _pump(stream, sink, prefix):
         sink.flush()
 
 
-def run_command(argv, env_extra, timeout_s, cwd, log_sink=None):
+def run_command(argv: Sequence[str], env_extra: dict[str, str], timeout_s: float, cwd: str,
+                log_sink: TextIO | None = None) -> None:
     """Runs the rollout command; raises ROLLOUT_COMMAND_FAILED on a non-zero exit or a timeout."""
     sink = log_sink or sys.stderr
     env = dict(os.environ)
@@ -67,29 +74,29 @@ def run_command(argv, env_extra, timeout_s, cwd, log_sink=None):
 class RolloutSource:
     """Gives the rows file of an iteration, generating it first when a command is configured."""
 
-    def __init__(self, cfg, log_sink=None):
+    def __init__(self, cfg: TrainerConfig, log_sink: TextIO | None = None) -> None:
         self.log_sink = log_sink
-        ro = cfg["rollouts"]
-        if not ro["command"] and not ro["rows"]:
+        ro = cfg.rollouts
+        if not ro.command and not ro.rows:
             raise config_error("`grpo` needs rollouts.command (the studio's runner in imagine mode) or rollouts.rows "
                                "(a rows file per iteration, {iteration} replaced).")
-        if ro["command"] and ro["rows"]:
+        if ro.command and ro.rows:
             raise config_error("Set either rollouts.command or rollouts.rows, not both.")
         self.cfg = cfg
-        self.command = ro["command"]
+        self.command = ro.command
 
     @property
-    def needs_export(self):
+    def needs_export(self) -> bool:
         return bool(self.command)
 
-    def iteration_dir(self, iteration):
-        return os.path.join(self.cfg["out_dir"], "rollouts", f"iter-{iteration:04d}")
+    def iteration_dir(self, iteration: int) -> str:
+        return os.path.join(self.cfg.out_dir, "rollouts", f"iter-{iteration:04d}")
 
-    def rows_for(self, iteration, model_dir):
+    def rows_for(self, iteration: int, model_dir: str) -> tuple[str, float]:
         """Path of the iteration's rows (runs the command first when there is one)."""
-        ro = self.cfg["rollouts"]
+        ro = self.cfg.rollouts
         if not self.command:
-            path = ro["rows"].replace("{iteration}", str(iteration))
+            path = ro.rows.replace("{iteration}", str(iteration))
             if not os.path.exists(path):
                 raise config_error(f"rollouts.rows: {path} (iteration {iteration}) does not exist.")
             return path, 0.0
@@ -97,9 +104,9 @@ class RolloutSource:
         if os.path.exists(out):
             os.remove(out)  # a rerun after a crash must not read a half-written file
         values = {"model_dir": model_dir, "out": out, "iteration": iteration,
-                  "seed": self.cfg["seed"] + iteration, "run_dir": self.cfg["out_dir"]}
+                  "seed": self.cfg.seed + iteration, "run_dir": self.cfg.out_dir}
         t0 = time.monotonic()
-        run_command(substitute(self.command, values), ro["env"], ro["timeout_s"], self.cfg["config_dir"], self.log_sink)
+        run_command(substitute(self.command, values), ro.env, ro.timeout_s, self.cfg.config_dir, self.log_sink)
         if not os.path.exists(out):
             raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command succeeded but wrote no rows to {out} "
                                "(it must write its rows to the {out} placeholder).", EXIT_RUNTIME)
