@@ -1,7 +1,7 @@
 import type { FidelityScores } from '../fidelity/scores';
 import type { SkippedLine } from '../trace/format/reader';
 import { readTrace } from '../trace/format/reader';
-import type { CallActualEvent, CallRehearsalEvent, CheckVerdict, PolicyInfo, RunMode } from '../trace/format/schema';
+import type { CallActualEvent, CallRehearsalEvent, CheckVerdict, PolicyInfo, RunMode, TraceEvent } from '../trace/format/schema';
 import { compareCall } from '../trace/index/callView';
 import type { CallComparison } from '../fidelity/compare';
 import type { AnnotationKind } from '../annotations/schema';
@@ -175,101 +175,133 @@ const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1;
  * call-level figures to those call ids (the marked calls of `rehearse compare --only-marked`).
  */
 export async function buildFidelityReport(files: readonly string[], options: { listCalls?: boolean; calls?: ReadonlySet<string> } = {}): Promise<FidelityReport> {
-  const counted = (callId: string) => !options.calls || options.calls.has(callId);
-  const committed = new EpisodeAccumulator();
-  const imagined = new EpisodeAccumulator();
   const report: FidelityReport = {
     traces: [], episodes: 0, successes: 0, graded: 0, meanReward: null, notEvaluated: [], rehearsals: null, notPlayed: [], turns: 0, actParseValid: 0, calls: 0,
     rehearsed: 0, rehearsalParseValid: 0, withActual: 0, parseErrors: { act: {}, rehearsal: {} }, actualErrors: {},
     overall: new MeanAccumulator().means(), perTool: [],
   };
-  const overall = new MeanAccumulator();
-  const tools = new Map<string, { acc: MeanAccumulator; calls: number; parseErrors: number }>();
-  const toolStats = (name: string) => {
-    let t = tools.get(name);
-    if (!t) tools.set(name, (t = { acc: new MeanAccumulator(), calls: 0, parseErrors: 0 }));
-    return t;
+  const tally: ReportTally = {
+    options, report, committed: new EpisodeAccumulator(), imagined: new EpisodeAccumulator(), overall: new MeanAccumulator(), tools: new Map(), rows: [],
+    counted: (callId) => !options.calls || options.calls.has(callId),
   };
-  const rows: CallRow[] = [];
+  for (const file of files) report.traces.push(await tallyTrace(tally, file));
+  return finishReport(tally);
+}
 
-  for (const file of files) {
-    const summary: TraceSummary = { file, tasks: [], taskCount: 0, events: 0, skipped: [], skippedCount: 0 };
-    const imaginedEpisodes = new Set<string>();
-    // Episodes started whose first turn has not come yet (only the open ones are held).
-    const waitingForTurn = new Set<string>();
-    const taskIds = new Set<string>();
-    // Rehearsal and actual of a call meet here, then are scored and dropped.
-    const halves = new Map<string, { r?: CallRehearsalEvent; a?: CallActualEvent }>();
-    const settle = (callId: string) => {
-      const h = halves.get(callId);
-      if (!h?.r || !h.a) return;
-      halves.delete(callId);
-      const cmp = compareCall(h.r, h.a);
-      if (cmp.comparable !== 'none') { overall.add(cmp.scores); toolStats(h.r.tool).acc.add(cmp.scores); }
-      if (options.listCalls) rows.push(callRow(file, h.r, h.a, cmp));
-    };
-    const result = await readTrace(file, {
-      onEvent: (e) => {
-        switch (e.type) {
-          case 'run': summary.runId ??= e.runId; summary.mode ??= e.mode; summary.policy ??= e.policy; break;
-          case 'episode':
-            waitingForTurn.add(e.episodeId);
-            if (e.role === 'imagined') { imaginedEpisodes.add(e.episodeId); imagined.started(); }
-            else committed.started();
-            if (!taskIds.has(e.taskId)) {
-              taskIds.add(e.taskId);
-              summary.taskCount++;
-              if (summary.tasks.length < MAX_TASKS_LISTED) summary.tasks.push({ taskId: e.taskId, ...(e.instruction !== undefined ? { instruction: e.instruction } : {}) });
-            }
-            break;
-          case 'turn':
-            waitingForTurn.delete(e.episodeId);
-            report.turns++;
-            if (e.parse.kind === 'error') bump(report.parseErrors.act, e.parse.code);
-            else report.actParseValid++;
-            if (e.parse.kind === 'calls') for (const c of e.parse.calls) if (counted(c.callId)) { report.calls++; toolStats(c.name).calls++; }
-            break;
-          case 'call.rehearsal':
-            if (!counted(e.callId)) break;
-            report.rehearsed++;
-            if (e.result.ok) report.rehearsalParseValid++;
-            else { bump(report.parseErrors.rehearsal, e.result.code); toolStats(e.tool).parseErrors++; }
-            halves.set(e.callId, { ...halves.get(e.callId), r: e });
-            settle(e.callId);
-            break;
-          case 'call.actual':
-            if (!counted(e.callId)) break;
-            report.withActual++;
-            if (e.error) bump(report.actualErrors, e.error.code);
-            halves.set(e.callId, { ...halves.get(e.callId), a: e });
-            settle(e.callId);
-            break;
-          case 'episode.end':
-            (imaginedEpisodes.has(e.episodeId) ? imagined : committed).ended(e.success, e.reward, e.checks);
-            if (waitingForTurn.delete(e.episodeId) && e.status === 'failed' && e.error) {
-              const { code } = e.error;
-              const seen = report.notPlayed.find((n) => n.code === code);
-              if (seen) seen.count++;
-              else report.notPlayed.push({ code: e.error.code, count: 1, message: e.error.message });
-            }
-            break;
-          default: break;
-        }
-      },
-    });
-    // Calls still missing a half (imagine mode without audit, a run cut short) are listed too.
-    if (options.listCalls) for (const h of halves.values()) rows.push(callRow(file, h.r, h.a, compareCall(h.r, h.a)));
-    summary.events = result.events;
-    summary.skipped = result.skipped;
-    summary.skippedCount = result.skippedCount;
-    report.traces.push(summary);
+/** What every trace of a report adds to: the report's counts, the episode and score accumulators, the call rows. */
+interface ReportTally {
+  options: { listCalls?: boolean; calls?: ReadonlySet<string> };
+  report: FidelityReport;
+  committed: EpisodeAccumulator;
+  imagined: EpisodeAccumulator;
+  overall: MeanAccumulator;
+  tools: Map<string, { acc: MeanAccumulator; calls: number; parseErrors: number }>;
+  rows: CallRow[];
+  /** Whether a call counts in the call-level figures. */
+  counted: (callId: string) => boolean;
+}
+
+function toolStats(tally: ReportTally, name: string): { acc: MeanAccumulator; calls: number; parseErrors: number } {
+  let t = tally.tools.get(name);
+  if (!t) tally.tools.set(name, (t = { acc: new MeanAccumulator(), calls: 0, parseErrors: 0 }));
+  return t;
+}
+
+/** One trace being read: its summary, and what it holds until an episode's first turn or a call's other half comes. */
+interface TraceTally {
+  file: string;
+  summary: TraceSummary;
+  imaginedEpisodes: Set<string>;
+  /** Episodes started whose first turn has not come yet (only the open ones are held). */
+  waitingForTurn: Set<string>;
+  taskIds: Set<string>;
+  /** Rehearsal and actual of a call meet here, then are scored and dropped. */
+  halves: Map<string, { r?: CallRehearsalEvent; a?: CallActualEvent }>;
+}
+
+/** Reads one trace (streaming) into the tally and returns its summary. */
+async function tallyTrace(tally: ReportTally, file: string): Promise<TraceSummary> {
+  const summary: TraceSummary = { file, tasks: [], taskCount: 0, events: 0, skipped: [], skippedCount: 0 };
+  const trace: TraceTally = { file, summary, imaginedEpisodes: new Set(), waitingForTurn: new Set(), taskIds: new Set(), halves: new Map() };
+  const result = await readTrace(file, { onEvent: (e) => tallyEvent(tally, trace, e) });
+  // Calls still missing a half (imagine mode without audit, a run cut short) are listed too.
+  if (tally.options.listCalls) for (const h of trace.halves.values()) tally.rows.push(callRow(file, h.r, h.a, compareCall(h.r, h.a)));
+  summary.events = result.events;
+  summary.skipped = result.skipped;
+  summary.skippedCount = result.skippedCount;
+  return summary;
+}
+
+/** Adds one event of a trace to the tally. */
+function tallyEvent(tally: ReportTally, trace: TraceTally, e: TraceEvent): void {
+  const { report, counted } = tally;
+  const { summary, imaginedEpisodes, waitingForTurn, taskIds, halves } = trace;
+  switch (e.type) {
+    case 'run': summary.runId ??= e.runId; summary.mode ??= e.mode; summary.policy ??= e.policy; break;
+    case 'episode':
+      waitingForTurn.add(e.episodeId);
+      if (e.role === 'imagined') { imaginedEpisodes.add(e.episodeId); tally.imagined.started(); }
+      else tally.committed.started();
+      if (!taskIds.has(e.taskId)) {
+        taskIds.add(e.taskId);
+        summary.taskCount++;
+        if (summary.tasks.length < MAX_TASKS_LISTED) summary.tasks.push({ taskId: e.taskId, ...(e.instruction !== undefined ? { instruction: e.instruction } : {}) });
+      }
+      break;
+    case 'turn':
+      waitingForTurn.delete(e.episodeId);
+      report.turns++;
+      if (e.parse.kind === 'error') bump(report.parseErrors.act, e.parse.code);
+      else report.actParseValid++;
+      if (e.parse.kind === 'calls') for (const c of e.parse.calls) if (counted(c.callId)) { report.calls++; toolStats(tally, c.name).calls++; }
+      break;
+    case 'call.rehearsal':
+      if (!counted(e.callId)) break;
+      report.rehearsed++;
+      if (e.result.ok) report.rehearsalParseValid++;
+      else { bump(report.parseErrors.rehearsal, e.result.code); toolStats(tally, e.tool).parseErrors++; }
+      halves.set(e.callId, { ...halves.get(e.callId), r: e });
+      settleCall(tally, trace, e.callId);
+      break;
+    case 'call.actual':
+      if (!counted(e.callId)) break;
+      report.withActual++;
+      if (e.error) bump(report.actualErrors, e.error.code);
+      halves.set(e.callId, { ...halves.get(e.callId), a: e });
+      settleCall(tally, trace, e.callId);
+      break;
+    case 'episode.end':
+      (imaginedEpisodes.has(e.episodeId) ? tally.imagined : tally.committed).ended(e.success, e.reward, e.checks);
+      if (waitingForTurn.delete(e.episodeId) && e.status === 'failed' && e.error) {
+        const { code } = e.error;
+        const seen = report.notPlayed.find((n) => n.code === code);
+        if (seen) seen.count++;
+        else report.notPlayed.push({ code: e.error.code, count: 1, message: e.error.message });
+      }
+      break;
+    default: break;
   }
-  if (options.listCalls) report.callList = rows.sort((a, b) => (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1));
-  Object.assign(report, committed.result());
-  const rehearsals = imagined.result();
+}
+
+/** Scores a call once both its rehearsal and its actual response have come. */
+function settleCall(tally: ReportTally, trace: TraceTally, callId: string): void {
+  const h = trace.halves.get(callId)!;
+  if (!h.r || !h.a) return;
+  trace.halves.delete(callId);
+  const cmp = compareCall(h.r, h.a);
+  if (cmp.comparable !== 'none') { tally.overall.add(cmp.scores); toolStats(tally, h.r.tool).acc.add(cmp.scores); }
+  if (tally.options.listCalls) tally.rows.push(callRow(trace.file, h.r, h.a, cmp));
+}
+
+/** Fills in the report's episode figures, means and per-tool rows from the tally. */
+function finishReport(tally: ReportTally): FidelityReport {
+  const { report } = tally;
+  if (tally.options.listCalls) report.callList = tally.rows.sort((a, b) => (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1));
+  Object.assign(report, tally.committed.result());
+  const rehearsals = tally.imagined.result();
   report.rehearsals = rehearsals.episodes > 0 ? rehearsals : null;
-  report.overall = overall.means();
-  report.perTool = [...tools.entries()]
+  report.overall = tally.overall.means();
+  report.perTool = [...tally.tools.entries()]
     .map(([tool, t]) => ({ tool, calls: t.calls, rehearsalParseErrors: t.parseErrors, ...t.acc.means() }))
     .sort((a, b) => a.tool.localeCompare(b.tool));
   return report;

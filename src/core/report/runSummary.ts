@@ -74,7 +74,51 @@ const mean = (sum: number, n: number) => (n > 0 ? sum / n : null);
 /** The summary of a run from its trace index. */
 export function runSummary(index: TraceIndex): RunSummarySnapshot {
   const run = index.run;
-  const byEpisode = new Map<string, { calls: number; scored: number; f1: number; worst: string | null; worstF1: number; parseErrors: number }>();
+  const calls = tallyCalls(index);
+  const { cols, graded, successes, rewardSum, rewarded, turns, actValid } = episodeColumns(index, calls.byEpisode);
+  const { rehearsed, rehearsalValid, scored, exact, f1Sum } = calls;
+  return {
+    file: index.file,
+    runId: run?.runId ?? '',
+    mode: run?.mode ?? '',
+    policy: run ? policyLabel(run.policy, index.file) : '',
+    device: run?.policy.device ?? null,
+    status: index.runEnd?.status ?? 'running',
+    metrics: {
+      episodes: cols.episodeIds.length, graded, successes, meanReward: mean(rewardSum, rewarded),
+      turns, actParseValid: actValid, calls: index.callCount, rehearsed, rehearsalParseValid: rehearsalValid,
+      scored, exact, meanFieldF1: mean(f1Sum, scored),
+      actTokensPerSecond: (() => { const t = index.actThroughput(); return t.ms > 0 ? (1000 * t.tokens) / t.ms : null; })(),
+    },
+    perTool: [...calls.tools.values()].sort((a, b) => a.tool.localeCompare(b.tool)).map(({ f1, ...t }) => ({ ...t, meanFieldF1: mean(f1, t.scored) })),
+    episodes: cols,
+  };
+}
+
+/** One episode's calls, summed: how many, their scores, the worst one, and rehearsals that did not parse. */
+interface EpisodeCalls {
+  calls: number;
+  scored: number;
+  f1: number;
+  worst: string | null;
+  worstF1: number;
+  parseErrors: number;
+}
+
+/** The run's calls, summed by episode, by tool and overall. */
+interface CallTally {
+  byEpisode: Map<string, EpisodeCalls>;
+  tools: Map<string, ToolFidelity & { f1: number }>;
+  rehearsed: number;
+  rehearsalValid: number;
+  scored: number;
+  exact: number;
+  f1Sum: number;
+}
+
+/** Sums the run's calls by episode and by tool. */
+function tallyCalls(index: TraceIndex): CallTally {
+  const byEpisode = new Map<string, EpisodeCalls>();
   const tools = new Map<string, ToolFidelity & { f1: number }>();
   let rehearsed = 0, rehearsalValid = 0, scored = 0, exact = 0, f1Sum = 0;
   // With locations: whether a call was rehearsed is whether it has a rehearsal event.
@@ -101,7 +145,11 @@ export function runSummary(index: TraceIndex): RunSummarySnapshot {
     if (c.scores.exactMatch) { exact++; t.exact++; }
     if (f1 < e.worstF1) { e.worst = c.callId; e.worstF1 = f1; }
   }
+  return { byEpisode, tools, rehearsed, rehearsalValid, scored, exact, f1Sum };
+}
 
+/** The episodes' table (one column per figure), with the run's episode and turn counts. */
+function episodeColumns(index: TraceIndex, byEpisode: Map<string, EpisodeCalls>) {
   const cols: EpisodeColumns = { episodeIds: [], taskIds: [], outcomes: [], statuses: [], rewards: [], turns: [], calls: [], meanFieldF1: [], worstCallIds: [], worstFieldF1: [], parseErrors: [], durationMs: [] };
   let graded = 0, successes = 0, rewardSum = 0, rewarded = 0, turns = 0, actValid = 0;
   for (const ep of index.episodes) {
@@ -128,22 +176,7 @@ export function runSummary(index: TraceIndex): RunSummarySnapshot {
     if (ep.end?.success === true || ep.end?.success === false) { graded++; if (ep.end.success) successes++; }
     if (ep.end && ep.end.reward !== null) { rewarded++; rewardSum += ep.end.reward; }
   }
-  return {
-    file: index.file,
-    runId: run?.runId ?? '',
-    mode: run?.mode ?? '',
-    policy: run ? policyLabel(run.policy, index.file) : '',
-    device: run?.policy.device ?? null,
-    status: index.runEnd?.status ?? 'running',
-    metrics: {
-      episodes: cols.episodeIds.length, graded, successes, meanReward: mean(rewardSum, rewarded),
-      turns, actParseValid: actValid, calls: index.callCount, rehearsed, rehearsalParseValid: rehearsalValid,
-      scored, exact, meanFieldF1: mean(f1Sum, scored),
-      actTokensPerSecond: (() => { const t = index.actThroughput(); return t.ms > 0 ? (1000 * t.tokens) / t.ms : null; })(),
-    },
-    perTool: [...tools.values()].sort((a, b) => a.tool.localeCompare(b.tool)).map(({ f1, ...t }) => ({ ...t, meanFieldF1: mean(f1, t.scored) })),
-    episodes: cols,
-  };
+  return { cols, graded, successes, rewardSum, rewarded, turns, actValid };
 }
 
 const summaryMessageSchema = z.discriminatedUnion('type', [

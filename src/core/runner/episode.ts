@@ -65,10 +65,40 @@ export interface EpisodeOutcome {
 /** Errors after which the policy cannot serve the next episode either: the run stops. */
 const POLICY_GONE = new Set(['POLICY_HOST_CRASHED', 'POLICY_HOST_OUT_OF_MEMORY', 'POLICY_HOST_ERROR', 'ENDPOINT_UNREACHABLE', 'ENDPOINT_AUTH']);
 
-class EpisodeEnd extends Error {
-  constructor(readonly status: EpisodeStatus, readonly code: string, message: string) {
-    super(message);
-  }
+/** How an episode ended before its last user turn was answered. */
+interface EpisodeEnding {
+  status: EpisodeStatus;
+  code: string;
+  message: string;
+}
+
+/** The episode ends here. */
+interface Ended {
+  kind: 'end';
+  ending: EpisodeEnding;
+}
+
+/** One act turn's result: the policy goes on, answered the user turn, or the episode ends. */
+type TurnResult = { kind: 'continue' } | { kind: 'answered' } | Ended;
+
+/** An episode in play: what its turns share and update. */
+interface EpisodePlay {
+  ctx: EpisodeContext;
+  limits: typeof DEFAULT_TASK_LIMITS;
+  real: boolean;
+  tools: ToolDefinition[];
+  signal: AbortSignal;
+  envace: EnvaceGrader | undefined;
+  messages: ChatMessage[];
+  progress: EpisodeProgress;
+  actSession: string;
+  rehearseSession: string;
+  actTurns: number;
+  lastTurnId?: string;
+}
+
+function ended(status: EpisodeStatus, code: string, message: string): Ended {
+  return { kind: 'end', ending: { status, code, message } };
 }
 
 /**
@@ -81,119 +111,172 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   const { task, episodeId, policy, settings, emit } = ctx;
   const limits = { ...DEFAULT_TASK_LIMITS, ...task.limits };
   const real = ctx.mode === 'shadow' || settings.audit;
-  const turns: TranscriptTurn[] = [];
   const timer = new AbortController();
   const timeout = setTimeout(() => timer.abort(), limits.episodeTimeoutMs);
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, timer.signal]) : timer.signal;
-  const progress: EpisodeProgress = { episodeId, turns: 0, calls: 0 };
-  let tools: ToolDefinition[] = [];
-  let status: EpisodeStatus = 'completed';
-  let error: { code: string; message: string } | undefined;
-  let fatal = false;
   // EnvACE's rule grades each user turn as it is answered (docs/task-format.md, Checks and scoring).
   const envace = settings.reward === 'envace' ? new EnvaceGrader(task, real, ctx.grade) : undefined;
 
+  const started = await startTools(ctx, real);
+  if ('failed' in started) {
+    clearTimeout(timeout);
+    return started.failed;
+  }
+  const { tools } = started;
+
+  const system = [task.system, ctx.systemSuffix].filter(Boolean).join('\n\n');
+  await emit({ type: 'episode', episodeId, index: ctx.index, taskId: task.id, mode: ctx.mode, instruction: task.turns[0]?.user, ...(system ? { system } : {}), tools, ...(ctx.role ? { role: ctx.role } : {}) });
+  const play: EpisodePlay = {
+    ctx, limits, real, tools, signal, envace,
+    messages: system ? [{ role: 'system', content: system }] : [],
+    progress: { episodeId, turns: 0, calls: 0 },
+    actSession: `${episodeId}:act`,
+    rehearseSession: `${episodeId}:rehearse`,
+    actTurns: 0,
+  };
+  const turns: TranscriptTurn[] = [];
+  let ending: EpisodeEnding | undefined;
+  let fatal = false;
+  try {
+    ending = await playUserTurns(play, turns);
+  } catch (err) {
+    ({ ending, fatal } = endingOfError(ctx, err));
+  } finally {
+    clearTimeout(timeout);
+    policy.endSession(play.actSession);
+    policy.endSession(play.rehearseSession);
+  }
+  return finishEpisode(play, turns, ending, fatal);
+}
+
+/** Starts the environment (when the mode executes tools, or to list them) and returns its tools, or the failed episode. */
+async function startTools(ctx: EpisodeContext, real: boolean): Promise<{ tools: ToolDefinition[] } | { failed: EpisodeOutcome }> {
+  const { task, episodeId, emit } = ctx;
   try {
     if (real) {
       if (!ctx.env) throw new StudioError('NO_ENVIRONMENT', 'This mode executes tools, but no environment was given.');
       await ctx.env.startEpisode(task.seed);
-      tools = ctx.env.tools();
-    } else {
-      tools = ctx.tools ?? (ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : []);
+      return { tools: ctx.env.tools() };
     }
+    return { tools: ctx.tools ?? (ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : []) };
   } catch (err) {
-    clearTimeout(timeout);
     const e = err instanceof StudioError ? err : new StudioError('SERVER_START_FAILED', errorMessage(err));
     await emit({ type: 'episode', episodeId, index: ctx.index, taskId: task.id, mode: ctx.mode, instruction: task.turns[0]?.user, ...(ctx.role ? { role: ctx.role } : {}) });
     await emit({ type: 'episode.end', episodeId, status: 'failed', reward: null, success: null, error: { code: e.code, message: e.message } });
-    return { status: 'failed', transcript: { turns: [], snapshot: { ok: false, error: e.message } }, error: { code: e.code, message: e.message }, fatal: false };
+    return { failed: { status: 'failed', transcript: { turns: [], snapshot: { ok: false, error: e.message } }, error: { code: e.code, message: e.message }, fatal: false } };
   }
+}
 
-  const system = [task.system, ctx.systemSuffix].filter(Boolean).join('\n\n');
-  await emit({ type: 'episode', episodeId, index: ctx.index, taskId: task.id, mode: ctx.mode, instruction: task.turns[0]?.user, ...(system ? { system } : {}), tools, ...(ctx.role ? { role: ctx.role } : {}) });
-  const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
-  const actSession = `${episodeId}:act`;
-  const rehearseSession = `${episodeId}:rehearse`;
-  let actTurns = 0;
-  let lastTurnId: string | undefined;
-
-  try {
-    for (const [userIndex, userTurn] of task.turns.entries()) {
-      messages.push({ role: 'user', content: userTurn.user });
-      const transcriptTurn: TranscriptTurn = { user: userTurn.user, calls: [] };
-      turns.push(transcriptTurn);
-      let pendingUser: string | undefined = userTurn.user;
-      for (;;) {
-        if (signal.aborted) throw abortReason(ctx.signal, limits.episodeTimeoutMs);
-        if (actTurns >= limits.maxTurns) throw new EpisodeEnd('limit', 'TURN_LIMIT', `The episode reached its limit of ${limits.maxTurns} turns.`);
-        const turnIndex = actTurns++;
-        const turnId = makeTurnId(episodeId, turnIndex);
-        lastTurnId = turnId;
-        const act = await policy.act({ messages: [...messages], tools, taskId: task.id, session: actSession, sampling: settings.sampling.act, maxTokens: settings.maxTokens.act, signal });
-        if (signal.aborted) throw abortReason(ctx.signal, limits.episodeTimeoutMs);
-        const actParse = actParseIn(act, settings.parse);
-        const parse: TurnParse = actParse.kind === 'calls'
-          ? { kind: 'calls', calls: actParse.calls.map((c, i) => ({ callId: makeCallId(turnId, i), name: c.name, arguments: c.arguments })) }
-          : actParse.kind === 'final' ? { kind: 'final', answer: actParse.text } : { kind: 'error', code: actParse.error.code, message: actParse.error.message };
-        await emit({ type: 'turn', episodeId, turnId, index: turnIndex, ...(pendingUser !== undefined ? { user: pendingUser } : {}), text: act.text, parse, tokens: act.tokens, latencyMs: Math.round(act.latencyMs) });
-        pendingUser = undefined;
-        progress.turns++;
-        ctx.onProgress?.({ ...progress });
-        const history = [...messages];
-        messages.push({ role: 'assistant', content: act.text });
-        let failure: { code: string; message: string } | undefined;
-
-        if (parse.kind === 'final') { transcriptTurn.answer = parse.answer; break; }
-        if (parse.kind === 'error') {
-          if (settings.onParseError === 'end' || envace) throw new EpisodeEnd('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
-          messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(parse.code, parse.message, act.text, settings.parse) });
-          continue;
-        }
-        for (const [i, call] of parse.calls.entries()) {
-          if (signal.aborted) throw abortReason(ctx.signal, limits.episodeTimeoutMs);
-          const overLimit = i >= limits.maxCallsPerTurn;
-          const result = overLimit
-            ? await refuseCall(ctx, turnId, call.callId, call.name, limits.maxCallsPerTurn)
-            : await playCall(ctx, { turnId, callId: call.callId, name: call.name, args: call.arguments, tools, history, latestText: act.text, real, rehearseSession, signal });
-          transcriptTurn.calls.push(result.transcriptCall);
-          messages.push({ role: 'tool', name: call.name, content: result.toolText });
-          progress.calls++;
-          ctx.onProgress?.({ ...progress });
-          if (result.endEpisode) throw result.endEpisode;
-          if (envace) failure ??= envaceToolFailure(result.transcriptCall, result.toolText);
-        }
-        // EnvACE runs every call of the act, then ends the episode if one of them failed (envs.py).
-        if (failure) { envace!.noteToolFailure(); throw new EpisodeEnd('failed', failure.code, `A tool call failed (${failure.code}); EnvACE's rule ends the episode on any error_tool_call.`); }
-      }
-      if (envace && await envace.afterAnswer(userIndex, turns, () => takeSnapshot(ctx, real))) break;
-    }
-  } catch (err) {
-    if (err instanceof EpisodeEnd) { status = err.status; error = { code: err.code, message: err.message }; }
-    else {
-      const e = err instanceof StudioError ? err : new StudioError('EPISODE_FAILED', errorMessage(err));
-      status = ctx.signal?.aborted ? 'cancelled' : 'failed';
-      error = { code: ctx.signal?.aborted ? 'CANCELLED' : envaceEpisodeCode(e.code, settings.parse), message: e.message };
-      fatal = POLICY_GONE.has(e.code) || !!ctx.signal?.aborted;
-    }
-  } finally {
-    clearTimeout(timeout);
-    policy.endSession(actSession);
-    policy.endSession(rehearseSession);
+/** Plays the task's user turns in order; returns how the episode ended early, if it did. */
+async function playUserTurns(play: EpisodePlay, turns: TranscriptTurn[]): Promise<EpisodeEnding | undefined> {
+  const { ctx, envace } = play;
+  for (const [userIndex, userTurn] of ctx.task.turns.entries()) {
+    play.messages.push({ role: 'user', content: userTurn.user });
+    const transcriptTurn: TranscriptTurn = { user: userTurn.user, calls: [] };
+    turns.push(transcriptTurn);
+    let turn = await playTurn(play, transcriptTurn, userTurn.user);
+    while (turn.kind === 'continue') turn = await playTurn(play, transcriptTurn, undefined);
+    if (turn.kind === 'end') return turn.ending;
+    if (envace && await envace.afterAnswer(userIndex, turns, () => takeSnapshot(ctx, play.real))) break;
   }
+  return undefined;
+}
 
+/** One act turn: the policy acts, its turn is parsed and recorded, and its calls are played. */
+async function playTurn(play: EpisodePlay, transcriptTurn: TranscriptTurn, user: string | undefined): Promise<TurnResult> {
+  const { ctx, limits, signal, messages, progress } = play;
+  const { task, episodeId, settings, emit } = ctx;
+  if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs);
+  if (play.actTurns >= limits.maxTurns) return ended('limit', 'TURN_LIMIT', `The episode reached its limit of ${limits.maxTurns} turns.`);
+  const turnIndex = play.actTurns++;
+  const turnId = makeTurnId(episodeId, turnIndex);
+  play.lastTurnId = turnId;
+  const act = await ctx.policy.act({ messages: [...messages], tools: play.tools, taskId: task.id, session: play.actSession, sampling: settings.sampling.act, maxTokens: settings.maxTokens.act, signal });
+  if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs);
+  const actParse = actParseIn(act, settings.parse);
+  const parse: TurnParse = actParse.kind === 'calls'
+    ? { kind: 'calls', calls: actParse.calls.map((c, i) => ({ callId: makeCallId(turnId, i), name: c.name, arguments: c.arguments })) }
+    : actParse.kind === 'final' ? { kind: 'final', answer: actParse.text } : { kind: 'error', code: actParse.error.code, message: actParse.error.message };
+  await emit({ type: 'turn', episodeId, turnId, index: turnIndex, ...(user !== undefined ? { user } : {}), text: act.text, parse, tokens: act.tokens, latencyMs: Math.round(act.latencyMs) });
+  progress.turns++;
+  ctx.onProgress?.({ ...progress });
+  const history = [...messages];
+  messages.push({ role: 'assistant', content: act.text });
+
+  if (parse.kind === 'final') {
+    transcriptTurn.answer = parse.answer;
+    return { kind: 'answered' };
+  }
+  if (parse.kind === 'error') {
+    if (settings.onParseError === 'end' || play.envace) return ended('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
+    messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(parse.code, parse.message, act.text, settings.parse) });
+    return { kind: 'continue' };
+  }
+  return playCalls(play, transcriptTurn, { turnId, calls: parse.calls, latestText: act.text, history });
+}
+
+/** The calls of one act turn, with what their rehearsal prompts need. */
+interface TurnCalls {
+  turnId: string;
+  calls: { callId: string; name: string; arguments: JsonValue }[];
+  latestText: string;
+  history: ChatMessage[];
+}
+
+/** Plays an act turn's calls in order (those over the limit are refused, not made). */
+async function playCalls(play: EpisodePlay, transcriptTurn: TranscriptTurn, turn: TurnCalls): Promise<TurnResult> {
+  const { ctx, limits, signal, envace } = play;
+  let failure: { code: string; message: string } | undefined;
+  for (const [i, call] of turn.calls.entries()) {
+    if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs);
+    const overLimit = i >= limits.maxCallsPerTurn;
+    const result = overLimit
+      ? await refuseCall(ctx, turn.turnId, call.callId, call.name, limits.maxCallsPerTurn)
+      : await playCall(ctx, { turnId: turn.turnId, callId: call.callId, name: call.name, args: call.arguments, tools: play.tools, history: turn.history, latestText: turn.latestText, real: play.real, rehearseSession: play.rehearseSession, signal });
+    if (result.kind === 'end') return result;
+    transcriptTurn.calls.push(result.transcriptCall);
+    play.messages.push({ role: 'tool', name: call.name, content: result.toolText });
+    play.progress.calls++;
+    ctx.onProgress?.({ ...play.progress });
+    if (result.endEpisode) return { kind: 'end', ending: result.endEpisode };
+    if (envace) failure ??= envaceToolFailure(result.transcriptCall, result.toolText);
+  }
+  // EnvACE runs every call of the act, then ends the episode if one of them failed (envs.py).
+  if (failure) {
+    envace!.noteToolFailure();
+    return ended('failed', failure.code, `A tool call failed (${failure.code}); EnvACE's rule ends the episode on any error_tool_call.`);
+  }
+  return { kind: 'continue' };
+}
+
+/** How an episode that threw ended: cancelled when the run was stopped, failed otherwise. */
+function endingOfError(ctx: EpisodeContext, err: unknown): { ending: EpisodeEnding; fatal: boolean } {
+  const e = err instanceof StudioError ? err : new StudioError('EPISODE_FAILED', errorMessage(err));
+  const cancelled = !!ctx.signal?.aborted;
+  return {
+    ending: { status: cancelled ? 'cancelled' : 'failed', code: cancelled ? 'CANCELLED' : envaceEpisodeCode(e.code, ctx.settings.parse), message: e.message },
+    fatal: POLICY_GONE.has(e.code) || cancelled,
+  };
+}
+
+/** Takes the final snapshot, grades the episode (unless cancelled) and writes its end. */
+async function finishEpisode(play: EpisodePlay, turns: TranscriptTurn[], ending: EpisodeEnding | undefined, fatal: boolean): Promise<EpisodeOutcome> {
+  const { ctx, real, envace, lastTurnId } = play;
+  const status: EpisodeStatus = ending?.status ?? 'completed';
+  const error = ending && { code: ending.code, message: ending.message };
   const snapshot = await takeSnapshot(ctx, real);
   const transcript: EpisodeTranscript = { turns, snapshot, ...(error ? { ended: { ...(lastTurnId ? { lastTurnId } : {}), code: error.code } } : {}) };
   let grade: Grade | undefined;
   if (status !== 'cancelled' && envace) grade = envace.grade(status);
   else if (status !== 'cancelled') {
-    grade = await gradeEpisode(task, transcript, ctx.grade);
+    grade = await gradeEpisode(ctx.task, transcript, ctx.grade);
     if (!real) grade = withoutStateChecks(grade);
     if (status === 'failed' || status === 'limit') grade = gradeOfFailedEpisode(grade);
   }
   const answer = [...turns].reverse().find((t) => t.answer !== undefined)?.answer;
-  await emit({
+  await ctx.emit({
     type: 'episode.end',
-    episodeId,
+    episodeId: ctx.episodeId,
     status,
     reward: grade?.reward ?? null,
     success: grade?.success ?? null,
@@ -219,12 +302,13 @@ interface CallPlay {
 }
 
 interface CallResult {
+  kind: 'played';
   transcriptCall: TranscriptCall;
   toolText: string;
-  endEpisode?: EpisodeEnd;
+  endEpisode?: EpisodeEnding;
 }
 
-async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult> {
+async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult | Ended> {
   const { episodeId, settings, emit } = ctx;
   // Rehearse first: in shadow mode the prediction is made before the tool has answered.
   let rehearsalEvent: CallRehearsalEvent | undefined;
@@ -232,7 +316,7 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult> {
   if (ctx.policy.rehearses !== false) {
     const prompt = buildRehearsePrompt({ tools: c.tools, examples: ctx.task.examples, history: c.history, latestText: c.latestText, call: { name: c.name, arguments: c.args } }, settings.rehearsePrompt);
     const rehearsal = await ctx.policy.rehearse({ messages: prompt, n: settings.rehearsalSamples, session: c.rehearseSession, sampling: settings.sampling.rehearse, maxTokens: settings.maxTokens.rehearse, signal: c.signal });
-    if (c.signal.aborted) throw abortReason(ctx.signal, ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs);
+    if (c.signal.aborted) return abortReason(ctx.signal, ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs);
     sample = { ...rehearsal.samples[0], parse: rehearsalParseIn(rehearsal.samples[0], settings.parse) };
     rehearsalEvent = await emit({
       type: 'call.rehearsal', episodeId, turnId: c.turnId, callId: c.callId, tool: c.name, arguments: c.args, text: sample.text,
@@ -258,24 +342,24 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult> {
 
   if (ctx.mode === 'shadow') {
     const outcome = { ...(actualEvent!.response ? { response: actualEvent!.response } : {}), ...(actualEvent!.error ? { error: actualEvent!.error } : {}) };
-    return { transcriptCall: { name: c.name, arguments: c.args, outcome: outcome as TranscriptCall['outcome'] }, toolText: actualEventToolText(actualEvent) };
+    return { kind: 'played', transcriptCall: { name: c.name, arguments: c.args, outcome: outcome as TranscriptCall['outcome'] }, toolText: actualEventToolText(actualEvent) };
   }
   // Imagine: the episode continues on the rehearsal.
   if (!sample) throw new StudioError('NO_REHEARSAL', `${ctx.policy.info.id} does not rehearse, so it cannot play imagined episodes; use shadow mode.`);
   if (!sample.parse.ok) {
     const text = simulatorErrorText(sample.parse.error.code, sample.parse.error.message);
     // Under EnvACE's rule the act's other calls run first, then the episode ends (playEpisode).
-    const end = settings.onParseError === 'end' && settings.reward !== 'envace' ? new EpisodeEnd('failed', sample.parse.error.code, `The rehearsal could not be parsed: ${sample.parse.error.message}`) : undefined;
-    return { transcriptCall: { name: c.name, arguments: c.args, outcome: { response: { text: [text], isError: true } } }, toolText: text, endEpisode: end };
+    const end: EpisodeEnding | undefined = settings.onParseError === 'end' && settings.reward !== 'envace' ? { status: 'failed', code: sample.parse.error.code, message: `The rehearsal could not be parsed: ${sample.parse.error.message}` } : undefined;
+    return { kind: 'played', transcriptCall: { name: c.name, arguments: c.args, outcome: { response: { text: [text], isError: true } } }, toolText: text, endEpisode: end };
   }
   const imagined = rehearsedToolResult(sample.parse.value);
-  return { transcriptCall: { name: c.name, arguments: c.args, outcome: { response: imagined } }, toolText: imagined.text![0] };
+  return { kind: 'played', transcriptCall: { name: c.name, arguments: c.args, outcome: { response: imagined } }, toolText: imagined.text![0] };
 }
 
 async function refuseCall(ctx: EpisodeContext, turnId: string, callId: string, name: string, max: number): Promise<CallResult> {
   const error = { code: 'CALL_LIMIT', message: `Only ${max} tool calls are allowed per turn; this call was not made.` };
   await ctx.emit({ type: 'call.actual', episodeId: ctx.episodeId, turnId, callId, tool: name, source: ctx.env?.source ?? 'mcp', error });
-  return { transcriptCall: { name, arguments: null, outcome: { error } } as unknown as TranscriptCall, toolText: actualToolText(undefined, error) };
+  return { kind: 'played', transcriptCall: { name, arguments: null, outcome: { error } } as unknown as TranscriptCall, toolText: actualToolText(undefined, error) };
 }
 
 async function takeSnapshot(ctx: EpisodeContext, real: boolean): Promise<EpisodeTranscript['snapshot']> {
@@ -293,7 +377,7 @@ function withoutStateChecks(grade: Grade): Grade {
   return scoreVerdicts(grade.checks.map((c) => (c.kind === 'state' ? { ...c, passed: null, detail: `not evaluated: ${NO_REAL_STATE}` } : c)));
 }
 
-function abortReason(runSignal: AbortSignal | undefined, episodeTimeoutMs: number): EpisodeEnd {
-  if (runSignal?.aborted) return new EpisodeEnd('cancelled', 'CANCELLED', 'The run was stopped.');
-  return new EpisodeEnd('limit', 'EPISODE_TIMEOUT', `The episode ran longer than ${episodeTimeoutMs} ms.`);
+function abortReason(runSignal: AbortSignal | undefined, episodeTimeoutMs: number): Ended {
+  if (runSignal?.aborted) return ended('cancelled', 'CANCELLED', 'The run was stopped.');
+  return ended('limit', 'EPISODE_TIMEOUT', `The episode ran longer than ${episodeTimeoutMs} ms.`);
 }

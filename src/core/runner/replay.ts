@@ -40,16 +40,8 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   // The id names the run's folder: one that could leave the runs folder is refused before anything else.
   if (options.runId !== undefined) assertValidId(options.runId, 'run');
   if (options.policy.rehearses === false) throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`);
-  const { events, skippedCount } = await readTraceEvents(options.source);
-  const source = events.find((e) => e.type === 'run');
-  if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skippedCount ? ` (${skippedCount} lines skipped)` : ''}; it cannot be replayed.`);
-  // Rehearsals are parsed as the recorded run parsed them, unless the caller names a dialect.
-  const recordedDialect = (source.settings as { parse?: unknown } | undefined)?.parse;
-  const parse = options.settings?.parse ?? (isParseDialect(recordedDialect) ? recordedDialect : 'studio');
-  const settings = withDefaults({ ...options.settings, parse, mode: 'replay' });
-  const actuals = new Map<string, CallActualEvent>();
-  for (const e of events) if (e.type === 'call.actual') actuals.set(e.callId, e);
-  const total = events.filter((e) => e.type === 'turn').reduce((n, t) => n + (t.type === 'turn' && t.parse.kind === 'calls' ? t.parse.calls.length : 0), 0);
+  const recorded = await readRecorded(options);
+  const { settings } = recorded;
 
   const runId = options.runId ?? newRunId('replay');
   const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
@@ -61,51 +53,19 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   };
   await emit({ type: 'run', runId, mode: 'replay', policy: options.policy.info, source: path.resolve(options.source), settings: settings as unknown as Record<string, never> });
 
-  const episodes: RunSummary['episodes'] = [];
+  const replay: Replay = { options, recorded, emit, episodes: [], done: 0, tools: [], messages: [] };
   let status: RunSummary['status'] = 'completed';
   let error: RunSummary['error'];
-  let done = 0;
-  let episode: EpisodeEvent | undefined;
-  let tools: ToolDefinition[] = [];
-  let messages: ChatMessage[] = [];
   try {
-    for (const e of events) {
+    for (const e of recorded.events) {
       if (options.signal?.aborted) { status = 'cancelled'; break; }
-      switch (e.type) {
-        case 'episode':
-          episode = e;
-          tools = e.tools ?? [];
-          messages = [];
-          await emit({ ...strip(e) });
-          break;
-        case 'turn': {
-          if (!episode) break;
-          await emit({ ...strip(e) });
-          if (e.user !== undefined) messages.push({ role: 'user', content: e.user });
-          const history = [...messages];
-          messages.push({ role: 'assistant', content: e.text });
-          if (e.parse.kind !== 'calls') break;
-          for (const call of e.parse.calls) {
-            await replayCall(e, call, history, messages);
-            options.onProgress?.({ done: ++done, total, callId: call.callId });
-          }
-          break;
-        }
-        case 'episode.end':
-          if (!episode) break;
-          await emit({ ...strip(e) });
-          episodes.push({ episodeId: e.episodeId, taskId: episode.taskId, status: e.status, reward: e.reward, success: e.success });
-          options.policy.endSession(`${e.episodeId}:rehearse`);
-          episode = undefined;
-          break;
-        default:
-          break;
-      }
+      await replayEvent(replay, e);
     }
   } catch (err) {
     status = options.signal?.aborted ? 'cancelled' : 'failed';
     error = { code: err instanceof StudioError ? err.code : 'REPLAY_FAILED', message: errorMessage(err) };
   }
+  const { episode } = replay;
   if (episode) {
     // The episode being replayed ends with the run, so that every episode of the trace has its end.
     const why = error ?? { code: 'CANCELLED', message: 'The replay was stopped.' };
@@ -114,24 +74,99 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   }
   await emit({ type: 'run.end', runId, status, ...(error ? { error } : {}) });
   await writer.close();
-  return { runId, traceFile, status, episodes, ...(error ? { error } : {}) };
+  return { runId, traceFile, status, episodes: replay.episodes, ...(error ? { error } : {}) };
+}
 
-  async function replayCall(turn: TurnEvent, call: { callId: string; name: string; arguments: JsonValue }, history: ChatMessage[], conversation: ChatMessage[]): Promise<void> {
-    const prompt = buildRehearsePrompt({ tools, examples: options.examples?.(episode!.taskId), history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, settings.rehearsePrompt);
-    const r = await options.policy.rehearse({ messages: prompt, n: settings.rehearsalSamples, session: `${turn.episodeId}:rehearse`, sampling: settings.sampling.rehearse, maxTokens: settings.maxTokens.rehearse, signal: options.signal });
-    const sample = { ...r.samples[0], parse: rehearsalParseIn(r.samples[0], settings.parse) };
-    const rehearsal = await emit({
-      type: 'call.rehearsal', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, arguments: call.arguments, text: sample.text,
-      result: sample.parse.ok ? { ok: true, value: sample.parse.value } : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
-      tokens: r.tokens, latencyMs: Math.round(r.latencyMs),
-    }) as CallRehearsalEvent;
-    const recorded = actuals.get(call.callId);
-    const actual = await emit(recorded
-      ? { ...strip(recorded), source: 'replay' }
-      : { type: 'call.actual', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, source: 'replay', error: { code: 'NO_RECORDED_ANSWER', message: 'The recorded trace has no actual response for this call.' } }) as CallActualEvent;
-    await emit(fidelityEventFor(rehearsal, actual));
-    conversation.push({ role: 'tool', name: call.name, content: actualEventToolText(actual) });
+/** The recorded trace, read: its events, its actual responses by call and the replay's settings. */
+interface RecordedTrace {
+  events: TraceEvent[];
+  settings: RunSettings;
+  actuals: Map<string, CallActualEvent>;
+  /** Calls to replay, for progress. */
+  total: number;
+}
+
+/** Reads the recorded trace (refused without a run event) and settles the replay's settings. */
+async function readRecorded(options: ReplayOptions): Promise<RecordedTrace> {
+  const { events, skippedCount } = await readTraceEvents(options.source);
+  const source = events.find((e) => e.type === 'run');
+  if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skippedCount ? ` (${skippedCount} lines skipped)` : ''}; it cannot be replayed.`);
+  // Rehearsals are parsed as the recorded run parsed them, unless the caller names a dialect.
+  const recordedDialect = (source.settings as { parse?: unknown } | undefined)?.parse;
+  const parse = options.settings?.parse ?? (isParseDialect(recordedDialect) ? recordedDialect : 'studio');
+  const settings = withDefaults({ ...options.settings, parse, mode: 'replay' });
+  const actuals = new Map<string, CallActualEvent>();
+  for (const e of events) if (e.type === 'call.actual') actuals.set(e.callId, e);
+  const total = events.filter((e) => e.type === 'turn').reduce((n, t) => n + (t.type === 'turn' && t.parse.kind === 'calls' ? t.parse.calls.length : 0), 0);
+  return { events, settings, actuals, total };
+}
+
+/** A replay in progress: the episode being replayed, its conversation so far, and what is done. */
+interface Replay {
+  options: ReplayOptions;
+  recorded: RecordedTrace;
+  emit: (event: NewTraceEvent) => Promise<TraceEvent>;
+  episodes: RunSummary['episodes'];
+  done: number;
+  episode?: EpisodeEvent;
+  tools: ToolDefinition[];
+  messages: ChatMessage[];
+}
+
+/** Replays one recorded event: episodes and turns are copied, each call of a turn is rehearsed again. */
+async function replayEvent(replay: Replay, e: TraceEvent): Promise<void> {
+  const { options, emit } = replay;
+  switch (e.type) {
+    case 'episode':
+      replay.episode = e;
+      replay.tools = e.tools ?? [];
+      replay.messages = [];
+      await emit({ ...strip(e) });
+      break;
+    case 'turn': {
+      if (!replay.episode) break;
+      await emit({ ...strip(e) });
+      const { messages } = replay;
+      if (e.user !== undefined) messages.push({ role: 'user', content: e.user });
+      const history = [...messages];
+      messages.push({ role: 'assistant', content: e.text });
+      if (e.parse.kind !== 'calls') break;
+      for (const call of e.parse.calls) {
+        await replayCall(replay, e, call, history);
+        options.onProgress?.({ done: ++replay.done, total: replay.recorded.total, callId: call.callId });
+      }
+      break;
+    }
+    case 'episode.end':
+      if (!replay.episode) break;
+      await emit({ ...strip(e) });
+      replay.episodes.push({ episodeId: e.episodeId, taskId: replay.episode.taskId, status: e.status, reward: e.reward, success: e.success });
+      options.policy.endSession(`${e.episodeId}:rehearse`);
+      replay.episode = undefined;
+      break;
+    default:
+      break;
   }
+}
+
+/** Rehearses one recorded call again, scores it against the recorded actual response, and adds that response to the conversation. */
+async function replayCall(replay: Replay, turn: TurnEvent, call: { callId: string; name: string; arguments: JsonValue }, history: ChatMessage[]): Promise<void> {
+  const { options, emit } = replay;
+  const { settings, actuals } = replay.recorded;
+  const prompt = buildRehearsePrompt({ tools: replay.tools, examples: options.examples?.(replay.episode!.taskId), history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, settings.rehearsePrompt);
+  const r = await options.policy.rehearse({ messages: prompt, n: settings.rehearsalSamples, session: `${turn.episodeId}:rehearse`, sampling: settings.sampling.rehearse, maxTokens: settings.maxTokens.rehearse, signal: options.signal });
+  const sample = { ...r.samples[0], parse: rehearsalParseIn(r.samples[0], settings.parse) };
+  const rehearsal = await emit({
+    type: 'call.rehearsal', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, arguments: call.arguments, text: sample.text,
+    result: sample.parse.ok ? { ok: true, value: sample.parse.value } : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
+    tokens: r.tokens, latencyMs: Math.round(r.latencyMs),
+  }) as CallRehearsalEvent;
+  const recorded = actuals.get(call.callId);
+  const actual = await emit(recorded
+    ? { ...strip(recorded), source: 'replay' }
+    : { type: 'call.actual', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, source: 'replay', error: { code: 'NO_RECORDED_ANSWER', message: 'The recorded trace has no actual response for this call.' } }) as CallActualEvent;
+  await emit(fidelityEventFor(rehearsal, actual));
+  replay.messages.push({ role: 'tool', name: call.name, content: actualEventToolText(actual) });
 }
 
 function strip<E extends TraceEvent>(e: E): Omit<E, 'v' | 'ts'> {

@@ -11,7 +11,7 @@ import type { NewTraceEvent, TraceEvent } from '../trace/format/schema';
 import { SNAPSHOT_MIN_BYTES, snapshotAllowed } from '../trace/index/indexSnapshot';
 import { TraceIndex } from '../trace/index/traceIndex';
 import { TraceWriter } from '../trace/format/writer';
-import type { EpisodeOutcome, EpisodeProgress } from './episode';
+import type { EmitEvent, EpisodeOutcome, EpisodeProgress } from './episode';
 import { playEpisode } from './episode';
 import { playPrivateRehearsal } from './privateRehearsal';
 import type { RunSettings } from './settings';
@@ -92,63 +92,94 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     options.onEvent?.(full);
     return full;
   };
-  const episodes: EpisodeSummary[] = [];
-  const total = options.tasks.length * settings.episodesPerTask;
   // Tasks that name the same servers share one environment (reset per episode), not one process each.
-  const environments = new Map<string, Environment>();
-  const envKey = (t: LoadedTask) => JSON.stringify([t.baseDir, t.task.servers, t.task.tools ?? null, t.task.limits?.callTimeoutMs ?? null]);
-  let status: RunSummary['status'] = 'completed';
-  let runError: { code: string; message: string } | undefined;
+  const run: TaskRun = { options, settings, mode: settings.mode, emit, environments: new Map(), episodes: [], total: options.tasks.length * settings.episodesPerTask, episodeIndex: 0 };
 
   await emit({
     type: 'run', runId, mode: settings.mode, policy: options.policy.info, tasks: options.tasks.map((t) => t.task.id),
     settings: settings as unknown as Record<string, never>, studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
   });
-  let episodeIndex = 0;
+  let ended: RunEnding;
   try {
-    outer: for (const loaded of options.tasks) {
-      for (let k = 0; k < settings.episodesPerTask; k++) {
-        if (options.signal?.aborted) { status = 'cancelled'; break outer; }
-        // Every mode needs the environment: its servers list the task's tools. Imagine mode (without
-        // audit) calls none of them.
-        let env = environments.get(envKey(loaded));
-        if (!env) {
-          env = await options.openEnvironment(loaded);
-          environments.set(envKey(loaded), env);
-        }
-        const onEpisodeProgress = (p: EpisodeProgress) => options.onProgress?.({ done: episodes.length, total, taskId: loaded.task.id, episode: p });
-        const episodeSettings = withEpisodeSeed(settings, k);
-        let outcome: EpisodeOutcome;
-        let id: string;
-        if (settings.mode === 'private') {
-          const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: episodeIndex, policy: options.policy, env, settings: episodeSettings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
-          episodeIndex = played.nextIndex;
-          outcome = played.committed;
-          id = played.committedId;
-        } else {
-          id = makeEpisodeId(episodeIndex);
-          outcome = await playEpisode({ task: loaded.task, episodeId: id, index: episodeIndex++, mode: settings.mode, policy: options.policy, env, settings: episodeSettings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
-        }
-        const summary = { episodeId: id, taskId: loaded.task.id, status: outcome.status, reward: outcome.grade?.reward ?? null, success: outcome.grade?.success ?? null };
-        episodes.push(summary);
-        options.onProgress?.({ done: episodes.length, total, taskId: loaded.task.id, ended: summary });
-        if (outcome.fatal) {
-          status = options.signal?.aborted ? 'cancelled' : 'failed';
-          runError = outcome.error;
-          break outer;
-        }
-      }
-    }
+    ended = await playTasks(run);
   } catch (err) {
-    status = 'failed';
-    runError = { code: err instanceof StudioError ? err.code : 'RUN_FAILED', message: errorMessage(err) };
+    ended = { status: 'failed', error: { code: err instanceof StudioError ? err.code : 'RUN_FAILED', message: errorMessage(err) } };
   } finally {
-    await Promise.all([...environments.values()].map((e) => e.close().catch(() => undefined)));
+    await Promise.all([...run.environments.values()].map((e) => e.close().catch(() => undefined)));
   }
+  const { status, error: runError } = ended;
+  const { episodes } = run;
   await emit({ type: 'run.end', runId, status, ...(runError ? { error: runError } : {}) });
   await writer.close();
   await saveIndex(traceFile, options.saveIndexAfterBytes ?? SNAPSHOT_MIN_BYTES);
   return { runId, traceFile, status, episodes, ...(runError ? { error: runError } : {}) };
+}
+
+/** A run in progress: its options, its environments by servers, and the episodes played so far. */
+interface TaskRun {
+  options: RunOptions;
+  settings: RunSettings;
+  /** The run's mode (never replay: replayTrace plays those). */
+  mode: Exclude<RunSettings['mode'], 'replay'>;
+  emit: EmitEvent;
+  environments: Map<string, Environment>;
+  episodes: EpisodeSummary[];
+  total: number;
+  episodeIndex: number;
+}
+
+/** How the run ended: its status and, when it failed, why. */
+interface RunEnding {
+  status: RunSummary['status'];
+  error?: { code: string; message: string };
+}
+
+/** Plays every task's episodes in order; stops early when the run is stopped or the policy is gone. */
+async function playTasks(run: TaskRun): Promise<RunEnding> {
+  const { options, settings } = run;
+  for (const loaded of options.tasks) {
+    for (let k = 0; k < settings.episodesPerTask; k++) {
+      if (options.signal?.aborted) return { status: 'cancelled' };
+      const { summary, outcome } = await playTaskEpisode(run, loaded, k);
+      run.episodes.push(summary);
+      options.onProgress?.({ done: run.episodes.length, total: run.total, taskId: loaded.task.id, ended: summary });
+      if (outcome.fatal) return { status: options.signal?.aborted ? 'cancelled' : 'failed', error: outcome.error };
+    }
+  }
+  return { status: 'completed' };
+}
+
+/** Plays a task's k-th episode (a private rehearsal's committed one, in private mode) on its environment. */
+async function playTaskEpisode(run: TaskRun, loaded: LoadedTask, k: number): Promise<{ summary: EpisodeSummary; outcome: EpisodeOutcome }> {
+  const { options, settings, emit } = run;
+  // Every mode needs the environment: its servers list the task's tools. Imagine mode (without
+  // audit) calls none of them.
+  const key = environmentKey(loaded);
+  let env = run.environments.get(key);
+  if (!env) {
+    env = await options.openEnvironment(loaded);
+    run.environments.set(key, env);
+  }
+  const onEpisodeProgress = (p: EpisodeProgress) => options.onProgress?.({ done: run.episodes.length, total: run.total, taskId: loaded.task.id, episode: p });
+  const episodeSettings = withEpisodeSeed(settings, k);
+  let outcome: EpisodeOutcome;
+  let id: string;
+  if (run.mode === 'private') {
+    const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: run.episodeIndex, policy: options.policy, env, settings: episodeSettings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+    run.episodeIndex = played.nextIndex;
+    outcome = played.committed;
+    id = played.committedId;
+  } else {
+    id = makeEpisodeId(run.episodeIndex);
+    outcome = await playEpisode({ task: loaded.task, episodeId: id, index: run.episodeIndex++, mode: run.mode, policy: options.policy, env, settings: episodeSettings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+  }
+  const summary = { episodeId: id, taskId: loaded.task.id, status: outcome.status, reward: outcome.grade?.reward ?? null, success: outcome.grade?.success ?? null };
+  return { summary, outcome };
+}
+
+/** Tasks with the same servers, tools and call timeout share one environment. */
+function environmentKey(t: LoadedTask): string {
+  return JSON.stringify([t.baseDir, t.task.servers, t.task.tools ?? null, t.task.limits?.callTimeoutMs ?? null]);
 }
 
 /**

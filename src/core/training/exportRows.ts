@@ -128,7 +128,6 @@ export function hideRow(row: DatasetRow): DatasetRow {
  */
 export async function exportRows(files: readonly string[], options: ExportOptions, writeRow: (row: DatasetRow) => void): Promise<ExportSummary> {
   const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, bySource: {}, tasks: [], skippedRuns: 0, filteredCalls: 0, skippedLines: 0, annotatedCalls: 0, skippedAnnotationLines: 0 };
-  const roles = new Set(options.roles ?? ['act', 'rehearse']);
   const tasks = new Set<string>();
   const write = (plain: DatasetRow) => {
     const row = options.identifierSlots ? hideRow(plain) : plain;
@@ -138,100 +137,164 @@ export async function exportRows(files: readonly string[], options: ExportOption
     summary.bySource[key] = (summary.bySource[key] ?? 0) + 1;
     if (row.task) tasks.add(row.task);
   };
-  for (const file of files) {
-    let notes: AnnotationSet | undefined;
-    if (options.annotations !== false && roles.has('rehearse')) {
-      notes = await readAnnotations(annotationsFileFor(file));
-      summary.skippedAnnotationLines += notes.skippedCount;
-    }
-    let run: RunEvent | undefined;
-    // The runs filter is decided at the run event (the first line); a run left out writes nothing.
-    let excluded = false;
-    const episodes = new Map<string, EpisodeEvents>();
-    const result = await readTrace(file, {
-      onEvent: (e: TraceEvent) => {
-        if (e.type === 'run') {
-          run ??= e;
-          if (options.runs && !options.runs.has(e.runId)) { excluded = true; summary.skippedRuns++; }
-          return;
-        }
-        if (excluded) return;
-        if (e.type === 'episode') { episodes.set(e.episodeId, { start: e, turns: [], rehearsals: new Map(), actuals: new Map() }); return; }
-        if (e.type === 'run.end' || e.type === 'fidelity') return;
-        const ep = episodes.get(e.episodeId);
-        if (!ep) return;
-        if (e.type === 'turn') ep.turns.push(e);
-        else if (e.type === 'call.rehearsal') ep.rehearsals.set(e.callId, e);
-        else if (e.type === 'call.actual') ep.actuals.set(e.callId, e);
-        else if (e.type === 'episode.end') { ep.end = e; emitEpisode(ep); episodes.delete(e.episodeId); }
-      },
-    });
-    summary.skippedLines += result.skippedCount;
-
-    function emitEpisode(ep: EpisodeEvents): void {
-      const ungradedRollout = options.actSource === 'rollout' && ep.end?.reward === null;
-      if (!ep.end || ep.end.status === 'cancelled' || ungradedRollout || (options.onlySuccessful && ep.end.success !== true)) { summary.skippedEpisodes++; return; }
-      summary.episodes++;
-      const mode = ep.start.mode;
-      const settings = (run?.settings ?? {}) as { rehearsePrompt?: RehearsePromptOptions; onParseError?: string; reward?: string; parse?: string };
-      const promptOptions = options.rehearsePrompt ?? settings.rehearsePrompt ?? {};
-      const info = options.taskInfo?.(ep.start.taskId);
-      const tools: ToolDefinition[] = ep.start.tools ?? [];
-      const system = ep.start.system ?? info?.system;
-      const reward = ep.end.reward;
-      const group = options.actSource === 'rollout' ? (options.group?.(ep.start.taskId) ?? ep.start.taskId) : null;
-      const base = { v: 1 as const, reward: options.actSource === 'rollout' ? reward : null, group, task: ep.start.taskId, episode: ep.start.episodeId };
-      // A run under EnvACE's rule: each row's reward loses EnvACE's invalid-action penalty when its text is empty.
-      const rowReward = (text: string) => (base.reward !== null && settings.reward === 'envace' ? envaceRowReward(base.reward, text) : base.reward);
-      const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
-      for (const turn of ep.turns) {
-        if (turn.user !== undefined) messages.push({ role: 'user', content: turn.user });
-        const history = [...messages];
-        const lastTurn = turn === ep.turns[ep.turns.length - 1];
-        if (roles.has('act') && (options.actRows !== 'episode' || lastTurn)) {
-          write({
-            ...base, reward: rowReward(turn.text), id: `${ep.start.episodeId}/${turn.turnId}/act`, role: 'act', messages: history, tools: tools.map(toFunctionSchema), target: turn.text, weight: 1, source: options.actSource,
-            ...(options.actRows === 'episode' ? { train_history: true } : {}),
-          });
-        }
-        messages.push({ role: 'assistant', content: turn.text });
-        if (turn.parse.kind === 'error') {
-          if (settings.onParseError === 'feedback') messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(turn.parse.code, turn.parse.message, turn.text, isParseDialect(settings.parse) ? settings.parse : 'studio') });
-          continue;
-        }
-        if (turn.parse.kind !== 'calls') continue;
-        for (const call of turn.parse.calls) {
-          const rehearsal = ep.rehearsals.get(call.callId);
-          const actual = ep.actuals.get(call.callId);
-          const selected = (!options.tools || options.tools.has(call.name)) && (!options.onlyMismatches || isMismatch(rehearsal, actual));
-          if (roles.has('rehearse') && !selected) summary.filteredCalls++;
-          if (roles.has('rehearse') && selected) {
-            const prompt = buildRehearsePrompt({ tools, examples: info?.examples, history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, promptOptions);
-            const annotated = notes?.forCall(call.callId) ?? [];
-            const marks = annotated.length ? { annotations: rowAnnotations(annotated) } : {};
-            const actualTarget = options.actualRehearsals && actual ? actualRehearsalTarget(actual) : undefined;
-            if (actualTarget !== undefined) {
-              const weight = options.callWeight?.(call.callId) ?? groundingWeight(notes?.summary(call.callId));
-              write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId, ...marks });
-            }
-            if (options.policyRehearsals && rehearsal) {
-              // The policy's own rehearsal as target: its annotations go with it, its weight is not raised.
-              const weight = options.callWeight?.(call.callId) ?? 1;
-              write({ ...base, reward: rowReward(rehearsal.text), id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId, ...marks });
-            }
-            if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal))) summary.annotatedCalls++;
-          }
-          // The tool message the policy read: the actual response (shadow) or its own rehearsal (imagine).
-          let toolText: string;
-          if (mode === 'imagine') {
-            toolText = !rehearsal ? actualToolText(undefined, actual?.error)
-              : rehearsal.result.ok ? rehearsedToolResult(rehearsal.result.value).text![0] : simulatorErrorText(rehearsal.result.code, rehearsal.result.message);
-          } else toolText = actualEventToolText(actual);
-          messages.push({ role: 'tool', name: call.name, content: toolText });
-        }
-      }
-    }
-  }
+  const rows: RowExport = { options, roles: new Set(options.roles ?? ['act', 'rehearse']), summary, write };
+  for (const file of files) await exportFile(rows, file);
   summary.tasks = [...tasks].sort();
   return summary;
+}
+
+/** What every file of an export shares: its options, the roles it writes, its summary and the row writer. */
+interface RowExport {
+  options: ExportOptions;
+  roles: Set<'act' | 'rehearse'>;
+  summary: ExportSummary;
+  write: (row: DatasetRow) => void;
+}
+
+/** Reads one trace file, gathering each episode's events, and writes an episode's rows when it ends. */
+async function exportFile(rows: RowExport, file: string): Promise<void> {
+  const { options, summary } = rows;
+  let notes: AnnotationSet | undefined;
+  if (options.annotations !== false && rows.roles.has('rehearse')) {
+    notes = await readAnnotations(annotationsFileFor(file));
+    summary.skippedAnnotationLines += notes.skippedCount;
+  }
+  let run: RunEvent | undefined;
+  // The runs filter is decided at the run event (the first line); a run left out writes nothing.
+  let excluded = false;
+  const episodes = new Map<string, EpisodeEvents>();
+  const result = await readTrace(file, {
+    onEvent: (e: TraceEvent) => {
+      if (e.type === 'run') {
+        run ??= e;
+        if (options.runs && !options.runs.has(e.runId)) { excluded = true; summary.skippedRuns++; }
+        return;
+      }
+      if (excluded) return;
+      if (e.type === 'episode') { episodes.set(e.episodeId, { start: e, turns: [], rehearsals: new Map(), actuals: new Map() }); return; }
+      if (e.type === 'run.end' || e.type === 'fidelity') return;
+      const ep = episodes.get(e.episodeId);
+      if (!ep) return;
+      if (e.type === 'turn') ep.turns.push(e);
+      else if (e.type === 'call.rehearsal') ep.rehearsals.set(e.callId, e);
+      else if (e.type === 'call.actual') ep.actuals.set(e.callId, e);
+      else if (e.type === 'episode.end') { ep.end = e; emitEpisode(rows, ep, run, notes); episodes.delete(e.episodeId); }
+    },
+  });
+  summary.skippedLines += result.skippedCount;
+}
+
+/** The recorded run's settings that decide how its rows are rebuilt. */
+interface RecordedSettings {
+  rehearsePrompt?: RehearsePromptOptions;
+  onParseError?: string;
+  reward?: string;
+  parse?: string;
+}
+
+/** One episode's rows in the making: what its turns' and calls' rows share. */
+interface EpisodeRows {
+  ep: EpisodeEvents;
+  notes: AnnotationSet | undefined;
+  settings: RecordedSettings;
+  promptOptions: RehearsePromptOptions;
+  examples: RecordedExample[] | undefined;
+  tools: ToolDefinition[];
+  base: Pick<DatasetRow, 'v' | 'reward' | 'group' | 'task' | 'episode'>;
+  rowReward: (text: string) => number | null;
+}
+
+/** Writes an ended episode's rows, unless it is left out (cancelled, ungraded rollout, not successful when asked). */
+function emitEpisode(rows: RowExport, ep: EpisodeEvents, run: RunEvent | undefined, notes: AnnotationSet | undefined): void {
+  const { options, summary } = rows;
+  const ungradedRollout = options.actSource === 'rollout' && ep.end?.reward === null;
+  if (!ep.end || ep.end.status === 'cancelled' || ungradedRollout || (options.onlySuccessful && ep.end.success !== true)) { summary.skippedEpisodes++; return; }
+  summary.episodes++;
+  const settings = (run?.settings ?? {}) as RecordedSettings;
+  const info = options.taskInfo?.(ep.start.taskId);
+  const system = ep.start.system ?? info?.system;
+  const reward = ep.end.reward;
+  const group = options.actSource === 'rollout' ? (options.group?.(ep.start.taskId) ?? ep.start.taskId) : null;
+  const base = { v: 1 as const, reward: options.actSource === 'rollout' ? reward : null, group, task: ep.start.taskId, episode: ep.start.episodeId };
+  const episode: EpisodeRows = {
+    ep,
+    notes,
+    settings,
+    promptOptions: options.rehearsePrompt ?? settings.rehearsePrompt ?? {},
+    examples: info?.examples,
+    tools: ep.start.tools ?? [],
+    base,
+    // A run under EnvACE's rule: each row's reward loses EnvACE's invalid-action penalty when its text is empty.
+    rowReward: (text: string) => (base.reward !== null && settings.reward === 'envace' ? envaceRowReward(base.reward, text) : base.reward),
+  };
+  const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
+  for (const turn of ep.turns) emitTurn(rows, episode, turn, messages);
+}
+
+/** Writes one turn's act row and its calls' rehearse rows, and adds to `messages` what the policy read after it. */
+function emitTurn(rows: RowExport, episode: EpisodeRows, turn: TurnEvent, messages: ChatMessage[]): void {
+  const { options, roles } = rows;
+  const { ep, settings, base } = episode;
+  if (turn.user !== undefined) messages.push({ role: 'user', content: turn.user });
+  const history = [...messages];
+  const lastTurn = turn === ep.turns[ep.turns.length - 1];
+  if (roles.has('act') && (options.actRows !== 'episode' || lastTurn)) {
+    rows.write({
+      ...base, reward: episode.rowReward(turn.text), id: `${ep.start.episodeId}/${turn.turnId}/act`, role: 'act', messages: history, tools: episode.tools.map(toFunctionSchema), target: turn.text, weight: 1, source: options.actSource,
+      ...(options.actRows === 'episode' ? { train_history: true } : {}),
+    });
+  }
+  messages.push({ role: 'assistant', content: turn.text });
+  if (turn.parse.kind === 'error') {
+    if (settings.onParseError === 'feedback') messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(turn.parse.code, turn.parse.message, turn.text, isParseDialect(settings.parse) ? settings.parse : 'studio') });
+    return;
+  }
+  if (turn.parse.kind !== 'calls') return;
+  for (const call of turn.parse.calls) {
+    const rehearsal = ep.rehearsals.get(call.callId);
+    const actual = ep.actuals.get(call.callId);
+    const selected = (!options.tools || options.tools.has(call.name)) && (!options.onlyMismatches || isMismatch(rehearsal, actual));
+    if (roles.has('rehearse') && !selected) rows.summary.filteredCalls++;
+    if (roles.has('rehearse') && selected) emitCallRows(rows, episode, { call, rehearsal, actual, history, latestText: turn.text });
+    messages.push({ role: 'tool', name: call.name, content: toolTextRead(ep.start.mode, rehearsal, actual) });
+  }
+}
+
+/** A call of a turn, with its recorded events and what its rehearse prompt is built from. */
+interface CallInTurn {
+  call: { callId: string; name: string; arguments: JsonValue };
+  rehearsal: CallRehearsalEvent | undefined;
+  actual: CallActualEvent | undefined;
+  history: ChatMessage[];
+  latestText: string;
+}
+
+/** Writes a call's rehearse rows: the real response as target, and (when asked) the policy's own rehearsal. */
+function emitCallRows(rows: RowExport, episode: EpisodeRows, c: CallInTurn): void {
+  const { options } = rows;
+  const { ep, notes, base } = episode;
+  const { call, rehearsal, actual } = c;
+  const prompt = buildRehearsePrompt({ tools: episode.tools, examples: episode.examples, history: c.history, latestText: c.latestText, call: { name: call.name, arguments: call.arguments } }, episode.promptOptions);
+  const annotated = notes?.forCall(call.callId) ?? [];
+  const marks = annotated.length ? { annotations: rowAnnotations(annotated) } : {};
+  const actualTarget = options.actualRehearsals && actual ? actualRehearsalTarget(actual) : undefined;
+  if (actualTarget !== undefined) {
+    const weight = options.callWeight?.(call.callId) ?? groundingWeight(notes?.summary(call.callId));
+    rows.write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId, ...marks });
+  }
+  if (options.policyRehearsals && rehearsal) {
+    // The policy's own rehearsal as target: its annotations go with it, its weight is not raised.
+    const weight = options.callWeight?.(call.callId) ?? 1;
+    rows.write({ ...base, reward: episode.rowReward(rehearsal.text), id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId, ...marks });
+  }
+  if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal))) rows.summary.annotatedCalls++;
+}
+
+/** The tool message the policy read: the actual response (shadow) or its own rehearsal (imagine). */
+function toolTextRead(mode: EpisodeEvent['mode'], rehearsal: CallRehearsalEvent | undefined, actual: CallActualEvent | undefined): string {
+  if (mode === 'imagine') {
+    return !rehearsal ? actualToolText(undefined, actual?.error)
+      : rehearsal.result.ok ? rehearsedToolResult(rehearsal.result.value).text![0] : simulatorErrorText(rehearsal.result.code, rehearsal.result.message);
+  }
+  return actualEventToolText(actual);
 }
