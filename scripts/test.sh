@@ -12,7 +12,7 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 if has setup; then stage "system packages"; bash scripts/ensure-system-deps.sh; fi
 if [ ! -d node_modules ]; then echo "node_modules is missing: run npm ci first" >&2; exit 1; fi
-if has lint; then stage "lint"; npx eslint .; fi
+if has lint; then stage "lint and formatting"; npx eslint .; npx prettier --check . || { echo "formatting differs: run npm run format" >&2; exit 1; }; fi
 if has build || has unit || has recipes || has editor; then stage "type check and bundles"; npx tsc -p .; node scripts/build.mjs; fi
 if has unit; then stage "unit tests (mocha)"; npx mocha; fi
 if has python && [ -d trainer/tests ]; then
