@@ -14,7 +14,10 @@ async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const strict = args.includes('--strict');
   const filter = args.find((a) => !a.startsWith('--'));
-  const settings: BenchSettings = { warmup: Number(process.env.BENCH_WARMUP ?? 3), runs: Number(process.env.BENCH_RUNS ?? 15) };
+  const settings: BenchSettings = {
+    warmup: Number(process.env.BENCH_WARMUP ?? 3),
+    runs: Number(process.env.BENCH_RUNS ?? 15),
+  };
 
   const casesDir = path.join(__dirname, 'cases');
   for (const file of (await fs.readdir(casesDir)).filter((f) => f.endsWith('.js')).sort()) {
@@ -26,14 +29,25 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  const results: { name: string; description: string; result: BenchCaseResult; targets: (BenchTarget & { actual: number; met: boolean })[] }[] = [];
+  const results: {
+    name: string;
+    description: string;
+    result: BenchCaseResult;
+    targets: (BenchTarget & { actual: number; met: boolean })[];
+  }[] = [];
   let missed = 0;
   for (const c of selected) {
-    console.log(`\n${c.name}\n  ${c.description}\n  ${settings.warmup} warm-up runs, ${settings.runs} timed runs`);
+    console.log(
+      `\n${c.name}\n  ${c.description}\n  ${settings.warmup} warm-up runs, ${settings.runs} timed runs`,
+    );
     const result = await c.run(settings);
     const base = result.baseline ? result.measurements[result.baseline]?.medianMs : undefined;
     const rows = Object.entries(result.measurements).map(([name, s]) => [
-      name, s.medianMs.toFixed(1), s.p95Ms.toFixed(1), s.minMs.toFixed(1), base ? `${(s.medianMs / base).toFixed(1)}×` : '-',
+      name,
+      s.medianMs.toFixed(1),
+      s.p95Ms.toFixed(1),
+      s.minMs.toFixed(1),
+      base ? `${(s.medianMs / base).toFixed(1)}×` : '-',
     ]);
     console.log(table(['measurement', 'median ms', 'p95 ms', 'min ms', 'vs baseline'], rows));
     for (const [k, v] of Object.entries(result.facts ?? {})) console.log(`  ${k}: ${v}`);
@@ -42,13 +56,17 @@ async function main(): Promise<number> {
         const actual = Number(result.facts?.[t.fact] ?? Number.NaN);
         const met = actual <= t.atMost;
         if (!met) missed++;
-        console.log(`  target ${t.fact} <= ${t.atMost}: ${actual.toFixed(2)} ${met ? 'met' : 'MISSED'}`);
+        console.log(
+          `  target ${t.fact} <= ${t.atMost}: ${actual.toFixed(2)} ${met ? 'met' : 'MISSED'}`,
+        );
         return { ...t, actual, met };
       }
       const actual = result.measurements[t.measurement]?.[t.stat] ?? Number.NaN;
       const met = actual < t.belowMs;
       if (!met) missed++;
-      console.log(`  target ${t.measurement} ${t.stat} < ${t.belowMs} ms: ${actual.toFixed(1)} ms ${met ? 'met' : 'MISSED'}`);
+      console.log(
+        `  target ${t.measurement} ${t.stat} < ${t.belowMs} ms: ${actual.toFixed(1)} ms ${met ? 'met' : 'MISSED'}`,
+      );
       return { ...t, actual, met };
     });
     results.push({ name: c.name, description: c.description, result, targets });
@@ -56,19 +74,39 @@ async function main(): Promise<number> {
 
   const out = path.join(process.cwd(), 'bench-results', 'latest.json');
   await fs.mkdir(path.dirname(out), { recursive: true });
-  const machine = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', load: os.loadavg() };
-  await fs.writeFile(out, JSON.stringify({ date: new Date().toISOString(), machine, settings, cases: results }, null, 2) + '\n');
-  console.log(`\nwrote ${path.relative(process.cwd(), out)}${missed ? `; ${missed} target(s) missed` : ''}`);
+  const machine = {
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    load: os.loadavg(),
+  };
+  await fs.writeFile(
+    out,
+    JSON.stringify({ date: new Date().toISOString(), machine, settings, cases: results }, null, 2) +
+      '\n',
+  );
+  console.log(
+    `\nwrote ${path.relative(process.cwd(), out)}${missed ? `; ${missed} target(s) missed` : ''}`,
+  );
   return strict && missed ? 1 : 0;
 }
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => '  ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [line(header), '  ' + widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  const line = (cells: string[]) =>
+    '  ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(header), '  ' + widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join(
+    '\n',
+  );
 }
 
-main().then((code) => { process.exitCode = code; }, (err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
-});
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  },
+);

@@ -56,7 +56,8 @@ const cases: BenchCase[] = [];
 
 /** Registers a case (called at import time by the files under `bench/cases/`). */
 export function registerBenchCase(c: BenchCase): void {
-  if (cases.some((x) => x.name === c.name)) throw new Error(`benchmark case ${c.name} is registered twice`);
+  if (cases.some((x) => x.name === c.name))
+    throw new Error(`benchmark case ${c.name} is registered twice`);
   cases.push(c);
 }
 
@@ -75,7 +76,13 @@ export function quantile(sorted: readonly number[], q: number): number {
 /** Statistics of timings (milliseconds) collected by a case itself. */
 export function timingStats(samples: readonly number[]): TimingStats {
   const times = [...samples].sort((a, b) => a - b);
-  return { runs: times.length, medianMs: quantile(times, 0.5), p95Ms: quantile(times, 0.95), minMs: times[0], maxMs: times[times.length - 1] };
+  return {
+    runs: times.length,
+    medianMs: quantile(times, 0.5),
+    p95Ms: quantile(times, 0.95),
+    minMs: times[0],
+    maxMs: times[times.length - 1],
+  };
 }
 
 /** Times `fn`: `warmup` untimed runs, then `runs` timed ones. */

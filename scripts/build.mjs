@@ -31,19 +31,62 @@ const servers = existsSync('src/servers')
       .filter((d) => d.isDirectory() && existsSync(`src/servers/${d.name}/main.ts`))
       .map((d) => d.name)
   : [];
-const serverConfigs = servers.map((name) => ({ ...common, entryPoints: [`src/servers/${name}/main.ts`], outfile: `dist/servers/${name}.js`, platform: 'node', format: 'cjs', target: 'node20' }));
+const serverConfigs = servers.map((name) => ({
+  ...common,
+  entryPoints: [`src/servers/${name}/main.ts`],
+  outfile: `dist/servers/${name}.js`,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+}));
 
 // The policy host bundles transformers.js (tokenizer and chat template); only onnxruntime-node
 // (native) stays outside, and sharp (images, never used here) is replaced by a stub.
-const policyHostConfig = { ...common, entryPoints: ['src/core/policy/hostMain.ts'], outfile: 'dist/policy-host.js', platform: 'node', format: 'cjs', target: 'node20', external: ['onnxruntime-node'], alias: { ...common.alias, sharp: './scripts/stubs/sharp.cjs' } };
+const policyHostConfig = {
+  ...common,
+  entryPoints: ['src/core/policy/hostMain.ts'],
+  outfile: 'dist/policy-host.js',
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  external: ['onnxruntime-node'],
+  alias: { ...common.alias, sharp: './scripts/stubs/sharp.cjs' },
+};
 
-const configs = serversOnly || policyHostOnly ? [...(serversOnly ? serverConfigs : []), ...(policyHostOnly ? [policyHostConfig] : [])] : [
-  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals },
-  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', target: 'node20', external: nodeExternals, banner: { js: '#!/usr/bin/env node' } },
-  policyHostConfig,
-  ...webviews.map((name) => ({ ...common, entryPoints: [`webview/${name}/main.ts`], outfile: `dist/webview/${name}.js`, platform: 'browser', format: 'iife', target: 'es2022' })),
-  ...serverConfigs,
-];
+const configs =
+  serversOnly || policyHostOnly
+    ? [...(serversOnly ? serverConfigs : []), ...(policyHostOnly ? [policyHostConfig] : [])]
+    : [
+        {
+          ...common,
+          entryPoints: ['src/extension/extension.ts'],
+          outfile: 'dist/extension.js',
+          platform: 'node',
+          format: 'cjs',
+          target: 'node20',
+          external: nodeExternals,
+        },
+        {
+          ...common,
+          entryPoints: ['src/cli/main.ts'],
+          outfile: 'dist/cli.js',
+          platform: 'node',
+          format: 'cjs',
+          target: 'node20',
+          external: nodeExternals,
+          banner: { js: '#!/usr/bin/env node' },
+        },
+        policyHostConfig,
+        ...webviews.map((name) => ({
+          ...common,
+          entryPoints: [`webview/${name}/main.ts`],
+          outfile: `dist/webview/${name}.js`,
+          platform: 'browser',
+          format: 'iife',
+          target: 'es2022',
+        })),
+        ...serverConfigs,
+      ];
 
 if (watch) {
   for (const c of configs) await (await context(c)).watch();

@@ -19,14 +19,29 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const QUICK = process.env.QUICK === '1';
 const env = (name, full, quick) => process.env[name] ?? (QUICK ? quick : full);
-const WORK = path.resolve(env('WORK', path.join(ROOT, '.rehearsal/measure-envace'), path.join(ROOT, '.rehearsal/measure-envace-quick')));
+const WORK = path.resolve(
+  env(
+    'WORK',
+    path.join(ROOT, '.rehearsal/measure-envace'),
+    path.join(ROOT, '.rehearsal/measure-envace-quick'),
+  ),
+);
 const CLI = path.join(ROOT, 'dist/cli.js');
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 // The GRPO settings (threads, optimiser, clip, episodes' temperature) are the default policy's recipe's.
-const RECIPE = JSON.parse(await fs.readFile(path.resolve(process.env.RECIPE ?? path.join(ROOT, 'training/default/recipe.json')), 'utf8'));
-const POLICY = path.resolve(env('POLICY', path.join(ROOT, 'models/default'), path.join(ROOT, 'models/default')));
+const RECIPE = JSON.parse(
+  await fs.readFile(
+    path.resolve(process.env.RECIPE ?? path.join(ROOT, 'training/default/recipe.json')),
+    'utf8',
+  ),
+);
+const POLICY = path.resolve(
+  env('POLICY', path.join(ROOT, 'models/default'), path.join(ROOT, 'models/default')),
+);
 const sftFinal = path.join(ROOT, '.rehearsal/training/default/sft/final');
-const BASE = path.resolve(env('BASE', existsSync(path.join(sftFinal, 'config.json')) ? sftFinal : POLICY, POLICY));
+const BASE = path.resolve(
+  env('BASE', existsSync(path.join(sftFinal, 'config.json')) ? sftFinal : POLICY, POLICY),
+);
 // One training seed: about 9 min on 2 cores with the slots policy (49 min with the earlier policy,
 // whose broken episodes were slow); SEEDS=0,1,2 adds about 3 min a seed.
 const SEEDS = env('SEEDS', '0', '0').split(',').map(Number);
@@ -42,19 +57,37 @@ const GRPO_START = 20_000;
 const HELDOUT_START = 30_000;
 const DOMAINS = ['retail', 'bank'];
 const started = Date.now();
-const log = (msg) => console.log(`[measure:envace ${((Date.now() - started) / 60000).toFixed(1)} min] ${msg}`);
+const log = (msg) =>
+  console.log(`[measure:envace ${((Date.now() - started) / 60000).toFixed(1)} min] ${msg}`);
 
 /** Runs a program (argument vector, no shell); resolves with its stdout, rejects with its output's tail. */
 function run(cmd, args, { onLine } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, PYTHONPATH: ROOT, OMP_WAIT_POLICY: 'PASSIVE' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: ROOT,
+      env: { ...process.env, PYTHONPATH: ROOT, OMP_WAIT_POLICY: 'PASSIVE' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (d) => { out += d; if (onLine) for (const l of d.split('\n')) if (l) onLine(l); });
-    child.stderr.on('data', (d) => { err = (err + d).slice(-4000); });
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (onLine) for (const l of d.split('\n')) if (l) onLine(l);
+    });
+    child.stderr.on('data', (d) => {
+      err = (err + d).slice(-4000);
+    });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(' ')} exited ${code}:\n${err || out.slice(-3000)}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(
+            new Error(
+              `${path.basename(cmd)} ${args.slice(0, 3).join(' ')} exited ${code}:\n${err || out.slice(-3000)}`,
+            ),
+          ),
+    );
   });
 }
 const rehearse = (...args) => run(process.execPath, [CLI, ...args]);
@@ -62,7 +95,10 @@ const rehearse = (...args) => run(process.execPath, [CLI, ...args]);
 /** A step that is done once: its result is kept in WORK/<name>.json and read back on later runs. */
 async function step(name, work) {
   const file = path.join(WORK, `${name}.json`);
-  if (existsSync(file)) { log(`${name}: done before`); return JSON.parse(await fs.readFile(file, 'utf8')); }
+  if (existsSync(file)) {
+    log(`${name}: done before`);
+    return JSON.parse(await fs.readFile(file, 'utf8'));
+  }
   log(`${name}...`);
   const t0 = Date.now();
   const result = { ...(await work()), seconds: Math.round((Date.now() - t0) / 1000) };
@@ -73,12 +109,27 @@ async function step(name, work) {
 /** Per-task outcomes of one evaluation run (`rehearse run --json`), and its report's figures. */
 async function evaluate(name, policy, runArgs = []) {
   return step(name, async () => {
-    const out = await rehearse('run', path.join(WORK, 'tasks/heldout'), '--policy', policy, '--out', path.join(WORK, 'runs', name), '--no-progress', '--json', ...runArgs);
+    const out = await rehearse(
+      'run',
+      path.join(WORK, 'tasks/heldout'),
+      '--policy',
+      policy,
+      '--out',
+      path.join(WORK, 'runs', name),
+      '--no-progress',
+      '--json',
+      ...runArgs,
+    );
     const { run: summary, report } = JSON.parse(out);
-    const calls = JSON.parse(await rehearse('report', summary.traceFile, '--calls', '--json')).callList ?? [];
+    const calls =
+      JSON.parse(await rehearse('report', summary.traceFile, '--calls', '--json')).callList ?? [];
     return {
       trace: summary.traceFile,
-      tasks: summary.episodes.map((e) => ({ task: e.taskId, success: e.success ? 1 : 0, reward: e.reward ?? 0 })),
+      tasks: summary.episodes.map((e) => ({
+        task: e.taskId,
+        success: e.success ? 1 : 0,
+        reward: e.reward ?? 0,
+      })),
       fieldF1: calls.filter((c) => c.fieldF1 !== null).map((c) => c.fieldF1),
       keyJaccard: report.overall.keyJaccard,
       rehearsalValidity: report.rehearsed ? report.rehearsalParseValid / report.rehearsed : null,
@@ -94,26 +145,64 @@ async function grpo(arm, seed) {
   await step(`grpo-${arm}-seed${seed}`, async () => {
     const { threads, episodes: _e, temperature, ...rest } = RECIPE.grpo;
     const config = path.join(WORK, `grpo-${arm}-seed${seed}.config.json`);
-    await fs.writeFile(config, JSON.stringify({
-      seed, threads, out_dir: out, model: { path: BASE }, ...rest,
-      grpo: { ...rest.grpo, iterations: ITERATIONS, temperature },
-      train: { ...rest.train, export_at_end: true },
-      rollouts: {
-        command: [process.execPath, CLI, 'rollout', path.join(WORK, 'tasks/grpo'), '--policy', '{model_dir}', '--out', '{out}', '--episodes', String(EPISODES),
-          '--temperature', String(temperature), '--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs',
-          // The published figures were measured with one act row per episode; rollout's default is now per turn.
-          '--act-rows', 'episode', ...(arm === 'real' ? ['--real'] : [])],
-      },
-    }, null, 2));
+    await fs.writeFile(
+      config,
+      JSON.stringify(
+        {
+          seed,
+          threads,
+          out_dir: out,
+          model: { path: BASE },
+          ...rest,
+          grpo: { ...rest.grpo, iterations: ITERATIONS, temperature },
+          train: { ...rest.train, export_at_end: true },
+          rollouts: {
+            command: [
+              process.execPath,
+              CLI,
+              'rollout',
+              path.join(WORK, 'tasks/grpo'),
+              '--policy',
+              '{model_dir}',
+              '--out',
+              '{out}',
+              '--episodes',
+              String(EPISODES),
+              '--temperature',
+              String(temperature),
+              '--seed',
+              '{seed}',
+              '--group',
+              'iter{iteration}',
+              '--runs',
+              '{run_dir}/rollout-runs',
+              // The published figures were measured with one act row per episode; rollout's default is now per turn.
+              '--act-rows',
+              'episode',
+              ...(arm === 'real' ? ['--real'] : []),
+            ],
+          },
+        },
+        null,
+        2,
+      ),
+    );
     const rewards = [];
     await run(PYTHON, ['-m', 'trainer', 'grpo', '--config', config], {
       onLine: (line) => {
         try {
           const e = JSON.parse(line);
-          if (e.event === 'rollouts' && e.roles?.act) { rewards.push(e.roles.act.reward_mean); log(`  ${arm} seed ${seed}: rollouts of iteration ${(e.iteration ?? rewards.length - 1) + 1}, act reward mean ${Number(e.roles.act.reward_mean).toFixed(3)}`); }
+          if (e.event === 'rollouts' && e.roles?.act) {
+            rewards.push(e.roles.act.reward_mean);
+            log(
+              `  ${arm} seed ${seed}: rollouts of iteration ${(e.iteration ?? rewards.length - 1) + 1}, act reward mean ${Number(e.roles.act.reward_mean).toFixed(3)}`,
+            );
+          }
           if (e.event === 'resume') log(`  ${arm} seed ${seed}: resumed from step ${e.step}`);
           if (e.event === 'error') log(`  trainer error: ${e.code}: ${e.message}`);
-        } catch { /* a log line */ }
+        } catch {
+          /* a log line */
+        }
       },
     });
     return { rolloutRewardMeans: rewards };
@@ -124,7 +213,13 @@ async function grpo(arm, seed) {
 /** Seeded PRNG (mulberry32), so the intervals are the same on every run. */
 function prng(seed) {
   let a = seed >>> 0;
-  return () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 /** Mean and 95% bootstrap interval of per-unit values (each unit: the mean of its list of values). */
@@ -147,34 +242,84 @@ function interval(units) {
 function summarise(evaluations) {
   const byTask = (field) => {
     const m = new Map();
-    for (const e of evaluations) for (const t of e.tasks) m.set(t.task, [...(m.get(t.task) ?? []), t[field]]);
+    for (const e of evaluations)
+      for (const t of e.tasks) m.set(t.task, [...(m.get(t.task) ?? []), t[field]]);
     return [...m.values()];
   };
   const f1 = evaluations.flatMap((e) => e.fieldF1.map((x) => [x]));
-  const mean = (xs) => { const v = xs.filter((x) => x !== null); return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null; };
+  const mean = (xs) => {
+    const v = xs.filter((x) => x !== null);
+    return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+  };
   return {
-    success: interval(byTask('success')), reward: interval(byTask('reward')), fieldF1: f1.length ? interval(f1) : null,
-    keyJaccard: mean(evaluations.map((e) => e.keyJaccard)), rehearsalValidity: mean(evaluations.map((e) => e.rehearsalValidity)), actValidity: mean(evaluations.map((e) => e.actValidity)),
+    success: interval(byTask('success')),
+    reward: interval(byTask('reward')),
+    fieldF1: f1.length ? interval(f1) : null,
+    keyJaccard: mean(evaluations.map((e) => e.keyJaccard)),
+    rehearsalValidity: mean(evaluations.map((e) => e.rehearsalValidity)),
+    actValidity: mean(evaluations.map((e) => e.actValidity)),
   };
 }
 
-const pct = (x) => `${(100 * x.mean).toFixed(1)}% [${(100 * x.low).toFixed(1)}, ${(100 * x.high).toFixed(1)}]`;
-const num = (x) => (x === null || x === undefined ? '-' : typeof x === 'number' ? x.toFixed(2) : `${x.mean.toFixed(2)} [${x.low.toFixed(2)}, ${x.high.toFixed(2)}]`);
-const row = (name, s, extra = '') => `| ${name} | ${pct(s.success)} | ${num(s.reward)} | ${num(s.fieldF1)} | ${num(s.keyJaccard)} | ${num(s.rehearsalValidity)} | ${num(s.actValidity)} |${extra}`;
+const pct = (x) =>
+  `${(100 * x.mean).toFixed(1)}% [${(100 * x.low).toFixed(1)}, ${(100 * x.high).toFixed(1)}]`;
+const num = (x) =>
+  x === null || x === undefined
+    ? '-'
+    : typeof x === 'number'
+      ? x.toFixed(2)
+      : `${x.mean.toFixed(2)} [${x.low.toFixed(2)}, ${x.high.toFixed(2)}]`;
+const row = (name, s, extra = '') =>
+  `| ${name} | ${pct(s.success)} | ${num(s.reward)} | ${num(s.fieldF1)} | ${num(s.keyJaccard)} | ${num(s.rehearsalValidity)} | ${num(s.actValidity)} |${extra}`;
 
 async function main() {
-  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `node scripts/build.mjs` first.');
-  for (const [what, dir] of [['BASE', BASE], ['POLICY', POLICY]]) if (!existsSync(path.join(dir, 'config.json'))) throw new Error(`${what} ${dir} is not a model folder (no config.json): build the default policy with npm run train:default, or set ${what}.`);
+  if (!existsSync(CLI))
+    throw new Error('dist/cli.js is missing: run `node scripts/build.mjs` first.');
+  for (const [what, dir] of [
+    ['BASE', BASE],
+    ['POLICY', POLICY],
+  ])
+    if (!existsSync(path.join(dir, 'config.json')))
+      throw new Error(
+        `${what} ${dir} is not a model folder (no config.json): build the default policy with npm run train:default, or set ${what}.`,
+      );
   if (process.argv.includes('--fresh')) await fs.rm(WORK, { recursive: true, force: true });
   await fs.mkdir(WORK, { recursive: true });
-  log(`base ${path.relative(ROOT, BASE)}, policy ${path.relative(ROOT, POLICY)}; seeds ${SEEDS.join(', ')}; ${ITERATIONS} GRPO iterations of ${GRPO_TASKS}×2 tasks × ${EPISODES} episodes; ${HELDOUT}×2 held-out tasks; budgets 0, ${BUDGETS.join(', ')}`);
+  log(
+    `base ${path.relative(ROOT, BASE)}, policy ${path.relative(ROOT, POLICY)}; seeds ${SEEDS.join(', ')}; ${ITERATIONS} GRPO iterations of ${GRPO_TASKS}×2 tasks × ${EPISODES} episodes; ${HELDOUT}×2 held-out tasks; budgets 0, ${BUDGETS.join(', ')}`,
+  );
 
   await step('tasks', async () => {
     for (const domain of DOMAINS) {
-      await rehearse('generate', domain, '--split', 'train', '--start', String(GRPO_START), '--count', String(GRPO_TASKS), '--out', path.join(WORK, 'tasks/grpo', domain));
-      await rehearse('generate', domain, '--split', 'test', '--start', String(HELDOUT_START), '--count', String(HELDOUT), '--out', path.join(WORK, 'tasks/heldout', domain));
+      await rehearse(
+        'generate',
+        domain,
+        '--split',
+        'train',
+        '--start',
+        String(GRPO_START),
+        '--count',
+        String(GRPO_TASKS),
+        '--out',
+        path.join(WORK, 'tasks/grpo', domain),
+      );
+      await rehearse(
+        'generate',
+        domain,
+        '--split',
+        'test',
+        '--start',
+        String(HELDOUT_START),
+        '--count',
+        String(HELDOUT),
+        '--out',
+        path.join(WORK, 'tasks/heldout', domain),
+      );
     }
-    return { grpo: { start: GRPO_START, perDomain: GRPO_TASKS }, heldout: { start: HELDOUT_START, perDomain: HELDOUT } };
+    return {
+      grpo: { start: GRPO_START, perDomain: GRPO_TASKS },
+      heldout: { start: HELDOUT_START, perDomain: HELDOUT },
+    };
   });
 
   // A: policy learning.
@@ -184,7 +329,9 @@ async function main() {
   for (const seed of SEEDS) {
     for (const arm of ['imagined', 'real']) {
       const final = await grpo(arm, seed);
-      grpoSteps[`${arm}-seed${seed}`] = JSON.parse(await fs.readFile(path.join(WORK, `grpo-${arm}-seed${seed}.json`), 'utf8'));
+      grpoSteps[`${arm}-seed${seed}`] = JSON.parse(
+        await fs.readFile(path.join(WORK, `grpo-${arm}-seed${seed}.json`), 'utf8'),
+      );
       arms[arm].push(await evaluate(`eval-${arm}-seed${seed}`, final));
     }
   }
@@ -193,29 +340,71 @@ async function main() {
   const privateRuns = [];
   for (const budget of BUDGETS) {
     for (const order of ['parallel', 'sequential']) {
-      const e = await evaluate(`eval-private-${order}-b${budget}`, POLICY, ['--mode', 'private', '--budget', String(budget), '--order', order, '--rehearsal-temperature', String(REHEARSAL_TEMPERATURE), '--seed', String(PRIVATE_SEED)]);
+      const e = await evaluate(`eval-private-${order}-b${budget}`, POLICY, [
+        '--mode',
+        'private',
+        '--budget',
+        String(budget),
+        '--order',
+        order,
+        '--rehearsal-temperature',
+        String(REHEARSAL_TEMPERATURE),
+        '--seed',
+        String(PRIVATE_SEED),
+      ]);
       privateRuns.push({ budget, order, summary: summarise([e]) });
     }
   }
 
-  const header = '| | task success [95% CI] | mean reward | field F1 | key Jaccard | rehearsal validity | act parse validity |\n| --- | --- | --- | --- | --- | --- | --- |';
+  const header =
+    '| | task success [95% CI] | mean reward | field F1 | key Jaccard | rehearsal validity | act parse validity |\n| --- | --- | --- | --- | --- | --- | --- |';
   const md = [
     `### A. GRPO with world rehearsal vs real rollouts vs none (${ITERATIONS} iterations, ${GRPO_TASKS * 2} tasks × ${EPISODES} episodes, seeds ${SEEDS.join(', ')}; ${HELDOUT * 2} held-out tasks)`,
-    '', header,
+    '',
+    header,
     row('no GRPO (base)', summarise([none])),
     row('GRPO, imagined rollouts (world rehearsal)', summarise(arms.imagined)),
     row('GRPO, real tool rollouts (baseline)', summarise(arms.real)),
-    '', `### B. Private rehearsal at test time (${path.relative(ROOT, POLICY)}; imagined episodes at temperature ${REHEARSAL_TEMPERATURE}, seed ${PRIVATE_SEED})`,
-    '', header,
+    '',
+    `### B. Private rehearsal at test time (${path.relative(ROOT, POLICY)}; imagined episodes at temperature ${REHEARSAL_TEMPERATURE}, seed ${PRIVATE_SEED})`,
+    '',
+    header,
     row('budget 0 (shadow)', summarise([budget0])),
     ...privateRuns.map((p) => row(`budget ${p.budget}, ${p.order}`, p.summary)),
-    '', `Held-out tasks: test-split seeds from ${HELDOUT_START}; GRPO tasks: train-split seeds from ${GRPO_START}; intervals: bootstrap over tasks (each task's value averaged over seeds). ${((Date.now() - started) / 60000).toFixed(1)} min this run.`,
+    '',
+    `Held-out tasks: test-split seeds from ${HELDOUT_START}; GRPO tasks: train-split seeds from ${GRPO_START}; intervals: bootstrap over tasks (each task's value averaged over seeds). ${((Date.now() - started) / 60000).toFixed(1)} min this run.`,
   ].join('\n');
   await fs.writeFile(path.join(WORK, 'results.md'), md + '\n');
-  await fs.writeFile(path.join(WORK, 'results.json'), JSON.stringify({ base: BASE, policy: POLICY, seeds: SEEDS, iterations: ITERATIONS, episodes: EPISODES, grpoTasksPerDomain: GRPO_TASKS, heldoutPerDomain: HELDOUT, grpo: grpoSteps,
-    policyLearning: { none: summarise([none]), imagined: summarise(arms.imagined), real: summarise(arms.real) },
-    privateRehearsal: [{ budget: 0, order: 'none', summary: summarise([budget0]) }, ...privateRuns] }, null, 2) + '\n');
+  await fs.writeFile(
+    path.join(WORK, 'results.json'),
+    JSON.stringify(
+      {
+        base: BASE,
+        policy: POLICY,
+        seeds: SEEDS,
+        iterations: ITERATIONS,
+        episodes: EPISODES,
+        grpoTasksPerDomain: GRPO_TASKS,
+        heldoutPerDomain: HELDOUT,
+        grpo: grpoSteps,
+        policyLearning: {
+          none: summarise([none]),
+          imagined: summarise(arms.imagined),
+          real: summarise(arms.real),
+        },
+        privateRehearsal: [
+          { budget: 0, order: 'none', summary: summarise([budget0]) },
+          ...privateRuns,
+        ],
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   console.log(`\n${md}\n\n(${path.join(WORK, 'results.md')})`);
 }
 
-main().catch((err) => { console.error(`measure:envace failed: ${err.message}`); process.exit(1); });
+main().catch((err) => {
+  console.error(`measure:envace failed: ${err.message}`);
+  process.exit(1);
+});

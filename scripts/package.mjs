@@ -8,11 +8,22 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 const args = process.argv.slice(2);
-const target = args[args.indexOf('--target') + 1] && args.includes('--target') ? args[args.indexOf('--target') + 1] : `${process.platform === 'win32' ? 'win32' : process.platform}-${process.arch}`;
+const target =
+  args[args.indexOf('--target') + 1] && args.includes('--target')
+    ? args[args.indexOf('--target') + 1]
+    : `${process.platform === 'win32' ? 'win32' : process.platform}-${process.arch}`;
 const [platform, arch] = target.split('-');
-const BIN = { 'linux-x64': 'linux/x64', 'linux-arm64': 'linux/arm64', 'darwin-arm64': 'darwin/arm64', 'win32-x64': 'win32/x64', 'win32-arm64': 'win32/arm64' }[target];
+const BIN = {
+  'linux-x64': 'linux/x64',
+  'linux-arm64': 'linux/arm64',
+  'darwin-arm64': 'darwin/arm64',
+  'win32-x64': 'win32/x64',
+  'win32-arm64': 'win32/arm64',
+}[target];
 if (!BIN) {
-  console.error(`No onnxruntime-node binaries for ${target}; targets: linux-x64, linux-arm64, darwin-arm64, win32-x64, win32-arm64.`);
+  console.error(
+    `No onnxruntime-node binaries for ${target}; targets: linux-x64, linux-arm64, darwin-arm64, win32-x64, win32-arm64.`,
+  );
   process.exit(2);
 }
 const base = readFileSync('.vscodeignore', 'utf8');
@@ -27,8 +38,25 @@ const runtime = [
 ].join('\n');
 const ignoreFile = path.join(os.tmpdir(), `rehearsal-vscodeignore-${target}`);
 writeFileSync(ignoreFile, `${base}\n# onnxruntime-node for ${platform}-${arch}\n${runtime}\n`);
-const out = args.includes('--out') ? args[args.indexOf('--out') + 1] : `rehearsal-studio-${target}.vsix`;
+const out = args.includes('--out')
+  ? args[args.indexOf('--out') + 1]
+  : `rehearsal-studio-${target}.vsix`;
 rmSync(out, { force: true });
 // Dependencies are bundled by esbuild, except onnxruntime-node (native) which the ignore file selects.
-const result = spawnSync(process.execPath, [path.join('node_modules', '@vscode', 'vsce', 'vsce'), 'package', '--target', target, '--ignoreFile', ignoreFile, '--out', out, '--allow-missing-repository', '--no-rewrite-relative-links'], { stdio: 'inherit' });
+const result = spawnSync(
+  process.execPath,
+  [
+    path.join('node_modules', '@vscode', 'vsce', 'vsce'),
+    'package',
+    '--target',
+    target,
+    '--ignoreFile',
+    ignoreFile,
+    '--out',
+    out,
+    '--allow-missing-repository',
+    '--no-rewrite-relative-links',
+  ],
+  { stdio: 'inherit' },
+);
 process.exit(result.status ?? 1);

@@ -14,11 +14,16 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // RECIPE, WORK and MODEL can point elsewhere (a quick trial of the pipeline with a small recipe).
-const RECIPE_FILE = path.resolve(process.env.RECIPE ?? path.join(ROOT, 'training/default/recipe.json'));
+const RECIPE_FILE = path.resolve(
+  process.env.RECIPE ?? path.join(ROOT, 'training/default/recipe.json'),
+);
 const WORK = path.resolve(process.env.WORK ?? path.join(ROOT, '.rehearsal/training/default'));
 const MODEL = path.resolve(process.env.MODEL ?? path.join(ROOT, 'models/default'));
 /** The ONNX files of an export that are in `dir`: the graph, its weights when stored apart (export.external_data), and model_cascade.onnx unless export.cascade was false. */
-const onnxFiles = (dir) => ['onnx/model.onnx', 'onnx/model.onnx_data', 'onnx/model_cascade.onnx'].filter((f) => existsSync(path.join(dir, f)));
+const onnxFiles = (dir) =>
+  ['onnx/model.onnx', 'onnx/model.onnx_data', 'onnx/model_cascade.onnx'].filter((f) =>
+    existsSync(path.join(dir, f)),
+  );
 const CLI = path.join(ROOT, 'dist/cli.js');
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 const recipe = JSON.parse(await fs.readFile(RECIPE_FILE, 'utf8'));
@@ -28,12 +33,17 @@ const started = Date.now();
 const loadSamples = [os.loadavg()[0]];
 const loadTimer = setInterval(() => loadSamples.push(os.loadavg()[0]), 60_000);
 loadTimer.unref();
-const log = (msg) => console.log(`[train:default ${((Date.now() - started) / 60000).toFixed(1)} min] ${msg}`);
+const log = (msg) =>
+  console.log(`[train:default ${((Date.now() - started) / 60000).toFixed(1)} min] ${msg}`);
 
 /** Runs a program (argument vector, no shell); rejects with its last output when it fails. */
 function run(cmd, args, { onLine, env } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, PYTHONPATH: ROOT, OMP_WAIT_POLICY: 'PASSIVE', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: ROOT,
+      env: { ...process.env, PYTHONPATH: ROOT, OMP_WAIT_POLICY: 'PASSIVE', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const tail = [];
     const take = (stream, isOut) => {
       let partial = '';
@@ -42,15 +52,25 @@ function run(cmd, args, { onLine, env } = {}) {
         const lines = (partial + chunk).split('\n');
         partial = lines.pop();
         for (const line of lines) {
-          tail.push(line); if (tail.length > 30) tail.shift();
-          if (isOut && onLine) onLine(line); else if (process.env.VERBOSE) console.error(line);
+          tail.push(line);
+          if (tail.length > 30) tail.shift();
+          if (isOut && onLine) onLine(line);
+          else if (process.env.VERBOSE) console.error(line);
         }
       });
     };
     take(child.stdout, true);
     take(child.stderr, false);
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${path.basename(cmd)} ${args.slice(0, 3).join(' ')} exited ${code}:\n${tail.join('\n')}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `${path.basename(cmd)} ${args.slice(0, 3).join(' ')} exited ${code}:\n${tail.join('\n')}`,
+            ),
+          ),
+    );
   });
 }
 
@@ -60,31 +80,77 @@ function trainerProgress(line) {
   const ranked = /^\[default(\d+)\]:(.*)$/.exec(line);
   if (ranked && ranked[1] !== '0') return;
   let e;
-  try { e = JSON.parse(ranked ? ranked[2] : line); } catch { return; }
+  try {
+    e = JSON.parse(ranked ? ranked[2] : line);
+  } catch {
+    return;
+  }
   if (e.event === 'step') {
-    const roles = Object.entries(e.roles ?? {}).map(([r, v]) => `${r} ${(v.loss ?? v.pg_loss ?? 0).toFixed(3)}${v.reward_mean !== undefined ? ` r=${v.reward_mean.toFixed(2)}` : ''}`).join(', ');
-    log(`  ${e.command} step ${e.step}${e.steps ? `/${e.steps}` : ''}${e.iteration !== undefined ? ` (iteration ${e.iteration + 1}/${e.iterations})` : ''}: loss ${Number(e.loss).toFixed(4)} [${roles}] ${Math.round(e.tokens_per_s ?? 0)} tok/s`);
+    const roles = Object.entries(e.roles ?? {})
+      .map(
+        ([r, v]) =>
+          `${r} ${(v.loss ?? v.pg_loss ?? 0).toFixed(3)}${v.reward_mean !== undefined ? ` r=${v.reward_mean.toFixed(2)}` : ''}`,
+      )
+      .join(', ');
+    log(
+      `  ${e.command} step ${e.step}${e.steps ? `/${e.steps}` : ''}${e.iteration !== undefined ? ` (iteration ${e.iteration + 1}/${e.iterations})` : ''}: loss ${Number(e.loss).toFixed(4)} [${roles}] ${Math.round(e.tokens_per_s ?? 0)} tok/s`,
+    );
   } else if (e.event === 'rollouts') log(`  rollouts: ${JSON.stringify(e).slice(0, 200)}`);
-  else if (e.event === 'probe') log(`  copy probe at step ${e.step}: ${Object.entries(e).filter(([k, v]) => typeof v === 'number' && k !== 'step').map(([k, v]) => `${k} ${Number(v).toFixed(2)}`).join(', ')}`);
+  else if (e.event === 'probe')
+    log(
+      `  copy probe at step ${e.step}: ${Object.entries(e)
+        .filter(([k, v]) => typeof v === 'number' && k !== 'step')
+        .map(([k, v]) => `${k} ${Number(v).toFixed(2)}`)
+        .join(', ')}`,
+    );
   else if (e.event === 'resume') log(`  resumed from step ${e.step} (${e.path})`);
   else if (e.event === 'warning') log(`  warning: ${e.code}: ${e.message}`);
   else if (e.event === 'error') log(`  error: ${e.code}: ${e.message}`);
 }
 
-const cli = (...args) => run(process.execPath, [CLI, ...args], { onLine: (l) => process.env.VERBOSE && console.log(l) });
-const trainer = (command, config) => run(PYTHON, ['-m', 'trainer', command, '--config', config], { onLine: trainerProgress });
+const cli = (...args) =>
+  run(process.execPath, [CLI, ...args], { onLine: (l) => process.env.VERBOSE && console.log(l) });
+const trainer = (command, config) =>
+  run(PYTHON, ['-m', 'trainer', command, '--config', config], { onLine: trainerProgress });
 // `processes` > 1: torchrun on this machine, one rank per core (gloo); `--redirects 1 --tee 1` avoids
 // torchrun's crash on this Python (shared/recipes/python).
 // The rendezvous port is a free one (torchrun's default, 29500, may be another run's).
-const distributedTrainer = async (command, config, processes) => (processes > 1
-  ? run(PYTHON, ['-m', 'torch.distributed.run', '--nproc_per_node', String(processes), '--master_port', String(await freePort()), '--redirects', '1', '--tee', '1', '--monitor_interval', '0.5', '-m', 'trainer', command, '--config', config], { onLine: trainerProgress, env: { OPENBLAS_NUM_THREADS: '1' } })
-  : trainer(command, config));
+const distributedTrainer = async (command, config, processes) =>
+  processes > 1
+    ? run(
+        PYTHON,
+        [
+          '-m',
+          'torch.distributed.run',
+          '--nproc_per_node',
+          String(processes),
+          '--master_port',
+          String(await freePort()),
+          '--redirects',
+          '1',
+          '--tee',
+          '1',
+          '--monitor_interval',
+          '0.5',
+          '-m',
+          'trainer',
+          command,
+          '--config',
+          config,
+        ],
+        { onLine: trainerProgress, env: { OPENBLAS_NUM_THREADS: '1' } },
+      )
+    : trainer(command, config);
 /** A TCP port on loopback that nothing listens on now. */
-const freePort = () => new Promise((resolve, reject) => {
-  const server = net.createServer();
-  server.once('error', reject);
-  server.listen(0, '127.0.0.1', () => { const { port } = server.address(); server.close(() => resolve(port)); });
-});
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 // `--until <stage>` (tasks, demonstrations, tokenizer, init, sft, grpo, model) stops after that stage:
 // e.g. `--until init` prepares everything SFT needs, to run SFT on another machine (a GPU one) with
 // `python3 -m trainer sft --config <WORK>/sft-config.json` (its paths are relative to WORK).
@@ -93,7 +159,8 @@ const UNTIL = untilArg > 0 ? process.argv[untilArg + 1] : undefined;
 // Wall minutes of each stage, kept in WORK/stage-minutes.json across resumed runs (a stage that was
 // interrupted and resumed adds up its parts), so the manifest can say what the whole build took.
 const STAGE_MINUTES = path.join(WORK, 'stage-minutes.json');
-const readStageMinutes = async () => (existsSync(STAGE_MINUTES) ? JSON.parse(await fs.readFile(STAGE_MINUTES, 'utf8')) : {});
+const readStageMinutes = async () =>
+  existsSync(STAGE_MINUTES) ? JSON.parse(await fs.readFile(STAGE_MINUTES, 'utf8')) : {};
 const stage = async (name, marker, work) => {
   if (existsSync(marker)) log(`${name}: done before, skipped`);
   else {
@@ -105,10 +172,17 @@ const stage = async (name, marker, work) => {
       minutes[key] = Number(((minutes[key] ?? 0) + (Date.now() - begun) / 60000).toFixed(2));
       await fs.writeFile(STAGE_MINUTES, JSON.stringify(minutes, null, 2) + '\n');
     };
-    try { await work(); } finally { await add().catch(() => undefined); }
+    try {
+      await work();
+    } finally {
+      await add().catch(() => undefined);
+    }
     await fs.writeFile(marker, new Date().toISOString() + '\n');
   }
-  if (UNTIL && path.basename(marker) === `${UNTIL}.done`) { log(`stopped after ${UNTIL} (--until)`); process.exit(0); }
+  if (UNTIL && path.basename(marker) === `${UNTIL}.done`) {
+    log(`stopped after ${UNTIL} (--until)`);
+    process.exit(0);
+  }
 };
 /** `{ copyProbe }`: the last `probe` event of a trainer's events file without its samples, or nothing. */
 async function lastProbe(eventsFile) {
@@ -116,64 +190,149 @@ async function lastProbe(eventsFile) {
   let last;
   for (const line of (await fs.readFile(eventsFile, 'utf8')).split('\n')) {
     if (!line.includes('"probe"')) continue;
-    try { const e = JSON.parse(line); if (e.event === 'probe') last = e; } catch { /* a torn last line */ }
+    try {
+      const e = JSON.parse(line);
+      if (e.event === 'probe') last = e;
+    } catch {
+      /* a torn last line */
+    }
   }
   if (!last) return {};
   const { samples: _samples, event: _event, t: _t, ...figures } = last;
   return { copyProbe: figures };
 }
 const writeJson = (file, value) => fs.writeFile(file, JSON.stringify(value, null, 2) + '\n');
-const sha256 = async (file) => createHash('sha256').update(await fs.readFile(file)).digest('hex');
+const sha256 = async (file) =>
+  createHash('sha256')
+    .update(await fs.readFile(file))
+    .digest('hex');
 
 async function main() {
   if (process.argv.includes('--fresh')) await fs.rm(WORK, { recursive: true, force: true });
   await fs.mkdir(WORK, { recursive: true });
   if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first.');
   const { tasks: counts, domains } = recipe;
-  const dirs = { demo: path.join(WORK, 'tasks/demonstrations'), grpo: path.join(WORK, 'tasks/grpo'), test: path.join(WORK, 'tasks/test'), probe: path.join(WORK, 'tasks/probe') };
+  const dirs = {
+    demo: path.join(WORK, 'tasks/demonstrations'),
+    grpo: path.join(WORK, 'tasks/grpo'),
+    test: path.join(WORK, 'tasks/test'),
+    probe: path.join(WORK, 'tasks/probe'),
+  };
   // Rows exported for this model: with identifier slots when the model reads them.
   const slotArgs = recipe.identifierSlots ? ['--identifier-slots'] : [];
 
-  await stage('tasks (train split: demonstrations + GRPO; test split)', path.join(WORK, 'tasks.done'), async () => {
-    for (const domain of domains) {
-      const all = path.join(WORK, 'tasks/all-train', domain);
-      await cli('generate', domain, '--split', 'train', '--count', String(counts.demonstrations + counts.grpo), '--out', all);
-      const files = (await fs.readdir(all)).sort();
-      for (const [i, f] of files.entries()) {
-        const dest = i < counts.demonstrations ? dirs.demo : dirs.grpo;
-        await fs.mkdir(path.join(dest, domain), { recursive: true });
-        await fs.copyFile(path.join(all, f), path.join(dest, domain, f));
+  await stage(
+    'tasks (train split: demonstrations + GRPO; test split)',
+    path.join(WORK, 'tasks.done'),
+    async () => {
+      for (const domain of domains) {
+        const all = path.join(WORK, 'tasks/all-train', domain);
+        await cli(
+          'generate',
+          domain,
+          '--split',
+          'train',
+          '--count',
+          String(counts.demonstrations + counts.grpo),
+          '--out',
+          all,
+        );
+        const files = (await fs.readdir(all)).sort();
+        for (const [i, f] of files.entries()) {
+          const dest = i < counts.demonstrations ? dirs.demo : dirs.grpo;
+          await fs.mkdir(path.join(dest, domain), { recursive: true });
+          await fs.copyFile(path.join(all, f), path.join(dest, domain, f));
+        }
+        await cli(
+          'generate',
+          domain,
+          '--split',
+          'test',
+          '--count',
+          String(counts.test),
+          '--out',
+          path.join(dirs.test, domain),
+        );
+        // The copy probe's held-out tasks: the validation split, never the test split.
+        if (counts.probe)
+          await cli(
+            'generate',
+            domain,
+            '--split',
+            'validation',
+            '--count',
+            String(counts.probe),
+            '--out',
+            path.join(dirs.probe, domain),
+          );
       }
-      await cli('generate', domain, '--split', 'test', '--count', String(counts.test), '--out', path.join(dirs.test, domain));
-      // The copy probe's held-out tasks: the validation split, never the test split.
-      if (counts.probe) await cli('generate', domain, '--split', 'validation', '--count', String(counts.probe), '--out', path.join(dirs.probe, domain));
-    }
-  });
+    },
+  );
 
   const demoRuns = path.join(WORK, 'runs/demonstrations');
   const rows = path.join(WORK, 'rows/demonstrations.jsonl');
   const probeRows = path.join(WORK, 'rows/probe.jsonl');
-  await stage('demonstrations (reference policy, shadow mode, real tools)', path.join(WORK, 'demonstrations.done'), async () => {
-    await fs.rm(demoRuns, { recursive: true, force: true });
-    await cli('run', dirs.demo, '--policy', 'reference', '--out', demoRuns, '--no-progress');
-    await cli('export', demoRuns, '--out', rows, '--only-successful', '--act-rows', 'episode', '--rehearse-prompt', JSON.stringify(recipe.rehearsePrompt), ...slotArgs);
-    if (counts.probe) {
-      const probeRuns = path.join(WORK, 'runs/probe');
-      await fs.rm(probeRuns, { recursive: true, force: true });
-      await cli('run', dirs.probe, '--policy', 'reference', '--out', probeRuns, '--no-progress');
-      await cli('export', probeRuns, '--out', probeRows, '--only-successful', '--act-rows', 'turn', '--roles', 'act', '--rehearse-prompt', JSON.stringify(recipe.rehearsePrompt), ...slotArgs);
-    }
-  });
+  await stage(
+    'demonstrations (reference policy, shadow mode, real tools)',
+    path.join(WORK, 'demonstrations.done'),
+    async () => {
+      await fs.rm(demoRuns, { recursive: true, force: true });
+      await cli('run', dirs.demo, '--policy', 'reference', '--out', demoRuns, '--no-progress');
+      await cli(
+        'export',
+        demoRuns,
+        '--out',
+        rows,
+        '--only-successful',
+        '--act-rows',
+        'episode',
+        '--rehearse-prompt',
+        JSON.stringify(recipe.rehearsePrompt),
+        ...slotArgs,
+      );
+      if (counts.probe) {
+        const probeRuns = path.join(WORK, 'runs/probe');
+        await fs.rm(probeRuns, { recursive: true, force: true });
+        await cli('run', dirs.probe, '--policy', 'reference', '--out', probeRuns, '--no-progress');
+        await cli(
+          'export',
+          probeRuns,
+          '--out',
+          probeRows,
+          '--only-successful',
+          '--act-rows',
+          'turn',
+          '--roles',
+          'act',
+          '--rehearse-prompt',
+          JSON.stringify(recipe.rehearsePrompt),
+          ...slotArgs,
+        );
+      }
+    },
+  );
 
   // Trainer configs name paths relative to WORK (the trainer resolves them against the config's folder).
   const rel = (p) => path.relative(WORK, p);
-  const policySettings = { rehearsePrompt: recipe.rehearsePrompt, maxTokens: recipe.maxTokens, ...(recipe.identifierSlots ? { identifierSlots: true } : {}) };
+  const policySettings = {
+    rehearsePrompt: recipe.rehearsePrompt,
+    maxTokens: recipe.maxTokens,
+    ...(recipe.identifierSlots ? { identifierSlots: true } : {}),
+  };
   const tok = path.join(WORK, 'tokenizer');
-  await stage('tokenizer (byte-level BPE on the demonstrations)', path.join(WORK, 'tokenizer.done'), async () => {
-    const config = path.join(WORK, 'tokenizer.json');
-    await writeJson(config, { seed: recipe.seed, out_dir: rel(tok), tokenizer: { row_files: [rel(rows)], ...recipe.tokenizer } });
-    await trainer('tokenizer', config);
-  });
+  await stage(
+    'tokenizer (byte-level BPE on the demonstrations)',
+    path.join(WORK, 'tokenizer.done'),
+    async () => {
+      const config = path.join(WORK, 'tokenizer.json');
+      await writeJson(config, {
+        seed: recipe.seed,
+        out_dir: rel(tok),
+        tokenizer: { row_files: [rel(rows)], ...recipe.tokenizer },
+      });
+      await trainer('tokenizer', config);
+    },
+  );
 
   const init = path.join(WORK, 'init');
   const sft = path.join(WORK, 'sft');
@@ -182,95 +341,201 @@ async function main() {
   const sftConfig = path.join(WORK, 'sft-config.json');
   const { threads: sftThreads, processes: sftProcesses = 1, probe, ...sftRest } = recipe.sft;
   await writeJson(sftConfig, {
-    seed: recipe.seed, threads: sftThreads, out_dir: rel(sft), model: { path: rel(init) }, ...sftRest, data: { ...sftRest.data, train: [rel(rows)] }, train: { ...sftRest.train, export_at_end: true },
+    seed: recipe.seed,
+    threads: sftThreads,
+    out_dir: rel(sft),
+    model: { path: rel(init) },
+    ...sftRest,
+    data: { ...sftRest.data, train: [rel(rows)] },
+    train: { ...sftRest.train, export_at_end: true },
     ...(probe && counts.probe ? { probe: { ...probe, rows: [rel(probeRows)] } } : {}),
   });
   await stage('model (random initialisation)', path.join(WORK, 'init.done'), async () => {
     const config = path.join(WORK, 'init-config.json');
-    await writeJson(config, { seed: recipe.seed, out_dir: rel(init), model: { tokenizer: rel(tok), architecture: recipe.architecture } });
+    await writeJson(config, {
+      seed: recipe.seed,
+      out_dir: rel(init),
+      model: { tokenizer: rel(tok), architecture: recipe.architecture },
+    });
     await trainer('init', config);
   });
 
   // How the policy is prompted (its rehearse prompt, token limits, identifier slots) travels with its
   // tokenizer through init, SFT and GRPO (the trainer copies rehearsal_config.json along): GRPO's
   // rollouts then prompt each exported checkpoint as the final policy will be prompted.
-  for (const dir of [tok, init, path.join(sft, 'tokenizer')]) if (existsSync(dir)) await writeJson(path.join(dir, 'rehearsal_config.json'), policySettings);
-  await stage('SFT on the demonstrations (act and rehearse roles)', path.join(WORK, 'sft.done'), () => distributedTrainer('sft', sftConfig, sftProcesses));
+  for (const dir of [tok, init, path.join(sft, 'tokenizer')])
+    if (existsSync(dir)) await writeJson(path.join(dir, 'rehearsal_config.json'), policySettings);
+  await stage(
+    'SFT on the demonstrations (act and rehearse roles)',
+    path.join(WORK, 'sft.done'),
+    () => distributedTrainer('sft', sftConfig, sftProcesses),
+  );
 
   const grpo = path.join(WORK, 'grpo');
-  await stage('GRPO with world rehearsal (imagined rollouts by the studio runner)', path.join(WORK, 'grpo.done'), async () => {
-    const { threads, episodes, temperature, ...rest } = recipe.grpo;
-    const config = path.join(WORK, 'grpo-config.json');
-    await writeJson(config, {
-      seed: recipe.seed, threads, out_dir: grpo, model: { path: path.join(sft, 'final') }, ...rest,
-      grpo: { ...rest.grpo, temperature },
-      train: { ...rest.train, export_at_end: true },
-      rollouts: { command: [process.execPath, CLI, 'rollout', dirs.grpo, '--policy', '{model_dir}', '--out', '{out}', '--episodes', String(episodes), '--temperature', String(temperature), '--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs',
-        // The recipe was tuned on one act row per episode (train_history); rollout's default is now per turn.
-        '--act-rows', 'episode'] },
-    });
-    await trainer('grpo', config);
-  });
+  await stage(
+    'GRPO with world rehearsal (imagined rollouts by the studio runner)',
+    path.join(WORK, 'grpo.done'),
+    async () => {
+      const { threads, episodes, temperature, ...rest } = recipe.grpo;
+      const config = path.join(WORK, 'grpo-config.json');
+      await writeJson(config, {
+        seed: recipe.seed,
+        threads,
+        out_dir: grpo,
+        model: { path: path.join(sft, 'final') },
+        ...rest,
+        grpo: { ...rest.grpo, temperature },
+        train: { ...rest.train, export_at_end: true },
+        rollouts: {
+          command: [
+            process.execPath,
+            CLI,
+            'rollout',
+            dirs.grpo,
+            '--policy',
+            '{model_dir}',
+            '--out',
+            '{out}',
+            '--episodes',
+            String(episodes),
+            '--temperature',
+            String(temperature),
+            '--seed',
+            '{seed}',
+            '--group',
+            'iter{iteration}',
+            '--runs',
+            '{run_dir}/rollout-runs',
+            // The recipe was tuned on one act row per episode (train_history); rollout's default is now per turn.
+            '--act-rows',
+            'episode',
+          ],
+        },
+      });
+      await trainer('grpo', config);
+    },
+  );
 
   await stage('the policy folder models/default', path.join(WORK, 'model.done'), async () => {
     const final = path.join(grpo, 'final');
     await fs.rm(MODEL, { recursive: true, force: true });
     await fs.mkdir(path.join(MODEL, 'onnx'), { recursive: true });
-    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
+    for (const f of [
+      'config.json',
+      'generation_config.json',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ])
+      await fs.copyFile(path.join(final, f), path.join(MODEL, f));
     // model_cascade.onnx: the graph the policy host decodes n rehearsal samples with (one copy of the prompt's cache).
     for (const f of onnxFiles(final)) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
     await writeJson(path.join(MODEL, 'rehearsal_config.json'), policySettings);
   });
 
-  await stage('evaluation on the test split (shadow mode, real tools)', path.join(WORK, 'eval.done'), async () => {
-    const evalRuns = path.join(WORK, 'runs/eval');
-    await fs.rm(evalRuns, { recursive: true, force: true });
-    let out = '';
-    await run(process.execPath, [CLI, 'run', dirs.test, '--policy', MODEL, '--out', evalRuns, '--no-progress', '--json'], { onLine: (l) => { out += l + '\n'; } });
-    const { run: summary, report } = JSON.parse(out);
-    const files = {};
-    for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'rehearsal_config.json', ...onnxFiles(MODEL)]) files[f] = await sha256(path.join(MODEL, f));
-    const o = report.overall;
-    await writeJson(path.join(MODEL, 'manifest.json'), {
-      name: 'rehearsal-studio-default',
-      description: recipe.description,
-      command: 'npm run train:default',
-      recipe,
-      data: {
-        demonstrations: { tasksPerDomain: counts.demonstrations, rows: await sha256(rows) },
-        grpo: { tasksPerDomain: counts.grpo },
-        test: { tasksPerDomain: counts.test, split: 'test (seed % 10 == 9)' },
-      },
-      files,
-      scores: {
-        split: 'test', mode: 'shadow', episodes: report.episodes,
-        taskSuccess: report.graded ? report.successes / report.graded : null,
-        meanReward: report.meanReward,
-        toolCallParseValidity: report.turns ? report.actParseValid / report.turns : null,
-        rehearsalJsonValidity: report.rehearsed ? report.rehearsalParseValid / report.rehearsed : null,
-        fidelity: { compared: o.compared, exactMatch: o.exactMatch, fieldF1: o.fieldF1, keyJaccard: o.keyJaccard, typeAgreement: o.typeAgreement, errorAgreement: o.errorAgreement },
-        perTool: report.perTool,
-        parseErrors: report.parseErrors,
-        runStatus: summary.status,
-      },
-      // SFT's last copy probe (held-out validation-split act rows, greedy): did the policy learn to copy?
-      ...(await lastProbe(path.join(sft, 'events.jsonl'))),
-      trainedMinutes: Math.round((Date.now() - started) / 60000),
-      // Every stage's wall minutes over all the runs that built this policy (resumed ones included;
-      // the evaluation's own minutes are added on its next run), and their sum.
-      ...(await (async () => { const m = await readStageMinutes(); return { stageMinutes: m, wallMinutes: Number(Object.values(m).reduce((a, b) => a + b, 0).toFixed(1)) }; })()),
-      // This command's own run (a resumed run counts from its restart; earlier stages were skipped).
-      machine: {
-        cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version,
-        load1m: { mean: Number((loadSamples.reduce((a, b) => a + b, 0) / loadSamples.length).toFixed(2)), max: Number(Math.max(...loadSamples).toFixed(2)), samples: loadSamples.length },
-      },
-      // How this particular run was pieced together, when it was not one uninterrupted local run
-      // (WORK/history.txt, written by whoever moved a stage elsewhere, e.g. SFT to a GPU machine).
-      ...(existsSync(path.join(WORK, 'history.txt')) ? { history: (await fs.readFile(path.join(WORK, 'history.txt'), 'utf8')).trim() } : {}),
-    });
-    log(`scores: ${JSON.stringify((JSON.parse(await fs.readFile(path.join(MODEL, 'manifest.json'), 'utf8'))).scores).slice(0, 400)}`);
-  });
+  await stage(
+    'evaluation on the test split (shadow mode, real tools)',
+    path.join(WORK, 'eval.done'),
+    async () => {
+      const evalRuns = path.join(WORK, 'runs/eval');
+      await fs.rm(evalRuns, { recursive: true, force: true });
+      let out = '';
+      await run(
+        process.execPath,
+        [CLI, 'run', dirs.test, '--policy', MODEL, '--out', evalRuns, '--no-progress', '--json'],
+        {
+          onLine: (l) => {
+            out += l + '\n';
+          },
+        },
+      );
+      const { run: summary, report } = JSON.parse(out);
+      const files = {};
+      for (const f of [
+        'config.json',
+        'generation_config.json',
+        'tokenizer.json',
+        'tokenizer_config.json',
+        'rehearsal_config.json',
+        ...onnxFiles(MODEL),
+      ])
+        files[f] = await sha256(path.join(MODEL, f));
+      const o = report.overall;
+      await writeJson(path.join(MODEL, 'manifest.json'), {
+        name: 'rehearsal-studio-default',
+        description: recipe.description,
+        command: 'npm run train:default',
+        recipe,
+        data: {
+          demonstrations: { tasksPerDomain: counts.demonstrations, rows: await sha256(rows) },
+          grpo: { tasksPerDomain: counts.grpo },
+          test: { tasksPerDomain: counts.test, split: 'test (seed % 10 == 9)' },
+        },
+        files,
+        scores: {
+          split: 'test',
+          mode: 'shadow',
+          episodes: report.episodes,
+          taskSuccess: report.graded ? report.successes / report.graded : null,
+          meanReward: report.meanReward,
+          toolCallParseValidity: report.turns ? report.actParseValid / report.turns : null,
+          rehearsalJsonValidity: report.rehearsed
+            ? report.rehearsalParseValid / report.rehearsed
+            : null,
+          fidelity: {
+            compared: o.compared,
+            exactMatch: o.exactMatch,
+            fieldF1: o.fieldF1,
+            keyJaccard: o.keyJaccard,
+            typeAgreement: o.typeAgreement,
+            errorAgreement: o.errorAgreement,
+          },
+          perTool: report.perTool,
+          parseErrors: report.parseErrors,
+          runStatus: summary.status,
+        },
+        // SFT's last copy probe (held-out validation-split act rows, greedy): did the policy learn to copy?
+        ...(await lastProbe(path.join(sft, 'events.jsonl'))),
+        trainedMinutes: Math.round((Date.now() - started) / 60000),
+        // Every stage's wall minutes over all the runs that built this policy (resumed ones included;
+        // the evaluation's own minutes are added on its next run), and their sum.
+        ...(await (async () => {
+          const m = await readStageMinutes();
+          return {
+            stageMinutes: m,
+            wallMinutes: Number(
+              Object.values(m)
+                .reduce((a, b) => a + b, 0)
+                .toFixed(1),
+            ),
+          };
+        })()),
+        // This command's own run (a resumed run counts from its restart; earlier stages were skipped).
+        machine: {
+          cpus: os.cpus().length,
+          cpuModel: os.cpus()[0]?.model,
+          memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+          node: process.version,
+          load1m: {
+            mean: Number((loadSamples.reduce((a, b) => a + b, 0) / loadSamples.length).toFixed(2)),
+            max: Number(Math.max(...loadSamples).toFixed(2)),
+            samples: loadSamples.length,
+          },
+        },
+        // How this particular run was pieced together, when it was not one uninterrupted local run
+        // (WORK/history.txt, written by whoever moved a stage elsewhere, e.g. SFT to a GPU machine).
+        ...(existsSync(path.join(WORK, 'history.txt'))
+          ? { history: (await fs.readFile(path.join(WORK, 'history.txt'), 'utf8')).trim() }
+          : {}),
+      });
+      log(
+        `scores: ${JSON.stringify(JSON.parse(await fs.readFile(path.join(MODEL, 'manifest.json'), 'utf8')).scores).slice(0, 400)}`,
+      );
+    },
+  );
   log('done: models/default');
 }
 
-main().catch((err) => { console.error(`train:default failed: ${err.message}`); process.exit(1); });
+main().catch((err) => {
+  console.error(`train:default failed: ${err.message}`);
+  process.exit(1);
+});

@@ -3,8 +3,14 @@
 // `$tsc-watch` problem matcher (.vscode/tasks.json) reads them; esbuild's are prefixed.
 import { spawn } from 'node:child_process';
 
-const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.', '--watch', '--preserveWatchOutput'], { stdio: 'inherit' });
-const esbuild = spawn(process.execPath, ['scripts/build.mjs', '--watch'], { stdio: ['ignore', 'pipe', 'pipe'] });
+const tsc = spawn(
+  process.execPath,
+  ['node_modules/typescript/bin/tsc', '-p', '.', '--watch', '--preserveWatchOutput'],
+  { stdio: 'inherit' },
+);
+const esbuild = spawn(process.execPath, ['scripts/build.mjs', '--watch'], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 for (const stream of [esbuild.stdout, esbuild.stderr]) {
   stream.setEncoding('utf8');
   stream.on('data', (chunk) => {

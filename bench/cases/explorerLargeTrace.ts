@@ -13,7 +13,13 @@ const MEGABYTES = Number(process.env.BENCH_LARGE_TRACE_MB ?? 1024);
 
 function stats(samples: number[]): TimingStats {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { runs: sorted.length, medianMs: quantile(sorted, 0.5), p95Ms: quantile(sorted, 0.95), minMs: sorted[0] ?? Number.NaN, maxMs: sorted[sorted.length - 1] ?? Number.NaN };
+  return {
+    runs: sorted.length,
+    medianMs: quantile(sorted, 0.5),
+    p95Ms: quantile(sorted, 0.95),
+    minMs: sorted[0] ?? Number.NaN,
+    maxMs: sorted[sorted.length - 1] ?? Number.NaN,
+  };
 }
 
 /** What the Trace Explorer does when it opens: find the runs, read their heads, build the first level. */
@@ -25,7 +31,8 @@ async function openExplorer(workspace: string): Promise<{ library: TraceLibrary;
 
 registerBenchCase({
   name: `explorer: open on a ${MEGABYTES >= 1024 ? `${MEGABYTES / 1024} GB` : `${MEGABYTES} MB`} trace`,
-  description: 'Trace Explorer on a workspace whose run trace is about BENCH_LARGE_TRACE_MB (default 1024) MB of realistic shadow-mode retail episodes, written to a temporary folder and deleted after: the first level (find runs, read each trace\'s first and last lines, build the run rows), then opening the run (indexing it in the background) while the event loop is sampled every 10 ms and the first level is rebuilt every 250 ms; JSON.parse of a 1 MB retail response as the machine baseline',
+  description:
+    "Trace Explorer on a workspace whose run trace is about BENCH_LARGE_TRACE_MB (default 1024) MB of realistic shadow-mode retail episodes, written to a temporary folder and deleted after: the first level (find runs, read each trace's first and last lines, build the run rows), then opening the run (indexing it in the background) while the event loop is sampled every 10 ms and the first level is rebuilt every 250 ms; JSON.parse of a 1 MB retail response as the machine baseline",
   targets: [
     { measurement: 'first level (runs)', stat: 'medianMs', belowMs: 2000 },
     { measurement: 'event-loop delay while indexing', stat: 'p95Ms', belowMs: 100 },
@@ -41,8 +48,14 @@ registerBenchCase({
 });
 
 /** The measurements of the case on a workspace made for it. */
-async function measureExplorer(made: LargeTraceWorkspace, settings: BenchSettings): Promise<BenchCaseResult> {
-  const firstLevel = await measure(async () => { const { library } = await openExplorer(made.workspace); library.dispose(); }, settings);
+async function measureExplorer(
+  made: LargeTraceWorkspace,
+  settings: BenchSettings,
+): Promise<BenchCaseResult> {
+  const firstLevel = await measure(async () => {
+    const { library } = await openExplorer(made.workspace);
+    library.dispose();
+  }, settings);
   const baselineText = JSON.stringify(retailDocument(1024 * 1024));
   const baseline = await measure(() => JSON.parse(baselineText), settings);
 
@@ -54,7 +67,9 @@ async function measureExplorer(made: LargeTraceWorkspace, settings: BenchSetting
   delay.enable();
   const indexing = library.ensureIndex(made.file);
   let done = false;
-  void indexing.finally(() => { done = true; });
+  void indexing.finally(() => {
+    done = true;
+  });
   while (!done) {
     await new Promise((r) => setTimeout(r, 250));
     const t0 = performance.now();
@@ -66,8 +81,13 @@ async function measureExplorer(made: LargeTraceWorkspace, settings: BenchSetting
   const indexSeconds = (performance.now() - started) / 1000;
   const runNode = traceTreeChildren(library)[0];
   let episodes = traceTreeChildren(library, runNode);
-  const episodeRows = await measure(() => { episodes = traceTreeChildren(library, runNode); }, settings);
-  const worstCalls = await measure(() => traceTreeChildren(library, runNode, { sort: 'fidelity' }), { warmup: 0, runs: Math.min(3, settings.runs) });
+  const episodeRows = await measure(() => {
+    episodes = traceTreeChildren(library, runNode);
+  }, settings);
+  const worstCalls = await measure(
+    () => traceTreeChildren(library, runNode, { sort: 'fidelity' }),
+    { warmup: 0, runs: Math.min(3, settings.runs) },
+  );
   const heapMb = Math.round(process.memoryUsage().heapUsed / 1024 / 1024);
   library.dispose();
   // Opening the run again (a new window, the next session): the index saved beside the trace is read back.
@@ -81,7 +101,13 @@ async function measureExplorer(made: LargeTraceWorkspace, settings: BenchSetting
     baseline: 'JSON.parse 1 MB (baseline)',
     measurements: {
       'first level (runs)': firstLevel,
-      'event-loop delay while indexing': { runs: delay.count, medianMs: ns(50), p95Ms: ns(95), minMs: delay.min / 1e6, maxMs: delay.max / 1e6 },
+      'event-loop delay while indexing': {
+        runs: delay.count,
+        medianMs: ns(50),
+        p95Ms: ns(95),
+        minMs: delay.min / 1e6,
+        maxMs: delay.max / 1e6,
+      },
       'first level while indexing': stats(rowTimes),
       'run opened: first page of episodes': episodeRows,
       'run sorted by fidelity: first page of calls': worstCalls,
@@ -90,10 +116,12 @@ async function measureExplorer(made: LargeTraceWorkspace, settings: BenchSetting
     facts: {
       'trace bytes': index ? index.scannedBytes : 0,
       'trace events': index?.eventCount ?? 0,
-      'episodes': made.episodes,
-      'calls': index?.callCount ?? 0,
+      episodes: made.episodes,
+      calls: index?.callCount ?? 0,
       'runs listed': rows,
-      'index build (s, in the background; saved beside the trace after)': Number(indexSeconds.toFixed(1)),
+      'index build (s, in the background; saved beside the trace after)': Number(
+        indexSeconds.toFixed(1),
+      ),
       'index on reopening (s, read back from trace.index)': Number(reopenSeconds.toFixed(2)),
       'reopened index read from trace.index': reopened?.restoredBytes ? 'yes' : 'no',
       'rows in the first page': episodes.length,

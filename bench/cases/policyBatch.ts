@@ -17,8 +17,19 @@ registerBenchCase({
     const host = await PolicyHostClient.start({ modelDir: model, device: 'cpu' });
     const generate = async (n: number, seed: number) => {
       const t0 = performance.now();
-      const result = await host.generate({ messages: rehearse, tools: [], n, maxTokens: NEW_TOKENS, minTokens: NEW_TOKENS, sampling: { ...GREEDY, temperature: 1, seed } }, () => undefined);
-      if (result.samples.some((s) => s.completionTokens !== NEW_TOKENS)) throw new Error('a sample stopped early');
+      const result = await host.generate(
+        {
+          messages: rehearse,
+          tools: [],
+          n,
+          maxTokens: NEW_TOKENS,
+          minTokens: NEW_TOKENS,
+          sampling: { ...GREEDY, temperature: 1, seed },
+        },
+        () => undefined,
+      );
+      if (result.samples.some((s) => s.completionTokens !== NEW_TOKENS))
+        throw new Error('a sample stopped early');
       return { ms: performance.now() - t0, result };
     };
     const one: number[] = [];
@@ -57,11 +68,15 @@ registerBenchCase({
       facts: {
         // Ratios of back-to-back runs (one, then batched, then sequential), their median.
         [`${SAMPLES} batched / one`]: Number(median(batched.map((b, i) => b / one[i])).toFixed(3)),
-        [`${SAMPLES} sequential / one`]: Number(median(sequential.map((q, i) => q / one[i])).toFixed(3)),
+        [`${SAMPLES} sequential / one`]: Number(
+          median(sequential.map((q, i) => q / one[i])).toFixed(3),
+        ),
         'prompt tokens': promptTokens,
         'decode step, batch 1 (ms, last run)': Number(singleDecodeStep.toFixed(2)),
         [`decode step, batch ${SAMPLES} (ms, last run)`]: Number(batchedDecodeStep.toFixed(2)),
-        'batched samples share the prompt\'s cache': sharedPrefix ? 'yes (cascade graph)' : 'no (a copy per sample)',
+        "batched samples share the prompt's cache": sharedPrefix
+          ? 'yes (cascade graph)'
+          : 'no (a copy per sample)',
       },
     };
   },

@@ -30,14 +30,27 @@ registerBenchCase({
       for (let i = 0; i < Math.min(settings.warmup, 1) + runs; i++) {
         let first = 0;
         let tokens = 0;
-        const result = await host.generate({ messages: act, tools, n: 1, maxTokens: NEW_TOKENS, minTokens: NEW_TOKENS, sampling: GREEDY }, () => {
-          tokens++;
-          first ||= performance.now();
-        });
+        const result = await host.generate(
+          {
+            messages: act,
+            tools,
+            n: 1,
+            maxTokens: NEW_TOKENS,
+            minTokens: NEW_TOKENS,
+            sampling: GREEDY,
+          },
+          () => {
+            tokens++;
+            first ||= performance.now();
+          },
+        );
         const end = performance.now();
         const steps = await bare.decode(prompt, NEW_TOKENS - 1);
         if (i < Math.min(settings.warmup, 1)) continue;
-        if (result.promptTokens !== prompt.length || result.decodeSteps !== NEW_TOKENS - 1) throw new Error(`the host decoded ${result.decodeSteps} steps after ${result.promptTokens} prompt tokens`);
+        if (result.promptTokens !== prompt.length || result.decodeSteps !== NEW_TOKENS - 1)
+          throw new Error(
+            `the host decoded ${result.decodeSteps} steps after ${result.promptTokens} prompt tokens`,
+          );
         hostTimes.push((end - first) / (NEW_TOKENS - 1));
         inHostTimes.push(result.decodeMs / result.decodeSteps);
         bareTimes.push(steps.reduce((a, b) => a + b, 0) / steps.length);
@@ -57,12 +70,14 @@ registerBenchCase({
       facts: {
         // Each host run is paired with the bare run right after it: the ratio of a pair cancels most of
         // what other load on the machine does to both.
-        'host / bare, per token': Number(median(hostTimes.map((h, i) => h / bareTimes[i])).toFixed(3)),
+        'host / bare, per token': Number(
+          median(hostTimes.map((h, i) => h / bareTimes[i])).toFixed(3),
+        ),
         'host / bare, medians': Number((median(hostTimes) / median(bareTimes)).toFixed(3)),
         'prompt tokens': prompt.length,
         'new tokens': NEW_TOKENS,
         'streamed notifications per generation': streamed,
-        'model': `${info.numLayers} layers, vocabulary ${info.vocabSize}`,
+        model: `${info.numLayers} layers, vocabulary ${info.vocabSize}`,
       },
     };
   },

@@ -5,7 +5,13 @@ import { Disposable } from '../../src/core/base/disposable';
 import { OnnxEngine } from '../../src/core/policy/onnx/engine';
 import { OnnxPolicy } from '../../src/core/policy/onnxPolicy';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
-import type { ActRequest, ActResult, Policy, RehearseRequest, RehearseResult } from '../../src/core/policy/types';
+import type {
+  ActRequest,
+  ActResult,
+  Policy,
+  RehearseRequest,
+  RehearseResult,
+} from '../../src/core/policy/types';
 import type { ChatMessage, ToolDefinition } from '../../src/core/protocol/types';
 import { runTasks } from '../../src/core/runner/runner';
 import { loadTaskFile } from '../../src/core/tasks/loader';
@@ -17,7 +23,12 @@ import { registerBenchCase, timingStats } from '../registry';
 /** Multi-turn example tasks: two user turns each, several calls. */
 const TASKS = ['bank-0058', 'retail-0008'];
 
-interface Prompt { session: string; messages: ChatMessage[]; tools: ToolDefinition[]; prefilled: number }
+interface Prompt {
+  session: string;
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  prefilled: number;
+}
 
 /**
  * Plays a real task as its reference solution does, while every act and rehearse prompt also goes
@@ -26,19 +37,38 @@ interface Prompt { session: string; messages: ChatMessage[]; tools: ToolDefiniti
  */
 class TeacherForcedPolicy extends Disposable implements Policy {
   readonly prompts: Prompt[] = [];
-  constructor(private readonly model: OnnxPolicy, private readonly reference: ReferencePolicy) { super(); }
-  get info() { return this.model.info; }
+  constructor(
+    private readonly model: OnnxPolicy,
+    private readonly reference: ReferencePolicy,
+  ) {
+    super();
+  }
+  get info() {
+    return this.model.info;
+  }
   async act(request: ActRequest): Promise<ActResult> {
     const encoded = await this.model.act({ ...request, maxTokens: 1 });
-    this.prompts.push({ session: request.session ?? '', messages: request.messages, tools: request.tools, prefilled: encoded.tokens.prompt - (encoded.tokens.reused ?? 0) });
+    this.prompts.push({
+      session: request.session ?? '',
+      messages: request.messages,
+      tools: request.tools,
+      prefilled: encoded.tokens.prompt - (encoded.tokens.reused ?? 0),
+    });
     return this.reference.act(request);
   }
   async rehearse(request: RehearseRequest): Promise<RehearseResult> {
     const result = await this.model.rehearse({ ...request, maxTokens: 8 });
-    this.prompts.push({ session: request.session ?? '', messages: request.messages, tools: [], prefilled: result.tokens.prompt - (result.tokens.reused ?? 0) });
+    this.prompts.push({
+      session: request.session ?? '',
+      messages: request.messages,
+      tools: [],
+      prefilled: result.tokens.prompt - (result.tokens.reused ?? 0),
+    });
     return result;
   }
-  endSession(session: string): void { this.model.endSession(session); }
+  endSession(session: string): void {
+    this.model.endSession(session);
+  }
 }
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {
@@ -54,20 +84,29 @@ registerBenchCase({
   async run() {
     ensureServerBundles();
     const modelDir = await policySizedModel();
-    const loaded = await Promise.all(TASKS.map((id) => loadTaskFile(path.join(REPO, 'examples', 'tasks', `${id}.task.json`))));
+    const loaded = await Promise.all(
+      TASKS.map((id) => loadTaskFile(path.join(REPO, 'examples', 'tasks', `${id}.task.json`))),
+    );
     const model = await OnnxPolicy.start({ modelDir, device: 'cpu' });
     const policy = new TeacherForcedPolicy(model, new ReferencePolicy(loaded.map((t) => t.task)));
     const runsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-prefix-'));
     const started = performance.now();
     let summary;
     try {
-      summary = await runTasks({ runsDir, tasks: loaded, policy, openEnvironment: (t) => openTaskEnvironment(t), settings: { maxTokens: { act: 1, rehearse: 8 } } });
+      summary = await runTasks({
+        runsDir,
+        tasks: loaded,
+        policy,
+        openEnvironment: (t) => openTaskEnvironment(t),
+        settings: { maxTokens: { act: 1, rehearse: 8 } },
+      });
     } finally {
       model.dispose();
       await fs.rm(runsDir, { recursive: true, force: true });
     }
     const wallMs = performance.now() - started;
-    if (summary.status !== 'completed' || summary.episodes.some((e) => e.success !== true)) throw new Error(`the episodes did not play as their references: ${JSON.stringify(summary)}`);
+    if (summary.status !== 'completed' || summary.episodes.some((e) => e.success !== true))
+      throw new Error(`the episodes did not play as their references: ${JSON.stringify(summary)}`);
 
     // The same tokenizer and chat template as the host, in this process.
     const engine = await OnnxEngine.load(modelDir, 'cpu');

@@ -27,7 +27,8 @@ async function inScratch<T>(prefix: string, body: (dir: string) => Promise<T>): 
 
 registerBenchCase({
   name: `reliability: fuzzing, ${FUZZ_RUNS.toLocaleString('en')} inputs per parser`,
-  description: 'The fuzz targets of test/support/fuzz (act and rehearsal parsers, trace line decoder, trace reader and explorer index on files, saved trace index, task loader, EnvACE and chat importers with what they write, annotation reader; the CLI\'s argument vectors, serve\'s HTTP requests, MCP server behaviour over time, model folder configs) with BENCH_FUZZ_RUNS generated and mutated inputs each (the last four their share of it: they start processes or load graphs); a failure prints its seed, input and error',
+  description:
+    "The fuzz targets of test/support/fuzz (act and rehearsal parsers, trace line decoder, trace reader and explorer index on files, saved trace index, task loader, EnvACE and chat importers with what they write, annotation reader; the CLI's argument vectors, serve's HTTP requests, MCP server behaviour over time, model folder configs) with BENCH_FUZZ_RUNS generated and mutated inputs each (the last four their share of it: they start processes or load graphs); a failure prints its seed, input and error",
   targets: [{ fact: 'targets with an uncoded exception or a broken invariant', atMost: 0 }],
   async run(): Promise<BenchCaseResult> {
     return inScratch('rehearsal-bench-fuzz-', async (scratch) => {
@@ -37,8 +38,13 @@ registerBenchCase({
       for (const target of fuzzTargets()) {
         const outcome = await runFuzzTarget(target, scratch, runsFor(target, FUZZ_RUNS));
         facts[`${target.name}: inputs`] = outcome.runs;
-        measurements[`${target.name} (ms per 1,000 inputs)`] = timingStats([(outcome.ms * 1000) / Math.max(1, outcome.runs)]);
-        if (outcome.failed) { failed++; console.log(`  ${target.name}: ${outcome.report}`); }
+        measurements[`${target.name} (ms per 1,000 inputs)`] = timingStats([
+          (outcome.ms * 1000) / Math.max(1, outcome.runs),
+        ]);
+        if (outcome.failed) {
+          failed++;
+          console.log(`  ${target.name}: ${outcome.report}`);
+        }
       }
       facts['targets with an uncoded exception or a broken invariant'] = failed;
       return { measurements, facts };
@@ -49,17 +55,18 @@ registerBenchCase({
 function crashFacts(report: CrashReport): Record<string, number> {
   for (const v of report.violations.slice(0, 20)) console.log(`  violation: ${v}`);
   return {
-    'kills': report.kills,
+    kills: report.kills,
     'kills before anything was written': report.killedBeforeWriting,
     'records checked after the kills': report.recordsChecked,
     'torn last lines skipped': report.tornLines,
-    'violations': report.violations.length,
+    violations: report.violations.length,
   };
 }
 
 registerBenchCase({
   name: `reliability: crash consistency, ${KILLS} kills each`,
-  description: 'SIGKILL at BENCH_CRASH_KILLS random moments (seed BENCH_CRASH_SEED) of: a real `rehearse run` (reference policy, 4 built-in tasks × 2 episodes, real MCP servers), a process appending annotations, and a training run (trainer/, a tiny model, via the studio\'s launcher); every trace, annotations file and checkpoint folder checked after each kill (test/support/crash)',
+  description:
+    "SIGKILL at BENCH_CRASH_KILLS random moments (seed BENCH_CRASH_SEED) of: a real `rehearse run` (reference policy, 4 built-in tasks × 2 episodes, real MCP servers), a process appending annotations, and a training run (trainer/, a tiny model, via the studio's launcher); every trace, annotations file and checkpoint folder checked after each kill (test/support/crash)",
   targets: [
     { fact: 'rehearse run: violations', atMost: 0 },
     { fact: 'annotations: violations', atMost: 0 },
@@ -77,9 +84,15 @@ registerBenchCase({
       return report;
     };
     await campaign('rehearse run', (scratch) => crashRunner({ kills: KILLS, seed: SEED, scratch }));
-    await campaign('annotations', (scratch) => crashAnnotations({ kills: KILLS, seed: SEED, scratch }));
-    const training = await campaign('training', (scratch) => crashTraining({ kills: KILLS, seed: SEED, scratch }));
-    facts['training: resumed runs compared with the uninterrupted one'] = (training as Awaited<ReturnType<typeof crashTraining>>).finalsCompared;
+    await campaign('annotations', (scratch) =>
+      crashAnnotations({ kills: KILLS, seed: SEED, scratch }),
+    );
+    const training = await campaign('training', (scratch) =>
+      crashTraining({ kills: KILLS, seed: SEED, scratch }),
+    );
+    facts['training: resumed runs compared with the uninterrupted one'] = (
+      training as Awaited<ReturnType<typeof crashTraining>>
+    ).finalsCompared;
     return { measurements, facts };
   },
 });

@@ -18,9 +18,13 @@ async function writeRun(file: string): Promise<void> {
     for (let k = 0; k < EPISODES; k++) {
       const ep = trace.episode(`retail-test-${String(k).padStart(6, '0')}`);
       const order = `#W${String(1_000_000 + k)}`;
-      ep.turn(`\n<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "${order}"}}\n</tool_call>`)
+      ep.turn(
+        `\n<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "${order}"}}\n</tool_call>`,
+      )
         .rehearse(0, { order_id: order, status: k % 3 ? 'delivered' : 'pending' })
-        .actual(0, { json: { order_id: order, status: 'delivered', items: [{ item_id: String(k) }] } });
+        .actual(0, {
+          json: { order_id: order, status: 'delivered', items: [{ item_id: String(k) }] },
+        });
       ep.turn(`Your order ${order} was delivered.`);
       ep.end({ reward: k % 4 ? 1 : 0, success: k % 4 !== 0, answer: 'delivered' });
       if (k % 5_000 === 4_999 || k === EPISODES - 1) {
@@ -36,7 +40,8 @@ async function writeRun(file: string): Promise<void> {
 
 registerBenchCase({
   name: `run summary: ${EPISODES.toLocaleString('en')} episodes`,
-  description: 'The Run Summary panel\'s host side on a generated shadow run of BENCH_SUMMARY_EPISODES (default 100,000) episodes (a rehearsed, answered and scored lookup and an answer each): the snapshot built from the explorer\'s index (metrics, fidelity per tool, a row per episode) and serialised as postMessage does. The panel draws only the rows in view, so its own cost does not grow with the run. Indexing the trace, which the Trace Explorer has done before the summary opens, is reported as a fact.',
+  description:
+    "The Run Summary panel's host side on a generated shadow run of BENCH_SUMMARY_EPISODES (default 100,000) episodes (a rehearsed, answered and scored lookup and an answer each): the snapshot built from the explorer's index (metrics, fidelity per tool, a row per episode) and serialised as postMessage does. The panel draws only the rows in view, so its own cost does not grow with the run. Indexing the trace, which the Trace Explorer has done before the summary opens, is reported as a fact.",
   targets: [{ measurement: 'open: snapshot + serialisation', stat: 'medianMs', belowMs: 2000 }],
   async run(settings) {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rehearsal-bench-summary-'));
@@ -47,11 +52,19 @@ registerBenchCase({
       const index = await TraceIndex.build(file);
       const indexMs = performance.now() - t0;
       let bytes = 0;
-      const open = await measure(() => { bytes = JSON.stringify(runSummary(index)).length; }, settings);
+      const open = await measure(() => {
+        bytes = JSON.stringify(runSummary(index)).length;
+      }, settings);
       const snapshot = await measure(() => runSummary(index), settings);
       return {
         measurements: { 'open: snapshot + serialisation': open, 'snapshot alone': snapshot },
-        facts: { episodes: index.episodeCount, calls: index.callCount, 'trace MB': Math.round((await fs.stat(file)).size / 2 ** 20), 'index build ms (done by the explorer before)': Math.round(indexMs), 'snapshot bytes': bytes },
+        facts: {
+          episodes: index.episodeCount,
+          calls: index.callCount,
+          'trace MB': Math.round((await fs.stat(file)).size / 2 ** 20),
+          'index build ms (done by the explorer before)': Math.round(indexMs),
+          'snapshot bytes': bytes,
+        },
       };
     } finally {
       await fs.rm(dir, { recursive: true, force: true });

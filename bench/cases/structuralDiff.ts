@@ -8,7 +8,8 @@ const BYTES = 1024 * 1024;
 
 registerBenchCase({
   name: 'fidelity: structural diff of two 1 MB responses',
-  description: 'structuralDiff + jsonScores of a ~1 MB retail tool response against a rehearsal that got ~5% of its orders wrong; canonicalJson of the same document; JSON.stringify as the machine baseline',
+  description:
+    'structuralDiff + jsonScores of a ~1 MB retail tool response against a rehearsal that got ~5% of its orders wrong; canonicalJson of the same document; JSON.stringify as the machine baseline',
   targets: [{ measurement: 'structuralDiff + jsonScores', stat: 'medianMs', belowMs: 100 }],
   async run(settings) {
     const actual = retailDocument(BYTES);
@@ -18,10 +19,13 @@ registerBenchCase({
     return {
       baseline: 'JSON.stringify (baseline)',
       measurements: {
-        'structuralDiff + jsonScores': await measure(() => { structuralDiff(rehearsal, actual); jsonScores(rehearsal, actual, false, false); }, settings),
-        'structuralDiff': await measure(() => structuralDiff(rehearsal, actual), settings),
-        'jsonScores': await measure(() => jsonScores(rehearsal, actual, false, false), settings),
-        'canonicalJson': await measure(() => canonicalJson(actual), settings),
+        'structuralDiff + jsonScores': await measure(() => {
+          structuralDiff(rehearsal, actual);
+          jsonScores(rehearsal, actual, false, false);
+        }, settings),
+        structuralDiff: await measure(() => structuralDiff(rehearsal, actual), settings),
+        jsonScores: await measure(() => jsonScores(rehearsal, actual, false, false), settings),
+        canonicalJson: await measure(() => canonicalJson(actual), settings),
         'JSON.stringify (baseline)': await measure(() => JSON.stringify(actual), settings),
       },
       facts: {

@@ -5,26 +5,59 @@ import { registerBenchCase, timingStats } from '../registry';
 const REPO = path.resolve(__dirname, '..', '..', '..');
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
 /** The shape of the issue's measurement: a default-policy-sized model, one micro-batch of 4 rows of 1,024 tokens, eager attention. */
-const ARGS = ['-m', 'trainer.bench', '--arch', '5m', '--seq', '1024', '--batch', '4', '--micro', '4', '--steps', '5', '--threads', '2', '--attention', 'eager'];
+const ARGS = [
+  '-m',
+  'trainer.bench',
+  '--arch',
+  '5m',
+  '--seq',
+  '1024',
+  '--batch',
+  '4',
+  '--micro',
+  '4',
+  '--steps',
+  '5',
+  '--threads',
+  '2',
+  '--attention',
+  'eager',
+];
 
-interface TrainerBench { tokens_per_s: number; seconds_per_step: number; allocator: string }
+interface TrainerBench {
+  tokens_per_s: number;
+  seconds_per_step: number;
+  allocator: string;
+}
 
 /** One `trainer.bench` process with glibc's allocator as it is (`default`) or as the trainer sets it (`tuned`). */
 function trainerBench(allocator: 'default' | 'tuned'): TrainerBench {
-  const out = execFileSync(PYTHON, ARGS, { cwd: REPO, encoding: 'utf8', env: { ...process.env, PYTHONPATH: REPO, OMP_WAIT_POLICY: 'PASSIVE', REHEARSAL_MALLOC: allocator } });
+  const out = execFileSync(PYTHON, ARGS, {
+    cwd: REPO,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      PYTHONPATH: REPO,
+      OMP_WAIT_POLICY: 'PASSIVE',
+      REHEARSAL_MALLOC: allocator,
+    },
+  });
   const result = JSON.parse(out.trim().split('\n').at(-1)!) as TrainerBench;
-  if (result.allocator !== allocator) throw new Error(`trainer.bench ran with allocator ${result.allocator}, not ${allocator}`);
+  if (result.allocator !== allocator)
+    throw new Error(`trainer.bench ran with allocator ${result.allocator}, not ${allocator}`);
   return result;
 }
 
 registerBenchCase({
   name: 'trainer: SFT step, allocator tuned vs glibc default',
-  description: 'python3 -m trainer.bench (4.9M parameters, 4 rows × 1,024 tokens, 2 threads, eager attention; median of steps 3-5), glibc default and the trainer\'s allocator (trainer/allocator.py) in alternating processes',
+  description:
+    "python3 -m trainer.bench (4.9M parameters, 4 rows × 1,024 tokens, 2 threads, eager attention; median of steps 3-5), glibc default and the trainer's allocator (trainer/allocator.py) in alternating processes",
   targets: [{ fact: 'tuned / default seconds per step', atMost: 0.8 }],
   run(settings) {
     const pairs = Math.max(2, Math.min(4, Math.round(settings.runs / 5)));
     const runs: Record<'default' | 'tuned', TrainerBench[]> = { default: [], tuned: [] };
-    for (let i = 0; i < pairs; i++) for (const a of ['default', 'tuned'] as const) runs[a].push(trainerBench(a));
+    for (let i = 0; i < pairs; i++)
+      for (const a of ['default', 'tuned'] as const) runs[a].push(trainerBench(a));
     const median = (xs: number[]) => timingStats(xs).medianMs;
     const step = (a: 'default' | 'tuned') => median(runs[a].map((r) => r.seconds_per_step * 1000));
     return {

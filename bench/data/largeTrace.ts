@@ -7,7 +7,8 @@ import { SAMPLE_TOOLS } from '../../test/builders/samples';
 import { TraceBuilder } from '../../test/builders/traceBuilder';
 import { perturb, retailDocument } from './retail';
 
-const call = (name: string, args: object) => `\n<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+const call = (name: string, args: object) =>
+  `\n<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
 
 /**
  * One realistic shadow-mode episode as trace lines (through the real act and rehearsal parsers and
@@ -17,14 +18,23 @@ const call = (name: string, args: object) => `\n<tool_call>\n${JSON.stringify({ 
 function episodeTemplate(): string[] {
   const t = new TraceBuilder('template', 'shadow');
   const user = (retailDocument(2500, 11).users as JsonObject[])[0];
-  const order = ((user.orders as JsonObject[])[0]);
-  const e = t.episode('retail-bench-EPISODE', { instruction: 'Where is my order #W0000001? My email is mia.garcia@example.com.', tools: SAMPLE_TOOLS });
-  e.turn(call('find_user_id_by_email', { email: 'mia.garcia@example.com' }), 'Where is my order #W0000001? My email is mia.garcia@example.com.')
-    .rehearse(0, { user_id: user.user_id }).actual(0, { json: { user_id: user.user_id } });
+  const order = (user.orders as JsonObject[])[0];
+  const e = t.episode('retail-bench-EPISODE', {
+    instruction: 'Where is my order #W0000001? My email is mia.garcia@example.com.',
+    tools: SAMPLE_TOOLS,
+  });
+  e.turn(
+    call('find_user_id_by_email', { email: 'mia.garcia@example.com' }),
+    'Where is my order #W0000001? My email is mia.garcia@example.com.',
+  )
+    .rehearse(0, { user_id: user.user_id })
+    .actual(0, { json: { user_id: user.user_id } });
   e.turn(call('get_user_details', { user_id: user.user_id }))
-    .rehearse(0, perturb({ users: [user] }, 0.5, 3)).actual(0, { json: { users: [user] } });
+    .rehearse(0, perturb({ users: [user] }, 0.5, 3))
+    .actual(0, { json: { users: [user] } });
   e.turn(call('get_order_details', { order_id: '#W0000001' }))
-    .rehearse(0, { ...order, order_id: '#W0000001', status: 'pending' }).actual(0, { json: { ...order, order_id: '#W0000001' } });
+    .rehearse(0, { ...order, order_id: '#W0000001', status: 'pending' })
+    .actual(0, { json: { ...order, order_id: '#W0000001' } });
   e.turn('Your order #W0000001 is on its way.');
   e.end({ reward: 1, success: true, answer: 'Your order #W0000001 is on its way.' });
   // Drop the template's own run event: the writer writes one run event for the whole file.
@@ -41,8 +51,14 @@ export function compactEpisodeTemplate(calls = 10): string[] {
   const e = t.episode('retail-bench-EPISODE', { instruction: 'Where are my orders?' });
   for (let i = 0; i < calls; i += 2) {
     const order = (k: number) => ({ order_id: `#W000000${k}`, status: 'delivered' });
-    const turn = e.turn(`${call('get_order_details', { order_id: order(i).order_id })}${call('get_order_details', { order_id: order(i + 1).order_id })}`, i === 0 ? 'Where are my orders?' : undefined);
-    for (const k of [0, 1]) turn.rehearse(k, (i + k) % 3 === 0 ? { ...order(i + k), status: 'pending' } : order(i + k)).actual(k, { json: order(i + k) });
+    const turn = e.turn(
+      `${call('get_order_details', { order_id: order(i).order_id })}${call('get_order_details', { order_id: order(i + 1).order_id })}`,
+      i === 0 ? 'Where are my orders?' : undefined,
+    );
+    for (const k of [0, 1])
+      turn
+        .rehearse(k, (i + k) % 3 === 0 ? { ...order(i + k), status: 'pending' } : order(i + k))
+        .actual(k, { json: order(i + k) });
   }
   e.turn('Your orders are on their way.');
   e.end({ reward: 1, success: true, answer: 'Your orders are on their way.' });
@@ -63,20 +79,32 @@ function numbered(line: string, n: number): string {
  * with raw appends of lines in the trace format, far faster than the durable writer. Returns the
  * number of episodes.
  */
-export async function writeLargeTrace(file: string, runId: string, bytes: number, template: readonly string[] = episodeTemplate()): Promise<number> {
+export async function writeLargeTrace(
+  file: string,
+  runId: string,
+  bytes: number,
+  template: readonly string[] = episodeTemplate(),
+): Promise<number> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const out = createWriteStream(file);
   // One error listener for the whole file (a listener per write would pile up), which also fails a
   // write that waits for 'drain'.
   let failed: Error | undefined;
   let waiting: ((err: Error) => void) | undefined;
-  out.on('error', (err) => { failed = err; waiting?.(err); });
-  const write = (chunk: string) => new Promise<void>((resolve, reject) => {
-    if (failed) return reject(failed);
-    if (out.write(chunk)) return resolve();
-    waiting = reject;
-    out.once('drain', () => { waiting = undefined; resolve(); });
+  out.on('error', (err) => {
+    failed = err;
+    waiting?.(err);
   });
+  const write = (chunk: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (failed) return reject(failed);
+      if (out.write(chunk)) return resolve();
+      waiting = reject;
+      out.once('drain', () => {
+        waiting = undefined;
+        resolve();
+      });
+    });
   const head = new TraceBuilder(runId, 'shadow');
   await write(serializeTraceEvent(head.events[0]) + '\n');
   let written = 0;
@@ -99,7 +127,9 @@ export async function writeLargeTrace(file: string, runId: string, bytes: number
   }
   batch.push(serializeTraceEvent(head.end().events[1]) + '\n');
   await write(batch.join(''));
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
   return n;
 }
 
@@ -118,13 +148,27 @@ export interface LargeTraceWorkspace {
  * `.rehearsal/runs/`. The caller deletes it ({@link LargeTraceWorkspace.dispose}) when done: a
  * gigabyte is not left behind.
  */
-export async function largeTraceWorkspace(megabytes: number, template?: readonly string[]): Promise<LargeTraceWorkspace> {
+export async function largeTraceWorkspace(
+  megabytes: number,
+  template?: readonly string[],
+): Promise<LargeTraceWorkspace> {
   const workspace = await fs.mkdtemp(path.join(os.tmpdir(), 'rehearsal-bench-large-trace-'));
   const dispose = () => fs.rm(workspace, { recursive: true, force: true });
   try {
-    const file = path.join(workspace, '.rehearsal', 'runs', '20261129-200000-shadow-large', 'trace.jsonl');
+    const file = path.join(
+      workspace,
+      '.rehearsal',
+      'runs',
+      '20261129-200000-shadow-large',
+      'trace.jsonl',
+    );
     const t0 = performance.now();
-    const episodes = await writeLargeTrace(file, '20261129-200000-shadow-large', megabytes * 1024 * 1024, template);
+    const episodes = await writeLargeTrace(
+      file,
+      '20261129-200000-shadow-large',
+      megabytes * 1024 * 1024,
+      template,
+    );
     return { workspace, file, episodes, writeSeconds: (performance.now() - t0) / 1000, dispose };
   } catch (err) {
     await dispose();

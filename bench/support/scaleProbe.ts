@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   const [file, samplesText = '1000', seedText = '7', modeText = 'build'] = process.argv.slice(2);
   const mode = modeText === 'open' ? 'open' : 'build';
   const t0 = performance.now();
-  const index = mode === 'open' ? await TraceIndex.open(file, { save: false }) : await TraceIndex.build(file);
+  const index =
+    mode === 'open' ? await TraceIndex.open(file, { save: false }) : await TraceIndex.build(file);
   const indexMs = performance.now() - t0;
   let saveMs: number | undefined;
   if (mode === 'build') {
@@ -52,7 +53,18 @@ async function main(): Promise<void> {
     await loadCallView(index, id);
     openMs.push(performance.now() - t);
   }
-  const result: ScaleProbeResult = { mode, indexMs, saveMs, restoredBytes: index.restoredBytes, events: index.eventCount, calls: calls.length, openMs, rssMb, peakRssMb: process.resourceUsage().maxRSS / 1024, heapMb };
+  const result: ScaleProbeResult = {
+    mode,
+    indexMs,
+    saveMs,
+    restoredBytes: index.restoredBytes,
+    events: index.eventCount,
+    calls: calls.length,
+    openMs,
+    rssMb,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    heapMb,
+  };
   process.stdout.write(JSON.stringify(result) + '\n');
 }
 

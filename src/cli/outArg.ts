@@ -8,7 +8,10 @@ function kindAt(p: string): 'folder' | 'other' | 'none' {
     return statSync(p).isDirectory() ? 'folder' : 'other';
   } catch (err) {
     // ENOTDIR: a part of the path is a file; it is reported for that part, below.
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'none' : 'other';
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ||
+      (err as NodeJS.ErrnoException).code === 'ENOTDIR'
+      ? 'none'
+      : 'other';
   }
 }
 
@@ -30,9 +33,14 @@ function blockingAncestor(p: string): string | undefined {
 export function outFolderArg(out: string, option: string, what: string): string {
   const dir = path.resolve(out);
   const kind = kindAt(dir);
-  if (kind === 'other') throw new StudioError('USAGE', `${option} ${out} is a file; pass a folder (${what}).`);
+  if (kind === 'other')
+    throw new StudioError('USAGE', `${option} ${out} is a file; pass a folder (${what}).`);
   const blocker = kind === 'none' ? blockingAncestor(dir) : undefined;
-  if (blocker) throw new StudioError('USAGE', `${option} ${out} cannot be created: ${blocker} is a file; pass a folder (${what}).`);
+  if (blocker)
+    throw new StudioError(
+      'USAGE',
+      `${option} ${out} cannot be created: ${blocker} is a file; pass a folder (${what}).`,
+    );
   return out;
 }
 
@@ -40,8 +48,13 @@ export function outFolderArg(out: string, option: string, what: string): string 
 export function outFileArg(out: string, option: string, what: string): string {
   if (out.trim() === '') throw new StudioError('USAGE', `${option} needs a file name (${what}).`);
   const file = path.resolve(out);
-  if (kindAt(file) === 'folder') throw new StudioError('USAGE', `${option} ${out} is a folder; pass a file name (${what}).`);
+  if (kindAt(file) === 'folder')
+    throw new StudioError('USAGE', `${option} ${out} is a folder; pass a file name (${what}).`);
   const blocker = blockingAncestor(file);
-  if (blocker) throw new StudioError('USAGE', `${option} ${out} cannot be written: ${blocker} is a file; pass a file name in a folder (${what}).`);
+  if (blocker)
+    throw new StudioError(
+      'USAGE',
+      `${option} ${out} cannot be written: ${blocker} is a file; pass a file name in a folder (${what}).`,
+    );
   return out;
 }

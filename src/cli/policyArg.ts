@@ -32,26 +32,50 @@ export function defaultPolicyDir(): string {
  * an `http(s)://` endpoint (with `--model`; key from REHEARSAL_API_KEY or OPENAI_API_KEY), or a model
  * folder.
  */
-export async function openPolicy(args: PolicyArgs, tasks: readonly TaskFile[], log?: (line: string) => void): Promise<Policy> {
+export async function openPolicy(
+  args: PolicyArgs,
+  tasks: readonly TaskFile[],
+  log?: (line: string) => void,
+): Promise<Policy> {
   const spec = args.policy ?? 'default';
   if (spec === 'reference') return new ReferencePolicy(tasks);
   if (/^https?:\/\//.test(spec)) {
-    if (!args.model) throw new StudioError('USAGE', 'An endpoint policy needs --model <name> (the model the server serves).');
-    return new EndpointPolicy({ baseURL: spec, model: args.model, apiKey: process.env.REHEARSAL_API_KEY ?? process.env.OPENAI_API_KEY });
+    if (!args.model)
+      throw new StudioError(
+        'USAGE',
+        'An endpoint policy needs --model <name> (the model the server serves).',
+      );
+    return new EndpointPolicy({
+      baseURL: spec,
+      model: args.model,
+      apiKey: process.env.REHEARSAL_API_KEY ?? process.env.OPENAI_API_KEY,
+    });
   }
   const device = (args.device ?? 'auto') as DeviceSetting;
   if (!DEVICES.includes(device)) {
     const near = didYouMean(String(args.device), DEVICES);
-    throw new StudioError('USAGE', `--device must be one of ${DEVICES.join(', ')}, not "${args.device}".${near ? ` Did you mean ${near}?` : ''}`);
+    throw new StudioError(
+      'USAGE',
+      `--device must be one of ${DEVICES.join(', ')}, not "${args.device}".${near ? ` Did you mean ${near}?` : ''}`,
+    );
   }
   if (spec !== 'default' && !existsSync(spec)) {
     const near = didYouMean(spec, POLICY_NAMES);
-    if (near) throw new StudioError('USAGE', `Unknown policy "${spec}" (no such folder). Did you mean --policy ${near}?`);
+    if (near)
+      throw new StudioError(
+        'USAGE',
+        `Unknown policy "${spec}" (no such folder). Did you mean --policy ${near}?`,
+      );
   }
   const dir = spec === 'default' ? defaultPolicyDir() : path.resolve(spec);
-  if (spec === 'default' && !existsSync(dir)) throw new StudioError('MODEL_NOT_FOUND', `The default policy is missing at ${dir}; build it with \`npm run train:default\`.`);
+  if (spec === 'default' && !existsSync(dir))
+    throw new StudioError(
+      'MODEL_NOT_FOUND',
+      `The default policy is missing at ${dir}; build it with \`npm run train:default\`.`,
+    );
   const threads = args.threads ? Number(args.threads) : undefined;
-  if (threads !== undefined && !(threads > 0)) throw new StudioError('USAGE', `--threads must be a positive number, not "${args.threads}".`);
+  if (threads !== undefined && !(threads > 0))
+    throw new StudioError('USAGE', `--threads must be a positive number, not "${args.threads}".`);
   return OnnxPolicy.start({ modelDir: dir, device, threads, log });
 }
 

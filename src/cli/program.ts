@@ -24,7 +24,12 @@ import { EXIT } from './io';
 declare const STUDIO_VERSION: string | undefined;
 
 /** Error codes that mean the command line itself was wrong (exit 2): a bad option, an id or call the trace does not have. */
-const USAGE_ERRORS = new Set<StudioErrorCode>(['USAGE', 'INVALID_ID', 'RUN_SPEC_INVALID', 'UNKNOWN_CALL']);
+const USAGE_ERRORS = new Set<StudioErrorCode>([
+  'USAGE',
+  'INVALID_ID',
+  'RUN_SPEC_INVALID',
+  'UNKNOWN_CALL',
+]);
 
 /**
  * Runs the `rehearse` CLI with the given arguments (without `node` and the script) and returns the
@@ -33,7 +38,12 @@ const USAGE_ERRORS = new Set<StudioErrorCode>(['USAGE', 'INVALID_ID', 'RUN_SPEC_
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
   let code: number = EXIT.ok;
   const program = rootProgram(io);
-  const cli: CliContext = { ioFor: () => ({ ...io, color: io.color && program.opts().color !== false }), exit: (c) => { code = c; } };
+  const cli: CliContext = {
+    ioFor: () => ({ ...io, color: io.color && program.opts().color !== false }),
+    exit: (c) => {
+      code = c;
+    },
+  };
   registerTraceCommands(program, cli);
   registerImportCommands(program, cli);
   registerTaskCommands(program, cli);
@@ -61,7 +71,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       return EXIT.failure;
     }
     // A fault of the studio itself, not of the input: say so, and what to send.
-    io.err(`rehearse: internal error (${errorMessage(err)}); please report it with the command line you ran.`);
+    io.err(
+      `rehearse: internal error (${errorMessage(err)}); please report it with the command line you ran.`,
+    );
     return EXIT.failure;
   }
   return code;
@@ -76,7 +88,9 @@ interface CliContext {
 /** The `rehearse` program without its commands: name, version, `--no-color`, one-line usage errors. */
 function rootProgram(io: CliIO): Command {
   return new Command('rehearse')
-    .description('Rehearsal Studio: what your agent expected each tool to return, next to what it did return.')
+    .description(
+      'Rehearsal Studio: what your agent expected each tool to return, next to what it did return.',
+    )
     .version(typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : '0.0.0-dev')
     .option('--no-color', 'plain output without colours')
     .exitOverride()
@@ -85,7 +99,13 @@ function rootProgram(io: CliIO): Command {
       writeErr: (s) => io.err(s.trimEnd()),
       // A usage error is one line, like every other error: `rehearse: <what> (run ... for usage)`.
       // Commander puts its "(Did you mean ...?)" hint on a line of its own: keep it on the same line.
-      outputError: (s, write) => write(`rehearse: ${s.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')} (run \`rehearse --help\` for usage)`),
+      outputError: (s, write) =>
+        write(
+          `rehearse: ${s
+            .trim()
+            .replace(/^error: /, '')
+            .replace(/\s*\n\s*/g, ' ')} (run \`rehearse --help\` for usage)`,
+        ),
     });
 }
 
@@ -93,11 +113,15 @@ function rootProgram(io: CliIO): Command {
 function registerTraceCommands(program: Command, cli: CliContext): void {
   program
     .command('report')
-    .description('summarise the fidelity of traces: calls, parse errors by code, mean scores, per tool')
+    .description(
+      'summarise the fidelity of traces: calls, parse errors by code, mean scores, per tool',
+    )
     .argument('<trace...>', 'trace.jsonl files, run folders, or a workspace with .rehearsal/runs')
     .option('--calls', 'also list every call, least faithful first')
     .option('--json', 'print the report as JSON')
-    .action(async (traces: string[], opts: { json?: boolean; calls?: boolean }) => { cli.exit(await reportCommand(traces, opts, cli.ioFor())); });
+    .action(async (traces: string[], opts: { json?: boolean; calls?: boolean }) => {
+      cli.exit(await reportCommand(traces, opts, cli.ioFor()));
+    });
 
   program
     .command('diff')
@@ -106,40 +130,71 @@ function registerTraceCommands(program: Command, cli: CliContext): void {
     .option('--call <id>', 'the call id, e.g. e1.t2.c1')
     .option('--worst', 'the least faithful call that both sides answered')
     .option('--json', 'print the comparison as JSON')
-    .action(async (trace: string, opts: { call?: string; worst?: boolean; json?: boolean }) => { cli.exit(await diffCommand(trace, opts, cli.ioFor())); });
+    .action(async (trace: string, opts: { call?: string; worst?: boolean; json?: boolean }) => {
+      cli.exit(await diffCommand(trace, opts, cli.ioFor()));
+    });
 }
 
 /** `import` and its formats: datasets, recordings, EnvACE rollouts and checkpoints. */
 function registerImportCommands(program: Command, cli: CliContext): void {
   const importer = program
     .command('import')
-    .description('turn recorded data into tasks, replay recordings and few-shot pairs, or a Hugging Face checkpoint into a policy folder');
+    .description(
+      'turn recorded data into tasks, replay recordings and few-shot pairs, or a Hugging Face checkpoint into a policy folder',
+    );
   for (const [format, description, what] of [
-    ['envace', 'an EnvACE checklist dataset (JSON list of records with extra_info.tools, messages, checklist_list)', '<file>'],
-    ['chat', 'recorded OpenAI-chat conversations with tool calls, one per JSONL line', '<file.jsonl>'],
+    [
+      'envace',
+      'an EnvACE checklist dataset (JSON list of records with extra_info.tools, messages, checklist_list)',
+      '<file>',
+    ],
+    [
+      'chat',
+      'recorded OpenAI-chat conversations with tool calls, one per JSONL line',
+      '<file.jsonl>',
+    ],
   ] as const) {
     importer
       .command(format)
       .description(`import ${description}`)
       .argument(what, 'the file to import')
-      .option('--out <dir>', 'where to write tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<file name>)')
-      .option('--own-examples', "each task's few-shot examples are every call of its own conversation, as EnvACE's simulator sees them (default: pairs from the other records)")
-      .action(async (file: string, opts: { out?: string; ownExamples?: boolean }) => { cli.exit(await importCommand(format as ImportFormat, file, opts, cli.ioFor())); });
+      .option(
+        '--out <dir>',
+        'where to write tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<file name>)',
+      )
+      .option(
+        '--own-examples',
+        "each task's few-shot examples are every call of its own conversation, as EnvACE's simulator sees them (default: pairs from the other records)",
+      )
+      .action(async (file: string, opts: { out?: string; ownExamples?: boolean }) => {
+        cli.exit(await importCommand(format as ImportFormat, file, opts, cli.ioFor()));
+      });
   }
   importer
     .command('envace-rollouts')
-    .description("import an EnvACE training run's rollouts (the <step>.jsonl files of trainer.rollout_data_dir) as one trace per step")
+    .description(
+      "import an EnvACE training run's rollouts (the <step>.jsonl files of trainer.rollout_data_dir) as one trace per step",
+    )
     .argument('<dir>', 'the rollout_data_dir folder')
     .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
     .option('--no-progress', 'no progress bar')
-    .action(async (dir: string, opts: { out?: string; progress?: boolean }) => { cli.exit(await importRolloutsCommand(dir, opts, cli.ioFor())); });
+    .action(async (dir: string, opts: { out?: string; progress?: boolean }) => {
+      cli.exit(await importRolloutsCommand(dir, opts, cli.ioFor()));
+    });
   importer
     .command('checkpoint')
-    .description("turn a Hugging Face checkpoint (EnvACE's merged qwen3, or qwen2/llama; safetensors) into a policy folder the studio runs")
-    .argument('<folder>', "the merged Hugging Face folder (scripts/model_merger.py --target_dir)")
-    .option('--out <dir>', 'the policy folder to write (weights, tokenizer, chat template, onnx/ with the cascade graph)')
+    .description(
+      "turn a Hugging Face checkpoint (EnvACE's merged qwen3, or qwen2/llama; safetensors) into a policy folder the studio runs",
+    )
+    .argument('<folder>', 'the merged Hugging Face folder (scripts/model_merger.py --target_dir)')
+    .option(
+      '--out <dir>',
+      'the policy folder to write (weights, tokenizer, chat template, onnx/ with the cascade graph)',
+    )
     .option('--verbose', "print the trainer's command and log")
-    .action(async (folder: string, opts: { out?: string; verbose?: boolean }) => { cli.exit(await checkpointCommand('import', folder, opts, cli.ioFor())); });
+    .action(async (folder: string, opts: { out?: string; verbose?: boolean }) => {
+      cli.exit(await checkpointCommand('import', folder, opts, cli.ioFor()));
+    });
 }
 
 /** The commands on task files: `generate` and `verify`. */
@@ -148,26 +203,55 @@ function registerTaskCommands(program: Command, cli: CliContext): void {
     .command('generate')
     .description('write seeded tasks of a built-in domain (retail, bank) as task files')
     .argument('<domain>', 'the built-in domain')
-    .option('--out <dir>', 'where to write the task files (default: .rehearsal/tasks/<domain>-<split>)')
-    .option('--count <n>', 'how many tasks (default 500; with --split, its share of seeds 0-499: 400 train, 50 validation, 50 test)')
+    .option(
+      '--out <dir>',
+      'where to write the task files (default: .rehearsal/tasks/<domain>-<split>)',
+    )
+    .option(
+      '--count <n>',
+      'how many tasks (default 500; with --split, its share of seeds 0-499: 400 train, 50 validation, 50 test)',
+    )
     .option('--start <seed>', 'first seed (default 0)')
-    .option('--split <split>', 'only seeds of this split: train (seed % 10 < 8), validation (8) or test (9)')
-    .action(async (domain: string, opts: { out?: string; count?: string; start?: string; split?: string }) => { cli.exit(await generateCommand(domain, opts, cli.ioFor())); });
+    .option(
+      '--split <split>',
+      'only seeds of this split: train (seed % 10 < 8), validation (8) or test (9)',
+    )
+    .action(
+      async (
+        domain: string,
+        opts: { out?: string; count?: string; start?: string; split?: string },
+      ) => {
+        cli.exit(await generateCommand(domain, opts, cli.ioFor()));
+      },
+    );
 
   program
     .command('verify')
-    .description("play tasks' reference solutions against their real servers and grade them with the tasks' checks")
+    .description(
+      "play tasks' reference solutions against their real servers and grade them with the tasks' checks",
+    )
     .argument('<task...>', 'task files, or folders searched for *.task.json')
-    .option('--workspace <dir>', 'workspace folder for ${workspaceFolder} and .vscode/mcp.json (default: the current folder)')
+    .option(
+      '--workspace <dir>',
+      'workspace folder for ${workspaceFolder} and .vscode/mcp.json (default: the current folder)',
+    )
     .option('--verbose', "print the servers' stderr")
     .option('--json', 'print the results as JSON')
-    .action(async (tasks: string[], opts: { workspace?: string; json?: boolean; verbose?: boolean }) => { cli.exit(await verifyCommand(tasks, opts, cli.ioFor())); });
+    .action(
+      async (tasks: string[], opts: { workspace?: string; json?: boolean; verbose?: boolean }) => {
+        cli.exit(await verifyCommand(tasks, opts, cli.ioFor()));
+      },
+    );
 }
 
 /** The options of a command that loads a policy. */
 function withPolicyOptions(cmd: Command): Command {
   return cmd
-    .option('--policy <policy>', 'default (the embedded policy), reference, a model folder, or an http(s):// endpoint', 'default')
+    .option(
+      '--policy <policy>',
+      'default (the embedded policy), reference, a model folder, or an http(s):// endpoint',
+      'default',
+    )
     .option('--model <name>', 'the model name, for an endpoint policy')
     .option('--device <device>', 'auto, cpu, cuda or webgpu (model folders)', 'auto')
     .option('--threads <n>', 'CPU threads of the model (default: chosen by model size)');
@@ -175,44 +259,71 @@ function withPolicyOptions(cmd: Command): Command {
 
 /** The commands that play a policy: `run`, `replay` and `rollout`. */
 function registerPlayCommands(program: Command, cli: CliContext): void {
-  withPolicyOptions(program
-    .command('run')
-    .description('play tasks with a policy against their real tools, recording rehearsed and actual responses')
-    .argument('<task...>', 'task files (*.task.json) or folders of them'))
+  withPolicyOptions(
+    program
+      .command('run')
+      .description(
+        'play tasks with a policy against their real tools, recording rehearsed and actual responses',
+      )
+      .argument('<task...>', 'task files (*.task.json) or folders of them'),
+  )
     .option('--mode <mode>', 'shadow, imagine or private', 'shadow')
     .option('--audit', 'imagine mode: also run the real tools, for comparison only')
     .option('--episodes <k>', 'episodes per task', '1')
     .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
     .option('--budget <n>', 'private rehearsal: imagined episodes before the committed one', '3')
     .option('--order <order>', 'private rehearsal: parallel or sequential', 'sequential')
-    .option('--rehearsal-temperature <t>', 'private rehearsal: sample the imagined episodes at this temperature, each with its own seed')
+    .option(
+      '--rehearsal-temperature <t>',
+      'private rehearsal: sample the imagined episodes at this temperature, each with its own seed',
+    )
     .option('--samples <n>', 'rehearsal samples per call, batched', '1')
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--seed <s>', 'sampling seed', '0')
     .option('--on-parse-error <what>', 'end the episode (EnvACE) or give feedback and go on', 'end')
-    .option('--reward <rule>', "studio (weighted share of passed checks) or envace (EnvACE's per-turn checklist reward; any error_tool_call ends the episode)", 'studio')
-    .option('--parse <dialect>', "studio (standard JSON, ASCII whitespace) or envace (EnvACE's Python: NaN/Infinity valid, Unicode whitespace stripped)", 'studio')
+    .option(
+      '--reward <rule>',
+      "studio (weighted share of passed checks) or envace (EnvACE's per-turn checklist reward; any error_tool_call ends the episode)",
+      'studio',
+    )
+    .option(
+      '--parse <dialect>',
+      "studio (standard JSON, ASCII whitespace) or envace (EnvACE's Python: NaN/Infinity valid, Unicode whitespace stripped)",
+      'studio',
+    )
     .option('--no-progress', 'no progress bar')
     .option('--calls', 'also list every call, least faithful first (as rehearse report --calls)')
     .option('--json', 'print the run summary and report as JSON')
     .option('--verbose', 'also say which devices the policy tried and why the others were not used')
-    .action(async (tasks: string[], opts) => { cli.exit(await runCommand(tasks, opts, cli.ioFor())); });
+    .action(async (tasks: string[], opts) => {
+      cli.exit(await runCommand(tasks, opts, cli.ioFor()));
+    });
 
-  withPolicyOptions(program
-    .command('replay')
-    .description("re-run only the rehearse role of a policy on a recorded trace's calls (no tool executed)")
-    .argument('<trace>', 'a trace.jsonl file or a run folder'))
+  withPolicyOptions(
+    program
+      .command('replay')
+      .description(
+        "re-run only the rehearse role of a policy on a recorded trace's calls (no tool executed)",
+      )
+      .argument('<trace>', 'a trace.jsonl file or a run folder'),
+  )
     .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
     .option('--parse <dialect>', 'studio or envace (default: as the recorded run parsed)')
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the run summary and report as JSON')
     .option('--verbose', 'also say which devices the policy tried and why the others were not used')
-    .action(async (trace: string, opts) => { cli.exit(await replayCommand(trace, opts, cli.ioFor())); });
+    .action(async (trace: string, opts) => {
+      cli.exit(await replayCommand(trace, opts, cli.ioFor()));
+    });
 
-  withPolicyOptions(program
-    .command('rollout')
-    .description("GRPO rollouts: imagined episodes of the policy, written as rollout rows (the trainer's rollouts.command)")
-    .argument('<task...>', 'task files or folders'))
+  withPolicyOptions(
+    program
+      .command('rollout')
+      .description(
+        "GRPO rollouts: imagined episodes of the policy, written as rollout rows (the trainer's rollouts.command)",
+      )
+      .argument('<task...>', 'task files or folders'),
+  )
     .option('--out <file>', 'rows file to write')
     .option('--episodes <k>', 'episodes per task (the GRPO group size)', '4')
     .option('--temperature <t>', 'sampling temperature', '1')
@@ -220,10 +331,23 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
     .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')
     .option('--runs <dir>', 'where the rollout traces go')
     .option('--audit', 'also run the real tools beside the imagined episodes (grounding rows)')
-    .option('--real', 'play against the real tools instead (shadow mode): the baseline without world rehearsal; act rows only')
-    .option('--reward <rule>', "studio (weighted share of passed checks) or envace (EnvACE's per-turn reward, invalid-action penalty on rows)", 'studio')
-    .option('--act-rows <how>', "turn (one act row per turn, pooled per task and role as EnvACE's GRPO does) or episode (one row per episode training every turn)", 'turn')
-    .action(async (tasks: string[], opts) => { cli.exit(await rolloutCommand(tasks, opts, cli.ioFor())); });
+    .option(
+      '--real',
+      'play against the real tools instead (shadow mode): the baseline without world rehearsal; act rows only',
+    )
+    .option(
+      '--reward <rule>',
+      "studio (weighted share of passed checks) or envace (EnvACE's per-turn reward, invalid-action penalty on rows)",
+      'studio',
+    )
+    .option(
+      '--act-rows <how>',
+      "turn (one act row per turn, pooled per task and role as EnvACE's GRPO does) or episode (one row per episode training every turn)",
+      'turn',
+    )
+    .action(async (tasks: string[], opts) => {
+      cli.exit(await rolloutCommand(tasks, opts, cli.ioFor()));
+    });
 }
 
 /** `export` (training rows) and `export checkpoint`. */
@@ -233,90 +357,189 @@ function registerExportCommands(program: Command, cli: CliContext): void {
     .description('write training rows (act and rehearse) for the trainer from recorded runs')
     .argument('<trace...>', 'trace.jsonl files, run folders, or a workspace with .rehearsal/runs')
     .option('--out <file>', 'the rows file to write (JSONL)')
-    .option('--source <source>', 'demonstration (reference runs) or rollout (the policy\'s own episodes)', 'demonstration')
+    .option(
+      '--source <source>',
+      "demonstration (reference runs) or rollout (the policy's own episodes)",
+      'demonstration',
+    )
     .option('--only-successful', 'only episodes graded a success')
     .option('--roles <roles>', 'act,rehearse', 'act,rehearse')
     .option('--no-actual-rehearsals', 'no rehearse rows with the real response as target')
-    .option('--policy-rehearsals', 'rehearse rows with the policy\'s own rehearsal as target (rollouts)')
-    .option('--tasks <paths...>', 'task files or folders (few-shot examples, system prompts of older traces)')
-    .option('--rehearse-prompt <json>', 'rehearse prompt options: a profile (general, compact or envace: EnvACE\'s own prompt) and overrides, e.g. \'{"profile": "envace"}\' or \'{"includeTools": false}\'')
+    .option(
+      '--policy-rehearsals',
+      "rehearse rows with the policy's own rehearsal as target (rollouts)",
+    )
+    .option(
+      '--tasks <paths...>',
+      'task files or folders (few-shot examples, system prompts of older traces)',
+    )
+    .option(
+      '--rehearse-prompt <json>',
+      'rehearse prompt options: a profile (general, compact or envace: EnvACE\'s own prompt) and overrides, e.g. \'{"profile": "envace"}\' or \'{"includeTools": false}\'',
+    )
     .option('--group <suffix>', 'GRPO group suffix: rows are grouped by task/<suffix>')
-    .option('--act-rows <how>', 'turn (one act row per turn) or episode (one row per episode training every turn)', 'turn')
-    .option('--format <format>', "rows (the trainer's JSONL) or envace (EnvACE's tool dataset JSON)", 'rows')
+    .option(
+      '--act-rows <how>',
+      'turn (one act row per turn) or episode (one row per episode training every turn)',
+      'turn',
+    )
+    .option(
+      '--format <format>',
+      "rows (the trainer's JSONL) or envace (EnvACE's tool dataset JSON)",
+      'rows',
+    )
     .option('--runs <ids>', 'only these runs (comma-separated run ids)')
     .option('--tools <names>', 'rehearse rows only of calls to these tools (comma-separated)')
-    .option('--only-mismatches', 'rehearse rows only of calls whose rehearsal missed the actual response')
-    .option('--split-by-task <fraction>', 'hold out this fraction of the tasks: writes <out>.train and <out>.heldout files')
+    .option(
+      '--only-mismatches',
+      'rehearse rows only of calls whose rehearsal missed the actual response',
+    )
+    .option(
+      '--split-by-task <fraction>',
+      'hold out this fraction of the tasks: writes <out>.train and <out>.heldout files',
+    )
     .option('--seed <n>', 'seed of the task split', '0')
     .option('--json', 'print the summary as JSON')
-    .option('--no-annotations', 'ignore the runs\' annotations.jsonl (no annotations on rows, no weights from them)')
-    .option('--identifier-slots', 'rows for a model that reads identifiers as slots (rehearsal_config.json "identifierSlots": true)')
-    .action(async (traces: string[], opts) => { cli.exit(await exportCommand(traces, opts, cli.ioFor())); });
+    .option(
+      '--no-annotations',
+      "ignore the runs' annotations.jsonl (no annotations on rows, no weights from them)",
+    )
+    .option(
+      '--identifier-slots',
+      'rows for a model that reads identifiers as slots (rehearsal_config.json "identifierSlots": true)',
+    )
+    .action(async (traces: string[], opts) => {
+      cli.exit(await exportCommand(traces, opts, cli.ioFor()));
+    });
   exporter
     .command('checkpoint')
-    .description('write a Hugging Face folder (config.json with its model_type, safetensors, tokenizer) that EnvACE can start from')
-    .argument('<folder>', "a policy folder (from `rehearse import checkpoint`), a training run's final/ or one of its checkpoints")
+    .description(
+      'write a Hugging Face folder (config.json with its model_type, safetensors, tokenizer) that EnvACE can start from',
+    )
+    .argument(
+      '<folder>',
+      "a policy folder (from `rehearse import checkpoint`), a training run's final/ or one of its checkpoints",
+    )
     .option('--out <dir>', 'the Hugging Face folder to write')
-    .option('--dtype <dtype>', "float32, float16 or bfloat16 (default: config.json's torch_dtype, as trained from)")
-    .option('--max-shard-bytes <n>', 'split the weights into shards with an index past this size (default 5 GB)')
+    .option(
+      '--dtype <dtype>',
+      "float32, float16 or bfloat16 (default: config.json's torch_dtype, as trained from)",
+    )
+    .option(
+      '--max-shard-bytes <n>',
+      'split the weights into shards with an index past this size (default 5 GB)',
+    )
     .option('--verbose', "print the trainer's command and log")
     // `export`'s own --out is read wherever it stands on the line: take it from there when it got it.
-    .action(async (folder: string, opts: { out?: string }) => { cli.exit(await checkpointCommand('export', folder, { ...opts, out: opts.out ?? exporter.opts<{ out?: string }>().out }, cli.ioFor())); });
+    .action(async (folder: string, opts: { out?: string }) => {
+      cli.exit(
+        await checkpointCommand(
+          'export',
+          folder,
+          { ...opts, out: opts.out ?? exporter.opts<{ out?: string }>().out },
+          cli.ioFor(),
+        ),
+      );
+    });
 }
 
 /** The commands on fidelity errors: `compare` and `annotate`. */
 function registerFidelityCommands(program: Command, cli: CliContext): void {
   program
     .command('compare')
-    .description("replay a held-out trace's calls with two policies and show per-tool deltas of the fidelity scores")
-    .argument('<trace>', 'a trace.jsonl file or a run folder (its recorded actual responses are the truth)')
-    .option('--policy <policy>', 'a model folder or an http(s):// endpoint; give it twice (A, then B)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .description(
+      "replay a held-out trace's calls with two policies and show per-tool deltas of the fidelity scores",
+    )
+    .argument(
+      '<trace>',
+      'a trace.jsonl file or a run folder (its recorded actual responses are the truth)',
+    )
+    .option(
+      '--policy <policy>',
+      'a model folder or an http(s):// endpoint; give it twice (A, then B)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('--model <name>', 'the model name, for endpoint policies')
     .option('--device <device>', 'auto, cpu, cuda or webgpu (model folders)', 'auto')
     .option('--threads <n>', 'CPU threads of the models')
     .option('--out <dir>', 'runs folder for the two replays (default: .rehearsal/runs here)')
     .option('--no-progress', 'no progress bar')
-    .option('--only-marked', 'only the calls marked as fidelity errors in the trace\'s annotations')
+    .option('--only-marked', "only the calls marked as fidelity errors in the trace's annotations")
     .option('--json', 'print the comparison as JSON')
-    .action(async (trace: string, opts) => { cli.exit(await compareCommand(trace, opts, cli.ioFor())); });
+    .action(async (trace: string, opts) => {
+      cli.exit(await compareCommand(trace, opts, cli.ioFor()));
+    });
 
   program
     .command('annotate')
-    .description('mark calls of a trace as fidelity errors in its annotations.jsonl, as a person would in the editor')
+    .description(
+      'mark calls of a trace as fidelity errors in its annotations.jsonl, as a person would in the editor',
+    )
     .argument('<trace>', 'a trace.jsonl file or a run folder')
-    .option('--mismatches', 'mark every call whose rehearsal missed: did not parse, error state differs, or another value')
+    .option(
+      '--mismatches',
+      'mark every call whose rehearsal missed: did not parse, error state differs, or another value',
+    )
     .option('--severity <severity>', 'minor, major or critical', 'major')
     .option('--tools <names>', 'only calls to these tools (comma-separated)')
     .option('--author <name>', 'who the marks are by (default: the OS user)')
     .option('--json', 'print what was marked as JSON')
-    .action(async (trace: string, opts) => { cli.exit(await annotateCommand(trace, opts, cli.ioFor())); });
+    .action(async (trace: string, opts) => {
+      cli.exit(await annotateCommand(trace, opts, cli.ioFor()));
+    });
 }
 
 /** `train`, `serve` and `gpu`: training runs and the local policy's host. */
 function registerPolicyHostCommands(program: Command, cli: CliContext): void {
   program
     .command('train')
-    .description('start a training run (sft or grpo) from a run file and watch it: local, torchrun, or EnvACE on a Ray cluster')
+    .description(
+      'start a training run (sft or grpo) from a run file and watch it: local, torchrun, or EnvACE on a Ray cluster',
+    )
     .option('--config <file>', 'the training run file (schemas/training-run.schema.json)')
-    .option('--backend <backend>', 'local, torchrun or envace (envace: write the launch script, run nothing)', 'local')
+    .option(
+      '--backend <backend>',
+      'local, torchrun or envace (envace: write the launch script, run nothing)',
+      'local',
+    )
     .option('--dry-run', 'print the exact command and trainer config, start nothing')
     .option('--no-progress', 'no progress bar (one line per step)')
     .option('--verbose', "print the trainer's log (stderr) as it comes")
     .option('--json', 'print the plan and the outcome as JSON')
-    .action(async (opts) => { cli.exit(await trainCommand(opts, cli.ioFor())); });
+    .action(async (opts) => {
+      cli.exit(await trainCommand(opts, cli.ioFor()));
+    });
 
   program
     .command('serve')
-    .description('serve a local policy as an OpenAI-compatible chat-completions endpoint (loopback)')
+    .description(
+      'serve a local policy as an OpenAI-compatible chat-completions endpoint (loopback)',
+    )
     .option('--policy <dir>', 'default, or a model folder', 'default')
     .option('--port <port>', 'port (0 picks a free one)', '8000')
     .option('--device <device>', 'auto, cpu, cuda or webgpu', 'auto')
-    .option('--api-key <key>', 'the key clients must send (default: REHEARSAL_SERVE_API_KEY, else a new one printed at start)')
-    .action(async (opts) => { cli.exit(await serveCommand(opts, cli.ioFor())); });
+    .option(
+      '--api-key <key>',
+      'the key clients must send (default: REHEARSAL_SERVE_API_KEY, else a new one printed at start)',
+    )
+    .action(async (opts) => {
+      cli.exit(await serveCommand(opts, cli.ioFor()));
+    });
 
   const gpu = program.command('gpu').description('GPU support of the local policy (CUDA)');
-  gpu.command('check').description('report the driver, CUDA 12, cuDNN 9 and the CUDA provider libraries').action(async () => { cli.exit(await gpuCheckCommand(cli.ioFor())); });
-  gpu.command('install').description("run onnxruntime-node's CUDA 12 installer, then check").action(async () => { cli.exit(await gpuInstallCommand(cli.ioFor())); });
+  gpu
+    .command('check')
+    .description('report the driver, CUDA 12, cuDNN 9 and the CUDA provider libraries')
+    .action(async () => {
+      cli.exit(await gpuCheckCommand(cli.ioFor()));
+    });
+  gpu
+    .command('install')
+    .description("run onnxruntime-node's CUDA 12 installer, then check")
+    .action(async () => {
+      cli.exit(await gpuInstallCommand(cli.ioFor()));
+    });
 }
 
 const FS_REASONS: Record<string, string> = {
@@ -336,7 +559,16 @@ const FS_REASONS: Record<string, string> = {
 /** A one-line description of a Node file-system error with a path (`Cannot write x: why.`), or undefined. */
 function fileSystemFault(err: unknown): string | undefined {
   const e = err as NodeJS.ErrnoException | undefined;
-  if (!(err instanceof Error) || typeof e?.code !== 'string' || typeof e.path !== 'string' || !(e.code in FS_REASONS)) return undefined;
-  const verb = e.syscall === 'mkdir' || e.syscall === 'open' || e.syscall === 'write' || e.syscall === 'rename' ? 'write' : 'read';
+  if (
+    !(err instanceof Error) ||
+    typeof e?.code !== 'string' ||
+    typeof e.path !== 'string' ||
+    !(e.code in FS_REASONS)
+  )
+    return undefined;
+  const verb =
+    e.syscall === 'mkdir' || e.syscall === 'open' || e.syscall === 'write' || e.syscall === 'rename'
+      ? 'write'
+      : 'read';
   return `Cannot ${verb} ${e.path}: ${FS_REASONS[e.code]} (${e.code}).`;
 }

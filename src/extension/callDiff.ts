@@ -17,16 +17,32 @@ export const CALL_SCHEME = 'rehearsal-call';
  * text). The `.call.json` ending gives JSON sides the `rehearsal-json` language (JSON highlighting,
  * CodeLenses shown in the diff editor), without changing how other JSON files look.
  */
-export function callSideUri(file: string, callId: string, side: CallSide, language: 'json' | 'plaintext'): vscode.Uri {
-  return vscode.Uri.from({ scheme: CALL_SCHEME, path: `/${callId}/${side}.${language === 'json' ? 'call.json' : 'txt'}`, query: file });
+export function callSideUri(
+  file: string,
+  callId: string,
+  side: CallSide,
+  language: 'json' | 'plaintext',
+): vscode.Uri {
+  return vscode.Uri.from({
+    scheme: CALL_SCHEME,
+    path: `/${callId}/${side}.${language === 'json' ? 'call.json' : 'txt'}`,
+    query: file,
+  });
 }
 
 /** The trace file, call and side a call document shows, if `uri` is one. */
-export function parseCallUri(uri: vscode.Uri): { file: string; callId: string; side: CallSide } | undefined {
+export function parseCallUri(
+  uri: vscode.Uri,
+): { file: string; callId: string; side: CallSide } | undefined {
   if (uri.scheme !== CALL_SCHEME) return undefined;
   const [, callId, name] = uri.path.split('/');
   const side = name?.split('.')[0];
-  if (!isValidId(callId) || (side !== 'rehearsal' && side !== 'actual') || !path.isAbsolute(uri.query)) return undefined;
+  if (
+    !isValidId(callId) ||
+    (side !== 'rehearsal' && side !== 'actual') ||
+    !path.isAbsolute(uri.query)
+  )
+    return undefined;
   return { file: uri.query, callId, side };
 }
 
@@ -42,11 +58,14 @@ export class CallDiffDocuments extends Disposable implements vscode.TextDocument
     super();
     this._register(vscode.workspace.registerTextDocumentContentProvider(CALL_SCHEME, this));
     // A call still being written (waiting for its tool) updates when its trace grows.
-    this._register(library.onDidChange((file) => {
-      for (const doc of vscode.workspace.textDocuments) {
-        if (doc.uri.scheme === CALL_SCHEME && (file === undefined || doc.uri.query === file)) this.changed.fire(doc.uri);
-      }
-    }));
+    this._register(
+      library.onDidChange((file) => {
+        for (const doc of vscode.workspace.textDocuments) {
+          if (doc.uri.scheme === CALL_SCHEME && (file === undefined || doc.uri.query === file))
+            this.changed.fire(doc.uri);
+        }
+      }),
+    );
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
@@ -60,20 +79,35 @@ export class CallDiffDocuments extends Disposable implements vscode.TextDocument
   }
 
   /** The URIs of both sides of a call's diff. */
-  async uris(file: string, callId: string): Promise<{ view: CallView; rehearsal: vscode.Uri; actual: vscode.Uri }> {
+  async uris(
+    file: string,
+    callId: string,
+  ): Promise<{ view: CallView; rehearsal: vscode.Uri; actual: vscode.Uri }> {
     const view = await this.load(file, callId);
     return {
       view,
-      rehearsal: callSideUri(file, callId, 'rehearsal', callSideDocument(view, 'rehearsal').language),
+      rehearsal: callSideUri(
+        file,
+        callId,
+        'rehearsal',
+        callSideDocument(view, 'rehearsal').language,
+      ),
       actual: callSideUri(file, callId, 'actual', callSideDocument(view, 'actual').language),
     };
   }
 
   /** Opens the diff editor: rehearsed (left) vs actual (right). */
-  async show(file: string, callId: string, options: vscode.TextDocumentShowOptions = {}): Promise<{ rehearsal: vscode.Uri; actual: vscode.Uri }> {
+  async show(
+    file: string,
+    callId: string,
+    options: vscode.TextDocumentShowOptions = {},
+  ): Promise<{ rehearsal: vscode.Uri; actual: vscode.Uri }> {
     const { view, rehearsal, actual } = await this.uris(file, callId);
     const title = `${view.entry.tool} ${callId}: rehearsed ↔ actual`;
-    await vscode.commands.executeCommand('vscode.diff', rehearsal, actual, title, { preview: true, ...options });
+    await vscode.commands.executeCommand('vscode.diff', rehearsal, actual, title, {
+      preview: true,
+      ...options,
+    });
     return { rehearsal, actual };
   }
 

@@ -12,14 +12,16 @@ import type { TreeFilter, TreeSort } from '../core/explorer/treeFilter';
 export type CallTarget = { file: string; callId: string } | TraceTreeNode;
 
 /** A call (or one JSON path of it) to mark; with `kind` and `severity` nothing is asked. */
-export type MarkTarget = TraceTreeNode | {
-  file: string;
-  callId: string;
-  path?: string;
-  kind?: AnnotationKind;
-  severity?: AnnotationSeverity;
-  note?: string;
-};
+export type MarkTarget =
+  | TraceTreeNode
+  | {
+      file: string;
+      callId: string;
+      path?: string;
+      kind?: AnnotationKind;
+      severity?: AnnotationSeverity;
+      note?: string;
+    };
 
 /** An annotation, by id or as the Annotations view passes it. */
 export type AnnotationTarget = { file: string; annotationId: string } | AnnotationTreeNode;
@@ -48,7 +50,10 @@ export interface CommandArgs {
   'rehearsal.showCallDiff': [target?: CallTarget];
   'rehearsal.showReport': [target?: { file: string } | TraceTreeNode];
   'rehearsal.showRunSummary': [target?: { file: string } | TraceTreeNode];
-  'rehearsal.compareRuns': [a?: { file: string } | TraceTreeNode, b?: { file: string } | TraceTreeNode];
+  'rehearsal.compareRuns': [
+    a?: { file: string } | TraceTreeNode,
+    b?: { file: string } | TraceTreeNode,
+  ];
   'rehearsal.installGpuSupport': [];
   'rehearsal.runTask': [target?: TaskTarget, targets?: TaskTarget[]];
   'rehearsal.runTaskPrivate': [target?: TaskTarget, targets?: TaskTarget[]];
@@ -67,7 +72,10 @@ export interface CommandArgs {
   'rehearsal.reviewActions': [];
   'rehearsal.showTurnText': [target?: { file: string; turnId: string } | TraceTreeNode];
   'rehearsal.acceptRehearsal': [target?: CallTarget & { note?: string }];
-  'rehearsal.editAnnotation': [target?: AnnotationTarget, changes?: { kind?: AnnotationKind; severity?: AnnotationSeverity; note?: string }];
+  'rehearsal.editAnnotation': [
+    target?: AnnotationTarget,
+    changes?: { kind?: AnnotationKind; severity?: AnnotationSeverity; note?: string },
+  ];
   'rehearsal.deleteAnnotation': [target?: AnnotationTarget];
   'rehearsal.openAnnotation': [target?: AnnotationTarget];
   'rehearsal.openTrajectory': [target?: EpisodeTarget];
@@ -103,7 +111,10 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.selectPolicy': { title: 'Select Policy...', icon: '$(hubot)' },
   'rehearsal.setEndpointApiKey': { title: 'Set Endpoint API Key...', icon: '$(key)' },
   'rehearsal.markFidelityError': { title: 'Mark Fidelity Error...', icon: '$(report)' },
-  'rehearsal.markPathAtCursor': { title: 'Mark JSON Path at Cursor as Fidelity Error...', icon: '$(symbol-field)' },
+  'rehearsal.markPathAtCursor': {
+    title: 'Mark JSON Path at Cursor as Fidelity Error...',
+    icon: '$(symbol-field)',
+  },
   'rehearsal.reviewMismatches': { title: 'Review Mismatches...', icon: '$(checklist)' },
   'rehearsal.reviewMark': { title: 'Review: Mark as Fidelity Error', icon: '$(report)' },
   'rehearsal.reviewAccept': { title: 'Review: Rehearsal Acceptable', icon: '$(check)' },

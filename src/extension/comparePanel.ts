@@ -10,13 +10,30 @@ import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPan
  * A fidelity comparison of two policies on a held-out trace: a table of per-tool `A→B (Δ)` and a
  * bar chart of the deltas. It shows progress while the replays run, then the result.
  */
-export class ComparePanel extends SnapshotPanel<CompareSnapshot, ParamsOf<typeof compareProtocol.rendered>> {
+export class ComparePanel extends SnapshotPanel<
+  CompareSnapshot,
+  ParamsOf<typeof compareProtocol.rendered>
+> {
   private current: CompareSnapshot;
 
   constructor(extensionUri: vscode.Uri, output: vscode.LogOutputChannel, initial: CompareSnapshot) {
-    super(vscode.window.createWebviewPanel(COMPARE_VIEW_TYPE, 'Fidelity comparison', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output, compareProtocol, parseCompareMessage);
+    super(
+      vscode.window.createWebviewPanel(
+        COMPARE_VIEW_TYPE,
+        'Fidelity comparison',
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        webviewPanelOptions(extensionUri),
+      ),
+      output,
+      compareProtocol,
+      parseCompareMessage,
+    );
     this.current = initial;
-    setWebviewPage(this.panel.webview, extensionUri, { title: 'Fidelity comparison', script: 'compare', style: 'training' });
+    setWebviewPage(this.panel.webview, extensionUri, {
+      title: 'Fidelity comparison',
+      script: 'compare',
+      style: 'training',
+    });
     this._register(this.panel.onDidDispose(() => this.dispose()));
   }
 

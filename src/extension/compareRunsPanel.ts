@@ -14,20 +14,60 @@ import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPan
  * the calls where one rehearsed right and the other wrong, each opening both diffs (A's in the
  * active column, B's beside it).
  */
-export class CompareRunsPanel extends SnapshotPanel<RunComparison, ParamsOf<typeof runsProtocol.rendered>> {
-  constructor(extensionUri: vscode.Uri, output: vscode.LogOutputChannel, private readonly library: TraceLibrary, private readonly callDiffs: CallDiffDocuments, readonly files: { a: string; b: string }) {
-    super(vscode.window.createWebviewPanel(RUNS_VIEW_TYPE, 'Compare runs', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output, runsProtocol, parseRunsMessage);
-    setWebviewPage(this.panel.webview, extensionUri, { title: 'Compare runs', script: 'runs', style: 'summary' });
-    this._register(library.onDidChange((changed) => { if (changed === undefined || changed === files.a || changed === files.b) this.schedule(); }));
-    this._register(this.connection.onRequest(runsProtocol.openPair, async (pair) => {
-      await this.callDiffs.show(this.files.a, pair.a, { viewColumn: vscode.ViewColumn.One, preview: false });
-      await this.callDiffs.show(this.files.b, pair.b, { viewColumn: vscode.ViewColumn.Beside, preview: false });
-    }));
+export class CompareRunsPanel extends SnapshotPanel<
+  RunComparison,
+  ParamsOf<typeof runsProtocol.rendered>
+> {
+  constructor(
+    extensionUri: vscode.Uri,
+    output: vscode.LogOutputChannel,
+    private readonly library: TraceLibrary,
+    private readonly callDiffs: CallDiffDocuments,
+    readonly files: { a: string; b: string },
+  ) {
+    super(
+      vscode.window.createWebviewPanel(
+        RUNS_VIEW_TYPE,
+        'Compare runs',
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        webviewPanelOptions(extensionUri),
+      ),
+      output,
+      runsProtocol,
+      parseRunsMessage,
+    );
+    setWebviewPage(this.panel.webview, extensionUri, {
+      title: 'Compare runs',
+      script: 'runs',
+      style: 'summary',
+    });
+    this._register(
+      library.onDidChange((changed) => {
+        if (changed === undefined || changed === files.a || changed === files.b) this.schedule();
+      }),
+    );
+    this._register(
+      this.connection.onRequest(runsProtocol.openPair, async (pair) => {
+        await this.callDiffs.show(this.files.a, pair.a, {
+          viewColumn: vscode.ViewColumn.One,
+          preview: false,
+        });
+        await this.callDiffs.show(this.files.b, pair.b, {
+          viewColumn: vscode.ViewColumn.Beside,
+          preview: false,
+        });
+      }),
+    );
     this._register(this.panel.onDidDispose(() => this.dispose()));
   }
 
   protected async snapshot(): Promise<RunComparison> {
-    const [a, b] = [await this.library.requireIndex(this.files.a), await this.library.requireIndex(this.files.b)];
-    return compareRuns(a, b, (index) => (index.run ? policyLabel(index.run.policy, index.file) : ''));
+    const [a, b] = [
+      await this.library.requireIndex(this.files.a),
+      await this.library.requireIndex(this.files.b),
+    ];
+    return compareRuns(a, b, (index) =>
+      index.run ? policyLabel(index.run.policy, index.file) : '',
+    );
   }
 }

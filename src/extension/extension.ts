@@ -39,7 +39,15 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   // A run that ends or is shown asks for its dashboard or for a follow-up command (Use as policy, Compare, Resume).
   const training = new TrainingRuns((run, action) => {
     if (action === 'show') services.dashboards.show(run);
-    else void executeCommand(action === 'usePolicy' ? 'rehearsal.useTrainedPolicy' : action === 'compare' ? 'rehearsal.compareFidelity' : 'rehearsal.resumeTrainingRun', { outDir: run.outDir });
+    else
+      void executeCommand(
+        action === 'usePolicy'
+          ? 'rehearsal.useTrainedPolicy'
+          : action === 'compare'
+            ? 'rehearsal.compareFidelity'
+            : 'rehearsal.resumeTrainingRun',
+        { outDir: run.outDir },
+      );
   });
   const services: Services = {
     output,
@@ -54,11 +62,33 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     annotationsView: new AnnotationsViewProvider(library, annotations),
     decorations: new CallDiffDecorations(library, annotations, callDiffs),
     runs: new RunController(library, context.secrets, output),
-    trajectories: new TrajectoryPanels({ extensionUri: context.extensionUri, library, annotations, callDiffs, output }),
+    trajectories: new TrajectoryPanels({
+      extensionUri: context.extensionUri,
+      library,
+      annotations,
+      callDiffs,
+      output,
+    }),
     training,
     dashboards: new TrainingDashboards({ extensionUri: context.extensionUri, training, output }),
   };
-  context.subscriptions.push(output, library, annotations, callDiffs, services.turnTexts, services.summaries, services.watcher, services.explorer, services.annotationsView, services.reports, services.decorations, services.runs, services.trajectories, training, services.dashboards);
+  context.subscriptions.push(
+    output,
+    library,
+    annotations,
+    callDiffs,
+    services.turnTexts,
+    services.summaries,
+    services.watcher,
+    services.explorer,
+    services.annotationsView,
+    services.reports,
+    services.decorations,
+    services.runs,
+    services.trajectories,
+    training,
+    services.dashboards,
+  );
 
   registerTraceFeatures(context, services);
   registerAnnotationFeatures(context, services);
@@ -67,7 +97,8 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   registerGpuFeatures(context, services);
   registerTrainingFeatures(context, services);
 
-  const ready = services.watcher.rescan()
+  const ready = services.watcher
+    .rescan()
     .then(() => Promise.all(library.files.map((f) => annotations.ensure(f).catch(() => undefined))))
     .then(() => output.info(`Indexed ${library.files.length} trace(s).`));
   return { services, ready };

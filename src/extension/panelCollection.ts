@@ -18,7 +18,12 @@ export class PanelCollection<P extends KeptPanel> extends Disposable {
 
   constructor() {
     super();
-    this._register({ dispose: () => { for (const p of this.panels.values()) p.dispose(); this.panels.clear(); } });
+    this._register({
+      dispose: () => {
+        for (const p of this.panels.values()) p.dispose();
+        this.panels.clear();
+      },
+    });
   }
 
   /** The open panels (tests read their state). */
@@ -47,7 +52,10 @@ export class PanelCollection<P extends KeptPanel> extends Disposable {
   }
 
   /** Registers this collection as the serializer that restores `viewType`'s panels after a reload. */
-  protected restoreAfterReload(this: PanelCollection<P> & vscode.WebviewPanelSerializer, viewType: string): void {
+  protected restoreAfterReload(
+    this: PanelCollection<P> & vscode.WebviewPanelSerializer,
+    viewType: string,
+  ): void {
     this._register(vscode.window.registerWebviewPanelSerializer(viewType, this));
   }
 }

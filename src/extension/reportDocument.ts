@@ -22,9 +22,13 @@ export class ReportDocuments extends Disposable implements vscode.TextDocumentCo
   constructor(library: TraceLibrary) {
     super();
     this._register(vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this));
-    this._register(library.onDidChange((file) => {
-      for (const doc of vscode.workspace.textDocuments) if (doc.uri.scheme === REPORT_SCHEME && (file === undefined || doc.uri.query === file)) this.changed.fire(doc.uri);
-    }));
+    this._register(
+      library.onDidChange((file) => {
+        for (const doc of vscode.workspace.textDocuments)
+          if (doc.uri.scheme === REPORT_SCHEME && (file === undefined || doc.uri.query === file))
+            this.changed.fire(doc.uri);
+      }),
+    );
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
@@ -38,7 +42,11 @@ export class ReportDocuments extends Disposable implements vscode.TextDocumentCo
 
   /** Opens the report of a trace. */
   async show(file: string): Promise<void> {
-    const uri = vscode.Uri.from({ scheme: REPORT_SCHEME, path: `/${path.basename(path.dirname(file))}.report.txt`, query: file });
+    const uri = vscode.Uri.from({
+      scheme: REPORT_SCHEME,
+      path: `/${path.basename(path.dirname(file))}.report.txt`,
+      query: file,
+    });
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: true });
   }

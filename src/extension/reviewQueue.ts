@@ -36,7 +36,9 @@ export interface ReviewServices {
  * started again resumes where it stopped. Progress reads "12 / 137 reviewed".
  */
 export class ReviewSession extends Disposable {
-  private readonly status = this._register(vscode.window.createStatusBarItem('rehearsal.review', vscode.StatusBarAlignment.Left, 50));
+  private readonly status = this._register(
+    vscode.window.createStatusBarItem('rehearsal.review', vscode.StatusBarAlignment.Left, 50),
+  );
   private readonly changed = this._register(new vscode.EventEmitter<void>());
   /** Fires when the call under review or the progress changes (tests wait on it). */
   readonly onDidChange = this.changed.event;
@@ -44,7 +46,10 @@ export class ReviewSession extends Disposable {
   private state: ReviewQueueState | undefined;
   current: ReviewCurrent | undefined;
 
-  constructor(private readonly services: ReviewServices, private readonly memento: vscode.Memento) {
+  constructor(
+    private readonly services: ReviewServices,
+    private readonly memento: vscode.Memento,
+  ) {
     super();
     this.status.name = 'Rehearsal review';
     this.status.command = 'rehearsal.reviewActions';
@@ -70,7 +75,12 @@ export class ReviewSession extends Disposable {
   async mark(): Promise<void> {
     const c = this.current;
     if (!c) return;
-    await this.services.annotations.mark(c.file, { callId: c.callId, tool: c.tool, kind: c.suggestedKind, severity: 'major' });
+    await this.services.annotations.mark(c.file, {
+      callId: c.callId,
+      tool: c.tool,
+      kind: c.suggestedKind,
+      severity: 'major',
+    });
     await this.showNext();
   }
 
@@ -112,19 +122,31 @@ export class ReviewSession extends Disposable {
   private async showNext(): Promise<void> {
     const file = this.file;
     if (!file) return;
-    const index = this.services.library.index(file) ?? (await this.services.library.ensureIndex(file));
-    if (!index) return this.stop(`Rehearsal: cannot review ${file}: ${this.services.library.failure(file) ?? 'it could not be read'}.`);
+    const index =
+      this.services.library.index(file) ?? (await this.services.library.ensureIndex(file));
+    if (!index)
+      return this.stop(
+        `Rehearsal: cannot review ${file}: ${this.services.library.failure(file) ?? 'it could not be read'}.`,
+      );
     const annotated = (await this.services.annotations.ensure(file)).annotatedCalls();
     const skipped = new Set(this.skipped(file));
     this.state = reviewQueue(index, (id) => annotated.has(id) || skipped.has(id));
     const next = this.state.pending[0];
     if (!next) {
-      const done = this.state.total === 0 ? 'Rehearsal: this run has no call whose rehearsal missed.' : `Rehearsal: review done, ${this.progress}.`;
+      const done =
+        this.state.total === 0
+          ? 'Rehearsal: this run has no call whose rehearsal missed.'
+          : `Rehearsal: review done, ${this.progress}.`;
       return this.stop(done);
     }
     try {
       const view = await this.services.callDiffs.load(file, next);
-      this.current = { file, callId: next, tool: view.entry.tool, suggestedKind: suggestedCallKind(view) };
+      this.current = {
+        file,
+        callId: next,
+        tool: view.entry.tool,
+        suggestedKind: suggestedCallKind(view),
+      };
       await this.services.callDiffs.show(file, next, { preview: true });
     } catch (err) {
       return this.stop(`Rehearsal: cannot show ${next}: ${errorMessage(err)}`);

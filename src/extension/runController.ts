@@ -9,7 +9,12 @@ import type { RunProgress, RunSummary } from '../core/runner/runner';
 import { runTasks } from '../core/runner/runner';
 import type { RunSettings } from '../core/runner/settings';
 import type { PolicyChoice } from '../core/runner/policyChoice';
-import { choiceRehearses, describePolicyChoice, openPolicyFor, settingsForPolicy } from '../core/runner/policyChoice';
+import {
+  choiceRehearses,
+  describePolicyChoice,
+  openPolicyFor,
+  settingsForPolicy,
+} from '../core/runner/policyChoice';
 import { RunStatus } from '../core/runner/runStatus';
 import { openTaskEnvironment } from '../core/tasks/taskEnvironment';
 import type { LoadedTask, TaskFile } from '../core/tasks/taskFile';
@@ -47,11 +52,21 @@ export class RunController extends Disposable {
   /** Fires when a run ends (completed, failed or cancelled). */
   readonly onDidFinish = this.finished.event;
 
-  constructor(private readonly library: TraceLibrary, private readonly secrets: vscode.SecretStorage, private readonly output: vscode.LogOutputChannel) {
+  constructor(
+    private readonly library: TraceLibrary,
+    private readonly secrets: vscode.SecretStorage,
+    private readonly output: vscode.LogOutputChannel,
+  ) {
     super();
-    this.statusItem = this._register(vscode.window.createStatusBarItem('rehearsal.run', vscode.StatusBarAlignment.Left, 10));
+    this.statusItem = this._register(
+      vscode.window.createStatusBarItem('rehearsal.run', vscode.StatusBarAlignment.Left, 10),
+    );
     this.statusItem.name = 'Rehearsal Studio';
-    this._register(vscode.workspace.onDidChangeConfiguration((e) => { if (e.affectsConfiguration('rehearsal.policy')) this.updateStatus(); }));
+    this._register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('rehearsal.policy')) this.updateStatus();
+      }),
+    );
     this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.updateStatus()));
     this.updateStatus();
     this.statusItem.show();
@@ -80,26 +95,62 @@ export class RunController extends Disposable {
     if (!choice) return undefined;
     const mode = request.mode;
     if (mode === 'private' && !choiceRehearses(choice)) {
-      void vscode.window.showErrorMessage('Rehearsal: private rehearsal imagines episodes with the policy\'s rehearsals; the reference policy does not rehearse. Select a model folder or an endpoint.', 'Select Policy').then((a) => { if (a) void executeCommand('rehearsal.selectPolicy'); });
+      void vscode.window
+        .showErrorMessage(
+          "Rehearsal: private rehearsal imagines episodes with the policy's rehearsals; the reference policy does not rehearse. Select a model folder or an endpoint.",
+          'Select Policy',
+        )
+        .then((a) => {
+          if (a) void executeCommand('rehearsal.selectPolicy');
+        });
       return undefined;
     }
     const runsDir = runsFolder(request.workspaceFolder);
     const runId = newRunId(mode);
-    const what = request.tasks.length === 1 ? request.tasks[0].task.id : `${request.tasks.length} tasks`;
-    return this.withRun(`Rehearsal: ${mode === 'private' ? 'private rehearsal of' : 'running'} ${what} with ${describePolicyChoice(choice)}`, path.join(runsDir, runId, TRACE_FILE), choice, 'episodes', request.tasks.map((t) => t.task), async (policy, status, signal, feed) => {
-      const settings = await settingsForPolicy(choice, { ...runDefaults(), mode } as Partial<RunSettings>);
-      return runTasks({
-        runsDir, runId, tasks: request.tasks, policy, settings, signal,
-        openEnvironment: (t) => openTaskEnvironment(t, {
-          workspaceFolder: request.workspaceFolder,
-          settingServers: settingServers(),
-          resolveInput: async (id, input) => (await vscode.window.showInputBox({ prompt: input?.description ?? `Value for \${input:${id}} (.vscode/mcp.json)`, value: input?.default, password: input?.password === true, ignoreFocusOut: true })) ?? undefined,
-          log: (line) => this.output.info(`[server] ${line}`),
-        }),
-        onEvent: (e) => { status.observe(e); feed(); },
-        onProgress: (p) => { status.progress(p); feed(p); },
-      });
-    });
+    const what =
+      request.tasks.length === 1 ? request.tasks[0].task.id : `${request.tasks.length} tasks`;
+    return this.withRun(
+      `Rehearsal: ${mode === 'private' ? 'private rehearsal of' : 'running'} ${what} with ${describePolicyChoice(choice)}`,
+      path.join(runsDir, runId, TRACE_FILE),
+      choice,
+      'episodes',
+      request.tasks.map((t) => t.task),
+      async (policy, status, signal, feed) => {
+        const settings = await settingsForPolicy(choice, {
+          ...runDefaults(),
+          mode,
+        } as Partial<RunSettings>);
+        return runTasks({
+          runsDir,
+          runId,
+          tasks: request.tasks,
+          policy,
+          settings,
+          signal,
+          openEnvironment: (t) =>
+            openTaskEnvironment(t, {
+              workspaceFolder: request.workspaceFolder,
+              settingServers: settingServers(),
+              resolveInput: async (id, input) =>
+                (await vscode.window.showInputBox({
+                  prompt: input?.description ?? `Value for \${input:${id}} (.vscode/mcp.json)`,
+                  value: input?.default,
+                  password: input?.password === true,
+                  ignoreFocusOut: true,
+                })) ?? undefined,
+              log: (line) => this.output.info(`[server] ${line}`),
+            }),
+          onEvent: (e) => {
+            status.observe(e);
+            feed();
+          },
+          onProgress: (p) => {
+            status.progress(p);
+            feed(p);
+          },
+        });
+      },
+    );
   }
 
   /** Re-rehearses every call of a recorded trace with the selected policy (no tool runs). */
@@ -107,79 +158,157 @@ export class RunController extends Disposable {
     const choice = this.choice();
     if (!choice) return undefined;
     if (!choiceRehearses(choice)) {
-      void vscode.window.showErrorMessage('Rehearsal: replay re-runs the rehearse role, and the reference policy does not rehearse. Select a model folder or an endpoint.', 'Select Policy').then((a) => { if (a) void executeCommand('rehearsal.selectPolicy'); });
+      void vscode.window
+        .showErrorMessage(
+          'Rehearsal: replay re-runs the rehearse role, and the reference policy does not rehearse. Select a model folder or an endpoint.',
+          'Select Policy',
+        )
+        .then((a) => {
+          if (a) void executeCommand('rehearsal.selectPolicy');
+        });
       return undefined;
     }
     const runsDir = runsFolder(workspaceFolder);
     const runId = newRunId('replay');
-    return this.withRun(`Rehearsal: replaying ${path.basename(path.dirname(source))} with ${describePolicyChoice(choice)}`, path.join(runsDir, runId, TRACE_FILE), choice, 'calls', [], async (policy, status, signal, feed) => {
-      const settings = await settingsForPolicy(choice, runDefaults());
-      return replayTrace({
-        source, runsDir, runId, policy, settings, signal,
-        onProgress: (p) => { status.progress({ done: p.done, total: p.total, taskId: p.callId }); feed(); },
-      });
-    });
+    return this.withRun(
+      `Rehearsal: replaying ${path.basename(path.dirname(source))} with ${describePolicyChoice(choice)}`,
+      path.join(runsDir, runId, TRACE_FILE),
+      choice,
+      'calls',
+      [],
+      async (policy, status, signal, feed) => {
+        const settings = await settingsForPolicy(choice, runDefaults());
+        return replayTrace({
+          source,
+          runsDir,
+          runId,
+          policy,
+          settings,
+          signal,
+          onProgress: (p) => {
+            status.progress({ done: p.done, total: p.total, taskId: p.callId });
+            feed();
+          },
+        });
+      },
+    );
   }
 
   private choice(): PolicyChoice | undefined {
     if (!vscode.workspace.isTrusted) {
-      void vscode.window.showWarningMessage(`Rehearsal: cannot start a run. ${UNTRUSTED_REASON}`, 'Manage Workspace Trust').then((a) => { if (a) void vscode.commands.executeCommand('workbench.trust.manage'); });
+      void vscode.window
+        .showWarningMessage(
+          `Rehearsal: cannot start a run. ${UNTRUSTED_REASON}`,
+          'Manage Workspace Trust',
+        )
+        .then((a) => {
+          if (a) void vscode.commands.executeCommand('workbench.trust.manage');
+        });
       return undefined;
     }
     if (this.current) {
-      void vscode.window.showWarningMessage('Rehearsal: a run is in progress; stop it first (Rehearsal: Stop Run).', 'Stop Run').then((a) => { if (a) this.stop(); });
+      void vscode.window
+        .showWarningMessage(
+          'Rehearsal: a run is in progress; stop it first (Rehearsal: Stop Run).',
+          'Stop Run',
+        )
+        .then((a) => {
+          if (a) this.stop();
+        });
       return undefined;
     }
     try {
       return policyChoice();
     } catch (err) {
-      void vscode.window.showErrorMessage(`Rehearsal: ${errorMessage(err)}`, 'Select Policy').then((a) => { if (a) void executeCommand('rehearsal.selectPolicy'); });
+      void vscode.window
+        .showErrorMessage(`Rehearsal: ${errorMessage(err)}`, 'Select Policy')
+        .then((a) => {
+          if (a) void executeCommand('rehearsal.selectPolicy');
+        });
       return undefined;
     }
   }
 
   private async withRun(
-    title: string, traceFile: string, choice: PolicyChoice, what: string, tasks: TaskFile[],
-    body: (policy: Policy, status: RunStatus, signal: AbortSignal, feed: (p?: RunProgress) => void) => Promise<RunSummary>,
+    title: string,
+    traceFile: string,
+    choice: PolicyChoice,
+    what: string,
+    tasks: TaskFile[],
+    body: (
+      policy: Policy,
+      status: RunStatus,
+      signal: AbortSignal,
+      feed: (p?: RunProgress) => void,
+    ) => Promise<RunSummary>,
   ): Promise<RunSummary | undefined> {
     const abort = new AbortController();
-    this.current = { abort, status: new RunStatus(describePolicyChoice(choice), undefined, what), traceFile };
+    this.current = {
+      abort,
+      status: new RunStatus(describePolicyChoice(choice), undefined, what),
+      traceFile,
+    };
     void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, true);
     this.updateStatus();
     let summary: RunSummary | undefined;
     try {
-      summary = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, token) => {
-        token.onCancellationRequested(() => abort.abort());
-        progress.report({ message: 'starting the policy…' });
-        const apiKey = choice.kind === 'endpoint' ? (await this.secrets.get(apiKeySecret(choice.url))) ?? process.env.REHEARSAL_API_KEY ?? process.env.OPENAI_API_KEY : undefined;
-        const policy = await openPolicyFor(choice, { device: policyDevice(), threads: policyThreads(), apiKey, tasks, log: (l) => this.output.info(`[policy] ${l}`) });
-        try {
-          const status = new RunStatus(describePolicyChoice(choice), policy.info.device, what);
-          this.current!.status = status;
-          this.updateStatus();
-          const refresh = this.liveRefresher(traceFile);
-          let lastDone = -1;
-          const feed = (p?: RunProgress) => {
-            refresh();
+      summary = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+        async (progress, token) => {
+          token.onCancellationRequested(() => abort.abort());
+          progress.report({ message: 'starting the policy…' });
+          const apiKey =
+            choice.kind === 'endpoint'
+              ? ((await this.secrets.get(apiKeySecret(choice.url))) ??
+                process.env.REHEARSAL_API_KEY ??
+                process.env.OPENAI_API_KEY)
+              : undefined;
+          const policy = await openPolicyFor(choice, {
+            device: policyDevice(),
+            threads: policyThreads(),
+            apiKey,
+            tasks,
+            log: (l) => this.output.info(`[policy] ${l}`),
+          });
+          try {
+            const status = new RunStatus(describePolicyChoice(choice), policy.info.device, what);
+            this.current!.status = status;
             this.updateStatus();
-            const counts = status.counts;
-            if (counts && counts.done !== lastDone) {
-              const increment = lastDone < 0 ? 0 : (100 * (counts.done - lastDone)) / Math.max(1, counts.total);
-              lastDone = counts.done;
-              progress.report({ increment, message: `${counts.done}/${counts.total} ${what}${p?.taskId ? ` · ${p.taskId}` : ''}` });
-            }
-          };
-          const result = await body(policy, status, abort.signal, feed);
-          await this.library.add(traceFile);
-          return result;
-        } finally {
-          policy.dispose();
-        }
-      });
+            const refresh = this.liveRefresher(traceFile);
+            let lastDone = -1;
+            const feed = (p?: RunProgress) => {
+              refresh();
+              this.updateStatus();
+              const counts = status.counts;
+              if (counts && counts.done !== lastDone) {
+                const increment =
+                  lastDone < 0 ? 0 : (100 * (counts.done - lastDone)) / Math.max(1, counts.total);
+                lastDone = counts.done;
+                progress.report({
+                  increment,
+                  message: `${counts.done}/${counts.total} ${what}${p?.taskId ? ` · ${p.taskId}` : ''}`,
+                });
+              }
+            };
+            const result = await body(policy, status, abort.signal, feed);
+            await this.library.add(traceFile);
+            return result;
+          } finally {
+            policy.dispose();
+          }
+        },
+      );
     } catch (err) {
       this.output.error(errorMessage(err));
       const code = err instanceof StudioError ? ` (${err.code})` : '';
-      void vscode.window.showErrorMessage(`Rehearsal: the run could not start${code}: ${errorMessage(err)}`, 'Show Log').then((a) => { if (a) this.output.show(); });
+      void vscode.window
+        .showErrorMessage(
+          `Rehearsal: the run could not start${code}: ${errorMessage(err)}`,
+          'Show Log',
+        )
+        .then((a) => {
+          if (a) this.output.show();
+        });
     } finally {
       this.current = undefined;
       void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, false);
@@ -197,12 +326,17 @@ export class RunController extends Disposable {
     let busy = false;
     let again = false;
     return () => {
-      if (busy) { again = true; return; }
+      if (busy) {
+        again = true;
+        return;
+      }
       busy = true;
       void (async () => {
         do {
           again = false;
-          await (this.library.index(traceFile) ? this.library.refresh(traceFile) : this.library.add(traceFile));
+          await (this.library.index(traceFile)
+            ? this.library.refresh(traceFile)
+            : this.library.add(traceFile));
         } while (again);
         busy = false;
       })();
@@ -213,16 +347,27 @@ export class RunController extends Disposable {
     const n = summary.episodes.length;
     const rewards = summary.episodes.map((e) => e.reward).filter((r): r is number => r !== null);
     const successes = summary.episodes.filter((e) => e.success).length;
-    const mean = rewards.length ? ` · mean reward ${(rewards.reduce((a, b) => a + b, 0) / rewards.length).toFixed(2)}` : '';
+    const mean = rewards.length
+      ? ` · mean reward ${(rewards.reduce((a, b) => a + b, 0) / rewards.length).toFixed(2)}`
+      : '';
     const line = `${summary.runId}: ${summary.status}, ${counted(n, 'episode')}, success ${successes}/${n}${mean}`;
     this.output.info(`run ${line}`);
     const actions = ['Show Report', 'Open Trajectory'];
-    const shown = summary.status === 'failed'
-      ? vscode.window.showErrorMessage(`Rehearsal: run ${line}: ${summary.error?.code}: ${summary.error?.message}`, ...actions)
-      : vscode.window.showInformationMessage(`Rehearsal: run ${line}`, ...actions);
+    const shown =
+      summary.status === 'failed'
+        ? vscode.window.showErrorMessage(
+            `Rehearsal: run ${line}: ${summary.error?.code}: ${summary.error?.message}`,
+            ...actions,
+          )
+        : vscode.window.showInformationMessage(`Rehearsal: run ${line}`, ...actions);
     void shown.then((a) => {
-      if (a === 'Show Report') void executeCommand('rehearsal.showReport', { file: summary.traceFile });
-      if (a === 'Open Trajectory' && summary.episodes[0]) void executeCommand('rehearsal.openTrajectory', { file: summary.traceFile, episodeId: summary.episodes[0].episodeId });
+      if (a === 'Show Report')
+        void executeCommand('rehearsal.showReport', { file: summary.traceFile });
+      if (a === 'Open Trajectory' && summary.episodes[0])
+        void executeCommand('rehearsal.openTrajectory', {
+          file: summary.traceFile,
+          episodeId: summary.episodes[0].episodeId,
+        });
     });
   }
 

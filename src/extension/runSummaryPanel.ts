@@ -15,15 +15,47 @@ import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPan
  * fidelity per tool, device) and a sortable, filterable table of its episodes, each row opening its
  * Trajectory. It follows a run being written.
  */
-export class RunSummaryPanel extends SnapshotPanel<RunSummarySnapshot, ParamsOf<typeof summaryProtocol.rendered>> {
-  constructor(extensionUri: vscode.Uri, output: vscode.LogOutputChannel, private readonly library: TraceLibrary, readonly file: string) {
+export class RunSummaryPanel extends SnapshotPanel<
+  RunSummarySnapshot,
+  ParamsOf<typeof summaryProtocol.rendered>
+> {
+  constructor(
+    extensionUri: vscode.Uri,
+    output: vscode.LogOutputChannel,
+    private readonly library: TraceLibrary,
+    readonly file: string,
+  ) {
     const runId = library.index(file)?.run?.runId ?? path.basename(path.dirname(file));
-    super(vscode.window.createWebviewPanel(SUMMARY_VIEW_TYPE, `Run ${runId}`, { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(extensionUri)), output, summaryProtocol, parseSummaryMessage);
-    setWebviewPage(this.panel.webview, extensionUri, { title: `Run ${runId}`, script: 'summary', style: 'summary' });
-    this._register(library.onDidChange((changed) => { if (changed === undefined || changed === file) this.schedule(); }));
-    this._register(this.connection.onRequest(summaryProtocol.openEpisode, async ({ episodeId, callId }) => {
-      await executeCommand('rehearsal.openTrajectory', { file: this.file, episodeId, ...(callId ? { callId } : {}) });
-    }));
+    super(
+      vscode.window.createWebviewPanel(
+        SUMMARY_VIEW_TYPE,
+        `Run ${runId}`,
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+        webviewPanelOptions(extensionUri),
+      ),
+      output,
+      summaryProtocol,
+      parseSummaryMessage,
+    );
+    setWebviewPage(this.panel.webview, extensionUri, {
+      title: `Run ${runId}`,
+      script: 'summary',
+      style: 'summary',
+    });
+    this._register(
+      library.onDidChange((changed) => {
+        if (changed === undefined || changed === file) this.schedule();
+      }),
+    );
+    this._register(
+      this.connection.onRequest(summaryProtocol.openEpisode, async ({ episodeId, callId }) => {
+        await executeCommand('rehearsal.openTrajectory', {
+          file: this.file,
+          episodeId,
+          ...(callId ? { callId } : {}),
+        });
+      }),
+    );
     this._register(this.panel.onDidDispose(() => this.dispose()));
   }
 
@@ -34,12 +66,20 @@ export class RunSummaryPanel extends SnapshotPanel<RunSummarySnapshot, ParamsOf<
 
 /** The open run summaries, one per trace. */
 export class RunSummaryPanels extends PanelCollection<RunSummaryPanel> {
-  constructor(private readonly extensionUri: vscode.Uri, private readonly output: vscode.LogOutputChannel, private readonly library: TraceLibrary) {
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly output: vscode.LogOutputChannel,
+    private readonly library: TraceLibrary,
+  ) {
     super();
   }
 
   /** Shows a run's summary, reusing its panel. */
   show(file: string): RunSummaryPanel {
-    return this.showPanel(file, (open) => open.panel.reveal(), () => new RunSummaryPanel(this.extensionUri, this.output, this.library, file));
+    return this.showPanel(
+      file,
+      (open) => open.panel.reveal(),
+      () => new RunSummaryPanel(this.extensionUri, this.output, this.library, file),
+    );
   }
 }

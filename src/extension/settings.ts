@@ -27,12 +27,15 @@ function config(): vscode.WorkspaceConfiguration {
 /** The policy chosen in the settings (throws a coded error that says which setting to fix). */
 export function policyChoice(): PolicyChoice {
   const c = config();
-  return policyChoiceFromSettings({
-    kind: c.get<string>('policy.kind'),
-    modelFolder: c.get<string>('policy.modelFolder'),
-    endpointUrl: c.get<string>('policy.endpoint.url'),
-    endpointModel: c.get<string>('policy.endpoint.model'),
-  }, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+  return policyChoiceFromSettings(
+    {
+      kind: c.get<string>('policy.kind'),
+      modelFolder: c.get<string>('policy.modelFolder'),
+      endpointUrl: c.get<string>('policy.endpoint.url'),
+      endpointModel: c.get<string>('policy.endpoint.model'),
+    },
+    vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+  );
 }
 
 /** Where the policy runs. */
@@ -50,7 +53,9 @@ export function policyThreads(): number | undefined {
 /** Writes the policy choice: to the workspace when one is open (policies belong to projects), else to the user settings. */
 export async function savePolicyChoice(choice: PolicyChoice): Promise<void> {
   const c = config();
-  const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const target = vscode.workspace.workspaceFolders?.length
+    ? vscode.ConfigurationTarget.Workspace
+    : vscode.ConfigurationTarget.Global;
   await c.update('policy.kind', choice.kind, target);
   if (choice.kind === 'modelFolder') await c.update('policy.modelFolder', choice.folder, target);
   if (choice.kind === 'endpoint') {
@@ -77,7 +82,10 @@ export function runDefaults(): Partial<RunSettings> {
     parse: c.get<string>('run.parse', 'studio') === 'envace' ? 'envace' : 'studio',
     privateRehearsal: {
       budget: Math.max(1, Math.trunc(c.get<number>('run.privateRehearsal.budget', 3))),
-      order: c.get<string>('run.privateRehearsal.order', 'sequential') === 'parallel' ? 'parallel' : 'sequential',
+      order:
+        c.get<string>('run.privateRehearsal.order', 'sequential') === 'parallel'
+          ? 'parallel'
+          : 'sequential',
     },
   };
 }

@@ -7,8 +7,16 @@ export class TaskCodeLensProvider implements vscode.CodeLensProvider {
     if (!document.uri.path.endsWith(TASK_FILE_SUFFIX)) return [];
     const top = new vscode.Range(0, 0, 0, 0);
     return [
-      new vscode.CodeLens(top, { title: '$(play) Run Task', command: 'rehearsal.runTask', arguments: [document.uri] }),
-      new vscode.CodeLens(top, { title: '$(run-all) Run with Private Rehearsal', command: 'rehearsal.runTaskPrivate', arguments: [document.uri] }),
+      new vscode.CodeLens(top, {
+        title: '$(play) Run Task',
+        command: 'rehearsal.runTask',
+        arguments: [document.uri],
+      }),
+      new vscode.CodeLens(top, {
+        title: '$(run-all) Run with Private Rehearsal',
+        command: 'rehearsal.runTaskPrivate',
+        arguments: [document.uri],
+      }),
     ];
   }
 }

@@ -9,14 +9,21 @@ import { describeTreeState, isFilterActive } from '../core/explorer/treeFilter';
 
 const ICONS: Record<NodeStatus, vscode.ThemeIcon> = {
   ok: new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),
-  mismatch: new vscode.ThemeIcon('diff-modified', new vscode.ThemeColor('editorWarning.foreground')),
+  mismatch: new vscode.ThemeIcon(
+    'diff-modified',
+    new vscode.ThemeColor('editorWarning.foreground'),
+  ),
   error: new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')),
   running: new vscode.ThemeIcon('loading~spin'),
   pending: new vscode.ThemeIcon('circle-outline'),
   info: new vscode.ThemeIcon('circle-small-filled'),
 };
 
-const KIND_ICONS: Partial<Record<TraceTreeNode['kind'], string>> = { run: 'history', turn: 'comment', episode: 'debug-alt-small' };
+const KIND_ICONS: Partial<Record<TraceTreeNode['kind'], string>> = {
+  run: 'history',
+  turn: 'comment',
+  episode: 'debug-alt-small',
+};
 
 /**
  * The Trace Explorer: runs → episodes → turns → calls (or, sorted by fidelity, runs → calls),
@@ -24,7 +31,10 @@ const KIND_ICONS: Partial<Record<TraceTreeNode['kind'], string>> = { run: 'histo
  * whenever the library or the annotations change (a run being written shows up live). Large traces
  * are indexed when their run is first expanded.
  */
-export class TraceExplorerProvider extends Disposable implements vscode.TreeDataProvider<TraceTreeNode> {
+export class TraceExplorerProvider
+  extends Disposable
+  implements vscode.TreeDataProvider<TraceTreeNode>
+{
   private readonly changed = this._register(new vscode.EventEmitter<TraceTreeNode | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
   private readonly stateChanged = this._register(new vscode.EventEmitter<void>());
@@ -34,7 +44,10 @@ export class TraceExplorerProvider extends Disposable implements vscode.TreeData
   private sortValue: TreeSort = 'trace';
   private readonly pages = new Map<string, number>();
 
-  constructor(private readonly library: TraceLibrary, private readonly annotations: AnnotationLibrary) {
+  constructor(
+    private readonly library: TraceLibrary,
+    private readonly annotations: AnnotationLibrary,
+  ) {
     super();
     this._register(library.onDidChange(() => this.changed.fire(undefined)));
     this._register(annotations.onDidChange(() => this.changed.fire(undefined)));
@@ -88,33 +101,48 @@ export class TraceExplorerProvider extends Disposable implements vscode.TreeData
     const expandRuns = node.kind === 'run' && !this.library.isLazy(node.file);
     const collapsible = !node.hasChildren
       ? vscode.TreeItemCollapsibleState.None
-      : expandRuns ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
+      : expandRuns
+        ? vscode.TreeItemCollapsibleState.Expanded
+        : vscode.TreeItemCollapsibleState.Collapsed;
     const item = new vscode.TreeItem(node.label, collapsible);
     item.id = node.id;
     item.description = node.description;
     item.tooltip = node.tooltip;
     item.contextValue = `rehearsal.${node.kind}${node.annotations ? '.annotated' : ''}`;
     const kindIcon = KIND_ICONS[node.kind];
-    item.iconPath = node.kind === 'call' || node.status !== 'info' || !kindIcon ? ICONS[node.status] : new vscode.ThemeIcon(kindIcon);
+    item.iconPath =
+      node.kind === 'call' || node.status !== 'info' || !kindIcon
+        ? ICONS[node.status]
+        : new vscode.ThemeIcon(kindIcon);
     if (node.kind === 'call') {
-      item.command = { command: 'rehearsal.showCallDiff', title: 'Show Call Diff', arguments: [{ file: node.file, callId: node.entityId }] };
+      item.command = {
+        command: 'rehearsal.showCallDiff',
+        title: 'Show Call Diff',
+        arguments: [{ file: node.file, callId: node.entityId }],
+      };
       item.accessibilityInformation = { label: `${node.label} call, ${node.description}` };
     }
     // A turn whose tool calls did not parse has no call to open: it opens its own text at the error.
     if (node.kind === 'turn' && node.status === 'error' && !node.hasChildren) {
-      item.command = { command: 'rehearsal.showTurnText', title: 'Show Turn Text', arguments: [{ file: node.file, turnId: node.entityId }] };
+      item.command = {
+        command: 'rehearsal.showTurnText',
+        title: 'Show Turn Text',
+        arguments: [{ file: node.file, turnId: node.entityId }],
+      };
     }
     if (node.kind === 'more') {
       item.iconPath = new vscode.ThemeIcon('more');
       item.command = { command: 'rehearsal.showMore', title: 'Show More', arguments: [node.file] };
     }
-    if (node.kind === 'run' || node.kind === 'problem') item.resourceUri = vscode.Uri.file(node.file);
+    if (node.kind === 'run' || node.kind === 'problem')
+      item.resourceUri = vscode.Uri.file(node.file);
     return item;
   }
 
   getChildren(node?: TraceTreeNode): TraceTreeNode[] {
     // Opening a large trace's run indexes it in the background; its children follow when done.
-    if (node?.kind === 'run' && this.library.isLazy(node.file)) void this.library.ensureIndex(node.file);
+    if (node?.kind === 'run' && this.library.isLazy(node.file))
+      void this.library.ensureIndex(node.file);
     return traceTreeChildren(this.library, node, this.options());
   }
 

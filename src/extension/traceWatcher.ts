@@ -23,18 +23,27 @@ export class TraceWatcher extends Disposable {
   private polls = 0;
   private sweeping = false;
 
-  constructor(private readonly library: TraceLibrary, private readonly state: vscode.Memento) {
+  constructor(
+    private readonly library: TraceLibrary,
+    private readonly state: vscode.Memento,
+  ) {
     super();
     for (const folder of vscode.workspace.workspaceFolders ?? []) this.watchFolder(folder);
     this._register(vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rescan()));
     this.poll = setInterval(() => this.pollLiveRuns(), LIVE_POLL_MS);
-    this._register({ dispose: () => { clearInterval(this.poll); for (const t of this.timers.values()) clearTimeout(t); } });
+    this._register({
+      dispose: () => {
+        clearInterval(this.poll);
+        for (const t of this.timers.values()) clearTimeout(t);
+      },
+    });
   }
 
   /** Finds every trace again (folders added, runs deleted while closed, manual refresh). */
   async rescan(): Promise<void> {
     const found: string[] = [];
-    for (const folder of vscode.workspace.workspaceFolders ?? []) found.push(...(await findRunTraces(folder.uri.fsPath)));
+    for (const folder of vscode.workspace.workspaceFolders ?? [])
+      found.push(...(await findRunTraces(folder.uri.fsPath)));
     await this.library.setFiles([...new Set([...found, ...this.opened()])]);
   }
 
@@ -51,7 +60,11 @@ export class TraceWatcher extends Disposable {
   }
 
   private watchFolder(folder: vscode.WorkspaceFolder): void {
-    const watcher = this._register(vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, '.rehearsal/runs/*/trace.jsonl')));
+    const watcher = this._register(
+      vscode.workspace.createFileSystemWatcher(
+        new vscode.RelativePattern(folder, '.rehearsal/runs/*/trace.jsonl'),
+      ),
+    );
     this._register(watcher.onDidCreate((uri) => this.schedule(uri.fsPath)));
     this._register(watcher.onDidChange((uri) => this.schedule(uri.fsPath)));
     this._register(watcher.onDidDelete((uri) => this.library.remove(uri.fsPath)));
@@ -64,7 +77,8 @@ export class TraceWatcher extends Disposable {
     try {
       const known = new Set(this.library.files);
       for (const folder of vscode.workspace.workspaceFolders ?? []) {
-        for (const file of await findRunTraces(folder.uri.fsPath)) if (!known.has(file) && !this.timers.has(file)) this.schedule(file);
+        for (const file of await findRunTraces(folder.uri.fsPath))
+          if (!known.has(file) && !this.timers.has(file)) this.schedule(file);
       }
     } finally {
       this.sweeping = false;
@@ -73,7 +87,13 @@ export class TraceWatcher extends Disposable {
 
   private schedule(file: string): void {
     clearTimeout(this.timers.get(file));
-    this.timers.set(file, setTimeout(() => { this.timers.delete(file); void this.library.add(file); }, DEBOUNCE_MS));
+    this.timers.set(
+      file,
+      setTimeout(() => {
+        this.timers.delete(file);
+        void this.library.add(file);
+      }, DEBOUNCE_MS),
+    );
   }
 
   private pollLiveRuns(): void {

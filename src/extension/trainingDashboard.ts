@@ -23,7 +23,10 @@ export interface DashboardContext {
  * opened, and restored after a reload from its view state (the run folder), replotted from
  * events.jsonl.
  */
-export class TrainingDashboards extends PanelCollection<TrainingDashboard> implements vscode.WebviewPanelSerializer {
+export class TrainingDashboards
+  extends PanelCollection<TrainingDashboard>
+  implements vscode.WebviewPanelSerializer
+{
   constructor(private readonly ctx: DashboardContext) {
     super();
     this.restoreAfterReload(TRAINING_DASHBOARD_VIEW_TYPE);
@@ -31,15 +34,30 @@ export class TrainingDashboards extends PanelCollection<TrainingDashboard> imple
 
   /** Shows a run's dashboard, reusing its panel when open. */
   show(run: TrainingRun): TrainingDashboard {
-    return this.showPanel(run.outDir, (open) => { open.panel.reveal(); open.schedule(); }, () => {
-      const panel = vscode.window.createWebviewPanel(TRAINING_DASHBOARD_VIEW_TYPE, title(run), { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, webviewPanelOptions(this.ctx.extensionUri));
-      return new TrainingDashboard(panel, run, this.ctx);
-    });
+    return this.showPanel(
+      run.outDir,
+      (open) => {
+        open.panel.reveal();
+        open.schedule();
+      },
+      () => {
+        const panel = vscode.window.createWebviewPanel(
+          TRAINING_DASHBOARD_VIEW_TYPE,
+          title(run),
+          { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+          webviewPanelOptions(this.ctx.extensionUri),
+        );
+        return new TrainingDashboard(panel, run, this.ctx);
+      },
+    );
   }
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
     if (!isDashboardViewState(state)) {
-      panel.webview.html = buildMessageHtml('Training dashboard', 'This training dashboard cannot be restored. Open the run folder again (Rehearsal: Open Training Run).');
+      panel.webview.html = buildMessageHtml(
+        'Training dashboard',
+        'This training dashboard cannot be restored. Open the run folder again (Rehearsal: Open Training Run).',
+      );
       return;
     }
     panel.webview.options = webviewPanelOptions(this.ctx.extensionUri);
@@ -56,14 +74,32 @@ function title(run: TrainingRun): string {
  * One dashboard: pushes the run's whole snapshot (at most every 250 ms while events stream) and
  * answers its buttons through the same commands as the palette.
  */
-export class TrainingDashboard extends SnapshotPanel<TrainingDashboardSnapshot, ParamsOf<typeof dashboardProtocol.rendered>> {
-  constructor(panel: vscode.WebviewPanel, readonly run: TrainingRun, private readonly ctx: DashboardContext) {
+export class TrainingDashboard extends SnapshotPanel<
+  TrainingDashboardSnapshot,
+  ParamsOf<typeof dashboardProtocol.rendered>
+> {
+  constructor(
+    panel: vscode.WebviewPanel,
+    readonly run: TrainingRun,
+    private readonly ctx: DashboardContext,
+  ) {
     super(panel, ctx.output, dashboardProtocol, parseDashboardMessage, 250);
-    setWebviewPage(panel.webview, ctx.extensionUri, { title: title(run), script: 'training', style: 'training' });
+    setWebviewPage(panel.webview, ctx.extensionUri, {
+      title: title(run),
+      script: 'training',
+      style: 'training',
+    });
     this._register(run.onDidChange(() => this.schedule()));
     const target = { outDir: run.outDir };
-    const answer = (request: RequestType<Record<never, never>, void>, work: () => Thenable<unknown>) =>
-      this._register(this.connection.onRequest(request, async () => { await work(); }));
+    const answer = (
+      request: RequestType<Record<never, never>, void>,
+      work: () => Thenable<unknown>,
+    ) =>
+      this._register(
+        this.connection.onRequest(request, async () => {
+          await work();
+        }),
+      );
     answer(dashboardProtocol.cancel, () => executeCommand('rehearsal.cancelTrainingRun', target));
     answer(dashboardProtocol.resume, () => executeCommand('rehearsal.resumeTrainingRun', target));
     answer(dashboardProtocol.usePolicy, () => executeCommand('rehearsal.useTrainedPolicy', target));

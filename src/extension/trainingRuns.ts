@@ -23,7 +23,8 @@ export type ConfirmLaunch = (message: string, detail: string) => Thenable<boolea
 
 /** The modal confirmation with the command in its detail. */
 export const confirmWithModal: ConfirmLaunch = async (message, detail) =>
-  (await vscode.window.showInformationMessage(message, { modal: true, detail }, 'Start')) === 'Start';
+  (await vscode.window.showInformationMessage(message, { modal: true, detail }, 'Start')) ===
+  'Start';
 
 /**
  * The training runs of this editor: launches through the core's launcher and supervisor (one run
@@ -41,10 +42,23 @@ export class TrainingRuns extends Disposable {
   /** Fires when a run's process (and its export) has finished. */
   readonly onDidEnd = this.ended.event;
 
-  constructor(private readonly onAttention: (run: TrainingRun, action: 'usePolicy' | 'compare' | 'resume' | 'show') => void) {
+  constructor(
+    private readonly onAttention: (
+      run: TrainingRun,
+      action: 'usePolicy' | 'compare' | 'resume' | 'show',
+    ) => void,
+  ) {
     super();
     this.log = this._register(vscode.window.createOutputChannel('Rehearsal Training'));
-    this._register({ dispose: () => { for (const r of this.runs.values()) { r.process?.cancel(); r.dispose(); } this.runs.clear(); } });
+    this._register({
+      dispose: () => {
+        for (const r of this.runs.values()) {
+          r.process?.cancel();
+          r.dispose();
+        }
+        this.runs.clear();
+      },
+    });
   }
 
   /** The runs known to this editor (tests read them). */
@@ -74,8 +88,12 @@ export class TrainingRuns extends Disposable {
     let plan: LaunchPlan;
     try {
       spec = await loadRunSpec(runFile);
-      const backend: TrainingBackend = (spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1 ? 'torchrun' : 'local';
-      const masterPort = backend === 'torchrun' && (spec.hardware.nodes ?? 1) === 1 && !spec.hardware.master_port ? await freePort() : undefined;
+      const backend: TrainingBackend =
+        (spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1 ? 'torchrun' : 'local';
+      const masterPort =
+        backend === 'torchrun' && (spec.hardware.nodes ?? 1) === 1 && !spec.hardware.master_port
+          ? await freePort()
+          : undefined;
       plan = planLaunch(spec, backend, { masterPort });
     } catch (err) {
       void vscode.window.showErrorMessage(`Rehearsal: ${errorMessage(err)}`);
@@ -83,7 +101,9 @@ export class TrainingRuns extends Disposable {
     }
     const run = await this.open(plan.outDir);
     if (run.attached) {
-      void vscode.window.showWarningMessage(`Rehearsal: the training run ${run.name} is already running.`);
+      void vscode.window.showWarningMessage(
+        `Rehearsal: the training run ${run.name} is already running.`,
+      );
       this.onAttention(run, 'show');
       return run;
     }
@@ -91,20 +111,38 @@ export class TrainingRuns extends Disposable {
     const resumeFrom = await latestCheckpoint(plan.outDir);
     const confirmed = await this.confirmLaunch(
       `${resumeFrom ? 'Resume' : 'Start'} the training run "${spec.name}"?`,
-      [command, '', `in ${plan.cwd}`, resumeFrom ? `resumes from ${resumeFrom}` : 'starts from the base model', `run folder ${plan.outDir}`].join('\n'));
+      [
+        command,
+        '',
+        `in ${plan.cwd}`,
+        resumeFrom ? `resumes from ${resumeFrom}` : 'starts from the base model',
+        `run folder ${plan.outDir}`,
+      ].join('\n'),
+    );
     if (!confirmed) return undefined;
 
     const record: LaunchRecord = { runFile: spec.file, backend: plan.backend, command };
     await fs.mkdir(plan.outDir, { recursive: true });
-    await fs.writeFile(path.join(plan.outDir, LAUNCH_RECORD), JSON.stringify(record, null, 1) + '\n');
-    Object.assign(run, { runFile: spec.file, backend: plan.backend, command, base: spec.base, model: undefined });
+    await fs.writeFile(
+      path.join(plan.outDir, LAUNCH_RECORD),
+      JSON.stringify(record, null, 1) + '\n',
+    );
+    Object.assign(run, {
+      runFile: spec.file,
+      backend: plan.backend,
+      command,
+      base: spec.base,
+      model: undefined,
+    });
     this.log.appendLine(`$ ${command}`);
     if (resumeFrom) this.log.appendLine(`resuming from ${resumeFrom}`);
     let proc: TrainingProcess;
     try {
       proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
     } catch (err) {
-      void vscode.window.showErrorMessage(`Rehearsal: the training run could not start: ${errorMessage(err)}`);
+      void vscode.window.showErrorMessage(
+        `Rehearsal: the training run could not start: ${errorMessage(err)}`,
+      );
       return undefined;
     }
     run.attach(proc);
@@ -120,7 +158,14 @@ export class TrainingRuns extends Disposable {
     if (run.attached) throw new Error(`${run.name} is running.`);
     let runFile = run.runFile;
     if (!runFile || !existsSync(runFile)) {
-      runFile = (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Training run': ['json'] }, title: `The run file of ${run.name}`, openLabel: 'Resume With This Run File' }))?.[0]?.fsPath;
+      runFile = (
+        await vscode.window.showOpenDialog({
+          canSelectMany: false,
+          filters: { 'Training run': ['json'] },
+          title: `The run file of ${run.name}`,
+          openLabel: 'Resume With This Run File',
+        })
+      )?.[0]?.fsPath;
       if (!runFile) return undefined;
     }
     return this.start(runFile);
@@ -136,34 +181,67 @@ export class TrainingRuns extends Disposable {
 
   private followLog(proc: TrainingProcess): void {
     proc.onLog((line) => this.log.appendLine(line));
-    proc.onEvent((e) => { if (e.event !== 'step') this.log.appendLine(JSON.stringify(e)); });
+    proc.onEvent((e) => {
+      if (e.event !== 'step') this.log.appendLine(JSON.stringify(e));
+    });
   }
 
   private updateContext(): void {
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.training, this.all.some((r) => r.attached));
+    void vscode.commands.executeCommand(
+      'setContext',
+      CONTEXT_KEYS.training,
+      this.all.some((r) => r.attached),
+    );
   }
 
-  private async whenEnded(run: TrainingRun, spec: RunSpec, outcome: TrainingOutcome): Promise<TrainingOutcome> {
+  private async whenEnded(
+    run: TrainingRun,
+    spec: RunSpec,
+    outcome: TrainingOutcome,
+  ): Promise<TrainingOutcome> {
     await run.detach(outcome);
     this.updateContext();
-    this.log.appendLine(`${run.name}: ${outcome.status}${outcome.error ? ` (${outcome.error.code}: ${outcome.error.message})` : ''}`);
+    this.log.appendLine(
+      `${run.name}: ${outcome.status}${outcome.error ? ` (${outcome.error.code}: ${outcome.error.message})` : ''}`,
+    );
     if (outcome.status === 'done') {
       await this.exportFinal(run, spec, outcome);
     } else if (outcome.status === 'cancelled') {
-      void vscode.window.showInformationMessage(`Rehearsal: training run ${run.name} cancelled. ${outcome.error?.message ?? ''}`, 'Resume').then((a) => { if (a) this.onAttention(run, 'resume'); });
+      void vscode.window
+        .showInformationMessage(
+          `Rehearsal: training run ${run.name} cancelled. ${outcome.error?.message ?? ''}`,
+          'Resume',
+        )
+        .then((a) => {
+          if (a) this.onAttention(run, 'resume');
+        });
     } else {
-      const tail = outcome.stderrTail.split('\n').filter(Boolean).slice(-NOTIFIED_TAIL_LINES).join(' ⏎ ');
-      void vscode.window.showErrorMessage(`Rehearsal: training run ${run.name} failed: ${outcome.error?.code}: ${outcome.error?.message}${tail ? ` Log tail: ${tail}` : ''}`, 'Resume', 'Show Log').then((a) => {
-        if (a === 'Resume') this.onAttention(run, 'resume');
-        if (a === 'Show Log') this.log.show(true);
-      });
+      const tail = outcome.stderrTail
+        .split('\n')
+        .filter(Boolean)
+        .slice(-NOTIFIED_TAIL_LINES)
+        .join(' ⏎ ');
+      void vscode.window
+        .showErrorMessage(
+          `Rehearsal: training run ${run.name} failed: ${outcome.error?.code}: ${outcome.error?.message}${tail ? ` Log tail: ${tail}` : ''}`,
+          'Resume',
+          'Show Log',
+        )
+        .then((a) => {
+          if (a === 'Resume') this.onAttention(run, 'resume');
+          if (a === 'Show Log') this.log.show(true);
+        });
     }
     this.ended.fire(run);
     return outcome;
   }
 
   /** Makes sure the final model is exported to ONNX (the trainer does it unless train.export_at_end is off), then offers it. */
-  private async exportFinal(run: TrainingRun, spec: RunSpec, outcome: TrainingOutcome): Promise<void> {
+  private async exportFinal(
+    run: TrainingRun,
+    spec: RunSpec,
+    outcome: TrainingOutcome,
+  ): Promise<void> {
     const final = outcome.final ?? run.state.final;
     if (!final) return;
     if (!isExported(final)) {
@@ -172,23 +250,39 @@ export class TrainingRuns extends Disposable {
       const plan = planExport(spec, final);
       this.log.appendLine(`$ ${formatCommand(plan)}`);
       try {
-        const proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
+        const proc = await TrainingProcess.start(plan, {
+          logFile: path.join(plan.outDir, TRAINER_LOG),
+        });
         this.followLog(proc);
         const exported = await proc.done;
-        if (exported.status !== 'done') throw new Error(`${exported.error?.code}: ${exported.error?.message}`);
+        if (exported.status !== 'done')
+          throw new Error(`${exported.error?.code}: ${exported.error?.message}`);
       } catch (err) {
         run.afterRun = { phase: 'failed', message: errorMessage(err) };
         run.touch();
-        void vscode.window.showErrorMessage(`Rehearsal: the export of ${final} failed: ${errorMessage(err)}`, 'Show Log').then((a) => { if (a) this.log.show(true); });
+        void vscode.window
+          .showErrorMessage(
+            `Rehearsal: the export of ${final} failed: ${errorMessage(err)}`,
+            'Show Log',
+          )
+          .then((a) => {
+            if (a) this.log.show(true);
+          });
         return;
       }
     }
     run.model = final;
     run.afterRun = { phase: 'exported' };
     run.touch();
-    void vscode.window.showInformationMessage(`Rehearsal: training run ${run.name} is done; its model is ${final}.`, 'Use as Policy', 'Compare Fidelity…').then((a) => {
-      if (a === 'Use as Policy') this.onAttention(run, 'usePolicy');
-      if (a === 'Compare Fidelity…') this.onAttention(run, 'compare');
-    });
+    void vscode.window
+      .showInformationMessage(
+        `Rehearsal: training run ${run.name} is done; its model is ${final}.`,
+        'Use as Policy',
+        'Compare Fidelity…',
+      )
+      .then((a) => {
+        if (a === 'Use as Policy') this.onAttention(run, 'usePolicy');
+        if (a === 'Compare Fidelity…') this.onAttention(run, 'compare');
+      });
   }
 }

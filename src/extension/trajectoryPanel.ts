@@ -30,7 +30,10 @@ const key = (file: string, episodeId: string) => `${file}#${episodeId}`;
  * The Trajectory panels: one per episode, opened from the Trace Explorer, a diff or a run's
  * notification, and restored after a reload by their serializer from the panel's view state.
  */
-export class TrajectoryPanels extends PanelCollection<TrajectoryPanel> implements vscode.WebviewPanelSerializer {
+export class TrajectoryPanels
+  extends PanelCollection<TrajectoryPanel>
+  implements vscode.WebviewPanelSerializer
+{
   constructor(private readonly ctx: TrajectoryContext) {
     super();
     this.restoreAfterReload(TRAJECTORY_VIEW_TYPE);
@@ -38,19 +41,34 @@ export class TrajectoryPanels extends PanelCollection<TrajectoryPanel> implement
 
   /** Shows an episode, reusing its panel if it is open. */
   show(file: string, episodeId: string, focusCallId?: string): TrajectoryPanel {
-    return this.showPanel(key(file, episodeId), (open) => open.focus(focusCallId), () => {
-      const panel = vscode.window.createWebviewPanel(TRAJECTORY_VIEW_TYPE, title(file, episodeId), { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, this.options());
-      return new TrajectoryPanel(panel, file, episodeId, this.ctx, focusCallId);
-    });
+    return this.showPanel(
+      key(file, episodeId),
+      (open) => open.focus(focusCallId),
+      () => {
+        const panel = vscode.window.createWebviewPanel(
+          TRAJECTORY_VIEW_TYPE,
+          title(file, episodeId),
+          { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+          this.options(),
+        );
+        return new TrajectoryPanel(panel, file, episodeId, this.ctx, focusCallId);
+      },
+    );
   }
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
     if (!isTrajectoryViewState(state)) {
-      panel.webview.html = buildMessageHtml('Trajectory', 'This Trajectory panel cannot be restored. Open the episode again from the Trace Explorer.');
+      panel.webview.html = buildMessageHtml(
+        'Trajectory',
+        'This Trajectory panel cannot be restored. Open the episode again from the Trace Explorer.',
+      );
       return;
     }
     panel.webview.options = this.options();
-    this.adopt(key(state.file, state.episodeId), new TrajectoryPanel(panel, state.file, state.episodeId, this.ctx));
+    this.adopt(
+      key(state.file, state.episodeId),
+      new TrajectoryPanel(panel, state.file, state.episodeId, this.ctx),
+    );
   }
 
   private options(): vscode.WebviewPanelOptions & vscode.WebviewOptions {
@@ -74,20 +92,52 @@ export class TrajectoryPanel extends SnapshotHost<TrajectorySnapshot> {
   /** Fires with every snapshot posted to the webview (after the ready handshake). */
   readonly onDidPost = this.posted.event;
 
-  constructor(panel: vscode.WebviewPanel, readonly file: string, readonly episodeId: string, private readonly ctx: TrajectoryContext, private focusCallId?: string) {
-    super(panel, ctx.output, { snapshot: trajectoryProtocol.snapshot, parse: parsePanelMessage, label: 'Trajectory panel', delayMs: 100, debounce: true });
-    setWebviewPage(panel.webview, ctx.extensionUri, { title: title(file, episodeId), script: 'trajectory', style: 'trajectory' });
-    this._register(this.connection.onRequest(trajectoryProtocol.openDiff, async ({ callId }) => {
-      await this.ctx.callDiffs.show(this.file, callId, { viewColumn: vscode.ViewColumn.Beside });
-    }));
-    this._register(this.connection.onRequest(trajectoryProtocol.delete, async ({ annotationId }) => {
-      await this.ensureWritable();
-      await this.ctx.annotations.delete(this.file, annotationId);
-    }));
-    this._register(this.connection.onRequest(trajectoryProtocol.mark, (params) => this.mark(params)));
-    this._register(this.connection.onRequest(trajectoryProtocol.accept, (params) => this.accept(params)));
-    this._register(ctx.library.onDidChange((f) => { if (f === undefined || f === file) this.schedule(); }));
-    this._register(ctx.annotations.onDidChange((f) => { if (f === file) this.schedule(); }));
+  constructor(
+    panel: vscode.WebviewPanel,
+    readonly file: string,
+    readonly episodeId: string,
+    private readonly ctx: TrajectoryContext,
+    private focusCallId?: string,
+  ) {
+    super(panel, ctx.output, {
+      snapshot: trajectoryProtocol.snapshot,
+      parse: parsePanelMessage,
+      label: 'Trajectory panel',
+      delayMs: 100,
+      debounce: true,
+    });
+    setWebviewPage(panel.webview, ctx.extensionUri, {
+      title: title(file, episodeId),
+      script: 'trajectory',
+      style: 'trajectory',
+    });
+    this._register(
+      this.connection.onRequest(trajectoryProtocol.openDiff, async ({ callId }) => {
+        await this.ctx.callDiffs.show(this.file, callId, { viewColumn: vscode.ViewColumn.Beside });
+      }),
+    );
+    this._register(
+      this.connection.onRequest(trajectoryProtocol.delete, async ({ annotationId }) => {
+        await this.ensureWritable();
+        await this.ctx.annotations.delete(this.file, annotationId);
+      }),
+    );
+    this._register(
+      this.connection.onRequest(trajectoryProtocol.mark, (params) => this.mark(params)),
+    );
+    this._register(
+      this.connection.onRequest(trajectoryProtocol.accept, (params) => this.accept(params)),
+    );
+    this._register(
+      ctx.library.onDidChange((f) => {
+        if (f === undefined || f === file) this.schedule();
+      }),
+    );
+    this._register(
+      ctx.annotations.onDidChange((f) => {
+        if (f === file) this.schedule();
+      }),
+    );
     this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.schedule()));
   }
 
@@ -105,7 +155,9 @@ export class TrajectoryPanel extends SnapshotHost<TrajectorySnapshot> {
   }
 
   /** The call an annotation is about, as the annotation names it. */
-  private async target(callId: string): Promise<{ callId: string; episodeId: string; tool: string }> {
+  private async target(
+    callId: string,
+  ): Promise<{ callId: string; episodeId: string; tool: string }> {
     const call = (await this.ensureWritable())?.call(callId);
     if (!call) throw new Error(`No call ${callId} in this run.`);
     return { callId: call.callId, episodeId: call.episodeId, tool: call.tool };
@@ -113,12 +165,21 @@ export class TrajectoryPanel extends SnapshotHost<TrajectorySnapshot> {
 
   private async mark(request: TrajectoryRequestParams<'mark'>): Promise<void> {
     const target = await this.target(request.callId);
-    await this.ctx.annotations.mark(this.file, { ...target, kind: request.kind, severity: request.severity, ...(request.path ? { path: request.path } : {}), ...(request.note ? { note: request.note } : {}) });
+    await this.ctx.annotations.mark(this.file, {
+      ...target,
+      kind: request.kind,
+      severity: request.severity,
+      ...(request.path ? { path: request.path } : {}),
+      ...(request.note ? { note: request.note } : {}),
+    });
   }
 
   private async accept(request: TrajectoryRequestParams<'accept'>): Promise<void> {
     const target = await this.target(request.callId);
-    await this.ctx.annotations.accept(this.file, { ...target, ...(request.note ? { note: request.note } : {}) });
+    await this.ctx.annotations.accept(this.file, {
+      ...target,
+      ...(request.note ? { note: request.note } : {}),
+    });
   }
 
   /** The whole state of the episode. */

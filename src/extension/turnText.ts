@@ -27,7 +27,9 @@ function parseTurnUri(uri: vscode.Uri): { file: string; turnId: string } | undef
  * not parse, with the cursor and an error diagnostic at the position the parse error names.
  */
 export class TurnTextDocuments extends Disposable implements vscode.TextDocumentContentProvider {
-  private readonly diagnostics = this._register(vscode.languages.createDiagnosticCollection('rehearsal-turns'));
+  private readonly diagnostics = this._register(
+    vscode.languages.createDiagnosticCollection('rehearsal-turns'),
+  );
 
   constructor(private readonly library: TraceLibrary) {
     super();
@@ -48,13 +50,20 @@ export class TurnTextDocuments extends Disposable implements vscode.TextDocument
   async show(file: string, turnId: string): Promise<vscode.TextEditor> {
     const doc = await this.load(file, turnId);
     const uri = turnTextUri(file, turnId);
-    const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
+    const editor = await vscode.window.showTextDocument(
+      await vscode.workspace.openTextDocument(uri),
+      { preview: true },
+    );
     if (doc.errorOffset !== undefined && doc.error) {
       const at = editor.document.positionAt(doc.errorOffset);
       const line = editor.document.lineAt(at.line).range;
       editor.selection = new vscode.Selection(at, at);
       editor.revealRange(line, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-      const diagnostic = new vscode.Diagnostic(new vscode.Range(at, line.end.isAfter(at) ? line.end : at.translate(0, 1)), `act parse error ${doc.error}`, vscode.DiagnosticSeverity.Error);
+      const diagnostic = new vscode.Diagnostic(
+        new vscode.Range(at, line.end.isAfter(at) ? line.end : at.translate(0, 1)),
+        `act parse error ${doc.error}`,
+        vscode.DiagnosticSeverity.Error,
+      );
       diagnostic.source = 'Rehearsal';
       this.diagnostics.set(uri, [diagnostic]);
       vscode.window.setStatusBarMessage(`Rehearsal: ${turnId}: ${doc.error}`, 8000);
@@ -66,6 +75,6 @@ export class TurnTextDocuments extends Disposable implements vscode.TextDocument
     const index = await this.library.requireIndex(file);
     const turn = index.turn(turnId);
     if (!turn) throw new Error(`no turn ${turnId} in ${file}`);
-    return turnDocument(await index.readEvent(turn.location) as TurnEvent);
+    return turnDocument((await index.readEvent(turn.location)) as TurnEvent);
   }
 }

@@ -29,14 +29,20 @@ export function contentSecurityPolicy(page: Pick<WebviewPage, 'cspSource' | 'non
   ].join('; ');
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 
 /**
  * The HTML of a webview panel: a strict CSP, the style sheets, an empty `#app` and the script. No
  * data is ever written into the page: the script asks the host for it once loaded (ready handshake).
  */
 export function buildWebviewHtml(page: WebviewPage): string {
-  const styles = page.styleUris.map((u) => `<link rel="stylesheet" href="${escapeHtml(u)}">`).join('\n    ');
+  const styles = page.styleUris
+    .map((u) => `<link rel="stylesheet" href="${escapeHtml(u)}">`)
+    .join('\n    ');
   return `<!DOCTYPE html>
 <html lang="en">
   <head>

@@ -6,17 +6,27 @@ import { PanelConnection, readyNotification } from '../core/base/panelProtocol';
 import { buildWebviewHtml, newNonce } from './webviewHtml';
 
 /** Options of the studio's webview panels: scripts on, resources only from the bundles and media/webview. */
-export function webviewPanelOptions(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+export function webviewPanelOptions(
+  extensionUri: vscode.Uri,
+): vscode.WebviewPanelOptions & vscode.WebviewOptions {
   return {
     enableScripts: true,
     retainContextWhenHidden: false,
-    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'media', 'webview')],
+    localResourceRoots: [
+      vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+      vscode.Uri.joinPath(extensionUri, 'media', 'webview'),
+    ],
   };
 }
 
 /** Sets a panel's page: the bundle `dist/webview/<script>.js` and `media/webview/<style>.css`, under a fresh nonce. */
-export function setWebviewPage(webview: vscode.Webview, extensionUri: vscode.Uri, page: { title: string; script: string; style: string }): void {
-  const asset = (...p: string[]) => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...p)).toString();
+export function setWebviewPage(
+  webview: vscode.Webview,
+  extensionUri: vscode.Uri,
+  page: { title: string; script: string; style: string },
+): void {
+  const asset = (...p: string[]) =>
+    webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...p)).toString();
   webview.html = buildWebviewHtml({
     title: page.title,
     cspSource: webview.cspSource,
@@ -27,8 +37,18 @@ export function setWebviewPage(webview: vscode.Webview, extensionUri: vscode.Uri
 }
 
 /** A connection to a panel's page: validated by `parse`, a malformed message logged and dropped. */
-export function webviewConnection(webview: vscode.Webview, parse: (raw: unknown) => { type: string } | undefined, warn: (raw: unknown) => void): PanelConnection {
-  return new PanelConnection({ post: (message) => webview.postMessage(message), onMessage: (listener) => webview.onDidReceiveMessage(listener) }, { parse, onMalformed: warn });
+export function webviewConnection(
+  webview: vscode.Webview,
+  parse: (raw: unknown) => { type: string } | undefined,
+  warn: (raw: unknown) => void,
+): PanelConnection {
+  return new PanelConnection(
+    {
+      post: (message) => webview.postMessage(message),
+      onMessage: (listener) => webview.onDidReceiveMessage(listener),
+    },
+    { parse, onMalformed: warn },
+  );
 }
 
 /** What a snapshot panel is told of its page's protocol. */
@@ -56,11 +76,30 @@ export abstract class SnapshotHost<Snapshot> extends Disposable {
   /** The connection to the page; subclasses register their request handlers on it. */
   protected readonly connection: PanelConnection;
 
-  constructor(readonly panel: vscode.WebviewPanel, protected readonly output: vscode.LogOutputChannel, private readonly options: SnapshotPanelOptions<Snapshot>) {
+  constructor(
+    readonly panel: vscode.WebviewPanel,
+    protected readonly output: vscode.LogOutputChannel,
+    private readonly options: SnapshotPanelOptions<Snapshot>,
+  ) {
     super();
-    this.connection = this._register(webviewConnection(panel.webview, options.parse, (raw) => this.output.warn(`${options.label}: ignored a malformed message ${JSON.stringify(raw)?.slice(0, 200)}`)));
-    this._register(this.connection.onNotification(readyNotification, () => { this.ready = true; void this.push(); }));
-    this._register(panel.onDidChangeViewState(() => { if (!panel.visible) this.ready = false; }));
+    this.connection = this._register(
+      webviewConnection(panel.webview, options.parse, (raw) =>
+        this.output.warn(
+          `${options.label}: ignored a malformed message ${JSON.stringify(raw)?.slice(0, 200)}`,
+        ),
+      ),
+    );
+    this._register(
+      this.connection.onNotification(readyNotification, () => {
+        this.ready = true;
+        void this.push();
+      }),
+    );
+    this._register(
+      panel.onDidChangeViewState(() => {
+        if (!panel.visible) this.ready = false;
+      }),
+    );
     this._register({ dispose: () => clearTimeout(this.pending) });
   }
 
@@ -74,7 +113,10 @@ export abstract class SnapshotHost<Snapshot> extends Disposable {
   schedule(): void {
     if (this.options.debounce) clearTimeout(this.pending);
     else if (this.pending) return;
-    this.pending = setTimeout(() => { this.pending = undefined; void this.push(); }, this.options.delayMs ?? 100);
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      void this.push();
+    }, this.options.delayMs ?? 100);
   }
 
   private async push(): Promise<void> {
@@ -94,7 +136,10 @@ export abstract class SnapshotHost<Snapshot> extends Disposable {
  * A snapshot panel that keeps the last snapshot posted and the page's last `rendered` report for
  * the editor tests.
  */
-export abstract class SnapshotPanel<Snapshot, Rendered extends object> extends SnapshotHost<Snapshot> {
+export abstract class SnapshotPanel<
+  Snapshot,
+  Rendered extends object,
+> extends SnapshotHost<Snapshot> {
   /** The last snapshot posted. */
   lastPosted: Snapshot | undefined;
   /** What the page said it drew last. */
@@ -106,12 +151,23 @@ export abstract class SnapshotPanel<Snapshot, Rendered extends object> extends S
   /** Fires when the page reports what it drew. */
   readonly onDidRender = this.rendered.event;
 
-  constructor(panel: vscode.WebviewPanel, output: vscode.LogOutputChannel, protocol: { snapshot: NotificationType<{ snapshot: Snapshot }>; rendered: NotificationType<Rendered> }, parse: (raw: unknown) => { type: string } | undefined, delayMs = 100) {
+  constructor(
+    panel: vscode.WebviewPanel,
+    output: vscode.LogOutputChannel,
+    protocol: {
+      snapshot: NotificationType<{ snapshot: Snapshot }>;
+      rendered: NotificationType<Rendered>;
+    },
+    parse: (raw: unknown) => { type: string } | undefined,
+    delayMs = 100,
+  ) {
     super(panel, output, { snapshot: protocol.snapshot, parse, label: panel.title, delayMs });
-    this._register(this.connection.onNotification(protocol.rendered, (message) => {
-      this.lastRendered = message;
-      this.rendered.fire(message);
-    }));
+    this._register(
+      this.connection.onNotification(protocol.rendered, (message) => {
+        this.lastRendered = message;
+        this.rendered.fire(message);
+      }),
+    );
   }
 
   protected didPost(snapshot: Snapshot): void {

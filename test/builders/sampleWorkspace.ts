@@ -23,9 +23,15 @@ export function sampleTraceFile(workspace: string, runId: string): string {
  * Writes the sample runs into `<workspace>/.rehearsal/runs/` through the real writer, and with
  * `torn` a copy of the shadow run whose last line was cut mid-write. Returns the trace files.
  */
-export async function writeSampleWorkspace(workspace: string, options: { torn?: boolean } = {}): Promise<string[]> {
+export async function writeSampleWorkspace(
+  workspace: string,
+  options: { torn?: boolean } = {},
+): Promise<string[]> {
   const files: string[] = [];
-  for (const t of [sampleShadowRun(SAMPLE_RUN_IDS.shadow), sampleImagineRun(SAMPLE_RUN_IDS.imagine)]) {
+  for (const t of [
+    sampleShadowRun(SAMPLE_RUN_IDS.shadow),
+    sampleImagineRun(SAMPLE_RUN_IDS.imagine),
+  ]) {
     const file = sampleTraceFile(workspace, t.runId);
     await fs.rm(path.dirname(file), { recursive: true, force: true });
     await t.write(file);

@@ -11,8 +11,15 @@ import { xdgHomeEnv } from './codeServer';
 
 /** Flags that work headless, as root, with no network beyond loopback. */
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--disable-features=Translate',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+  '--disable-features=Translate',
 ];
 
 /** The browser window size; screenshots have this size. */
@@ -47,8 +54,11 @@ export interface WorkbenchTarget {
  */
 export function workbenchUrl(server: CodeServer, target: WorkbenchTarget): string {
   const remote = (p: string) => `vscode-remote://${server.authority}${p}`;
-  const payload: [string, string][] = [['extensionDevelopmentPath', remote(target.extensionDevelopmentPath)]];
-  if (target.extensionTestsPath) payload.push(['extensionTestsPath', remote(target.extensionTestsPath)]);
+  const payload: [string, string][] = [
+    ['extensionDevelopmentPath', remote(target.extensionDevelopmentPath)],
+  ];
+  if (target.extensionTestsPath)
+    payload.push(['extensionTestsPath', remote(target.extensionTestsPath)]);
   return `${server.url}/?folder=${encodeURIComponent(target.folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 }
 
@@ -67,7 +77,11 @@ export async function openPage(browser: Browser): Promise<WorkbenchPage> {
   const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1 });
   const page = await context.newPage();
   const consoleLines: string[] = [];
-  page.on('console', (m) => void describeConsoleMessage(m).then((text) => consoleLines.push(`[${m.type()}] ${text}`)));
+  page.on(
+    'console',
+    (m) =>
+      void describeConsoleMessage(m).then((text) => consoleLines.push(`[${m.type()}] ${text}`)),
+  );
   page.on('pageerror', (e) => consoleLines.push(`[pageerror] ${e.stack ?? e.message}`));
   return {
     context,

@@ -71,36 +71,53 @@ export interface CodeServer {
 export async function startCodeServer(options: CodeServerOptions): Promise<CodeServer> {
   const userData = path.join(options.sessionDir, 'user-data');
   await fs.mkdir(path.join(userData, 'User'), { recursive: true });
-  await fs.writeFile(path.join(userData, 'User', 'settings.json'), JSON.stringify({ ...WORKBENCH_SETTINGS, ...(options.workspaceTrust ? UNTRUSTED_SETTINGS : {}) }, null, 2));
+  await fs.writeFile(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify(
+      { ...WORKBENCH_SETTINGS, ...(options.workspaceTrust ? UNTRUSTED_SETTINGS : {}) },
+      null,
+      2,
+    ),
+  );
   const logFile = path.join(options.sessionDir, 'code-server.log');
 
   // The port may be taken between choosing it and binding it: try a few.
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const child = spawn(process.execPath, [
-      options.entry,
-      '--auth', 'none',
-      '--bind-addr', `127.0.0.1:${port}`,
-      '--user-data-dir', userData,
-      '--extensions-dir', path.join(options.sessionDir, 'extensions'),
-      '--disable-telemetry',
-      '--disable-update-check',
-      ...(options.workspaceTrust ? [] : ['--disable-workspace-trust']),
-      '--disable-getting-started-override',
-      '--ignore-last-opened',
-    ], {
-      env: { ...process.env, ...codeServerHomeEnv(options.sessionDir), ...options.env },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        options.entry,
+        '--auth',
+        'none',
+        '--bind-addr',
+        `127.0.0.1:${port}`,
+        '--user-data-dir',
+        userData,
+        '--extensions-dir',
+        path.join(options.sessionDir, 'extensions'),
+        '--disable-telemetry',
+        '--disable-update-check',
+        ...(options.workspaceTrust ? [] : ['--disable-workspace-trust']),
+        '--disable-getting-started-override',
+        '--ignore-last-opened',
+      ],
+      {
+        env: { ...process.env, ...codeServerHomeEnv(options.sessionDir), ...options.env },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     track(child);
     const out = createWriteStream(logFile, { flags: 'a' });
     child.stdout?.pipe(out);
     child.stderr?.pipe(out);
     const url = `http://127.0.0.1:${port}`;
     try {
-      await waitForHttp(`${url}/healthz`, options.startTimeoutMs ?? 60_000, () => exitReason(child, logFile));
+      await waitForHttp(`${url}/healthz`, options.startTimeoutMs ?? 60_000, () =>
+        exitReason(child, logFile),
+      );
       return { url, authority: `127.0.0.1:${port}`, logFile, stop: () => stopProcess(child) };
     } catch (err) {
       lastError = err;
@@ -121,7 +138,11 @@ export function codeServerHomeEnv(dir: string): Record<string, string> {
 
 /** XDG base folders inside `dir`, so that a child process leaves nothing in the home folder. */
 export function xdgHomeEnv(dir: string): Record<string, string> {
-  return { XDG_CONFIG_HOME: path.join(dir, 'xdg-config'), XDG_DATA_HOME: path.join(dir, 'xdg-data'), XDG_CACHE_HOME: path.join(dir, 'xdg-cache') };
+  return {
+    XDG_CONFIG_HOME: path.join(dir, 'xdg-config'),
+    XDG_DATA_HOME: path.join(dir, 'xdg-data'),
+    XDG_CACHE_HOME: path.join(dir, 'xdg-cache'),
+  };
 }
 
 function exitReason(child: ChildProcess, logFile: string): string | undefined {

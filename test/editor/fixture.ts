@@ -17,7 +17,10 @@ export const FIXTURE_TASK = 'retail-0000';
 /** Copies a sample task of a built-in domain into `<workspace>/tasks/`. */
 async function addTask(workspace: string): Promise<void> {
   await fs.mkdir(path.join(workspace, 'tasks'), { recursive: true });
-  await fs.copyFile(path.join(REPO, 'examples', 'tasks', `${FIXTURE_TASK}.task.json`), path.join(workspace, 'tasks', `${FIXTURE_TASK}.task.json`));
+  await fs.copyFile(
+    path.join(REPO, 'examples', 'tasks', `${FIXTURE_TASK}.task.json`),
+    path.join(workspace, 'tasks', `${FIXTURE_TASK}.task.json`),
+  );
 }
 
 /** A temporary folder with one sample workspace per test phase. */
@@ -42,5 +45,11 @@ export async function createFixture(): Promise<Fixture> {
   const untrustedWorkspace = path.join(root, 'untrusted-workspace');
   await writeSampleWorkspace(untrustedWorkspace);
   for (const ws of [suiteWorkspace, uiWorkspace, untrustedWorkspace]) await addTask(ws);
-  return { root, suiteWorkspace, uiWorkspace, untrustedWorkspace, dispose: () => fs.rm(root, { recursive: true, force: true }) };
+  return {
+    root,
+    suiteWorkspace,
+    uiWorkspace,
+    untrustedWorkspace,
+    dispose: () => fs.rm(root, { recursive: true, force: true }),
+  };
 }

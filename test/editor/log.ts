@@ -15,7 +15,11 @@ export function log(message: string): void {
 }
 
 /** Runs a step, prints how long it took, and records the time under `name`. */
-export async function timed<T>(timings: Record<string, number>, name: string, step: () => Promise<T>): Promise<T> {
+export async function timed<T>(
+  timings: Record<string, number>,
+  name: string,
+  step: () => Promise<T>,
+): Promise<T> {
   const t0 = Date.now();
   try {
     return await step();

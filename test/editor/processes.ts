@@ -13,7 +13,11 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   try {
     process.kill(-child.pid, signal);
   } catch {
-    try { child.kill(signal); } catch { /* already gone */ }
+    try {
+      child.kill(signal);
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -49,18 +53,28 @@ export function killAllNow(): void {
 export { freePort } from '../../src/core/base/freePort';
 
 /** Polls `url` until it answers 200, the deadline passes, or `abort()` says to stop. */
-export async function waitForHttp(url: string, timeoutMs: number, abort: () => string | undefined): Promise<void> {
+export async function waitForHttp(
+  url: string,
+  timeoutMs: number,
+  abort: () => string | undefined,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const why = abort();
     if (why) throw new Error(why);
     const status = await new Promise<number | undefined>((resolve) => {
-      const req = http.get(url, { timeout: 2000 }, (res) => { res.resume(); resolve(res.statusCode); });
+      const req = http.get(url, { timeout: 2000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
       req.on('timeout', () => req.destroy());
       req.on('error', () => resolve(undefined));
     });
     if (status === 200) return;
-    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${Math.round(timeoutMs / 1000)}s (last status: ${status ?? 'no connection'})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${url} did not answer within ${Math.round(timeoutMs / 1000)}s (last status: ${status ?? 'no connection'})`,
+      );
     await new Promise((r) => setTimeout(r, 150));
   }
 }

@@ -23,7 +23,12 @@ import type { CodeServer } from './codeServer';
 import { startCodeServer } from './codeServer';
 import type { Fixture } from './fixture';
 import { createFixture } from './fixture';
-import { assertSystemPackages, codeServerEntry, CODE_SERVER_VERSION, ensureCodeServer } from './installCodeServer';
+import {
+  assertSystemPackages,
+  codeServerEntry,
+  CODE_SERVER_VERSION,
+  ensureCodeServer,
+} from './installCodeServer';
 import { log, timed } from './log';
 import { killAllNow } from './processes';
 import type { SuiteResults } from './suite/reporter';
@@ -45,18 +50,31 @@ const WORKBENCH_LOAD_MS = 60_000;
 const timings: Record<string, number> = {};
 
 /** A phase's server and page, stopped whatever happens. */
-async function withWorkbench<T>(browser: Browser, fixture: Fixture, phase: string, env: Record<string, string>, body: (server: CodeServer, page: WorkbenchPage) => Promise<T>, workspaceTrust = false): Promise<T> {
+async function withWorkbench<T>(
+  browser: Browser,
+  fixture: Fixture,
+  phase: string,
+  env: Record<string, string>,
+  body: (server: CodeServer, page: WorkbenchPage) => Promise<T>,
+  workspaceTrust = false,
+): Promise<T> {
   const sessionDir = path.join(fixture.root, `${phase}-session`);
-  const server = await timed(timings, `${phase}: start code-server`, () => startCodeServer({ entry: codeServerEntry(REPO), sessionDir, env, workspaceTrust }));
+  const server = await timed(timings, `${phase}: start code-server`, () =>
+    startCodeServer({ entry: codeServerEntry(REPO), sessionDir, env, workspaceTrust }),
+  );
   const page = await openPage(browser);
   page.page.setDefaultTimeout(20_000);
   try {
     return await body(server, page);
   } finally {
-    await page.saveConsole(path.join(RESULTS, `${phase}-browser-console.log`)).catch(() => undefined);
+    await page
+      .saveConsole(path.join(RESULTS, `${phase}-browser-console.log`))
+      .catch(() => undefined);
     await page.close();
     await server.stop();
-    await fs.copyFile(server.logFile, path.join(RESULTS, `${phase}-code-server.log`)).catch(() => undefined);
+    await fs
+      .copyFile(server.logFile, path.join(RESULTS, `${phase}-code-server.log`))
+      .catch(() => undefined);
   }
 }
 
@@ -66,9 +84,16 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
   const resultsFile = path.join(RESULTS, 'suite-results.json');
   // The unit tests' scripted ONNX model (cached in .vscode-test/test-models; trained here if absent):
   // a policy that rehearses, for private rehearsal and replay from the editor.
-  const model = await timed(timings, 'scripted test model', () => scriptedModel((line) => log(line)));
-  const env: Record<string, string> = { REHEARSAL_EDITOR_LOG: logFile, REHEARSAL_EDITOR_RESULTS: resultsFile, REHEARSAL_EDITOR_MODEL: model };
-  if (process.env.REHEARSAL_EDITOR_GREP) env.REHEARSAL_EDITOR_GREP = process.env.REHEARSAL_EDITOR_GREP;
+  const model = await timed(timings, 'scripted test model', () =>
+    scriptedModel((line) => log(line)),
+  );
+  const env: Record<string, string> = {
+    REHEARSAL_EDITOR_LOG: logFile,
+    REHEARSAL_EDITOR_RESULTS: resultsFile,
+    REHEARSAL_EDITOR_MODEL: model,
+  };
+  if (process.env.REHEARSAL_EDITOR_GREP)
+    env.REHEARSAL_EDITOR_GREP = process.env.REHEARSAL_EDITOR_GREP;
   await fs.writeFile(logFile, '');
   return withWorkbench(browser, fixture, 'suite', env, async (server, { page, consoleLines }) => {
     let exited!: (code: number) => void;
@@ -77,15 +102,28 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
     await page.exposeFunction('codeAutomationExit', (code: number) => exited(code));
     const follower = followFile(logFile, (line) => console.log(`  │ ${line}`));
     try {
-      await page.goto(workbenchUrl(server, { folder: fixture.suiteWorkspace, extensionDevelopmentPath: REPO, extensionTestsPath: SUITE_ENTRY }));
-      const code = await timed(timings, 'suite: workbench, extension host and tests', () => withTimeout(exit, SUITE_TIMEOUT_MS, 'the extension-host suite'));
+      await page.goto(
+        workbenchUrl(server, {
+          folder: fixture.suiteWorkspace,
+          extensionDevelopmentPath: REPO,
+          extensionTestsPath: SUITE_ENTRY,
+        }),
+      );
+      const code = await timed(timings, 'suite: workbench, extension host and tests', () =>
+        withTimeout(exit, SUITE_TIMEOUT_MS, 'the extension-host suite'),
+      );
       await follower.flush();
       if (!existsSync(resultsFile)) {
-        throw new Error(`the suite ended (code ${code}) without results: it did not load. Workbench console:\n${tail(consoleLines)}`);
+        throw new Error(
+          `the suite ended (code ${code}) without results: it did not load. Workbench console:\n${tail(consoleLines)}`,
+        );
       }
       const results = JSON.parse(await fs.readFile(resultsFile, 'utf8')) as SuiteResults;
       timings['suite: mocha tests alone'] = results.durationMs;
-      if (code !== 0 && results.failed === 0) throw new Error(`the extension host exited with code ${code} although no test failed. Workbench console:\n${tail(consoleLines)}`);
+      if (code !== 0 && results.failed === 0)
+        throw new Error(
+          `the extension host exited with code ${code} although no test failed. Workbench console:\n${tail(consoleLines)}`,
+        );
       return results;
     } finally {
       await follower.stop();
@@ -97,41 +135,102 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
 async function runUi(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
   const model = await scriptedModel((line) => log(line));
   return withWorkbench(browser, fixture, 'ui', {}, async (server, { page, consoleLines }) => {
-    await timed(timings, 'ui: load the workbench page', () => page.goto(workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO })));
-    const results = await timed(timings, 'ui: checks in the browser', () => withTimeout(
-      runUiChecks(new Workbench(page), { screenshots: RESULTS, loadTimeoutMs: WORKBENCH_LOAD_MS, log: (l) => console.log(l), workspace: fixture.uiWorkspace, model }),
-      UI_TIMEOUT_MS, 'the UI checks'));
-    const activationFailure = consoleLines.find((l) => /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l));
-    if (activationFailure) results.push({ name: 'the extension activates without errors', ok: false, durationMs: 0, error: activationFailure });
+    await timed(timings, 'ui: load the workbench page', () =>
+      page.goto(
+        workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO }),
+      ),
+    );
+    const results = await timed(timings, 'ui: checks in the browser', () =>
+      withTimeout(
+        runUiChecks(new Workbench(page), {
+          screenshots: RESULTS,
+          loadTimeoutMs: WORKBENCH_LOAD_MS,
+          log: (l) => console.log(l),
+          workspace: fixture.uiWorkspace,
+          model,
+        }),
+        UI_TIMEOUT_MS,
+        'the UI checks',
+      ),
+    );
+    const activationFailure = consoleLines.find((l) =>
+      /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
+    );
+    if (activationFailure)
+      results.push({
+        name: 'the extension activates without errors',
+        ok: false,
+        durationMs: 0,
+        error: activationFailure,
+      });
     return results;
   });
 }
 
 /** Drives the workbench on a workspace that is not trusted (Restricted Mode). */
 async function runUntrusted(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
-  return withWorkbench(browser, fixture, 'untrusted', {}, async (server, { page, consoleLines }) => {
-    await timed(timings, 'untrusted: load the workbench page', () => page.goto(workbenchUrl(server, { folder: fixture.untrustedWorkspace, extensionDevelopmentPath: REPO })));
-    const results = await timed(timings, 'untrusted: checks in the browser', () => withTimeout(
-      runUntrustedChecks(new Workbench(page), { screenshots: RESULTS, loadTimeoutMs: WORKBENCH_LOAD_MS, log: (l) => console.log(l), workspace: fixture.untrustedWorkspace }),
-      UNTRUSTED_TIMEOUT_MS, 'the untrusted-workspace checks'));
-    const activationFailure = consoleLines.find((l) => /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l));
-    if (activationFailure) results.push({ name: 'the extension activates without errors in an untrusted workspace', ok: false, durationMs: 0, error: activationFailure });
-    return results;
-  }, true);
+  return withWorkbench(
+    browser,
+    fixture,
+    'untrusted',
+    {},
+    async (server, { page, consoleLines }) => {
+      await timed(timings, 'untrusted: load the workbench page', () =>
+        page.goto(
+          workbenchUrl(server, {
+            folder: fixture.untrustedWorkspace,
+            extensionDevelopmentPath: REPO,
+          }),
+        ),
+      );
+      const results = await timed(timings, 'untrusted: checks in the browser', () =>
+        withTimeout(
+          runUntrustedChecks(new Workbench(page), {
+            screenshots: RESULTS,
+            loadTimeoutMs: WORKBENCH_LOAD_MS,
+            log: (l) => console.log(l),
+            workspace: fixture.untrustedWorkspace,
+          }),
+          UNTRUSTED_TIMEOUT_MS,
+          'the untrusted-workspace checks',
+        ),
+      );
+      const activationFailure = consoleLines.find((l) =>
+        /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
+      );
+      if (activationFailure)
+        results.push({
+          name: 'the extension activates without errors in an untrusted workspace',
+          ok: false,
+          durationMs: 0,
+          error: activationFailure,
+        });
+      return results;
+    },
+    true,
+  );
 }
 
 async function main(): Promise<number> {
   const t0 = Date.now();
-  for (const [file, how] of [[path.join(REPO, 'dist', 'extension.js'), 'node scripts/build.mjs'], [SUITE_ENTRY, 'npx tsc -p .']]) {
-    if (!existsSync(file)) throw new Error(`${path.relative(REPO, file)} is missing: run \`${how}\` first.`);
+  for (const [file, how] of [
+    [path.join(REPO, 'dist', 'extension.js'), 'node scripts/build.mjs'],
+    [SUITE_ENTRY, 'npx tsc -p .'],
+  ]) {
+    if (!existsSync(file))
+      throw new Error(`${path.relative(REPO, file)} is missing: run \`${how}\` first.`);
   }
   assertSystemPackages('browser');
-  const installed = await timed(timings, `code-server ${CODE_SERVER_VERSION} ready`, () => ensureCodeServer(REPO));
+  const installed = await timed(timings, `code-server ${CODE_SERVER_VERSION} ready`, () =>
+    ensureCodeServer(REPO),
+  );
   if (!installed) log(`code-server ${CODE_SERVER_VERSION} already installed in .vscode-test/`);
   await fs.rm(RESULTS, { recursive: true, force: true });
   await fs.mkdir(RESULTS, { recursive: true });
   const fixture = await timed(timings, 'fixture workspaces', createFixture);
-  const browser = await timed(timings, 'launch chromium', () => launchBrowser(path.join(fixture.root, 'browser-home')));
+  const browser = await timed(timings, 'launch chromium', () =>
+    launchBrowser(path.join(fixture.root, 'browser-home')),
+  );
   const only = process.env.REHEARSAL_EDITOR_ONLY;
   const problems: string[] = [];
   let suite: SuiteResults | undefined;
@@ -143,7 +242,8 @@ async function main(): Promise<number> {
         suite = await timed(timings, 'suite phase', () => runSuite(browser, fixture));
         if (suite.failed > 0) {
           // Each failure's title and first line again at the end, where a truncated CI log still shows it.
-          const failures = suite.tests.filter((t) => t.state === 'failed')
+          const failures = suite.tests
+            .filter((t) => t.state === 'failed')
             .map((t) => `\n    ${t.title}: ${(t.error ?? '').split('\n')[0].slice(0, 400)}`);
           problems.push(`${suite.failed} suite test(s) failed:${failures.join('')}`);
         }
@@ -157,7 +257,8 @@ async function main(): Promise<number> {
       try {
         ui = await timed(timings, 'ui phase', () => runUi(browser, fixture));
         const failed = ui.filter((r) => !r.ok);
-        if (failed.length) problems.push(`UI check failed: ${failed.map((f) => f.name).join('; ')}`);
+        if (failed.length)
+          problems.push(`UI check failed: ${failed.map((f) => f.name).join('; ')}`);
       } catch (err) {
         problems.push(`ui: ${(err as Error).message}`);
       }
@@ -165,10 +266,15 @@ async function main(): Promise<number> {
     if (!only || only === 'untrusted') {
       log('untrusted: the studio in an untrusted workspace (Playwright)');
       try {
-        const untrusted = await timed(timings, 'untrusted phase', () => runUntrusted(browser, fixture));
+        const untrusted = await timed(timings, 'untrusted phase', () =>
+          runUntrusted(browser, fixture),
+        );
         ui = [...ui, ...untrusted];
         const failed = untrusted.filter((r) => !r.ok);
-        if (failed.length) problems.push(`untrusted-workspace check failed: ${failed.map((f) => f.name).join('; ')}`);
+        if (failed.length)
+          problems.push(
+            `untrusted-workspace check failed: ${failed.map((f) => f.name).join('; ')}`,
+          );
       } catch (err) {
         problems.push(`untrusted: ${(err as Error).message}`);
       }
@@ -183,14 +289,24 @@ async function main(): Promise<number> {
   await fs.writeFile(path.join(RESULTS, 'timings.json'), JSON.stringify(timings, null, 2) + '\n');
   console.log('');
   if (suite) log(`suite: ${suite.passed} passing, ${suite.failed} failing`);
-  if (ui.length) log(`ui: ${ui.filter((r) => r.ok).length} of ${ui.length} checks passed; screenshots in ${path.relative(REPO, RESULTS)}/`);
-  log(`timings (s): ${Object.entries(timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(' · ')}`);
+  if (ui.length)
+    log(
+      `ui: ${ui.filter((r) => r.ok).length} of ${ui.length} checks passed; screenshots in ${path.relative(REPO, RESULTS)}/`,
+    );
+  log(
+    `timings (s): ${Object.entries(timings)
+      .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`)
+      .join(' · ')}`,
+  );
   for (const p of problems) console.error(`✗ ${p}`);
   return problems.length ? 1 : 0;
 }
 
 /** Prints the lines appended to a file as they arrive (the suite's log, written by the extension host). */
-function followFile(file: string, onLine: (line: string) => void): { flush(): Promise<void>; stop(): Promise<void> } {
+function followFile(
+  file: string,
+  onLine: (line: string) => void,
+): { flush(): Promise<void>; stop(): Promise<void> } {
   let offset = 0;
   let partial = '';
   const read = async () => {
@@ -210,30 +326,51 @@ function followFile(file: string, onLine: (line: string) => void): { flush(): Pr
     }
   };
   let reading = Promise.resolve();
-  const timer = setInterval(() => { reading = reading.then(read); }, 250);
+  const timer = setInterval(() => {
+    reading = reading.then(read);
+  }, 250);
   return {
     flush: () => (reading = reading.then(read)),
-    stop: async () => { clearInterval(timer); await (reading = reading.then(read)); if (partial) onLine(partial); },
+    stop: async () => {
+      clearInterval(timer);
+      await (reading = reading.then(read));
+      if (partial) onLine(partial);
+    },
   };
 }
 
 function tail(lines: string[], n = 40): string {
-  return lines.slice(-n).map((l) => `  | ${l}`).join('\n');
+  return lines
+    .slice(-n)
+    .map((l) => `  | ${l}`)
+    .join('\n');
 }
 
 // Nothing may outlive the stage: a deadline for the whole run, and cleanup on every way out.
 const deadline = setTimeout(() => {
-  console.error(`✗ the editor stage took longer than ${STAGE_TIMEOUT_MS / 1000}s; stopping code-server and Chromium`);
+  console.error(
+    `✗ the editor stage took longer than ${STAGE_TIMEOUT_MS / 1000}s; stopping code-server and Chromium`,
+  );
   killAllNow();
   process.exit(1);
 }, STAGE_TIMEOUT_MS);
 deadline.unref();
 process.on('exit', killAllNow);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => { killAllNow(); process.exit(130); });
+  process.on(signal, () => {
+    killAllNow();
+    process.exit(130);
+  });
 }
 
-main().then((code) => { process.exitCode = code; }, (err) => {
-  console.error(`✗ editor tests: ${(err as Error).message}`);
-  process.exitCode = 1;
-}).finally(() => clearTimeout(deadline));
+main()
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      console.error(`✗ editor tests: ${(err as Error).message}`);
+      process.exitCode = 1;
+    },
+  )
+  .finally(() => clearTimeout(deadline));

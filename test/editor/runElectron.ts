@@ -21,10 +21,16 @@ const DOWNLOAD_IDLE_TIMEOUT_MS = 15_000;
 async function vscodeExecutable(): Promise<string> {
   if (process.env.VSCODE_EXECUTABLE) return process.env.VSCODE_EXECUTABLE;
   try {
-    return await downloadAndUnzipVSCode({ version: VERSION, cachePath: path.join(REPO, '.vscode-test'), timeout: DOWNLOAD_IDLE_TIMEOUT_MS });
+    return await downloadAndUnzipVSCode({
+      version: VERSION,
+      cachePath: path.join(REPO, '.vscode-test'),
+      timeout: DOWNLOAD_IDLE_TIMEOUT_MS,
+    });
   } catch (err) {
-    throw new Error(`Could not download VS Code ${VERSION} (${(err as Error).message}). @vscode/test-electron downloads desktop VS Code from update.code.visualstudio.com; `
-      + 'on a machine without that access set VSCODE_EXECUTABLE to an installed VS Code binary, or run the offline runner: node out/test/editor/run.js');
+    throw new Error(
+      `Could not download VS Code ${VERSION} (${(err as Error).message}). @vscode/test-electron downloads desktop VS Code from update.code.visualstudio.com; ` +
+        'on a machine without that access set VSCODE_EXECUTABLE to an installed VS Code binary, or run the offline runner: node out/test/editor/run.js',
+    );
   }
 }
 
@@ -35,8 +41,11 @@ async function main(): Promise<number> {
   const fixture = await createFixture();
   try {
     log(`running the suite in ${executable}`);
-    const env: Record<string, string> = { REHEARSAL_EDITOR_RESULTS: path.join(results, 'electron-suite-results.json') };
-    if (process.env.REHEARSAL_EDITOR_GREP) env.REHEARSAL_EDITOR_GREP = process.env.REHEARSAL_EDITOR_GREP;
+    const env: Record<string, string> = {
+      REHEARSAL_EDITOR_RESULTS: path.join(results, 'electron-suite-results.json'),
+    };
+    if (process.env.REHEARSAL_EDITOR_GREP)
+      env.REHEARSAL_EDITOR_GREP = process.env.REHEARSAL_EDITOR_GREP;
     return await runTests({
       vscodeExecutablePath: executable,
       extensionDevelopmentPath: REPO,
@@ -44,8 +53,13 @@ async function main(): Promise<number> {
       extensionTestsEnv: env,
       launchArgs: [
         fixture.suiteWorkspace,
-        '--user-data-dir', path.join(fixture.root, 'electron-user-data'),
-        '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes', '--disable-gpu',
+        '--user-data-dir',
+        path.join(fixture.root, 'electron-user-data'),
+        '--disable-extensions',
+        '--disable-workspace-trust',
+        '--skip-welcome',
+        '--skip-release-notes',
+        '--disable-gpu',
       ],
     });
   } finally {
@@ -53,7 +67,12 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => { process.exitCode = code; }, (err) => {
-  console.error(`✗ editor tests (desktop VS Code): ${(err as Error).message}`);
-  process.exitCode = 1;
-});
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    console.error(`✗ editor tests (desktop VS Code): ${(err as Error).message}`);
+    process.exitCode = 1;
+  },
+);

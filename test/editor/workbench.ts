@@ -29,10 +29,16 @@ export class Workbench {
    */
   async openViewContainer(title: string): Promise<void> {
     const label = `a.action-label[aria-label^="${title}"]`;
-    const item = this.page.locator('.part.activitybar .action-item', { has: this.page.locator(label) }).first();
-    const shown = (await item.getAttribute('class'))?.split(/\s+/).includes('checked') && (await this.page.locator('.part.sidebar').isVisible());
+    const item = this.page
+      .locator('.part.activitybar .action-item', { has: this.page.locator(label) })
+      .first();
+    const shown =
+      (await item.getAttribute('class'))?.split(/\s+/).includes('checked') &&
+      (await this.page.locator('.part.sidebar').isVisible());
     if (!shown) await item.locator(label).click();
-    await this.page.locator('.part.sidebar .composite.title', { hasText: new RegExp(title, 'i') }).waitFor();
+    await this.page
+      .locator('.part.sidebar .composite.title', { hasText: new RegExp(title, 'i') })
+      .waitFor();
   }
 
   /** Makes the side bar wider by dragging its edge, so that long row descriptions fit. */
@@ -50,12 +56,17 @@ export class Workbench {
 
   /** Waits (at most `timeoutMs`) until the status bar no longer says that extensions are activating. */
   async settle(timeoutMs: number): Promise<void> {
-    await this.page.locator('.part.statusbar', { hasText: 'Activating Extensions' }).waitFor({ state: 'detached', timeout: timeoutMs }).catch(() => undefined);
+    await this.page
+      .locator('.part.statusbar', { hasText: 'Activating Extensions' })
+      .waitFor({ state: 'detached', timeout: timeoutMs })
+      .catch(() => undefined);
   }
 
   /** The pane of a view in the side bar, by its name. */
   pane(name: string): Locator {
-    return this.page.locator('.part.sidebar .pane', { has: this.page.locator('.pane-header', { hasText: name }) });
+    return this.page.locator('.part.sidebar .pane', {
+      has: this.page.locator('.pane-header', { hasText: name }),
+    });
   }
 
   /** Rows of a tree view pane, in display order. */
@@ -65,17 +76,26 @@ export class Workbench {
 
   /** Reads the rendered rows of a tree view pane. */
   async readRows(pane: Locator): Promise<RenderedRow[]> {
-    return this.treeRows(pane).evaluateAll((rows) => rows
-      .map((row) => ({
-        index: Number(row.getAttribute('data-index') ?? '0'),
-        level: Number(row.getAttribute('aria-level') ?? '1'),
-        label: row.querySelector('.label-name')?.textContent?.trim() ?? '',
-        description: row.querySelector('.label-description')?.textContent?.trim() ?? '',
-        expanded: row.hasAttribute('aria-expanded') ? row.getAttribute('aria-expanded') === 'true' : undefined,
-      }))
-      // The list recycles row elements, so DOM order is not display order.
-      .sort((a, b) => a.index - b.index)
-      .map(({ level, label, description, expanded }) => ({ level, label, description, expanded })));
+    return this.treeRows(pane).evaluateAll((rows) =>
+      rows
+        .map((row) => ({
+          index: Number(row.getAttribute('data-index') ?? '0'),
+          level: Number(row.getAttribute('aria-level') ?? '1'),
+          label: row.querySelector('.label-name')?.textContent?.trim() ?? '',
+          description: row.querySelector('.label-description')?.textContent?.trim() ?? '',
+          expanded: row.hasAttribute('aria-expanded')
+            ? row.getAttribute('aria-expanded') === 'true'
+            : undefined,
+        }))
+        // The list recycles row elements, so DOM order is not display order.
+        .sort((a, b) => a.index - b.index)
+        .map(({ level, label, description, expanded }) => ({
+          level,
+          label,
+          description,
+          expanded,
+        })),
+    );
   }
 
   /** The row at a display index (as {@link readRows} orders them). */
@@ -93,7 +113,10 @@ export class Workbench {
         await this.page.keyboard.press('F1');
         await input.waitFor({ state: 'visible', timeout: 7_000 });
         await input.fill(`>${title}`, { timeout: 7_000 });
-        await this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 7_000 });
+        await this.page
+          .locator('.quick-input-list .monaco-list-row', { hasText: title })
+          .first()
+          .waitFor({ timeout: 7_000 });
         break;
       } catch (err) {
         if (attempt >= 3) throw err;
@@ -145,18 +168,28 @@ export class Workbench {
 
   /** The visible text of one side of the diff editor, with spaces as typed. */
   async diffSideText(side: 'original' | 'modified'): Promise<string> {
-    return normalizeEditorText(await this.diffEditor().locator(`.editor.${side} .view-lines`).innerText());
+    return normalizeEditorText(
+      await this.diffEditor().locator(`.editor.${side} .view-lines`).innerText(),
+    );
   }
 
   /** Closes every editor (the command palette's View: Close All Editors). */
   async closeEditors(): Promise<void> {
     await this.runCommand('View: Close All Editors');
-    await this.page.locator('.part.editor .tabs-container .tab').first().waitFor({ state: 'detached' }).catch(() => undefined);
+    await this.page
+      .locator('.part.editor .tabs-container .tab')
+      .first()
+      .waitFor({ state: 'detached' })
+      .catch(() => undefined);
   }
 
   /** The status bar item of the extension (policy, run progress, view-only). */
   statusItem(): Locator {
-    return this.page.locator('.part.statusbar .statusbar-item', { hasText: /Rehearsal|reference|default model|model |endpoint / }).first();
+    return this.page
+      .locator('.part.statusbar .statusbar-item', {
+        hasText: /Rehearsal|reference|default model|model |endpoint /,
+      })
+      .first();
   }
 
   /** A notification toast that contains `text`. */
@@ -186,7 +219,9 @@ export class Workbench {
 
   /** The titles of the walkthrough's steps, in order. */
   async walkthroughStepTitles(): Promise<string[]> {
-    return (await this.walkthroughSteps().locator('.step-title').allInnerTexts()).map((t) => t.trim());
+    return (await this.walkthroughSteps().locator('.step-title').allInnerTexts()).map((t) =>
+      t.trim(),
+    );
   }
 
   /** The CodeLenses of one side of the diff editor. */
@@ -204,7 +239,12 @@ export class Workbench {
 
   /** The visible text of the active text editor (not a diff). */
   async activeEditorText(): Promise<string> {
-    return normalizeEditorText(await this.page.locator('.part.editor .editor-group-container.active .monaco-editor .view-lines').first().innerText());
+    return normalizeEditorText(
+      await this.page
+        .locator('.part.editor .editor-group-container.active .monaco-editor .view-lines')
+        .first()
+        .innerText(),
+    );
   }
 }
 

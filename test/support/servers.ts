@@ -13,8 +13,22 @@ export const FIXTURES = path.join(REPO, 'test', 'fixtures');
 
 /** Entry points of the third-party npm servers. */
 export const NPM_SERVERS = {
-  memory: path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js'),
-  filesystem: path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js'),
+  memory: path.join(
+    REPO,
+    'node_modules',
+    '@modelcontextprotocol',
+    'server-memory',
+    'dist',
+    'index.js',
+  ),
+  filesystem: path.join(
+    REPO,
+    'node_modules',
+    '@modelcontextprotocol',
+    'server-filesystem',
+    'dist',
+    'index.js',
+  ),
 };
 
 let built: string | undefined;
@@ -25,7 +39,10 @@ let built: string | undefined;
  */
 export function ensureServerBundles(): string {
   if (!built) {
-    execFileSync(process.execPath, [path.join(REPO, 'scripts', 'build.mjs'), '--servers'], { cwd: REPO, stdio: 'inherit' });
+    execFileSync(process.execPath, [path.join(REPO, 'scripts', 'build.mjs'), '--servers'], {
+      cwd: REPO,
+      stdio: 'inherit',
+    });
     built = path.join(REPO, 'dist', 'servers');
   }
   return built;
@@ -39,7 +56,10 @@ let hostBuilt: string | undefined;
  */
 export function ensurePolicyHostBundle(): string {
   if (!hostBuilt) {
-    execFileSync(process.execPath, [path.join(REPO, 'scripts', 'build.mjs'), '--policy-host'], { cwd: REPO, stdio: 'inherit' });
+    execFileSync(process.execPath, [path.join(REPO, 'scripts', 'build.mjs'), '--policy-host'], {
+      cwd: REPO,
+      stdio: 'inherit',
+    });
     hostBuilt = path.join(REPO, 'dist', 'policy-host.js');
   }
   return hostBuilt;

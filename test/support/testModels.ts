@@ -19,17 +19,33 @@ export interface TrainerEvent {
 /** Runs `python3 -m trainer <args>` from the repository root and returns its events; a failure quotes the last error event and stderr. */
 export function runTrainer(args: string[], timeoutMs = 600_000): Promise<TrainerEvent[]> {
   return new Promise((resolve, reject) => {
-    execFile(TRAINER_PYTHON, ['-m', 'trainer', ...args], {
-      cwd: REPO, env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' }, maxBuffer: 256 << 20, timeout: timeoutMs,
-    }, (err, stdout, stderr) => {
-      const events = stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as TrainerEvent);
-      if (err || events.at(-1)?.event !== 'done') {
-        const last = events.filter((e) => e.event === 'error').at(-1);
-        reject(new Error(`trainer ${args[0]} failed: ${last ? JSON.stringify(last) : err?.message}\n${stderr.split('\n').slice(-20).join('\n')}`));
-        return;
-      }
-      resolve(events);
-    });
+    execFile(
+      TRAINER_PYTHON,
+      ['-m', 'trainer', ...args],
+      {
+        cwd: REPO,
+        env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' },
+        maxBuffer: 256 << 20,
+        timeout: timeoutMs,
+      },
+      (err, stdout, stderr) => {
+        const events = stdout
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as TrainerEvent);
+        if (err || events.at(-1)?.event !== 'done') {
+          const last = events.filter((e) => e.event === 'error').at(-1);
+          reject(
+            new Error(
+              `trainer ${args[0]} failed: ${last ? JSON.stringify(last) : err?.message}\n${stderr.split('\n').slice(-20).join('\n')}`,
+            ),
+          );
+          return;
+        }
+        resolve(events);
+      },
+    );
   });
 }
 
@@ -40,11 +56,19 @@ export function trainerSourceHash(): Promise<string> {
   trainerHash ??= (async () => {
     const hash = createHash('sha256');
     const walk = async (dir: string): Promise<void> => {
-      const entries = (await fs.readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      const entries = (await fs.readdir(dir, { withFileTypes: true })).sort((a, b) =>
+        a.name.localeCompare(b.name),
+      );
       for (const e of entries) {
         const full = path.join(dir, e.name);
-        if (e.isDirectory()) { if (e.name !== '__pycache__' && e.name !== 'tests') await walk(full); }
-        else if (e.name.endsWith('.py')) hash.update(path.relative(REPO, full)).update('\0').update(await fs.readFile(full)).update('\0');
+        if (e.isDirectory()) {
+          if (e.name !== '__pycache__' && e.name !== 'tests') await walk(full);
+        } else if (e.name.endsWith('.py'))
+          hash
+            .update(path.relative(REPO, full))
+            .update('\0')
+            .update(await fs.readFile(full))
+            .update('\0');
       }
     };
     await walk(path.join(REPO, 'trainer'));
@@ -65,12 +89,19 @@ const building = new Map<string, Promise<string>>();
  * writes into a fresh scratch folder that is renamed into place only when complete, so an
  * interrupted build never leaves a half-written model behind.
  */
-export function cachedModel(name: string, key: unknown, build: (dir: string) => Promise<void>): Promise<string> {
+export function cachedModel(
+  name: string,
+  key: unknown,
+  build: (dir: string) => Promise<void>,
+): Promise<string> {
   const id = `${name}:${JSON.stringify(key)}`;
   let pending = building.get(id);
   if (!pending) {
     pending = (async () => {
-      const dir = path.join(TEST_MODEL_CACHE, `${name}-${contentHash([key, await trainerSourceHash()])}`);
+      const dir = path.join(
+        TEST_MODEL_CACHE,
+        `${name}-${contentHash([key, await trainerSourceHash()])}`,
+      );
       if (existsSync(path.join(dir, 'onnx', 'model.onnx'))) return dir;
       await fs.mkdir(TEST_MODEL_CACHE, { recursive: true });
       const scratch = await fs.mkdtemp(`${dir}.building-`);
@@ -103,14 +134,24 @@ export function randomTestModel(seed = 1): Promise<string> {
 
 /** The shape of the policy-sized benchmark model: about the size of the default policy (~6 M parameters). */
 export const POLICY_SIZED_ARCHITECTURE = {
-  hidden_size: 256, intermediate_size: 688, num_hidden_layers: 6, num_attention_heads: 8, num_key_value_heads: 4, max_position_embeddings: 4096,
+  hidden_size: 256,
+  intermediate_size: 688,
+  num_hidden_layers: 6,
+  num_attention_heads: 8,
+  num_key_value_heads: 4,
+  max_position_embeddings: 4096,
 };
 
 /** Repository text the benchmark model's tokenizer is trained on (a vocabulary of some 3,300 tokens). */
 async function tokenizerCorpus(): Promise<string[]> {
   const files: string[] = [];
-  for (const [dir, suffix] of [['docs', '.md'], [path.join('examples', 'tasks'), '.task.json'], ['schemas', '.json']] as const) {
-    for (const name of (await fs.readdir(path.join(REPO, dir))).sort()) if (name.endsWith(suffix)) files.push(path.join(REPO, dir, name));
+  for (const [dir, suffix] of [
+    ['docs', '.md'],
+    [path.join('examples', 'tasks'), '.task.json'],
+    ['schemas', '.json'],
+  ] as const) {
+    for (const name of (await fs.readdir(path.join(REPO, dir))).sort())
+      if (name.endsWith(suffix)) files.push(path.join(REPO, dir, name));
   }
   return files;
 }
@@ -123,12 +164,27 @@ async function tokenizerCorpus(): Promise<string[]> {
 export async function policySizedModel(): Promise<string> {
   const corpus = await tokenizerCorpus();
   const texts = await Promise.all(corpus.map((f) => fs.readFile(f, 'utf8')));
-  return cachedModel('policy-sized', { architecture: POLICY_SIZED_ARCHITECTURE, corpus: contentHash(texts), vocab: 4096 }, async (dir) => {
-    const set = (key: string, value: unknown) => ['--set', `${key}=${JSON.stringify(value)}`];
-    const tokenizer = path.join(dir, 'tokenizer-work');
-    await runTrainer(['tokenizer', ...set('out_dir', tokenizer), ...set('tokenizer.text_files', corpus), ...set('tokenizer.vocab_size', 4096)]);
-    await runTrainer(['init', ...set('out_dir', dir), ...set('model.tokenizer', tokenizer), ...set('model.architecture', POLICY_SIZED_ARCHITECTURE), ...set('seed', 0)]);
-    await runTrainer(['export', ...set('model.path', dir)]);
-    await fs.rm(tokenizer, { recursive: true, force: true });
-  });
+  return cachedModel(
+    'policy-sized',
+    { architecture: POLICY_SIZED_ARCHITECTURE, corpus: contentHash(texts), vocab: 4096 },
+    async (dir) => {
+      const set = (key: string, value: unknown) => ['--set', `${key}=${JSON.stringify(value)}`];
+      const tokenizer = path.join(dir, 'tokenizer-work');
+      await runTrainer([
+        'tokenizer',
+        ...set('out_dir', tokenizer),
+        ...set('tokenizer.text_files', corpus),
+        ...set('tokenizer.vocab_size', 4096),
+      ]);
+      await runTrainer([
+        'init',
+        ...set('out_dir', dir),
+        ...set('model.tokenizer', tokenizer),
+        ...set('model.architecture', POLICY_SIZED_ARCHITECTURE),
+        ...set('seed', 0),
+      ]);
+      await runTrainer(['export', ...set('model.path', dir)]);
+      await fs.rm(tokenizer, { recursive: true, force: true });
+    },
+  );
 }

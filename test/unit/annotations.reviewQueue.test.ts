@@ -18,6 +18,10 @@ describe('review queue (Review Mismatches)', () => {
     assert.deepEqual([all.total, all.reviewed], [4, 0]);
     const some = reviewQueue(index, (id) => id === 'e1.t3.c1' || id === 'e2.t1.c1');
     assert.deepEqual(some.pending, ['e2.t3.c1', 'e3.t1.c1', 'e1.t2.c1']);
-    assert.deepEqual([some.total, some.reviewed], [4, 1], 'an exact call annotated is not counted as reviewed');
+    assert.deepEqual(
+      [some.total, some.reviewed],
+      [4, 1],
+      'an exact call annotated is not counted as reviewed',
+    );
   });
 });

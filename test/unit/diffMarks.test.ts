@@ -2,7 +2,12 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { canonicalJson } from '../../src/core/base/canonicalJson';
 import type { Annotation } from '../../src/core/annotations/schema';
-import { jsonPathRanges, lineAt, lineStartOffsets, pathAtOffset } from '../../src/core/fidelity/pathRanges';
+import {
+  jsonPathRanges,
+  lineAt,
+  lineStartOffsets,
+  pathAtOffset,
+} from '../../src/core/fidelity/pathRanges';
 import { loadCallView } from '../../src/core/trace/index/callView';
 import { annotationMarks, callDiffMarks } from '../../src/core/explorer/diffMarks';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
@@ -11,8 +16,8 @@ import { useTempDir } from './support/tempDir';
 
 const pretty = (v: unknown) => canonicalJson(v as never, { indent: 2 }) + '\n';
 
-describe('pathAtOffset (the cursor\'s JSON path)', () => {
-  it('names the innermost path under an offset: a member from its key to its value\'s end, `$` between members', () => {
+describe("pathAtOffset (the cursor's JSON path)", () => {
+  it("names the innermost path under an offset: a member from its key to its value's end, `$` between members", () => {
     const text = pretty({ status: 'pending', items: [{ id: 1, tags: ['a', 'b'] }] });
     const at = (needle: string, shift = 0) => pathAtOffset(text, text.indexOf(needle) + shift);
     assert.equal(at('"status"'), '$.status');
@@ -27,7 +32,11 @@ describe('pathAtOffset (the cursor\'s JSON path)', () => {
 
 describe('jsonPathRanges', () => {
   it('places every path of canonical pretty JSON on its lines, object members from their key', () => {
-    const text = pretty({ status: 'pending', items: [{ id: 1, tags: ['a', 'b'] }], 'odd key': null });
+    const text = pretty({
+      status: 'pending',
+      items: [{ id: 1, tags: ['a', 'b'] }],
+      'odd key': null,
+    });
     // {                 0
     //   "items": [      1
     //     {             2
@@ -62,7 +71,10 @@ describe('jsonPathRanges', () => {
   it('finds the line of an offset', () => {
     const starts = lineStartOffsets('ab\ncd\n\nef');
     assert.deepEqual(starts, [0, 3, 6, 7]);
-    assert.deepEqual([0, 2, 3, 6, 7, 8].map((o) => lineAt(starts, o)), [0, 0, 1, 2, 3, 3]);
+    assert.deepEqual(
+      [0, 2, 3, 6, 7, 8].map((o) => lineAt(starts, o)),
+      [0, 0, 1, 2, 3, 3],
+    );
   });
 });
 
@@ -78,16 +90,32 @@ describe('callDiffMarks', () => {
     const view = await loadCallView(await indexOfSample(), 'e1.t2.c1');
     const { documents, marks, lenses } = callDiffMarks(view);
     const at = (side: string, p: string) => marks.find((m) => m.side === side && m.path === p);
-    const lineText = (side: 'rehearsal' | 'actual', line: number) => documents[side].text.split('\n')[line];
-    assert.match(lineText('rehearsal', at('rehearsal', '$.status')!.range.startLine), /"status": "pending"/);
-    assert.match(lineText('actual', at('actual', '$.status')!.range.startLine), /"status": "delivered"/);
+    const lineText = (side: 'rehearsal' | 'actual', line: number) =>
+      documents[side].text.split('\n')[line];
+    assert.match(
+      lineText('rehearsal', at('rehearsal', '$.status')!.range.startLine),
+      /"status": "pending"/,
+    );
+    assert.match(
+      lineText('actual', at('actual', '$.status')!.range.startLine),
+      /"status": "delivered"/,
+    );
     assert.equal(at('actual', '$.status')!.kind, 'changed');
     const fulfillments = at('actual', '$.fulfillments')!;
     assert.equal(fulfillments.kind, 'added');
     assert.match(lineText('actual', fulfillments.range.startLine), /"fulfillments": \[/);
-    assert.ok(fulfillments.range.endLine > fulfillments.range.startLine + 3, 'the whole added subtree is covered');
+    assert.ok(
+      fulfillments.range.endLine > fulfillments.range.startLine + 3,
+      'the whole added subtree is covered',
+    );
     assert.equal(at('rehearsal', '$.fulfillments'), undefined, 'the rehearsal has no such lines');
-    assert.deepEqual(lenses.map((l) => [l.path, l.kind, l.side]), [['$.fulfillments', 'added', 'actual'], ['$.status', 'changed', 'rehearsal']]);
+    assert.deepEqual(
+      lenses.map((l) => [l.path, l.kind, l.side]),
+      [
+        ['$.fulfillments', 'added', 'actual'],
+        ['$.status', 'changed', 'rehearsal'],
+      ],
+    );
   });
 
   it('has no marks for a call whose rehearsal did not parse', async () => {
@@ -101,7 +129,17 @@ describe('callDiffMarks', () => {
   it('places annotations at their path, at the nearest ancestor when the path is gone, and at the top for the whole call', async () => {
     const view = await loadCallView(await indexOfSample(), 'e1.t2.c1');
     const { documents } = callDiffMarks(view);
-    const base = { callId: 'e1.t2.c1', verdict: 'error', kind: 'hallucinated_value', severity: 'major', note: '', author: 'a', createdAt: 't', updatedAt: 't', updatedBy: 'a' } as const;
+    const base = {
+      callId: 'e1.t2.c1',
+      verdict: 'error',
+      kind: 'hallucinated_value',
+      severity: 'major',
+      note: '',
+      author: 'a',
+      createdAt: 't',
+      updatedAt: 't',
+      updatedBy: 'a',
+    } as const;
     const anns: Annotation[] = [
       { ...base, id: 'a1', path: '$.status' },
       { ...base, id: 'a2', path: '$.fulfillments[0].tracking_id', kind: 'missing_field' },
@@ -109,11 +147,19 @@ describe('callDiffMarks', () => {
       { ...base, id: 'a4' },
     ];
     const placed = annotationMarks(documents, anns);
-    const text = (i: number) => documents[placed[i].side].text.split('\n')[placed[i].range.startLine];
-    assert.deepEqual(placed.map((p) => p.side), ['rehearsal', 'actual', 'rehearsal', 'rehearsal']);
+    const text = (i: number) =>
+      documents[placed[i].side].text.split('\n')[placed[i].range.startLine];
+    assert.deepEqual(
+      placed.map((p) => p.side),
+      ['rehearsal', 'actual', 'rehearsal', 'rehearsal'],
+    );
     assert.match(text(0), /"status": "pending"/);
     assert.match(text(1), /"tracking_id": \[/);
-    assert.match(text(2), /"options": \{/, 'a path the rehearsal lacks is shown at its nearest ancestor');
+    assert.match(
+      text(2),
+      /"options": \{/,
+      'a path the rehearsal lacks is shown at its nearest ancestor',
+    );
     assert.equal(placed[3].range.startLine, 0);
   });
 });

@@ -14,16 +14,25 @@ describe('environment: built-in domains over stdio', function () {
   before(async function () {
     this.timeout(60_000);
     builtinServersDir = ensureServerBundles();
-    env = await openEnvironment({ retail: { builtin: 'retail' } }, { baseDir: REPO }, { builtinServersDir, log: (l) => logs.push(l) });
+    env = await openEnvironment(
+      { retail: { builtin: 'retail' } },
+      { baseDir: REPO },
+      { builtinServersDir, log: (l) => logs.push(l) },
+    );
     await env.startEpisode(7);
   });
-  after(async () => { await env.close(); });
+  after(async () => {
+    await env.close();
+  });
 
   it('lists the domain tools as function schemas and hides the admin tools', () => {
     const names = env.tools().map((t) => t.name);
     assert.ok(names.includes('cancel_pending_order'));
     assert.ok(names.includes('get_order_details'));
-    assert.ok(!names.some((n) => n.startsWith('rehearsal__')), `admin tools leaked: ${names.join(', ')}`);
+    assert.ok(
+      !names.some((n) => n.startsWith('rehearsal__')),
+      `admin tools leaked: ${names.join(', ')}`,
+    );
     const cancel = env.tools().find((t) => t.name === 'cancel_pending_order')!;
     const params = cancel.parameters as JsonObject;
     assert.equal(params['type'], 'object');
@@ -45,7 +54,10 @@ describe('environment: built-in domains over stdio', function () {
   it('returns policy errors as error responses of the tool', async () => {
     const world = createRetailWorld(7);
     const delivered = Object.values(world.orders).find((o) => o.status === 'delivered')!;
-    const r = await env.call('cancel_pending_order', { order_id: delivered.order_id, reason: 'no longer needed' });
+    const r = await env.call('cancel_pending_order', {
+      order_id: delivered.order_id,
+      reason: 'no longer needed',
+    });
     assert.equal(r.error, undefined);
     assert.equal(r.response?.isError, true);
     assert.match(r.response!.text![0], /ORDER_NOT_PENDING/);
@@ -65,46 +77,84 @@ describe('environment: built-in domains over stdio', function () {
     const world = createRetailWorld(11);
     const pending = Object.values(world.orders).find((o) => o.status === 'pending')!;
     await env.startEpisode(11);
-    const cancel = await env.call('cancel_pending_order', { order_id: pending.order_id, reason: 'ordered by mistake' });
+    const cancel = await env.call('cancel_pending_order', {
+      order_id: pending.order_id,
+      reason: 'ordered by mistake',
+    });
     assert.equal(cancel.response?.isError, undefined, JSON.stringify(cancel));
     const after = (await env.snapshot())['retail'] as JsonObject;
-    assert.equal(((after['orders'] as JsonObject)[pending.order_id] as JsonObject)['status'], 'cancelled');
+    assert.equal(
+      ((after['orders'] as JsonObject)[pending.order_id] as JsonObject)['status'],
+      'cancelled',
+    );
     assert.deepEqual(after['writes'], [{ tool: 'cancel_pending_order', target: pending.order_id }]);
 
     await env.startEpisode(11);
     const fresh = (await env.snapshot())['retail'] as JsonObject;
-    assert.equal(((fresh['orders'] as JsonObject)[pending.order_id] as JsonObject)['status'], 'pending');
+    assert.equal(
+      ((fresh['orders'] as JsonObject)[pending.order_id] as JsonObject)['status'],
+      'pending',
+    );
     assert.deepEqual(fresh['writes'], []);
-    assert.ok(!logs.some((l) => /restarting/.test(l)), 'a server with a reset tool is reset, not restarted');
+    assert.ok(
+      !logs.some((l) => /restarting/.test(l)),
+      'a server with a reset tool is reset, not restarted',
+    );
   });
 
   it('applies the task allow-list and rejects an allow-list naming a tool no server offers', async () => {
-    const narrow = await openEnvironment({ retail: { builtin: 'retail' } }, { baseDir: REPO, allowTools: ['get_order_details'] }, { builtinServersDir });
+    const narrow = await openEnvironment(
+      { retail: { builtin: 'retail' } },
+      { baseDir: REPO, allowTools: ['get_order_details'] },
+      { builtinServersDir },
+    );
     try {
       await narrow.startEpisode(1);
-      assert.deepEqual(narrow.tools().map((t) => t.name), ['get_order_details']);
-      const r = await narrow.call('cancel_pending_order', { order_id: '#W1', reason: 'no longer needed' });
+      assert.deepEqual(
+        narrow.tools().map((t) => t.name),
+        ['get_order_details'],
+      );
+      const r = await narrow.call('cancel_pending_order', {
+        order_id: '#W1',
+        reason: 'no longer needed',
+      });
       assert.equal(r.error?.code, 'UNKNOWN_TOOL');
     } finally {
       await narrow.close();
     }
-    const wrong = await openEnvironment({ retail: { builtin: 'retail' } }, { baseDir: REPO, allowTools: ['get_order_details', 'refund_everything'] }, { builtinServersDir });
+    const wrong = await openEnvironment(
+      { retail: { builtin: 'retail' } },
+      { baseDir: REPO, allowTools: ['get_order_details', 'refund_everything'] },
+      { builtinServersDir },
+    );
     try {
-      await assert.rejects(wrong.startEpisode(1), (e: StudioError) => e.code === 'TASK_TOOL_MISSING' && /refund_everything/.test(e.message));
+      await assert.rejects(
+        wrong.startEpisode(1),
+        (e: StudioError) => e.code === 'TASK_TOOL_MISSING' && /refund_everything/.test(e.message),
+      );
     } finally {
       await wrong.close();
     }
   });
 
   it('reports a built-in domain without a bundle as SERVER_START_FAILED', async () => {
-    await assert.rejects(openEnvironment({ x: { builtin: 'casino' } }, { baseDir: REPO }, { builtinServersDir }), (e: StudioError) => e.code === 'SERVER_START_FAILED' && /casino/.test(e.message));
+    await assert.rejects(
+      openEnvironment({ x: { builtin: 'casino' } }, { baseDir: REPO }, { builtinServersDir }),
+      (e: StudioError) => e.code === 'SERVER_START_FAILED' && /casino/.test(e.message),
+    );
   });
 
-  it('uses a third-party server\'s own rehearsal__reset and a JSON-text snapshot', async () => {
-    const e2 = await openEnvironment({ counter: fixtureServer('admin-echo.mjs') }, { baseDir: REPO });
+  it("uses a third-party server's own rehearsal__reset and a JSON-text snapshot", async () => {
+    const e2 = await openEnvironment(
+      { counter: fixtureServer('admin-echo.mjs') },
+      { baseDir: REPO },
+    );
     try {
       await e2.startEpisode(5);
-      assert.deepEqual(e2.tools().map((t) => t.name), ['increment']);
+      assert.deepEqual(
+        e2.tools().map((t) => t.name),
+        ['increment'],
+      );
       await e2.call('increment', {});
       await e2.call('increment', {});
       const first = (await e2.snapshot())['counter'] as JsonObject;
@@ -119,7 +169,11 @@ describe('environment: built-in domains over stdio', function () {
   });
 
   it('serves two servers in one environment and routes calls by tool name', async () => {
-    const both = await openEnvironment({ retail: { builtin: 'retail' }, bank: { builtin: 'bank' } }, { baseDir: REPO }, { builtinServersDir });
+    const both = await openEnvironment(
+      { retail: { builtin: 'retail' }, bank: { builtin: 'bank' } },
+      { baseDir: REPO },
+      { builtinServersDir },
+    );
     try {
       await both.startEpisode(3);
       const names = both.tools().map((t) => t.name);

@@ -17,7 +17,9 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
     ws = await mkdtemp(path.join(os.tmpdir(), 'rehearsal-ws-'));
     await mkdir(path.join(ws, '.vscode'));
   });
-  afterEach(async () => { await rm(ws, { recursive: true, force: true }); });
+  afterEach(async () => {
+    await rm(ws, { recursive: true, force: true });
+  });
 
   const writeMcpJson = (text: string) => writeFile(path.join(ws, '.vscode', 'mcp.json'), text);
 
@@ -31,8 +33,17 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
       },
     }`);
     const catalog = await readWorkspaceMcpConfig(ws);
-    assert.deepEqual(catalog.servers['memory'], { type: 'stdio', command: 'node', args: ['server.js'], env: { TOKEN: '${input:token}' } });
-    assert.deepEqual(catalog.servers['remote'], { type: 'http', url: 'https://example.invalid/mcp', headers: { Authorization: 'Bearer ${input:token}' } });
+    assert.deepEqual(catalog.servers['memory'], {
+      type: 'stdio',
+      command: 'node',
+      args: ['server.js'],
+      env: { TOKEN: '${input:token}' },
+    });
+    assert.deepEqual(catalog.servers['remote'], {
+      type: 'http',
+      url: 'https://example.invalid/mcp',
+      headers: { Authorization: 'Bearer ${input:token}' },
+    });
     assert.equal(catalog.inputs[0].id, 'token');
   });
 
@@ -41,27 +52,59 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
     assert.deepEqual((await readWorkspaceMcpConfig(ws)).servers, {});
     await mkdir(path.join(ws, '.vscode'));
     await writeMcpJson('{ "servers": { "bad": { "command": "node", "args": "server.js" } } }');
-    await assert.rejects(readWorkspaceMcpConfig(ws), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /\/servers\/bad\/args must be an array of strings/.test(e.message));
+    await assert.rejects(
+      readWorkspaceMcpConfig(ws),
+      (e: StudioError) =>
+        e.code === 'SERVER_CONFIG_INVALID' &&
+        /\/servers\/bad\/args must be an array of strings/.test(e.message),
+    );
     await writeMcpJson('{ "servers": { "x": { "command": "node" }, }'); // unbalanced
-    await assert.rejects(readWorkspaceMcpConfig(ws), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /not valid JSON/.test(e.message));
-    assert.throws(() => parseServersSetting({ s: { url: 42 } }), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /\/s\/url/.test(e.message));
+    await assert.rejects(
+      readWorkspaceMcpConfig(ws),
+      (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /not valid JSON/.test(e.message),
+    );
+    assert.throws(
+      () => parseServersSetting({ s: { url: 42 } }),
+      (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /\/s\/url/.test(e.message),
+    );
   });
 
   it('resolves ${workspaceFolder}, ${env:...}, ${input:...} (asked once), envFile and relative cwd into an argument vector', async () => {
     await writeFile(path.join(ws, '.env'), 'FROM_FILE=1\nSHARED=file\n');
     const asked: string[] = [];
-    const spec = await resolveLaunch('s', {
-      type: 'stdio',
-      command: '${workspaceFolder}/bin/server',
-      args: ['--token', '${input:token}', '$(rm -rf /); echo "quoted"', '${env:REHEARSAL_TEST_VAR}'],
-      env: { SHARED: 'env', TOKEN: '${input:token}', DROPPED: null },
-      envFile: '.env',
-      cwd: 'sub',
-    }, { baseDir: ws, workspaceFolder: ws, env: { REHEARSAL_TEST_VAR: 'from-env' }, resolveInput: async (id) => { asked.push(id); return 's3cret'; } });
+    const spec = await resolveLaunch(
+      's',
+      {
+        type: 'stdio',
+        command: '${workspaceFolder}/bin/server',
+        args: [
+          '--token',
+          '${input:token}',
+          '$(rm -rf /); echo "quoted"',
+          '${env:REHEARSAL_TEST_VAR}',
+        ],
+        env: { SHARED: 'env', TOKEN: '${input:token}', DROPPED: null },
+        envFile: '.env',
+        cwd: 'sub',
+      },
+      {
+        baseDir: ws,
+        workspaceFolder: ws,
+        env: { REHEARSAL_TEST_VAR: 'from-env' },
+        resolveInput: async (id) => {
+          asked.push(id);
+          return 's3cret';
+        },
+      },
+    );
     assert.equal(spec.kind, 'stdio');
     if (spec.kind !== 'stdio') return;
     assert.equal(spec.command, `${ws}/bin/server`);
-    assert.deepEqual(spec.args, ['--token', 's3cret', '$(rm -rf /); echo "quoted"', 'from-env'], 'arguments stay one vector element each, never a shell string');
+    assert.deepEqual(
+      spec.args,
+      ['--token', 's3cret', '$(rm -rf /); echo "quoted"', 'from-env'],
+      'arguments stay one vector element each, never a shell string',
+    );
     assert.deepEqual(spec.env, { FROM_FILE: '1', SHARED: 'env', TOKEN: 's3cret' });
     assert.equal(spec.cwd, path.join(ws, 'sub'));
     assert.deepEqual(asked, ['token']);
@@ -69,23 +112,52 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
   });
 
   it('takes a task\'s inline server without "type" as mcp.json does: stdio with a command, http with a url', async () => {
-    const stdio = await resolveLaunch('s', { command: 'node', args: ['server.js'] } as never, { baseDir: ws });
+    const stdio = await resolveLaunch('s', { command: 'node', args: ['server.js'] } as never, {
+      baseDir: ws,
+    });
     assert.deepEqual([stdio.kind, stdio.kind === 'stdio' && stdio.command], ['stdio', 'node']);
-    const http = await resolveLaunch('h', { url: 'http://127.0.0.1:9/mcp' } as never, { baseDir: ws });
+    const http = await resolveLaunch('h', { url: 'http://127.0.0.1:9/mcp' } as never, {
+      baseDir: ws,
+    });
     assert.equal(http.kind, 'http');
-    await assert.rejects(resolveLaunch('n', { args: ['x'] } as never, { baseDir: ws }), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /not an MCP server definition/.test(e.message));
+    await assert.rejects(
+      resolveLaunch('n', { args: ['x'] } as never, { baseDir: ws }),
+      (e: StudioError) =>
+        e.code === 'SERVER_CONFIG_INVALID' && /not an MCP server definition/.test(e.message),
+    );
   });
 
   it('rejects unknown variables and unanswered inputs with SERVER_CONFIG_INVALID', async () => {
-    await assert.rejects(resolveLaunch('s', { type: 'stdio', command: '${config:editor.fontSize}' }, { baseDir: ws }), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /Unknown variable/.test(e.message));
     await assert.rejects(
-      resolveLaunch('s', { type: 'stdio', command: 'x', args: ['${input:key}'] }, { baseDir: ws, inputs: [{ type: 'promptString', id: 'key', description: 'Your API key' }], resolveInput: async () => undefined }),
+      resolveLaunch('s', { type: 'stdio', command: '${config:editor.fontSize}' }, { baseDir: ws }),
+      (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /Unknown variable/.test(e.message),
+    );
+    await assert.rejects(
+      resolveLaunch(
+        's',
+        { type: 'stdio', command: 'x', args: ['${input:key}'] },
+        {
+          baseDir: ws,
+          inputs: [{ type: 'promptString', id: 'key', description: 'Your API key' }],
+          resolveInput: async () => undefined,
+        },
+      ),
       (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /Your API key/.test(e.message),
     );
   });
 
   it('runs a task server named after a server in mcp.json, and lets the setting override it', async () => {
-    await writeMcpJson(JSON.stringify({ servers: { memory: { command: process.execPath, args: [NPM_SERVERS.memory], env: { MEMORY_FILE_PATH: '${episodeDir}/memory.jsonl' } } } }));
+    await writeMcpJson(
+      JSON.stringify({
+        servers: {
+          memory: {
+            command: process.execPath,
+            args: [NPM_SERVERS.memory],
+            env: { MEMORY_FILE_PATH: '${episodeDir}/memory.jsonl' },
+          },
+        },
+      }),
+    );
     const env = await openEnvironment({ kb: 'memory' }, { baseDir: ws }, { workspaceFolder: ws });
     try {
       await env.startEpisode();
@@ -95,10 +167,18 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
     } finally {
       await env.close();
     }
-    const overridden = await openEnvironment({ kb: 'memory' }, { baseDir: ws }, { workspaceFolder: ws, settingServers: { memory: fixtureServer('admin-echo.mjs') } });
+    const overridden = await openEnvironment(
+      { kb: 'memory' },
+      { baseDir: ws },
+      { workspaceFolder: ws, settingServers: { memory: fixtureServer('admin-echo.mjs') } },
+    );
     try {
       await overridden.startEpisode(1);
-      assert.deepEqual(overridden.tools().map((t) => t.name), ['increment'], 'the setting wins over mcp.json');
+      assert.deepEqual(
+        overridden.tools().map((t) => t.name),
+        ['increment'],
+        'the setting wins over mcp.json',
+      );
     } finally {
       await overridden.close();
     }
@@ -106,17 +186,30 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
 
   it('does not read a broken mcp.json for tasks that define their servers themselves', async () => {
     await writeMcpJson('{ "servers": { oops');
-    const env = await openEnvironment({ counter: fixtureServer('admin-echo.mjs') }, { baseDir: ws }, { workspaceFolder: ws });
+    const env = await openEnvironment(
+      { counter: fixtureServer('admin-echo.mjs') },
+      { baseDir: ws },
+      { workspaceFolder: ws },
+    );
     try {
       await env.startEpisode(1);
-      assert.deepEqual(env.tools().map((t) => t.name), ['increment']);
+      assert.deepEqual(
+        env.tools().map((t) => t.name),
+        ['increment'],
+      );
     } finally {
       await env.close();
     }
-    await assert.rejects(openEnvironment({ kb: 'memory' }, { baseDir: ws }, { workspaceFolder: ws }), (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID');
+    await assert.rejects(
+      openEnvironment({ kb: 'memory' }, { baseDir: ws }, { workspaceFolder: ws }),
+      (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID',
+    );
   });
 
   it('reports a task server that is configured nowhere as SERVER_NOT_CONFIGURED', async () => {
-    await assert.rejects(openEnvironment({ kb: 'github' }, { baseDir: ws }, { workspaceFolder: ws }), (e: StudioError) => e.code === 'SERVER_NOT_CONFIGURED' && /github/.test(e.message));
+    await assert.rejects(
+      openEnvironment({ kb: 'github' }, { baseDir: ws }, { workspaceFolder: ws }),
+      (e: StudioError) => e.code === 'SERVER_NOT_CONFIGURED' && /github/.test(e.message),
+    );
   });
 });

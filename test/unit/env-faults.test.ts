@@ -29,9 +29,16 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     // The outcome goes into a real trace exactly as the runner will write it.
     calls++;
     await writer.append({
-      type: 'call.actual', episodeId: 'e1', turnId: 'e1.t1', callId: `e1.t1.c${calls}`, tool, source: 'mcp',
-      ...(outcome.response ? { response: outcome.response } : {}), ...(outcome.error ? { error: outcome.error } : {}),
-      server: outcome.server, latencyMs: outcome.latencyMs,
+      type: 'call.actual',
+      episodeId: 'e1',
+      turnId: 'e1.t1',
+      callId: `e1.t1.c${calls}`,
+      tool,
+      source: 'mcp',
+      ...(outcome.response ? { response: outcome.response } : {}),
+      ...(outcome.error ? { error: outcome.error } : {}),
+      server: outcome.server,
+      latencyMs: outcome.latencyMs,
     });
   }
 
@@ -44,9 +51,24 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'rehearsal-faults-'));
     writer = await TraceWriter.open(path.join(dir, 'trace.jsonl'), { durable: false });
-    await writer.append({ type: 'run', runId: 'faults', mode: 'shadow', policy: { kind: 'reference', id: 'reference' } });
-    await writer.append({ type: 'episode', episodeId: 'e1', index: 0, taskId: 'faults', mode: 'shadow' });
-    env = await openEnvironment({ faulty: fixtureServer('faulty.mjs') }, { baseDir: REPO, callTimeoutMs: 800 }, { log: (l) => logs.push(l) });
+    await writer.append({
+      type: 'run',
+      runId: 'faults',
+      mode: 'shadow',
+      policy: { kind: 'reference', id: 'reference' },
+    });
+    await writer.append({
+      type: 'episode',
+      episodeId: 'e1',
+      index: 0,
+      taskId: 'faults',
+      mode: 'shadow',
+    });
+    env = await openEnvironment(
+      { faulty: fixtureServer('faulty.mjs') },
+      { baseDir: REPO, callTimeoutMs: 800 },
+      { log: (l) => logs.push(l) },
+    );
     await env.startEpisode();
   });
 
@@ -96,7 +118,10 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     assert.equal(r.error?.code, 'PROTOCOL_ERROR');
     assert.match(r.error!.message, /not JSON-RPC/);
     assert.ok(r.latencyMs < 700 + SLACK_MS);
-    assert.ok(logs.some((l) => l.startsWith('[faulty] protocol error')), logs.join('\n'));
+    assert.ok(
+      logs.some((l) => l.startsWith('[faulty] protocol error')),
+      logs.join('\n'),
+    );
   });
 
   it('a log line on stdout before a proper answer does not lose the answer', async () => {
@@ -159,7 +184,11 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     await record('echo', later);
     assert.equal(later.error?.code, 'SERVER_CRASHED');
     assert.match(later.error!.message, /stopped earlier in this episode/);
-    assert.deepEqual(await env.snapshot(), { faulty: null }, 'a server without a snapshot tool has no state to grade');
+    assert.deepEqual(
+      await env.snapshot(),
+      { faulty: null },
+      'a server without a snapshot tool has no state to grade',
+    );
     await env.startEpisode();
     const revived = await echo();
     assert.notEqual(revived, pid, 'a new process serves the next episode');
@@ -171,13 +200,28 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     assert.equal(actual.length, calls);
     for (const e of actual) assert.ok(validateTraceEvent(e).ok, JSON.stringify(e).slice(0, 200));
     const codes = actual.map((e) => (e['error'] as JsonObject | undefined)?.['code']);
-    for (const code of ['TOOL_TIMEOUT', 'CALL_CANCELLED', 'PROTOCOL_ERROR', 'RESULT_TOO_LARGE', 'RESULT_TOO_DEEP', 'SERVER_CRASHED']) assert.ok(codes.includes(code), `${code} missing from ${codes.join(',')}`);
+    for (const code of [
+      'TOOL_TIMEOUT',
+      'CALL_CANCELLED',
+      'PROTOCOL_ERROR',
+      'RESULT_TOO_LARGE',
+      'RESULT_TOO_DEEP',
+      'SERVER_CRASHED',
+    ])
+      assert.ok(codes.includes(code), `${code} missing from ${codes.join(',')}`);
   });
 
   it('a server that exits before the handshake: startEpisode rejects with SERVER_START_FAILED and its stderr', async () => {
-    const broken = await openEnvironment({ broken: fixtureServer('exits-at-start.mjs') }, { baseDir: REPO });
+    const broken = await openEnvironment(
+      { broken: fixtureServer('exits-at-start.mjs') },
+      { baseDir: REPO },
+    );
     try {
-      await assert.rejects(broken.startEpisode(), (e: StudioError) => e.code === 'SERVER_START_FAILED' && /API_KEY is not set/.test(e.message));
+      await assert.rejects(
+        broken.startEpisode(),
+        (e: StudioError) =>
+          e.code === 'SERVER_START_FAILED' && /API_KEY is not set/.test(e.message),
+      );
       const r = await broken.call('anything', {});
       assert.equal(r.error?.code, 'NO_EPISODE');
     } finally {
@@ -188,7 +232,17 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
   it('a server started through a launcher that does not exec is ended with it: nothing is left running', async () => {
     const server = fixtureServer('faulty.mjs');
     // `sh -c 'node faulty.mjs; ...'` cannot exec (a command follows), so the server is sh's child.
-    const launched = await openEnvironment({ wrapped: { type: 'stdio', command: 'sh', args: ['-c', `"${server.command}" "${server.args![0]}"; echo launcher done`], env: { FAULTY_LINGER: '1' } } }, { baseDir: REPO });
+    const launched = await openEnvironment(
+      {
+        wrapped: {
+          type: 'stdio',
+          command: 'sh',
+          args: ['-c', `"${server.command}" "${server.args![0]}"; echo launcher done`],
+          env: { FAULTY_LINGER: '1' },
+        },
+      },
+      { baseDir: REPO },
+    );
     let serverPid = 0;
     try {
       await launched.startEpisode();
@@ -198,24 +252,45 @@ describe('environment: faulty servers give recorded, coded errors and nothing ha
     } finally {
       await launched.close();
     }
-    const alive = () => { try { process.kill(serverPid, 0); return true; } catch { return false; } };
+    const alive = () => {
+      try {
+        process.kill(serverPid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
     for (let i = 0; i < 40 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(alive(), false, `the server (pid ${serverPid}) outlived the environment`);
   });
 
   it('a server whose tools/list pages forever: SERVER_START_FAILED at the page bound, not unbounded growth', async () => {
-    const endless = await openEnvironment({ endless: fixtureServer('endless-tools.mjs') }, { baseDir: REPO });
+    const endless = await openEnvironment(
+      { endless: fixtureServer('endless-tools.mjs') },
+      { baseDir: REPO },
+    );
     try {
-      await assert.rejects(endless.startEpisode(), (e: StudioError) => e.code === 'SERVER_START_FAILED' && /tools\/list went on past 100 pages or 1000 tools \(100 so far\)/.test(e.message));
+      await assert.rejects(
+        endless.startEpisode(),
+        (e: StudioError) =>
+          e.code === 'SERVER_START_FAILED' &&
+          /tools\/list went on past 100 pages or 1000 tools \(100 so far\)/.test(e.message),
+      );
     } finally {
       await endless.close();
     }
   });
 
   it('a command that does not exist: SERVER_START_FAILED', async () => {
-    const missing = await openEnvironment({ ghost: { type: 'stdio', command: 'definitely-not-a-command-rehearsal', args: [] } }, { baseDir: REPO });
+    const missing = await openEnvironment(
+      { ghost: { type: 'stdio', command: 'definitely-not-a-command-rehearsal', args: [] } },
+      { baseDir: REPO },
+    );
     try {
-      await assert.rejects(missing.startEpisode(), (e: StudioError) => e.code === 'SERVER_START_FAILED' && /ENOENT/.test(e.message));
+      await assert.rejects(
+        missing.startEpisode(),
+        (e: StudioError) => e.code === 'SERVER_START_FAILED' && /ENOENT/.test(e.message),
+      );
     } finally {
       await missing.close();
     }

@@ -11,16 +11,27 @@ import { REPO, ensureServerBundles } from '../support/servers';
 /** Starts the bank domain over streamable HTTP on a free loopback port; resolves with its URL. */
 function startHttpServer(bundle: string): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, '--http', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [bundle, '--http', '0'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no URL from the server: ${err}`)); }, 15_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no URL from the server: ${err}`));
+    }, 15_000);
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
       err += chunk;
       const m = /listening (http:\/\/\S+)/.exec(err);
-      if (m) { clearTimeout(timer); resolve({ child, url: m[1] }); }
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
     });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${err}`)); });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}): ${err}`));
+    });
   });
 }
 
@@ -31,10 +42,15 @@ describe('environment: streamable HTTP on loopback', function () {
   before(async () => {
     server = await startHttpServer(path.join(ensureServerBundles(), 'bank.js'));
   });
-  after(() => { server.child.kill('SIGTERM'); });
+  after(() => {
+    server.child.kill('SIGTERM');
+  });
 
   it('lists tools, calls them, resets and snapshots through an http definition', async () => {
-    const env = await openEnvironment({ bank: { type: 'http', url: server.url } }, { baseDir: REPO });
+    const env = await openEnvironment(
+      { bank: { type: 'http', url: server.url } },
+      { baseDir: REPO },
+    );
     try {
       await env.startEpisode(42);
       assert.ok(env.tools().some((t) => t.name === 'transfer_between_accounts'));
@@ -58,9 +74,16 @@ describe('environment: streamable HTTP on loopback', function () {
 
   it('a server that is not listening: SERVER_START_FAILED', async () => {
     const url = server.url.replace(/:\d+\//, ':1/');
-    const env = await openEnvironment({ bank: { type: 'http', url } }, { baseDir: REPO }, { startTimeoutMs: 5_000 });
+    const env = await openEnvironment(
+      { bank: { type: 'http', url } },
+      { baseDir: REPO },
+      { startTimeoutMs: 5_000 },
+    );
     try {
-      await assert.rejects(env.startEpisode(1), (e: StudioError) => e.code === 'SERVER_START_FAILED');
+      await assert.rejects(
+        env.startEpisode(1),
+        (e: StudioError) => e.code === 'SERVER_START_FAILED',
+      );
     } finally {
       await env.close();
     }
@@ -68,7 +91,11 @@ describe('environment: streamable HTTP on loopback', function () {
 
   it('a server that goes away mid-episode: the next call is a coded error, not a hang', async () => {
     const own = await startHttpServer(path.join(ensureServerBundles(), 'bank.js'));
-    const env = await openEnvironment({ bank: { type: 'http', url: own.url } }, { baseDir: REPO }, { startTimeoutMs: 5_000 });
+    const env = await openEnvironment(
+      { bank: { type: 'http', url: own.url } },
+      { baseDir: REPO },
+      { startTimeoutMs: 5_000 },
+    );
     try {
       await env.startEpisode(1);
       own.child.kill('SIGKILL');

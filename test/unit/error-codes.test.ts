@@ -9,17 +9,33 @@ import { studioRoot } from '../../src/core/base/studioRoot';
 /** The `| \`CODE\` | doc |` rows of docs/error-codes.md, in order. */
 function documentedCodes(): { code: string; doc: string }[] {
   const text = readFileSync(path.join(studioRoot(), 'docs', 'error-codes.md'), 'utf8');
-  return [...text.matchAll(/^\| `([A-Z0-9_]+)` \| (.*) \|$/gm)].map((m) => ({ code: m[1], doc: m[2] }));
+  return [...text.matchAll(/^\| `([A-Z0-9_]+)` \| (.*) \|$/gm)].map((m) => ({
+    code: m[1],
+    doc: m[2],
+  }));
 }
 
 describe('StudioError codes', () => {
   it('docs/error-codes.md documents every code, with its text from errorCodes.ts, and no other', () => {
     const rows = documentedCodes();
     const listed = Object.keys(STUDIO_ERROR_CODES);
-    assert.deepEqual(rows.map((r) => r.code).filter((c) => !isStudioErrorCode(c)), [], 'documented codes the union lacks');
-    assert.deepEqual(listed.filter((c) => !rows.some((r) => r.code === c)), [], 'codes docs/error-codes.md lacks');
+    assert.deepEqual(
+      rows.map((r) => r.code).filter((c) => !isStudioErrorCode(c)),
+      [],
+      'documented codes the union lacks',
+    );
+    assert.deepEqual(
+      listed.filter((c) => !rows.some((r) => r.code === c)),
+      [],
+      'codes docs/error-codes.md lacks',
+    );
     assert.equal(new Set(rows.map((r) => r.code)).size, rows.length, 'a code documented twice');
-    for (const { code, doc } of rows) assert.equal(doc, STUDIO_ERROR_CODES[code as keyof typeof STUDIO_ERROR_CODES], `the text of ${code}`);
+    for (const { code, doc } of rows)
+      assert.equal(
+        doc,
+        STUDIO_ERROR_CODES[code as keyof typeof STUDIO_ERROR_CODES],
+        `the text of ${code}`,
+      );
   });
 
   it('every code is an upper-case name with a one-line doc', () => {

@@ -7,7 +7,10 @@ describe('canonical JSON', () => {
     const a = { status: 'pending', order_id: '#W1', items: [{ qty: 1, sku: 'A' }] };
     const b = { items: [{ sku: 'A', qty: 1 }], order_id: '#W1', status: 'pending' };
     assert.equal(canonicalJson(a), canonicalJson(b));
-    assert.equal(canonicalJson(a), '{"items":[{"qty":1,"sku":"A"}],"order_id":"#W1","status":"pending"}');
+    assert.equal(
+      canonicalJson(a),
+      '{"items":[{"qty":1,"sku":"A"}],"order_id":"#W1","status":"pending"}',
+    );
   });
 
   it('keeps array order (arrays are sequences, not sets)', () => {
@@ -31,7 +34,15 @@ describe('canonical JSON', () => {
   });
 
   it('orders keys by UTF-16 code units, as the Python trainer is told to', () => {
-    assert.deepEqual(['b', 'a', 'B', '10', '9', '\uff5e', '\u{1F600}'].sort(compareKeys), ['10', '9', 'B', 'a', 'b', '\u{1F600}', '\uff5e']);
+    assert.deepEqual(['b', 'a', 'B', '10', '9', '\uff5e', '\u{1F600}'].sort(compareKeys), [
+      '10',
+      '9',
+      'B',
+      'a',
+      'b',
+      '\u{1F600}',
+      '\uff5e',
+    ]);
     assert.equal(compareKeys('a', 'a'), 0);
   });
 
@@ -40,7 +51,10 @@ describe('canonical JSON', () => {
     let deep: JsonValue = 'leaf';
     for (let i = 0; i < depth; i++) deep = i % 2 ? [deep] : { k: deep };
     const text = canonicalJson(deep);
-    assert.equal(text.length, depth / 2 * ('{"k":'.length + '}'.length) + depth / 2 * 2 + '"leaf"'.length);
+    assert.equal(
+      text.length,
+      (depth / 2) * ('{"k":'.length + '}'.length) + (depth / 2) * 2 + '"leaf"'.length,
+    );
     assert.ok(text.startsWith('[{"k":[{"k":'));
   });
 

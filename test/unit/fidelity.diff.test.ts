@@ -2,11 +2,17 @@ import * as assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { JsonValue } from '../../src/core/base/json';
 import type { PathSegment } from '../../src/core/fidelity/jsonPath';
-import { formatJsonPath, formatSchemaPath, MAX_PATH_DEPTH, parseJsonPath } from '../../src/core/fidelity/jsonPath';
+import {
+  formatJsonPath,
+  formatSchemaPath,
+  MAX_PATH_DEPTH,
+  parseJsonPath,
+} from '../../src/core/fidelity/jsonPath';
 import type { DiffEntry } from '../../src/core/fidelity/structuralDiff';
 import { structuralDiff, summarizeDiff } from '../../src/core/fidelity/structuralDiff';
 
-const brief = (d: DiffEntry[]) => d.map((e) => ({ kind: e.kind, path: e.path, rehearsal: e.rehearsal, actual: e.actual }));
+const brief = (d: DiffEntry[]) =>
+  d.map((e) => ({ kind: e.kind, path: e.path, rehearsal: e.rehearsal, actual: e.actual }));
 
 function nest(depth: number, leaf: JsonValue): JsonValue {
   let v = leaf;
@@ -16,14 +22,27 @@ function nest(depth: number, leaf: JsonValue): JsonValue {
 
 describe('structural diff', () => {
   it('finds nothing between equal documents, whatever their key order', () => {
-    assert.deepEqual(structuralDiff({ a: 1, b: [1, { c: null }] }, { b: [1, { c: null }], a: 1 }), []);
+    assert.deepEqual(
+      structuralDiff({ a: 1, b: [1, { c: null }] }, { b: [1, { c: null }], a: 1 }),
+      [],
+    );
     assert.deepEqual(structuralDiff(-0, 0), []);
     assert.deepEqual(structuralDiff({}, {}), []);
   });
 
   it('reports added, removed, changed and retyped paths in document order', () => {
-    const rehearsal = { status: 'pending', note: 'x', items: [1, 2], refund: { amount: 70.35, method: 'card' } };
-    const actual = { status: 'delivered', items: [1], refund: { amount: '70.35', method: 'card' }, tracking: null };
+    const rehearsal = {
+      status: 'pending',
+      note: 'x',
+      items: [1, 2],
+      refund: { amount: 70.35, method: 'card' },
+    };
+    const actual = {
+      status: 'delivered',
+      items: [1],
+      refund: { amount: '70.35', method: 'card' },
+      tracking: null,
+    };
     assert.deepEqual(brief(structuralDiff(rehearsal, actual)), [
       { kind: 'removed', path: '$.items[1]', rehearsal: 2, actual: undefined },
       { kind: 'removed', path: '$.note', rehearsal: 'x', actual: undefined },
@@ -43,21 +62,41 @@ describe('structural diff', () => {
   });
 
   it('reports a type change once, without descending', () => {
-    assert.deepEqual(brief(structuralDiff({ a: { b: 1 } }, { a: [1] })), [{ kind: 'typeChanged', path: '$.a', rehearsal: { b: 1 }, actual: [1] }]);
-    assert.deepEqual(structuralDiff([], {}).map((e) => [e.kind, e.path]), [['typeChanged', '$']]);
-    assert.deepEqual(structuralDiff(null, { a: 1 }).map((e) => e.kind), ['typeChanged']);
+    assert.deepEqual(brief(structuralDiff({ a: { b: 1 } }, { a: [1] })), [
+      { kind: 'typeChanged', path: '$.a', rehearsal: { b: 1 }, actual: [1] },
+    ]);
+    assert.deepEqual(
+      structuralDiff([], {}).map((e) => [e.kind, e.path]),
+      [['typeChanged', '$']],
+    );
+    assert.deepEqual(
+      structuralDiff(null, { a: 1 }).map((e) => e.kind),
+      ['typeChanged'],
+    );
   });
 
   it('writes odd keys in bracket form and keeps the segments', () => {
-    const d = structuralDiff({ 'a b': 1, '': 1, '0': 1, 'é': 1, 'say "hi"': 1, ok: { $x: 1 } }, { 'a b': 2, '': 2, '0': 2, 'é': 2, 'say "hi"': 2, ok: { $x: 2 } });
-    assert.deepEqual(d.map((e) => e.path), ['$[""]', '$["0"]', '$["a b"]', '$.ok.$x', '$["say \\"hi\\""]', '$["é"]']);
-    assert.deepEqual(d.map((e) => e.segments), [[''], ['0'], ['a b'], ['ok', '$x'], ['say "hi"'], ['é']]);
+    const d = structuralDiff(
+      { 'a b': 1, '': 1, '0': 1, é: 1, 'say "hi"': 1, ok: { $x: 1 } },
+      { 'a b': 2, '': 2, '0': 2, é: 2, 'say "hi"': 2, ok: { $x: 2 } },
+    );
+    assert.deepEqual(
+      d.map((e) => e.path),
+      ['$[""]', '$["0"]', '$["a b"]', '$.ok.$x', '$["say \\"hi\\""]', '$["é"]'],
+    );
+    assert.deepEqual(
+      d.map((e) => e.segments),
+      [[''], ['0'], ['a b'], ['ok', '$x'], ['say "hi"'], ['é']],
+    );
   });
 
   it('treats an own "__proto__" key as data', () => {
     const r = JSON.parse('{"__proto__": {"x": 1}}') as JsonValue;
     const a = JSON.parse('{"__proto__": {"x": 2}}') as JsonValue;
-    assert.deepEqual(structuralDiff(r, a).map((e) => e.path), ['$.__proto__.x']);
+    assert.deepEqual(
+      structuralDiff(r, a).map((e) => e.path),
+      ['$.__proto__.x'],
+    );
   });
 
   it('counts entries by kind', () => {
@@ -98,15 +137,36 @@ describe('JSON paths', () => {
   });
 
   it('rejects text that is not such a path', () => {
-    for (const bad of ['', 'a', '$.', '$..a', '$[', '$[x]', '$["open]', '$.1a', '$[-1]', '$ .a', '$["a"', '$["\\x"]']) {
+    for (const bad of [
+      '',
+      'a',
+      '$.',
+      '$..a',
+      '$[',
+      '$[x]',
+      '$["open]',
+      '$.1a',
+      '$[-1]',
+      '$ .a',
+      '$["a"',
+      '$["\\x"]',
+    ]) {
       assert.equal(parseJsonPath(bad), undefined, bad);
     }
   });
 
   it('round-trips any path (property)', () => {
-    const segment: fc.Arbitrary<PathSegment> = fc.oneof(fc.nat(), fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('a b', '"', '\\', ']', '[0]', '.', '$', ''));
-    fc.assert(fc.property(fc.array(segment, { maxLength: 8 }), (segments) => {
-      assert.deepEqual(parseJsonPath(formatJsonPath(segments)), segments);
-    }), { numRuns: 1000 });
+    const segment: fc.Arbitrary<PathSegment> = fc.oneof(
+      fc.nat(),
+      fc.string(),
+      fc.string({ unit: 'binary' }),
+      fc.constantFrom('a b', '"', '\\', ']', '[0]', '.', '$', ''),
+    );
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 8 }), (segments) => {
+        assert.deepEqual(parseJsonPath(formatJsonPath(segments)), segments);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -119,7 +119,12 @@ function shortestCycle(graph: Graph, component: Set<string>, start: string): str
       if (!component.has(next)) continue;
       if (next === start) {
         const cycle = [start];
-        for (let back: string | undefined = node; back !== start && back !== undefined; back = previous.get(back)) cycle.splice(1, 0, back);
+        for (
+          let back: string | undefined = node;
+          back !== start && back !== undefined;
+          back = previous.get(back)
+        )
+          cycle.splice(1, 0, back);
         return [...cycle, start];
       }
       if (!previous.has(next)) {

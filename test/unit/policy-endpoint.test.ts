@@ -13,22 +13,41 @@ import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import { OpenAICompatibleServer } from '../../src/core/policy/openaiServer';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import { runCli } from '../../src/cli/program';
-import { OK_CASE, REFUSED_CASE, caseMessage, probeCall, probeTask, scriptedModel } from '../support/scriptedModel';
+import {
+  OK_CASE,
+  REFUSED_CASE,
+  caseMessage,
+  probeCall,
+  probeTask,
+  scriptedModel,
+} from '../support/scriptedModel';
 import { ensurePolicyHostBundle } from '../support/servers';
 import { rehearse as cli } from './support/cli';
 import { rejects } from './support/errors';
 import { useRuns, useScriptedPolicy } from './support/runnerFixture';
 
-const PROBE_TOOL = { type: 'function', function: { name: 'probe', description: 'Probe one case', parameters: { type: 'object', properties: { case: { type: 'string' } }, required: ['case'] } } };
+const PROBE_TOOL = {
+  type: 'function',
+  function: {
+    name: 'probe',
+    description: 'Probe one case',
+    parameters: { type: 'object', properties: { case: { type: 'string' } }, required: ['case'] },
+  },
+};
 
-describe('endpoint policy against the studio\'s own OpenAI-compatible server', function () {
+describe("endpoint policy against the studio's own OpenAI-compatible server", function () {
   this.timeout(120_000);
   const local = useScriptedPolicy();
   const { run } = useRuns();
   let host: PolicyHostClient;
   let server: OpenAICompatibleServer;
   let baseURL = '';
-  const post = (body: unknown) => fetch(`${baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(`${baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   before(async function () {
     this.timeout(600_000);
@@ -43,19 +62,44 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
   });
 
   it('answers an act request with tools as structured tool_calls (finish_reason "tool_calls"), like a Hermes-style vLLM parser', async () => {
-    const response = await post({ model: 'scripted', messages: [{ role: 'user', content: caseMessage('ok') }], tools: [PROBE_TOOL] });
+    const response = await post({
+      model: 'scripted',
+      messages: [{ role: 'user', content: caseMessage('ok') }],
+      tools: [PROBE_TOOL],
+    });
     assert.equal(response.status, 200);
-    const body = await response.json() as { choices: { finish_reason: string; message: { content: string | null; tool_calls: { type: string; function: { name: string; arguments: string } }[] } }[]; usage: { prompt_tokens: number } };
+    const body = (await response.json()) as {
+      choices: {
+        finish_reason: string;
+        message: {
+          content: string | null;
+          tool_calls: { type: string; function: { name: string; arguments: string } }[];
+        };
+      }[];
+      usage: { prompt_tokens: number };
+    };
     assert.equal(body.choices[0].finish_reason, 'tool_calls');
     assert.equal(body.choices[0].message.content, null);
-    assert.deepEqual(body.choices[0].message.tool_calls.map((c) => [c.type, c.function.name, JSON.parse(c.function.arguments)]), [['function', 'probe', { case: 'ok' }]]);
+    assert.deepEqual(
+      body.choices[0].message.tool_calls.map((c) => [
+        c.type,
+        c.function.name,
+        JSON.parse(c.function.arguments),
+      ]),
+      [['function', 'probe', { case: 'ok' }]],
+    );
     assert.ok(body.usage.prompt_tokens > 100);
   });
 
   it('round-trips tool calls through the openai client: the endpoint policy sees the same protocol text as the local policy', async () => {
     const policy = new EndpointPolicy({ baseURL, model: 'scripted' });
-    const tools = [{ name: 'probe', description: 'Probe one case', parameters: PROBE_TOOL.function.parameters }];
-    const act = await policy.act({ messages: [{ role: 'user', content: caseMessage('ok') }], tools });
+    const tools = [
+      { name: 'probe', description: 'Probe one case', parameters: PROBE_TOOL.function.parameters },
+    ];
+    const act = await policy.act({
+      messages: [{ role: 'user', content: caseMessage('ok') }],
+      tools,
+    });
     assert.equal(act.text, probeCall('ok'));
     assert.equal(act.parse.kind, 'calls');
     assert.deepEqual(policy.info, { kind: 'endpoint', id: `${baseURL} scripted` });
@@ -66,9 +110,17 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
     const recorded = await run(local(), [probeTask(OK_CASE.case)]);
     assert.equal(recorded.trace.rehearsals[0].text, OK_CASE.text);
     // The rehearse prompt of that call, as the runner built it, sent through the endpoint with n = 3.
-    const messages = buildRehearsePrompt({ tools: recorded.trace.episodes[0].tools!, history: [{ role: 'user', content: caseMessage('ok') }], latestText: probeCall('ok'), call: { name: 'probe', arguments: { case: 'ok' } } });
+    const messages = buildRehearsePrompt({
+      tools: recorded.trace.episodes[0].tools!,
+      history: [{ role: 'user', content: caseMessage('ok') }],
+      latestText: probeCall('ok'),
+      call: { name: 'probe', arguments: { case: 'ok' } },
+    });
     const result = await policy.rehearse({ messages, n: 3 });
-    assert.deepEqual(result.samples.map((s) => s.text), [OK_CASE.text, OK_CASE.text, OK_CASE.text]);
+    assert.deepEqual(
+      result.samples.map((s) => s.text),
+      [OK_CASE.text, OK_CASE.text, OK_CASE.text],
+    );
     assert.ok(result.samples.every((s) => s.parse.ok));
   });
 
@@ -77,50 +129,107 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
     const viaEndpoint = await run(new EndpointPolicy({ baseURL, model: 'scripted' }), tasks);
     const viaHost = await run(local(), tasks);
     assert.equal(viaEndpoint.trace.run.policy.kind, 'endpoint');
-    const texts = (t: typeof viaHost.trace) => t.events.flatMap((e) => (e.type === 'turn' || e.type === 'call.rehearsal' ? [e.text] : []));
+    const texts = (t: typeof viaHost.trace) =>
+      t.events.flatMap((e) => (e.type === 'turn' || e.type === 'call.rehearsal' ? [e.text] : []));
     assert.deepEqual(texts(viaEndpoint.trace), texts(viaHost.trace));
-    assert.deepEqual(viaEndpoint.trace.ends.map((e) => [e.status, e.reward]), viaHost.trace.ends.map((e) => [e.status, e.reward]));
+    assert.deepEqual(
+      viaEndpoint.trace.ends.map((e) => [e.status, e.reward]),
+      viaHost.trace.ends.map((e) => [e.status, e.reward]),
+    );
   });
 
   it('an unreachable server is ENDPOINT_UNREACHABLE; a URL that is not one is INVALID_ENDPOINT', async () => {
     const port = await freePort();
-    const policy = new EndpointPolicy({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'x', timeoutMs: 5000 });
-    const err = await rejects(policy.act({ messages: [{ role: 'user', content: 'hi' }], tools: [] }));
+    const policy = new EndpointPolicy({
+      baseURL: `http://127.0.0.1:${port}/v1`,
+      model: 'x',
+      timeoutMs: 5000,
+    });
+    const err = await rejects(
+      policy.act({ messages: [{ role: 'user', content: 'hi' }], tools: [] }),
+    );
     assert.equal(err.code, 'ENDPOINT_UNREACHABLE');
-    assert.match(err.message, new RegExp(`Cannot reach http://127\\.0\\.0\\.1:${port}/v1: .*Is the server running\\?`));
-    assert.throws(() => new EndpointPolicy({ baseURL: 'localhost 8000', model: 'x' }), (e: StudioError) => e.code === 'INVALID_ENDPOINT' && /is not a URL/.test(e.message));
+    assert.match(
+      err.message,
+      new RegExp(`Cannot reach http://127\\.0\\.0\\.1:${port}/v1: .*Is the server running\\?`),
+    );
+    assert.throws(
+      () => new EndpointPolicy({ baseURL: 'localhost 8000', model: 'x' }),
+      (e: StudioError) => e.code === 'INVALID_ENDPOINT' && /is not a URL/.test(e.message),
+    );
     // A run with it stops at the first episode with that code, rather than failing every task in turn.
-    const { summary, trace } = await run(policy, [probeTask(OK_CASE.case), probeTask(REFUSED_CASE.case)]);
-    assert.deepEqual([summary.status, summary.error?.code, summary.episodes.length], ['failed', 'ENDPOINT_UNREACHABLE', 1]);
-    assert.deepEqual([trace.end.status, trace.ends[0].error?.code], ['failed', 'ENDPOINT_UNREACHABLE']);
+    const { summary, trace } = await run(policy, [
+      probeTask(OK_CASE.case),
+      probeTask(REFUSED_CASE.case),
+    ]);
+    assert.deepEqual(
+      [summary.status, summary.error?.code, summary.episodes.length],
+      ['failed', 'ENDPOINT_UNREACHABLE', 1],
+    );
+    assert.deepEqual(
+      [trace.end.status, trace.ends[0].error?.code],
+      ['failed', 'ENDPOINT_UNREACHABLE'],
+    );
   });
 
   it('requests the server cannot serve are answered 400 with a message, and reach the endpoint policy as ENDPOINT_ERROR', async () => {
     const cases: [unknown, RegExp][] = [
       [{ messages: [] }, /"messages" must be a non-empty array/],
       [{ messages: [{ role: 'robot', content: 'x' }] }, /messages\[0\]\.role must be/],
-      [{ messages: [{ role: 'user', content: 'x' }], tools: [{ name: 'probe' }] }, /tools\[0\] must be/],
-      [{ messages: [{ role: 'user', content: 'x' }], stream: true }, /Streaming responses are not supported/],
-      [{ messages: [{ role: 'user', content: 'x' }], max_tokens: -3 }, /"max_tokens" must be a whole number of at least 1/],
+      [
+        { messages: [{ role: 'user', content: 'x' }], tools: [{ name: 'probe' }] },
+        /tools\[0\] must be/,
+      ],
+      [
+        { messages: [{ role: 'user', content: 'x' }], stream: true },
+        /Streaming responses are not supported/,
+      ],
+      [
+        { messages: [{ role: 'user', content: 'x' }], max_tokens: -3 },
+        /"max_tokens" must be a whole number of at least 1/,
+      ],
       [{ messages: [{ role: 'user', content: 'x' }], n: 99 }, /"n" may be at most 16/],
-      [{ messages: [{ role: 'user', content: 'x' }], max_tokens: 100_000 }, /exceeds the model's 4096 positions/],
-      [{ messages: [{ role: 'user', content: 'x' }], temperature: -1 }, /"temperature" must be a number from 0 to 2, not -1/],
-      [{ messages: [{ role: 'user', content: 'x' }], top_p: 0 }, /"top_p" must be a number from 0 \(excluded\) to 1, not 0/],
-      [{ messages: [{ role: 'user', content: 'x' }], seed: -7.5 }, /"seed" must be a whole number from 0 to 4294967295, not -7.5/],
-      [{ messages: [{ role: 'user', content: 'x' }], temperature: '0.7' }, /"temperature" must be a number/],
+      [
+        { messages: [{ role: 'user', content: 'x' }], max_tokens: 100_000 },
+        /exceeds the model's 4096 positions/,
+      ],
+      [
+        { messages: [{ role: 'user', content: 'x' }], temperature: -1 },
+        /"temperature" must be a number from 0 to 2, not -1/,
+      ],
+      [
+        { messages: [{ role: 'user', content: 'x' }], top_p: 0 },
+        /"top_p" must be a number from 0 \(excluded\) to 1, not 0/,
+      ],
+      [
+        { messages: [{ role: 'user', content: 'x' }], seed: -7.5 },
+        /"seed" must be a whole number from 0 to 4294967295, not -7.5/,
+      ],
+      [
+        { messages: [{ role: 'user', content: 'x' }], temperature: '0.7' },
+        /"temperature" must be a number/,
+      ],
     ];
     for (const [body, message] of cases) {
       const response = await post(body);
-      const answer = await response.json() as { error: { message: string; type: string } };
+      const answer = (await response.json()) as { error: { message: string; type: string } };
       assert.equal(response.status, 400, JSON.stringify(body));
       assert.equal(answer.error.type, 'invalid_request_error');
       assert.match(answer.error.message, message);
     }
-    const invalidJson = await fetch(`${baseURL}/chat/completions`, { method: 'POST', body: '{"messages": [' });
+    const invalidJson = await fetch(`${baseURL}/chat/completions`, {
+      method: 'POST',
+      body: '{"messages": [',
+    });
     assert.equal(invalidJson.status, 400);
-    assert.equal((await fetch(`${baseURL}/completions`, { method: 'POST', body: '{}' })).status, 404);
+    assert.equal(
+      (await fetch(`${baseURL}/completions`, { method: 'POST', body: '{}' })).status,
+      404,
+    );
     const policy = new EndpointPolicy({ baseURL, model: 'scripted' });
-    const err = await rejects(policy.act({ messages: [{ role: 'user', content: 'x' }], tools: [], maxTokens: 100_000 }));
+    const err = await rejects(
+      policy.act({ messages: [{ role: 'user', content: 'x' }], tools: [], maxTokens: 100_000 }),
+    );
     assert.equal(err.code, 'ENDPOINT_ERROR');
     assert.match(err.message, /answered 400: .*exceeds the model's 4096 positions/);
   });
@@ -129,29 +238,71 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
     const port = await freePort();
     const out: string[] = [];
     const sigintListeners = process.listenerCount('SIGINT');
-    const serving = runCli(['serve', '--policy', await scriptedModel(), '--port', String(port), '--device', 'cpu'], { out: (s) => out.push(s), err: () => undefined, color: false });
+    const serving = runCli(
+      ['serve', '--policy', await scriptedModel(), '--port', String(port), '--device', 'cpu'],
+      { out: (s) => out.push(s), err: () => undefined, color: false },
+    );
     for (let i = 0; i < 200 && out.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.match(out[0] ?? '', new RegExp(`at http://127\\.0\\.0\\.1:${port}/v1 \\(model "scripted-[0-9a-f]+"\\)`));
+    assert.match(
+      out[0] ?? '',
+      new RegExp(`at http://127\\.0\\.0\\.1:${port}/v1 \\(model "scripted-[0-9a-f]+"\\)`),
+    );
     const apiKey = /API key for this launch .*: (rs-[\w-]{32})$/.exec(out[1] ?? '')?.[1];
     assert.ok(apiKey, `a key printed once at start: ${out[1]}`);
     const url = `http://127.0.0.1:${port}/v1/models`;
     assert.equal((await fetch(url)).status, 401, 'no key');
-    assert.equal((await fetch(url, { headers: { authorization: 'Bearer wrong-key-of-some-length' } })).status, 401, 'a wrong key');
+    assert.equal(
+      (await fetch(url, { headers: { authorization: 'Bearer wrong-key-of-some-length' } })).status,
+      401,
+      'a wrong key',
+    );
     const authorization = `Bearer ${apiKey}`;
     // DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own Host and Origin.
-    const raw = (headers: Record<string, string>) => new Promise<number>((resolve, reject) => {
-      request({ host: '127.0.0.1', port, path: '/v1/models', headers: { authorization, ...headers } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); }).on('error', reject).end();
-    });
+    const raw = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        request(
+          { host: '127.0.0.1', port, path: '/v1/models', headers: { authorization, ...headers } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        )
+          .on('error', reject)
+          .end();
+      });
     assert.equal(await raw({ host: `attacker.example:${port}` }), 403, 'a foreign Host');
-    assert.equal(await raw({ host: `127.0.0.1:${port}`, origin: 'http://attacker.example' }), 403, 'a foreign Origin');
+    assert.equal(
+      await raw({ host: `127.0.0.1:${port}`, origin: 'http://attacker.example' }),
+      403,
+      'a foreign Origin',
+    );
     assert.equal(await raw({ host: `localhost:${port}` }), 200, 'localhost is this machine');
-    const models = await (await fetch(url, { headers: { authorization } })).json() as { data: { id: string }[] };
+    const models = (await (await fetch(url, { headers: { authorization } })).json()) as {
+      data: { id: string }[];
+    };
     assert.equal(models.data.length, 1);
-    const act = await new EndpointPolicy({ baseURL: `http://127.0.0.1:${port}/v1`, model: models.data[0].id, apiKey }).act({ messages: [{ role: 'user', content: caseMessage('ok') }], tools: [{ name: 'probe', description: 'Probe one case', parameters: PROBE_TOOL.function.parameters }] });
+    const act = await new EndpointPolicy({
+      baseURL: `http://127.0.0.1:${port}/v1`,
+      model: models.data[0].id,
+      apiKey,
+    }).act({
+      messages: [{ role: 'user', content: caseMessage('ok') }],
+      tools: [
+        {
+          name: 'probe',
+          description: 'Probe one case',
+          parameters: PROBE_TOOL.function.parameters,
+        },
+      ],
+    });
     assert.equal(act.text, probeCall('ok'));
     process.emit('SIGINT');
     assert.equal(await serving, 0);
-    assert.equal(process.listenerCount('SIGINT'), sigintListeners, 'serve removed its signal handlers');
+    assert.equal(
+      process.listenerCount('SIGINT'),
+      sigintListeners,
+      'serve removed its signal handlers',
+    );
 
     const bad = await cli('serve', '--policy', await scriptedModel(), '--port', 'eighty');
     assert.deepEqual([bad.code, bad.errLines.length], [2, 1]);
@@ -163,11 +314,22 @@ describe('endpoint policy against the studio\'s own OpenAI-compatible server', f
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
     const port = (busy.address() as AddressInfo).port;
     try {
-      const r = await cli('serve', '--policy', await scriptedModel(), '--port', String(port), '--device', 'cpu');
+      const r = await cli(
+        'serve',
+        '--policy',
+        await scriptedModel(),
+        '--port',
+        String(port),
+        '--device',
+        'cpu',
+      );
       assert.equal(r.code, 1, r.errLines.join('\n'));
       // Its stderr is the policy host's start line, then the error.
       assert.deepEqual(r.errLines.filter((l) => l.startsWith('rehearse: ')).length, 1);
-      assert.equal(r.errLines.at(-1), `rehearse: Port ${port} on 127.0.0.1 is in use by another program; pass another --port, or --port 0 for a free one.`);
+      assert.equal(
+        r.errLines.at(-1),
+        `rehearse: Port ${port} on 127.0.0.1 is in use by another program; pass another --port, or --port 0 for a free one.`,
+      );
     } finally {
       busy.close();
     }

@@ -7,7 +7,11 @@ import { execFileSync } from 'node:child_process';
 import type { JsonValue } from '../../src/core/base/json';
 import { parseActOutput } from '../../src/core/protocol/actParser';
 import { jsonTextWithLiterals, parsePythonJson } from '../../src/core/protocol/pythonJson';
-import { PYTHON_WHITESPACE_CODE_POINTS, sanitizeForTokenizer, stripPythonWhitespace } from '../../src/core/protocol/pythonText';
+import {
+  PYTHON_WHITESPACE_CODE_POINTS,
+  sanitizeForTokenizer,
+  stripPythonWhitespace,
+} from '../../src/core/protocol/pythonText';
 import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import { fromRoot } from './support/paths';
 
@@ -15,55 +19,101 @@ const PYTHON = process.env.TRAINER_PYTHON ?? '/usr/bin/python3';
 
 /** Runs a Python snippet that reads JSON on stdin and prints JSON. */
 function python(code: string, input: unknown): unknown {
-  return JSON.parse(execFileSync(PYTHON, ['-c', code], { input: JSON.stringify(input), encoding: 'utf8' })) as unknown;
+  return JSON.parse(
+    execFileSync(PYTHON, ['-c', code], { input: JSON.stringify(input), encoding: 'utf8' }),
+  ) as unknown;
 }
 
 /** Texts at the edges of Python's JSON grammar: literals in every position, glued, signed, quoted. */
 const TRICKY = [
-  'NaN', ' NaN ', '-NaN', 'nan', 'NaNx', '1NaN', 'NaN1', '[NaN]', '[NaN,]', '[1,NaN]', 'NaN NaN', '[NaN NaN]',
-  'Infinity', '-Infinity', '--Infinity', '- Infinity', 'Infinityy', '+Infinity', '[-Infinity,-1e999]', '1e999', '-1e999',
-  '{"a":Infinity}', '{NaN:1}', '{"a":NaN,"b":[Infinity,{"c":-Infinity}]}', '"NaN"', '"\\"NaN"', '["a\\\\",NaN]',
-  '{"$numberDouble":"NaN"}', '1e-999', '[1e309, 1.7976931348623157e308]', '{"a": 1e999e}', 'Nan', 'INFINITY',
+  'NaN',
+  ' NaN ',
+  '-NaN',
+  'nan',
+  'NaNx',
+  '1NaN',
+  'NaN1',
+  '[NaN]',
+  '[NaN,]',
+  '[1,NaN]',
+  'NaN NaN',
+  '[NaN NaN]',
+  'Infinity',
+  '-Infinity',
+  '--Infinity',
+  '- Infinity',
+  'Infinityy',
+  '+Infinity',
+  '[-Infinity,-1e999]',
+  '1e999',
+  '-1e999',
+  '{"a":Infinity}',
+  '{NaN:1}',
+  '{"a":NaN,"b":[Infinity,{"c":-Infinity}]}',
+  '"NaN"',
+  '"\\"NaN"',
+  '["a\\\\",NaN]',
+  '{"$numberDouble":"NaN"}',
+  '1e-999',
+  '[1e309, 1.7976931348623157e308]',
+  '{"a": 1e999e}',
+  'Nan',
+  'INFINITY',
 ];
 
 describe('protocol: the envace dialect against CPython', () => {
   it("every envace expectation of act.json and rehearsal.json is what CPython's json.loads and str.strip give today", () => {
     // Exits 1, naming the file, when a vector's envace field no longer matches the Python steps.
-    const report = execFileSync(PYTHON, [fromRoot('test', 'vectors', 'protocol', 'envace_expected.py'), '--check'], { encoding: 'utf8' });
+    const report = execFileSync(
+      PYTHON,
+      [fromRoot('test', 'vectors', 'protocol', 'envace_expected.py'), '--check'],
+      { encoding: 'utf8' },
+    );
     assert.match(report, /act\.json: \d+ cases/);
   });
 
   it("strips exactly the characters of Python's str.isspace() (every BMP code point, asked of Python)", () => {
-    const fromPython = python('import json,sys; print(json.dumps([c for c in range(0x110000) if chr(c).isspace()]))', null) as number[];
+    const fromPython = python(
+      'import json,sys; print(json.dumps([c for c in range(0x110000) if chr(c).isspace()]))',
+      null,
+    ) as number[];
     assert.deepEqual([...PYTHON_WHITESPACE_CODE_POINTS], fromPython);
     const stripped: number[] = [];
-    for (let c = 0; c < 0x10000; c++) if (stripPythonWhitespace(`${String.fromCharCode(c)}x${String.fromCharCode(c)}`) === 'x') stripped.push(c);
+    for (let c = 0; c < 0x10000; c++)
+      if (stripPythonWhitespace(`${String.fromCharCode(c)}x${String.fromCharCode(c)}`) === 'x')
+        stripped.push(c);
     assert.deepEqual(stripped, fromPython);
     // JavaScript's trim() strips U+FEFF and keeps U+001C and U+0085: neither is Python's.
     assert.equal(stripPythonWhitespace('\ufeffx'), '\ufeffx');
     assert.equal(stripPythonWhitespace('\x1c\x85x\u3000'), 'x');
   });
 
-  it("parsePythonJson accepts and rejects what json.loads does, and reads the same values (non-finite ones encoded)", () => {
-    const expected = python([
-      'import json,math,sys',
-      'def enc(v):',
-      '    if isinstance(v, float) and not math.isfinite(v): return {"$numberDouble": "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")}',
-      '    if isinstance(v, list): return [enc(x) for x in v]',
-      '    if isinstance(v, dict): return {k: enc(x) for k, x in v.items()}',
-      '    return v',
-      'out = []',
-      'for t in json.load(sys.stdin):',
-      '    try: out.append({"ok": True, "value": enc(json.loads(t))})',
-      '    except json.JSONDecodeError: out.append({"ok": False})',
-      'print(json.dumps(out))',
-    ].join('\n'), TRICKY) as { ok: boolean; value?: JsonValue }[];
+  it('parsePythonJson accepts and rejects what json.loads does, and reads the same values (non-finite ones encoded)', () => {
+    const expected = python(
+      [
+        'import json,math,sys',
+        'def enc(v):',
+        '    if isinstance(v, float) and not math.isfinite(v): return {"$numberDouble": "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")}',
+        '    if isinstance(v, list): return [enc(x) for x in v]',
+        '    if isinstance(v, dict): return {k: enc(x) for k, x in v.items()}',
+        '    return v',
+        'out = []',
+        'for t in json.load(sys.stdin):',
+        '    try: out.append({"ok": True, "value": enc(json.loads(t))})',
+        '    except json.JSONDecodeError: out.append({"ok": False})',
+        'print(json.dumps(out))',
+      ].join('\n'),
+      TRICKY,
+    ) as { ok: boolean; value?: JsonValue }[];
     TRICKY.forEach((text, i) => {
       const got = parsePythonJson(text);
       assert.equal(got.ok, expected[i].ok, `${text}: ${JSON.stringify(got)}`);
       if (got.ok) assert.deepEqual(got.value, expected[i].value, text);
     });
-    assert.ok(expected.filter((e) => e.ok).length >= 10 && expected.filter((e) => !e.ok).length >= 10, 'both kinds are exercised');
+    assert.ok(
+      expected.filter((e) => e.ok).length >= 10 && expected.filter((e) => !e.ok).length >= 10,
+      'both kinds are exercised',
+    );
   });
 
   it('an error in a text with literals is reported at its place in the text the policy wrote', () => {
@@ -75,34 +125,59 @@ describe('protocol: the envace dialect against CPython', () => {
 
   it("EnvACE's tokenizer guard (mcp_tool.py lines 273-312): lone surrogates and noncharacters become U+FFFD, pairs stay", () => {
     const input = 'a\ud800b\udfffc\ufdd0d\ufffee\u{1fffe}f\u{1f680}g\u0000h';
-    const fromPython = python([
-      'import json,sys',
-      's = json.load(sys.stdin)',
-      'print(json.dumps("".join("\\ufffd" if (0xD800 <= ord(c) <= 0xDFFF or 0xFDD0 <= ord(c) <= 0xFDEF or (ord(c) & 0xFFFE) == 0xFFFE) else c for c in s)))',
-    ].join('\n'), input) as string;
+    const fromPython = python(
+      [
+        'import json,sys',
+        's = json.load(sys.stdin)',
+        'print(json.dumps("".join("\\ufffd" if (0xD800 <= ord(c) <= 0xDFFF or 0xFDD0 <= ord(c) <= 0xFDEF or (ord(c) & 0xFFFE) == 0xFFFE) else c for c in s)))',
+      ].join('\n'),
+      input,
+    ) as string;
     assert.equal(sanitizeForTokenizer(input), fromPython);
-    assert.equal(sanitizeForTokenizer(input), 'a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf\u{1f680}g\u0000h');
+    assert.equal(
+      sanitizeForTokenizer(input),
+      'a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf\u{1f680}g\u0000h',
+    );
   });
 
   it('the envace dialect is chosen per call; the studio dialect stays the default', () => {
     const text = '\n<tool_call>\n{"name": "a", "arguments": {"x": NaN}}\n</tool_call>';
     assert.equal(parseActOutput(text).kind, 'error');
-    assert.deepEqual(parseActOutput(text, { dialect: 'envace' }), { kind: 'calls', text, preamble: '', calls: [{ name: 'a', arguments: { x: { $numberDouble: 'NaN' } } }] });
+    assert.deepEqual(parseActOutput(text, { dialect: 'envace' }), {
+      kind: 'calls',
+      text,
+      preamble: '',
+      calls: [{ name: 'a', arguments: { x: { $numberDouble: 'NaN' } } }],
+    });
     const rehearsal = '\n<execution_result>\n{"x": -Infinity}\n</execution_result>';
     const studio = parseRehearsalOutput(rehearsal);
     assert.equal(!studio.ok && studio.error.code, 'SIMULATOR_JSON_DECODE_ERROR');
-    assert.deepEqual(parseRehearsalOutput(rehearsal, { dialect: 'envace' }), { ok: true, value: { x: { $numberDouble: '-Infinity' } } });
+    assert.deepEqual(parseRehearsalOutput(rehearsal, { dialect: 'envace' }), {
+      ok: true,
+      value: { x: { $numberDouble: '-Infinity' } },
+    });
   });
 
   it("jsonTextWithLiterals writes encoded numbers back as the literals json.loads reads (the text of EnvACE's arguments strings)", () => {
-    const value: JsonValue = { a: { $numberDouble: 'NaN' }, b: [{ $numberDouble: 'Infinity' }, { $numberDouble: '-Infinity' }, 1.5], c: 'NaN', d: { $numberDouble: 'NaN', e: 1 } };
+    const value: JsonValue = {
+      a: { $numberDouble: 'NaN' },
+      b: [{ $numberDouble: 'Infinity' }, { $numberDouble: '-Infinity' }, 1.5],
+      c: 'NaN',
+      d: { $numberDouble: 'NaN', e: 1 },
+    };
     const text = jsonTextWithLiterals(value);
-    assert.equal(text, '{"a":NaN,"b":[Infinity,-Infinity,1.5],"c":"NaN","d":{"$numberDouble":"NaN","e":1}}');
-    const read = python([
-      'import json,math,sys',
-      'v = json.loads(json.load(sys.stdin))',
-      'print(json.dumps([type(v["a"]).__name__, math.isnan(v["a"]), v["b"][0] == math.inf, v["b"][1] == -math.inf, v["c"], v["d"]]))',
-    ].join('\n'), text);
+    assert.equal(
+      text,
+      '{"a":NaN,"b":[Infinity,-Infinity,1.5],"c":"NaN","d":{"$numberDouble":"NaN","e":1}}',
+    );
+    const read = python(
+      [
+        'import json,math,sys',
+        'v = json.loads(json.load(sys.stdin))',
+        'print(json.dumps([type(v["a"]).__name__, math.isnan(v["a"]), v["b"][0] == math.inf, v["b"][1] == -math.inf, v["c"], v["d"]]))',
+      ].join('\n'),
+      text,
+    );
     assert.deepEqual(read, ['float', true, true, true, 'NaN', { $numberDouble: 'NaN', e: 1 }]);
     assert.deepEqual(parsePythonJson(text), { ok: true, value });
   });
@@ -111,6 +186,10 @@ describe('protocol: the envace dialect against CPython', () => {
     const text = `[${Array.from({ length: 200_000 }, (_, i) => (i % 2 ? 'NaN' : '-Infinity')).join(',')}]`;
     const got = parsePythonJson(text);
     assert.ok(got.ok && Array.isArray(got.value) && got.value.length === 200_000);
-    if (got.ok && Array.isArray(got.value)) assert.deepEqual(got.value.slice(0, 2), [{ $numberDouble: '-Infinity' }, { $numberDouble: 'NaN' }]);
+    if (got.ok && Array.isArray(got.value))
+      assert.deepEqual(got.value.slice(0, 2), [
+        { $numberDouble: '-Infinity' },
+        { $numberDouble: 'NaN' },
+      ]);
   });
 });

@@ -1,11 +1,20 @@
 import * as assert from 'node:assert/strict';
 import type { RehearsePromptInput } from '../../src/core/protocol/rehearsePrompt';
-import { buildRehearsePrompt, COMPACT_REHEARSE_SYSTEM_PROMPT, historyLine, parseRehearsePromptOptions, REHEARSE_SYSTEM_PROMPT, selectExamples } from '../../src/core/protocol/rehearsePrompt';
+import {
+  buildRehearsePrompt,
+  COMPACT_REHEARSE_SYSTEM_PROMPT,
+  historyLine,
+  parseRehearsePromptOptions,
+  REHEARSE_SYSTEM_PROMPT,
+  selectExamples,
+} from '../../src/core/protocol/rehearsePrompt';
 import { SAMPLE_TOOLS } from '../builders/samples';
 
 const input: RehearsePromptInput = {
   tools: SAMPLE_TOOLS,
-  examples: [{ tool: 'get_order_details', arguments: { order_id: '#W1' }, result: { status: 'pending' } }],
+  examples: [
+    { tool: 'get_order_details', arguments: { order_id: '#W1' }, result: { status: 'pending' } },
+  ],
   history: [{ role: 'user', content: 'Where is my order?' }],
   latestText: 'Let me check.',
   call: { name: 'get_order_details', arguments: { order_id: '#W1' } },
@@ -14,9 +23,21 @@ const input: RehearsePromptInput = {
 describe('rehearse prompt', () => {
   it('takes the default for an option given as undefined (a setting left unset)', () => {
     const defaults = buildRehearsePrompt(input);
-    const unset = buildRehearsePrompt(input, { includeTools: undefined, maxExamples: undefined, includeHistory: undefined, maxHistoryBytes: undefined, includeLatestText: undefined });
+    const unset = buildRehearsePrompt(input, {
+      includeTools: undefined,
+      maxExamples: undefined,
+      includeHistory: undefined,
+      maxHistoryBytes: undefined,
+      includeLatestText: undefined,
+    });
     assert.deepEqual(unset, defaults);
-    for (const section of ['Candidate tools:', 'Recorded calls with their real results:', 'Conversation so far:', "The agent's latest output:", 'Call to simulate:']) {
+    for (const section of [
+      'Candidate tools:',
+      'Recorded calls with their real results:',
+      'Conversation so far:',
+      "The agent's latest output:",
+      'Call to simulate:',
+    ]) {
       assert.ok(defaults[1].content.includes(section), section);
     }
   });
@@ -29,38 +50,81 @@ describe('rehearse prompt', () => {
   });
 
   it('the compact profile: a one-sentence system prompt, the recent conversation and the call without its schema', () => {
-    const long: RehearsePromptInput = { ...input, history: [{ role: 'user', content: `Old ${'x'.repeat(700)}` }, { role: 'user', content: 'Where is my order?' }, { role: 'tool', name: 'find_user', content: '{"user_id":"u1"}' }] };
+    const long: RehearsePromptInput = {
+      ...input,
+      history: [
+        { role: 'user', content: `Old ${'x'.repeat(700)}` },
+        { role: 'user', content: 'Where is my order?' },
+        { role: 'tool', name: 'find_user', content: '{"user_id":"u1"}' },
+      ],
+    };
     const [system, user] = buildRehearsePrompt(long, { profile: 'compact' });
     assert.equal(system.content, COMPACT_REHEARSE_SYSTEM_PROMPT);
     assert.ok(system.content.length < REHEARSE_SYSTEM_PROMPT.length / 4);
-    assert.equal(user.content, [
-      'Conversation so far (1 earlier messages omitted):',
-      'User: Where is my order?',
-      '',
-      'Tool[find_user]: {"user_id":"u1"}',
-      '',
-      'Call to simulate:',
-      'Tool: get_order_details',
-      'Arguments: {"order_id":"#W1"}',
-    ].join('\n'));
+    assert.equal(
+      user.content,
+      [
+        'Conversation so far (1 earlier messages omitted):',
+        'User: Where is my order?',
+        '',
+        'Tool[find_user]: {"user_id":"u1"}',
+        '',
+        'Call to simulate:',
+        'Tool: get_order_details',
+        'Arguments: {"order_id":"#W1"}',
+      ].join('\n'),
+    );
     // Its defaults give way to explicit options, as the general profile's do.
-    const withTools = buildRehearsePrompt(input, { profile: 'compact', includeTools: true, includeSchema: true })[1].content;
-    assert.ok(withTools.startsWith('Candidate tools:') && withTools.includes('Input schema: '), withTools);
-    assert.deepEqual(buildRehearsePrompt(input, { profile: 'general' }), buildRehearsePrompt(input));
+    const withTools = buildRehearsePrompt(input, {
+      profile: 'compact',
+      includeTools: true,
+      includeSchema: true,
+    })[1].content;
+    assert.ok(
+      withTools.startsWith('Candidate tools:') && withTools.includes('Input schema: '),
+      withTools,
+    );
+    assert.deepEqual(
+      buildRehearsePrompt(input, { profile: 'general' }),
+      buildRehearsePrompt(input),
+    );
   });
 
   it('options from outside are checked field by field', () => {
-    assert.deepEqual(parseRehearsePromptOptions({ profile: 'compact', maxHistoryBytes: 600 }), { ok: true, options: { profile: 'compact', maxHistoryBytes: 600 } });
-    assert.deepEqual(parseRehearsePromptOptions({ profile: 'tiny' }), { ok: false, message: 'rehearsePrompt.profile must be general, compact or envace, not "tiny"' });
-    assert.match((parseRehearsePromptOptions({ maxExamples: -1 }) as { message: string }).message, /maxExamples must be a whole number from 0/);
-    assert.match((parseRehearsePromptOptions({ includeTool: false }) as { message: string }).message, /rehearsePrompt\.includeTool is not an option \(options: profile, includeTools,/);
-    assert.match((parseRehearsePromptOptions({ includeTools: 'no' }) as { message: string }).message, /includeTools must be true or false/);
-    assert.deepEqual(parseRehearsePromptOptions([]), { ok: false, message: 'rehearsePrompt must be a JSON object' });
+    assert.deepEqual(parseRehearsePromptOptions({ profile: 'compact', maxHistoryBytes: 600 }), {
+      ok: true,
+      options: { profile: 'compact', maxHistoryBytes: 600 },
+    });
+    assert.deepEqual(parseRehearsePromptOptions({ profile: 'tiny' }), {
+      ok: false,
+      message: 'rehearsePrompt.profile must be general, compact or envace, not "tiny"',
+    });
+    assert.match(
+      (parseRehearsePromptOptions({ maxExamples: -1 }) as { message: string }).message,
+      /maxExamples must be a whole number from 0/,
+    );
+    assert.match(
+      (parseRehearsePromptOptions({ includeTool: false }) as { message: string }).message,
+      /rehearsePrompt\.includeTool is not an option \(options: profile, includeTools,/,
+    );
+    assert.match(
+      (parseRehearsePromptOptions({ includeTools: 'no' }) as { message: string }).message,
+      /includeTools must be true or false/,
+    );
+    assert.deepEqual(parseRehearsePromptOptions([]), {
+      ok: false,
+      message: 'rehearsePrompt must be a JSON object',
+    });
   });
 
-  it('selects the called tool\'s examples first, keeping recorded order', () => {
+  it("selects the called tool's examples first, keeping recorded order", () => {
     const ex = (tool: string, n: number) => ({ tool, arguments: { n }, result: { n } });
-    assert.deepEqual(selectExamples([ex('a', 1), ex('b', 2), ex('a', 3), ex('c', 4)], 'a', 3).map((e) => e.arguments), [{ n: 1 }, { n: 3 }, { n: 2 }]);
+    assert.deepEqual(
+      selectExamples([ex('a', 1), ex('b', 2), ex('a', 3), ex('c', 4)], 'a', 3).map(
+        (e) => e.arguments,
+      ),
+      [{ n: 1 }, { n: 3 }, { n: 2 }],
+    );
     assert.deepEqual(selectExamples([ex('a', 1)], 'z', 0), []);
   });
 
@@ -68,8 +132,17 @@ describe('rehearse prompt', () => {
     assert.equal(historyLine({ role: 'system', content: 'secret instructions' }), undefined);
     assert.equal(historyLine({ role: 'user', content: '' }), undefined);
     assert.equal(historyLine({ role: 'assistant', content: '' }), undefined);
-    assert.equal(historyLine({ role: 'tool', name: 'get_order_details', content: '' }), 'Tool[get_order_details]: ');
-    assert.equal(historyLine({ role: 'assistant', content: 'Hi', tool_calls: [{ type: 'function', function: { name: 'x', arguments: { b: 1, a: 2 } } }] }),
-      'Assistant: Hi\n<tool_call>\n{"name": "x", "arguments": {"a":2,"b":1}}\n</tool_call>');
+    assert.equal(
+      historyLine({ role: 'tool', name: 'get_order_details', content: '' }),
+      'Tool[get_order_details]: ',
+    );
+    assert.equal(
+      historyLine({
+        role: 'assistant',
+        content: 'Hi',
+        tool_calls: [{ type: 'function', function: { name: 'x', arguments: { b: 1, a: 2 } } }],
+      }),
+      'Assistant: Hi\n<tool_call>\n{"name": "x", "arguments": {"a":2,"b":1}}\n</tool_call>',
+    );
   });
 });

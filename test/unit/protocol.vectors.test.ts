@@ -1,12 +1,19 @@
 import * as assert from 'node:assert/strict';
 import { canonicalJson } from '../../src/core/base/canonicalJson';
 import type { JsonValue } from '../../src/core/base/json';
-import { ACT_PARSE_ERROR_CODES, ENVACE_REHEARSAL_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../../src/core/protocol/codes';
+import {
+  ACT_PARSE_ERROR_CODES,
+  ENVACE_REHEARSAL_PARSE_ERROR_CODES,
+  REHEARSAL_PARSE_ERROR_CODES,
+} from '../../src/core/protocol/codes';
 import type { ParseDialect } from '../../src/core/protocol/dialect';
 import { PARSE_DIALECTS } from '../../src/core/protocol/dialect';
 import { parseActOutput } from '../../src/core/protocol/actParser';
 import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
-import type { RehearsePromptInput, RehearsePromptOptions } from '../../src/core/protocol/rehearsePrompt';
+import type {
+  RehearsePromptInput,
+  RehearsePromptOptions,
+} from '../../src/core/protocol/rehearsePrompt';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage } from '../../src/core/protocol/types';
 import type { VectorCase } from './support/vectors';
@@ -16,7 +23,8 @@ type ActExpected =
   | { kind: 'final' }
   | { kind: 'calls'; preamble: string; calls: { name: string; arguments: JsonValue }[] }
   | { kind: 'error'; code: string };
-type RehearsalExpected = { ok: true; value: JsonValue; think?: string } | { ok: false; code: string };
+type RehearsalExpected =
+  { ok: true; value: JsonValue; think?: string } | { ok: false; code: string };
 
 const act = loadVectors<string, ActExpected>('act');
 const rehearsal = loadVectors<string, RehearsalExpected>('rehearsal');
@@ -70,10 +78,14 @@ function checkRehearsal(input: string, e: RehearsalExpected, dialect: ParseDiale
   assert.equal(got.ok, true, `expected a value, got ${JSON.stringify(got)}`);
   if (!got.ok) return;
   assert.deepEqual(got.value, e.value);
-  if (e.think === undefined) assert.ok(!('think' in got), `unexpected think ${JSON.stringify(got)}`);
+  if (e.think === undefined)
+    assert.ok(!('think' in got), `unexpected think ${JSON.stringify(got)}`);
   else assert.equal(got.think, e.think);
 }
-const prompt = loadVectors<{ prompt: RehearsePromptInput; options?: RehearsePromptOptions }, { messages: ChatMessage[] }>('rehearse-prompt');
+const prompt = loadVectors<
+  { prompt: RehearsePromptInput; options?: RehearsePromptOptions },
+  { messages: ChatMessage[] }
+>('rehearse-prompt');
 const canonical = loadVectors<JsonValue, { compact: string; indent2: string }>('canonical-json');
 
 describe('protocol vectors (the contract the Python trainer is checked against)', () => {
@@ -89,21 +101,29 @@ describe('protocol vectors (the contract the Python trainer is checked against)'
     it('covers every act parse error code, the final answer and calls, in both dialects', () => {
       for (const dialect of PARSE_DIALECTS) {
         const seen = new Set(act.cases.map((c) => actOutcome(expectedIn(c, dialect))));
-        for (const code of [...ACT_PARSE_ERROR_CODES, 'final', 'calls']) assert.ok(seen.has(code), `no ${dialect} vector for ${code}`);
+        for (const code of [...ACT_PARSE_ERROR_CODES, 'final', 'calls'])
+          assert.ok(seen.has(code), `no ${dialect} vector for ${code}`);
       }
     });
     it('every case has an envace expectation, and the figures of docs/envace.md row 10 hold', () => {
       assert.ok(act.cases.every((c) => c.envace !== undefined));
       // Of the 73 cases before the envace dialect, 10 parse differently under EnvACE's Python: 9 are
       // valid there and errors here, one strips a name differently (the preamble is the studio's own).
-      const outcome = (e: ActExpected) => JSON.stringify(e.kind === 'calls' ? e.calls : actOutcome(e));
-      const differ = act.cases.slice(0, 73).filter((c) => outcome(c.expected) !== outcome(c.envace!));
+      const outcome = (e: ActExpected) =>
+        JSON.stringify(e.kind === 'calls' ? e.calls : actOutcome(e));
+      const differ = act.cases
+        .slice(0, 73)
+        .filter((c) => outcome(c.expected) !== outcome(c.envace!));
       assert.equal(differ.length, 10);
-      assert.equal(differ.filter((c) => c.expected.kind === 'error' && c.envace!.kind === 'calls').length, 9);
+      assert.equal(
+        differ.filter((c) => c.expected.kind === 'error' && c.envace!.kind === 'calls').length,
+        9,
+      );
     });
     for (const dialect of PARSE_DIALECTS) {
       describe(`dialect ${dialect}`, () => {
-        for (const c of act.cases) it(c.name, () => checkAct(c.input, expectedIn(c, dialect), dialect));
+        for (const c of act.cases)
+          it(c.name, () => checkAct(c.input, expectedIn(c, dialect), dialect));
       });
     }
   });
@@ -112,21 +132,28 @@ describe('protocol vectors (the contract the Python trainer is checked against)'
     it('covers every rehearsal parse error code and results with and without think, in both dialects', () => {
       for (const dialect of PARSE_DIALECTS) {
         const seen = new Set(rehearsal.cases.map((c) => rehearsalOutcome(expectedIn(c, dialect))));
-        const codes: string[] = [...REHEARSAL_PARSE_ERROR_CODES, ...(dialect === 'envace' ? ENVACE_REHEARSAL_PARSE_ERROR_CODES : [])];
-        for (const code of [...codes, 'ok', 'ok+think']) assert.ok(seen.has(code), `no ${dialect} vector for ${code}`);
+        const codes: string[] = [
+          ...REHEARSAL_PARSE_ERROR_CODES,
+          ...(dialect === 'envace' ? ENVACE_REHEARSAL_PARSE_ERROR_CODES : []),
+        ];
+        for (const code of [...codes, 'ok', 'ok+think'])
+          assert.ok(seen.has(code), `no ${dialect} vector for ${code}`);
       }
     });
     it('every case has an envace expectation, and the figures of docs/envace.md row 10 hold', () => {
       assert.ok(rehearsal.cases.every((c) => c.envace !== undefined));
       // 8 of the 61 earlier cases parse differently (the think text is the studio's own): 7 valid there.
       const outcome = (e: RehearsalExpected) => JSON.stringify(e.ok ? e.value : e.code);
-      const differ = rehearsal.cases.slice(0, 61).filter((c) => outcome(c.expected) !== outcome(c.envace!));
+      const differ = rehearsal.cases
+        .slice(0, 61)
+        .filter((c) => outcome(c.expected) !== outcome(c.envace!));
       assert.equal(differ.length, 8);
       assert.equal(differ.filter((c) => !c.expected.ok && c.envace!.ok).length, 7);
     });
     for (const dialect of PARSE_DIALECTS) {
       describe(`dialect ${dialect}`, () => {
-        for (const c of rehearsal.cases) it(c.name, () => checkRehearsal(c.input, expectedIn(c, dialect), dialect));
+        for (const c of rehearsal.cases)
+          it(c.name, () => checkRehearsal(c.input, expectedIn(c, dialect), dialect));
       });
     }
   });
@@ -145,7 +172,10 @@ describe('protocol vectors (the contract the Python trainer is checked against)'
         assert.equal(canonicalJson(c.input), c.expected.compact);
         assert.equal(canonicalJson(c.input, { indent: 2 }), c.expected.indent2);
         // The canonical text is itself JSON for the same value.
-        assert.equal(canonicalJson(JSON.parse(c.expected.compact) as JsonValue), c.expected.compact);
+        assert.equal(
+          canonicalJson(JSON.parse(c.expected.compact) as JsonValue),
+          c.expected.compact,
+        );
       });
     }
   });

@@ -21,9 +21,12 @@ describe('reliability: crash consistency under SIGKILL', function () {
   this.timeout(240_000);
   const scratch = useTempDir('rehearsal-crash-');
   // The training campaign's tiny model, built once per machine (cached): not inside a timed test.
-  before(async function () { this.timeout(300_000); await randomTestModel(1); });
+  before(async function () {
+    this.timeout(300_000);
+    await randomTestModel(1);
+  });
 
-  it('rehearse run killed at 4 random moments: each trace reads, keeps a prefix of the uninterrupted run\'s events, loses at most a torn last line, and opens in the explorer', async () => {
+  it("rehearse run killed at 4 random moments: each trace reads, keeps a prefix of the uninterrupted run's events, loses at most a torn last line, and opens in the explorer", async () => {
     const report = await crashRunner({ kills: 4, seed: SEED, scratch: scratch() });
     assertHeld(report, 4);
   });
@@ -34,7 +37,7 @@ describe('reliability: crash consistency under SIGKILL', function () {
     assert.ok(report.recordsChecked > 0, 'some kill landed after marks were written');
   });
 
-  it('a training run killed at 2 random moments: checkpoints stay whole, the relaunch resumes from the newest, and ends with the uninterrupted run\'s exact weights', async () => {
+  it("a training run killed at 2 random moments: checkpoints stay whole, the relaunch resumes from the newest, and ends with the uninterrupted run's exact weights", async () => {
     const report = await crashTraining({ kills: 2, seed: SEED, scratch: scratch() });
     assertHeld(report, 2);
     assert.ok(report.finalsCompared >= 1);

@@ -67,20 +67,49 @@ function handlerText(file: string, command: string): string {
 describe('security: workspace trust', () => {
   it('every command that starts a process, stores a key or writes annotations is refused in an untrusted workspace', () => {
     const gated: [string, string[]][] = [
-      ['src/extension/features/runs.ts', ['rehearsal.runTask', 'rehearsal.runTaskPrivate', 'rehearsal.replayTrace', 'rehearsal.selectPolicy', 'rehearsal.setEndpointApiKey']],
-      ['src/extension/features/annotations.ts', ['rehearsal.markFidelityError', 'rehearsal.acceptRehearsal', 'rehearsal.editAnnotation', 'rehearsal.deleteAnnotation']],
+      [
+        'src/extension/features/runs.ts',
+        [
+          'rehearsal.runTask',
+          'rehearsal.runTaskPrivate',
+          'rehearsal.replayTrace',
+          'rehearsal.selectPolicy',
+          'rehearsal.setEndpointApiKey',
+        ],
+      ],
+      [
+        'src/extension/features/annotations.ts',
+        [
+          'rehearsal.markFidelityError',
+          'rehearsal.acceptRehearsal',
+          'rehearsal.editAnnotation',
+          'rehearsal.deleteAnnotation',
+        ],
+      ],
       ['src/extension/features/gpu.ts', ['rehearsal.installGpuSupport']],
     ];
     for (const [file, commands] of gated) {
-      for (const command of commands) assert.match(handlerText(file, command), /ensureTrusted\(|workspace\.isTrusted/, `${command} is not gated on workspace trust`);
+      for (const command of commands)
+        assert.match(
+          handlerText(file, command),
+          /ensureTrusted\(|workspace\.isTrusted/,
+          `${command} is not gated on workspace trust`,
+        );
     }
   });
 
   it('the settings that name a program or an endpoint are restricted configurations', () => {
-    const manifest = JSON.parse(read('package.json')) as { capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } }; contributes: { configuration: { properties: Record<string, unknown> } } };
+    const manifest = JSON.parse(read('package.json')) as {
+      capabilities: {
+        untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] };
+      };
+      contributes: { configuration: { properties: Record<string, unknown> } };
+    };
     const trust = manifest.capabilities.untrustedWorkspaces;
     assert.equal(trust.supported, 'limited');
-    const namesAProgram = Object.keys(manifest.contributes.configuration.properties).filter((k) => /servers|policy\.(kind|modelFolder|endpoint)/.test(k));
+    const namesAProgram = Object.keys(manifest.contributes.configuration.properties).filter((k) =>
+      /servers|policy\.(kind|modelFolder|endpoint)/.test(k),
+    );
     assert.deepEqual([...trust.restrictedConfigurations].sort(), namesAProgram.sort());
   });
 });
@@ -88,28 +117,60 @@ describe('security: workspace trust', () => {
 describe('security: webview pages', () => {
   /** Every page the extension renders into a webview, built as the extension builds it. */
   const pages = () => [
-    buildWebviewHtml({ title: 'Trajectory e1 · <run>', cspSource: 'https://webview.example', nonce: newNonce(), scriptUri: 'https://webview.example/dist/webview/trajectory.js', styleUris: ['https://webview.example/media/webview/trajectory.css'] }),
-    buildMessageHtml('Trajectory', 'This Trajectory panel cannot be restored. <script>alert(1)</script>'),
+    buildWebviewHtml({
+      title: 'Trajectory e1 · <run>',
+      cspSource: 'https://webview.example',
+      nonce: newNonce(),
+      scriptUri: 'https://webview.example/dist/webview/trajectory.js',
+      styleUris: ['https://webview.example/media/webview/trajectory.css'],
+    }),
+    buildMessageHtml(
+      'Trajectory',
+      'This Trajectory panel cannot be restored. <script>alert(1)</script>',
+    ),
   ];
 
   it('the extension sets webview HTML only through the CSP page builders', () => {
-    const assignments = sourceFiles('src/extension').flatMap((f) => [...read(path.relative(REPO, f)).matchAll(/\.html\s*=\s*([^;]+);/g)].map((m) => [path.relative(REPO, f), m[1]]));
+    const assignments = sourceFiles('src/extension').flatMap((f) =>
+      [...read(path.relative(REPO, f)).matchAll(/\.html\s*=\s*([^;]+);/g)].map((m) => [
+        path.relative(REPO, f),
+        m[1],
+      ]),
+    );
     assert.ok(assignments.length >= 2);
-    for (const [file, rhs] of assignments) assert.match(rhs, /^build(Webview|Message)Html\(/, `${file} sets webview HTML directly: ${rhs.slice(0, 80)}`);
+    for (const [file, rhs] of assignments)
+      assert.match(
+        rhs,
+        /^build(Webview|Message)Html\(/,
+        `${file} sets webview HTML directly: ${rhs.slice(0, 80)}`,
+      );
   });
 
   it('each rendered page: default-src none, scripts only by nonce, no eval or inline code, every script tag carries the nonce', () => {
     for (const html of pages()) {
-      const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(html)?.[1]?.replace(/&#39;/g, "'");
+      const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/
+        .exec(html)?.[1]
+        ?.replace(/&#39;/g, "'");
       assert.ok(csp, 'a CSP meta tag');
       assert.equal(html.match(/Content-Security-Policy/g)?.length, 1);
-      const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([n, ...v]) => [n, v]));
+      const directives = new Map(
+        csp
+          .split(';')
+          .map((d) => d.trim().split(/\s+/))
+          .map(([n, ...v]) => [n, v]),
+      );
       assert.deepEqual(directives.get('default-src'), ["'none'"]);
       const nonce = /'nonce-([^']+)'/.exec(directives.get('script-src')?.join(' ') ?? '')?.[1];
-      assert.ok(!directives.has('script-src') || (directives.get('script-src')!.length === 1 && nonce), `scripts by nonce only: ${csp}`);
+      assert.ok(
+        !directives.has('script-src') || (directives.get('script-src')!.length === 1 && nonce),
+        `scripts by nonce only: ${csp}`,
+      );
       assert.ok(!/unsafe-eval|unsafe-inline|\*/.test(csp), csp);
       for (const [, attrs, body] of html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)) {
-        assert.ok(nonce && attrs.includes(`nonce="${nonce}"`), `a script tag without the page's nonce: ${attrs}`);
+        assert.ok(
+          nonce && attrs.includes(`nonce="${nonce}"`),
+          `a script tag without the page's nonce: ${attrs}`,
+        );
         assert.equal(body.trim(), '', 'no inline script');
       }
       assert.ok(!html.includes('<script>alert'), 'text is escaped, not markup');
@@ -119,17 +180,63 @@ describe('security: webview pages', () => {
 
 describe('security: ids never name a path outside .rehearsal/', () => {
   const tmp = useTempDir('rehearsal-ids-');
-  const NASTY = ['..', '../x', '../../etc/passwd', '/etc/passwd', 'C:\\x', 'a/b', 'a\\b', '.rehearsal', '~', '%2e%2e%2f', 'e1\u2215x', 'e1\uff0fx', '\u202ee1', 'e1\u200b', 'é', 'e\u0301', 'ｅ1', 'e1\u0000', 'e1\n', '-rf', ' e1'];
+  const NASTY = [
+    '..',
+    '../x',
+    '../../etc/passwd',
+    '/etc/passwd',
+    'C:\\x',
+    'a/b',
+    'a\\b',
+    '.rehearsal',
+    '~',
+    '%2e%2e%2f',
+    'e1\u2215x',
+    'e1\uff0fx',
+    '\u202ee1',
+    'e1\u200b',
+    'é',
+    'e\u0301',
+    'ｅ1',
+    'e1\u0000',
+    'e1\n',
+    '-rf',
+    ' e1',
+  ];
 
   it('a valid id is one path segment inside its folder, for generated and hostile strings', () => {
     const root = path.join(tmp(), '.rehearsal', 'runs');
-    const unitText = fc.string({ unit: fc.constantFrom('.', '/', '\\', ':', '-', '_', 'a', 'Z', '0', '\u2215', '\uff0f', '\u202e', '\u0000', 'é', '~', '%', ' '), maxLength: 12 });
-    fc.assert(fc.property(fc.oneof(unitText, fc.constantFrom(...NASTY), fc.string()), (id) => {
-      if (!isValidId(id)) return;
-      const resolved = path.resolve(root, id);
-      assert.equal(path.dirname(resolved), root, id);
-      assert.equal(path.basename(resolved), id);
-    }), { numRuns: 5000 });
+    const unitText = fc.string({
+      unit: fc.constantFrom(
+        '.',
+        '/',
+        '\\',
+        ':',
+        '-',
+        '_',
+        'a',
+        'Z',
+        '0',
+        '\u2215',
+        '\uff0f',
+        '\u202e',
+        '\u0000',
+        'é',
+        '~',
+        '%',
+        ' ',
+      ),
+      maxLength: 12,
+    });
+    fc.assert(
+      fc.property(fc.oneof(unitText, fc.constantFrom(...NASTY), fc.string()), (id) => {
+        if (!isValidId(id)) return;
+        const resolved = path.resolve(root, id);
+        assert.equal(path.dirname(resolved), root, id);
+        assert.equal(path.basename(resolved), id);
+      }),
+      { numRuns: 5000 },
+    );
     for (const id of NASTY) assert.equal(isValidId(id), false, JSON.stringify(id));
   });
 
@@ -141,9 +248,21 @@ describe('security: ids never name a path outside .rehearsal/', () => {
     const source = path.join(tmp(), 'source', 'trace.jsonl');
     await sampleShadowRun().write(source);
     for (const runId of ['../escape', '/tmp/escape', '..', 'e1\uff0f..']) {
-      const run = runTasks({ runsDir, runId, tasks: [task], policy, openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: REPO }) });
-      await assert.rejects(run, (e: unknown) => e instanceof StudioError && e.code === 'INVALID_ID');
-      await assert.rejects(replayTrace({ source, runsDir, runId, policy }), (e: unknown) => e instanceof StudioError && e.code === 'INVALID_ID');
+      const run = runTasks({
+        runsDir,
+        runId,
+        tasks: [task],
+        policy,
+        openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: REPO }),
+      });
+      await assert.rejects(
+        run,
+        (e: unknown) => e instanceof StudioError && e.code === 'INVALID_ID',
+      );
+      await assert.rejects(
+        replayTrace({ source, runsDir, runId, policy }),
+        (e: unknown) => e instanceof StudioError && e.code === 'INVALID_ID',
+      );
     }
     assert.deepEqual(await fs.readdir(tmp()), ['source'], 'no folder was made anywhere');
   });
@@ -151,16 +270,42 @@ describe('security: ids never name a path outside .rehearsal/', () => {
   it('trace and annotation lines whose ids could name paths are skipped by the readers; `rehearse diff --call` refuses them', async () => {
     const file = path.join(tmp(), 'trace.jsonl');
     const events = sampleShadowRun().events;
-    const hostile = events.filter((e) => e.type === 'call.actual').map((e) => ({ ...e, callId: '../../etc/passwd' }));
-    await fs.writeFile(file, [...events, ...hostile].map((e) => serializeTraceEvent(e) + '\n').join(''));
+    const hostile = events
+      .filter((e) => e.type === 'call.actual')
+      .map((e) => ({ ...e, callId: '../../etc/passwd' }));
+    await fs.writeFile(
+      file,
+      [...events, ...hostile].map((e) => serializeTraceEvent(e) + '\n').join(''),
+    );
     const read = await readTraceEvents(file);
     assert.equal(read.events.length, events.length);
     assert.equal(read.skipped.length, hostile.length);
-    assert.ok(read.skipped.every((s) => /callId must match pattern/.test(s.reason)), JSON.stringify(read.skipped[0]));
+    assert.ok(
+      read.skipped.every((s) => /callId must match pattern/.test(s.reason)),
+      JSON.stringify(read.skipped[0]),
+    );
 
     const annotations = path.join(tmp(), 'annotations.jsonl');
-    await assert.rejects(appendAnnotationEvent(annotations, { type: 'accept', id: 'a1', author: 'x', callId: '/etc/passwd' }), (e: unknown) => e instanceof StudioError && e.code === 'INVALID_ANNOTATION');
-    await fs.writeFile(annotations, JSON.stringify({ v: 1, type: 'accept', ts: '2026-11-29T12:00:00Z', id: '../a1', author: 'x', callId: 'e1.t1.c1' }) + '\n');
+    await assert.rejects(
+      appendAnnotationEvent(annotations, {
+        type: 'accept',
+        id: 'a1',
+        author: 'x',
+        callId: '/etc/passwd',
+      }),
+      (e: unknown) => e instanceof StudioError && e.code === 'INVALID_ANNOTATION',
+    );
+    await fs.writeFile(
+      annotations,
+      JSON.stringify({
+        v: 1,
+        type: 'accept',
+        ts: '2026-11-29T12:00:00Z',
+        id: '../a1',
+        author: 'x',
+        callId: 'e1.t1.c1',
+      }) + '\n',
+    );
     assert.equal((await readAnnotations(annotations)).size, 0);
 
     for (const call of ['../e1.t1.c1', '/etc/passwd', 'e1\u2215t1']) {
@@ -172,39 +317,80 @@ describe('security: ids never name a path outside .rehearsal/', () => {
 });
 
 describe('security: child processes', () => {
-  const CHILD_PROCESS_CALLS = new Set(['spawn', 'spawnSync', 'execFile', 'execFileSync', 'exec', 'execSync', 'fork']);
+  const CHILD_PROCESS_CALLS = new Set([
+    'spawn',
+    'spawnSync',
+    'execFile',
+    'execFileSync',
+    'exec',
+    'execSync',
+    'fork',
+  ]);
 
   it('every child process of src/ and scripts/ is started with an argument vector, never a shell or a command string', () => {
     let calls = 0;
     for (const file of sourceFiles('src', 'scripts')) {
       const text = readFileSync(file, 'utf8');
       if (!/child_process/.test(text)) continue;
-      const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS);
+      const source = ts.createSourceFile(
+        file,
+        text,
+        ts.ScriptTarget.Latest,
+        true,
+        file.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS,
+      );
       const imported = new Set<string>();
       source.forEachChild((node) => {
-        if (ts.isImportDeclaration(node) && /child_process/.test((node.moduleSpecifier as ts.StringLiteral).text)) {
+        if (
+          ts.isImportDeclaration(node) &&
+          /child_process/.test((node.moduleSpecifier as ts.StringLiteral).text)
+        ) {
           const clause = node.importClause;
           if (!clause || clause.isTypeOnly) return;
           const bindings = clause.namedBindings;
-          assert.ok(!clause.name && bindings && ts.isNamedImports(bindings), `${file}: import child_process by name, so that its calls can be checked`);
+          assert.ok(
+            !clause.name && bindings && ts.isNamedImports(bindings),
+            `${file}: import child_process by name, so that its calls can be checked`,
+          );
           for (const el of bindings.elements) if (!el.isTypeOnly) imported.add(el.name.text);
         }
       });
-      const where = (n: ts.Node) => `${path.relative(REPO, file)}:${source.getLineAndCharacterOfPosition(n.getStart()).line + 1}`;
+      const where = (n: ts.Node) =>
+        `${path.relative(REPO, file)}:${source.getLineAndCharacterOfPosition(n.getStart()).line + 1}`;
       const visit = (node: ts.Node): void => {
-        if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && imported.has(node.expression.text) && CHILD_PROCESS_CALLS.has(node.expression.text)) {
+        if (
+          ts.isCallExpression(node) &&
+          ts.isIdentifier(node.expression) &&
+          imported.has(node.expression.text) &&
+          CHILD_PROCESS_CALLS.has(node.expression.text)
+        ) {
           calls++;
           const name = node.expression.text;
-          assert.ok(!['exec', 'execSync'].includes(name), `${where(node)}: ${name} runs a shell command string`);
+          assert.ok(
+            !['exec', 'execSync'].includes(name),
+            `${where(node)}: ${name} runs a shell command string`,
+          );
           const [program, args, options] = node.arguments;
-          assert.ok(program && !(ts.isStringLiteralLike(program) && /\s/.test(program.text)), `${where(node)}: the program is a command line`);
+          assert.ok(
+            program && !(ts.isStringLiteralLike(program) && /\s/.test(program.text)),
+            `${where(node)}: the program is a command line`,
+          );
           // An array, or a name holding one (a wrapper's parameter); never text for a shell to split.
-          assert.ok(args && !ts.isStringLiteralLike(args) && !ts.isTemplateExpression(args) && !ts.isBinaryExpression(args) && !ts.isObjectLiteralExpression(args),
-            `${where(node)}: arguments are not an argument vector: ${args?.getText()}`);
+          assert.ok(
+            args &&
+              !ts.isStringLiteralLike(args) &&
+              !ts.isTemplateExpression(args) &&
+              !ts.isBinaryExpression(args) &&
+              !ts.isObjectLiteralExpression(args),
+            `${where(node)}: arguments are not an argument vector: ${args?.getText()}`,
+          );
           for (const o of [options, ...node.arguments.slice(3)]) {
             if (o && ts.isObjectLiteralExpression(o)) {
               const shell = o.properties.find((p) => p.name && p.name.getText() === 'shell');
-              assert.ok(!shell || /shell:\s*false/.test(shell.getText()), `${where(node)}: ${shell?.getText()}`);
+              assert.ok(
+                !shell || /shell:\s*false/.test(shell.getText()),
+                `${where(node)}: ${shell?.getText()}`,
+              );
             }
           }
         }
@@ -216,7 +402,15 @@ describe('security: child processes', () => {
   });
 
   it('MCP stdio servers are started by the SDK without a shell', () => {
-    const stdio = read('node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'cjs', 'client', 'stdio.js');
+    const stdio = read(
+      'node_modules',
+      '@modelcontextprotocol',
+      'sdk',
+      'dist',
+      'cjs',
+      'client',
+      'stdio.js',
+    );
     assert.match(stdio, /shell:\s*false/);
     assert.ok(!/shell:\s*true/.test(stdio));
   });
@@ -226,11 +420,23 @@ describe('security: the endpoint key', () => {
   const tmp = useTempDir('rehearsal-key-');
 
   it('no setting holds a key, token or password: the key lives in secret storage (or the environment)', () => {
-    const manifest = JSON.parse(read('package.json')) as { contributes: { configuration: { properties: Record<string, unknown> } } };
-    assert.deepEqual(Object.keys(manifest.contributes.configuration.properties).filter((k) => /key|token|secret|password|credential/i.test(k)), []);
-    const runs = read('src', 'extension', 'features', 'runs.ts') + read('src', 'extension', 'policyPicker.ts');
-    for (const m of runs.matchAll(/secrets\.(store|get|delete)\(([^,)]+)/g)) assert.match(m[2], /^apiKeySecret\(/, `secret storage used under another key: ${m[0]}`);
-    assert.ok(!/getConfiguration\([^)]*\)\.update\([^)]*[Kk]ey/.test(runs), 'a key is never written to settings');
+    const manifest = JSON.parse(read('package.json')) as {
+      contributes: { configuration: { properties: Record<string, unknown> } };
+    };
+    assert.deepEqual(
+      Object.keys(manifest.contributes.configuration.properties).filter((k) =>
+        /key|token|secret|password|credential/i.test(k),
+      ),
+      [],
+    );
+    const runs =
+      read('src', 'extension', 'features', 'runs.ts') + read('src', 'extension', 'policyPicker.ts');
+    for (const m of runs.matchAll(/secrets\.(store|get|delete)\(([^,)]+)/g))
+      assert.match(m[2], /^apiKeySecret\(/, `secret storage used under another key: ${m[0]}`);
+    assert.ok(
+      !/getConfiguration\([^)]*\)\.update\([^)]*[Kk]ey/.test(runs),
+      'a key is never written to settings',
+    );
   });
 
   it('the key goes to the endpoint as a bearer token and never into the trace or the run summary', async () => {
@@ -242,17 +448,42 @@ describe('security: the endpoint key', () => {
       req.resume();
       req.on('end', () => {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'Your order is on its way.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } }));
+        res.end(
+          JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            created: 0,
+            model: 'm',
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: 'Your order is on its way.' },
+                finish_reason: 'stop',
+              },
+            ],
+            usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
+          }),
+        );
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-      const task = await loadTaskFile(path.join(REPO, 'examples', 'tasks', 'retail-0000.task.json'));
+      const task = await loadTaskFile(
+        path.join(REPO, 'examples', 'tasks', 'retail-0000.task.json'),
+      );
       const policy = await openPolicyFor({ kind: 'endpoint', url, model: 'm' }, { apiKey: KEY });
-      const summary = await runTasks({ runsDir: tmp(), tasks: [task], policy, openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: REPO }) });
+      const summary = await runTasks({
+        runsDir: tmp(),
+        tasks: [task],
+        policy,
+        openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: REPO }),
+      });
       assert.ok(seen.length >= 1 && seen.every((h) => h === `Bearer ${KEY}`), JSON.stringify(seen));
-      assert.ok(!(await fs.readFile(summary.traceFile, 'utf8')).includes(KEY), 'the key is in the trace');
+      assert.ok(
+        !(await fs.readFile(summary.traceFile, 'utf8')).includes(KEY),
+        'the key is in the trace',
+      );
       assert.ok(!JSON.stringify(summary).includes(KEY));
       assert.equal(JSON.stringify(policy.info).includes(KEY), false);
     } finally {
@@ -262,15 +493,27 @@ describe('security: the endpoint key', () => {
 });
 
 describe('security: the training launch preview is exactly what runs', () => {
-  const tmp = useTempDir('rehearsal preview \'q\' ');
+  const tmp = useTempDir("rehearsal preview 'q' ");
 
   it('the command `rehearse train --dry-run` shows, pasted into a shell, runs the argv and environment the launcher spawns', async () => {
     // A stand-in for Python that reports how it was started, then ends like a trainer.
     const fake = path.join(tmp(), 'fake python');
-    await fs.writeFile(fake, `#!${process.execPath}\nconsole.log(JSON.stringify({ event: 'argv', argv: process.argv.slice(2), env: { PYTHONPATH: process.env.PYTHONPATH, OMP_WAIT_POLICY: process.env.OMP_WAIT_POLICY }, cwd: process.cwd() }));\nconsole.log(JSON.stringify({ event: 'done' }));\n`, { mode: 0o755 });
+    await fs.writeFile(
+      fake,
+      `#!${process.execPath}\nconsole.log(JSON.stringify({ event: 'argv', argv: process.argv.slice(2), env: { PYTHONPATH: process.env.PYTHONPATH, OMP_WAIT_POLICY: process.env.OMP_WAIT_POLICY }, cwd: process.cwd() }));\nconsole.log(JSON.stringify({ event: 'done' }));\n`,
+      { mode: 0o755 },
+    );
     await fs.writeFile(path.join(tmp(), 'rows.jsonl'), '');
     const runFile = path.join(tmp(), 'run.json');
-    await fs.writeFile(runFile, JSON.stringify({ objective: 'sft', base: 'models/base $HOME `x`', data: { train: ['rows.jsonl'] }, hardware: { device: 'cpu', python: fake } }));
+    await fs.writeFile(
+      runFile,
+      JSON.stringify({
+        objective: 'sft',
+        base: 'models/base $HOME `x`',
+        data: { train: ['rows.jsonl'] },
+        hardware: { device: 'cpu', python: fake },
+      }),
+    );
 
     const dry = await rehearse('train', '--config', runFile, '--dry-run');
     assert.equal(dry.code, 0, dry.err);
@@ -285,9 +528,14 @@ describe('security: the training launch preview is exactly what runs', () => {
     assert.equal((await proc.done).status, 'done');
     const spawned = events.find((e) => e.event === 'argv')!;
 
-    const shell = spawn('/bin/sh', ['-c', preview], { cwd, env: { PATH: process.env['PATH'] ?? '' } });
+    const shell = spawn('/bin/sh', ['-c', preview], {
+      cwd,
+      env: { PATH: process.env['PATH'] ?? '' },
+    });
     let out = '';
-    shell.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+    shell.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
     await new Promise((r) => shell.on('close', r));
     const pasted = JSON.parse(out.split('\n')[0]) as TrainerEvent;
 

@@ -30,21 +30,36 @@ const PYTHON = process.env.TRAINER_PYTHON ?? '/usr/bin/python3';
 
 /** simulate_core/_error.py `format_tool_error`'s one line, run by Python: the bytes EnvACE writes. */
 function formatToolError(code: string, message: string, details: object): string {
-  const script = 'import json,sys; a = json.load(sys.stdin); print(json.dumps({"error_tool_call": {"code": a[0], "message": a[1], "details": a[2]}}, ensure_ascii=True), end="")';
-  return execFileSync(PYTHON, ['-c', script], { input: JSON.stringify([code, message, details]), encoding: 'utf8' });
+  const script =
+    'import json,sys; a = json.load(sys.stdin); print(json.dumps({"error_tool_call": {"code": a[0], "message": a[1], "details": a[2]}}, ensure_ascii=True), end="")';
+  return execFileSync(PYTHON, ['-c', script], {
+    input: JSON.stringify([code, message, details]),
+    encoding: 'utf8',
+  });
 }
 
 /** A task whose reference calls a tool no server offers. */
 function refusedCallsTask(): LoadedTask {
   const id = 'envace-refusals';
-  const task = parseTask({
-    version: 1, id, seed: 3,
-    turns: [{ user: 'Look it up, please.' }],
-    servers: { probe: fixtureServer('probe.mjs') },
-    checks: [{ id: 'answered', kind: 'answer', contains: ['done'] }],
-    reference: { turns: [{ calls: [{ name: 'lookup', arguments: { q: 'x' } }], answer: 'done' }] },
-  }, id);
-  return { task, file: path.join(path.dirname(fixtureServer('probe.mjs').args![0]), `${id}.task.json`), baseDir: process.cwd() };
+  const task = parseTask(
+    {
+      version: 1,
+      id,
+      seed: 3,
+      turns: [{ user: 'Look it up, please.' }],
+      servers: { probe: fixtureServer('probe.mjs') },
+      checks: [{ id: 'answered', kind: 'answer', contains: ['done'] }],
+      reference: {
+        turns: [{ calls: [{ name: 'lookup', arguments: { q: 'x' } }], answer: 'done' }],
+      },
+    },
+    id,
+  );
+  return {
+    task,
+    file: path.join(path.dirname(fixtureServer('probe.mjs').args![0]), `${id}.task.json`),
+    baseDir: process.cwd(),
+  };
 }
 
 async function exported(traceFile: string): Promise<EnvaceRecord[]> {
@@ -62,35 +77,68 @@ describe('runner: the envace parse dialect', function () {
     const task = refusedCallsTask();
     const policy = new RecordingPolicy(new ReferencePolicy([task.task]));
     const { summary, trace } = await run(policy, [task], { parse: 'envace' });
-    const notAvailable = { code: 'TOOL_NOT_AVAILABLE', message: "tool name 'lookup' is not found. Please check your function call and use provided tools.", details: { tool: 'lookup', original_index: 'envace-refusals' } };
-    assert.deepEqual(trace.actuals.map((a) => a.error), [notAvailable]);
+    const notAvailable = {
+      code: 'TOOL_NOT_AVAILABLE',
+      message:
+        "tool name 'lookup' is not found. Please check your function call and use provided tools.",
+      details: { tool: 'lookup', original_index: 'envace-refusals' },
+    };
+    assert.deepEqual(
+      trace.actuals.map((a) => a.error),
+      [notAvailable],
+    );
     // What the policy read after the call: format_tool_error's JSON, byte for byte.
     const expected = formatToolError(notAvailable.code, notAvailable.message, notAvailable.details);
-    assert.deepEqual(policy.acts[1].messages.filter((m) => m.role === 'tool').map((m) => m.content), [expected]);
+    assert.deepEqual(
+      policy.acts[1].messages.filter((m) => m.role === 'tool').map((m) => m.content),
+      [expected],
+    );
     // export --format envace keeps the code instead of collapsing it into {"error": "..."}.
     const [record] = await exported(summary.traceFile);
-    assert.deepEqual(record.extra_info.messages.filter((m) => m.role === 'tool').map((m) => m.content), [expected]);
+    assert.deepEqual(
+      record.extra_info.messages.filter((m) => m.role === 'tool').map((m) => m.content),
+      [expected],
+    );
   });
 
   it('the studio dialect keeps its own code for the same call', async () => {
     const task = refusedCallsTask();
     const { trace } = await run(new ReferencePolicy([task.task]), [task]);
-    assert.deepEqual(trace.actuals.map((a) => a.error?.code), ['UNKNOWN_TOOL']);
+    assert.deepEqual(
+      trace.actuals.map((a) => a.error?.code),
+      ['UNKNOWN_TOOL'],
+    );
     assert.equal(trace.run.settings?.['parse'], 'studio');
   });
 
   it("arguments that are not an object are EnvACE's INVALID_PARAMETERS (mcp_tool.py lines 501-509), with Python's type name", async () => {
-    const env = await openEnvironment({ probe: fixtureServer('probe.mjs') }, { baseDir: process.cwd() });
+    const env = await openEnvironment(
+      { probe: fixtureServer('probe.mjs') },
+      { baseDir: process.cwd() },
+    );
     try {
       await env.startEpisode(0);
       const outcome = await env.call('probe', ['x']);
       assert.equal(outcome.error?.code, 'INVALID_ARGUMENTS');
       const error = envaceToolError(outcome.error!, { name: 'probe', args: ['x'], taskId: 't' });
       const details = { tool: 'probe', parameters_type: 'list' };
-      assert.deepEqual(error, { code: 'INVALID_PARAMETERS', message: "'parameters' is missing, empty, or not a JSON object.", details });
-      assert.equal(simulatorErrorText(error.code, error.message, error.details), formatToolError(error.code, error.message, details));
+      assert.deepEqual(error, {
+        code: 'INVALID_PARAMETERS',
+        message: "'parameters' is missing, empty, or not a JSON object.",
+        details,
+      });
+      assert.equal(
+        simulatorErrorText(error.code, error.message, error.details),
+        formatToolError(error.code, error.message, details),
+      );
       // Other errors keep the studio's code.
-      assert.deepEqual(envaceToolError({ code: 'TOOL_TIMEOUT', message: 'm' }, { name: 'probe', args: {}, taskId: 't' }), { code: 'TOOL_TIMEOUT', message: 'm' });
+      assert.deepEqual(
+        envaceToolError(
+          { code: 'TOOL_TIMEOUT', message: 'm' },
+          { name: 'probe', args: {}, taskId: 't' },
+        ),
+        { code: 'TOOL_TIMEOUT', message: 'm' },
+      );
     } finally {
       await env.close();
     }
@@ -101,15 +149,26 @@ describe('runner: the envace parse dialect', function () {
     const parse = parseActOutput(text, { dialect: 'envace' });
     assert.equal(parse.kind === 'error' && parse.error.code, 'JSON_DECODE_ERROR');
     // Printed by /usr/bin/python3: json.dumps({"error_tool_call": "One tool call can not be parsed as JSON: " + block.strip()}, ensure_ascii=True).
-    const expected = '{"error_tool_call": "One tool call can not be parsed as JSON: {\\"name\\": \\"a\\", \\"arguments\\": {\\"x\\": NaN,}}"}';
+    const expected =
+      '{"error_tool_call": "One tool call can not be parsed as JSON: {\\"name\\": \\"a\\", \\"arguments\\": {\\"x\\": NaN,}}"}';
     assert.equal(parseErrorToolText('JSON_DECODE_ERROR', '', text, 'envace'), expected);
   });
 
   it('an endpoint policy is sent an envace-only turn of the history as tool_calls, its numbers as the literals the model wrote', () => {
     const turn = '\n<tool_call>\n{"name": "probe", "arguments": {"x": NaN}}\n</tool_call>';
-    const sent = toOpenAIMessages([{ role: 'user', content: 'go' }, { role: 'assistant', content: turn }, { role: 'tool', name: 'probe', content: '{"ok": true}' }]);
+    const sent = toOpenAIMessages([
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: turn },
+      { role: 'tool', name: 'probe', content: '{"ok": true}' },
+    ]);
     assert.deepEqual(sent.slice(1), [
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'probe', arguments: '{"x":NaN}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'probe', arguments: '{"x":NaN}' } },
+        ],
+      },
       { role: 'tool', content: '{"ok": true}', tool_call_id: 'call_1' },
     ]);
   });
@@ -122,9 +181,43 @@ describe('runner: the envace parse dialect', function () {
       const out: string[] = [];
       const err: string[] = [];
       const io = { out: (s: string) => out.push(s), err: (s: string) => err.push(s), color: false };
-      assert.equal(await runCli(['run', file, '--policy', 'reference', '--parse', 'python', '--out', dir, '--no-progress'], io), EXIT.usage);
+      assert.equal(
+        await runCli(
+          [
+            'run',
+            file,
+            '--policy',
+            'reference',
+            '--parse',
+            'python',
+            '--out',
+            dir,
+            '--no-progress',
+          ],
+          io,
+        ),
+        EXIT.usage,
+      );
       assert.match(err.join('\n'), /--parse must be studio or envace, not "python"/);
-      assert.equal(await runCli(['run', file, '--policy', 'reference', '--parse', 'envace', '--out', dir, '--no-progress', '--json'], io), 0, err.join('\n'));
+      assert.equal(
+        await runCli(
+          [
+            'run',
+            file,
+            '--policy',
+            'reference',
+            '--parse',
+            'envace',
+            '--out',
+            dir,
+            '--no-progress',
+            '--json',
+          ],
+          io,
+        ),
+        0,
+        err.join('\n'),
+      );
       const { run: summary } = JSON.parse(out[out.length - 1]) as { run: { traceFile: string } };
       const trace = await readCheckedTrace(summary.traceFile);
       assert.equal(trace.run.settings?.['parse'], 'envace');
@@ -137,35 +230,62 @@ describe('runner: the envace parse dialect', function () {
   describe('with a real model', () => {
     const scripted = useScriptedPolicy();
 
-    it("1e999, NON_SERIALIZABLE_ARGUMENTS to the studio, is a valid call to EnvACE's json.loads: stored as {\"$numberDouble\": \"Infinity\"} and written back as Infinity", async () => {
+    it('1e999, NON_SERIALIZABLE_ARGUMENTS to the studio, is a valid call to EnvACE\'s json.loads: stored as {"$numberDouble": "Infinity"} and written back as Infinity', async () => {
       const hugenum = ACT_ERROR_CASES.NON_SERIALIZABLE_ARGUMENTS;
-      const { summary, trace } = await run(scripted(), [probeTask(hugenum.case)], { parse: 'envace' });
+      const { summary, trace } = await run(scripted(), [probeTask(hugenum.case)], {
+        parse: 'envace',
+      });
       assert.equal(summary.status, 'completed');
       assert.equal(trace.run.settings?.['parse'], 'envace');
       const [turn] = trace.turns;
       assert.equal(turn.text, hugenum.text);
-      assert.deepEqual(turn.parse.kind === 'calls' && turn.parse.calls.map((c) => [c.name, c.arguments]), [['probe', { n: { $numberDouble: 'Infinity' } }]]);
+      assert.deepEqual(
+        turn.parse.kind === 'calls' && turn.parse.calls.map((c) => [c.name, c.arguments]),
+        [['probe', { n: { $numberDouble: 'Infinity' } }]],
+      );
       // The trace was read back against its schema; the call went to the real tool and was compared.
       assert.equal(trace.actuals.length, 1);
       assert.equal(trace.rehearsals.length, 1);
       assert.equal(trace.fidelities.length, 1);
       assert.deepEqual(trace.rehearsals[0].arguments, { n: { $numberDouble: 'Infinity' } });
       // A replay of that trace parses as the recorded run did.
-      const replay = await replayTrace({ source: summary.traceFile, runsDir: path.dirname(path.dirname(summary.traceFile)), policy: scripted() });
+      const replay = await replayTrace({
+        source: summary.traceFile,
+        runsDir: path.dirname(path.dirname(summary.traceFile)),
+        policy: scripted(),
+      });
       assert.equal((await readCheckedTrace(replay.traceFile)).run.settings?.['parse'], 'envace');
       const records = await exported(summary.traceFile);
       assert.equal(records.length, 1);
-      const assistant = records[0].extra_info.messages.find((m) => m.role === 'assistant' && m.tool_calls);
-      assert.equal(assistant?.tool_calls?.[0].function.arguments, '{"n":Infinity}', "the arguments string EnvACE's json.loads reads as inf");
-      assert.doesNotThrow(() => JSON.parse(JSON.stringify(records[0])), 'the dataset itself stays standard JSON');
+      const assistant = records[0].extra_info.messages.find(
+        (m) => m.role === 'assistant' && m.tool_calls,
+      );
+      assert.equal(
+        assistant?.tool_calls?.[0].function.arguments,
+        '{"n":Infinity}',
+        "the arguments string EnvACE's json.loads reads as inf",
+      );
+      assert.doesNotThrow(
+        () => JSON.parse(JSON.stringify(records[0])),
+        'the dataset itself stays standard JSON',
+      );
     });
 
     it("a prompt that leaves no room for the reply ends the episode with EnvACE's LENGTH_EXCEEDED (envs.py lines 733-765), PROMPT_TOO_LONG in the studio dialect", async () => {
       const tooMany = { act: 1_000_000, rehearse: 64 };
-      const envace = await run(scripted(), [probeTask('ok')], { parse: 'envace', maxTokens: tooMany });
+      const envace = await run(scripted(), [probeTask('ok')], {
+        parse: 'envace',
+        maxTokens: tooMany,
+      });
       const studio = await run(scripted(), [probeTask('ok')], { maxTokens: tooMany });
-      assert.deepEqual([envace.trace.ends[0].status, envace.trace.ends[0].error?.code], ['failed', 'LENGTH_EXCEEDED']);
-      assert.deepEqual([studio.trace.ends[0].status, studio.trace.ends[0].error?.code], ['failed', 'PROMPT_TOO_LONG']);
+      assert.deepEqual(
+        [envace.trace.ends[0].status, envace.trace.ends[0].error?.code],
+        ['failed', 'LENGTH_EXCEEDED'],
+      );
+      assert.deepEqual(
+        [studio.trace.ends[0].status, studio.trace.ends[0].error?.code],
+        ['failed', 'PROMPT_TOO_LONG'],
+      );
     });
   });
 });

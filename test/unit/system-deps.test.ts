@@ -13,7 +13,10 @@ describe('ensure-system-deps.sh: the package lock', function () {
   this.timeout(30_000);
   const tmp = useTempDir();
   let holder: ChildProcess | undefined;
-  afterEach(() => { holder?.kill(); holder = undefined; });
+  afterEach(() => {
+    holder?.kill();
+    holder = undefined;
+  });
 
   /** A process that keeps `file` open for `seconds`, as apt keeps its lock files. */
   const holdOpen = (file: string, seconds: number): ChildProcess => {
@@ -23,16 +26,36 @@ describe('ensure-system-deps.sh: the package lock', function () {
     closeSync(fd);
     return child;
   };
-  const waitForLock = (lock: string, waitSeconds: number) => spawnSync('bash', ['-c', `. ${JSON.stringify(path.join(REPO, 'scripts', 'wait-for-package-lock.sh'))}; wait_for_package_lock`], {
-    encoding: 'utf8', env: { ...process.env, PACKAGE_LOCK_FILES: lock, PACKAGE_LOCK_WAIT_S: String(waitSeconds), PACKAGE_LOCK_POLL_S: '1' },
-  });
+  const waitForLock = (lock: string, waitSeconds: number) =>
+    spawnSync(
+      'bash',
+      [
+        '-c',
+        `. ${JSON.stringify(path.join(REPO, 'scripts', 'wait-for-package-lock.sh'))}; wait_for_package_lock`,
+      ],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          PACKAGE_LOCK_FILES: lock,
+          PACKAGE_LOCK_WAIT_S: String(waitSeconds),
+          PACKAGE_LOCK_POLL_S: '1',
+        },
+      },
+    );
 
   it('waits while another program holds it, saying who, and goes on once it is free', () => {
     const lock = path.join(tmp(), 'lock-frontend');
     holder = holdOpen(lock, 2);
     const r = waitForLock(lock, 20);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`^Waiting up to 20s for Debian's package lock, held by: ${holder.pid} \\(sleep\\)$`, 'm'));
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `^Waiting up to 20s for Debian's package lock, held by: ${holder.pid} \\(sleep\\)$`,
+        'm',
+      ),
+    );
     assert.match(r.stdout, /^The package lock is free after [1-9]\d*s\.$/m);
   });
 
@@ -41,8 +64,14 @@ describe('ensure-system-deps.sh: the package lock', function () {
     holder = holdOpen(lock, 20);
     const r = waitForLock(lock, 1);
     assert.equal(r.status, 1);
-    assert.match(r.stderr, new RegExp(`^The package lock is still held after 1s by: ${holder.pid} \\(sleep\\)\\.$`, 'm'));
-    assert.match(r.stderr, /Let that program finish \(or stop it\), then run this command again; PACKAGE_LOCK_WAIT_S=<seconds> waits longer\./);
+    assert.match(
+      r.stderr,
+      new RegExp(`^The package lock is still held after 1s by: ${holder.pid} \\(sleep\\)\\.$`, 'm'),
+    );
+    assert.match(
+      r.stderr,
+      /Let that program finish \(or stop it\), then run this command again; PACKAGE_LOCK_WAIT_S=<seconds> waits longer\./,
+    );
   });
 
   it('does not wait at all when nobody holds it', () => {

@@ -8,7 +8,13 @@ import { numbersIn } from '../../src/core/tasks/checks/answerText';
 import type { CheckSpec, TaskFile } from '../../src/core/tasks/taskFile';
 
 function task(checks: CheckSpec[]): TaskFile {
-  return { version: 1, id: 't', turns: [{ user: 'one' }, { user: 'two' }], servers: { shop: { builtin: 'retail' }, mem: 'memory' }, checks };
+  return {
+    version: 1,
+    id: 't',
+    turns: [{ user: 'one' }, { user: 'two' }],
+    servers: { shop: { builtin: 'retail' }, mem: 'memory' },
+    checks,
+  };
 }
 
 const TRANSCRIPT: EpisodeTranscript = {
@@ -16,15 +22,43 @@ const TRANSCRIPT: EpisodeTranscript = {
     {
       user: 'one',
       calls: [
-        { name: 'get_order', arguments: { order_id: '#W1' }, outcome: { response: { structured: { status: 'delivered' } } } },
-        { name: 'cancel', arguments: { order_id: '#W1', reason: 'Ordered by mistake' }, outcome: { response: { text: ['{"error": "not pending"}'], isError: true } } },
-        { name: 'cancel', arguments: { order_id: '#W2' }, outcome: { error: { code: 'TOOL_TIMEOUT', message: 'slow' } } },
+        {
+          name: 'get_order',
+          arguments: { order_id: '#W1' },
+          outcome: { response: { structured: { status: 'delivered' } } },
+        },
+        {
+          name: 'cancel',
+          arguments: { order_id: '#W1', reason: 'Ordered by mistake' },
+          outcome: { response: { text: ['{"error": "not pending"}'], isError: true } },
+        },
+        {
+          name: 'cancel',
+          arguments: { order_id: '#W2' },
+          outcome: { error: { code: 'TOOL_TIMEOUT', message: 'slow' } },
+        },
       ],
       answer: 'Order #W1 was Delivered on\nMonday; you paid $1,234.50 in total.',
     },
-    { user: 'two', calls: [{ name: 'address', arguments: { address: { zip: '02139', city: 'Cambridge' } }, outcome: { response: { text: ['ok'] } } }], answer: 'Done.' },
+    {
+      user: 'two',
+      calls: [
+        {
+          name: 'address',
+          arguments: { address: { zip: '02139', city: 'Cambridge' } },
+          outcome: { response: { text: ['ok'] } },
+        },
+      ],
+      answer: 'Done.',
+    },
   ],
-  snapshot: { ok: true, value: { shop: { orders: { '#W1': { status: 'delivered', items: ['a', 'b'] } }, writes: [] }, mem: null } },
+  snapshot: {
+    ok: true,
+    value: {
+      shop: { orders: { '#W1': { status: 'delivered', items: ['a', 'b'] } }, writes: [] },
+      mem: null,
+    },
+  },
 };
 
 async function verdict(check: CheckSpec, transcript = TRANSCRIPT) {
@@ -33,75 +67,251 @@ async function verdict(check: CheckSpec, transcript = TRANSCRIPT) {
 
 describe('tasks: checks', () => {
   it('state checks read the snapshot by JSONPath with each matcher', async () => {
-    assert.equal((await verdict({ kind: 'state', server: 'shop', path: '$.orders["#W1"].status', equals: 'delivered' })).passed, true);
-    const wrong = await verdict({ kind: 'state', server: 'shop', path: '$.orders["#W1"].status', equals: 'cancelled' });
+    assert.equal(
+      (
+        await verdict({
+          kind: 'state',
+          server: 'shop',
+          path: '$.orders["#W1"].status',
+          equals: 'delivered',
+        })
+      ).passed,
+      true,
+    );
+    const wrong = await verdict({
+      kind: 'state',
+      server: 'shop',
+      path: '$.orders["#W1"].status',
+      equals: 'cancelled',
+    });
     assert.equal(wrong.passed, false);
     assert.match(wrong.detail!, /is "delivered", expected "cancelled"/);
-    assert.equal((await verdict({ kind: 'state', server: 'shop', path: '$.orders["#W1"].items', equals: ['a', 'b'] })).passed, true);
-    assert.equal((await verdict({ kind: 'state', server: 'shop', path: '$.orders["#W1"].status', oneOf: ['pending', 'delivered'] })).passed, true);
-    assert.equal((await verdict({ kind: 'state', server: 'shop', path: '$.orders["#W1"].status', matches: '^deliv' })).passed, true);
-    assert.equal((await verdict({ kind: 'state', server: 'shop', path: '$.orders["#W1"].refund', exists: false })).passed, true);
-    assert.equal((await verdict({ kind: 'state', server: 'shop', path: '$.orders["#W9"].status', exists: true })).passed, false);
+    assert.equal(
+      (
+        await verdict({
+          kind: 'state',
+          server: 'shop',
+          path: '$.orders["#W1"].items',
+          equals: ['a', 'b'],
+        })
+      ).passed,
+      true,
+    );
+    assert.equal(
+      (
+        await verdict({
+          kind: 'state',
+          server: 'shop',
+          path: '$.orders["#W1"].status',
+          oneOf: ['pending', 'delivered'],
+        })
+      ).passed,
+      true,
+    );
+    assert.equal(
+      (
+        await verdict({
+          kind: 'state',
+          server: 'shop',
+          path: '$.orders["#W1"].status',
+          matches: '^deliv',
+        })
+      ).passed,
+      true,
+    );
+    assert.equal(
+      (
+        await verdict({
+          kind: 'state',
+          server: 'shop',
+          path: '$.orders["#W1"].refund',
+          exists: false,
+        })
+      ).passed,
+      true,
+    );
+    assert.equal(
+      (
+        await verdict({
+          kind: 'state',
+          server: 'shop',
+          path: '$.orders["#W9"].status',
+          exists: true,
+        })
+      ).passed,
+      false,
+    );
   });
 
   it('a state check on a server without snapshot is not evaluated; a failed snapshot fails it', async () => {
     const none = await verdict({ kind: 'state', server: 'mem', path: '$.x', exists: true });
     assert.equal(none.passed, null);
     assert.match(none.detail!, /not evaluated/);
-    const failed = await verdict({ kind: 'state', server: 'shop', path: '$.x', exists: false }, { ...TRANSCRIPT, snapshot: { ok: false, error: 'SNAPSHOT_FAILED: server crashed' } });
+    const failed = await verdict(
+      { kind: 'state', server: 'shop', path: '$.x', exists: false },
+      { ...TRANSCRIPT, snapshot: { ok: false, error: 'SNAPSHOT_FAILED: server crashed' } },
+    );
     assert.equal(failed.passed, false);
     assert.match(failed.detail!, /server crashed/);
   });
 
   it('required calls count calls that reached the tool, with argument matchers and turn', async () => {
-    assert.equal((await verdict({ kind: 'call', tool: 'cancel', args: { order_id: { equals: '#W1' }, reason: { contains: 'ordered  BY mistake' } } })).passed, true);
-    assert.equal((await verdict({ kind: 'call', tool: 'cancel', args: { order_id: { equals: '#W1' } }, ok: true })).passed, false, 'an error response is not a successful call');
-    assert.equal((await verdict({ kind: 'call', tool: 'cancel', args: { order_id: { equals: '#W2' } } })).passed, false, 'a call that timed out never reached the tool');
+    assert.equal(
+      (
+        await verdict({
+          kind: 'call',
+          tool: 'cancel',
+          args: { order_id: { equals: '#W1' }, reason: { contains: 'ordered  BY mistake' } },
+        })
+      ).passed,
+      true,
+    );
+    assert.equal(
+      (
+        await verdict({
+          kind: 'call',
+          tool: 'cancel',
+          args: { order_id: { equals: '#W1' } },
+          ok: true,
+        })
+      ).passed,
+      false,
+      'an error response is not a successful call',
+    );
+    assert.equal(
+      (await verdict({ kind: 'call', tool: 'cancel', args: { order_id: { equals: '#W2' } } }))
+        .passed,
+      false,
+      'a call that timed out never reached the tool',
+    );
     assert.equal((await verdict({ kind: 'call', tool: 'cancel', min: 2 })).passed, false);
-    assert.equal((await verdict({ kind: 'call', tool: 'address', args: { '$.address.zip': { equals: '02139' } }, turn: 1 })).passed, true);
+    assert.equal(
+      (
+        await verdict({
+          kind: 'call',
+          tool: 'address',
+          args: { '$.address.zip': { equals: '02139' } },
+          turn: 1,
+        })
+      ).passed,
+      true,
+    );
     const wrongTurn = await verdict({ kind: 'call', tool: 'address', turn: 0 });
     assert.equal(wrongTurn.passed, false);
     assert.match(wrongTurn.detail!, /no call of address in turn 0/);
   });
 
   it('forbidden calls fail when a matching call reached the tool', async () => {
-    assert.equal((await verdict({ kind: 'no_call', tool: 'cancel', args: { order_id: { equals: '#W1' } } })).passed, false);
-    assert.equal((await verdict({ kind: 'no_call', tool: 'cancel', args: { order_id: { equals: '#W2' } } })).passed, true);
+    assert.equal(
+      (await verdict({ kind: 'no_call', tool: 'cancel', args: { order_id: { equals: '#W1' } } }))
+        .passed,
+      false,
+    );
+    assert.equal(
+      (await verdict({ kind: 'no_call', tool: 'cancel', args: { order_id: { equals: '#W2' } } }))
+        .passed,
+      true,
+    );
     assert.equal((await verdict({ kind: 'no_call', tool: 'refund' })).passed, true);
   });
 
   it('answer checks ignore case and whitespace, read numbers with separators, and pick the turn', async () => {
-    assert.equal((await verdict({ kind: 'answer', turn: 0, contains: ['delivered on monday'] })).passed, true);
-    assert.equal((await verdict({ kind: 'answer', turn: 0, contains: ['delivered', 'cancelled'] })).passed, false);
-    assert.equal((await verdict({ kind: 'answer', turn: 0, contains: ['delivered', 'cancelled'], mode: 'any' })).passed, true);
+    assert.equal(
+      (await verdict({ kind: 'answer', turn: 0, contains: ['delivered on monday'] })).passed,
+      true,
+    );
+    assert.equal(
+      (await verdict({ kind: 'answer', turn: 0, contains: ['delivered', 'cancelled'] })).passed,
+      false,
+    );
+    assert.equal(
+      (
+        await verdict({
+          kind: 'answer',
+          turn: 0,
+          contains: ['delivered', 'cancelled'],
+          mode: 'any',
+        })
+      ).passed,
+      true,
+    );
     assert.equal((await verdict({ kind: 'answer', turn: 0, numbers: [1234.5] })).passed, true);
     assert.equal((await verdict({ kind: 'answer', turn: 0, numbers: [1234.51] })).passed, false);
-    assert.equal((await verdict({ kind: 'answer', turn: 0, notContains: ['refund'] })).passed, true);
-    assert.equal((await verdict({ kind: 'answer', contains: ['done'] })).passed, true, 'the last turn by default');
+    assert.equal(
+      (await verdict({ kind: 'answer', turn: 0, notContains: ['refund'] })).passed,
+      true,
+    );
+    assert.equal(
+      (await verdict({ kind: 'answer', contains: ['done'] })).passed,
+      true,
+      'the last turn by default',
+    );
     assert.deepEqual(numbersIn('$1,234.50, -3 and 7.25%'), [1234.5, -3, 7.25]);
   });
 
-  it('a missing answer says which user message it answers and where the episode ended, in the trace\'s turn ids', async () => {
-    const cut: EpisodeTranscript = { ...TRANSCRIPT, turns: [TRANSCRIPT.turns[0], { user: 'two', calls: [] }], ended: { lastTurnId: 'e1.t3', code: 'JSON_DECODE_ERROR' } };
-    assert.equal((await verdict({ kind: 'answer', contains: ['done'] }, cut)).detail, 'no final answer to user message 2: the episode ended at turn e1.t3 with JSON_DECODE_ERROR');
-    const single: EpisodeTranscript = { turns: [{ user: 'one', calls: [] }], snapshot: TRANSCRIPT.snapshot, ended: { lastTurnId: 'e2.t1', code: 'TURN_LIMIT' } };
-    assert.equal((await verdict({ kind: 'answer', contains: ['done'] }, single)).detail, 'no final answer: the episode ended at turn e2.t1 with TURN_LIMIT');
-    const noEnd: EpisodeTranscript = { turns: [{ user: 'one', calls: [] }], snapshot: TRANSCRIPT.snapshot };
-    assert.equal((await verdict({ kind: 'answer', contains: ['done'] }, noEnd)).detail, 'no final answer');
+  it("a missing answer says which user message it answers and where the episode ended, in the trace's turn ids", async () => {
+    const cut: EpisodeTranscript = {
+      ...TRANSCRIPT,
+      turns: [TRANSCRIPT.turns[0], { user: 'two', calls: [] }],
+      ended: { lastTurnId: 'e1.t3', code: 'JSON_DECODE_ERROR' },
+    };
+    assert.equal(
+      (await verdict({ kind: 'answer', contains: ['done'] }, cut)).detail,
+      'no final answer to user message 2: the episode ended at turn e1.t3 with JSON_DECODE_ERROR',
+    );
+    const single: EpisodeTranscript = {
+      turns: [{ user: 'one', calls: [] }],
+      snapshot: TRANSCRIPT.snapshot,
+      ended: { lastTurnId: 'e2.t1', code: 'TURN_LIMIT' },
+    };
+    assert.equal(
+      (await verdict({ kind: 'answer', contains: ['done'] }, single)).detail,
+      'no final answer: the episode ended at turn e2.t1 with TURN_LIMIT',
+    );
+    const noEnd: EpisodeTranscript = {
+      turns: [{ user: 'one', calls: [] }],
+      snapshot: TRANSCRIPT.snapshot,
+    };
+    assert.equal(
+      (await verdict({ kind: 'answer', contains: ['done'] }, noEnd)).detail,
+      'no final answer',
+    );
   });
 
   it('scores like EnvACE: weighted share of passed items; not-evaluated items count in neither sum', async () => {
-    const g = await gradeEpisode(task([
-      { id: 'a', kind: 'state', server: 'shop', path: '$.orders["#W1"].status', equals: 'delivered', weight: 3 },
-      { id: 'b', kind: 'no_call', tool: 'cancel', weight: 1 },
-      { id: 'c', kind: 'judge', question: 'Was the agent polite?', weight: 5 },
-    ]), TRANSCRIPT);
-    assert.deepEqual(g.checks.map((c) => [c.id, c.kind, c.weight, c.passed]), [['a', 'state', 3, true], ['b', 'no_call', 1, false], ['c', 'judge', 5, null]]);
+    const g = await gradeEpisode(
+      task([
+        {
+          id: 'a',
+          kind: 'state',
+          server: 'shop',
+          path: '$.orders["#W1"].status',
+          equals: 'delivered',
+          weight: 3,
+        },
+        { id: 'b', kind: 'no_call', tool: 'cancel', weight: 1 },
+        { id: 'c', kind: 'judge', question: 'Was the agent polite?', weight: 5 },
+      ]),
+      TRANSCRIPT,
+    );
+    assert.deepEqual(
+      g.checks.map((c) => [c.id, c.kind, c.weight, c.passed]),
+      [
+        ['a', 'state', 3, true],
+        ['b', 'no_call', 1, false],
+        ['c', 'judge', 5, null],
+      ],
+    );
     assert.equal(g.reward, 0.75);
     assert.equal(g.success, false);
     assert.equal(g.notEvaluated, 1);
     assert.match(g.checks[2].detail!, /no judge endpoint/);
-    assert.deepEqual(scoreVerdicts([{ id: 'j', kind: 'judge', weight: 1, passed: null }]), { reward: null, success: null, checks: [{ id: 'j', kind: 'judge', weight: 1, passed: null }], notEvaluated: 1 });
+    assert.deepEqual(scoreVerdicts([{ id: 'j', kind: 'judge', weight: 1, passed: null }]), {
+      reward: null,
+      success: null,
+      checks: [{ id: 'j', kind: 'judge', weight: 1, passed: null }],
+      notEvaluated: 1,
+    });
     assert.equal(scoreVerdicts([{ id: 'x', kind: 'call', weight: 2, passed: true }]).success, true);
   });
 
@@ -111,27 +321,72 @@ describe('tasks: checks', () => {
     let reply: (prompt: string) => { status: number; content: string };
     const server = createServer((req, res) => {
       let body = '';
-      req.on('data', (c) => { body += c; });
+      req.on('data', (c) => {
+        body += c;
+      });
       req.on('end', () => {
         const parsed = JSON.parse(body);
         requests.push(parsed);
         const r = reply(parsed.messages[0].content);
-        if (r.status !== 200) { res.writeHead(r.status, { 'content-type': 'application/json' }).end('{"error":{"message":"overloaded"}}'); return; }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-          id: 'c1', object: 'chat.completion', created: 0, model: parsed.model,
-          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: r.content } }],
-        }));
+        if (r.status !== 200) {
+          res
+            .writeHead(r.status, { 'content-type': 'application/json' })
+            .end('{"error":{"message":"overloaded"}}');
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            created: 0,
+            model: parsed.model,
+            choices: [
+              {
+                index: 0,
+                finish_reason: 'stop',
+                message: { role: 'assistant', content: r.content },
+              },
+            ],
+          }),
+        );
       });
     });
-    before((done) => { server.listen(0, '127.0.0.1', () => { url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`; done(); }); });
-    after((done) => { server.close(() => done()); });
-    beforeEach(() => { requests = []; });
+    before((done) => {
+      server.listen(0, '127.0.0.1', () => {
+        url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+        done();
+      });
+    });
+    after((done) => {
+      server.close(() => done());
+    });
+    beforeEach(() => {
+      requests = [];
+    });
 
-    const judgeTask = task([{ id: 'polite', kind: 'judge', question: 'Did the agent explain why the order cannot be cancelled?', pass_condition: 'The answer names the delivered status.', failure_examples: ['Cancelled it anyway'], turn: 0, weight: 2 }]);
+    const judgeTask = task([
+      {
+        id: 'polite',
+        kind: 'judge',
+        question: 'Did the agent explain why the order cannot be cancelled?',
+        pass_condition: 'The answer names the delivered status.',
+        failure_examples: ['Cancelled it anyway'],
+        turn: 0,
+        weight: 2,
+      },
+    ]);
 
     it('sends the criterion and the conversation, and keeps the verdict', async () => {
-      reply = (prompt) => ({ status: 200, content: JSON.stringify({ reasoning: 'It says delivered.', answer: /Delivered/.test(prompt) }) });
-      const g = await gradeEpisode(judgeTask, TRANSCRIPT, { judge: new EndpointJudge({ baseURL: url, model: 'judge-1' }) });
+      reply = (prompt) => ({
+        status: 200,
+        content: JSON.stringify({
+          reasoning: 'It says delivered.',
+          answer: /Delivered/.test(prompt),
+        }),
+      });
+      const g = await gradeEpisode(judgeTask, TRANSCRIPT, {
+        judge: new EndpointJudge({ baseURL: url, model: 'judge-1' }),
+      });
       assert.equal(g.checks[0].passed, true);
       assert.match(g.checks[0].detail!, /It says delivered/);
       assert.equal(g.reward, 1);
@@ -145,11 +400,15 @@ describe('tasks: checks', () => {
 
     it('an unreadable verdict or a failing endpoint is not evaluated, never a pass', async () => {
       reply = () => ({ status: 200, content: 'Sure, looks fine to me!' });
-      let g = await gradeEpisode(judgeTask, TRANSCRIPT, { judge: new EndpointJudge({ baseURL: url, model: 'm' }) });
+      let g = await gradeEpisode(judgeTask, TRANSCRIPT, {
+        judge: new EndpointJudge({ baseURL: url, model: 'm' }),
+      });
       assert.equal(g.checks[0].passed, null);
       assert.equal(g.reward, null);
       reply = () => ({ status: 503, content: '' });
-      g = await gradeEpisode(judgeTask, TRANSCRIPT, { judge: new EndpointJudge({ baseURL: url, model: 'm' }) });
+      g = await gradeEpisode(judgeTask, TRANSCRIPT, {
+        judge: new EndpointJudge({ baseURL: url, model: 'm' }),
+      });
       assert.equal(g.checks[0].passed, null);
       assert.match(g.checks[0].detail!, /judge .* failed/);
     });

@@ -9,12 +9,15 @@ const EXAMPLES = path.join(REPO, 'examples', 'tasks');
 
 describe('examples/tasks', function () {
   this.timeout(60_000);
-  before(() => { ensureServerBundles(); });
+  before(() => {
+    ensureServerBundles();
+  });
 
   it('holds tasks of both built-in domains and of two third-party npm servers', async () => {
     const tasks = await loadTasks([EXAMPLES]);
     const domains = new Set(tasks.map((t) => t.task.domain));
-    for (const d of ['retail', 'bank', 'memory', 'filesystem']) assert.ok(domains.has(d), `no ${d} example`);
+    for (const d of ['retail', 'bank', 'memory', 'filesystem'])
+      assert.ok(domains.has(d), `no ${d} example`);
   });
 
   it('built-in examples are exactly what the generators give for their seeds', async () => {
@@ -23,15 +26,26 @@ describe('examples/tasks', function () {
       if (!generator) continue;
       const { $schema: _a, ...fresh } = generator.generate(task.seed!);
       const { $schema: _b, ...stored } = task;
-      assert.deepEqual(stored, fresh, `${task.id} drifted from its generator: regenerate it with \`rehearse generate ${task.domain} --start ${task.seed} --count 1 --out examples/tasks\``);
+      assert.deepEqual(
+        stored,
+        fresh,
+        `${task.id} drifted from its generator: regenerate it with \`rehearse generate ${task.domain} --start ${task.seed} --count 1 --out examples/tasks\``,
+      );
     }
   });
 
   it('all pass their own checks with `rehearse verify examples/tasks` from the repository root', async () => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runCli(['verify', EXAMPLES, '--workspace', REPO, '--json'], { out: (s) => out.push(s), err: (s) => err.push(s), color: false });
-    const result = JSON.parse(out.join('\n')) as { tasks: { id: string; success: boolean | null; reward: number | null }[]; failed: number };
+    const code = await runCli(['verify', EXAMPLES, '--workspace', REPO, '--json'], {
+      out: (s) => out.push(s),
+      err: (s) => err.push(s),
+      color: false,
+    });
+    const result = JSON.parse(out.join('\n')) as {
+      tasks: { id: string; success: boolean | null; reward: number | null }[];
+      failed: number;
+    };
     assert.equal(code, 0, JSON.stringify(result, null, 2) + err.join('\n'));
     assert.equal(result.failed, 0);
     assert.ok(result.tasks.find((t) => t.id === 'memory-remember-colleague')?.success);

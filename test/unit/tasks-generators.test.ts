@@ -13,10 +13,19 @@ for (const generator of [RETAIL_GENERATOR, BANK_GENERATOR] as TaskGenerator[]) {
     const tasks = generateTasks(generator, { count: TASKS_PER_DOMAIN });
 
     it(`gives ${TASKS_PER_DOMAIN} valid tasks with unique ids and distinct instructions and solutions`, () => {
-      for (const t of tasks) assert.equal(findTaskFault(t), undefined, `${t.id}: ${JSON.stringify(findTaskFault(t))}`);
+      for (const t of tasks)
+        assert.equal(findTaskFault(t), undefined, `${t.id}: ${JSON.stringify(findTaskFault(t))}`);
       assert.equal(new Set(tasks.map((t) => t.id)).size, TASKS_PER_DOMAIN);
-      assert.equal(new Set(tasks.map((t) => canonicalJson(t.turns as unknown as JsonValue))).size, TASKS_PER_DOMAIN, 'user turns repeat');
-      assert.equal(new Set(tasks.map((t) => canonicalJson(t.reference as unknown as JsonValue))).size, TASKS_PER_DOMAIN, 'reference solutions repeat');
+      assert.equal(
+        new Set(tasks.map((t) => canonicalJson(t.turns as unknown as JsonValue))).size,
+        TASKS_PER_DOMAIN,
+        'user turns repeat',
+      );
+      assert.equal(
+        new Set(tasks.map((t) => canonicalJson(t.reference as unknown as JsonValue))).size,
+        TASKS_PER_DOMAIN,
+        'reference solutions repeat',
+      );
     });
 
     it('splits by seed: seed % 10 of 0-7 train, 8 validation, 9 test', () => {
@@ -39,14 +48,29 @@ for (const generator of [RETAIL_GENERATOR, BANK_GENERATOR] as TaskGenerator[]) {
       const templates = new Set(tasks.map((t) => t.tags![0]));
       assert.ok(templates.size >= 10, [...templates].join(', '));
       const refusals = tasks.filter((t) => t.tags!.includes('policy-refusal')).length;
-      assert.ok(refusals >= 0.15 * TASKS_PER_DOMAIN && refusals <= 0.5 * TASKS_PER_DOMAIN, `${refusals} refusals`);
+      assert.ok(
+        refusals >= 0.15 * TASKS_PER_DOMAIN && refusals <= 0.5 * TASKS_PER_DOMAIN,
+        `${refusals} refusals`,
+      );
       const multi = tasks.filter((t) => t.turns.length > 1).length;
       assert.ok(multi >= 0.05 * TASKS_PER_DOMAIN, `${multi} multi-turn tasks`);
       const kinds = new Set(tasks.flatMap((t) => t.checks.map((c) => c.kind)));
       assert.deepEqual([...kinds].sort(), ['answer', 'call', 'no_call', 'state']);
       for (const t of tasks.filter((x) => x.tags!.includes('policy-refusal'))) {
-        assert.ok(t.checks.some((c) => c.kind === 'no_call'), `${t.id}: a refusal task forbids the refused call`);
-        assert.ok(t.checks.some((c) => c.kind === 'state' && c.path === '$.writes' && Array.isArray(c.equals) && c.equals.length === 0), `${t.id}: a refusal task asserts that nothing changed`);
+        assert.ok(
+          t.checks.some((c) => c.kind === 'no_call'),
+          `${t.id}: a refusal task forbids the refused call`,
+        );
+        assert.ok(
+          t.checks.some(
+            (c) =>
+              c.kind === 'state' &&
+              c.path === '$.writes' &&
+              Array.isArray(c.equals) &&
+              c.equals.length === 0,
+          ),
+          `${t.id}: a refusal task asserts that nothing changed`,
+        );
       }
     });
   });

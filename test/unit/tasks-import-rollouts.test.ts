@@ -8,7 +8,15 @@ import { MAX_ROLLOUT_LINE_BYTES } from '../../src/core/tasks/import/envaceRollou
 import type { FidelityReport } from '../../src/core/report/fidelityReport';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
-import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../../src/core/trace/format/schema';
+import type {
+  CallActualEvent,
+  CallRehearsalEvent,
+  EpisodeEndEvent,
+  EpisodeEvent,
+  RunEvent,
+  TraceEvent,
+  TurnEvent,
+} from '../../src/core/trace/format/schema';
 import { rehearse } from './support/cli';
 import { useTempDir } from './support/tempDir';
 
@@ -36,22 +44,56 @@ import { useTempDir } from './support/tempDir';
 /** Python's `json.dumps` with its default separators. */
 function pyJson(v: JsonValue): string {
   if (Array.isArray(v)) return `[${v.map(pyJson).join(', ')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${pyJson(x)}`).join(', ')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${pyJson(x)}`)
+      .join(', ')}}`;
   return JSON.stringify(v);
 }
 
 /** Python's `json.dumps(obj, indent=0)` of a flat object (what the simulator prompt shows). */
 function pyJsonIndent0(v: { [key: string]: JsonValue }): string {
   const entries = Object.entries(v);
-  return entries.length ? `{\n${entries.map(([k, x]) => `${JSON.stringify(k)}: ${pyJson(x)}`).join(',\n')}\n}` : '{}';
+  return entries.length
+    ? `{\n${entries.map(([k, x]) => `${JSON.stringify(k)}: ${pyJson(x)}`).join(',\n')}\n}`
+    : '{}';
 }
 
-interface Call { name: string; arguments: { [key: string]: JsonValue } }
-interface Act { think: string; content?: string; calls?: Call[] }
+interface Call {
+  name: string;
+  arguments: { [key: string]: JsonValue };
+}
+interface Act {
+  think: string;
+  content?: string;
+  calls?: Call[];
+}
 
 const TOOLS = [
-  { type: 'function', function: { name: 'get_order', description: 'Look up an order.', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } } },
-  { type: 'function', function: { name: 'cancel_order', description: 'Cancel an order.', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'get_order',
+      description: 'Look up an order.',
+      parameters: {
+        type: 'object',
+        properties: { order_id: { type: 'string' } },
+        required: ['order_id'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'cancel_order',
+      description: 'Cancel an order.',
+      parameters: {
+        type: 'object',
+        properties: { order_id: { type: 'string' } },
+        required: ['order_id'],
+      },
+    },
+  },
 ];
 
 /** Qwen3's system block with tools, decoded without special tokens. */
@@ -61,14 +103,24 @@ function systemBlock(system: string): string {
 
 /** The caller's raw response, as the model writes it. */
 function actText(act: Act): string {
-  const calls = (act.calls ?? []).map((c, i) => `${i === 0 && !act.content ? '' : '\n'}<tool_call>\n${pyJson({ name: c.name, arguments: c.arguments })}\n</tool_call>`).join('');
+  const calls = (act.calls ?? [])
+    .map(
+      (c, i) =>
+        `${i === 0 && !act.content ? '' : '\n'}<tool_call>\n${pyJson({ name: c.name, arguments: c.arguments })}\n</tool_call>`,
+    )
+    .join('');
   return `<think>\n${act.think}\n</think>\n\n${act.content ?? ''}${calls}`;
 }
 
 /** The assistant message as the template re-renders it after the generation prompt (envs.py:613-661). */
 function renderedAct(act: Act): string {
   const content = act.content ?? '';
-  const calls = (act.calls ?? []).map((c, i) => `${(i === 0 && content) || i > 0 ? '\n' : ''}<tool_call>\n{"name": "${c.name}", "arguments": ${pyJson(c.arguments)}}\n</tool_call>`).join('');
+  const calls = (act.calls ?? [])
+    .map(
+      (c, i) =>
+        `${(i === 0 && content) || i > 0 ? '\n' : ''}<tool_call>\n{"name": "${c.name}", "arguments": ${pyJson(c.arguments)}}\n</tool_call>`,
+    )
+    .join('');
   return `<think>\n${act.think}\n</think>\n\n${content}${calls}\n`;
 }
 
@@ -83,18 +135,22 @@ class Trajectory {
   act(act: Act, after: { responses?: string[]; user?: string } = {}): this {
     this.rows.push({ input: this.prompt, output: actText(act) });
     this.prompt += renderedAct(act);
-    if (after.responses?.length) this.prompt += `user${after.responses.map((r) => `\n<tool_response>\n${r}\n</tool_response>`).join('')}\n`;
+    if (after.responses?.length)
+      this.prompt += `user${after.responses.map((r) => `\n<tool_response>\n${r}\n</tool_response>`).join('')}\n`;
     if (after.user !== undefined) this.prompt += `user\n${after.user}\n`;
     this.prompt += 'assistant\n';
     return this;
   }
 }
 
-const SIMULATOR_SYSTEM = 'You are a precise tool simulator.\nYour task: validate the RL model\'s tool call against the candidate tools whitelist and the JSON schema, then generate the tool execution result.';
+const SIMULATOR_SYSTEM =
+  "You are a precise tool simulator.\nYour task: validate the RL model's tool call against the candidate tools whitelist and the JSON schema, then generate the tool execution result.";
 
 /** A Tool Simulator Agent row for one call (simulate_core/_builders.py:187-205). */
 function simulatorRow(call: Call, output: string): { input: string; output: string } {
-  const schema = JSON.stringify(TOOLS.find((t) => t.function.name === call.name)!.function.parameters);
+  const schema = JSON.stringify(
+    TOOLS.find((t) => t.function.name === call.name)!.function.parameters,
+  );
   const user = `get_order({"order_id": "W9"}) -> {"status": "shipped"}\n\nCurrent tool to simulate:\n- name: ${call.name}\n- input schema (JSON Schema):\n${schema}\n- arguments (JSON, parsed from caller's tool_call):\n${pyJsonIndent0(call.arguments)}`;
   return { input: `system\n${SIMULATOR_SYSTEM}\nuser\n${user}\nassistant\n`, output };
 }
@@ -105,7 +161,14 @@ function simulated(result: JsonValue): string {
 
 /** A dump line: `_dump_generations`' keys in its order. */
 function dumpLine(row: { input: string; output: string }, score: number, step: number): string {
-  return pyJson({ input: row.input, output: row.output, score, step, max_num_turns: 2, num_checklists: 1 });
+  return pyJson({
+    input: row.input,
+    output: row.output,
+    score,
+    step,
+    max_num_turns: 2,
+    num_checklists: 1,
+  });
 }
 
 const W1 = { name: 'get_order', arguments: { order_id: 'W1' } };
@@ -118,28 +181,47 @@ function stepSeven(): string[] {
     .act({ think: 'And W2.', calls: [W2] }, { responses: [pyJson({ status: 'delivered' })] })
     .act({ think: 'Answer.', content: 'W1 is pending.' });
   const a2 = new Trajectory('You are a support agent.', 'Where is order W1?')
-    .act({ think: 'I should check W1.', calls: [W1] }, { responses: [pyJson({ status: 'cancelled' })] })
+    .act(
+      { think: 'I should check W1.', calls: [W1] },
+      { responses: [pyJson({ status: 'cancelled' })] },
+    )
     .act({ think: 'Tell them.', content: 'W1 was cancelled.' }, { user: 'And order W2?' })
     .act({ think: 'Unknown.', content: 'I cannot find W2.' });
   // A third sample makes the same first call, and its rehearsal does not parse: EnvACE ends it there.
-  const a3 = new Trajectory('You are a support agent.', 'Where is order W1?')
-    .act({ think: 'W1 again.', calls: [W1] });
-  const b1 = new Trajectory('You are a support agent.', 'Cancel W3.')
-    .act({ think: 'Cancel it.', calls: [{ name: 'cancel_order', arguments: { order_id: 'W3' } }] });
+  const a3 = new Trajectory('You are a support agent.', 'Where is order W1?').act({
+    think: 'W1 again.',
+    calls: [W1],
+  });
+  const b1 = new Trajectory('You are a support agent.', 'Cancel W3.').act({
+    think: 'Cancel it.',
+    calls: [{ name: 'cancel_order', arguments: { order_id: 'W3' } }],
+  });
   const sims = [
     simulatorRow(W1, simulated({ status: 'pending' })),
     simulatorRow(W1, simulated({ status: 'cancelled' })),
     // W2 was answered by EnvACE's tool layer (a cached dataset answer): no simulator row.
-    simulatorRow({ name: 'cancel_order', arguments: { order_id: 'W3' } }, '<think>\nHmm.\n</think>\n\nCancelled.'),
+    simulatorRow(
+      { name: 'cancel_order', arguments: { order_id: 'W3' } },
+      '<think>\nHmm.\n</think>\n\nCancelled.',
+    ),
     simulatorRow(W1, '<think>\nW1?\n</think>\n\n<execution_result>\n{}\n</execution_result>'),
   ];
   const lines = [
     dumpLine(a3.rows[0], 0, 7),
-    dumpLine(a1.rows[2], 0.75, 7), dumpLine(sims[1], 0.25, 7), dumpLine(b1.rows[0], 0, 7), dumpLine(a2.rows[1], 0.25, 7),
-    dumpLine(a1.rows[0], 0.75, 7), dumpLine(sims[0], 0.75, 7), dumpLine(a2.rows[0], 0.25, 7), dumpLine(sims[2], 0, 7),
-    dumpLine(a1.rows[1], 0.75, 7), dumpLine(a2.rows[2], 0.25, 7), dumpLine(sims[3], 0, 7),
+    dumpLine(a1.rows[2], 0.75, 7),
+    dumpLine(sims[1], 0.25, 7),
+    dumpLine(b1.rows[0], 0, 7),
+    dumpLine(a2.rows[1], 0.25, 7),
+    dumpLine(a1.rows[0], 0.75, 7),
+    dumpLine(sims[0], 0.75, 7),
+    dumpLine(a2.rows[0], 0.25, 7),
+    dumpLine(sims[2], 0, 7),
+    dumpLine(a1.rows[1], 0.75, 7),
+    dumpLine(a2.rows[2], 0.25, 7),
+    dumpLine(sims[3], 0, 7),
     // adjust_batch's padding copies of two rows
-    dumpLine(a1.rows[0], 0.75, 7), dumpLine(sims[0], 0.75, 7),
+    dumpLine(a1.rows[0], 0.75, 7),
+    dumpLine(sims[0], 0.75, 7),
   ];
   return lines;
 }
@@ -151,7 +233,10 @@ async function traceEvents(file: string): Promise<TraceEvent[]> {
 }
 
 function tracesIn(out: string): string[] {
-  return out.split('\n').map((l) => /: (\S+trace\.jsonl)$/.exec(l)?.[1]).filter((f): f is string => f !== undefined);
+  return out
+    .split('\n')
+    .map((l) => /: (\S+trace\.jsonl)$/.exec(l)?.[1])
+    .filter((f): f is string => f !== undefined);
 }
 
 describe('rehearse import envace-rollouts', () => {
@@ -160,7 +245,8 @@ describe('rehearse import envace-rollouts', () => {
   async function rolloutDir(files: Record<string, string>): Promise<string> {
     const dir = path.join(tmp(), 'rollout_dumps');
     await fs.mkdir(dir, { recursive: true });
-    for (const [name, text] of Object.entries(files)) await fs.writeFile(path.join(dir, name), text);
+    for (const [name, text] of Object.entries(files))
+      await fs.writeFile(path.join(dir, name), text);
     return dir;
   }
 
@@ -169,7 +255,10 @@ describe('rehearse import envace-rollouts', () => {
     const runs = path.join(tmp(), 'runs');
     const r = await rehearse('import', 'envace-rollouts', dir, '--out', runs, '--no-progress');
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /^7\.jsonl: 14 rows → 4 episodes, 5 calls \(4 rehearsed, 1 actual\), 2 repeated rows read once: /m);
+    assert.match(
+      r.out,
+      /^7\.jsonl: 14 rows → 4 episodes, 5 calls \(4 rehearsed, 1 actual\), 2 repeated rows read once: /m,
+    );
     const [file] = tracesIn(r.out);
     assert.ok(file.startsWith(runs + path.sep), file);
     const events = await traceEvents(file);
@@ -179,9 +268,15 @@ describe('rehearse import envace-rollouts', () => {
     assert.equal(events[events.length - 1].type, 'run.end');
 
     const episodes = events.filter((e): e is EpisodeEvent => e.type === 'episode');
-    const ends = new Map(events.filter((e): e is EpisodeEndEvent => e.type === 'episode.end').map((e) => [e.episodeId, e]));
-    const turns = (id: string) => events.filter((e): e is TurnEvent => e.type === 'turn' && e.episodeId === id);
-    const byAnswer = (answer: string) => episodes.find((e) => ends.get(e.episodeId)?.answer?.endsWith(answer))!;
+    const ends = new Map(
+      events
+        .filter((e): e is EpisodeEndEvent => e.type === 'episode.end')
+        .map((e) => [e.episodeId, e]),
+    );
+    const turns = (id: string) =>
+      events.filter((e): e is TurnEvent => e.type === 'turn' && e.episodeId === id);
+    const byAnswer = (answer: string) =>
+      episodes.find((e) => ends.get(e.episodeId)?.answer?.endsWith(answer))!;
     assert.equal(episodes.length, 4);
 
     const a1 = byAnswer('W1 is pending.');
@@ -189,77 +284,183 @@ describe('rehearse import envace-rollouts', () => {
     assert.equal(a1.taskId, a2.taskId, 'two samples of one prompt are one task (a GRPO group)');
     assert.equal(a1.instruction, 'Where is order W1?');
     assert.ok(a1.system?.startsWith('You are a support agent.'), a1.system);
-    assert.deepEqual(a1.tools?.map((t) => t.name), ['get_order', 'cancel_order']);
+    assert.deepEqual(
+      a1.tools?.map((t) => t.name),
+      ['get_order', 'cancel_order'],
+    );
 
     const a1Turns = turns(a1.episodeId);
-    assert.deepEqual(a1Turns.map((t) => t.parse.kind), ['calls', 'calls', 'final']);
-    assert.ok(a1Turns[0].text.includes('Look W1 up.'), 'each turn keeps its own sample\'s text');
-    const calls = (id: string) => events.filter((e) => (e.type === 'call.rehearsal' || e.type === 'call.actual') && e.episodeId === id) as (CallRehearsalEvent | CallActualEvent)[];
+    assert.deepEqual(
+      a1Turns.map((t) => t.parse.kind),
+      ['calls', 'calls', 'final'],
+    );
+    assert.ok(a1Turns[0].text.includes('Look W1 up.'), "each turn keeps its own sample's text");
+    const calls = (id: string) =>
+      events.filter(
+        (e) => (e.type === 'call.rehearsal' || e.type === 'call.actual') && e.episodeId === id,
+      ) as (CallRehearsalEvent | CallActualEvent)[];
     const a1Calls = calls(a1.episodeId);
-    assert.deepEqual(a1Calls.map((c) => [c.callId, c.type]), [[`${a1.episodeId}.t1.c1`, 'call.rehearsal'], [`${a1.episodeId}.t2.c1`, 'call.actual']]);
-    assert.deepEqual((a1Calls[0] as CallRehearsalEvent).result, { ok: true, value: { status: 'pending' } });
+    assert.deepEqual(
+      a1Calls.map((c) => [c.callId, c.type]),
+      [
+        [`${a1.episodeId}.t1.c1`, 'call.rehearsal'],
+        [`${a1.episodeId}.t2.c1`, 'call.actual'],
+      ],
+    );
+    assert.deepEqual((a1Calls[0] as CallRehearsalEvent).result, {
+      ok: true,
+      value: { status: 'pending' },
+    });
     assert.deepEqual((a1Calls[0] as CallRehearsalEvent).arguments, { order_id: 'W1' });
-    assert.deepEqual((a1Calls[1] as CallActualEvent).response, { text: ['{"status": "delivered"}'] });
+    assert.deepEqual((a1Calls[1] as CallActualEvent).response, {
+      text: ['{"status": "delivered"}'],
+    });
     assert.equal((a1Calls[1] as CallActualEvent).source, 'replay');
-    assert.deepEqual([ends.get(a1.episodeId)!.status, ends.get(a1.episodeId)!.reward], ['completed', 0.75]);
-    assert.match(ends.get(a1.episodeId)!.checks![0].detail!, /^EnvACE score 0\.75 = episode reward \/ \(1 checklists × 2 turns\), training step 7$/);
+    assert.deepEqual(
+      [ends.get(a1.episodeId)!.status, ends.get(a1.episodeId)!.reward],
+      ['completed', 0.75],
+    );
+    assert.match(
+      ends.get(a1.episodeId)!.checks![0].detail!,
+      /^EnvACE score 0\.75 = episode reward \/ \(1 checklists × 2 turns\), training step 7$/,
+    );
 
     const a2Turns = turns(a2.episodeId);
     assert.ok(a2Turns[0].text.includes('I should check W1.'));
-    assert.deepEqual((calls(a2.episodeId)[0] as CallRehearsalEvent).result, { ok: true, value: { status: 'cancelled' } });
+    assert.deepEqual((calls(a2.episodeId)[0] as CallRehearsalEvent).result, {
+      ok: true,
+      value: { status: 'cancelled' },
+    });
     assert.equal(a2Turns[2].user, 'And order W2?', 'the next user message of a checklist turn');
     assert.equal(ends.get(a2.episodeId)!.reward, 0.25);
 
     const a3 = episodes.find((e) => turns(e.episodeId)[0].text.includes('W1 again.'))!;
     assert.equal(a3.taskId, a1.taskId);
     const a3Call = calls(a3.episodeId)[0] as CallRehearsalEvent;
-    assert.deepEqual([a3Call.text.includes('W1?'), !a3Call.result.ok && a3Call.result.code], [true, 'INVALID_EXECUTION_RESULT_TYPE'], 'the last turn\'s call takes the simulator row no answered call took');
-    assert.deepEqual([ends.get(a3.episodeId)!.status, ends.get(a3.episodeId)!.error?.code], ['failed', 'REHEARSAL_PARSE_ERROR']);
+    assert.deepEqual(
+      [a3Call.text.includes('W1?'), !a3Call.result.ok && a3Call.result.code],
+      [true, 'INVALID_EXECUTION_RESULT_TYPE'],
+      "the last turn's call takes the simulator row no answered call took",
+    );
+    assert.deepEqual(
+      [ends.get(a3.episodeId)!.status, ends.get(a3.episodeId)!.error?.code],
+      ['failed', 'REHEARSAL_PARSE_ERROR'],
+    );
 
     const b1 = episodes.find((e) => e !== a1 && e !== a2 && e !== a3)!;
     assert.notEqual(b1.taskId, a1.taskId);
     const b1Call = calls(b1.episodeId)[0] as CallRehearsalEvent;
-    assert.deepEqual([b1Call.type, b1Call.result.ok, !b1Call.result.ok && b1Call.result.code], ['call.rehearsal', false, 'NO_EXECUTION_RESULT_TAG_FOUND']);
-    assert.deepEqual([ends.get(b1.episodeId)!.status, ends.get(b1.episodeId)!.reward], ['failed', 0]);
+    assert.deepEqual(
+      [b1Call.type, b1Call.result.ok, !b1Call.result.ok && b1Call.result.code],
+      ['call.rehearsal', false, 'NO_EXECUTION_RESULT_TAG_FOUND'],
+    );
+    assert.deepEqual(
+      [ends.get(b1.episodeId)!.status, ends.get(b1.episodeId)!.reward],
+      ['failed', 0],
+    );
 
     // What the Trace Explorer and `rehearse report` read of it.
     const index = await TraceIndex.build(file);
-    assert.deepEqual([index.skippedCount, index.orphans, index.runEnd?.status], [0, 0, 'completed']);
+    assert.deepEqual(
+      [index.skippedCount, index.orphans, index.runEnd?.status],
+      [0, 0, 'completed'],
+    );
     assert.deepEqual(index.episodes.map((e) => e.turnIds.length).sort(), [1, 1, 3, 3]);
-    assert.equal(index.call(`${b1.episodeId}.t1.c1`)?.rehearsalError, 'NO_EXECUTION_RESULT_TAG_FOUND');
-    assert.ok(index.call(`${a1.episodeId}.t2.c1`)?.actual && !index.call(`${a1.episodeId}.t2.c1`)?.rehearsal);
+    assert.equal(
+      index.call(`${b1.episodeId}.t1.c1`)?.rehearsalError,
+      'NO_EXECUTION_RESULT_TAG_FOUND',
+    );
+    assert.ok(
+      index.call(`${a1.episodeId}.t2.c1`)?.actual &&
+        !index.call(`${a1.episodeId}.t2.c1`)?.rehearsal,
+    );
     const report = JSON.parse((await rehearse('report', '--json', file)).out) as FidelityReport;
-    assert.deepEqual([report.episodes, report.calls, report.rehearsed, report.withActual, report.meanReward], [4, 5, 4, 1, (0.75 + 0.25 + 0 + 0) / 4]);
+    assert.deepEqual(
+      [report.episodes, report.calls, report.rehearsed, report.withActual, report.meanReward],
+      [4, 5, 4, 1, (0.75 + 0.25 + 0 + 0) / 4],
+    );
   });
 
   it('damaged lines are skipped and counted with their line numbers; the rest is imported', async () => {
     const good = stepSeven();
     const deep = `{"input": "x", "output": "y", "extra": ${'['.repeat(MAX_JSON_DEPTH + 5)}${']'.repeat(MAX_JSON_DEPTH + 5)}}`;
-    const lines = [good[0], 'not json at all', good[1], '{"input": 1, "output": "y"}', deep, ...good.slice(2), '[1, 2]', '\u00ff\u0000', '{"input": "torn'];
+    const lines = [
+      good[0],
+      'not json at all',
+      good[1],
+      '{"input": 1, "output": "y"}',
+      deep,
+      ...good.slice(2),
+      '[1, 2]',
+      '\u00ff\u0000',
+      '{"input": "torn',
+    ];
     const dir = await rolloutDir({ '3.jsonl': lines.join('\n') });
-    const r = await rehearse('import', 'envace-rollouts', dir, '--out', path.join(tmp(), 'runs'), '--no-progress');
+    const r = await rehearse(
+      'import',
+      'envace-rollouts',
+      dir,
+      '--out',
+      path.join(tmp(), 'runs'),
+      '--no-progress',
+    );
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^3\.jsonl: 14 rows → 4 episodes, 5 calls \(4 rehearsed, 1 actual\)/m);
-    assert.equal(r.err, `3.jsonl: 6 malformed lines skipped: line 2 (not valid JSON), line 4 (no "input" and "output" strings (not a row of EnvACE's _dump_generations)), line 5 (nested deeper than ${MAX_JSON_DEPTH} levels), line 18 (not a JSON object), line 19 (not valid JSON), and 1 more`);
+    assert.equal(
+      r.err,
+      `3.jsonl: 6 malformed lines skipped: line 2 (not valid JSON), line 4 (no "input" and "output" strings (not a row of EnvACE's _dump_generations)), line 5 (nested deeper than ${MAX_JSON_DEPTH} levels), line 18 (not a JSON object), line 19 (not valid JSON), and 1 more`,
+    );
   });
 
   it('a score Python wrote as NaN is read as no score: the episode is imported, its reward null', async () => {
-    const row = new Trajectory('You are a support agent.', 'Hi.').act({ think: 'Greet.', content: 'Hello!' }).rows[0];
-    const dir = await rolloutDir({ '4.jsonl': dumpLine(row, 0, 4).replace('"score": 0,', '"score": NaN,') + '\n' });
-    const r = await rehearse('import', 'envace-rollouts', dir, '--out', path.join(tmp(), 'runs'), '--no-progress');
+    const row = new Trajectory('You are a support agent.', 'Hi.').act({
+      think: 'Greet.',
+      content: 'Hello!',
+    }).rows[0];
+    const dir = await rolloutDir({
+      '4.jsonl': dumpLine(row, 0, 4).replace('"score": 0,', '"score": NaN,') + '\n',
+    });
+    const r = await rehearse(
+      'import',
+      'envace-rollouts',
+      dir,
+      '--out',
+      path.join(tmp(), 'runs'),
+      '--no-progress',
+    );
     assert.equal(r.code, 0, r.err);
-    const end = (await traceEvents(tracesIn(r.out)[0])).find((e): e is EpisodeEndEvent => e.type === 'episode.end')!;
-    assert.deepEqual([end.status, end.reward, end.answer, end.checks![0].detail], ['completed', null, row.output, 'EnvACE score absent or not finite = episode reward / (1 checklists × 2 turns), training step 4']);
+    const end = (await traceEvents(tracesIn(r.out)[0])).find(
+      (e): e is EpisodeEndEvent => e.type === 'episode.end',
+    )!;
+    assert.deepEqual(
+      [end.status, end.reward, end.answer, end.checks![0].detail],
+      [
+        'completed',
+        null,
+        row.output,
+        'EnvACE score absent or not finite = episode reward / (1 checklists × 2 turns), training step 4',
+      ],
+    );
   });
 
   it('a line longer than the limit is skipped, not held in memory, and the file still imports', async () => {
     const good = stepSeven();
     const huge = `{"input": "${'x'.repeat(MAX_ROLLOUT_LINE_BYTES)}", "output": ""}`;
     const dir = await rolloutDir({ '1.jsonl': `${good.join('\n')}\n${huge}\n` });
-    const r = await rehearse('import', 'envace-rollouts', dir, '--out', path.join(tmp(), 'runs'), '--no-progress');
+    const r = await rehearse(
+      'import',
+      'envace-rollouts',
+      dir,
+      '--out',
+      path.join(tmp(), 'runs'),
+      '--no-progress',
+    );
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^1\.jsonl: 14 rows → 4 episodes/m);
-    assert.equal(r.err, `1.jsonl: 1 malformed line skipped: line 15 (line too long (${huge.length} bytes, at most ${MAX_ROLLOUT_LINE_BYTES}))`);
+    assert.equal(
+      r.err,
+      `1.jsonl: 1 malformed line skipped: line 15 (line too long (${huge.length} bytes, at most ${MAX_ROLLOUT_LINE_BYTES}))`,
+    );
   });
 
   it('a folder without rollout files is a clear error, and writes nothing', async () => {
@@ -267,7 +468,10 @@ describe('rehearse import envace-rollouts', () => {
     const runs = path.join(tmp(), 'runs');
     const r = await rehearse('import', 'envace-rollouts', dir, '--out', runs);
     assert.equal(r.code, 1);
-    assert.equal(r.err, `rehearse: ${dir} holds no rollout files: EnvACE writes one <step>.jsonl per training step into trainer.rollout_data_dir; pass that folder.`);
+    assert.equal(
+      r.err,
+      `rehearse: ${dir} holds no rollout files: EnvACE writes one <step>.jsonl per training step into trainer.rollout_data_dir; pass that folder.`,
+    );
     await assert.rejects(fs.stat(runs), /ENOENT/);
     const missing = await rehearse('import', 'envace-rollouts', path.join(tmp(), 'nowhere'));
     assert.equal(missing.code, 1);
@@ -280,27 +484,44 @@ describe('rehearse import envace-rollouts', () => {
     await fs.writeFile(file, 'x');
     const r = await rehearse('import', 'envace-rollouts', dir, '--out', path.join(file, 'runs'));
     assert.equal(r.code, 2);
-    assert.equal(r.err, `rehearse: --out ${path.join(file, 'runs')} cannot be created: ${file} is a file; pass a folder (each run is written into <folder>/<run id>/).`);
+    assert.equal(
+      r.err,
+      `rehearse: --out ${path.join(file, 'runs')} cannot be created: ${file} is a file; pass a folder (each run is written into <folder>/<run id>/).`,
+    );
     assert.deepEqual((await fs.readdir(tmp())).sort(), ['a-file', 'rollout_dumps']);
   });
 
   it('the rehearse CLI imports every step of a folder into .rehearsal/runs of the folder it runs in, and nothing else', async () => {
     const lines = stepSeven();
-    const dir = await rolloutDir({ '2.jsonl': lines.join('\n') + '\n', '10.jsonl': lines.slice(4, 8).join('\n') + '\n', 'README': 'not a rollout' });
+    const dir = await rolloutDir({
+      '2.jsonl': lines.join('\n') + '\n',
+      '10.jsonl': lines.slice(4, 8).join('\n') + '\n',
+      README: 'not a rollout',
+    });
     const workspace = path.join(tmp(), 'workspace');
     await fs.mkdir(workspace);
     const cli = path.join(__dirname, '..', '..', 'src', 'cli', 'main.js');
-    const child = spawnSync(process.execPath, [cli, 'import', 'envace-rollouts', dir], { cwd: workspace, encoding: 'utf8' });
+    const child = spawnSync(process.execPath, [cli, 'import', 'envace-rollouts', dir], {
+      cwd: workspace,
+      encoding: 'utf8',
+    });
     assert.equal(child.status, 0, child.stderr);
     const out = child.stdout.trim().split('\n');
     assert.match(out[0], /^2\.jsonl: 14 rows → 4 episodes/);
     assert.match(out[1], /^10\.jsonl: 4 rows → /, 'steps in numeric order');
-    assert.equal(out[2], `imported ${4 + Number(/→ (\d+) episode/.exec(out[1])![1])} episodes from 2 rollout files of ${dir} into ${path.join(workspace, '.rehearsal', 'runs')}`);
+    assert.equal(
+      out[2],
+      `imported ${4 + Number(/→ (\d+) episode/.exec(out[1])![1])} episodes from 2 rollout files of ${dir} into ${path.join(workspace, '.rehearsal', 'runs')}`,
+    );
     const runs = await fs.readdir(path.join(workspace, '.rehearsal', 'runs'));
     assert.equal(runs.length, 2);
-    assert.ok(runs.some((id) => /-envace-step2-/.test(id)) && runs.some((id) => /-envace-step10-/.test(id)), runs.join(', '));
+    assert.ok(
+      runs.some((id) => /-envace-step2-/.test(id)) && runs.some((id) => /-envace-step10-/.test(id)),
+      runs.join(', '),
+    );
     assert.deepEqual(await fs.readdir(workspace), ['.rehearsal']);
     assert.deepEqual((await fs.readdir(dir)).sort(), ['10.jsonl', '2.jsonl', 'README']);
-    for (const file of tracesIn(child.stdout)) assert.ok((await traceEvents(file)).some((e) => e.type === 'call.rehearsal'));
+    for (const file of tracesIn(child.stdout))
+      assert.ok((await traceEvents(file)).some((e) => e.type === 'call.rehearsal'));
   });
 });

@@ -29,14 +29,20 @@ interface DomainRun {
 async function playDomain(generator: TaskGenerator, builtinServersDir: string): Promise<DomainRun> {
   const tasks = generateTasks(generator, { count: TASKS_PER_DOMAIN });
   // One server process per domain for all its tasks: each episode starts with rehearsal__reset(seed).
-  const env = await openEnvironment(tasks[0].servers, { baseDir: REPO, allowTools: tasks[0].tools }, { builtinServersDir });
+  const env = await openEnvironment(
+    tasks[0].servers,
+    { baseDir: REPO, allowTools: tasks[0].tools },
+    { builtinServersDir },
+  );
   const run: DomainRun = { played: 0, failures: [], sabotagedPassing: [], sabotaged: new Set() };
   try {
     for (const [i, task] of tasks.entries()) {
       const play = await playReference(task, env);
       run.played++;
       if (play.grade.success !== true || play.grade.reward !== 1) {
-        run.failures.push(`${task.id}: ${JSON.stringify(play.grade.checks.filter((c) => c.passed !== true))}`);
+        run.failures.push(
+          `${task.id}: ${JSON.stringify(play.grade.checks.filter((c) => c.passed !== true))}`,
+        );
       }
       if (i % 10 === 0) {
         run.sabotaged.add(task.tags![0]);
@@ -57,8 +63,14 @@ describe('tasks: every generated task passes its own checks when its reference s
   before(async () => {
     const dir = ensureServerBundles();
     // The two domains play side by side: each is mostly waiting on its own server process.
-    const [retail, bank] = await Promise.all([playDomain(RETAIL_GENERATOR, dir), playDomain(BANK_GENERATOR, dir)]);
-    runs = new Map([['retail', retail], ['bank', bank]]);
+    const [retail, bank] = await Promise.all([
+      playDomain(RETAIL_GENERATOR, dir),
+      playDomain(BANK_GENERATOR, dir),
+    ]);
+    runs = new Map([
+      ['retail', retail],
+      ['bank', bank],
+    ]);
   });
 
   for (const domain of ['retail', 'bank']) {
@@ -84,7 +96,10 @@ describe('tasks: every generated task passes its own checks when its reference s
       const acts = turn.acts.map((t) => parseActOutput(t));
       const calls = acts.slice(0, -1).map((a) => (a.kind === 'calls' ? a.calls[0] : undefined));
       assert.deepEqual(calls, task.reference!.turns[i].calls);
-      assert.deepEqual(acts[acts.length - 1], { kind: 'final', text: task.reference!.turns[i].answer });
+      assert.deepEqual(acts[acts.length - 1], {
+        kind: 'final',
+        text: task.reference!.turns[i].answer,
+      });
     });
   });
 });

@@ -19,13 +19,24 @@ describe('TraceIndex', () => {
     assert.equal(index.runEnd?.status, 'completed');
     assert.equal(index.eventCount, shadowLines().length);
     assert.equal(index.scannedBytes, (await fs.stat(file())).size);
-    assert.deepEqual(index.episodes.map((e) => [e.episodeId, e.taskId, e.turnIds.length, e.end?.status]), [
-      ['e1', 'retail-test-0007', 4, 'completed'], ['e2', 'retail-test-0012', 4, 'completed'], ['e3', 'retail-test-0031', 2, 'failed'],
-    ]);
+    assert.deepEqual(
+      index.episodes.map((e) => [e.episodeId, e.taskId, e.turnIds.length, e.end?.status]),
+      [
+        ['e1', 'retail-test-0007', 4, 'completed'],
+        ['e2', 'retail-test-0012', 4, 'completed'],
+        ['e3', 'retail-test-0031', 2, 'failed'],
+      ],
+    );
     assert.equal(index.episode('e3')?.end?.errorCode, 'TOOL_TIMEOUT');
-    assert.deepEqual(index.turnsOf(index.episode('e2')!).map((t) => [t.turnId, t.kind, t.parseError]), [
-      ['e2.t1', 'calls', undefined], ['e2.t2', 'error', 'JSON_DECODE_ERROR'], ['e2.t3', 'calls', undefined], ['e2.t4', 'final', undefined],
-    ]);
+    assert.deepEqual(
+      index.turnsOf(index.episode('e2')!).map((t) => [t.turnId, t.kind, t.parseError]),
+      [
+        ['e2.t1', 'calls', undefined],
+        ['e2.t2', 'error', 'JSON_DECODE_ERROR'],
+        ['e2.t3', 'calls', undefined],
+        ['e2.t4', 'final', undefined],
+      ],
+    );
     assert.equal(index.turn('e2.t4')?.answerPreview, 'It was delivered.');
     assert.equal(index.calls().length, 7);
     assert.equal(index.call('e1.t1.c1')?.scores?.exactMatch, true);
@@ -81,7 +92,10 @@ describe('TraceIndex', () => {
     assert.equal(await index.refresh(), true);
     assert.equal(index.eventCount, 4);
     assert.equal(index.pendingBytes, 0);
-    assert.deepEqual(index.skipped.map((s) => s.line), [5]);
+    assert.deepEqual(
+      index.skipped.map((s) => s.line),
+      [5],
+    );
   });
 
   it('keeps line numbers right when an event was read before its newline arrived', async () => {
@@ -92,7 +106,11 @@ describe('TraceIndex', () => {
     await fs.appendFile(file(), '\n' + all[3] + '\n' + 'not json\n' + all[4] + '\n');
     await index.refresh();
     assert.equal(index.eventCount, 5);
-    assert.deepEqual(index.skipped.map((s) => s.line), [5], 'the corrupt line is line 5 of the file');
+    assert.deepEqual(
+      index.skipped.map((s) => s.line),
+      [5],
+      'the corrupt line is line 5 of the file',
+    );
     assert.equal(index.turn('e1.t1')?.location.line, 3);
     assert.equal(index.call('e1.t1.c1')?.rehearsal?.line, 4);
   });
@@ -127,10 +145,45 @@ describe('TraceIndex', () => {
     const t = sampleImagineRun();
     const ts = '2026-11-29T12:00:00.000Z';
     const orphans = [
-      { v: 1, type: 'turn', ts, episodeId: 'e9', turnId: 'e9.t1', index: 0, text: 'x', parse: { kind: 'final', answer: 'x' } },
-      { v: 1, type: 'call.actual', ts, episodeId: 'e1', turnId: 'e1.t9', callId: 'e1.t9.c1', tool: 'x', source: 'mcp', response: { text: ['ok'] } },
-      { v: 1, type: 'fidelity', ts, episodeId: 'e1', callId: 'e1.t9.c2', comparable: 'none', reason: 'no-actual' },
-      { v: 1, type: 'episode.end', ts, episodeId: 'e9', status: 'completed', reward: null, success: null },
+      {
+        v: 1,
+        type: 'turn',
+        ts,
+        episodeId: 'e9',
+        turnId: 'e9.t1',
+        index: 0,
+        text: 'x',
+        parse: { kind: 'final', answer: 'x' },
+      },
+      {
+        v: 1,
+        type: 'call.actual',
+        ts,
+        episodeId: 'e1',
+        turnId: 'e1.t9',
+        callId: 'e1.t9.c1',
+        tool: 'x',
+        source: 'mcp',
+        response: { text: ['ok'] },
+      },
+      {
+        v: 1,
+        type: 'fidelity',
+        ts,
+        episodeId: 'e1',
+        callId: 'e1.t9.c2',
+        comparable: 'none',
+        reason: 'no-actual',
+      },
+      {
+        v: 1,
+        type: 'episode.end',
+        ts,
+        episodeId: 'e9',
+        status: 'completed',
+        reward: null,
+        success: null,
+      },
     ];
     await fs.writeFile(file(), t.text() + orphans.map((o) => JSON.stringify(o)).join('\n') + '\n');
     const index = await TraceIndex.build(file());
@@ -141,7 +194,18 @@ describe('TraceIndex', () => {
 
   it('attaches a rehearsed call its turn did not list (a replayed call) to that turn', async () => {
     const t = sampleImagineRun();
-    const extra = { v: 1, type: 'call.rehearsal', ts: '2026-11-29T12:00:00.000Z', episodeId: 'e1', turnId: 'e1.t1', callId: 'e1.t1.c9', tool: 'get_order_details', arguments: {}, text: '', result: { ok: false, code: 'EMPTY_SIMULATOR_OUTPUT', message: 'empty' } };
+    const extra = {
+      v: 1,
+      type: 'call.rehearsal',
+      ts: '2026-11-29T12:00:00.000Z',
+      episodeId: 'e1',
+      turnId: 'e1.t1',
+      callId: 'e1.t1.c9',
+      tool: 'get_order_details',
+      arguments: {},
+      text: '',
+      result: { ok: false, code: 'EMPTY_SIMULATOR_OUTPUT', message: 'empty' },
+    };
     await fs.writeFile(file(), t.text() + JSON.stringify(extra) + '\n');
     const index = await TraceIndex.build(file());
     assert.deepEqual(index.turn('e1.t1')?.callIds, ['e1.t1.c1', 'e1.t1.c9']);
@@ -181,8 +245,29 @@ describe('TraceIndex', () => {
     const t = sampleShadowRun();
     const ts = '2026-11-29T12:00:00.000Z';
     const retried = [
-      { v: 1, type: 'call.rehearsal', ts, episodeId: 'e2', turnId: 'e2.t3', callId: 'e2.t3.c1', tool: 'get_order_details', arguments: {}, text: '<execution_result>{}</execution_result>', result: { ok: true, value: {} } },
-      { v: 1, type: 'call.actual', ts, episodeId: 'e3', turnId: 'e3.t2', callId: 'e3.t2.c1', tool: 'get_order_details', source: 'mcp', response: { text: ['ok'] } },
+      {
+        v: 1,
+        type: 'call.rehearsal',
+        ts,
+        episodeId: 'e2',
+        turnId: 'e2.t3',
+        callId: 'e2.t3.c1',
+        tool: 'get_order_details',
+        arguments: {},
+        text: '<execution_result>{}</execution_result>',
+        result: { ok: true, value: {} },
+      },
+      {
+        v: 1,
+        type: 'call.actual',
+        ts,
+        episodeId: 'e3',
+        turnId: 'e3.t2',
+        callId: 'e3.t2.c1',
+        tool: 'get_order_details',
+        source: 'mcp',
+        response: { text: ['ok'] },
+      },
     ];
     await fs.writeFile(file(), t.text() + retried.map((o) => JSON.stringify(o)).join('\n') + '\n');
     const index = await TraceIndex.build(file());
@@ -197,6 +282,9 @@ describe('TraceIndex', () => {
     await sampleImagineRun().write(file());
     const index = await TraceIndex.build(file());
     await fs.rm(file());
-    await assert.rejects(index.refresh(), (err: unknown) => err instanceof StudioError && err.code === 'TRACE_UNREADABLE');
+    await assert.rejects(
+      index.refresh(),
+      (err: unknown) => err instanceof StudioError && err.code === 'TRACE_UNREADABLE',
+    );
   });
 });

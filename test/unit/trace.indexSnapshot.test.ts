@@ -18,23 +18,85 @@ const ts = '2026-11-29T12:00:00.000Z';
  */
 function eventfulLines(): string[] {
   const shadow = sampleShadowRun().text().split('\n').filter(Boolean);
-  const imagine = sampleImagineRun().text().split('\n').filter(Boolean).slice(1, -1).map((l) => l.replace(/"(episodeId|turnId|callId)":"e/g, '"$1":"i'));
+  const imagine = sampleImagineRun()
+    .text()
+    .split('\n')
+    .filter(Boolean)
+    .slice(1, -1)
+    .map((l) => l.replace(/"(episodeId|turnId|callId)":"e/g, '"$1":"i'));
   const extra = [
-    { v: 1, type: 'call.rehearsal', ts, episodeId: 'e1', turnId: 'e1.t1', callId: 'e1.t1.c9', tool: 'get_order_details', arguments: {}, text: '', result: { ok: false, code: 'EMPTY_SIMULATOR_OUTPUT', message: 'empty' } },
-    { v: 1, type: 'turn', ts, episodeId: 'e9', turnId: 'e9.t1', index: 0, text: 'x', parse: { kind: 'final', answer: 'x' } },
-    { v: 1, type: 'episode', ts, episodeId: 'e2', index: 7, taskId: 'retail-test-0099', mode: 'shadow', instruction: 'again' },
-    { v: 1, type: 'turn', ts, episodeId: 'e2', turnId: 'e2.t9', index: 0, text: 'Done.', parse: { kind: 'final', answer: 'Done.' } },
+    {
+      v: 1,
+      type: 'call.rehearsal',
+      ts,
+      episodeId: 'e1',
+      turnId: 'e1.t1',
+      callId: 'e1.t1.c9',
+      tool: 'get_order_details',
+      arguments: {},
+      text: '',
+      result: { ok: false, code: 'EMPTY_SIMULATOR_OUTPUT', message: 'empty' },
+    },
+    {
+      v: 1,
+      type: 'turn',
+      ts,
+      episodeId: 'e9',
+      turnId: 'e9.t1',
+      index: 0,
+      text: 'x',
+      parse: { kind: 'final', answer: 'x' },
+    },
+    {
+      v: 1,
+      type: 'episode',
+      ts,
+      episodeId: 'e2',
+      index: 7,
+      taskId: 'retail-test-0099',
+      mode: 'shadow',
+      instruction: 'again',
+    },
+    {
+      v: 1,
+      type: 'turn',
+      ts,
+      episodeId: 'e2',
+      turnId: 'e2.t9',
+      index: 0,
+      text: 'Done.',
+      parse: { kind: 'final', answer: 'Done.' },
+    },
   ].map((e) => JSON.stringify(e));
-  return [...shadow.slice(0, -1), ...imagine, '{"v":1,"type":"turn", torn and corrupt', ...extra, shadow[shadow.length - 1]];
+  return [
+    ...shadow.slice(0, -1),
+    ...imagine,
+    '{"v":1,"type":"turn", torn and corrupt',
+    ...extra,
+    shadow[shadow.length - 1],
+  ];
 }
 
 /** Everything the explorer can ask an index, as plain data. */
 function described(index: TraceIndex): unknown {
-  const turnIds = [...new Set(index.episodes.flatMap((e) => [...e.turnIds, ...(index.episode(e.episodeId)?.turnIds ?? [])]))];
+  const turnIds = [
+    ...new Set(
+      index.episodes.flatMap((e) => [...e.turnIds, ...(index.episode(e.episodeId)?.turnIds ?? [])]),
+    ),
+  ];
   return {
-    run: index.run, runEnd: index.runEnd, skipped: index.skipped, skippedCount: index.skippedCount, orphans: index.orphans, eventCount: index.eventCount, scanned: index.scannedBytes,
-    episodes: index.episodes, byId: index.episodes.map((e) => index.episode(e.episodeId)),
-    turns: turnIds.map((id) => index.turn(id)), calls: index.calls(), summaries: index.callIds().map((id) => index.callSummary(id)),
+    run: index.run,
+    runEnd: index.runEnd,
+    skipped: index.skipped,
+    skippedCount: index.skippedCount,
+    orphans: index.orphans,
+    eventCount: index.eventCount,
+    scanned: index.scannedBytes,
+    episodes: index.episodes,
+    byId: index.episodes.map((e) => index.episode(e.episodeId)),
+    turns: turnIds.map((id) => index.turn(id)),
+    calls: index.calls(),
+    summaries: index.callIds().map((id) => index.callSummary(id)),
   };
 }
 
@@ -50,9 +112,15 @@ describe('Saved trace index (trace.index)', () => {
     const file = await traceIn('.rehearsal', 'runs', 'r1');
     await fs.writeFile(file, eventfulLines().join('\n') + '\n');
     const built = await TraceIndex.build(file);
-    assert.ok(built.skipped.length === 1 && built.orphans === 1, 'the trace has the cases it is meant to have');
+    assert.ok(
+      built.skipped.length === 1 && built.orphans === 1,
+      'the trace has the cases it is meant to have',
+    );
     // An episode introduced twice keeps one entry: the later event's fields, the turns of both.
-    assert.deepEqual([built.episode('e2')?.taskId, built.episode('e2')?.turnIds], ['retail-test-0099', ['e2.t1', 'e2.t2', 'e2.t3', 'e2.t4', 'e2.t9']]);
+    assert.deepEqual(
+      [built.episode('e2')?.taskId, built.episode('e2')?.turnIds],
+      ['retail-test-0099', ['e2.t1', 'e2.t2', 'e2.t3', 'e2.t4', 'e2.t9']],
+    );
     assert.equal(built.episodes.length, 4);
     assert.deepEqual(built.turn('e1.t1')?.callIds, ['e1.t1.c1', 'e1.t1.c9']);
     assert.equal(await saveIndexSnapshot(built), snapshotFileOf(file));
@@ -67,7 +135,10 @@ describe('Saved trace index (trace.index)', () => {
 
   it('keeps the count of skipped lines past the thousand it lists', async () => {
     const file = await traceIn('.rehearsal', 'runs', 'r1');
-    await fs.writeFile(file, [...eventfulLines(), ...Array.from({ length: 2500 }, () => 'garbage')].join('\n') + '\n');
+    await fs.writeFile(
+      file,
+      [...eventfulLines(), ...Array.from({ length: 2500 }, () => 'garbage')].join('\n') + '\n',
+    );
     const built = await TraceIndex.build(file);
     assert.deepEqual([built.skippedCount, built.skipped.length], [2501, 1000]);
     await saveIndexSnapshot(built);
@@ -93,7 +164,10 @@ describe('Saved trace index (trace.index)', () => {
     const lines = eventfulLines();
     const write = (text: string) => fs.writeFile(file, text);
     const cases: [string, () => Promise<void>][] = [
-      ['a value changed in place (same length)', () => write(lines.join('\n').replace('"status":"pending"', '"status":"shipped"') + '\n')],
+      [
+        'a value changed in place (same length)',
+        () => write(lines.join('\n').replace('"status":"pending"', '"status":"shipped"') + '\n'),
+      ],
       ['shortened', () => write(lines.slice(0, 5).join('\n') + '\n')],
       ['replaced by another run', () => write(sampleImagineRun().text())],
     ];
@@ -103,7 +177,11 @@ describe('Saved trace index (trace.index)', () => {
       await new Promise((r) => setTimeout(r, 5)); // a later modification time
       await change();
       assert.equal(await loadIndexSnapshot(file), undefined, what);
-      assert.deepEqual(described(await TraceIndex.open(file, { save: false })), described(await TraceIndex.build(file)), what);
+      assert.deepEqual(
+        described(await TraceIndex.open(file, { save: false })),
+        described(await TraceIndex.build(file)),
+        what,
+      );
     }
   });
 
@@ -114,7 +192,13 @@ describe('Saved trace index (trace.index)', () => {
     const saved = await fs.readFile(await saveIndexSnapshot(built));
     const expected = described(built);
     const indexFile = snapshotFileOf(file);
-    const damaged = [saved.subarray(0, saved.length - 3), saved.subarray(0, 40), Buffer.from('RSTIDX2\n' + saved.subarray(8).toString('latin1'), 'latin1'), Buffer.from('{"not":"an index"}'), Buffer.alloc(0)];
+    const damaged = [
+      saved.subarray(0, saved.length - 3),
+      saved.subarray(0, 40),
+      Buffer.from('RSTIDX2\n' + saved.subarray(8).toString('latin1'), 'latin1'),
+      Buffer.from('{"not":"an index"}'),
+      Buffer.alloc(0),
+    ];
     for (const bytes of damaged) {
       await fs.writeFile(indexFile, bytes);
       assert.equal(await loadIndexSnapshot(file), undefined);
@@ -122,16 +206,25 @@ describe('Saved trace index (trace.index)', () => {
     }
     // Random damage: whatever a changed byte does, nothing throws; a saved index that still loads
     // only ever points inside the trace, so opening any of its calls reads or fails with a code.
-    await fc.assert(fc.asyncProperty(fc.array(fc.tuple(fc.nat(saved.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), async (changes) => {
-      const bytes = Buffer.from(saved);
-      for (const [at, value] of changes) bytes[at] = value;
-      await fs.writeFile(indexFile, bytes);
-      const loaded = await loadIndexSnapshot(file);
-      if (!loaded) return;
-      const { index } = loaded;
-      for (const id of index.callIds()) await codedOrNothing(() => loadCallView(index, id));
-      for (const e of index.episodes) index.turnsOf(e).forEach((t) => index.callsOf(t));
-    }), { numRuns: 150, seed: 11 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.nat(saved.length - 1), fc.integer({ min: 0, max: 255 })), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        async (changes) => {
+          const bytes = Buffer.from(saved);
+          for (const [at, value] of changes) bytes[at] = value;
+          await fs.writeFile(indexFile, bytes);
+          const loaded = await loadIndexSnapshot(file);
+          if (!loaded) return;
+          const { index } = loaded;
+          for (const id of index.callIds()) await codedOrNothing(() => loadCallView(index, id));
+          for (const e of index.episodes) index.turnsOf(e).forEach((t) => index.callsOf(t));
+        },
+      ),
+      { numRuns: 150, seed: 11 },
+    );
   });
 
   it('is not used when one of its offsets was damaged (zeroed): the trace is read instead, and every call opens', async () => {
@@ -152,7 +245,10 @@ describe('Saved trace index (trace.index)', () => {
     assert.equal(await loadIndexSnapshot(file), undefined, 'the damaged saved index is refused');
     const opened = await TraceIndex.open(file, { save: false });
     assert.deepEqual(described(opened), expected);
-    assert.deepEqual(await Promise.all(opened.callIds().map((id) => loadCallView(opened, id))), views);
+    assert.deepEqual(
+      await Promise.all(opened.callIds().map((id) => loadCallView(opened, id))),
+      views,
+    );
     // A score that is no share at all (fieldF1 -5) is not believed either.
     const scores = built.snapshotState().calls.scoreSets as { fieldF1: number }[];
     assert.ok(scores.length > 0);
@@ -160,26 +256,46 @@ describe('Saved trace index (trace.index)', () => {
     scores[0].fieldF1 = -5;
     await saveIndexSnapshot(built);
     scores[0].fieldF1 = f1;
-    assert.equal(await loadIndexSnapshot(file), undefined, 'a saved index with fieldF1 -5 is refused');
+    assert.equal(
+      await loadIndexSnapshot(file),
+      undefined,
+      'a saved index with fieldF1 -5 is refused',
+    );
     assert.deepEqual(described(await TraceIndex.open(file, { save: false })), expected);
   });
 
   it('is saved by open after a long scan, and only inside a .rehearsal folder', async () => {
     const inside = await traceIn('.rehearsal', 'runs', 'r1');
     const outside = await traceIn('elsewhere');
-    for (const file of [inside, outside]) await fs.writeFile(file, eventfulLines().join('\n') + '\n');
+    for (const file of [inside, outside])
+      await fs.writeFile(file, eventfulLines().join('\n') + '\n');
     await TraceIndex.open(inside);
-    assert.equal(existsSync(snapshotFileOf(inside)), false, 'a small trace is not worth saving under the default threshold');
+    assert.equal(
+      existsSync(snapshotFileOf(inside)),
+      false,
+      'a small trace is not worth saving under the default threshold',
+    );
     await TraceIndex.open(inside, { saveAfterBytes: 0 });
     await TraceIndex.open(outside, { saveAfterBytes: 0 });
     assert.equal(existsSync(snapshotFileOf(inside)), true);
-    assert.equal(existsSync(snapshotFileOf(outside)), false, 'no file is written beside a trace outside .rehearsal');
-    assert.deepEqual((await fs.readdir(path.dirname(inside))).sort(), ['trace.index', 'trace.jsonl'], 'no temporary file is left behind');
+    assert.equal(
+      existsSync(snapshotFileOf(outside)),
+      false,
+      'no file is written beside a trace outside .rehearsal',
+    );
+    assert.deepEqual(
+      (await fs.readdir(path.dirname(inside))).sort(),
+      ['trace.index', 'trace.jsonl'],
+      'no temporary file is left behind',
+    );
     // A failed save is reported, and the index is still returned.
     await fs.rm(snapshotFileOf(inside));
     await fs.mkdir(snapshotFileOf(inside));
     const errors: Error[] = [];
-    const index = await TraceIndex.open(inside, { saveAfterBytes: 0, onSaveError: (e) => errors.push(e) });
+    const index = await TraceIndex.open(inside, {
+      saveAfterBytes: 0,
+      onSaveError: (e) => errors.push(e),
+    });
     assert.equal(errors.length, 1);
     assert.deepEqual(described(index), described(await TraceIndex.build(inside)));
   });

@@ -35,7 +35,9 @@ describe('large traces: first level from the first and last lines, index on dema
     const torn = await readTraceHead(await write('torn', withoutEnd + '{"v":1,"type":"run.e'));
     assert.equal(torn.runEnd, undefined);
     assert.equal(torn.endsCleanly, false);
-    const headless = await readTraceHead(await write('headless', withoutEnd.slice(withoutEnd.indexOf('\n') + 1)));
+    const headless = await readTraceHead(
+      await write('headless', withoutEnd.slice(withoutEnd.indexOf('\n') + 1)),
+    );
     assert.equal(headless.run, undefined);
     assert.match(headless.problem ?? '', /episode event, not a run event/);
   });
@@ -44,7 +46,9 @@ describe('large traces: first level from the first and last lines, index on dema
     const big = new TraceBuilder('big-run', 'shadow');
     for (let i = 0; i < 300; i++) {
       const e = big.episode(`task-${i}`);
-      e.turn('\n<tool_call>\n{"name": "get", "arguments": {"id": 1}}\n</tool_call>').rehearse(0, { id: 1, v: 'x'.repeat(200) }).actual(0, { json: { id: 1, v: 'y'.repeat(200) } });
+      e.turn('\n<tool_call>\n{"name": "get", "arguments": {"id": 1}}\n</tool_call>')
+        .rehearse(0, { id: 1, v: 'x'.repeat(200) })
+        .actual(0, { json: { id: 1, v: 'y'.repeat(200) } });
       e.end({ reward: 1, success: true });
     }
     big.end();
@@ -61,7 +65,10 @@ describe('large traces: first level from the first and last lines, index on dema
       assert.equal(run.status, 'ok', 'run.end read from the last line');
       assert.equal(run.hasChildren, true);
       const placeholder = traceTreeChildren(library, run);
-      assert.deepEqual(placeholder.map((n) => [n.kind, n.label]), [['message', 'Indexing… 0%']]);
+      assert.deepEqual(
+        placeholder.map((n) => [n.kind, n.label]),
+        [['message', 'Indexing… 0%']],
+      );
       assert.equal(traceTreeParent(library, placeholder[0])?.id, run.id);
 
       const changes: (string | undefined)[] = [];
@@ -72,13 +79,21 @@ describe('large traces: first level from the first and last lines, index on dema
       assert.ok(changes.includes(file));
       const episodes = traceTreeChildren(library, traceTreeChildren(library)[0]);
       assert.equal(episodes.length, 300);
-      assert.equal(traceTreeChildren(library)[0].description, 'shadow · models/default · 300 episodes · 300/300 success');
+      assert.equal(
+        traceTreeChildren(library)[0].description,
+        'shadow · models/default · 300 episodes · 300/300 success',
+      );
       // A run shows a page of its episodes (or calls), then one node for the rest.
-      const paged = traceTreeChildren(library, traceTreeChildren(library)[0], { pageSize: () => 120 });
+      const paged = traceTreeChildren(library, traceTreeChildren(library)[0], {
+        pageSize: () => 120,
+      });
       assert.equal(paged.length, 121);
       assert.deepEqual([paged[120].kind, paged[120].label], ['more', '180 more episodes…']);
       assert.equal(traceTreeParent(library, paged[120])?.kind, 'run');
-      const flat = traceTreeChildren(library, traceTreeChildren(library)[0], { pageSize: () => 250, sort: 'fidelity' });
+      const flat = traceTreeChildren(library, traceTreeChildren(library)[0], {
+        pageSize: () => 250,
+        sort: 'fidelity',
+      });
       assert.deepEqual([flat.length, flat[250].label], [251, '50 more calls…']);
       assert.ok(size > 10_000);
     } finally {

@@ -5,12 +5,23 @@ import { findRunTraces } from '../../src/core/trace/format/discover';
 import { TraceLibrary } from '../../src/core/trace/index/library';
 import type { CallEntry } from '../../src/core/trace/index/entries';
 import type { TraceTreeNode } from '../../src/core/explorer/tree';
-import { callTreeNode, fidelityBadge, traceTreeChildren, traceTreeParent } from '../../src/core/explorer/tree';
+import {
+  callTreeNode,
+  fidelityBadge,
+  traceTreeChildren,
+  traceTreeParent,
+} from '../../src/core/explorer/tree';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
 
-const shape = (n: TraceTreeNode) => ({ kind: n.kind, label: n.label, description: n.description, status: n.status, hasChildren: n.hasChildren });
+const shape = (n: TraceTreeNode) => ({
+  kind: n.kind,
+  label: n.label,
+  description: n.description,
+  status: n.status,
+  hasChildren: n.hasChildren,
+});
 
 describe('Trace Explorer tree model', () => {
   const tmp = useTempDir();
@@ -20,7 +31,9 @@ describe('Trace Explorer tree model', () => {
     const runs = path.join(tmp(), '.rehearsal', 'runs');
     shadow = path.join(runs, '20261129-120000-shadow-sample', 'trace.jsonl');
     await sampleShadowRun().write(shadow);
-    await sampleImagineRun().write(path.join(runs, '20261129-113000-imagine-sample', 'trace.jsonl'));
+    await sampleImagineRun().write(
+      path.join(runs, '20261129-113000-imagine-sample', 'trace.jsonl'),
+    );
     library = new TraceLibrary();
     await library.setFiles(await findRunTraces(tmp()));
   });
@@ -32,7 +45,7 @@ describe('Trace Explorer tree model', () => {
     return found;
   };
 
-  it('a run\'s icon follows its episodes: 0 of 2 successes is not a green check; a model inside the workspace shows relative to it', async () => {
+  it("a run's icon follows its episodes: 0 of 2 successes is not a green check; a model inside the workspace shows relative to it", async () => {
     const file = path.join(tmp(), '.rehearsal', 'runs', 'r-failures', 'trace.jsonl');
     const trace = new TraceBuilder('r-failures', 'shadow', path.join(tmp(), 'models', 'mine'));
     for (const task of ['t1', 't2']) trace.episode(task).end({ success: false, reward: 0 });
@@ -42,49 +55,143 @@ describe('Trace Explorer tree model', () => {
     ok.episode('t1').end({ success: true, reward: 1 });
     await ok.end().write(good);
     await library.setFiles(await findRunTraces(tmp()));
-    assert.deepEqual(shape(child(undefined, 'r-failures')), { kind: 'run', label: 'r-failures', description: 'shadow · models/mine · 2 episodes · 0/2 success', status: 'mismatch', hasChildren: true });
-    assert.deepEqual([child(undefined, 'r-good').description, child(undefined, 'r-good').status], ['shadow · /elsewhere/model · 1 episode · 1/1 success', 'ok']);
+    assert.deepEqual(shape(child(undefined, 'r-failures')), {
+      kind: 'run',
+      label: 'r-failures',
+      description: 'shadow · models/mine · 2 episodes · 0/2 success',
+      status: 'mismatch',
+      hasChildren: true,
+    });
+    assert.deepEqual(
+      [child(undefined, 'r-good').description, child(undefined, 'r-good').status],
+      ['shadow · /elsewhere/model · 1 episode · 1/1 success', 'ok'],
+    );
   });
 
   it('shows one node per run, newest first', () => {
     assert.deepEqual(traceTreeChildren(library).map(shape), [
-      { kind: 'run', label: '20261129-120000-shadow-sample', description: 'shadow · models/default · 3 episodes · 1/3 success', status: 'error', hasChildren: true },
-      { kind: 'run', label: '20261129-113000-imagine-sample', description: 'imagine · models/default · 1 episode · 1/1 success', status: 'ok', hasChildren: true },
+      {
+        kind: 'run',
+        label: '20261129-120000-shadow-sample',
+        description: 'shadow · models/default · 3 episodes · 1/3 success',
+        status: 'error',
+        hasChildren: true,
+      },
+      {
+        kind: 'run',
+        label: '20261129-113000-imagine-sample',
+        description: 'imagine · models/default · 1 episode · 1/1 success',
+        status: 'ok',
+        hasChildren: true,
+      },
     ]);
   });
 
   it('shows episodes with their grade', () => {
     const run = child(undefined, '20261129-120000-shadow-sample');
     assert.deepEqual(traceTreeChildren(library, run).map(shape), [
-      { kind: 'episode', label: 'e1 retail-test-0007', description: 'failure · reward 0.50', status: 'mismatch', hasChildren: true },
-      { kind: 'episode', label: 'e2 retail-test-0012', description: 'success · reward 1.00', status: 'ok', hasChildren: true },
-      { kind: 'episode', label: 'e3 retail-test-0031', description: 'failed (TOOL_TIMEOUT)', status: 'error', hasChildren: true },
+      {
+        kind: 'episode',
+        label: 'e1 retail-test-0007',
+        description: 'failure · reward 0.50',
+        status: 'mismatch',
+        hasChildren: true,
+      },
+      {
+        kind: 'episode',
+        label: 'e2 retail-test-0012',
+        description: 'success · reward 1.00',
+        status: 'ok',
+        hasChildren: true,
+      },
+      {
+        kind: 'episode',
+        label: 'e3 retail-test-0031',
+        description: 'failed (TOOL_TIMEOUT)',
+        status: 'error',
+        hasChildren: true,
+      },
     ]);
   });
 
   it('shows turns with their calls, parse errors and final answers', () => {
     const run = child(undefined, '20261129-120000-shadow-sample');
     assert.deepEqual(traceTreeChildren(library, child(run, 'e1 retail-test-0007')).map(shape), [
-      { kind: 'turn', label: 'turn 1', description: 'find_user_id_by_email · exact', status: 'ok', hasChildren: true },
-      { kind: 'turn', label: 'turn 2', description: 'get_order_details · F1 0.78', status: 'mismatch', hasChildren: true },
-      { kind: 'turn', label: 'turn 3', description: 'cancel_pending_order · F1 0.00 · error state differs', status: 'mismatch', hasChildren: true },
-      { kind: 'turn', label: 'turn 4', description: 'final answer: Your order #W2611340 was already delivered, so it cannot be cancelled. I can hel', status: 'info', hasChildren: false },
+      {
+        kind: 'turn',
+        label: 'turn 1',
+        description: 'find_user_id_by_email · exact',
+        status: 'ok',
+        hasChildren: true,
+      },
+      {
+        kind: 'turn',
+        label: 'turn 2',
+        description: 'get_order_details · F1 0.78',
+        status: 'mismatch',
+        hasChildren: true,
+      },
+      {
+        kind: 'turn',
+        label: 'turn 3',
+        description: 'cancel_pending_order · F1 0.00 · error state differs',
+        status: 'mismatch',
+        hasChildren: true,
+      },
+      {
+        kind: 'turn',
+        label: 'turn 4',
+        description:
+          'final answer: Your order #W2611340 was already delivered, so it cannot be cancelled. I can hel',
+        status: 'info',
+        hasChildren: false,
+      },
     ]);
-    assert.deepEqual(traceTreeChildren(library, child(run, 'e2 retail-test-0012')).map((n) => [n.description, n.status]), [
-      ['get_order_details · exact', 'ok'], ['parse error JSON_DECODE_ERROR', 'error'], ['get_order_details · parse error NO_EXECUTION_RESULT_TAG_FOUND', 'error'], ['final answer: It was delivered.', 'info'],
-    ]);
+    assert.deepEqual(
+      traceTreeChildren(library, child(run, 'e2 retail-test-0012')).map((n) => [
+        n.description,
+        n.status,
+      ]),
+      [
+        ['get_order_details · exact', 'ok'],
+        ['parse error JSON_DECODE_ERROR', 'error'],
+        ['get_order_details · parse error NO_EXECUTION_RESULT_TAG_FOUND', 'error'],
+        ['final answer: It was delivered.', 'info'],
+      ],
+    );
   });
 
   it('shows each call with its fidelity badge', () => {
     const run = child(undefined, '20261129-120000-shadow-sample');
-    const calls = (episode: string, turn: string) => traceTreeChildren(library, child(child(run, episode), turn)).map(shape);
-    assert.deepEqual(calls('e1 retail-test-0007', 'turn 1'), [{ kind: 'call', label: 'find_user_id_by_email', description: 'exact', status: 'ok', hasChildren: false }]);
+    const calls = (episode: string, turn: string) =>
+      traceTreeChildren(library, child(child(run, episode), turn)).map(shape);
+    assert.deepEqual(calls('e1 retail-test-0007', 'turn 1'), [
+      {
+        kind: 'call',
+        label: 'find_user_id_by_email',
+        description: 'exact',
+        status: 'ok',
+        hasChildren: false,
+      },
+    ]);
     const mismatch = calls('e1 retail-test-0007', 'turn 2')[0];
     assert.equal(mismatch.status, 'mismatch');
     assert.match(mismatch.description, /^F1 0\.\d\d$/);
-    assert.deepEqual(calls('e1 retail-test-0007', 'turn 3')[0].description, 'F1 0.00 · error state differs');
-    assert.deepEqual(calls('e2 retail-test-0012', 'turn 3')[0], { kind: 'call', label: 'get_order_details', description: 'parse error NO_EXECUTION_RESULT_TAG_FOUND', status: 'error', hasChildren: false });
-    assert.deepEqual(calls('e3 retail-test-0031', 'turn 2')[0].description, 'tool error TOOL_TIMEOUT');
+    assert.deepEqual(
+      calls('e1 retail-test-0007', 'turn 3')[0].description,
+      'F1 0.00 · error state differs',
+    );
+    assert.deepEqual(calls('e2 retail-test-0012', 'turn 3')[0], {
+      kind: 'call',
+      label: 'get_order_details',
+      description: 'parse error NO_EXECUTION_RESULT_TAG_FOUND',
+      status: 'error',
+      hasChildren: false,
+    });
+    assert.deepEqual(
+      calls('e3 retail-test-0031', 'turn 2')[0].description,
+      'tool error TOOL_TIMEOUT',
+    );
     const node = callTreeNode(library, shadow, 'e1.t2.c1')!;
     assert.equal(node.id, `${shadow}#e1.t2.c1`);
     assert.match(node.tooltip, /paths: 1 missing · 0 invented · 1 changed · 0 retyped/);
@@ -112,7 +219,13 @@ describe('Trace Explorer tree model', () => {
     const missing = path.join(tmp(), 'gone', 'trace.jsonl');
     await library.add(missing);
     const node = traceTreeChildren(library).find((n) => n.file === missing)!;
-    assert.deepEqual(shape(node), { kind: 'problem', label: 'gone', description: 'unreadable', status: 'error', hasChildren: false });
+    assert.deepEqual(shape(node), {
+      kind: 'problem',
+      label: 'gone',
+      description: 'unreadable',
+      status: 'error',
+      hasChildren: false,
+    });
     assert.match(node.tooltip, /no such file/);
     assert.deepEqual(traceTreeChildren(library, node), []);
     assert.equal(traceTreeParent(library, node), undefined);
@@ -150,22 +263,73 @@ describe('Trace Explorer tree model', () => {
 });
 
 describe('fidelityBadge', () => {
-  const base: CallEntry = { callId: 'e1.t1.c1', turnId: 'e1.t1', episodeId: 'e1', tool: 't', index: 0 };
+  const base: CallEntry = {
+    callId: 'e1.t1.c1',
+    turnId: 'e1.t1',
+    episodeId: 'e1',
+    tool: 't',
+    index: 0,
+  };
   const at = { line: 1, offset: 0, length: 1 };
-  const scores = { exactMatch: false, fieldF1: 0.456, keyJaccard: 1, typeAgreement: 1, errorAgreement: true };
+  const scores = {
+    exactMatch: false,
+    fieldF1: 0.456,
+    keyJaccard: 1,
+    typeAgreement: 1,
+    errorAgreement: true,
+  };
 
   it('says what is known of a call', () => {
     assert.deepEqual(fidelityBadge(base), { text: 'not rehearsed', status: 'pending' });
-    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at }), { text: 'waiting for tool', status: 'pending' });
-    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actual: at }), { text: 'not scored', status: 'info' });
-    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actual: at, comparable: 'none' }), { text: 'not comparable', status: 'info' });
-    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actual: at, scores }), { text: 'F1 0.46', status: 'mismatch' });
-    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actual: at, scores: { ...scores, errorAgreement: false } }), { text: 'F1 0.46 · error state differs', status: 'mismatch' });
-    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actual: at, scores: { ...scores, exactMatch: true, fieldF1: 1 } }), { text: 'exact', status: 'ok' });
+    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at }), {
+      text: 'waiting for tool',
+      status: 'pending',
+    });
+    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actual: at }), {
+      text: 'not scored',
+      status: 'info',
+    });
+    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actual: at, comparable: 'none' }), {
+      text: 'not comparable',
+      status: 'info',
+    });
+    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actual: at, scores }), {
+      text: 'F1 0.46',
+      status: 'mismatch',
+    });
+    assert.deepEqual(
+      fidelityBadge({
+        ...base,
+        rehearsal: at,
+        actual: at,
+        scores: { ...scores, errorAgreement: false },
+      }),
+      { text: 'F1 0.46 · error state differs', status: 'mismatch' },
+    );
+    assert.deepEqual(
+      fidelityBadge({
+        ...base,
+        rehearsal: at,
+        actual: at,
+        scores: { ...scores, exactMatch: true, fieldF1: 1 },
+      }),
+      { text: 'exact', status: 'ok' },
+    );
   });
 
   it('puts errors first', () => {
-    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, rehearsalError: 'EMPTY_SIMULATOR_OUTPUT', actualError: 'TOOL_TIMEOUT' }), { text: 'parse error EMPTY_SIMULATOR_OUTPUT', status: 'error' });
-    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actualError: 'TOOL_TIMEOUT' }), { text: 'tool error TOOL_TIMEOUT', status: 'error' });
+    assert.deepEqual(
+      fidelityBadge({
+        ...base,
+        rehearsal: at,
+        rehearsalError: 'EMPTY_SIMULATOR_OUTPUT',
+        actualError: 'TOOL_TIMEOUT',
+      }),
+      { text: 'parse error EMPTY_SIMULATOR_OUTPUT', status: 'error' },
+    );
+    assert.deepEqual(fidelityBadge({ ...base, rehearsal: at, actualError: 'TOOL_TIMEOUT' }), {
+      text: 'tool error TOOL_TIMEOUT',
+      status: 'error',
+    });
   });
 });

@@ -7,8 +7,19 @@ import type { NewTraceEvent } from '../../src/core/trace/format/schema';
 import { TraceWriter } from '../../src/core/trace/format/writer';
 import { useTempDir } from './support/tempDir';
 
-const run = (runId = 'r1'): NewTraceEvent => ({ type: 'run', runId, mode: 'shadow', policy: { kind: 'reference', id: 'reference' } });
-const episode = (index: number): NewTraceEvent => ({ type: 'episode', episodeId: `e${index + 1}`, index, taskId: 'retail-0001', mode: 'shadow' });
+const run = (runId = 'r1'): NewTraceEvent => ({
+  type: 'run',
+  runId,
+  mode: 'shadow',
+  policy: { kind: 'reference', id: 'reference' },
+});
+const episode = (index: number): NewTraceEvent => ({
+  type: 'episode',
+  episodeId: `e${index + 1}`,
+  index,
+  taskId: 'retail-0001',
+  mode: 'shadow',
+});
 
 async function lines(file: string): Promise<string[]> {
   return (await fs.readFile(file, 'utf8')).split('\n');
@@ -48,22 +59,53 @@ describe('TraceWriter', () => {
   it('keeps the order of appends that are not awaited one by one', async () => {
     const file = path.join(tmp(), 'trace.jsonl');
     const writer = await TraceWriter.open(file, { durable: true });
-    await Promise.all([writer.append(run()), ...Array.from({ length: 40 }, (_, i) => writer.append(episode(i)))]);
+    await Promise.all([
+      writer.append(run()),
+      ...Array.from({ length: 40 }, (_, i) => writer.append(episode(i))),
+    ]);
     await writer.close();
     const { events, skipped } = await readTraceEvents(file);
     assert.deepEqual(skipped, []);
-    assert.deepEqual(events.slice(1).map((e) => (e.type === 'episode' ? e.index : -1)), Array.from({ length: 40 }, (_, i) => i));
+    assert.deepEqual(
+      events.slice(1).map((e) => (e.type === 'episode' ? e.index : -1)),
+      Array.from({ length: 40 }, (_, i) => i),
+    );
   });
 
   it('writes the header keys first, so a line says what it is in its first bytes', async () => {
     const file = path.join(tmp(), 'trace.jsonl');
     const writer = await TraceWriter.open(file, { durable: false });
     await writer.append(run());
-    await writer.append({ type: 'call.rehearsal', text: '…', result: { ok: true, value: { a: 1 } }, arguments: {}, tool: 'get_order', callId: 'e1.t1.c1', turnId: 'e1.t1', episodeId: 'e1' });
+    await writer.append({
+      type: 'call.rehearsal',
+      text: '…',
+      result: { ok: true, value: { a: 1 } },
+      arguments: {},
+      tool: 'get_order',
+      callId: 'e1.t1.c1',
+      turnId: 'e1.t1',
+      episodeId: 'e1',
+    });
     await writer.close();
     const [runLine, callLine] = await lines(file);
-    assert.deepEqual(Object.keys(JSON.parse(runLine) as object).slice(0, 4), ['v', 'type', 'ts', 'runId']);
-    assert.deepEqual(Object.keys(JSON.parse(callLine) as object), ['v', 'type', 'ts', 'episodeId', 'turnId', 'callId', 'tool', 'text', 'result', 'arguments']);
+    assert.deepEqual(Object.keys(JSON.parse(runLine) as object).slice(0, 4), [
+      'v',
+      'type',
+      'ts',
+      'runId',
+    ]);
+    assert.deepEqual(Object.keys(JSON.parse(callLine) as object), [
+      'v',
+      'type',
+      'ts',
+      'episodeId',
+      'turnId',
+      'callId',
+      'tool',
+      'text',
+      'result',
+      'arguments',
+    ]);
     assert.ok(callLine.startsWith('{"v":1,"type":"call.rehearsal","ts":"'));
   });
 
@@ -74,7 +116,10 @@ describe('TraceWriter', () => {
     const before = (await fs.stat(file)).size;
     const err = await rejectsWith(writer.append({ ...run('../escape') }), 'INVALID_TRACE_EVENT');
     assert.match(err.message, /runId/);
-    await rejectsWith(writer.append({ type: 'episode', episodeId: 'e1' } as unknown as NewTraceEvent), 'INVALID_TRACE_EVENT');
+    await rejectsWith(
+      writer.append({ type: 'episode', episodeId: 'e1' } as unknown as NewTraceEvent),
+      'INVALID_TRACE_EVENT',
+    );
     assert.equal((await fs.stat(file)).size, before);
     await writer.append(episode(0)); // the writer still works
     await writer.close();
@@ -91,10 +136,15 @@ describe('TraceWriter', () => {
     await second.append(episode(0));
     await second.close();
     const result: string[] = [];
-    const { events, skipped } = await readTrace(file, { onEvent: (e, at) => result.push(`${at.line}:${e.type}`) });
+    const { events, skipped } = await readTrace(file, {
+      onEvent: (e, at) => result.push(`${at.line}:${e.type}`),
+    });
     assert.equal(events, 2);
     assert.deepEqual(result, ['1:run', '3:episode']);
-    assert.deepEqual(skipped.map((s) => [s.line, s.reason]), [[2, 'not valid JSON']]);
+    assert.deepEqual(
+      skipped.map((s) => [s.line, s.reason]),
+      [[2, 'not valid JSON']],
+    );
   });
 
   it('does not add a newline to a file that ends cleanly', async () => {
@@ -104,7 +154,10 @@ describe('TraceWriter', () => {
       await w.append(i === 0 ? run() : episode(0));
       await w.close();
     }
-    assert.deepEqual((await lines(file)).map((l) => l === ''), [false, false, true]);
+    assert.deepEqual(
+      (await lines(file)).map((l) => l === ''),
+      [false, false, true],
+    );
   });
 
   it('rejects appends once closed', async () => {

@@ -8,7 +8,9 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from '@huggingface/transformers' with { 'resolution-mode': 'import' };
+import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from '@huggingface/transformers' with {
+  'resolution-mode': 'import',
+};
 
 // transformers.js is an ES module; a dynamic import loads it from this CommonJS test file.
 const transformers = import('@huggingface/transformers');
@@ -18,16 +20,38 @@ const REPO = path.resolve(__dirname, '../../..');
 const PYTHON = process.env.TRAINER_PYTHON ?? '/usr/bin/python3';
 const MAX_NEW_TOKENS = 24;
 
-interface TrainerEvent { event: string; [key: string]: unknown }
-interface Generation extends TrainerEvent { id: string; prompt_ids: number[]; prompt_text?: string; ids: number[]; logits?: number[]; logits_shape?: number[] }
+interface TrainerEvent {
+  event: string;
+  [key: string]: unknown;
+}
+interface Generation extends TrainerEvent {
+  id: string;
+  prompt_ids: number[];
+  prompt_text?: string;
+  ids: number[];
+  logits?: number[];
+  logits_shape?: number[];
+}
 type Message = { role: string; content: string; name?: string; tool_calls?: unknown[] };
-interface Prompt { id: string; text?: string; messages?: Message[]; tools?: unknown[]; logits?: boolean }
+interface Prompt {
+  id: string;
+  text?: string;
+  messages?: Message[];
+  tools?: unknown[];
+  logits?: boolean;
+}
 
 async function trainer(args: string[]): Promise<TrainerEvent[]> {
   const { stdout } = await run(PYTHON, ['-m', 'trainer', ...args], {
-    cwd: REPO, env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' }, maxBuffer: 256 << 20, timeout: 120_000,
+    cwd: REPO,
+    env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' },
+    maxBuffer: 256 << 20,
+    timeout: 120_000,
   });
-  const events = stdout.trim().split('\n').map((line) => JSON.parse(line) as TrainerEvent);
+  const events = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as TrainerEvent);
   assert.equal(events.at(-1)?.event, 'done', JSON.stringify(events.at(-1)));
   return events;
 }
@@ -35,11 +59,23 @@ async function trainer(args: string[]): Promise<TrainerEvent[]> {
 const WEATHER = {
   type: 'function',
   function: {
-    name: 'get_weather', description: 'Current weather — any city, «quoted» & <tagged>',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 16 }, tolerance: { type: 'number', minimum: 1e-7, default: 0.5 } }, required: ['city'] },
+    name: 'get_weather',
+    description: 'Current weather — any city, «quoted» & <tagged>',
+    parameters: {
+      type: 'object',
+      properties: {
+        city: { type: 'string' },
+        days: { type: 'integer', minimum: 1, maximum: 16 },
+        tolerance: { type: 'number', minimum: 1e-7, default: 0.5 },
+      },
+      required: ['city'],
+    },
   },
 };
-const CART = { type: 'function', function: { name: 'add_item', description: '', parameters: { type: 'object', properties: {} } } };
+const CART = {
+  type: 'function',
+  function: { name: 'add_item', description: '', parameters: { type: 'object', properties: {} } },
+};
 const CALL = '\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"Paris"}}\n</tool_call>';
 
 const TEXTS = [
@@ -52,11 +88,19 @@ const TEXTS = [
 ];
 
 const CONVERSATIONS: { id: string; messages: Message[]; tools?: unknown[] }[] = [
-  { id: 'first-call', messages: [{ role: 'system', content: 'You are an agent.' }, { role: 'user', content: 'Weather in Paris?' }], tools: [WEATHER, CART] },
+  {
+    id: 'first-call',
+    messages: [
+      { role: 'system', content: 'You are an agent.' },
+      { role: 'user', content: 'Weather in Paris?' },
+    ],
+    tools: [WEATHER, CART],
+  },
   { id: 'no-tools', messages: [{ role: 'user', content: 'Just chat 😀' }] },
   { id: 'empty-tools', messages: [{ role: 'user', content: 'hi' }], tools: [] },
   {
-    id: 'multi-turn', tools: [WEATHER],
+    id: 'multi-turn',
+    tools: [WEATHER],
     messages: [
       { role: 'user', content: 'Weather in Paris, then Oslo?' },
       { role: 'assistant', content: CALL },
@@ -69,15 +113,43 @@ const CONVERSATIONS: { id: string; messages: Message[]; tools?: unknown[] }[] = 
     ],
   },
   {
-    id: 'structured-calls', tools: [WEATHER],
+    id: 'structured-calls',
+    tools: [WEATHER],
     messages: [
       { role: 'user', content: 'x' },
-      { role: 'assistant', content: 'Let me check.', tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: { city: 'Lima', days: 3, tolerance: 1.5e-7, nested: { list: [1, 2.25, 'é', null, true] } } } }, { function: { name: 'add_item', arguments: '{"raw": 1}' } }] },
+      {
+        role: 'assistant',
+        content: 'Let me check.',
+        tool_calls: [
+          {
+            type: 'function',
+            function: {
+              name: 'get_weather',
+              arguments: {
+                city: 'Lima',
+                days: 3,
+                tolerance: 1.5e-7,
+                nested: { list: [1, 2.25, 'é', null, true] },
+              },
+            },
+          },
+          { function: { name: 'add_item', arguments: '{"raw": 1}' } },
+        ],
+      },
       { role: 'tool', content: 'ok' },
       { role: 'system', content: 'a later system message' },
     ],
   },
-  { id: 'rehearse', messages: [{ role: 'system', content: 'You are a precise tool simulator.' }, { role: 'user', content: 'Call to simulate:\nTool: get_weather\nArguments: {"city":"Quito"}' }] },
+  {
+    id: 'rehearse',
+    messages: [
+      { role: 'system', content: 'You are a precise tool simulator.' },
+      {
+        role: 'user',
+        content: 'Call to simulate:\nTool: get_weather\nArguments: {"city":"Quito"}',
+      },
+    ],
+  },
 ];
 
 describe('trainer parity with transformers.js (tokenizer, chat template, ONNX export)', function () {
@@ -96,10 +168,30 @@ describe('trainer parity with transformers.js (tokenizer, chat template, ONNX ex
     ];
     await fs.writeFile(path.join(dir, 'prompts.json'), JSON.stringify(prompts));
     const [, events] = await Promise.all([
-      trainer(['export', '--set', `model.path=${path.join(dir, 'plain')}`, '--set', `out_dir=${path.join(dir, 'external')}`, '--set', 'export.external_data=always']),
-      trainer(['generate', '--set', `model.path=${path.join(dir, 'plain')}`, '--set', `generate.prompts=${path.join(dir, 'prompts.json')}`, '--set', `generate.max_new_tokens=${MAX_NEW_TOKENS}`]),
+      trainer([
+        'export',
+        '--set',
+        `model.path=${path.join(dir, 'plain')}`,
+        '--set',
+        `out_dir=${path.join(dir, 'external')}`,
+        '--set',
+        'export.external_data=always',
+      ]),
+      trainer([
+        'generate',
+        '--set',
+        `model.path=${path.join(dir, 'plain')}`,
+        '--set',
+        `generate.prompts=${path.join(dir, 'prompts.json')}`,
+        '--set',
+        `generate.max_new_tokens=${MAX_NEW_TOKENS}`,
+      ]),
     ]);
-    generations = new Map(events.filter((e) => e.event === 'generation').map((e) => [(e as Generation).id, e as Generation]));
+    generations = new Map(
+      events
+        .filter((e) => e.event === 'generation')
+        .map((e) => [(e as Generation).id, e as Generation]),
+    );
     const { AutoModelForCausalLM, AutoTokenizer, env } = await transformers;
     env.allowRemoteModels = false;
     env.allowLocalModels = true;
@@ -119,7 +211,19 @@ describe('trainer parity with transformers.js (tokenizer, chat template, ONNX ex
       assert.deepEqual(tokenizer.encode(text), python, JSON.stringify(text));
       if (text) assert.equal(tokenizer.decode(python), text);
     });
-    const special = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>', '<execution_result>', '</execution_result>', '<think>', '</think>'];
+    const special = [
+      '<|endoftext|>',
+      '<|im_start|>',
+      '<|im_end|>',
+      '<tool_call>',
+      '</tool_call>',
+      '<tool_response>',
+      '</tool_response>',
+      '<execution_result>',
+      '</execution_result>',
+      '<think>',
+      '</think>',
+    ];
     for (const token of special) assert.equal(tokenizer.encode(token).length, 1, token);
   });
 
@@ -127,9 +231,17 @@ describe('trainer parity with transformers.js (tokenizer, chat template, ONNX ex
     for (const c of CONVERSATIONS) {
       const python = generations.get(c.id)!;
       const options = { tools: c.tools, add_generation_prompt: true } as const;
-      const text = tokenizer.apply_chat_template(c.messages, { ...options, tokenize: false }) as string;
+      const text = tokenizer.apply_chat_template(c.messages, {
+        ...options,
+        tokenize: false,
+      }) as string;
       assert.equal(text, python.prompt_text, c.id);
-      const ids = tokenizer.apply_chat_template(c.messages, { ...options, tokenize: true, return_dict: false, return_tensor: false }) as number[];
+      const ids = tokenizer.apply_chat_template(c.messages, {
+        ...options,
+        tokenize: true,
+        return_dict: false,
+        return_tensor: false,
+      }) as number[];
       assert.deepEqual(ids, python.prompt_ids, c.id);
     }
   });
@@ -139,24 +251,47 @@ describe('trainer parity with transformers.js (tokenizer, chat template, ONNX ex
     const folder = path.join(dir, 'compact');
     await fs.mkdir(folder, { recursive: true });
     const python = await new Promise<{ template: string; texts: string[] }>((resolve, reject) => {
-      const child = execFile(PYTHON, ['-c', [
-        'import json, sys',
-        'from trainer.chat_template import COMPACT_TOOLS_TEMPLATE, render_chat',
-        'conversations = json.load(sys.stdin)',
-        'print(json.dumps({"template": COMPACT_TOOLS_TEMPLATE, "texts": [render_chat(COMPACT_TOOLS_TEMPLATE, c["messages"], c.get("tools"), True, {"eos_token": "<|im_end|>"}) for c in conversations]}))',
-      ].join('\n')], { cwd: REPO, maxBuffer: 64 << 20, timeout: 60_000 }, (err, out) => (err ? reject(err) : resolve(JSON.parse(out))));
+      const child = execFile(
+        PYTHON,
+        [
+          '-c',
+          [
+            'import json, sys',
+            'from trainer.chat_template import COMPACT_TOOLS_TEMPLATE, render_chat',
+            'conversations = json.load(sys.stdin)',
+            'print(json.dumps({"template": COMPACT_TOOLS_TEMPLATE, "texts": [render_chat(COMPACT_TOOLS_TEMPLATE, c["messages"], c.get("tools"), True, {"eos_token": "<|im_end|>"}) for c in conversations]}))',
+          ].join('\n'),
+        ],
+        { cwd: REPO, maxBuffer: 64 << 20, timeout: 60_000 },
+        (err, out) => (err ? reject(err) : resolve(JSON.parse(out))),
+      );
       child.stdin!.end(JSON.stringify(CONVERSATIONS));
     });
-    for (const file of ['tokenizer.json', 'tokenizer_config.json']) await fs.copyFile(path.join(dir, 'plain', file), path.join(folder, file));
-    const config = JSON.parse(await fs.readFile(path.join(folder, 'tokenizer_config.json'), 'utf8'));
-    await fs.writeFile(path.join(folder, 'tokenizer_config.json'), JSON.stringify({ ...config, chat_template: python.template }));
+    for (const file of ['tokenizer.json', 'tokenizer_config.json'])
+      await fs.copyFile(path.join(dir, 'plain', file), path.join(folder, file));
+    const config = JSON.parse(
+      await fs.readFile(path.join(folder, 'tokenizer_config.json'), 'utf8'),
+    );
+    await fs.writeFile(
+      path.join(folder, 'tokenizer_config.json'),
+      JSON.stringify({ ...config, chat_template: python.template }),
+    );
     const { AutoTokenizer } = await transformers;
     const compact = await AutoTokenizer.from_pretrained('compact');
     CONVERSATIONS.forEach((c, i) => {
-      const text = compact.apply_chat_template(c.messages, { tools: c.tools, add_generation_prompt: true, tokenize: false }) as string;
+      const text = compact.apply_chat_template(c.messages, {
+        tools: c.tools,
+        add_generation_prompt: true,
+        tokenize: false,
+      }) as string;
       assert.equal(text, python.texts[i], c.id);
     });
-    assert.ok(python.texts[0].includes('\n- get_weather(city: string, days?: integer, tolerance?: number): Current weather'), python.texts[0]);
+    assert.ok(
+      python.texts[0].includes(
+        '\n- get_weather(city: string, days?: integer, tolerance?: number): Current weather',
+      ),
+      python.texts[0],
+    );
   });
 
   async function logits(m: PreTrainedModel, ids: number[]): Promise<Float32Array> {
@@ -178,7 +313,10 @@ describe('trainer parity with transformers.js (tokenizer, chat template, ONNX ex
     for (const id of ['text-0', 'multi-turn']) {
       const python = generations.get(id)!;
       const js = await logits(model, python.prompt_ids);
-      assert.deepEqual(python.logits_shape, [python.prompt_ids.length, js.length / python.prompt_ids.length]);
+      assert.deepEqual(python.logits_shape, [
+        python.prompt_ids.length,
+        js.length / python.prompt_ids.length,
+      ]);
       const diff = maxDiff(js, python.logits!);
       assert.ok(diff < 1e-4, `${id}: max |logit difference| ${diff}`);
     }
@@ -192,17 +330,28 @@ describe('trainer parity with transformers.js (tokenizer, chat template, ONNX ex
       if (ids.length === 0) continue;
       const inputIds = new Tensor('int64', BigInt64Array.from(ids.map(BigInt)), [1, ids.length]);
       const mask = new Tensor('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]);
-      const out = (await model.generate({ input_ids: inputIds, attention_mask: mask, max_new_tokens: MAX_NEW_TOKENS, do_sample: false })) as Tensor;
+      const out = (await model.generate({
+        input_ids: inputIds,
+        attention_mask: mask,
+        max_new_tokens: MAX_NEW_TOKENS,
+        do_sample: false,
+      })) as Tensor;
       const generated = Array.from(out.data as BigInt64Array, Number).slice(ids.length);
       assert.deepEqual(generated, python.ids, id);
       total += generated.length;
     }
-    assert.ok(total > generations.size * 4, `only ${total} tokens generated: the comparison would prove little`);
+    assert.ok(
+      total > generations.size * 4,
+      `only ${total} tokens generated: the comparison would prove little`,
+    );
   });
 
   it('loads weights from onnx/model.onnx_data and computes the same logits', async function () {
     const { AutoModelForCausalLM } = await transformers;
-    const external = await AutoModelForCausalLM.from_pretrained('external', { device: 'cpu', dtype: 'fp32' });
+    const external = await AutoModelForCausalLM.from_pretrained('external', {
+      device: 'cpu',
+      dtype: 'fp32',
+    });
     try {
       const ids = generations.get('multi-turn')!.prompt_ids;
       assert.ok(maxDiff(await logits(external, ids), await logits(model, ids)) < 1e-5);

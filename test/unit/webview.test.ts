@@ -15,10 +15,19 @@ describe('webview page', () => {
     const html = buildWebviewHtml(page());
     const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(html)?.[1];
     assert.ok(csp, 'the page has a CSP meta tag');
-    const directives = new Map(csp.replace(/&#39;/g, "'").split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+    const directives = new Map(
+      csp
+        .replace(/&#39;/g, "'")
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([name, ...values]) => [name, values]),
+    );
     assert.deepEqual(directives.get('default-src'), ["'none'"]);
     assert.deepEqual(directives.get('script-src'), ["'nonce-bm9uY2Utbm9uY2Utbm9uY2U='"]);
-    assert.deepEqual(directives.get('style-src'), ['https://webview.example', "'nonce-bm9uY2Utbm9uY2Utbm9uY2U='"]);
+    assert.deepEqual(directives.get('style-src'), [
+      'https://webview.example',
+      "'nonce-bm9uY2Utbm9uY2Utbm9uY2U='",
+    ]);
     assert.ok(!csp.includes('unsafe-eval') && !csp.includes('unsafe-inline'), csp);
   });
 
@@ -29,7 +38,10 @@ describe('webview page', () => {
     assert.match(scripts[0][1], / nonce="bm9uY2Utbm9uY2Utbm9uY2U="/);
     assert.match(scripts[0][1], / src="https:\/\/webview\.example\/dist\/webview\/trajectory\.js"/);
     assert.equal(scripts[0][2].trim(), '', 'no inline script body');
-    assert.match(html, /<link rel="stylesheet" href="https:\/\/webview\.example\/media\/webview\/trajectory\.css">/);
+    assert.match(
+      html,
+      /<link rel="stylesheet" href="https:\/\/webview\.example\/media\/webview\/trajectory\.css">/,
+    );
     assert.match(html, /<title>Trajectory e1 · run &lt;1&gt;<\/title>/, 'text is escaped');
   });
 
@@ -37,34 +49,102 @@ describe('webview page', () => {
     const nonces = new Set(Array.from({ length: 50 }, () => newNonce()));
     assert.equal(nonces.size, 50);
     for (const n of nonces) assert.equal(Buffer.from(n, 'base64').length, 16);
-    assert.equal(contentSecurityPolicy({ cspSource: 'x', nonce: 'abc' }).includes("'nonce-abc'"), true);
+    assert.equal(
+      contentSecurityPolicy({ cspSource: 'x', nonce: 'abc' }).includes("'nonce-abc'"),
+      true,
+    );
   });
 });
 
 describe('trajectory panel protocol', () => {
   it('accepts the ready notification and well-formed requests', () => {
     assert.deepEqual(parsePanelMessage({ type: 'ready' }), { type: 'ready' });
-    assert.deepEqual(parsePanelMessage({ type: 'request', id: 3, request: { method: 'mark', callId: 'e1.t2.c1', kind: 'hallucinated_value', severity: 'major', path: '$.status', note: 'n' } }),
-      { type: 'request', id: 3, request: { method: 'mark', callId: 'e1.t2.c1', kind: 'hallucinated_value', severity: 'major', path: '$.status', note: 'n' } });
-    assert.ok(parsePanelMessage({ type: 'request', id: 4, request: { method: 'accept', callId: 'e1.t1.c1' } }));
-    assert.ok(parsePanelMessage({ type: 'request', id: 5, request: { method: 'delete', annotationId: 'a-1' } }));
-    assert.ok(parsePanelMessage({ type: 'request', id: 6, request: { method: 'openDiff', callId: 'e1.t1.c1' } }));
+    assert.deepEqual(
+      parsePanelMessage({
+        type: 'request',
+        id: 3,
+        request: {
+          method: 'mark',
+          callId: 'e1.t2.c1',
+          kind: 'hallucinated_value',
+          severity: 'major',
+          path: '$.status',
+          note: 'n',
+        },
+      }),
+      {
+        type: 'request',
+        id: 3,
+        request: {
+          method: 'mark',
+          callId: 'e1.t2.c1',
+          kind: 'hallucinated_value',
+          severity: 'major',
+          path: '$.status',
+          note: 'n',
+        },
+      },
+    );
+    assert.ok(
+      parsePanelMessage({
+        type: 'request',
+        id: 4,
+        request: { method: 'accept', callId: 'e1.t1.c1' },
+      }),
+    );
+    assert.ok(
+      parsePanelMessage({
+        type: 'request',
+        id: 5,
+        request: { method: 'delete', annotationId: 'a-1' },
+      }),
+    );
+    assert.ok(
+      parsePanelMessage({
+        type: 'request',
+        id: 6,
+        request: { method: 'openDiff', callId: 'e1.t1.c1' },
+      }),
+    );
   });
 
   it('refuses anything else: unknown types and methods, bad kinds, ids that could name paths, missing ids', () => {
     for (const bad of [
-      null, 'ready', {}, { type: 'snapshot' },
+      null,
+      'ready',
+      {},
+      { type: 'snapshot' },
       { type: 'request', request: { method: 'accept', callId: 'e1' } },
       { type: 'request', id: -1, request: { method: 'accept', callId: 'e1' } },
       { type: 'request', id: 1, request: { method: 'run', callId: 'e1' } },
-      { type: 'request', id: 1, request: { method: 'mark', callId: 'e1', kind: 'typo', severity: 'major' } },
-      { type: 'request', id: 1, request: { method: 'mark', callId: '../../etc', kind: 'other', severity: 'major' } },
-      { type: 'request', id: 1, request: { method: 'mark', callId: 'e1', kind: 'other', severity: 'major', path: 'status' } },
-    ]) assert.equal(parsePanelMessage(bad), undefined, JSON.stringify(bad));
+      {
+        type: 'request',
+        id: 1,
+        request: { method: 'mark', callId: 'e1', kind: 'typo', severity: 'major' },
+      },
+      {
+        type: 'request',
+        id: 1,
+        request: { method: 'mark', callId: '../../etc', kind: 'other', severity: 'major' },
+      },
+      {
+        type: 'request',
+        id: 1,
+        request: { method: 'mark', callId: 'e1', kind: 'other', severity: 'major', path: 'status' },
+      },
+    ])
+      assert.equal(parsePanelMessage(bad), undefined, JSON.stringify(bad));
   });
 
   it('restores only a view state that names a trace and an episode', () => {
-    assert.equal(isTrajectoryViewState({ file: '/w/.rehearsal/runs/r/trace.jsonl', episodeId: 'e1', scrollY: 20 }), true);
+    assert.equal(
+      isTrajectoryViewState({
+        file: '/w/.rehearsal/runs/r/trace.jsonl',
+        episodeId: 'e1',
+        scrollY: 20,
+      }),
+      true,
+    );
     assert.equal(isTrajectoryViewState({ file: '/w/trace.jsonl' }), false);
     assert.equal(isTrajectoryViewState({ file: '/w/trace.jsonl', episodeId: '../x' }), false);
     assert.equal(isTrajectoryViewState(undefined), false);

@@ -5,11 +5,39 @@
  * runs under the panels' strict CSP.
  */
 import type { ChartDataset } from 'chart.js';
-import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+} from 'chart.js';
 
-Chart.register(LineController, LineElement, PointElement, BarController, BarElement, LinearScale, CategoryScale, Legend, Tooltip);
+Chart.register(
+  LineController,
+  LineElement,
+  PointElement,
+  BarController,
+  BarElement,
+  LinearScale,
+  CategoryScale,
+  Legend,
+  Tooltip,
+);
 
-const THEME_COLORS = ['--vscode-charts-blue', '--vscode-charts-orange', '--vscode-charts-green', '--vscode-charts-purple', '--vscode-charts-red', '--vscode-charts-yellow'];
+const THEME_COLORS = [
+  '--vscode-charts-blue',
+  '--vscode-charts-orange',
+  '--vscode-charts-green',
+  '--vscode-charts-purple',
+  '--vscode-charts-red',
+  '--vscode-charts-yellow',
+];
 const FALLBACK_COLORS = ['#3794ff', '#d18616', '#89d185', '#b180d7', '#f14c4c', '#cca700'];
 
 function cssVariable(name: string, fallback: string): string {
@@ -30,7 +58,10 @@ function applyTheme(): void {
 }
 
 /** A line chart of series over steps, with a legend (each series can be hidden by clicking it). */
-export function lineChart(canvas: HTMLCanvasElement, yTitle: string): Chart<'line', { x: number; y: number }[]> {
+export function lineChart(
+  canvas: HTMLCanvasElement,
+  yTitle: string,
+): Chart<'line', { x: number; y: number }[]> {
   applyTheme();
   return new Chart(canvas, {
     type: 'line',
@@ -39,7 +70,10 @@ export function lineChart(canvas: HTMLCanvasElement, yTitle: string): Chart<'lin
       parsing: false,
       normalized: true,
       interaction: { mode: 'nearest', axis: 'x', intersect: false },
-      scales: { x: { type: 'linear', title: { display: true, text: 'step' } }, y: { type: 'linear', title: { display: true, text: yTitle } } },
+      scales: {
+        x: { type: 'linear', title: { display: true, text: 'step' } },
+        y: { type: 'linear', title: { display: true, text: yTitle } },
+      },
       plugins: { legend: { display: true, position: 'bottom' } },
       elements: { point: { radius: 0, hitRadius: 6 }, line: { borderWidth: 1.5 } },
     },
@@ -50,22 +84,42 @@ export function lineChart(canvas: HTMLCanvasElement, yTitle: string): Chart<'lin
  * Sets a line chart's series by name (kept in a stable order and colour), then redraws. Returns
  * how many points it now holds in all.
  */
-export function setLineSeries(chart: Chart<'line', { x: number; y: number }[]>, series: Record<string, [number, number][]>): number {
+export function setLineSeries(
+  chart: Chart<'line', { x: number; y: number }[]>,
+  series: Record<string, [number, number][]>,
+): number {
   const names = Object.keys(series).sort();
   chart.data.datasets = names.map((name, i): ChartDataset<'line', { x: number; y: number }[]> => {
     const color = seriesColor(i);
-    return { label: name, data: series[name].map(([x, y]) => ({ x, y })), borderColor: color, backgroundColor: color };
+    return {
+      label: name,
+      data: series[name].map(([x, y]) => ({ x, y })),
+      borderColor: color,
+      backgroundColor: color,
+    };
   });
   chart.update('none');
   return names.reduce((n, name) => n + series[name].length, 0);
 }
 
 /** A bar chart with categories on x (tools) and one bar per dataset in each. */
-export function barChart(canvas: HTMLCanvasElement, labels: string[], datasets: { label: string; data: (number | null)[] }[], yTitle: string): Chart<'bar', (number | null)[]> {
+export function barChart(
+  canvas: HTMLCanvasElement,
+  labels: string[],
+  datasets: { label: string; data: (number | null)[] }[],
+  yTitle: string,
+): Chart<'bar', (number | null)[]> {
   applyTheme();
   return new Chart(canvas, {
     type: 'bar',
-    data: { labels, datasets: datasets.map((d, i) => ({ ...d, backgroundColor: seriesColor(i), borderColor: seriesColor(i) })) },
+    data: {
+      labels,
+      datasets: datasets.map((d, i) => ({
+        ...d,
+        backgroundColor: seriesColor(i),
+        borderColor: seriesColor(i),
+      })),
+    },
     options: {
       scales: { y: { title: { display: true, text: yTitle } } },
       plugins: { legend: { display: true, position: 'bottom' } },

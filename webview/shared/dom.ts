@@ -6,7 +6,11 @@ type Child = Node | string | number | false | null | undefined;
 type Attrs = Record<string, string | number | boolean | undefined | ((e: Event) => void)>;
 
 /** Creates an element; `on*` attributes with functions become event listeners, booleans toggle attributes. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs, ...children: Child[]): HTMLElementTagNameMap[K];
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs,
+  ...children: Child[]
+): HTMLElementTagNameMap[K];
 export function h(tag: string, attrs?: Attrs, ...children: Child[]): HTMLElement;
 export function h(tag: string, attrs: Attrs = {}, ...children: Child[]): HTMLElement {
   const el = document.createElement(tag);
@@ -24,6 +28,8 @@ export function h(tag: string, attrs: Attrs = {}, ...children: Child[]): HTMLEle
 export function append(parent: Node, ...children: Child[]): void {
   for (const c of children) {
     if (c === undefined || c === null || c === false) continue;
-    parent.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    parent.appendChild(
+      typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c,
+    );
   }
 }

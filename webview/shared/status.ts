@@ -9,7 +9,10 @@ export interface StatusLine {
 }
 
 /** The status line of `element` (read when used: the page may build it later) for requests over `host`. */
-export function statusLine(host: Pick<HostConnection<unknown>, 'request'>, element: () => HTMLElement | undefined): StatusLine {
+export function statusLine(
+  host: Pick<HostConnection<unknown>, 'request'>,
+  element: () => HTMLElement | undefined,
+): StatusLine {
   const say = (text: string, error = false): void => {
     const el = element();
     if (!el) return;

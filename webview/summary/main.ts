@@ -14,8 +14,20 @@ const app = document.getElementById('app')!;
 const host = new HostConnection<{ sort?: SortState; text?: string; outcome?: string }>();
 host.on(summaryProtocol.snapshot, ({ snapshot }) => show(snapshot));
 
-type Column = 'task' | 'outcome' | 'reward' | 'turns' | 'calls' | 'fidelity' | 'worst' | 'parseErrors' | 'duration';
-interface SortState { column: Column; descending: boolean }
+type Column =
+  | 'task'
+  | 'outcome'
+  | 'reward'
+  | 'turns'
+  | 'calls'
+  | 'fidelity'
+  | 'worst'
+  | 'parseErrors'
+  | 'duration';
+interface SortState {
+  column: Column;
+  descending: boolean;
+}
 
 const COLUMNS: { key: Column; title: string; numeric: boolean }[] = [
   { key: 'task', title: 'episode · task', numeric: false },
@@ -45,24 +57,40 @@ let countLine: HTMLElement | undefined;
 
 const pct = (n: number, d: number) => (d > 0 ? `${((100 * n) / d).toFixed(1)}%` : '—');
 const f2 = (x: number | null) => (x === null ? '—' : x.toFixed(2));
-const duration = (ms: number | null) => (ms === null ? '—' : ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
+const duration = (ms: number | null) =>
+  ms === null ? '—' : ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 
 function metric(label: string, value: string, detail?: string): HTMLElement {
-  return h('div', { class: 'metric' }, h('span', { class: 'value' }, value), h('span', { class: 'label' }, label), detail ? h('span', { class: 'detail' }, detail) : undefined);
+  return h(
+    'div',
+    { class: 'metric' },
+    h('span', { class: 'value' }, value),
+    h('span', { class: 'label' }, label),
+    detail ? h('span', { class: 'detail' }, detail) : undefined,
+  );
 }
 
 function key(i: number): number | string {
   const e = snap!.episodes;
   switch (sort.column) {
-    case 'task': return `${e.taskIds[i]} ${e.episodeIds[i]}`;
-    case 'outcome': return e.outcomes[i];
-    case 'reward': return e.rewards[i] ?? -Infinity;
-    case 'turns': return e.turns[i];
-    case 'calls': return e.calls[i];
-    case 'fidelity': return e.meanFieldF1[i] ?? Infinity;
-    case 'worst': return e.worstFieldF1[i] ?? Infinity;
-    case 'parseErrors': return e.parseErrors[i];
-    case 'duration': return e.durationMs[i] ?? -Infinity;
+    case 'task':
+      return `${e.taskIds[i]} ${e.episodeIds[i]}`;
+    case 'outcome':
+      return e.outcomes[i];
+    case 'reward':
+      return e.rewards[i] ?? -Infinity;
+    case 'turns':
+      return e.turns[i];
+    case 'calls':
+      return e.calls[i];
+    case 'fidelity':
+      return e.meanFieldF1[i] ?? Infinity;
+    case 'worst':
+      return e.worstFieldF1[i] ?? Infinity;
+    case 'parseErrors':
+      return e.parseErrors[i];
+    case 'duration':
+      return e.durationMs[i] ?? -Infinity;
   }
 }
 
@@ -73,7 +101,13 @@ function recompute(): void {
   const rows: number[] = [];
   for (let i = 0; i < e.episodeIds.length; i++) {
     if (outcome !== 'all' && e.statuses[i] !== outcome) continue;
-    if (q && !`${e.episodeIds[i]} ${e.taskIds[i]} ${e.outcomes[i]} ${e.worstCallIds[i] ?? ''}`.toLowerCase().includes(q)) continue;
+    if (
+      q &&
+      !`${e.episodeIds[i]} ${e.taskIds[i]} ${e.outcomes[i]} ${e.worstCallIds[i] ?? ''}`
+        .toLowerCase()
+        .includes(q)
+    )
+      continue;
     rows.push(i);
   }
   const keys = rows.map(key);
@@ -84,7 +118,8 @@ function recompute(): void {
   selected = Math.min(selected, Math.max(0, order.length - 1));
   host.state = { sort, text, outcome };
   if (spacer) spacer.style.height = `${order.length * ROW_PX}px`;
-  if (countLine) countLine.textContent = `${order.length.toLocaleString('en-US')} of ${e.episodeIds.length.toLocaleString('en-US')} episodes`;
+  if (countLine)
+    countLine.textContent = `${order.length.toLocaleString('en-US')} of ${e.episodeIds.length.toLocaleString('en-US')} episodes`;
   for (const th of Array.from(document.querySelectorAll<HTMLElement>('.grid-head [data-column]'))) {
     const active = th.dataset.column === sort.column;
     th.setAttribute('aria-sort', active ? (sort.descending ? 'descending' : 'ascending') : 'none');
@@ -98,9 +133,13 @@ function cells(i: number): (string | HTMLElement)[] {
   return [
     `${e.episodeIds[i]} · ${e.taskIds[i]}`,
     h('span', { class: `outcome ${e.statuses[i]}` }, e.outcomes[i]),
-    f2(e.rewards[i]), String(e.turns[i]), String(e.calls[i]), f2(e.meanFieldF1[i]),
+    f2(e.rewards[i]),
+    String(e.turns[i]),
+    String(e.calls[i]),
+    f2(e.meanFieldF1[i]),
     worst ? `${worst} · ${e.worstFieldF1[i] === -1 ? 'parse error' : f2(e.worstFieldF1[i])}` : '—',
-    String(e.parseErrors[i]), duration(e.durationMs[i]),
+    String(e.parseErrors[i]),
+    duration(e.durationMs[i]),
   ];
 }
 
@@ -108,23 +147,47 @@ function cells(i: number): (string | HTMLElement)[] {
 function draw(): void {
   if (!snap || !viewport || !body) return;
   const first = Math.max(0, Math.floor(viewport.scrollTop / ROW_PX) - BUFFER_ROWS);
-  const last = Math.min(order.length, Math.ceil((viewport.scrollTop + viewport.clientHeight) / ROW_PX) + BUFFER_ROWS);
+  const last = Math.min(
+    order.length,
+    Math.ceil((viewport.scrollTop + viewport.clientHeight) / ROW_PX) + BUFFER_ROWS,
+  );
   body.style.transform = `translateY(${first * ROW_PX}px)`;
-  body.replaceChildren(...order.slice(first, last).map((i, k) => {
-    const position = first + k;
-    return h('div', {
-      class: `grid-row${position === selected ? ' selected' : ''}`, role: 'row', 'aria-rowindex': position + 2, 'aria-selected': position === selected ? 'true' : 'false', 'data-episode-id': snap!.episodes.episodeIds[i],
-      onclick: () => { selected = position; draw(); }, ondblclick: () => open(position),
-    }, ...cells(i).map((c) => h('span', { role: 'gridcell' }, c)));
-  }));
-  host.notify(summaryProtocol.rendered, { rows: last - first, shown: order.length, total: snap.episodes.episodeIds.length });
+  body.replaceChildren(
+    ...order.slice(first, last).map((i, k) => {
+      const position = first + k;
+      return h(
+        'div',
+        {
+          class: `grid-row${position === selected ? ' selected' : ''}`,
+          role: 'row',
+          'aria-rowindex': position + 2,
+          'aria-selected': position === selected ? 'true' : 'false',
+          'data-episode-id': snap!.episodes.episodeIds[i],
+          onclick: () => {
+            selected = position;
+            draw();
+          },
+          ondblclick: () => open(position),
+        },
+        ...cells(i).map((c) => h('span', { role: 'gridcell' }, c)),
+      );
+    }),
+  );
+  host.notify(summaryProtocol.rendered, {
+    rows: last - first,
+    shown: order.length,
+    total: snap.episodes.episodeIds.length,
+  });
 }
 
 function open(position: number): void {
   const i = order[position];
   if (i === undefined || !snap) return;
   const e = snap.episodes;
-  void host.request(summaryProtocol.openEpisode, { episodeId: e.episodeIds[i], ...(e.worstCallIds[i] ? { callId: e.worstCallIds[i]! } : {}) });
+  void host.request(summaryProtocol.openEpisode, {
+    episodeId: e.episodeIds[i],
+    ...(e.worstCallIds[i] ? { callId: e.worstCallIds[i]! } : {}),
+  });
 }
 
 function move(to: number): void {
@@ -132,20 +195,42 @@ function move(to: number): void {
   selected = Math.max(0, Math.min(order.length - 1, to));
   const top = selected * ROW_PX;
   if (top < viewport.scrollTop) viewport.scrollTop = top;
-  else if (top + ROW_PX > viewport.scrollTop + viewport.clientHeight) viewport.scrollTop = top + ROW_PX - viewport.clientHeight;
+  else if (top + ROW_PX > viewport.scrollTop + viewport.clientHeight)
+    viewport.scrollTop = top + ROW_PX - viewport.clientHeight;
   draw();
 }
 
 function onKey(ev: Event): void {
   const event = ev as KeyboardEvent;
   const page = Math.max(1, Math.floor((viewport?.clientHeight ?? ROW_PX * 10) / ROW_PX) - 1);
-  const moves: Record<string, () => number> = { ArrowDown: () => selected + 1, ArrowUp: () => selected - 1, PageDown: () => selected + page, PageUp: () => selected - page, Home: () => 0, End: () => order.length - 1 };
-  if (moves[event.key]) { event.preventDefault(); move(moves[event.key]()); }
-  else if (event.key === 'Enter') { event.preventDefault(); open(selected); }
+  const moves: Record<string, () => number> = {
+    ArrowDown: () => selected + 1,
+    ArrowUp: () => selected - 1,
+    PageDown: () => selected + page,
+    PageUp: () => selected - page,
+    Home: () => 0,
+    End: () => order.length - 1,
+  };
+  if (moves[event.key]) {
+    event.preventDefault();
+    move(moves[event.key]());
+  } else if (event.key === 'Enter') {
+    event.preventDefault();
+    open(selected);
+  }
 }
 
 function sortBy(column: Column): void {
-  sort = sort.column === column ? { column, descending: !sort.descending } : { column, descending: COLUMNS.find((c) => c.key === column)!.numeric && column !== 'fidelity' && column !== 'worst' };
+  sort =
+    sort.column === column
+      ? { column, descending: !sort.descending }
+      : {
+          column,
+          descending:
+            COLUMNS.find((c) => c.key === column)!.numeric &&
+            column !== 'fidelity' &&
+            column !== 'worst',
+        };
   recompute();
 }
 
@@ -153,35 +238,164 @@ function show(s: RunSummarySnapshot): void {
   const first = snap === undefined;
   snap = s;
   const m = s.metrics;
-  const filterBox = h('input', { type: 'search', class: 'filter-text', placeholder: 'Filter: task, episode, outcome, call', 'aria-label': 'filter episodes', value: text, oninput: (ev: Event) => { text = (ev.target as HTMLInputElement).value; recompute(); } }) as HTMLInputElement;
-  const outcomeBox = h('select', { class: 'filter-outcome', 'aria-label': 'outcome', onchange: (ev: Event) => { outcome = (ev.target as HTMLSelectElement).value; recompute(); } },
-    ...[['all', 'every outcome'], ['ok', 'success'], ['mismatch', 'failure'], ['error', 'failed to play'], ['running', 'running'], ['info', 'ungraded']].map(([v, l]) => h('option', { value: v, selected: v === outcome }, l)));
+  const filterBox = h('input', {
+    type: 'search',
+    class: 'filter-text',
+    placeholder: 'Filter: task, episode, outcome, call',
+    'aria-label': 'filter episodes',
+    value: text,
+    oninput: (ev: Event) => {
+      text = (ev.target as HTMLInputElement).value;
+      recompute();
+    },
+  }) as HTMLInputElement;
+  const outcomeBox = h(
+    'select',
+    {
+      class: 'filter-outcome',
+      'aria-label': 'outcome',
+      onchange: (ev: Event) => {
+        outcome = (ev.target as HTMLSelectElement).value;
+        recompute();
+      },
+    },
+    ...[
+      ['all', 'every outcome'],
+      ['ok', 'success'],
+      ['mismatch', 'failure'],
+      ['error', 'failed to play'],
+      ['running', 'running'],
+      ['info', 'ungraded'],
+    ].map(([v, l]) => h('option', { value: v, selected: v === outcome }, l)),
+  );
   countLine = h('span', { class: 'count', role: 'status' });
   spacer = h('div', { class: 'spacer' });
   body = h('div', { class: 'rows', role: 'rowgroup' });
   const scrollTop = viewport?.scrollTop ?? 0;
-  viewport = h('div', { class: 'viewport', tabindex: 0, role: 'grid', 'aria-label': 'episodes', 'aria-rowcount': m.episodes + 1, onkeydown: onKey, onscroll: () => draw() }, spacer, body);
+  viewport = h(
+    'div',
+    {
+      class: 'viewport',
+      tabindex: 0,
+      role: 'grid',
+      'aria-label': 'episodes',
+      'aria-rowcount': m.episodes + 1,
+      onkeydown: onKey,
+      onscroll: () => draw(),
+    },
+    spacer,
+    body,
+  );
   app.replaceChildren();
-  append(app,
-    h('header', {},
-      h('h1', {}, `Run ${s.runId}`), ' ', h('vscode-badge', { class: `run-status ${s.status}` }, s.status),
-      h('p', { class: 'meta' }, `${s.mode} · ${s.policy}${s.device ? ` · device ${s.device}` : ''}`)),
-    h('section', { class: 'metrics', 'aria-label': 'metrics' },
+  append(
+    app,
+    h(
+      'header',
+      {},
+      h('h1', {}, `Run ${s.runId}`),
+      ' ',
+      h('vscode-badge', { class: `run-status ${s.status}` }, s.status),
+      h(
+        'p',
+        { class: 'meta' },
+        `${s.mode} · ${s.policy}${s.device ? ` · device ${s.device}` : ''}`,
+      ),
+    ),
+    h(
+      'section',
+      { class: 'metrics', 'aria-label': 'metrics' },
       metric('success', pct(m.successes, m.graded), `${m.successes} of ${m.graded} graded`),
       metric('mean reward', f2(m.meanReward)),
       metric('act parse validity', pct(m.actParseValid, m.turns), `${m.turns} turns`),
-      metric('rehearsal validity', pct(m.rehearsalParseValid, m.rehearsed), `${m.rehearsed} rehearsed`),
+      metric(
+        'rehearsal validity',
+        pct(m.rehearsalParseValid, m.rehearsed),
+        `${m.rehearsed} rehearsed`,
+      ),
       metric('exact rehearsals', pct(m.exact, m.scored), `${m.scored} scored`),
       metric('mean field F1', f2(m.meanFieldF1)),
-      metric('act tokens/s', m.actTokensPerSecond === null ? '—' : m.actTokensPerSecond.toFixed(0), s.device ? `on ${s.device}` : undefined)),
-    s.perTool.length ? h('table', { class: 'per-tool' },
-      h('caption', {}, 'Fidelity per tool'),
-      h('thead', {}, h('tr', {}, ...['tool', 'calls', 'scored', 'exact', 'mean field F1', 'rehearsal parse errors'].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, ...s.perTool.map((t) => h('tr', {}, h('th', { scope: 'row' }, t.tool), h('td', {}, String(t.calls)), h('td', {}, String(t.scored)), h('td', {}, pct(t.exact, t.scored)), h('td', {}, f2(t.meanFieldF1)), h('td', {}, String(t.rehearsalParseErrors)))))) : undefined,
-    h('section', { class: 'episodes', 'aria-label': 'episodes' },
-      h('div', { class: 'controls' }, filterBox, outcomeBox, countLine, h('span', { class: 'hint' }, '↑↓ select · Enter opens the Trajectory · click a header to sort')),
-      h('div', { class: 'grid-head', role: 'row' }, ...COLUMNS.map((c) => h('span', { role: 'columnheader', tabindex: 0, 'data-column': c.key, class: c.numeric ? 'numeric' : '', onclick: () => sortBy(c.key), onkeydown: (ev: Event) => { if ((ev as KeyboardEvent).key === 'Enter') sortBy(c.key); } }, c.title))),
-      viewport),
+      metric(
+        'act tokens/s',
+        m.actTokensPerSecond === null ? '—' : m.actTokensPerSecond.toFixed(0),
+        s.device ? `on ${s.device}` : undefined,
+      ),
+    ),
+    s.perTool.length
+      ? h(
+          'table',
+          { class: 'per-tool' },
+          h('caption', {}, 'Fidelity per tool'),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ...[
+                'tool',
+                'calls',
+                'scored',
+                'exact',
+                'mean field F1',
+                'rehearsal parse errors',
+              ].map((t) => h('th', { scope: 'col' }, t)),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            ...s.perTool.map((t) =>
+              h(
+                'tr',
+                {},
+                h('th', { scope: 'row' }, t.tool),
+                h('td', {}, String(t.calls)),
+                h('td', {}, String(t.scored)),
+                h('td', {}, pct(t.exact, t.scored)),
+                h('td', {}, f2(t.meanFieldF1)),
+                h('td', {}, String(t.rehearsalParseErrors)),
+              ),
+            ),
+          ),
+        )
+      : undefined,
+    h(
+      'section',
+      { class: 'episodes', 'aria-label': 'episodes' },
+      h(
+        'div',
+        { class: 'controls' },
+        filterBox,
+        outcomeBox,
+        countLine,
+        h(
+          'span',
+          { class: 'hint' },
+          '↑↓ select · Enter opens the Trajectory · click a header to sort',
+        ),
+      ),
+      h(
+        'div',
+        { class: 'grid-head', role: 'row' },
+        ...COLUMNS.map((c) =>
+          h(
+            'span',
+            {
+              role: 'columnheader',
+              tabindex: 0,
+              'data-column': c.key,
+              class: c.numeric ? 'numeric' : '',
+              onclick: () => sortBy(c.key),
+              onkeydown: (ev: Event) => {
+                if ((ev as KeyboardEvent).key === 'Enter') sortBy(c.key);
+              },
+            },
+            c.title,
+          ),
+        ),
+      ),
+      viewport,
+    ),
   );
   viewport.scrollTop = scrollTop;
   recompute();

@@ -8,7 +8,11 @@
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import { dashboardProtocol } from '../../src/core/training/dashboard/dashboardProtocol';
-import type { DashboardRequest, DashboardViewState, TrainingDashboardSnapshot } from '../../src/core/training/dashboard/protocol';
+import type {
+  DashboardRequest,
+  DashboardViewState,
+  TrainingDashboardSnapshot,
+} from '../../src/core/training/dashboard/protocol';
 import { formatDuration } from '../../src/core/training/dashboard/progress';
 import type { TrainingChartId } from '../../src/core/training/dashboard/runState';
 import { TRAINING_CHARTS } from '../../src/core/training/dashboard/runState';
@@ -19,14 +23,30 @@ import { statusLine } from '../shared/status';
 
 const CHARTS: Record<TrainingChartId, { title: string; y: string; empty: string }> = {
   loss: { title: 'Loss per role', y: 'loss', empty: 'No step yet.' },
-  reward: { title: 'Reward per role', y: 'mean reward', empty: 'No rewards: sft has none; GRPO reports each role\'s mean reward.' },
-  groundingNll: { title: 'Grounding NLL', y: 'NLL per token', empty: 'No grounding term in this run (GRPO with grpo.grounding rows).' },
-  validationFidelity: { title: 'Validation fidelity', y: 'score', empty: 'No validation: the trainer emitted no validation events.' },
+  reward: {
+    title: 'Reward per role',
+    y: 'mean reward',
+    empty: "No rewards: sft has none; GRPO reports each role's mean reward.",
+  },
+  groundingNll: {
+    title: 'Grounding NLL',
+    y: 'NLL per token',
+    empty: 'No grounding term in this run (GRPO with grpo.grounding rows).',
+  },
+  validationFidelity: {
+    title: 'Validation fidelity',
+    y: 'score',
+    empty: 'No validation: the trainer emitted no validation events.',
+  },
   tokensPerSecond: { title: 'Tokens per second', y: 'tokens/s', empty: 'No step yet.' },
 };
 
 const STATUS_TEXT: Record<TrainingDashboardSnapshot['state']['status'], string> = {
-  waiting: 'starting', running: 'running', done: 'done', cancelled: 'cancelled', failed: 'failed',
+  waiting: 'starting',
+  running: 'running',
+  done: 'done',
+  cancelled: 'cancelled',
+  failed: 'failed',
 };
 
 const app = document.getElementById('app')!;
@@ -35,16 +55,34 @@ host.on(dashboardProtocol.snapshot, ({ snapshot }) => render(snapshot));
 const { send } = statusLine(host, () => status);
 
 type Button = HTMLElement & { disabled: boolean };
-const button = (label: string, method: DashboardRequest['method'], done: string, appearance?: string): Button =>
-  h('vscode-button', { class: method, appearance, onclick: () => void send(dashboardProtocol[method], {}, done) }, label) as Button;
+const button = (
+  label: string,
+  method: DashboardRequest['method'],
+  done: string,
+  appearance?: string,
+): Button =>
+  h(
+    'vscode-button',
+    { class: method, appearance, onclick: () => void send(dashboardProtocol[method], {}, done) },
+    label,
+  ) as Button;
 
 const title = h('h1', {});
 const badge = h('vscode-badge', { class: 'run-status' });
 const command = h('code', { class: 'command' });
-const progress = h('progress', { class: 'progress', max: 1, value: 0, 'aria-label': 'training progress' });
+const progress = h('progress', {
+  class: 'progress',
+  max: 1,
+  value: 0,
+  'aria-label': 'training progress',
+});
 const progressText = h('span', { class: 'progress-text' });
 const buttons = {
-  cancel: button('Cancel', 'cancel', 'Cancelling: the trainer stops at once; the newest checkpoint stays.'),
+  cancel: button(
+    'Cancel',
+    'cancel',
+    'Cancelling: the trainer stops at once; the newest checkpoint stays.',
+  ),
   resume: button('Resume from last checkpoint', 'resume', 'Resumed.'),
   usePolicy: button('Use as policy', 'usePolicy', 'Runs now use the new model.', 'secondary'),
   compare: button('Compare fidelity…', 'compare', 'Compared.', 'secondary'),
@@ -54,39 +92,61 @@ const status = h('div', { class: 'status', role: 'status' });
 const afterRun = h('p', { class: 'after-run' });
 const problem = h('div', { class: 'problem', role: 'alert' });
 const warnings = h('ul', { class: 'warnings' });
-const charts = new Map(TRAINING_CHARTS.map((id) => {
-  const canvas = h('canvas', { role: 'img', 'aria-label': `${CHARTS[id].title}: no data yet` });
-  const empty = h('p', { class: 'empty' }, CHARTS[id].empty);
-  const latest = h('p', { class: 'latest' });
-  const section = h('section', { class: `chart ${id}`, 'data-chart': id, 'aria-labelledby': `title-${id}` },
-    h('h2', { id: `title-${id}` }, CHARTS[id].title), latest, empty, h('div', { class: 'canvas-box' }, canvas));
-  return [id, { section, canvas, empty, latest, chart: lineChart(canvas, CHARTS[id].y) }] as const;
-}));
+const charts = new Map(
+  TRAINING_CHARTS.map((id) => {
+    const canvas = h('canvas', { role: 'img', 'aria-label': `${CHARTS[id].title}: no data yet` });
+    const empty = h('p', { class: 'empty' }, CHARTS[id].empty);
+    const latest = h('p', { class: 'latest' });
+    const section = h(
+      'section',
+      { class: `chart ${id}`, 'data-chart': id, 'aria-labelledby': `title-${id}` },
+      h('h2', { id: `title-${id}` }, CHARTS[id].title),
+      latest,
+      empty,
+      h('div', { class: 'canvas-box' }, canvas),
+    );
+    return [
+      id,
+      { section, canvas, empty, latest, chart: lineChart(canvas, CHARTS[id].y) },
+    ] as const;
+  }),
+);
 
 app.replaceChildren(
   h('header', {}, title, badge, h('p', { class: 'meta' }, 'command: ', command)),
   h('div', { class: 'progress-row' }, progress, progressText),
-  h('div', { class: 'actions', role: 'toolbar', 'aria-label': 'training run actions' }, ...Object.values(buttons)),
-  status, afterRun, problem, warnings,
+  h(
+    'div',
+    { class: 'actions', role: 'toolbar', 'aria-label': 'training run actions' },
+    ...Object.values(buttons),
+  ),
+  status,
+  afterRun,
+  problem,
+  warnings,
   h('div', { class: 'charts' }, ...[...charts.values()].map((c) => c.section)),
 );
-
 
 function progressLine(s: TrainingDashboardSnapshot): string {
   const p = s.state.progress;
   const unit = p.unit === 'iterations' ? 'iteration' : 'step';
   const where = p.total !== null ? `${unit} ${p.done} of ${p.total}` : `${unit} ${p.done}`;
-  const eta = s.state.status === 'running' && p.secondsLeft !== null ? ` · ETA ${formatDuration(p.secondsLeft)}` : '';
+  const eta =
+    s.state.status === 'running' && p.secondsLeft !== null
+      ? ` · ETA ${formatDuration(p.secondsLeft)}`
+      : '';
   const resumed = s.state.resumedFrom ? ` · resumed at step ${s.state.resumedFrom.step}` : '';
   const device = s.state.device ? ` · ${s.state.device}` : '';
   return `${where}${eta}${resumed}${device}`;
 }
 
 function latestValues(series: Record<string, [number, number][]>): string {
-  const parts = Object.keys(series).sort().flatMap((name) => {
-    const last = series[name].at(-1);
-    return last ? [`${name} ${last[1] >= 100 ? Math.round(last[1]) : last[1].toFixed(3)}`] : [];
-  });
+  const parts = Object.keys(series)
+    .sort()
+    .flatMap((name) => {
+      const last = series[name].at(-1);
+      return last ? [`${name} ${last[1] >= 100 ? Math.round(last[1]) : last[1].toFixed(3)}`] : [];
+    });
   return parts.join(' · ');
 }
 
@@ -100,13 +160,28 @@ function render(s: TrainingDashboardSnapshot): void {
   progress.max = p.total ?? Math.max(1, p.done);
   progress.value = p.done;
   progressText.textContent = progressLine(s);
-  for (const [name, b] of Object.entries(buttons)) b.disabled = name === 'showLog' ? false : !s.actions[name as keyof typeof s.actions];
-  afterRun.textContent = s.afterRun ? ({ exporting: 'Exporting the final model to ONNX…', exported: `Exported: ${s.model ?? ''}`, failed: `The export failed: ${s.afterRun.message ?? ''}` })[s.afterRun.phase] : '';
+  for (const [name, b] of Object.entries(buttons))
+    b.disabled = name === 'showLog' ? false : !s.actions[name as keyof typeof s.actions];
+  afterRun.textContent = s.afterRun
+    ? {
+        exporting: 'Exporting the final model to ONNX…',
+        exported: `Exported: ${s.model ?? ''}`,
+        failed: `The export failed: ${s.afterRun.message ?? ''}`,
+      }[s.afterRun.phase]
+    : '';
   problem.replaceChildren();
   if (s.state.error && s.state.status !== 'done') {
-    append(problem,
-      h('p', { class: s.state.status === 'cancelled' ? 'cancelled' : 'error' }, `${s.state.error.code}: ${s.state.error.message}`),
-      s.logTail ? h('pre', { class: 'log-tail', 'aria-label': 'last lines of the trainer log' }, s.logTail) : undefined);
+    append(
+      problem,
+      h(
+        'p',
+        { class: s.state.status === 'cancelled' ? 'cancelled' : 'error' },
+        `${s.state.error.code}: ${s.state.error.message}`,
+      ),
+      s.logTail
+        ? h('pre', { class: 'log-tail', 'aria-label': 'last lines of the trainer log' }, s.logTail)
+        : undefined,
+    );
   }
   warnings.replaceChildren(...s.state.warnings.map((w) => h('li', {}, `${w.code}: ${w.message}`)));
   const points: Partial<Record<TrainingChartId, number>> = {};
@@ -117,7 +192,12 @@ function render(s: TrainingDashboardSnapshot): void {
     c.empty.hidden = has;
     c.section.classList.toggle('no-data', !has);
     c.latest.textContent = has ? `latest: ${latestValues(series)}` : '';
-    c.canvas.setAttribute('aria-label', has ? `${CHARTS[id].title} over steps; latest ${latestValues(series)}` : `${CHARTS[id].title}: no data`);
+    c.canvas.setAttribute(
+      'aria-label',
+      has
+        ? `${CHARTS[id].title} over steps; latest ${latestValues(series)}`
+        : `${CHARTS[id].title}: no data`,
+    );
   }
   host.notify(dashboardProtocol.rendered, { points });
 }

@@ -21,46 +21,104 @@ export interface CheckpointArgs {
 
 /** The trainer command of each direction, and what its `--out` holds (for messages). */
 const DIRECTIONS = {
-  import: { command: 'import-checkpoint', holds: 'the policy folder: weights, tokenizer, chat template and onnx/' },
-  export: { command: 'export-checkpoint', holds: 'the Hugging Face folder: config.json, safetensors, tokenizer files' },
+  import: {
+    command: 'import-checkpoint',
+    holds: 'the policy folder: weights, tokenizer, chat template and onnx/',
+  },
+  export: {
+    command: 'export-checkpoint',
+    holds: 'the Hugging Face folder: config.json, safetensors, tokenizer files',
+  },
 } as const;
 
 /** Trainer error codes that mean the folder given is wrong (exit 2), not a failure while running. */
-const INPUT_ERRORS = new Set(['MODEL_MISSING', 'MODEL_UNSUPPORTED', 'MODEL_CONFIG_INVALID', 'WEIGHTS_INVALID', 'WEIGHTS_MISMATCH', 'TOKENIZER_MISSING', 'USAGE', 'CONFIG_INVALID']);
+const INPUT_ERRORS = new Set([
+  'MODEL_MISSING',
+  'MODEL_UNSUPPORTED',
+  'MODEL_CONFIG_INVALID',
+  'WEIGHTS_INVALID',
+  'WEIGHTS_MISMATCH',
+  'TOKENIZER_MISSING',
+  'USAGE',
+  'CONFIG_INVALID',
+]);
 
 function sourceFolder(source: string, direction: keyof typeof DIRECTIONS): string {
   let isFolder = false;
-  try { isFolder = statSync(source).isDirectory(); } catch { /* reported below */ }
+  try {
+    isFolder = statSync(source).isDirectory();
+  } catch {
+    /* reported below */
+  }
   if (!isFolder) {
-    const what = direction === 'import' ? "a Hugging Face folder (EnvACE's scripts/model_merger.py --target_dir)" : "a policy folder, a training run's final/ or one of its checkpoints";
+    const what =
+      direction === 'import'
+        ? "a Hugging Face folder (EnvACE's scripts/model_merger.py --target_dir)"
+        : "a policy folder, a training run's final/ or one of its checkpoints";
     throw new StudioError('USAGE', `${source} is not a folder; pass ${what}.`);
   }
   if (!existsSync(path.join(source, 'config.json'))) {
-    throw new StudioError('USAGE', direction === 'import'
-      ? `${source} is not a Hugging Face folder (no config.json); pass the folder EnvACE's scripts/model_merger.py wrote, not the FSDP checkpoint.`
-      : `${source} has no config.json; pass a policy folder (from \`rehearse import checkpoint\`), a training run's final/ or a checkpoint.`);
+    throw new StudioError(
+      'USAGE',
+      direction === 'import'
+        ? `${source} is not a Hugging Face folder (no config.json); pass the folder EnvACE's scripts/model_merger.py wrote, not the FSDP checkpoint.`
+        : `${source} has no config.json; pass a policy folder (from \`rehearse import checkpoint\`), a training run's final/ or a checkpoint.`,
+    );
   }
   return path.resolve(source);
 }
 
 /** The trainer's argv for one direction, as a plan the training supervisor runs (one local process). */
-function checkpointPlan(direction: keyof typeof DIRECTIONS, source: string, out: string, args: CheckpointArgs): LaunchPlan {
+function checkpointPlan(
+  direction: keyof typeof DIRECTIONS,
+  source: string,
+  out: string,
+  args: CheckpointArgs,
+): LaunchPlan {
   const python = process.env['TRAINER_PYTHON'] ?? DEFAULT_TRAINER_PYTHON;
-  const argv = [python, '-m', 'trainer', DIRECTIONS[direction].command, '--source', source, '--out', out];
+  const argv = [
+    python,
+    '-m',
+    'trainer',
+    DIRECTIONS[direction].command,
+    '--source',
+    source,
+    '--out',
+    out,
+  ];
   if (direction === 'export' && args.dtype) argv.push('--dtype', args.dtype);
   if (direction === 'export' && args.maxShardBytes) {
-    if (!/^[1-9]\d*$/.test(args.maxShardBytes)) throw new StudioError('USAGE', `--max-shard-bytes must be a whole number of bytes, not "${args.maxShardBytes}".`);
+    if (!/^[1-9]\d*$/.test(args.maxShardBytes))
+      throw new StudioError(
+        'USAGE',
+        `--max-shard-bytes must be a whole number of bytes, not "${args.maxShardBytes}".`,
+      );
     argv.push('--max-shard-bytes', args.maxShardBytes);
   }
-  if (direction === 'export' && args.dtype && !['float32', 'float16', 'bfloat16'].includes(args.dtype)) {
-    throw new StudioError('USAGE', `--dtype must be float32, float16 or bfloat16, not "${args.dtype}".`);
+  if (
+    direction === 'export' &&
+    args.dtype &&
+    !['float32', 'float16', 'bfloat16'].includes(args.dtype)
+  ) {
+    throw new StudioError(
+      'USAGE',
+      `--dtype must be float32, float16 or bfloat16, not "${args.dtype}".`,
+    );
   }
-  return { backend: 'local', argv, env: { PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE' }, cwd: studioRoot(), outDir: out, runsHere: true };
+  return {
+    backend: 'local',
+    argv,
+    env: { PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE' },
+    cwd: studioRoot(),
+    outDir: out,
+    runsHere: true,
+  };
 }
 
 /** One progress line of a `progress` event: `read 2/3 model-00002-of-00003.safetensors`. */
 function progressLine(e: TrainerEvent): string {
-  if (e['stage'] === 'export') return 'export: tracing the ONNX graphs (model.onnx, model_cascade.onnx)';
+  if (e['stage'] === 'export')
+    return 'export: tracing the ONNX graphs (model.onnx, model_cascade.onnx)';
   return `${String(e['stage'])}: ${String(e['done'])}/${String(e['total'])} ${String(e['file'] ?? '')}`.trimEnd();
 }
 
@@ -70,11 +128,21 @@ function progressLine(e: TrainerEvent): string {
  * checkpoints (qwen3, qwen2, llama; safetensors) and the studio's policy folders (ONNX), with a
  * progress line per stage and the trainer's coded error when the folder is wrong.
  */
-export async function checkpointCommand(direction: keyof typeof DIRECTIONS, source: string, args: CheckpointArgs, io: CliIO): Promise<number> {
-  if (!args.out) throw new StudioError('USAGE', `Missing --out <folder>: ${DIRECTIONS[direction].holds}.`);
+export async function checkpointCommand(
+  direction: keyof typeof DIRECTIONS,
+  source: string,
+  args: CheckpointArgs,
+  io: CliIO,
+): Promise<number> {
+  if (!args.out)
+    throw new StudioError('USAGE', `Missing --out <folder>: ${DIRECTIONS[direction].holds}.`);
   const out = path.resolve(outFolderArg(args.out, '--out', DIRECTIONS[direction].holds));
   const from = sourceFolder(source, direction);
-  if (from === out) throw new StudioError('USAGE', `--out ${args.out} is the folder being read; pass a new folder.`);
+  if (from === out)
+    throw new StudioError(
+      'USAGE',
+      `--out ${args.out} is the folder being read; pass a new folder.`,
+    );
   const plan = checkpointPlan(direction, from, out, args);
   if (args.verbose) io.err(`command: ${formatCommand(plan)}`);
   const proc = await TrainingProcess.start(plan);
@@ -87,12 +155,17 @@ export async function checkpointCommand(direction: keyof typeof DIRECTIONS, sour
   const outcome = await proc.done;
   if (outcome.status !== 'done') {
     const code = outcome.error?.code ?? 'TRAINER_CRASHED';
-    const tail = outcome.stderrTail && !INPUT_ERRORS.has(code) ? `\n--- trainer log (last lines) ---\n${outcome.stderrTail}` : '';
+    const tail =
+      outcome.stderrTail && !INPUT_ERRORS.has(code)
+        ? `\n--- trainer log (last lines) ---\n${outcome.stderrTail}`
+        : '';
     io.err(`rehearse: ${outcome.error?.message ?? 'the trainer failed'} (${code})${tail}`);
     return INPUT_ERRORS.has(code) ? EXIT.usage : EXIT.failure;
   }
-  io.out(direction === 'import'
-    ? `imported ${String(written?.['parameters'] ?? '?')} parameters into ${out} (onnx/model.onnx, ${written?.['cascade_bytes'] ? 'onnx/model_cascade.onnx, ' : ''}tokenizer and chat template); run it with --policy ${out}`
-    : `exported a ${String(written?.['model_type'])} Hugging Face folder to ${out} (${(written?.['files'] as string[] | undefined)?.join(', ') ?? ''}, ${String(written?.['dtype'])}); EnvACE starts from it with actor_rollout_ref.model.path=${out}`);
+  io.out(
+    direction === 'import'
+      ? `imported ${String(written?.['parameters'] ?? '?')} parameters into ${out} (onnx/model.onnx, ${written?.['cascade_bytes'] ? 'onnx/model_cascade.onnx, ' : ''}tokenizer and chat template); run it with --policy ${out}`
+      : `exported a ${String(written?.['model_type'])} Hugging Face folder to ${out} (${(written?.['files'] as string[] | undefined)?.join(', ') ?? ''}, ${String(written?.['dtype'])}); EnvACE starts from it with actor_rollout_ref.model.path=${out}`,
+  );
   return EXIT.ok;
 }

@@ -29,47 +29,93 @@ export interface CompareArgs {
  */
 export async function compareCommand(trace: string, args: CompareArgs, io: CliIO): Promise<number> {
   const policies = args.policy ?? [];
-  if (policies.length !== 2) throw new StudioError('USAGE', `compare needs exactly two policies (--policy A --policy B), got ${policies.length}.`);
-  if (policies.includes('reference')) throw new StudioError('USAGE', 'The reference policy does not rehearse; compare needs model folders or endpoints.');
+  if (policies.length !== 2)
+    throw new StudioError(
+      'USAGE',
+      `compare needs exactly two policies (--policy A --policy B), got ${policies.length}.`,
+    );
+  if (policies.includes('reference'))
+    throw new StudioError(
+      'USAGE',
+      'The reference policy does not rehearse; compare needs model folders or endpoints.',
+    );
   const files = [await resolveOneTrace(trace)];
   // --only-marked: the calls a person marked as fidelity errors in the trace's annotations.
   const marked = args.onlyMarked ? await markedCalls(files[0]) : undefined;
   const runsDir = runsFolderArg(args.out);
   const infos: Partial<Record<'a' | 'b', Record<string, unknown>>> = {};
   let bar: SingleBar | undefined;
-  const side = (spec: string) => ({ name: spec, open: () => openPolicy({ policy: spec, model: args.model, device: args.device, threads: args.threads }, []) });
+  const side = (spec: string) => ({
+    name: spec,
+    open: () =>
+      openPolicy(
+        { policy: spec, model: args.model, device: args.device, threads: args.threads },
+        [],
+      ),
+  });
   let result: PolicyComparison;
   try {
     result = await comparePolicies({
-      trace: files[0], runsDir, a: side(policies[0]), b: side(policies[1]), calls: marked,
+      trace: files[0],
+      runsDir,
+      a: side(policies[0]),
+      b: side(policies[1]),
+      calls: marked,
       onPolicy: (which, policy) => {
         infos[which] = policyJson(policy);
         bar?.stop();
-        bar = args.progress === false || args.json ? undefined : new SingleBar({ format: `${which.toUpperCase()} calls {bar} {value}/{total}`, stream: process.stderr, clearOnComplete: true, barsize: 24 });
+        bar =
+          args.progress === false || args.json
+            ? undefined
+            : new SingleBar({
+                format: `${which.toUpperCase()} calls {bar} {value}/{total}`,
+                stream: process.stderr,
+                clearOnComplete: true,
+                barsize: 24,
+              });
         bar?.start(1, 0);
       },
-      onProgress: (_which, p) => { bar?.setTotal(p.total); bar?.update(p.done); },
+      onProgress: (_which, p) => {
+        bar?.setTotal(p.total);
+        bar?.update(p.done);
+      },
     });
   } finally {
     bar?.stop();
   }
   for (const replay of [result.a, result.b]) {
-    if (replay && replay.run.status !== 'completed') { io.err(`rehearse: the replay with ${replay.name} failed: ${replay.run.error?.code}: ${replay.run.error?.message}`); return 1; }
+    if (replay && replay.run.status !== 'completed') {
+      io.err(
+        `rehearse: the replay with ${replay.name} failed: ${replay.run.error?.code}: ${replay.run.error?.message}`,
+      );
+      return 1;
+    }
   }
   const { a, b, comparison } = result;
   // Both replays completed (checked above), so comparePolicies returned both sides and their comparison.
-  if (!b || !comparison) throw new Error('comparePolicies returned no comparison for two completed replays.');
+  if (!b || !comparison)
+    throw new Error('comparePolicies returned no comparison for two completed replays.');
   if (args.json) {
-    io.out(JSON.stringify({
-      trace: files[0],
-      a: { policy: infos.a, run: a.run, report: a.report },
-      b: { policy: infos.b, run: b.run, report: b.report },
-      comparison,
-      ...(marked ? { onlyMarked: marked.size } : {}),
-      taskSuccessNote: 'Not measured: replay re-rehearses the recorded calls and plays no episode.',
-    }, null, 2));
+    io.out(
+      JSON.stringify(
+        {
+          trace: files[0],
+          a: { policy: infos.a, run: a.run, report: a.report },
+          b: { policy: infos.b, run: b.run, report: b.report },
+          comparison,
+          ...(marked ? { onlyMarked: marked.size } : {}),
+          taskSuccessNote:
+            'Not measured: replay re-rehearses the recorded calls and plays no episode.',
+        },
+        null,
+        2,
+      ),
+    );
   } else {
-    if (marked) io.out(`only the ${counted(marked.size, 'call')} marked as fidelity errors in ${annotationsFileFor(files[0])}`);
+    if (marked)
+      io.out(
+        `only the ${counted(marked.size, 'call')} marked as fidelity errors in ${annotationsFileFor(files[0])}`,
+      );
     io.out(renderFidelityComparison(comparison, { a: policies[0], b: policies[1] }));
     io.out(`replays: ${a.run.traceFile}, ${b.run.traceFile}`);
   }
@@ -80,7 +126,16 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
 async function markedCalls(traceFile: string): Promise<Set<string>> {
   const file = annotationsFileFor(traceFile);
   const set = await readAnnotations(file);
-  const ids = new Set(set.all().filter((a) => a.verdict === 'error').map((a) => a.callId));
-  if (ids.size === 0) throw new StudioError('USAGE', `--only-marked: no call of ${traceFile} is marked as a fidelity error (${file}). Mark calls in the editor or with \`rehearse annotate <trace> --mismatches\`, or leave --only-marked out.`);
+  const ids = new Set(
+    set
+      .all()
+      .filter((a) => a.verdict === 'error')
+      .map((a) => a.callId),
+  );
+  if (ids.size === 0)
+    throw new StudioError(
+      'USAGE',
+      `--only-marked: no call of ${traceFile} is marked as a fidelity error (${file}). Mark calls in the editor or with \`rehearse annotate <trace> --mismatches\`, or leave --only-marked out.`,
+    );
   return ids;
 }

@@ -24,23 +24,58 @@ const MAX_SEED = 2 ** 31 - 1;
  * writes seeded tasks of a built-in domain as task files (`<id>.task.json`), by default into
  * `.rehearsal/tasks/<domain>-<split>` (`-all` without a split) of the current folder.
  */
-export async function generateCommand(domain: string, options: { out?: string; count?: string; start?: string; split?: string }, io: CliIO): Promise<number> {
+export async function generateCommand(
+  domain: string,
+  options: { out?: string; count?: string; start?: string; split?: string },
+  io: CliIO,
+): Promise<number> {
   const generator = BUILTIN_GENERATORS[domain];
-  if (!generator) throw new StudioError('USAGE', `Unknown domain "${domain}"; built-in domains: ${Object.keys(BUILTIN_GENERATORS).join(', ')}.`);
+  if (!generator)
+    throw new StudioError(
+      'USAGE',
+      `Unknown domain "${domain}"; built-in domains: ${Object.keys(BUILTIN_GENERATORS).join(', ')}.`,
+    );
   // By default the tasks of the domain's first 500 seeds (its promised set), or that split's share of them.
-  const split = SPLITS.includes(options.split as TaskSplit) ? options.split as TaskSplit : undefined;
-  const count = Number(options.count ?? (split ? DEFAULT_SEEDS * SPLIT_SHARE[split] : DEFAULT_SEEDS));
+  const split = SPLITS.includes(options.split as TaskSplit)
+    ? (options.split as TaskSplit)
+    : undefined;
+  const count = Number(
+    options.count ?? (split ? DEFAULT_SEEDS * SPLIT_SHARE[split] : DEFAULT_SEEDS),
+  );
   const start = Number(options.start ?? 0);
-  if (!Number.isInteger(count) || count < 1 || count > MAX_GENERATED) throw new StudioError('USAGE', `--count must be a whole number from 1 to ${MAX_GENERATED}, not "${options.count}".`);
-  if (!Number.isInteger(start) || start < 0 || start > MAX_SEED) throw new StudioError('USAGE', `--start must be a whole number from 0 to ${MAX_SEED}, not "${options.start}".`);
-  if (options.split !== undefined && !SPLITS.includes(options.split as TaskSplit)) throw new StudioError('USAGE', `--split must be one of ${SPLITS.join(', ')}.`);
-  const out = outFolderArg(options.out ?? path.join(STUDIO_FOLDER, 'tasks', `${domain}-${options.split ?? 'all'}`), '--out', 'the task files go into it');
-  const tasks = generateTasks(generator, { count, start, split: options.split as TaskSplit | undefined });
+  if (!Number.isInteger(count) || count < 1 || count > MAX_GENERATED)
+    throw new StudioError(
+      'USAGE',
+      `--count must be a whole number from 1 to ${MAX_GENERATED}, not "${options.count}".`,
+    );
+  if (!Number.isInteger(start) || start < 0 || start > MAX_SEED)
+    throw new StudioError(
+      'USAGE',
+      `--start must be a whole number from 0 to ${MAX_SEED}, not "${options.start}".`,
+    );
+  if (options.split !== undefined && !SPLITS.includes(options.split as TaskSplit))
+    throw new StudioError('USAGE', `--split must be one of ${SPLITS.join(', ')}.`);
+  const out = outFolderArg(
+    options.out ?? path.join(STUDIO_FOLDER, 'tasks', `${domain}-${options.split ?? 'all'}`),
+    '--out',
+    'the task files go into it',
+  );
+  const tasks = generateTasks(generator, {
+    count,
+    start,
+    split: options.split as TaskSplit | undefined,
+  });
   await mkdir(out, { recursive: true });
-  const schema = path.relative(path.resolve(out), path.join(studioRoot(), 'schemas', 'task.schema.json')).split(path.sep).join('/');
+  const schema = path
+    .relative(path.resolve(out), path.join(studioRoot(), 'schemas', 'task.schema.json'))
+    .split(path.sep)
+    .join('/');
   for (const task of tasks) {
     const { $schema: _ignored, ...rest } = task;
-    await writeFile(path.join(out, `${task.id}${TASK_FILE_SUFFIX}`), JSON.stringify({ $schema: schema, ...rest }, null, 2) + '\n');
+    await writeFile(
+      path.join(out, `${task.id}${TASK_FILE_SUFFIX}`),
+      JSON.stringify({ $schema: schema, ...rest }, null, 2) + '\n',
+    );
   }
   io.out(`wrote ${counted(tasks.length, `${domain} task`)} to ${out}`);
   return 0;

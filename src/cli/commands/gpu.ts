@@ -3,8 +3,14 @@ import type { GpuSupportReport } from '../../core/policy/gpuSupport';
 import type { CliIO } from '../io';
 
 function render(report: GpuSupportReport): string {
-  const lines = report.requirements.map((r) => `${r.found ? 'found  ' : 'MISSING'}  ${r.name}: ${r.detail}`);
-  lines.push(report.ready ? 'The cuda device is ready.' : 'The cuda device is not ready; the policy runs on webgpu or cpu meanwhile (rehearsal.policy.device = auto).');
+  const lines = report.requirements.map(
+    (r) => `${r.found ? 'found  ' : 'MISSING'}  ${r.name}: ${r.detail}`,
+  );
+  lines.push(
+    report.ready
+      ? 'The cuda device is ready.'
+      : 'The cuda device is not ready; the policy runs on webgpu or cpu meanwhile (rehearsal.policy.device = auto).',
+  );
   return lines.join('\n');
 }
 

@@ -22,23 +22,51 @@ const MAX_IMPORT_BYTES = 256 * 2 ** 20;
  * few-shot pairs from recorded data, by default into `.rehearsal/imports/<file name>`. Bad records are reported on stderr (`record <i>: <reason>`) and skipped; the exit
  * code is 1 only when nothing could be imported.
  */
-export async function importCommand(format: ImportFormat, file: string, options: { out?: string; ownExamples?: boolean }, io: CliIO): Promise<number> {
-  const out = outFolderArg(options.out ?? path.join(STUDIO_FOLDER, 'imports', path.basename(file).replace(/\.[^.]*$/, '') || 'import'), '--out', 'tasks/, recordings/ and examples.jsonl go into it');
+export async function importCommand(
+  format: ImportFormat,
+  file: string,
+  options: { out?: string; ownExamples?: boolean },
+  io: CliIO,
+): Promise<number> {
+  const out = outFolderArg(
+    options.out ??
+      path.join(STUDIO_FOLDER, 'imports', path.basename(file).replace(/\.[^.]*$/, '') || 'import'),
+    '--out',
+    'tasks/, recordings/ and examples.jsonl go into it',
+  );
   let text: string;
   try {
     const size = (await stat(file)).size;
-    if (size > MAX_IMPORT_BYTES) throw new StudioError('IMPORT_TOO_LARGE', `${file} is ${(size / 2 ** 20).toFixed(0)} MiB; imports are limited to ${MAX_IMPORT_BYTES / 2 ** 20} MiB: split the file and import the parts.`);
+    if (size > MAX_IMPORT_BYTES)
+      throw new StudioError(
+        'IMPORT_TOO_LARGE',
+        `${file} is ${(size / 2 ** 20).toFixed(0)} MiB; imports are limited to ${MAX_IMPORT_BYTES / 2 ** 20} MiB: split the file and import the parts.`,
+      );
     text = await readFile(file, 'utf8');
   } catch (err) {
     if (err instanceof StudioError) throw err;
     throw new StudioError('IMPORT_UNREADABLE', `Cannot read ${file}: ${(err as Error).message}.`);
   }
   const name = path.basename(file);
-  const result: ImportResult = format === 'envace' ? importEnvaceText(text, name) : importChatText(text, name);
+  const result: ImportResult =
+    format === 'envace' ? importEnvaceText(text, name) : importChatText(text, name);
   const written = await writeImport(result, out, options.ownExamples ? 'own' : 'others');
-  for (const s of written.skipped) io.err(s.index < 0 ? `rehearse: ${file}: ${s.reason}` : `${format === 'chat' ? 'line' : 'record'} ${s.index}: skipped: ${s.reason}`);
-  io.out(`imported ${counted(written.taskFiles.length, 'task')} into ${out} (${written.skipped.length} skipped, ${counted(written.examples, 'few-shot pair')} in ${path.relative(out, written.examplesFile)})`);
-  const codes = format === 'envace' ? [...envaceErrorCounts(result)].sort(([a], [b]) => a.localeCompare(b)) : [];
-  if (codes.length) io.out(`kept EnvACE tool errors verbatim: ${codes.map(([code, n]) => `${code} × ${n}`).join(', ')}`);
+  for (const s of written.skipped)
+    io.err(
+      s.index < 0
+        ? `rehearse: ${file}: ${s.reason}`
+        : `${format === 'chat' ? 'line' : 'record'} ${s.index}: skipped: ${s.reason}`,
+    );
+  io.out(
+    `imported ${counted(written.taskFiles.length, 'task')} into ${out} (${written.skipped.length} skipped, ${counted(written.examples, 'few-shot pair')} in ${path.relative(out, written.examplesFile)})`,
+  );
+  const codes =
+    format === 'envace'
+      ? [...envaceErrorCounts(result)].sort(([a], [b]) => a.localeCompare(b))
+      : [];
+  if (codes.length)
+    io.out(
+      `kept EnvACE tool errors verbatim: ${codes.map(([code, n]) => `${code} × ${n}`).join(', ')}`,
+    );
   return written.taskFiles.length > 0 ? EXIT.ok : EXIT.failure;
 }

@@ -25,10 +25,22 @@ const SKIPPED_LINES_SHOWN = 5;
  * `--out` runs folder. Lines that are not rows are skipped and counted; a file that cannot be read
  * is reported and the others imported. Exit 1 only when no episode was imported.
  */
-export async function importRolloutsCommand(dir: string, options: { out?: string; progress?: boolean }, io: CliIO): Promise<number> {
+export async function importRolloutsCommand(
+  dir: string,
+  options: { out?: string; progress?: boolean },
+  io: CliIO,
+): Promise<number> {
   const runsDir = runsFolderArg(options.out);
   const entries = await listRolloutFiles(dir);
-  const bar = options.progress === false || entries.length < 2 ? undefined : new SingleBar({ format: 'rollout files {bar} {value}/{total} | {file}', stream: process.stderr, clearOnComplete: true, barsize: 24 });
+  const bar =
+    options.progress === false || entries.length < 2
+      ? undefined
+      : new SingleBar({
+          format: 'rollout files {bar} {value}/{total} | {file}',
+          stream: process.stderr,
+          clearOnComplete: true,
+          barsize: 24,
+        });
   bar?.start(entries.length, 0, { file: '' });
   let episodes = 0;
   // Printed once the bar is gone: a line written under a progress bar is torn by its redraw.
@@ -52,18 +64,31 @@ export async function importRolloutsCommand(dir: string, options: { out?: string
     bar?.stop();
   }
   for (const line of lines) (line.err ? io.err : io.out)(line.text);
-  io.out(`imported ${counted(episodes, 'episode')} from ${counted(entries.length, 'rollout file')} of ${dir} into ${runsDir}`);
+  io.out(
+    `imported ${counted(episodes, 'episode')} from ${counted(entries.length, 'rollout file')} of ${dir} into ${runsDir}`,
+  );
   return episodes > 0 ? EXIT.ok : EXIT.failure;
 }
 
 /** What one file gave, for stdout, and its skipped lines, for stderr. */
 function fileLines(file: string, rollout: RolloutFile, s: RolloutTraceSummary): Line[] {
   const name = path.basename(file);
-  const out: Line[] = [{ err: false, text: `${name}: ${counted(s.rows, 'row')} → ${counted(s.episodes, 'episode')}, ${counted(s.calls, 'call')} (${s.rehearsals} rehearsed, ${s.actuals} actual)${s.repeatedRows ? `, ${counted(s.repeatedRows, 'repeated row')} read once` : ''}${s.unlinkedRehearsals ? `, ${counted(s.unlinkedRehearsals, 'simulator row')} matching no call` : ''}${s.traceFile ? `: ${s.traceFile}` : ': nothing written'}` }];
+  const out: Line[] = [
+    {
+      err: false,
+      text: `${name}: ${counted(s.rows, 'row')} → ${counted(s.episodes, 'episode')}, ${counted(s.calls, 'call')} (${s.rehearsals} rehearsed, ${s.actuals} actual)${s.repeatedRows ? `, ${counted(s.repeatedRows, 'repeated row')} read once` : ''}${s.unlinkedRehearsals ? `, ${counted(s.unlinkedRehearsals, 'simulator row')} matching no call` : ''}${s.traceFile ? `: ${s.traceFile}` : ': nothing written'}`,
+    },
+  ];
   if (rollout.skippedCount > 0) {
-    const shown = rollout.skipped.slice(0, SKIPPED_LINES_SHOWN).map((l) => `line ${l.line} (${l.reason})`).join(', ');
+    const shown = rollout.skipped
+      .slice(0, SKIPPED_LINES_SHOWN)
+      .map((l) => `line ${l.line} (${l.reason})`)
+      .join(', ');
     const more = rollout.skippedCount - Math.min(rollout.skipped.length, SKIPPED_LINES_SHOWN);
-    out.push({ err: true, text: `${name}: ${counted(rollout.skippedCount, 'malformed line')} skipped: ${shown}${more > 0 ? `, and ${more} more` : ''}` });
+    out.push({
+      err: true,
+      text: `${name}: ${counted(rollout.skippedCount, 'malformed line')} skipped: ${shown}${more > 0 ? `, and ${more} more` : ''}`,
+    });
   }
   return out;
 }

@@ -13,20 +13,47 @@ import type { PolicyArgs } from '../policyArg';
 import { devicesTried, openPolicy, policyJson } from '../policyArg';
 
 /** `rehearse replay <trace> --policy <model>`: re-rehearses every recorded call, no tool executed. */
-export async function replayCommand(trace: string, args: PolicyArgs & { out?: string; parse?: string; json?: boolean; progress?: boolean; verbose?: boolean }, io: CliIO): Promise<number> {
+export async function replayCommand(
+  trace: string,
+  args: PolicyArgs & {
+    out?: string;
+    parse?: string;
+    json?: boolean;
+    progress?: boolean;
+    verbose?: boolean;
+  },
+  io: CliIO,
+): Promise<number> {
   const parse = parseDialectArg(args.parse);
   const files = [await resolveOneTrace(trace)];
   const runsDir = runsFolderArg(args.out);
-  if (args.policy === 'reference') throw new StudioError('USAGE', 'The reference policy does not rehearse; replay needs a model folder or an endpoint.');
+  if (args.policy === 'reference')
+    throw new StudioError(
+      'USAGE',
+      'The reference policy does not rehearse; replay needs a model folder or an endpoint.',
+    );
   const policy = await openPolicy(args, []);
-  const bar = args.progress === false ? undefined : new SingleBar({ format: 'calls {bar} {value}/{total} | {call}', stream: process.stderr, clearOnComplete: true, barsize: 24 });
+  const bar =
+    args.progress === false
+      ? undefined
+      : new SingleBar({
+          format: 'calls {bar} {value}/{total} | {call}',
+          stream: process.stderr,
+          clearOnComplete: true,
+          barsize: 24,
+        });
   bar?.start(1, 0, { call: '' });
   let summary;
   try {
     summary = await replayTrace({
-      source: files[0], runsDir, policy,
+      source: files[0],
+      runsDir,
+      policy,
       settings: await settingsForStartedPolicy(policy, parse ? { parse } : {}),
-      onProgress: (p) => { bar?.setTotal(p.total); bar?.update(p.done, { call: p.callId }); },
+      onProgress: (p) => {
+        bar?.setTotal(p.total);
+        bar?.update(p.done, { call: p.callId });
+      },
     });
   } finally {
     bar?.stop();
@@ -34,7 +61,14 @@ export async function replayCommand(trace: string, args: PolicyArgs & { out?: st
   }
   const report = await buildFidelityReport([summary.traceFile]);
   const devices = args.verbose ? devicesTried(policy) : undefined;
-  io.out(args.json ? JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2) : `${renderReport(report, palette(io.color))}\n\n${devices ? `${devices}\n` : ''}trace: ${summary.traceFile}`);
-  if (summary.status === 'failed') { io.err(`rehearse: the replay failed: ${summary.error?.code}: ${summary.error?.message}`); return 1; }
+  io.out(
+    args.json
+      ? JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2)
+      : `${renderReport(report, palette(io.color))}\n\n${devices ? `${devices}\n` : ''}trace: ${summary.traceFile}`,
+  );
+  if (summary.status === 'failed') {
+    io.err(`rehearse: the replay failed: ${summary.error?.code}: ${summary.error?.message}`);
+    return 1;
+  }
   return 0;
 }

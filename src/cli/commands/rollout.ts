@@ -40,24 +40,55 @@ export interface RolloutArgs extends PolicyArgs {
  * environment-interaction baseline that world rehearsal is measured against; its rows train the act
  * role only, as GRPO without a world model does.
  */
-export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io: CliIO): Promise<number> {
-  if (!args.out) throw new StudioError('USAGE', 'Missing --out <rows.jsonl>: where the trainer reads the rollout rows.');
+export async function rolloutCommand(
+  taskPaths: string[],
+  args: RolloutArgs,
+  io: CliIO,
+): Promise<number> {
+  if (!args.out)
+    throw new StudioError(
+      'USAGE',
+      'Missing --out <rows.jsonl>: where the trainer reads the rollout rows.',
+    );
   outFileArg(args.out, '--out', 'the rollout rows, JSONL');
   const episodes = Number(args.episodes ?? 4);
-  if (!Number.isInteger(episodes) || episodes < 2) throw new StudioError('USAGE', `--episodes must be a whole number of at least 2 (a GRPO group), not "${args.episodes}".`);
+  if (!Number.isInteger(episodes) || episodes < 2)
+    throw new StudioError(
+      'USAGE',
+      `--episodes must be a whole number of at least 2 (a GRPO group), not "${args.episodes}".`,
+    );
   const temperature = Number(args.temperature ?? 1);
   const seed = Number(args.seed ?? 0);
-  if (!(temperature > 0)) throw new StudioError('USAGE', '--temperature must be above 0: a group of identical greedy rollouts teaches nothing.');
-  if (!Number.isInteger(seed)) throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
-  if (args.real && args.audit) throw new StudioError('USAGE', '--audit goes with imagined rollouts; --real rollouts already run every tool.');
+  if (!(temperature > 0))
+    throw new StudioError(
+      'USAGE',
+      '--temperature must be above 0: a group of identical greedy rollouts teaches nothing.',
+    );
+  if (!Number.isInteger(seed))
+    throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
+  if (args.real && args.audit)
+    throw new StudioError(
+      'USAGE',
+      '--audit goes with imagined rollouts; --real rollouts already run every tool.',
+    );
   const reward = rewardRuleArg(args.reward);
   const actRows = args.actRows ?? 'turn';
-  if (actRows !== 'turn' && actRows !== 'episode') throw new StudioError('USAGE', `--act-rows must be turn (one act row per turn, pooled in the baselines as EnvACE pools them) or episode, not "${args.actRows}".`);
+  if (actRows !== 'turn' && actRows !== 'episode')
+    throw new StudioError(
+      'USAGE',
+      `--act-rows must be turn (one act row per turn, pooled in the baselines as EnvACE pools them) or episode, not "${args.actRows}".`,
+    );
   const tasks = await loadTasks(resolveTaskArguments(taskPaths));
-  const policy = await openPolicy(args, tasks.map((t) => t.task));
+  const policy = await openPolicy(
+    args,
+    tasks.map((t) => t.task),
+  );
   const chosen = {
-    mode: args.real ? 'shadow' as const : 'imagine' as const, audit: !!args.audit, episodesPerTask: episodes,
-    sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } }, reward,
+    mode: args.real ? ('shadow' as const) : ('imagine' as const),
+    audit: !!args.audit,
+    episodesPerTask: episodes,
+    sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } },
+    reward,
   };
   const settings = await settingsForStartedPolicy(policy, chosen);
   // The rows train the policy that played them: a model that reads identifiers as slots trains on slots.
@@ -65,22 +96,43 @@ export async function rolloutCommand(taskPaths: string[], args: RolloutArgs, io:
   const runsDir = path.resolve(args.runs ?? path.join(os.tmpdir(), 'rehearsal-rollouts'));
   let summary;
   try {
-    summary = await runTasks({ runsDir, tasks, policy, settings, openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd() }) });
+    summary = await runTasks({
+      runsDir,
+      tasks,
+      policy,
+      settings,
+      openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd() }),
+    });
   } finally {
     policy.dispose();
   }
-  if (summary.status !== 'completed') throw new StudioError('ROLLOUT_FAILED', `The rollout run ${summary.status}: ${summary.error?.code ?? ''} ${summary.error?.message ?? ''}`.trim());
+  if (summary.status !== 'completed')
+    throw new StudioError(
+      'ROLLOUT_FAILED',
+      `The rollout run ${summary.status}: ${summary.error?.code ?? ''} ${summary.error?.message ?? ''}`.trim(),
+    );
   await mkdir(path.dirname(path.resolve(args.out)), { recursive: true });
   const out = createWriteStream(args.out);
-  const exported = await exportRows([summary.traceFile], {
-    actSource: 'rollout', policyRehearsals: !args.real, actualRehearsals: !!args.audit, actRows,
-    ...(args.real ? { roles: ['act' as const] } : {}),
-    group: (taskId) => `${taskId}/${args.group ?? 'rollout'}`,
-    identifierSlots,
-  }, (row) => out.write(JSON.stringify(row) + '\n'));
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  const exported = await exportRows(
+    [summary.traceFile],
+    {
+      actSource: 'rollout',
+      policyRehearsals: !args.real,
+      actualRehearsals: !!args.audit,
+      actRows,
+      ...(args.real ? { roles: ['act' as const] } : {}),
+      group: (taskId) => `${taskId}/${args.group ?? 'rollout'}`,
+      identifierSlots,
+    },
+    (row) => out.write(JSON.stringify(row) + '\n'),
+  );
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
   const rewards = summary.episodes.map((e) => e.reward ?? 0);
   const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
-  io.out(`${summary.episodes.length} ${args.real ? 'real' : 'imagined'} episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${args.out} (trace ${summary.traceFile})`);
+  io.out(
+    `${summary.episodes.length} ${args.real ? 'real' : 'imagined'} episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${args.out} (trace ${summary.traceFile})`,
+  );
   return 0;
 }

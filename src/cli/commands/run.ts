@@ -44,10 +44,16 @@ export interface RunArgs extends PolicyArgs {
 const MAX_EPISODES_PER_TASK = 10_000;
 const MAX_BUDGET = 64;
 
-function positiveInt(value: string | undefined, name: string, fallback: number, max: number): number {
+function positiveInt(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  max: number,
+): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new StudioError('USAGE', `${name} must be a whole number of at least 1, not "${value}".`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new StudioError('USAGE', `${name} must be a whole number of at least 1, not "${value}".`);
   if (n > max) throw new StudioError('USAGE', `${name} may be at most ${max}, not ${n}.`);
   return n;
 }
@@ -55,34 +61,70 @@ function positiveInt(value: string | undefined, name: string, fallback: number, 
 /** `--reward`: the reward rule, validated against `--on-parse-error` (EnvACE's rule ends on any parse error). */
 export function rewardRuleArg(value: string | undefined, onParseError?: string): RewardRule {
   const rule = value ?? 'studio';
-  if (!(REWARD_RULES as readonly string[]).includes(rule)) throw new StudioError('USAGE', `--reward must be ${REWARD_RULES.join(' or ')}, not "${rule}".`);
-  if (rule === 'envace' && onParseError === 'feedback') throw new StudioError('USAGE', '--reward envace ends the episode on any parse error, as EnvACE does; leave out --on-parse-error feedback.');
+  if (!(REWARD_RULES as readonly string[]).includes(rule))
+    throw new StudioError('USAGE', `--reward must be ${REWARD_RULES.join(' or ')}, not "${rule}".`);
+  if (rule === 'envace' && onParseError === 'feedback')
+    throw new StudioError(
+      'USAGE',
+      '--reward envace ends the episode on any parse error, as EnvACE does; leave out --on-parse-error feedback.',
+    );
   return rule as RewardRule;
 }
 
 /** Settings from the command line, validated. */
 export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
   const mode = args.mode ?? 'shadow';
-  if (!['shadow', 'imagine', 'private'].includes(mode)) throw new StudioError('USAGE', `--mode must be shadow, imagine or private, not "${mode}" (replay has its own command: rehearse replay).`);
-  if (args.audit && mode !== 'imagine') throw new StudioError('USAGE', '--audit goes with --mode imagine (shadow mode already runs every tool).');
+  if (!['shadow', 'imagine', 'private'].includes(mode))
+    throw new StudioError(
+      'USAGE',
+      `--mode must be shadow, imagine or private, not "${mode}" (replay has its own command: rehearse replay).`,
+    );
+  if (args.audit && mode !== 'imagine')
+    throw new StudioError(
+      'USAGE',
+      '--audit goes with --mode imagine (shadow mode already runs every tool).',
+    );
   const order = args.order ?? 'sequential';
-  if (order !== 'parallel' && order !== 'sequential') throw new StudioError('USAGE', `--order must be parallel or sequential, not "${order}".`);
+  if (order !== 'parallel' && order !== 'sequential')
+    throw new StudioError('USAGE', `--order must be parallel or sequential, not "${order}".`);
   const onParseError = args.onParseError ?? 'end';
-  if (onParseError !== 'end' && onParseError !== 'feedback') throw new StudioError('USAGE', `--on-parse-error must be end or feedback, not "${onParseError}".`);
+  if (onParseError !== 'end' && onParseError !== 'feedback')
+    throw new StudioError(
+      'USAGE',
+      `--on-parse-error must be end or feedback, not "${onParseError}".`,
+    );
   const parse = parseDialectArg(args.parse) ?? 'studio';
   const temperature = args.temperature === undefined ? 0 : Number(args.temperature);
-  if (!(temperature >= 0)) throw new StudioError('USAGE', `--temperature must be a number >= 0, not "${args.temperature}".`);
-  const rehearsalTemperature = args.rehearsalTemperature === undefined ? undefined : Number(args.rehearsalTemperature);
-  if (rehearsalTemperature !== undefined && !(rehearsalTemperature >= 0)) throw new StudioError('USAGE', `--rehearsal-temperature must be a number >= 0, not "${args.rehearsalTemperature}".`);
-  if (rehearsalTemperature !== undefined && mode !== 'private') throw new StudioError('USAGE', '--rehearsal-temperature goes with --mode private (it samples the imagined episodes).');
+  if (!(temperature >= 0))
+    throw new StudioError(
+      'USAGE',
+      `--temperature must be a number >= 0, not "${args.temperature}".`,
+    );
+  const rehearsalTemperature =
+    args.rehearsalTemperature === undefined ? undefined : Number(args.rehearsalTemperature);
+  if (rehearsalTemperature !== undefined && !(rehearsalTemperature >= 0))
+    throw new StudioError(
+      'USAGE',
+      `--rehearsal-temperature must be a number >= 0, not "${args.rehearsalTemperature}".`,
+    );
+  if (rehearsalTemperature !== undefined && mode !== 'private')
+    throw new StudioError(
+      'USAGE',
+      '--rehearsal-temperature goes with --mode private (it samples the imagined episodes).',
+    );
   const seed = args.seed === undefined ? 0 : Number(args.seed);
-  if (!Number.isInteger(seed)) throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
+  if (!Number.isInteger(seed))
+    throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
   return {
     mode: mode as RunSettings['mode'],
     audit: !!args.audit,
     episodesPerTask: positiveInt(args.episodes, '--episodes', 1, MAX_EPISODES_PER_TASK),
     rehearsalSamples: positiveInt(args.samples, '--samples', 1, MAX_SAMPLES),
-    privateRehearsal: { budget: positiveInt(args.budget, '--budget', 3, MAX_BUDGET), order, ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}) },
+    privateRehearsal: {
+      budget: positiveInt(args.budget, '--budget', 3, MAX_BUDGET),
+      order,
+      ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}),
+    },
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError,
     reward: rewardRuleArg(args.reward, args.onParseError),
@@ -95,25 +137,52 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
   const settings = runSettingsFrom(args);
   const runsDir = runsFolderArg(args.out);
   const tasks = await loadTasks(resolveTaskArguments(taskPaths));
-  if (tasks.length === 0) throw new StudioError('NO_TASKS', `No task files (*.task.json) in ${taskPaths.join(', ')}.`);
+  if (tasks.length === 0)
+    throw new StudioError('NO_TASKS', `No task files (*.task.json) in ${taskPaths.join(', ')}.`);
   const logLines: string[] = [];
-  const policy = await openPolicy(args, tasks.map((t) => t.task), (line) => logLines.push(line));
+  const policy = await openPolicy(
+    args,
+    tasks.map((t) => t.task),
+    (line) => logLines.push(line),
+  );
   const runSettings = await settingsForStartedPolicy(policy, settings);
   const total = tasks.length * (settings.episodesPerTask ?? 1);
-  const bar = args.progress === false ? undefined : new SingleBar({
-    format: 'episodes {bar} {value}/{total} | {task} | {detail}',
-    stream: process.stderr, hideCursor: true, clearOnComplete: true, barsize: 24,
+  const bar =
+    args.progress === false
+      ? undefined
+      : new SingleBar({
+          format: 'episodes {bar} {value}/{total} | {task} | {detail}',
+          stream: process.stderr,
+          hideCursor: true,
+          clearOnComplete: true,
+          barsize: 24,
+        });
+  bar?.start(total, 0, {
+    task: tasks[0].task.id,
+    detail: `policy ${policy.info.id}${policy.info.device ? ` on ${policy.info.device}` : ''}`,
   });
-  bar?.start(total, 0, { task: tasks[0].task.id, detail: `policy ${policy.info.id}${policy.info.device ? ` on ${policy.info.device}` : ''}` });
   const abort = new AbortController();
   const onSigint = () => abort.abort();
   process.once('SIGINT', onSigint);
   let summary;
   try {
     summary = await runTasks({
-      runsDir, tasks, policy, settings: runSettings, signal: abort.signal,
-      openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd(), log: (l) => logLines.push(l) }),
-      onProgress: (p) => bar?.update(p.done, { task: p.taskId, detail: p.episode ? `turn ${p.episode.turns} · ${p.episode.calls} calls` : p.ended ? `${p.ended.episodeId} ${p.ended.status}` : '' }),
+      runsDir,
+      tasks,
+      policy,
+      settings: runSettings,
+      signal: abort.signal,
+      openEnvironment: (t) =>
+        openTaskEnvironment(t, { workspaceFolder: process.cwd(), log: (l) => logLines.push(l) }),
+      onProgress: (p) =>
+        bar?.update(p.done, {
+          task: p.taskId,
+          detail: p.episode
+            ? `turn ${p.episode.turns} · ${p.episode.calls} calls`
+            : p.ended
+              ? `${p.ended.episodeId} ${p.ended.status}`
+              : '',
+        }),
     });
   } finally {
     bar?.stop();
@@ -121,7 +190,8 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     policy.dispose();
   }
   const report = await buildFidelityReport([summary.traceFile], { listCalls: args.calls });
-  if (args.json) io.out(JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2));
+  if (args.json)
+    io.out(JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2));
   else {
     io.out(renderReport(report, palette(io.color)));
     const devices = args.verbose ? devicesTried(policy) : undefined;
@@ -136,7 +206,9 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
   const notPlayed = report.notPlayed.reduce((n, e) => n + e.count, 0);
   if (notPlayed > 0) {
     const first = report.notPlayed[0];
-    io.err(`rehearse: ${notPlayed} of ${counted(report.episodes + (report.rehearsals?.episodes ?? 0), 'episode')} could not be played: ${first.code}: ${first.message}`);
+    io.err(
+      `rehearse: ${notPlayed} of ${counted(report.episodes + (report.rehearsals?.episodes ?? 0), 'episode')} could not be played: ${first.code}: ${first.message}`,
+    );
     return 1;
   }
   return summary.status === 'cancelled' ? 130 : 0;

@@ -9,18 +9,34 @@ import type { CliIO } from '../io';
 import { defaultPolicyDir } from '../policyArg';
 
 /** `rehearse serve --policy <model> [--port N]`: the local policy as an OpenAI-compatible endpoint. */
-export async function serveCommand(args: { policy?: string; port?: string; device?: string; apiKey?: string }, io: CliIO): Promise<number> {
+export async function serveCommand(
+  args: { policy?: string; port?: string; device?: string; apiKey?: string },
+  io: CliIO,
+): Promise<number> {
   // A key per launch unless one is given: any local program (or web page, were the checks of Host
   // and Origin not there) could otherwise drive the policy and read its answers.
   const given = args.apiKey ?? process.env.REHEARSAL_SERVE_API_KEY;
-  if (given !== undefined && !/^[\x21-\x7e]{16,256}$/.test(given)) throw new StudioError('USAGE', 'The API key (--api-key or REHEARSAL_SERVE_API_KEY) must be 16 to 256 printable characters without spaces.');
+  if (given !== undefined && !/^[\x21-\x7e]{16,256}$/.test(given))
+    throw new StudioError(
+      'USAGE',
+      'The API key (--api-key or REHEARSAL_SERVE_API_KEY) must be 16 to 256 printable characters without spaces.',
+    );
   const apiKey = given ?? `rs-${randomBytes(24).toString('base64url')}`;
   const port = args.port === undefined ? 8000 : Number(args.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new StudioError('USAGE', `--port must be a port number, not "${args.port}".`);
-  const dir = !args.policy || args.policy === 'default' ? defaultPolicyDir() : path.resolve(args.policy);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new StudioError('USAGE', `--port must be a port number, not "${args.port}".`);
+  const dir =
+    !args.policy || args.policy === 'default' ? defaultPolicyDir() : path.resolve(args.policy);
   const { identifierSlots } = await readPolicySettings(dir);
-  const host = await PolicyHostClient.start({ modelDir: dir, device: (args.device ?? 'auto') as DeviceSetting, log: (l) => io.err(l) });
-  const server = new OpenAICompatibleServer(host, path.basename(dir), { identifierSlots: identifierSlots === true, apiKey });
+  const host = await PolicyHostClient.start({
+    modelDir: dir,
+    device: (args.device ?? 'auto') as DeviceSetting,
+    log: (l) => io.err(l),
+  });
+  const server = new OpenAICompatibleServer(host, path.basename(dir), {
+    identifierSlots: identifierSlots === true,
+    apiKey,
+  });
   let url: string;
   try {
     url = await server.listen(port);
@@ -28,21 +44,37 @@ export async function serveCommand(args: { policy?: string; port?: string; devic
     // The policy host is a child process: it must not outlive a server that never started.
     host.dispose();
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new StudioError('PORT_IN_USE', `Port ${port} on 127.0.0.1 is in use by another program; pass another --port, or --port 0 for a free one.`);
-    if (code === 'EACCES') throw new StudioError('PORT_NOT_ALLOWED', `Port ${port} needs privileges this user lacks; pass a port above 1023, or --port 0 for a free one.`);
+    if (code === 'EADDRINUSE')
+      throw new StudioError(
+        'PORT_IN_USE',
+        `Port ${port} on 127.0.0.1 is in use by another program; pass another --port, or --port 0 for a free one.`,
+      );
+    if (code === 'EACCES')
+      throw new StudioError(
+        'PORT_NOT_ALLOWED',
+        `Port ${port} needs privileges this user lacks; pass a port above 1023, or --port 0 for a free one.`,
+      );
     throw err;
   }
-  io.out(`Serving ${dir} on ${host.device.device} at ${url} (model "${path.basename(dir)}"). Ctrl+C stops.`);
-  io.out(given === undefined
-    ? `API key for this launch (send "Authorization: Bearer <key>"; e.g. OPENAI_API_KEY for the openai client): ${apiKey}`
-    : 'API key: the one given (--api-key or REHEARSAL_SERVE_API_KEY).');
+  io.out(
+    `Serving ${dir} on ${host.device.device} at ${url} (model "${path.basename(dir)}"). Ctrl+C stops.`,
+  );
+  io.out(
+    given === undefined
+      ? `API key for this launch (send "Authorization: Bearer <key>"; e.g. OPENAI_API_KEY for the openai client): ${apiKey}`
+      : 'API key: the one given (--api-key or REHEARSAL_SERVE_API_KEY).',
+  );
   let crashed = false;
   let stop = () => undefined as void;
   await new Promise<void>((resolve) => {
     stop = () => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
-    host.onDidCrash((err) => { crashed = true; io.err(`rehearse: ${err.message}`); resolve(); });
+    host.onDidCrash((err) => {
+      crashed = true;
+      io.err(`rehearse: ${err.message}`);
+      resolve();
+    });
   });
   process.removeListener('SIGINT', stop);
   process.removeListener('SIGTERM', stop);

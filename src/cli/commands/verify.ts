@@ -14,7 +14,9 @@ import type { CliIO } from '../io';
 import { EXIT } from '../io';
 
 /** The CLI's answer to `${input:ID}`: the environment variable REHEARSE_INPUT_<ID>. */
-export function cliInputResolver(env: NodeJS.ProcessEnv = process.env): EnvironmentHost['resolveInput'] {
+export function cliInputResolver(
+  env: NodeJS.ProcessEnv = process.env,
+): EnvironmentHost['resolveInput'] {
   return async (id) => env[`REHEARSE_INPUT_${id.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`];
 }
 
@@ -23,22 +25,59 @@ export function cliInputResolver(env: NodeJS.ProcessEnv = process.env): Environm
  * grades it with the task's checks. Exit code 1 when a task fails its own checks or cannot run.
  * Tasks with the same servers share one environment (servers with a reset tool are started once).
  */
-export async function verifyCommand(paths: string[], options: { workspace?: string; json?: boolean; verbose?: boolean }, io: CliIO): Promise<number> {
+export async function verifyCommand(
+  paths: string[],
+  options: { workspace?: string; json?: boolean; verbose?: boolean },
+  io: CliIO,
+): Promise<number> {
   const tasks = await loadTasks(resolveTaskArguments(paths));
-  if (!tasks.length) throw new StudioError('USAGE', `No task files (*.task.json) found in ${paths.join(', ')}.`);
+  if (!tasks.length)
+    throw new StudioError('USAGE', `No task files (*.task.json) found in ${paths.join(', ')}.`);
   const workspaceFolder = path.resolve(options.workspace ?? process.cwd());
-  const host: EnvironmentHost = { workspaceFolder, resolveInput: cliInputResolver(), log: options.verbose ? (line) => io.err(line) : undefined };
+  const host: EnvironmentHost = {
+    workspaceFolder,
+    resolveInput: cliInputResolver(),
+    log: options.verbose ? (line) => io.err(line) : undefined,
+  };
   const envs = new Map<string, ToolEnvironment>();
-  const rows: { id: string; reward: number | null; success: boolean | null; failed: string[]; error?: string }[] = [];
+  const rows: {
+    id: string;
+    reward: number | null;
+    success: boolean | null;
+    failed: string[];
+    error?: string;
+  }[] = [];
   try {
     for (const loaded of tasks) {
-      if (!loaded.task.reference) { rows.push({ id: loaded.task.id, reward: null, success: null, failed: [], error: 'no reference solution' }); continue; }
+      if (!loaded.task.reference) {
+        rows.push({
+          id: loaded.task.id,
+          reward: null,
+          success: null,
+          failed: [],
+          error: 'no reference solution',
+        });
+        continue;
+      }
       try {
         const env = await environmentFor(loaded, host, envs);
         const play = await playReference(loaded.task, env);
-        rows.push({ id: loaded.task.id, reward: play.grade.reward, success: play.grade.success, failed: play.grade.checks.filter((c) => c.passed === false).map((c) => `${c.id}: ${c.detail ?? 'failed'}`) });
+        rows.push({
+          id: loaded.task.id,
+          reward: play.grade.reward,
+          success: play.grade.success,
+          failed: play.grade.checks
+            .filter((c) => c.passed === false)
+            .map((c) => `${c.id}: ${c.detail ?? 'failed'}`),
+        });
       } catch (err) {
-        rows.push({ id: loaded.task.id, reward: null, success: false, failed: [], error: err instanceof StudioError ? `${err.code}: ${err.message}` : errorMessage(err) });
+        rows.push({
+          id: loaded.task.id,
+          reward: null,
+          success: false,
+          failed: [],
+          error: err instanceof StudioError ? `${err.code}: ${err.message}` : errorMessage(err),
+        });
       }
     }
   } finally {
@@ -46,11 +85,25 @@ export async function verifyCommand(paths: string[], options: { workspace?: stri
   }
   const bad = rows.filter((r) => r.success !== true && !(r.error === 'no reference solution'));
   if (options.json) {
-    io.out(JSON.stringify({ tasks: rows, passed: rows.length - bad.length, failed: bad.length }, null, 2));
+    io.out(
+      JSON.stringify(
+        { tasks: rows, passed: rows.length - bad.length, failed: bad.length },
+        null,
+        2,
+      ),
+    );
   } else {
     for (const r of rows) {
-      const mark = r.error ? (r.error === 'no reference solution' ? 'skip' : 'ERROR') : r.success ? 'ok' : 'FAIL';
-      io.out(`${mark.padEnd(5)} ${r.id}  reward ${r.reward ?? '-'}${r.error ? `  ${r.error}` : ''}`);
+      const mark = r.error
+        ? r.error === 'no reference solution'
+          ? 'skip'
+          : 'ERROR'
+        : r.success
+          ? 'ok'
+          : 'FAIL';
+      io.out(
+        `${mark.padEnd(5)} ${r.id}  reward ${r.reward ?? '-'}${r.error ? `  ${r.error}` : ''}`,
+      );
       for (const f of r.failed) io.out(`        ${f}`);
     }
     io.out(`${rows.length - bad.length} of ${counted(rows.length, 'task')} pass their own checks`);
@@ -58,9 +111,18 @@ export async function verifyCommand(paths: string[], options: { workspace?: stri
   return bad.length ? EXIT.failure : EXIT.ok;
 }
 
-async function environmentFor(loaded: LoadedTask, host: EnvironmentHost, envs: Map<string, ToolEnvironment>): Promise<ToolEnvironment> {
+async function environmentFor(
+  loaded: LoadedTask,
+  host: EnvironmentHost,
+  envs: Map<string, ToolEnvironment>,
+): Promise<ToolEnvironment> {
   // The servers were read from the task's JSON, so they are JSON (ServerDefinition has no index signature).
-  const key = canonicalJson({ servers: loaded.task.servers as unknown as JsonValue, base: loaded.baseDir, tools: loaded.task.tools ?? null, timeout: loaded.task.limits?.callTimeoutMs ?? null });
+  const key = canonicalJson({
+    servers: loaded.task.servers as unknown as JsonValue,
+    base: loaded.baseDir,
+    tools: loaded.task.tools ?? null,
+    timeout: loaded.task.limits?.callTimeoutMs ?? null,
+  });
   let env = envs.get(key);
   if (!env) {
     env = await openTaskEnvironment(loaded, host);

@@ -22,18 +22,25 @@ export function renderCallDiff(view: CallView, c: Palette): string {
   const args = callArguments(view);
   if (args !== undefined) out.push(c.dim(`arguments ${short(args)}`));
   if (view.rehearsal && !view.rehearsal.result.ok) {
-    out.push(c.error(`rehearsal parse error ${view.rehearsal.result.code}: ${view.rehearsal.result.message}`));
+    out.push(
+      c.error(
+        `rehearsal parse error ${view.rehearsal.result.code}: ${view.rehearsal.result.message}`,
+      ),
+    );
     out.push(c.dim('raw rehearsal:'));
     out.push(view.rehearsal.text);
   }
-  if (view.actual?.error) out.push(c.error(`actual error ${view.actual.error.code}: ${view.actual.error.message}`));
+  if (view.actual?.error)
+    out.push(c.error(`actual error ${view.actual.error.code}: ${view.actual.error.message}`));
   const cmp = view.comparison;
   if (cmp.comparable === 'none') {
     out.push(c.dim(`not comparable: ${cmp.reason}`));
     return out.join('\n');
   }
   const s = cmp.scores;
-  out.push(`exact ${s.exactMatch ? 'yes' : 'no'} · field F1 ${score(s.fieldF1)} · key Jaccard ${score(s.keyJaccard)} · types ${score(s.typeAgreement)} · error state ${s.errorAgreement ? 'agrees' : 'disagrees'}`);
+  out.push(
+    `exact ${s.exactMatch ? 'yes' : 'no'} · field F1 ${score(s.fieldF1)} · key Jaccard ${score(s.keyJaccard)} · types ${score(s.typeAgreement)} · error state ${s.errorAgreement ? 'agrees' : 'disagrees'}`,
+  );
   if (cmp.comparable === 'json') {
     if (cmp.diff.length === 0) out.push(c.added('identical'));
     else {
@@ -41,16 +48,22 @@ export function renderCallDiff(view: CallView, c: Palette): string {
       const width = Math.min(48, Math.max(...cmp.diff.map((d) => d.path.length)));
       for (const d of cmp.diff) {
         const p = d.path.padEnd(width);
-        if (d.kind === 'added') out.push(c.added(`+ ${p}  missing in rehearsal: ${short(d.actual)}`));
-        else if (d.kind === 'removed') out.push(c.removed(`- ${p}  not in actual: ${short(d.rehearsal)}`));
-        else if (d.kind === 'typeChanged') out.push(c.changed(`~ ${p}  type ${short(d.rehearsal)} → ${short(d.actual)}`));
+        if (d.kind === 'added')
+          out.push(c.added(`+ ${p}  missing in rehearsal: ${short(d.actual)}`));
+        else if (d.kind === 'removed')
+          out.push(c.removed(`- ${p}  not in actual: ${short(d.rehearsal)}`));
+        else if (d.kind === 'typeChanged')
+          out.push(c.changed(`~ ${p}  type ${short(d.rehearsal)} → ${short(d.actual)}`));
         else out.push(c.changed(`~ ${p}  ${short(d.rehearsal)} → ${short(d.actual)}`));
       }
     }
   }
   if (view.rehearsalValue && view.actualValue && !s.exactMatch) {
     out.push('');
-    const patch = unifiedDiff(responseText(view.rehearsalValue) + '\n', responseText(view.actualValue) + '\n');
+    const patch = unifiedDiff(
+      responseText(view.rehearsalValue) + '\n',
+      responseText(view.actualValue) + '\n',
+    );
     const lines = patch.split('\n');
     const firstHunk = lines.findIndex((l) => l.startsWith('@@'));
     for (const line of firstHunk < 0 ? [] : lines.slice(firstHunk)) {

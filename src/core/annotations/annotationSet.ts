@@ -63,8 +63,17 @@ export class AnnotationSet {
     if (list.length === 0) return undefined;
     const errors = list.filter((a) => a.verdict === 'error');
     let worst: AnnotationSeverity | undefined;
-    for (const e of errors) if (e.severity && (!worst || ANNOTATION_SEVERITIES.indexOf(e.severity) > ANNOTATION_SEVERITIES.indexOf(worst))) worst = e.severity;
-    return { errors: errors.length, accepted: list.some((a) => a.verdict === 'acceptable'), ...(worst ? { worstSeverity: worst } : {}) };
+    for (const e of errors)
+      if (
+        e.severity &&
+        (!worst || ANNOTATION_SEVERITIES.indexOf(e.severity) > ANNOTATION_SEVERITIES.indexOf(worst))
+      )
+        worst = e.severity;
+    return {
+      errors: errors.length,
+      accepted: list.some((a) => a.verdict === 'acceptable'),
+      ...(worst ? { worstSeverity: worst } : {}),
+    };
   }
 
   /**
@@ -75,10 +84,17 @@ export class AnnotationSet {
     switch (event.type) {
       case 'mark':
       case 'accept': {
-        if (this.byId.has(event.id) || this.deleted.has(event.id)) return `annotation ${event.id} already exists`;
+        if (this.byId.has(event.id) || this.deleted.has(event.id))
+          return `annotation ${event.id} already exists`;
         const a: Annotation = {
-          id: event.id, callId: event.callId, verdict: event.type === 'mark' ? 'error' : 'acceptable',
-          note: event.note ?? '', author: event.author, createdAt: event.ts, updatedAt: event.ts, updatedBy: event.author,
+          id: event.id,
+          callId: event.callId,
+          verdict: event.type === 'mark' ? 'error' : 'acceptable',
+          note: event.note ?? '',
+          author: event.author,
+          createdAt: event.ts,
+          updatedAt: event.ts,
+          updatedBy: event.author,
         };
         if (event.episodeId) a.episodeId = event.episodeId;
         if (event.tool) a.tool = event.tool;
@@ -94,7 +110,10 @@ export class AnnotationSet {
         const a = this.byId.get(event.id);
         if (!a) return `edit of unknown annotation ${event.id}`;
         const c = event.changes;
-        if (a.verdict === 'acceptable' && (c.kind !== undefined || c.severity !== undefined || c.path !== undefined)) {
+        if (
+          a.verdict === 'acceptable' &&
+          (c.kind !== undefined || c.severity !== undefined || c.path !== undefined)
+        ) {
           return `an acceptance (${event.id}) has no kind, severity or path to edit`;
         }
         if (c.kind !== undefined) a.kind = c.kind;

@@ -4,8 +4,19 @@ import { Emitter } from '../base/event';
 import type { Event } from '../base/event';
 import { isValidId } from '../trace/format/ids';
 import type { AnnotationSet } from './annotationSet';
-import type { Annotation, AnnotationKind, AnnotationSeverity, AnnotationTarget, EditEvent } from './schema';
-import { annotationsFileFor, appendAnnotationEvent, newAnnotationId, readAnnotations } from './store';
+import type {
+  Annotation,
+  AnnotationKind,
+  AnnotationSeverity,
+  AnnotationTarget,
+  EditEvent,
+} from './schema';
+import {
+  annotationsFileFor,
+  appendAnnotationEvent,
+  newAnnotationId,
+  readAnnotations,
+} from './store';
 
 /** What a person says when marking a call as a fidelity error. */
 export interface MarkInput extends AnnotationTarget {
@@ -66,53 +77,91 @@ export class AnnotationLibrary extends Disposable {
     assertCall(input.callId);
     const id = newAnnotationId();
     await appendAnnotationEvent(annotationsFileFor(traceFile), {
-      type: 'mark', id, author: this.author(), callId: input.callId, kind: input.kind, severity: input.severity,
-      ...target(input), ...(input.path ? { path: input.path } : {}), ...(input.note ? { note: input.note } : {}),
+      type: 'mark',
+      id,
+      author: this.author(),
+      callId: input.callId,
+      kind: input.kind,
+      severity: input.severity,
+      ...target(input),
+      ...(input.path ? { path: input.path } : {}),
+      ...(input.note ? { note: input.note } : {}),
     });
     return this.created(traceFile, id);
   }
 
   /** Marks a call's rehearsal as acceptable. */
-  async accept(traceFile: string, input: AnnotationTarget & { note?: string }): Promise<Annotation> {
+  async accept(
+    traceFile: string,
+    input: AnnotationTarget & { note?: string },
+  ): Promise<Annotation> {
     assertCall(input.callId);
     const id = newAnnotationId();
-    await appendAnnotationEvent(annotationsFileFor(traceFile), { type: 'accept', id, author: this.author(), callId: input.callId, ...target(input), ...(input.note ? { note: input.note } : {}) });
+    await appendAnnotationEvent(annotationsFileFor(traceFile), {
+      type: 'accept',
+      id,
+      author: this.author(),
+      callId: input.callId,
+      ...target(input),
+      ...(input.note ? { note: input.note } : {}),
+    });
     return this.created(traceFile, id);
   }
 
   /** Changes an annotation (an `edit` event). */
   async edit(traceFile: string, id: string, changes: EditEvent['changes']): Promise<void> {
     await this.known(traceFile, id);
-    await appendAnnotationEvent(annotationsFileFor(traceFile), { type: 'edit', id, author: this.author(), changes });
+    await appendAnnotationEvent(annotationsFileFor(traceFile), {
+      type: 'edit',
+      id,
+      author: this.author(),
+      changes,
+    });
     await this.load(traceFile);
   }
 
   /** Withdraws an annotation (a `delete` event). */
   async delete(traceFile: string, id: string): Promise<void> {
     await this.known(traceFile, id);
-    await appendAnnotationEvent(annotationsFileFor(traceFile), { type: 'delete', id, author: this.author() });
+    await appendAnnotationEvent(annotationsFileFor(traceFile), {
+      type: 'delete',
+      id,
+      author: this.author(),
+    });
     await this.load(traceFile);
   }
 
   private async created(traceFile: string, id: string): Promise<Annotation> {
     const set = await this.load(traceFile);
     const a = set.get(id);
-    if (!a) throw new StudioError('ANNOTATION_LOST', `The annotation ${id} was written but does not read back from ${annotationsFileFor(traceFile)}; check that file.`);
+    if (!a)
+      throw new StudioError(
+        'ANNOTATION_LOST',
+        `The annotation ${id} was written but does not read back from ${annotationsFileFor(traceFile)}; check that file.`,
+      );
     return a;
   }
 
   private async known(traceFile: string, id: string): Promise<void> {
     const set = await this.ensure(traceFile);
-    if (!set.get(id)) throw new StudioError('UNKNOWN_ANNOTATION', `No annotation ${id} on this run (it may have been deleted); refresh and try again.`);
+    if (!set.get(id))
+      throw new StudioError(
+        'UNKNOWN_ANNOTATION',
+        `No annotation ${id} on this run (it may have been deleted); refresh and try again.`,
+      );
   }
 }
 
 function target(t: AnnotationTarget): Partial<AnnotationTarget> {
-  return { ...(t.episodeId ? { episodeId: t.episodeId } : {}), ...(t.tool ? { tool: t.tool } : {}) };
+  return {
+    ...(t.episodeId ? { episodeId: t.episodeId } : {}),
+    ...(t.tool ? { tool: t.tool } : {}),
+  };
 }
 
 function assertCall(callId: string): void {
-  if (!isValidId(callId)) throw new StudioError('INVALID_ID', `Invalid call id ${JSON.stringify(callId)}.`);
+  if (!isValidId(callId))
+    throw new StudioError('INVALID_ID', `Invalid call id ${JSON.stringify(callId)}.`);
 }
 
 function fingerprint(set: AnnotationSet): string {

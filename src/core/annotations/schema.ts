@@ -96,7 +96,12 @@ export interface AcceptEvent extends AnnotationEventBase, AnnotationTarget {
 /** Changes fields of an earlier mark or accept (`path: null` removes the path). */
 export interface EditEvent extends AnnotationEventBase {
   type: 'edit';
-  changes: { kind?: AnnotationKind; severity?: AnnotationSeverity; path?: string | null; note?: string };
+  changes: {
+    kind?: AnnotationKind;
+    severity?: AnnotationSeverity;
+    path?: string | null;
+    note?: string;
+  };
 }
 
 /** Withdraws an earlier mark or accept. */
@@ -108,7 +113,11 @@ export interface DeleteEvent extends AnnotationEventBase {
 export type AnnotationEvent = MarkEvent | AcceptEvent | EditEvent | DeleteEvent;
 
 /** An event as a writer is given it: the writer adds `v` and `ts`. */
-export type NewAnnotationEvent = AnnotationEvent extends infer E ? (E extends AnnotationEvent ? Omit<E, 'v' | 'ts'> & { ts?: string } : never) : never;
+export type NewAnnotationEvent = AnnotationEvent extends infer E
+  ? E extends AnnotationEvent
+    ? Omit<E, 'v' | 'ts'> & { ts?: string }
+    : never
+  : never;
 
 /** A person's verdict on a call: a fidelity error, or an acceptable rehearsal. */
 export type AnnotationVerdict = 'error' | 'acceptable';

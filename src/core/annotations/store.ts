@@ -38,13 +38,22 @@ export async function readAnnotations(file: string): Promise<AnnotationSet> {
   }
   if (info.isSymbolicLink() || !info.isFile()) throw notRegularFile(file, info.isSymbolicLink());
   if (info.size > MAX_ANNOTATIONS_BYTES) {
-    throw new StudioError('ANNOTATIONS_TOO_LARGE', `${file} is ${Math.round(info.size / 2 ** 20)} MiB; annotation files are read up to ${MAX_ANNOTATIONS_BYTES / 2 ** 20} MiB. Move it aside to start a new one (the trace is not affected).`);
+    throw new StudioError(
+      'ANNOTATIONS_TOO_LARGE',
+      `${file} is ${Math.round(info.size / 2 ** 20)} MiB; annotation files are read up to ${MAX_ANNOTATIONS_BYTES / 2 ** 20} MiB. Move it aside to start a new one (the trace is not affected).`,
+    );
   }
   try {
     for await (const raw of readLines(file, { maxLineBytes: 1024 * 1024 })) {
       const skip = (reason: string) => set.skip({ line: raw.line, offset: raw.offset, reason });
-      if (raw.oversized) { skip(`line too long (${raw.length} bytes)`); continue; }
-      if (cannotBeJsonObject(raw.bytes)) { skip(raw.terminated ? 'not valid JSON' : TORN_LAST_LINE); continue; }
+      if (raw.oversized) {
+        skip(`line too long (${raw.length} bytes)`);
+        continue;
+      }
+      if (cannotBeJsonObject(raw.bytes)) {
+        skip(raw.terminated ? 'not valid JSON' : TORN_LAST_LINE);
+        continue;
+      }
       let text: string;
       try {
         text = utf8.decode(raw.bytes);
@@ -62,16 +71,24 @@ export async function readAnnotations(file: string): Promise<AnnotationSet> {
       }
       const version = (value as { v?: unknown } | null)?.v;
       if (typeof version === 'number' && version > ANNOTATION_SCHEMA_VERSION) {
-        skip(`written by a newer studio (annotation schema v${version}); update Rehearsal Studio to read it`);
+        skip(
+          `written by a newer studio (annotation schema v${version}); update Rehearsal Studio to read it`,
+        );
         continue;
       }
       const checked = validateAnnotationEvent(value);
-      if (!checked.ok) { skip(`not a valid annotation event: ${checked.reason}`); continue; }
+      if (!checked.ok) {
+        skip(`not a valid annotation event: ${checked.reason}`);
+        continue;
+      }
       const why = set.apply(checked.event);
       if (why) skip(why);
     }
   } catch (err) {
-    throw new StudioError('ANNOTATIONS_UNREADABLE', `Cannot read ${file}: ${(err as Error).message}.`);
+    throw new StudioError(
+      'ANNOTATIONS_UNREADABLE',
+      `Cannot read ${file}: ${(err as Error).message}.`,
+    );
   }
   return set;
 }
@@ -84,7 +101,10 @@ export const MAX_ANNOTATIONS_BYTES = 512 * 2 ** 20;
  * through a link (which could point at a device that never ends, or at a file outside the workspace).
  */
 function notRegularFile(file: string, link: boolean): StudioError {
-  return new StudioError('ANNOTATIONS_NOT_A_FILE', `${file} is ${link ? 'a symbolic link' : 'not a regular file'}; annotations are kept only in a regular file beside the trace. Move it aside (the trace is not affected) and mark again.`);
+  return new StudioError(
+    'ANNOTATIONS_NOT_A_FILE',
+    `${file} is ${link ? 'a symbolic link' : 'not a regular file'}; annotations are kept only in a regular file beside the trace. Move it aside (the trace is not affected) and mark again.`,
+  );
 }
 
 // One append at a time per file, so that concurrent marks never interleave their bytes.
@@ -95,45 +115,74 @@ const queues = new Map<string, Promise<void>>();
  * is on disk. A torn last line left by a crash is ended first, so that it stays one skipped line.
  * Invalid events are refused with a coded error.
  */
-export function appendAnnotationEvent(file: string, event: NewAnnotationEvent): Promise<AnnotationEvent> {
-  const full = { v: ANNOTATION_SCHEMA_VERSION, ts: event.ts ?? new Date().toISOString(), ...event } as AnnotationEvent;
+export function appendAnnotationEvent(
+  file: string,
+  event: NewAnnotationEvent,
+): Promise<AnnotationEvent> {
+  const full = {
+    v: ANNOTATION_SCHEMA_VERSION,
+    ts: event.ts ?? new Date().toISOString(),
+    ...event,
+  } as AnnotationEvent;
   const checked = validateAnnotationEvent(full);
-  if (!checked.ok) return Promise.reject(new StudioError('INVALID_ANNOTATION', `Refusing to write an invalid ${full.type} annotation: ${checked.reason}`));
+  if (!checked.ok)
+    return Promise.reject(
+      new StudioError(
+        'INVALID_ANNOTATION',
+        `Refusing to write an invalid ${full.type} annotation: ${checked.reason}`,
+      ),
+    );
   const line = serializeAnnotationEvent(full) + '\n';
   const previous = queues.get(file) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(async () => {
-    try {
-      await fs.mkdir(path.dirname(file), { recursive: true });
-      // O_NOFOLLOW: a link in the file's place is refused (ELOOP), not followed.
-      let handle;
+  const next = previous
+    .catch(() => undefined)
+    .then(async () => {
       try {
-        handle = await fs.open(file, fsConstants.O_RDWR | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o644);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw notRegularFile(file, true);
-        throw err;
-      }
-      try {
-        const stat = await handle.stat();
-        if (!stat.isFile()) throw notRegularFile(file, false);
-        const { size } = stat;
-        let prefix = '';
-        if (size > 0) {
-          const last = Buffer.alloc(1);
-          await handle.read(last, 0, 1, size - 1);
-          if (last[0] !== 0x0a) prefix = '\n';
+        await fs.mkdir(path.dirname(file), { recursive: true });
+        // O_NOFOLLOW: a link in the file's place is refused (ELOOP), not followed.
+        let handle;
+        try {
+          handle = await fs.open(
+            file,
+            fsConstants.O_RDWR |
+              fsConstants.O_APPEND |
+              fsConstants.O_CREAT |
+              fsConstants.O_NOFOLLOW,
+            0o644,
+          );
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw notRegularFile(file, true);
+          throw err;
         }
-        await handle.appendFile(prefix + line, 'utf8');
-        await handle.datasync();
-      } finally {
-        await handle.close();
+        try {
+          const stat = await handle.stat();
+          if (!stat.isFile()) throw notRegularFile(file, false);
+          const { size } = stat;
+          let prefix = '';
+          if (size > 0) {
+            const last = Buffer.alloc(1);
+            await handle.read(last, 0, 1, size - 1);
+            if (last[0] !== 0x0a) prefix = '\n';
+          }
+          await handle.appendFile(prefix + line, 'utf8');
+          await handle.datasync();
+        } finally {
+          await handle.close();
+        }
+      } catch (err) {
+        if (err instanceof StudioError) throw err;
+        throw new StudioError(
+          'ANNOTATION_WRITE_FAILED',
+          `Could not write to ${file}: ${(err as Error).message}. Annotations already written are kept.`,
+        );
       }
-    } catch (err) {
-      if (err instanceof StudioError) throw err;
-      throw new StudioError('ANNOTATION_WRITE_FAILED', `Could not write to ${file}: ${(err as Error).message}. Annotations already written are kept.`);
-    }
-  });
+    });
   queues.set(file, next);
-  void next.finally(() => { if (queues.get(file) === next) queues.delete(file); }).catch(() => undefined);
+  void next
+    .finally(() => {
+      if (queues.get(file) === next) queues.delete(file);
+    })
+    .catch(() => undefined);
   return next.then(() => full);
 }
 
@@ -155,13 +204,33 @@ export async function withAnnotationsLock<T>(file: string, work: () => Promise<T
       await fs.writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
       break;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new StudioError('ANNOTATION_WRITE_FAILED', `Could not create ${lock}: ${(err as Error).message}.`);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new StudioError(
+          'ANNOTATION_WRITE_FAILED',
+          `Could not create ${lock}: ${(err as Error).message}.`,
+        );
     }
     const holder = Number((await fs.readFile(lock, 'utf8').catch(() => '')).trim());
-    const alive = Number.isInteger(holder) && holder > 0 && (() => { try { process.kill(holder, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; } })();
-    if (!alive) { await fs.rm(lock, { force: true }); continue; }
+    const alive =
+      Number.isInteger(holder) &&
+      holder > 0 &&
+      (() => {
+        try {
+          process.kill(holder, 0);
+          return true;
+        } catch (e) {
+          return (e as NodeJS.ErrnoException).code === 'EPERM';
+        }
+      })();
+    if (!alive) {
+      await fs.rm(lock, { force: true });
+      continue;
+    }
     if (Date.now() > deadline) {
-      throw new StudioError('ANNOTATIONS_BUSY', `Another command (process ${holder}) is marking calls of this run (${lock}); wait for it, or delete the lock file if no such process runs.`);
+      throw new StudioError(
+        'ANNOTATIONS_BUSY',
+        `Another command (process ${holder}) is marking calls of this run (${lock}); wait for it, or delete the lock file if no such process runs.`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -9,11 +9,16 @@ import type { AnnotationKind } from './schema';
  */
 export function suggestedKind(diff: DiffKind | undefined): AnnotationKind {
   switch (diff) {
-    case 'added': return 'missing_field';
-    case 'removed': return 'extra_field';
-    case 'typeChanged': return 'wrong_type';
-    case 'changed': return 'hallucinated_value';
-    default: return 'other';
+    case 'added':
+      return 'missing_field';
+    case 'removed':
+      return 'extra_field';
+    case 'typeChanged':
+      return 'wrong_type';
+    case 'changed':
+      return 'hallucinated_value';
+    default:
+      return 'other';
   }
 }
 
@@ -21,7 +26,9 @@ export function suggestedKind(diff: DiffKind | undefined): AnnotationKind {
  * The kind most likely meant for a whole call: a rehearsal that did not parse is a format error, an
  * error state that differs is a wrong error state, a single difference suggests its own kind.
  */
-export function suggestedCallKind(view: Pick<CallView, 'rehearsal' | 'comparison'>): AnnotationKind {
+export function suggestedCallKind(
+  view: Pick<CallView, 'rehearsal' | 'comparison'>,
+): AnnotationKind {
   if (view.rehearsal && !view.rehearsal.result.ok) return 'format_error';
   const cmp = view.comparison;
   if (cmp.comparable !== 'none' && !cmp.scores.errorAgreement) return 'wrong_error_state';

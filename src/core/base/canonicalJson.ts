@@ -41,11 +41,19 @@ export function canonicalJson(value: JsonValue, options: CanonicalJsonOptions = 
     else if (typeof v === 'boolean') parts.push(v ? 'true' : 'false');
     else if (Array.isArray(v)) {
       if (v.length === 0) parts.push('[]');
-      else { parts.push('['); stack.push({ kind: 'array', items: v, i: 0, depth }); }
+      else {
+        parts.push('[');
+        stack.push({ kind: 'array', items: v, i: 0, depth });
+      }
     } else if (typeof v === 'object') {
-      const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort(compareKeys);
+      const keys = Object.keys(v)
+        .filter((k) => v[k] !== undefined)
+        .sort(compareKeys);
       if (keys.length === 0) parts.push('{}');
-      else { parts.push('{'); stack.push({ kind: 'object', obj: v, keys, i: 0, depth }); }
+      else {
+        parts.push('{');
+        stack.push({ kind: 'object', obj: v, keys, i: 0, depth });
+      }
     } else parts.push('null'); // functions, symbols, bigints: not JSON
   };
 

@@ -6,7 +6,14 @@ export interface IDisposable {
 /** Wraps a function as a disposable. */
 export function toDisposable(fn: () => void): IDisposable {
   let done = false;
-  return { dispose: () => { if (!done) { done = true; fn(); } } };
+  return {
+    dispose: () => {
+      if (!done) {
+        done = true;
+        fn();
+      }
+    },
+  };
 }
 
 /**
@@ -31,7 +38,11 @@ export abstract class Disposable implements IDisposable {
     if (this._disposed) return;
     this._disposed = true;
     for (const d of this._owned.splice(0).reverse()) {
-      try { d.dispose(); } catch { /* one failing disposable must not keep the rest alive */ }
+      try {
+        d.dispose();
+      } catch {
+        /* one failing disposable must not keep the rest alive */
+      }
     }
   }
 }

@@ -5,7 +5,11 @@ import type { StudioErrorCode } from './errorCodes';
  * machine-readable (one of `STUDIO_ERROR_CODES`); `message` says what went wrong and what to do about it.
  */
 export class StudioError extends Error {
-  constructor(readonly code: StudioErrorCode, message: string, readonly details?: Record<string, unknown>) {
+  constructor(
+    readonly code: StudioErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
     super(message);
     this.name = 'StudioError';
   }

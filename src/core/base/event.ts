@@ -9,12 +9,22 @@ export class Emitter<T> implements IDisposable {
 
   readonly event: Event<T> = (listener) => {
     this.listeners.add(listener);
-    return { dispose: () => { this.listeners.delete(listener); } };
+    return {
+      dispose: () => {
+        this.listeners.delete(listener);
+      },
+    };
   };
 
   fire(value: T): void {
     for (const l of [...this.listeners]) {
-      try { l(value); } catch (err) { queueMicrotask(() => { throw err; }); }
+      try {
+        l(value);
+      } catch (err) {
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 /** Any value that JSON can carry. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
@@ -31,7 +32,8 @@ export function jsonLineKeysFirst(event: object, first: readonly string[]): stri
   const ordered: Record<string, unknown> = {};
   const source = event as Record<string, unknown>;
   for (const k of first) if (source[k] !== undefined) ordered[k] = source[k];
-  for (const [k, v] of Object.entries(source)) if (!(k in ordered) && v !== undefined) ordered[k] = v;
+  for (const [k, v] of Object.entries(source))
+    if (!(k in ordered) && v !== undefined) ordered[k] = v;
   return JSON.stringify(ordered);
 }
 
@@ -71,7 +73,8 @@ export function nestsDeeperThan(v: unknown, max: number = MAX_JSON_DEPTH): boole
     if (typeof value !== 'object' || value === null) continue;
     if (depth + 1 > max) return true;
     const children = Array.isArray(value) ? value : Object.values(value);
-    for (const child of children) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    for (const child of children)
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
   }
   return false;
 }

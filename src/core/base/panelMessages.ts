@@ -4,7 +4,9 @@ import { z } from 'zod';
  * The validator of a webview panel's messages from its zod schema: the message, or undefined for
  * anything malformed (the host logs and drops it). Every panel's page is outside input.
  */
-export function panelMessageParser<S extends z.ZodTypeAny>(schema: S): (value: unknown) => z.infer<S> | undefined {
+export function panelMessageParser<S extends z.ZodTypeAny>(
+  schema: S,
+): (value: unknown) => z.infer<S> | undefined {
   return (value) => {
     const parsed = schema.safeParse(value);
     return parsed.success ? (parsed.data as z.infer<S>) : undefined;

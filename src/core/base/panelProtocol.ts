@@ -26,17 +26,23 @@ export interface RequestType<Params extends object, Result> {
 }
 
 /** Defines a notification. */
-export function notification<Params extends object = Record<never, never>>(type: string): NotificationType<Params> {
+export function notification<Params extends object = Record<never, never>>(
+  type: string,
+): NotificationType<Params> {
   return { type };
 }
 
 /** Defines a request whose answer is a `Result`. */
-export function request<Params extends object, Result = void>(method: string, options: { timeoutMs?: number } = {}): RequestType<Params, Result> {
+export function request<Params extends object, Result = void>(
+  method: string,
+  options: { timeoutMs?: number } = {},
+): RequestType<Params, Result> {
   return options.timeoutMs === undefined ? { method } : { method, timeoutMs: options.timeoutMs };
 }
 
 /** The params of a notification or request definition. */
-export type ParamsOf<T> = T extends NotificationType<infer P> ? P : T extends RequestType<infer P, unknown> ? P : never;
+export type ParamsOf<T> =
+  T extends NotificationType<infer P> ? P : T extends RequestType<infer P, unknown> ? P : never;
 
 /** The answer of a request definition. */
 export type ResultOf<T> = T extends RequestType<object, infer R> ? R : never;
@@ -49,10 +55,13 @@ export interface RequestEnvelope {
 }
 
 /** An answer on the wire. */
-export type ResponseEnvelope = { type: 'response'; id: number; ok: true; result?: unknown } | { type: 'response'; id: number; ok: false; error: string };
+export type ResponseEnvelope =
+  | { type: 'response'; id: number; ok: true; result?: unknown }
+  | { type: 'response'; id: number; ok: false; error: string };
 
 /** Any message of a panel's protocol on the wire. */
-export type PanelEnvelope = RequestEnvelope | ResponseEnvelope | ({ type: string } & Record<string, unknown>);
+export type PanelEnvelope =
+  RequestEnvelope | ResponseEnvelope | ({ type: string } & Record<string, unknown>);
 
 /** How a connection reaches the other side: the webview's `postMessage`, or the page's `acquireVsCodeApi()`. */
 export interface PanelTransport {
@@ -72,7 +81,10 @@ export interface PanelConnectionOptions {
 
 /** The error of a request that got no answer in time, or that was pending when its connection closed. */
 export class PanelRequestError extends Error {
-  constructor(message: string, readonly method: string) {
+  constructor(
+    message: string,
+    readonly method: string,
+  ) {
     super(message);
     this.name = 'PanelRequestError';
   }
@@ -93,12 +105,23 @@ const errorText = (err: unknown): string => (err instanceof Error ? err.message 
 export class PanelConnection implements IDisposable {
   private nextId = 1;
   private disposed = false;
-  private readonly pending = new Map<number, { method: string; resolve: (result: unknown) => void; reject: (err: Error) => void; timer?: ReturnType<typeof setTimeout> }>();
+  private readonly pending = new Map<
+    number,
+    {
+      method: string;
+      resolve: (result: unknown) => void;
+      reject: (err: Error) => void;
+      timer?: ReturnType<typeof setTimeout>;
+    }
+  >();
   private readonly notificationHandlers = new Map<string, (params: never) => void>();
   private readonly requestHandlers = new Map<string, (params: never) => unknown>();
   private readonly subscription: IDisposable;
 
-  constructor(private readonly transport: PanelTransport, private readonly options: PanelConnectionOptions = {}) {
+  constructor(
+    private readonly transport: PanelTransport,
+    private readonly options: PanelConnectionOptions = {},
+  ) {
     this.subscription = transport.onMessage((raw) => this.receive(raw));
   }
 
@@ -115,15 +138,28 @@ export class PanelConnection implements IDisposable {
 
   /** Sends a request; resolves with its answer. */
   sendRequest<P extends object, R>(type: RequestType<P, R>, params: P): Promise<R> {
-    if (this.disposed) return Promise.reject(new PanelRequestError(`${type.method}: the panel is closed`, type.method));
+    if (this.disposed)
+      return Promise.reject(
+        new PanelRequestError(`${type.method}: the panel is closed`, type.method),
+      );
     const id = this.nextId++;
     const timeoutMs = type.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     return new Promise<R>((resolve, reject) => {
-      const entry: { method: string; resolve: (result: unknown) => void; reject: (err: Error) => void; timer?: ReturnType<typeof setTimeout> } = { method: type.method, resolve: resolve as (result: unknown) => void, reject };
+      const entry: {
+        method: string;
+        resolve: (result: unknown) => void;
+        reject: (err: Error) => void;
+        timer?: ReturnType<typeof setTimeout>;
+      } = { method: type.method, resolve: resolve as (result: unknown) => void, reject };
       if (timeoutMs > 0) {
         entry.timer = setTimeout(() => {
           this.pending.delete(id);
-          reject(new PanelRequestError(`${type.method}: no answer within ${timeoutMs / 1000} s`, type.method));
+          reject(
+            new PanelRequestError(
+              `${type.method}: no answer within ${timeoutMs / 1000} s`,
+              type.method,
+            ),
+          );
         }, timeoutMs);
       }
       this.pending.set(id, entry);
@@ -132,15 +168,29 @@ export class PanelConnection implements IDisposable {
   }
 
   /** Handles a notification of the other side (one handler per type). */
-  onNotification<P extends object>(type: NotificationType<P>, handler: (params: P) => void): IDisposable {
+  onNotification<P extends object>(
+    type: NotificationType<P>,
+    handler: (params: P) => void,
+  ): IDisposable {
     this.notificationHandlers.set(type.type, handler as (params: never) => void);
-    return { dispose: () => { this.notificationHandlers.delete(type.type); } };
+    return {
+      dispose: () => {
+        this.notificationHandlers.delete(type.type);
+      },
+    };
   }
 
   /** Answers a request of the other side with what `handler` returns (or the error it throws). */
-  onRequest<P extends object, R>(type: RequestType<P, R>, handler: (params: P) => R | Promise<R>): IDisposable {
+  onRequest<P extends object, R>(
+    type: RequestType<P, R>,
+    handler: (params: P) => R | Promise<R>,
+  ): IDisposable {
     this.requestHandlers.set(type.method, handler as (params: never) => unknown);
-    return { dispose: () => { this.requestHandlers.delete(type.method); } };
+    return {
+      dispose: () => {
+        this.requestHandlers.delete(type.method);
+      },
+    };
   }
 
   /** Rejects the pending requests and stops listening. */
@@ -150,7 +200,9 @@ export class PanelConnection implements IDisposable {
     this.subscription.dispose();
     for (const [, entry] of this.pending) {
       clearTimeout(entry.timer);
-      entry.reject(new PanelRequestError(`${entry.method}: the panel closed before it answered`, entry.method));
+      entry.reject(
+        new PanelRequestError(`${entry.method}: the panel closed before it answered`, entry.method),
+      );
     }
     this.pending.clear();
     this.notificationHandlers.clear();
@@ -188,7 +240,10 @@ export class PanelConnection implements IDisposable {
     try {
       if (!handler) throw new Error(`no handler for ${method}`);
       const result = await handler(params as never);
-      response = result === undefined ? { type: 'response', id: message.id, ok: true } : { type: 'response', id: message.id, ok: true, result };
+      response =
+        result === undefined
+          ? { type: 'response', id: message.id, ok: true }
+          : { type: 'response', id: message.id, ok: true, result };
     } catch (err) {
       response = { type: 'response', id: message.id, ok: false, error: errorText(err) };
     }
@@ -197,11 +252,20 @@ export class PanelConnection implements IDisposable {
 }
 
 function isMessage(value: unknown): value is { type: string } {
-  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { type?: unknown }).type === 'string'
+  );
 }
 
 function isResponse(value: unknown): value is ResponseEnvelope {
-  return isMessage(value) && value.type === 'response' && typeof (value as { id?: unknown }).id === 'number' && typeof (value as { ok?: unknown }).ok === 'boolean';
+  return (
+    isMessage(value) &&
+    value.type === 'response' &&
+    typeof (value as { id?: unknown }).id === 'number' &&
+    typeof (value as { ok?: unknown }).ok === 'boolean'
+  );
 }
 
 /** The notifications every snapshot panel shares: the page's `ready`, and the host's whole snapshot. */

@@ -13,7 +13,15 @@ export interface PythonJsonOptions {
   indent?: number;
 }
 
-const SHORT_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const SHORT_ESCAPES: Record<string, string> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+};
 
 // Python escapes by UTF-16 unit in effect: an astral character becomes its surrogate pair, and
 // with ensure_ascii=False a lone surrogate stays raw (JSON.stringify would escape it).
@@ -23,7 +31,8 @@ function pythonJsonString(s: string, ensureAscii: boolean): string {
     const ch = s[i];
     const code = s.charCodeAt(i);
     if (SHORT_ESCAPES[ch]) out += SHORT_ESCAPES[ch];
-    else if (code < 0x20 || (ensureAscii && code > 0x7e)) out += `\\u${code.toString(16).padStart(4, '0')}`;
+    else if (code < 0x20 || (ensureAscii && code > 0x7e))
+      out += `\\u${code.toString(16).padStart(4, '0')}`;
     else out += ch;
   }
   return out + '"';
@@ -52,8 +61,11 @@ export function pythonJsonDumps(value: JsonValue, options: PythonJsonOptions = {
     if (typeof v === 'boolean') return v ? 'true' : 'false';
     if (typeof v === 'number') return pythonNumber(v);
     if (typeof v === 'string') return pythonJsonString(v, ensureAscii);
-    const items = Array.isArray(v) ? v.map((x) => write(x, depth + 1))
-      : Object.entries(v).map(([k, x]) => `${pythonJsonString(k, ensureAscii)}: ${write(x, depth + 1)}`);
+    const items = Array.isArray(v)
+      ? v.map((x) => write(x, depth + 1))
+      : Object.entries(v).map(
+          ([k, x]) => `${pythonJsonString(k, ensureAscii)}: ${write(x, depth + 1)}`,
+        );
     const [open, close] = Array.isArray(v) ? ['[', ']'] : ['{', '}'];
     if (items.length === 0) return open + close;
     if (indent === undefined) return open + items.join(', ') + close;

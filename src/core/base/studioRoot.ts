@@ -14,11 +14,15 @@ export function studioRoot(): string {
     const pkg = path.join(dir, 'package.json');
     if (existsSync(pkg)) {
       try {
-        if (JSON.parse(readFileSync(pkg, 'utf8')).name === 'rehearsal-studio') return (cached = dir);
-      } catch { /* keep looking */ }
+        if (JSON.parse(readFileSync(pkg, 'utf8')).name === 'rehearsal-studio')
+          return (cached = dir);
+      } catch {
+        /* keep looking */
+      }
     }
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`Cannot find the Rehearsal Studio installation above ${__dirname}.`);
+    if (parent === dir)
+      throw new Error(`Cannot find the Rehearsal Studio installation above ${__dirname}.`);
     dir = parent;
   }
 }

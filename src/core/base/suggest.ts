@@ -1,12 +1,16 @@
 /** Edit distance (insertions, deletions, substitutions, adjacent swaps) between two short strings. */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [
+    i,
+    ...new Array<number>(b.length).fill(0),
+  ]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];
@@ -23,7 +27,10 @@ export function didYouMean(word: string, candidates: readonly string[]): string 
   let bestDistance = Infinity;
   for (const c of candidates) {
     const distance = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (distance <= limit && distance < bestDistance) { best = c; bestDistance = distance; }
+    if (distance <= limit && distance < bestDistance) {
+      best = c;
+      bestDistance = distance;
+    }
   }
   return best;
 }

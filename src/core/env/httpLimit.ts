@@ -20,6 +20,10 @@ export function limitedFetch(limit: number, onOverflow: () => void): FetchLike {
         }
       },
     });
-    return new Response(response.body.pipeThrough(counter), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(response.body.pipeThrough(counter), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }

@@ -50,16 +50,30 @@ export function builtinServerPath(name: string, dir = defaultBuiltinServersDir()
  * (inputs asked through the context), `envFile` read, relative `cwd` resolved. Faults are
  * StudioErrors (SERVER_CONFIG_INVALID, SERVER_START_FAILED for a missing built-in bundle).
  */
-export async function resolveLaunch(name: string, def: ServerDefinition, ctx: LaunchContext, inputCache = new Map<string, string>()): Promise<LaunchSpec> {
+export async function resolveLaunch(
+  name: string,
+  def: ServerDefinition,
+  ctx: LaunchContext,
+  inputCache = new Map<string, string>(),
+): Promise<LaunchSpec> {
   const sub = (s: string) => substituteVariables(s, ctx, inputCache);
   if (isBuiltinDefinition(def)) {
-    if (!/^[a-z][a-z0-9-]*$/.test(def.builtin)) throw new StudioError('SERVER_CONFIG_INVALID', `Server "${name}": "${def.builtin}" is not a built-in domain name.`);
+    if (!/^[a-z][a-z0-9-]*$/.test(def.builtin))
+      throw new StudioError(
+        'SERVER_CONFIG_INVALID',
+        `Server "${name}": "${def.builtin}" is not a built-in domain name.`,
+      );
     const bundle = builtinServerPath(def.builtin, ctx.builtinServersDir);
     if (!existsSync(bundle)) {
-      throw new StudioError('SERVER_START_FAILED', `Server "${name}": the built-in domain "${def.builtin}" has no bundle at ${bundle}. Build it with \`node scripts/build.mjs\`, or check the domain name.`);
+      throw new StudioError(
+        'SERVER_START_FAILED',
+        `Server "${name}": the built-in domain "${def.builtin}" has no bundle at ${bundle}. Build it with \`node scripts/build.mjs\`, or check the domain name.`,
+      );
     }
     // In the editor, process.execPath is Electron: run it as plain Node.
-    const env: { [k: string]: string } = process.versions['electron'] ? { ELECTRON_RUN_AS_NODE: '1' } : {};
+    const env: { [k: string]: string } = process.versions['electron']
+      ? { ELECTRON_RUN_AS_NODE: '1' }
+      : {};
     return { kind: 'stdio', command: process.execPath, args: [bundle], env, perEpisode: false };
   }
   if (isStdioDefinition(def)) {
@@ -67,8 +81,13 @@ export async function resolveLaunch(name: string, def: ServerDefinition, ctx: La
     if (def.envFile) {
       const file = path.resolve(ctx.baseDir, await sub(def.envFile));
       let text: string;
-      try { text = await readFile(file, 'utf8'); } catch (err) {
-        throw new StudioError('SERVER_CONFIG_INVALID', `Server "${name}": cannot read envFile ${file} (${(err as Error).message}).`);
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (err) {
+        throw new StudioError(
+          'SERVER_CONFIG_INVALID',
+          `Server "${name}": cannot read envFile ${file} (${(err as Error).message}).`,
+        );
       }
       Object.assign(env, parseEnv(text));
     }
@@ -81,18 +100,29 @@ export async function resolveLaunch(name: string, def: ServerDefinition, ctx: La
     const command = await sub(def.command);
     let cwd = def.cwd !== undefined ? await sub(def.cwd) : undefined;
     // `${episodeDir}` is absolute once substituted; other relative folders resolve against the base.
-    if (cwd !== undefined && !cwd.startsWith(EPISODE_DIR_VARIABLE)) cwd = path.resolve(ctx.baseDir, cwd);
-    const perEpisode = [command, ...args, ...Object.values(env), cwd ?? ''].some((s) => s.includes(EPISODE_DIR_VARIABLE));
+    if (cwd !== undefined && !cwd.startsWith(EPISODE_DIR_VARIABLE))
+      cwd = path.resolve(ctx.baseDir, cwd);
+    const perEpisode = [command, ...args, ...Object.values(env), cwd ?? ''].some((s) =>
+      s.includes(EPISODE_DIR_VARIABLE),
+    );
     return { kind: 'stdio', command, args, env, ...(cwd !== undefined ? { cwd } : {}), perEpisode };
   }
   if (isHttpDefinition(def)) {
     const headers: { [k: string]: string } = {};
     for (const [k, v] of Object.entries(def.headers ?? {})) headers[k] = await sub(v);
     const url = await sub(def.url);
-    try { new URL(url); } catch {
-      throw new StudioError('SERVER_CONFIG_INVALID', `Server "${name}": "${url}" is not a valid URL.`);
+    try {
+      new URL(url);
+    } catch {
+      throw new StudioError(
+        'SERVER_CONFIG_INVALID',
+        `Server "${name}": "${url}" is not a valid URL.`,
+      );
     }
     return { kind: 'http', url, headers };
   }
-  throw new StudioError('SERVER_CONFIG_INVALID', `Server "${name}" is not an MCP server definition.`);
+  throw new StudioError(
+    'SERVER_CONFIG_INVALID',
+    `Server "${name}" is not an MCP server definition.`,
+  );
 }

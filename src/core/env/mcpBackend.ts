@@ -26,7 +26,12 @@ import type { BackendAnswer, BackendCallOptions, ToolBackend } from './backend';
 import { envError } from './errors';
 import { limitedFetch } from './httpLimit';
 import type { LaunchSpec } from './launch';
-import { RESULT_LIMIT_BYTES, STDIO_MESSAGE_LIMIT_BYTES, resultSize, toResultContent } from './resultContent';
+import {
+  RESULT_LIMIT_BYTES,
+  STDIO_MESSAGE_LIMIT_BYTES,
+  resultSize,
+  toResultContent,
+} from './resultContent';
 import { StderrLog } from './stderrLog';
 import type { McpTool } from './toolDefinitions';
 import { toToolDefinition } from './toolDefinitions';
@@ -56,7 +61,10 @@ interface Session {
   overflowed: boolean;
 }
 
-const CLIENT_INFO = { name: 'rehearsal-studio', version: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : '0.0.0-dev' };
+const CLIENT_INFO = {
+  name: 'rehearsal-studio',
+  version: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : '0.0.0-dev',
+};
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /**
@@ -70,7 +78,11 @@ export class McpBackend implements ToolBackend {
   private readonly startTimeoutMs: number;
   private readonly adminTimeoutMs: number;
 
-  constructor(readonly name: string, private readonly spec: LaunchSpec, private readonly options: McpBackendOptions = {}) {
+  constructor(
+    readonly name: string,
+    private readonly spec: LaunchSpec,
+    private readonly options: McpBackendOptions = {},
+  ) {
     this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
     this.adminTimeoutMs = options.adminTimeoutMs ?? 30_000;
   }
@@ -78,7 +90,7 @@ export class McpBackend implements ToolBackend {
   /** Process id of the running stdio server, for diagnostics and tests. */
   get pid(): number | undefined {
     const t = this.session?.transport;
-    return t instanceof StdioClientTransport ? t.pid ?? undefined : undefined;
+    return t instanceof StdioClientTransport ? (t.pid ?? undefined) : undefined;
   }
 
   async startEpisode(seed: number | undefined): Promise<void> {
@@ -100,7 +112,10 @@ export class McpBackend implements ToolBackend {
       const failure = await this.reset(seed);
       if (failure !== undefined) {
         await this.stop();
-        throw new StudioError('SERVER_START_FAILED', `Server "${this.name}" started but its ${RESET_TOOL} failed: ${failure}`);
+        throw new StudioError(
+          'SERVER_START_FAILED',
+          `Server "${this.name}" started but its ${RESET_TOOL} failed: ${failure}`,
+        );
       }
     }
   }
@@ -111,15 +126,33 @@ export class McpBackend implements ToolBackend {
 
   async call(tool: string, args: JsonObject, options: BackendCallOptions): Promise<BackendAnswer> {
     const s = this.session;
-    if (!s) return { error: envError('NO_EPISODE', `Server "${this.name}" is not started: call startEpisode first.`) };
-    if (s.closed) return { error: envError('SERVER_CRASHED', this.crashMessage(s, 'stopped earlier in this episode')) };
-    if (options.signal?.aborted) return { error: envError('CALL_CANCELLED', `The call to ${tool} was cancelled before it was sent.`) };
+    if (!s)
+      return {
+        error: envError(
+          'NO_EPISODE',
+          `Server "${this.name}" is not started: call startEpisode first.`,
+        ),
+      };
+    if (s.closed)
+      return {
+        error: envError('SERVER_CRASHED', this.crashMessage(s, 'stopped earlier in this episode')),
+      };
+    if (options.signal?.aborted)
+      return {
+        error: envError('CALL_CANCELLED', `The call to ${tool} was cancelled before it was sent.`),
+      };
 
     const controller = new AbortController();
     let timedOut = false;
     let cancelled = false;
-    const timer = setTimeout(() => { timedOut = true; controller.abort('timeout'); }, options.timeoutMs);
-    const onAbort = () => { cancelled = true; controller.abort('cancelled'); };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort('timeout');
+    }, options.timeoutMs);
+    const onAbort = () => {
+      cancelled = true;
+      controller.abort('cancelled');
+    };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     const faultsBefore = s.protocolFaults;
     try {
@@ -131,36 +164,74 @@ export class McpBackend implements ToolBackend {
       );
       const response = toResultContent(result);
       if (nestsDeeperThan(response.structured)) {
-        return { error: envError('RESULT_TOO_DEEP', `${tool} returned structured content nested deeper than ${MAX_JSON_DEPTH} levels; the result was not recorded.`) };
+        return {
+          error: envError(
+            'RESULT_TOO_DEEP',
+            `${tool} returned structured content nested deeper than ${MAX_JSON_DEPTH} levels; the result was not recorded.`,
+          ),
+        };
       }
       const size = resultSize(response);
       if (size > RESULT_LIMIT_BYTES) {
-        return { error: envError('RESULT_TOO_LARGE', `${tool} returned ${size} bytes, over the ${RESULT_LIMIT_BYTES}-byte limit; the result was not recorded.`) };
+        return {
+          error: envError(
+            'RESULT_TOO_LARGE',
+            `${tool} returned ${size} bytes, over the ${RESULT_LIMIT_BYTES}-byte limit; the result was not recorded.`,
+          ),
+        };
       }
       return { response };
     } catch (err) {
-      if (cancelled) return { error: envError('CALL_CANCELLED', `The call to ${tool} was cancelled.`) };
+      if (cancelled)
+        return { error: envError('CALL_CANCELLED', `The call to ${tool} was cancelled.`) };
       if (timedOut) {
         if (s.protocolFaults > faultsBefore) {
-          return { error: envError('PROTOCOL_ERROR', `${tool} gave no valid answer within ${options.timeoutMs} ms; meanwhile the server wrote ${s.protocolFaults - faultsBefore} line(s) that are not JSON-RPC on stdout (last: ${s.lastFault}).`) };
+          return {
+            error: envError(
+              'PROTOCOL_ERROR',
+              `${tool} gave no valid answer within ${options.timeoutMs} ms; meanwhile the server wrote ${s.protocolFaults - faultsBefore} line(s) that are not JSON-RPC on stdout (last: ${s.lastFault}).`,
+            ),
+          };
         }
-        return { error: envError('TOOL_TIMEOUT', `${tool} did not answer within ${options.timeoutMs} ms.`) };
+        return {
+          error: envError('TOOL_TIMEOUT', `${tool} did not answer within ${options.timeoutMs} ms.`),
+        };
       }
       if (s.overflowed) {
-        return { error: envError('RESULT_TOO_LARGE', `${tool} sent a message over ${STDIO_MESSAGE_LIMIT_BYTES} bytes; the connection was closed and the server is restarted for the next episode.`) };
+        return {
+          error: envError(
+            'RESULT_TOO_LARGE',
+            `${tool} sent a message over ${STDIO_MESSAGE_LIMIT_BYTES} bytes; the connection was closed and the server is restarted for the next episode.`,
+          ),
+        };
       }
       if (s.closed || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
         await delay(30); // let the last stderr lines arrive
-        return { error: envError('SERVER_CRASHED', this.crashMessage(s, `stopped while ${tool} was running`)) };
+        return {
+          error: envError(
+            'SERVER_CRASHED',
+            this.crashMessage(s, `stopped while ${tool} was running`),
+          ),
+        };
       }
       if (isSchemaError(err)) {
-        return { error: envError('PROTOCOL_ERROR', `${tool} answered with a result that is not an MCP tool result (${clip(schemaIssues(err), MESSAGE_CLIP)}).`) };
+        return {
+          error: envError(
+            'PROTOCOL_ERROR',
+            `${tool} answered with a result that is not an MCP tool result (${clip(schemaIssues(err), MESSAGE_CLIP)}).`,
+          ),
+        };
       }
       if (err instanceof McpError) {
         // A JSON-RPC error answer is the tool's own error response: recorded as such.
         return { response: { text: [err.message], isError: true } };
       }
-      return { error: envError('SERVER_CRASHED', `Server "${this.name}" could not be reached while ${tool} was running: ${clip(errorMessage(err), MESSAGE_CLIP)}.`) };
+      return {
+        error: envError(
+          'SERVER_CRASHED',
+          `Server "${this.name}" could not be reached while ${tool} was running: ${clip(errorMessage(err), MESSAGE_CLIP)}.`,
+        ),
+      };
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
@@ -170,12 +241,21 @@ export class McpBackend implements ToolBackend {
   async snapshot(timeoutMs: number): Promise<JsonValue | null> {
     if (!this.hasTool(SNAPSHOT_TOOL)) return null;
     const answer = await this.call(SNAPSHOT_TOOL, {}, { timeoutMs });
-    if (answer.error) throw new StudioError('SNAPSHOT_FAILED', `Snapshot of server "${this.name}" failed: ${answer.error.code}: ${answer.error.message}`);
+    if (answer.error)
+      throw new StudioError(
+        'SNAPSHOT_FAILED',
+        `Snapshot of server "${this.name}" failed: ${answer.error.code}: ${answer.error.message}`,
+      );
     const r = answer.response ?? {};
-    if (r.isError) throw new StudioError('SNAPSHOT_FAILED', `Snapshot of server "${this.name}" failed: ${(r.text ?? []).join(' ')}`);
+    if (r.isError)
+      throw new StudioError(
+        'SNAPSHOT_FAILED',
+        `Snapshot of server "${this.name}" failed: ${(r.text ?? []).join(' ')}`,
+      );
     if (r.structured !== undefined) return r.structured;
     const parsed = parseStrictJson((r.text ?? []).join('\n'));
-    if (!parsed.ok) throw new StudioError('SNAPSHOT_FAILED', `Snapshot of server "${this.name}" is not JSON.`);
+    if (!parsed.ok)
+      throw new StudioError('SNAPSHOT_FAILED', `Snapshot of server "${this.name}" is not JSON.`);
     return parsed.value;
   }
 
@@ -195,7 +275,9 @@ export class McpBackend implements ToolBackend {
 
   /** Calls the reset tool; returns why it failed, or undefined. */
   private async reset(seed: number | undefined): Promise<string | undefined> {
-    const answer = await this.call(RESET_TOOL, seed === undefined ? {} : { seed }, { timeoutMs: this.adminTimeoutMs });
+    const answer = await this.call(RESET_TOOL, seed === undefined ? {} : { seed }, {
+      timeoutMs: this.adminTimeoutMs,
+    });
     if (answer.error) return `${answer.error.code}: ${answer.error.message}`;
     if (answer.response?.isError) return (answer.response.text ?? []).join(' ') || 'error';
     return undefined;
@@ -213,40 +295,72 @@ export class McpBackend implements ToolBackend {
         const dir = (this.episodeDir = await mkdtemp(path.join(os.tmpdir(), 'rehearsal-episode-')));
         command = substituteEpisodeDir(command, dir);
         args = args.map((a) => substituteEpisodeDir(a, dir));
-        env = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, substituteEpisodeDir(v, dir)]));
+        env = Object.fromEntries(
+          Object.entries(env).map(([k, v]) => [k, substituteEpisodeDir(v, dir)]),
+        );
         cwd = cwd === undefined ? undefined : substituteEpisodeDir(cwd, dir);
       }
       if (cwd !== undefined && !existsSync(cwd)) {
-        throw new StudioError('SERVER_START_FAILED', `Server "${this.name}" could not be started: its working folder ${cwd} does not exist.`);
+        throw new StudioError(
+          'SERVER_START_FAILED',
+          `Server "${this.name}" could not be started: its working folder ${cwd} does not exist.`,
+        );
       }
-      const stdio = new StdioClientTransport({ command, args, env, ...(cwd ? { cwd } : {}), stderr: 'pipe', maxBufferSize: STDIO_MESSAGE_LIMIT_BYTES });
+      const stdio = new StdioClientTransport({
+        command,
+        args,
+        env,
+        ...(cwd ? { cwd } : {}),
+        stderr: 'pipe',
+        maxBufferSize: STDIO_MESSAGE_LIMIT_BYTES,
+      });
       if (stdio.stderr) stderr.follow(stdio.stderr as Readable);
       transport = stdio;
     } else {
       transport = new StreamableHTTPClientTransport(new URL(spec.url), {
         requestInit: { headers: spec.headers },
-        fetch: limitedFetch(STDIO_MESSAGE_LIMIT_BYTES, () => { flags.overflowed = true; }),
+        fetch: limitedFetch(STDIO_MESSAGE_LIMIT_BYTES, () => {
+          flags.overflowed = true;
+        }),
       });
     }
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const session: Session = {
-      client, transport, stderr, tools: [], closed: false, protocolFaults: 0,
-      get overflowed() { return flags.overflowed; },
-      set overflowed(v: boolean) { flags.overflowed = v; },
+      client,
+      transport,
+      stderr,
+      tools: [],
+      closed: false,
+      protocolFaults: 0,
+      get overflowed() {
+        return flags.overflowed;
+      },
+      set overflowed(v: boolean) {
+        flags.overflowed = v;
+      },
     };
     client.onclose = () => {
       session.closed = true;
-      session.closeReason ??= session.overflowed ? `after a message over ${STDIO_MESSAGE_LIMIT_BYTES} bytes` : undefined;
+      session.closeReason ??= session.overflowed
+        ? `after a message over ${STDIO_MESSAGE_LIMIT_BYTES} bytes`
+        : undefined;
     };
     client.onerror = (err) => this.onClientError(session, err);
     this.session = session;
     try {
-      await withDeadline(this.connectAndList(session), this.startTimeoutMs, `no answer to the MCP handshake within ${this.startTimeoutMs} ms`);
+      await withDeadline(
+        this.connectAndList(session),
+        this.startTimeoutMs,
+        `no answer to the MCP handshake within ${this.startTimeoutMs} ms`,
+      );
     } catch (err) {
       await delay(30);
       await this.stop();
       const tail = stderr.tail();
-      throw new StudioError('SERVER_START_FAILED', `Server "${this.name}" could not be started: ${clip(errorMessage(err), MESSAGE_CLIP)}.${tail ? ` Its stderr ends with:\n${tail}` : ' It wrote nothing on stderr.'}`);
+      throw new StudioError(
+        'SERVER_START_FAILED',
+        `Server "${this.name}" could not be started: ${clip(errorMessage(err), MESSAGE_CLIP)}.${tail ? ` Its stderr ends with:\n${tail}` : ' It wrote nothing on stderr.'}`,
+      );
     }
   }
 
@@ -257,9 +371,13 @@ export class McpBackend implements ToolBackend {
     let pages = 0;
     do {
       if (++pages > MAX_TOOL_PAGES || tools.length > MAX_TOOLS) {
-        throw new Error(`its tools/list went on past ${MAX_TOOL_PAGES} pages or ${MAX_TOOLS} tools (${tools.length} so far); the studio reads at most that many`);
+        throw new Error(
+          `its tools/list went on past ${MAX_TOOL_PAGES} pages or ${MAX_TOOLS} tools (${tools.length} so far); the studio reads at most that many`,
+        );
       }
-      const page = await session.client.listTools(cursor ? { cursor } : undefined, { timeout: this.startTimeoutMs });
+      const page = await session.client.listTools(cursor ? { cursor } : undefined, {
+        timeout: this.startTimeoutMs,
+      });
       tools.push(...(page.tools as McpTool[]));
       cursor = page.nextCursor;
     } while (cursor);
@@ -279,7 +397,9 @@ export class McpBackend implements ToolBackend {
     if (err instanceof SyntaxError || isSchemaError(err)) {
       session.protocolFaults++;
       session.lastFault = clip(message, 160);
-      this.options.log?.(`[${this.name}] protocol error: not a JSON-RPC message on stdout (${session.lastFault})`);
+      this.options.log?.(
+        `[${this.name}] protocol error: not a JSON-RPC message on stdout (${session.lastFault})`,
+      );
       return;
     }
     this.options.log?.(`[${this.name}] ${clip(message, 300)}`);
@@ -303,12 +423,21 @@ export class McpBackend implements ToolBackend {
     }
     const pid = transport instanceof StdioClientTransport ? transport.pid : null;
     // Taken before anything ends: once the launcher is gone its children belong to init.
-    const tree = pid ? await withDeadline(descendantsOf(pid), 1_000, 'process tree').catch(() => [] as number[]) : [];
+    const tree = pid
+      ? await withDeadline(descendantsOf(pid), 1_000, 'process tree').catch(() => [] as number[])
+      : [];
     let exited = false;
-    const closing = (s.client.transport ? s.client.close() : transport.close()).catch(() => undefined).then(() => { exited = true; });
+    const closing = (s.client.transport ? s.client.close() : transport.close())
+      .catch(() => undefined)
+      .then(() => {
+        exited = true;
+      });
     // The SDK ends stdin and waits up to 4 s for the child; a server that does not exit on its own
     // within 200 ms gets SIGTERM, and SIGKILL if that is ignored too.
-    for (const [wait, signal] of [[200, 'SIGTERM'], [500, 'SIGKILL']] as const) {
+    for (const [wait, signal] of [
+      [200, 'SIGTERM'],
+      [500, 'SIGKILL'],
+    ] as const) {
       await Promise.race([closing, delay(wait)]);
       if (!pid || exited) break;
       signalAll([pid], signal);
@@ -337,12 +466,16 @@ function isSchemaError(err: unknown): boolean {
 function schemaIssues(err: unknown): string {
   const issues = (err as { issues?: { path?: unknown[]; message?: string }[] }).issues;
   if (!Array.isArray(issues)) return errorMessage(err);
-  return issues.map((i) => `${(i.path ?? []).join('.') || 'result'}: ${i.message ?? 'invalid'}`).join('; ');
+  return issues
+    .map((i) => `${(i.path ?? []).join('.') || 'result'}: ${i.message ?? 'invalid'}`)
+    .join('; ');
 }
 
 async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(what)), ms); });
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(what)), ms);
+  });
   try {
     return await Promise.race([p, deadline]);
   } finally {

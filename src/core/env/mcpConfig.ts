@@ -27,15 +27,25 @@ export async function readWorkspaceMcpConfig(workspaceFolder: string): Promise<S
     text = await readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyCatalog();
-    throw new StudioError('SERVER_CONFIG_INVALID', `Cannot read ${file}: ${(err as Error).message}.`);
+    throw new StudioError(
+      'SERVER_CONFIG_INVALID',
+      `Cannot read ${file}: ${(err as Error).message}.`,
+    );
   }
   const errors: JsoncParseError[] = [];
   const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
   if (errors.length) {
     const e = errors[0];
-    throw new StudioError('SERVER_CONFIG_INVALID', `${file} is not valid JSON (${printParseErrorCode(e.error)} at offset ${e.offset}). Fix the file and try again.`);
+    throw new StudioError(
+      'SERVER_CONFIG_INVALID',
+      `${file} is not valid JSON (${printParseErrorCode(e.error)} at offset ${e.offset}). Fix the file and try again.`,
+    );
   }
-  if (!isJsonObject(value)) throw new StudioError('SERVER_CONFIG_INVALID', `${file} must hold a JSON object with a "servers" map.`);
+  if (!isJsonObject(value))
+    throw new StudioError(
+      'SERVER_CONFIG_INVALID',
+      `${file} must hold a JSON object with a "servers" map.`,
+    );
   const catalog = parseServersMap(value['servers'] ?? {}, file, '/servers');
   catalog.inputs = parseInputs(value['inputs'] ?? [], file);
   return catalog;
@@ -51,7 +61,9 @@ export function parseServersSetting(value: unknown): ServerCatalog {
 
 function parseServersMap(value: unknown, origin: string, base: string): ServerCatalog {
   const fail = (where: string, what: string): never => {
-    throw new StudioError('SERVER_CONFIG_INVALID', `${origin}: ${where || '/'} ${what}.`, { path: where });
+    throw new StudioError('SERVER_CONFIG_INVALID', `${origin}: ${where || '/'} ${what}.`, {
+      path: where,
+    });
   };
   if (!isJsonObject(value)) fail(base, 'must be an object mapping server names to definitions');
   const catalog = emptyCatalog();
@@ -67,31 +79,42 @@ function parseServersMap(value: unknown, origin: string, base: string): ServerCa
  * Checks and normalises one server definition (mcp.json shape, or `builtin` / `replay`). A missing
  * `type` with a `command` means stdio, with a `url` means http. `fail(path, what)` reports a fault.
  */
-export function parseServerDefinition(raw: unknown, at: string, fail: (where: string, what: string) => never): ServerDefinition {
+export function parseServerDefinition(
+  raw: unknown,
+  at: string,
+  fail: (where: string, what: string) => never,
+): ServerDefinition {
   if (!isJsonObject(raw)) return fail(at, 'must be an object');
   const strMap = (key: string, allowNull: boolean): { [k: string]: string } | undefined => {
     const v = raw[key];
     if (v === undefined) return undefined;
     if (!isJsonObject(v)) return fail(`${at}/${key}`, 'must be an object of strings');
     for (const [k, s] of Object.entries(v)) {
-      if (typeof s !== 'string' && !(allowNull && s === null)) fail(`${at}/${key}/${k}`, 'must be a string');
+      if (typeof s !== 'string' && !(allowNull && s === null))
+        fail(`${at}/${key}/${k}`, 'must be a string');
     }
     return v as { [k: string]: string };
   };
   if (typeof raw['builtin'] === 'string') return { builtin: raw['builtin'] };
   if (typeof raw['replay'] === 'string') return { replay: raw['replay'] };
-  const type = raw['type'] ?? (raw['command'] !== undefined ? 'stdio' : raw['url'] !== undefined ? 'http' : undefined);
+  const type =
+    raw['type'] ??
+    (raw['command'] !== undefined ? 'stdio' : raw['url'] !== undefined ? 'http' : undefined);
   if (type === 'stdio') {
     const command = raw['command'];
-    if (typeof command !== 'string' || command === '') return fail(`${at}/command`, 'must be a non-empty string');
+    if (typeof command !== 'string' || command === '')
+      return fail(`${at}/command`, 'must be a non-empty string');
     const args = raw['args'];
-    if (args !== undefined && (!Array.isArray(args) || args.some((a) => typeof a !== 'string'))) fail(`${at}/args`, 'must be an array of strings');
+    if (args !== undefined && (!Array.isArray(args) || args.some((a) => typeof a !== 'string')))
+      fail(`${at}/args`, 'must be an array of strings');
     const envFile = raw['envFile'];
-    if (envFile !== undefined && typeof envFile !== 'string') fail(`${at}/envFile`, 'must be a string');
+    if (envFile !== undefined && typeof envFile !== 'string')
+      fail(`${at}/envFile`, 'must be a string');
     const cwd = raw['cwd'];
     if (cwd !== undefined && typeof cwd !== 'string') fail(`${at}/cwd`, 'must be a string');
     return {
-      type: 'stdio', command,
+      type: 'stdio',
+      command,
       ...(args !== undefined ? { args: args as string[] } : {}),
       ...(raw['env'] !== undefined ? { env: strMap('env', true) } : {}),
       ...(envFile !== undefined ? { envFile: envFile as string } : {}),
@@ -100,16 +123,26 @@ export function parseServerDefinition(raw: unknown, at: string, fail: (where: st
   }
   if (type === 'http' || type === 'sse') {
     const url = raw['url'];
-    if (typeof url !== 'string' || url === '') return fail(`${at}/url`, 'must be a non-empty string');
-    return { type, url, ...(raw['headers'] !== undefined ? { headers: strMap('headers', false) } : {}) };
+    if (typeof url !== 'string' || url === '')
+      return fail(`${at}/url`, 'must be a non-empty string');
+    return {
+      type,
+      url,
+      ...(raw['headers'] !== undefined ? { headers: strMap('headers', false) } : {}),
+    };
   }
   return fail(at, 'needs "command" (stdio), "url" (http), "builtin" or "replay"');
 }
 
 function parseInputs(value: unknown, origin: string): McpInputDefinition[] {
-  if (!Array.isArray(value)) throw new StudioError('SERVER_CONFIG_INVALID', `${origin}: /inputs must be an array.`);
+  if (!Array.isArray(value))
+    throw new StudioError('SERVER_CONFIG_INVALID', `${origin}: /inputs must be an array.`);
   return value.map((v, i) => {
-    if (!isJsonObject(v) || typeof v['id'] !== 'string') throw new StudioError('SERVER_CONFIG_INVALID', `${origin}: /inputs/${i} needs a string "id".`);
+    if (!isJsonObject(v) || typeof v['id'] !== 'string')
+      throw new StudioError(
+        'SERVER_CONFIG_INVALID',
+        `${origin}: /inputs/${i} needs a string "id".`,
+      );
     // A JSON object with a string id; its other fields are what VS Code's mcp.json allows (read as given).
     return v as unknown as McpInputDefinition;
   });

@@ -48,7 +48,11 @@ export interface OpenEnvironmentOptions {
  * `rehearsal.servers` setting or, failing that, in the workspace's `.vscode/mcp.json`. Nothing is
  * started yet: the first `startEpisode` starts the servers. Configuration faults are StudioErrors.
  */
-export async function openEnvironment(servers: ServerSpecs, options: OpenEnvironmentOptions, host: EnvironmentHost = {}): Promise<ToolEnvironment> {
+export async function openEnvironment(
+  servers: ServerSpecs,
+  options: OpenEnvironmentOptions,
+  host: EnvironmentHost = {},
+): Promise<ToolEnvironment> {
   const catalogs = new LazyCatalogs(host);
   const backends: ToolBackend[] = [];
   const inputCache = new Map<string, string>();
@@ -56,11 +60,16 @@ export async function openEnvironment(servers: ServerSpecs, options: OpenEnviron
     let def: ServerDefinition;
     let baseDir = options.baseDir;
     // mcp.json is read only when it is needed: a broken one must not stop tasks that do not use it.
-    let inputs = JSON.stringify(spec).includes('${input:') ? (await catalogs.workspace()).inputs : [];
+    let inputs = JSON.stringify(spec).includes('${input:')
+      ? (await catalogs.workspace()).inputs
+      : [];
     if (typeof spec === 'string') {
       const found = await catalogs.find(spec);
       if (!found) {
-        throw new StudioError('SERVER_NOT_CONFIGURED', `Server "${name}" refers to "${spec}", which is configured neither in the rehearsal.servers setting nor in .vscode/mcp.json. Add it to one of them, or define it in the task.`);
+        throw new StudioError(
+          'SERVER_NOT_CONFIGURED',
+          `Server "${name}" refers to "${spec}", which is configured neither in the rehearsal.servers setting nor in .vscode/mcp.json. Add it to one of them, or define it in the task.`,
+        );
       }
       def = found.definition;
       baseDir = host.workspaceFolder ?? baseDir;
@@ -69,7 +78,9 @@ export async function openEnvironment(servers: ServerSpecs, options: OpenEnviron
       def = spec;
     }
     if (isReplayDefinition(def)) {
-      backends.push(new ReplayBackend(name, await readReplayRecording(path.resolve(baseDir, def.replay))));
+      backends.push(
+        new ReplayBackend(name, await readReplayRecording(path.resolve(baseDir, def.replay))),
+      );
       continue;
     }
     const ctx: LaunchContext = {
@@ -80,9 +91,18 @@ export async function openEnvironment(servers: ServerSpecs, options: OpenEnviron
       builtinServersDir: host.builtinServersDir,
     };
     const launch = await resolveLaunch(name, def, ctx, inputCache);
-    backends.push(new McpBackend(name, launch, { log: host.log, startTimeoutMs: host.startTimeoutMs, adminTimeoutMs: host.adminTimeoutMs }));
+    backends.push(
+      new McpBackend(name, launch, {
+        log: host.log,
+        startTimeoutMs: host.startTimeoutMs,
+        adminTimeoutMs: host.adminTimeoutMs,
+      }),
+    );
   }
-  return new ToolEnvironment(backends, { allowTools: options.allowTools, callTimeoutMs: options.callTimeoutMs });
+  return new ToolEnvironment(backends, {
+    allowTools: options.allowTools,
+    callTimeoutMs: options.callTimeoutMs,
+  });
 }
 
 class LazyCatalogs {
@@ -98,7 +118,9 @@ class LazyCatalogs {
     return this.workspaceCatalog;
   }
 
-  async find(name: string): Promise<{ definition: ServerDefinition; catalog: ServerCatalog } | undefined> {
+  async find(
+    name: string,
+  ): Promise<{ definition: ServerDefinition; catalog: ServerCatalog } | undefined> {
     this.settingCatalog ??= parseServersSetting(this.host.settingServers ?? {});
     const fromSetting = this.settingCatalog.servers[name];
     if (fromSetting) return { definition: fromSetting, catalog: this.settingCatalog };

@@ -15,7 +15,8 @@ export async function descendantsOf(pid: number): Promise<number[]> {
   const children = new Map<number, number[]>();
   for (const [child, parent] of parents) {
     const list = children.get(parent);
-    if (list) list.push(child); else children.set(parent, [child]);
+    if (list) list.push(child);
+    else children.set(parent, [child]);
   }
   const out: number[] = [];
   const queue = [pid];
@@ -32,7 +33,12 @@ export async function descendantsOf(pid: number): Promise<number[]> {
 export function signalAll(pids: readonly number[], signal: NodeJS.Signals): number {
   let sent = 0;
   for (const pid of pids) {
-    try { process.kill(pid, signal); sent++; } catch { /* gone */ }
+    try {
+      process.kill(pid, signal);
+      sent++;
+    } catch {
+      /* gone */
+    }
   }
   return sent;
 }
@@ -41,7 +47,11 @@ async function parentTable(): Promise<Map<number, number>> {
   const table = new Map<number, number>();
   if (process.platform === 'linux') {
     let entries: string[];
-    try { entries = await fs.readdir('/proc'); } catch { return table; }
+    try {
+      entries = await fs.readdir('/proc');
+    } catch {
+      return table;
+    }
     for (const name of entries.slice(0, MAX_PROCESSES)) {
       if (!/^\d+$/.test(name)) continue;
       try {
@@ -49,13 +59,20 @@ async function parentTable(): Promise<Map<number, number>> {
         const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8');
         const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
         if (Number.isInteger(ppid)) table.set(Number(name), ppid);
-      } catch { /* ended meanwhile */ }
+      } catch {
+        /* ended meanwhile */
+      }
     }
     return table;
   }
   if (process.platform === 'win32') return table;
   const text = await new Promise<string>((resolve) => {
-    execFile('ps', ['-A', '-o', 'pid=,ppid='], { timeout: 2_000, maxBuffer: 8 * 1024 * 1024 }, (err, stdout) => resolve(err ? '' : stdout));
+    execFile(
+      'ps',
+      ['-A', '-o', 'pid=,ppid='],
+      { timeout: 2_000, maxBuffer: 8 * 1024 * 1024 },
+      (err, stdout) => resolve(err ? '' : stdout),
+    );
   });
   for (const line of text.split('\n')) {
     const [pid, ppid] = line.trim().split(/\s+/).map(Number);

@@ -21,7 +21,10 @@ export class ReplayBackend implements ToolBackend {
   private readonly answers = new Map<string, ToolResultContent[]>();
   private readonly used = new Map<string, number>();
 
-  constructor(readonly name: string, private readonly recording: ReplayRecording) {
+  constructor(
+    readonly name: string,
+    private readonly recording: ReplayRecording,
+  ) {
     for (const c of recording.calls) {
       const key = callKey(c.tool, c.arguments);
       const list = this.answers.get(key) ?? [];
@@ -42,9 +45,19 @@ export class ReplayBackend implements ToolBackend {
     const key = callKey(tool, args);
     const list = this.answers.get(key);
     if (!list) {
-      const known = this.recording.calls.filter((c) => c.tool === tool).slice(0, 3).map((c) => canonicalJson(c.arguments));
-      const hint = known.length ? ` Recorded arguments for ${tool}: ${known.join('; ')}.` : ` The recording has no call of ${tool}.`;
-      return { error: envError('NO_RECORDED_ANSWER', `No recorded answer for ${tool} with arguments ${clip(canonicalJson(args), 300)}.${hint}`) };
+      const known = this.recording.calls
+        .filter((c) => c.tool === tool)
+        .slice(0, 3)
+        .map((c) => canonicalJson(c.arguments));
+      const hint = known.length
+        ? ` Recorded arguments for ${tool}: ${known.join('; ')}.`
+        : ` The recording has no call of ${tool}.`;
+      return {
+        error: envError(
+          'NO_RECORDED_ANSWER',
+          `No recorded answer for ${tool} with arguments ${clip(canonicalJson(args), 300)}.${hint}`,
+        ),
+      };
     }
     const i = this.used.get(key) ?? 0;
     this.used.set(key, i + 1);
@@ -59,4 +72,3 @@ export class ReplayBackend implements ToolBackend {
     /* nothing held */
   }
 }
-

@@ -30,12 +30,20 @@ let compiled: ValidateFunction<ReplayRecording> | undefined;
 export function validateReplayRecording(value: unknown, where: string): ReplayRecording {
   compiled ??= new Ajv({ strict: false, allErrors: false }).compile<ReplayRecording>(replaySchema);
   if (nestsDeeperThan(value, MAX_JSON_DEPTH + 8)) {
-    throw new StudioError('REPLAY_INVALID', `${where}: its recorded values nest deeper than ${MAX_JSON_DEPTH} levels. Fix the recording (schemas/replay.schema.json).`, { path: '/' });
+    throw new StudioError(
+      'REPLAY_INVALID',
+      `${where}: its recorded values nest deeper than ${MAX_JSON_DEPTH} levels. Fix the recording (schemas/replay.schema.json).`,
+      { path: '/' },
+    );
   }
   if (compiled(value)) return value;
   const e = compiled.errors?.[0];
   const at = e?.instancePath || '/';
-  throw new StudioError('REPLAY_INVALID', `${where}: ${at} ${e?.message ?? 'is invalid'}. Fix the recording (schemas/replay.schema.json).`, { path: at });
+  throw new StudioError(
+    'REPLAY_INVALID',
+    `${where}: ${at} ${e?.message ?? 'is invalid'}. Fix the recording (schemas/replay.schema.json).`,
+    { path: at },
+  );
 }
 
 /** Reads and validates a replay recording file. */
@@ -44,13 +52,19 @@ export async function readReplayRecording(file: string): Promise<ReplayRecording
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new StudioError('REPLAY_INVALID', `Cannot read the replay recording ${file}: ${(err as Error).message}.`);
+    throw new StudioError(
+      'REPLAY_INVALID',
+      `Cannot read the replay recording ${file}: ${(err as Error).message}.`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new StudioError('REPLAY_INVALID', `${file} is not valid JSON (${(err as Error).message}).`);
+    throw new StudioError(
+      'REPLAY_INVALID',
+      `${file} is not valid JSON (${(err as Error).message}).`,
+    );
   }
   return validateReplayRecording(value, file);
 }

@@ -26,19 +26,29 @@ interface McpContentItem {
  * Reduces an MCP tool result to what the trace records: text items in order (other content kinds
  * as one-line placeholders, or an embedded resource's text), `structuredContent`, `isError`.
  */
-export function toResultContent(result: { content?: unknown; structuredContent?: unknown; isError?: unknown }): ToolResultContent {
+export function toResultContent(result: {
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
+}): ToolResultContent {
   const out: ToolResultContent = {};
   const items = Array.isArray(result.content) ? (result.content as McpContentItem[]) : [];
   const text: string[] = [];
   for (const item of items) {
     if (item.type === 'text' && typeof item.text === 'string') text.push(item.text);
-    else if (item.type === 'resource' && typeof item.resource?.text === 'string') text.push(item.resource.text);
-    else if (item.type === 'image' || item.type === 'audio') text.push(`[${item.type} ${item.mimeType ?? ''}, ${Math.floor(((item.data ?? '').length * 3) / 4)} bytes]`);
-    else if (item.type === 'resource_link' || item.type === 'resource') text.push(`[resource ${item.uri ?? item.resource?.uri ?? ''}]`);
+    else if (item.type === 'resource' && typeof item.resource?.text === 'string')
+      text.push(item.resource.text);
+    else if (item.type === 'image' || item.type === 'audio')
+      text.push(
+        `[${item.type} ${item.mimeType ?? ''}, ${Math.floor(((item.data ?? '').length * 3) / 4)} bytes]`,
+      );
+    else if (item.type === 'resource_link' || item.type === 'resource')
+      text.push(`[resource ${item.uri ?? item.resource?.uri ?? ''}]`);
     else text.push(`[${String(item.type)} content]`);
   }
   if (items.length) out.text = text;
-  if (result.structuredContent !== undefined && result.structuredContent !== null) out.structured = result.structuredContent as JsonValue;
+  if (result.structuredContent !== undefined && result.structuredContent !== null)
+    out.structured = result.structuredContent as JsonValue;
   if (result.isError === true) out.isError = true;
   return out;
 }
@@ -47,6 +57,7 @@ export function toResultContent(result: { content?: unknown; structuredContent?:
 export function resultSize(content: ToolResultContent): number {
   let n = 0;
   for (const t of content.text ?? []) n += Buffer.byteLength(t, 'utf8');
-  if (content.structured !== undefined) n += Buffer.byteLength(JSON.stringify(content.structured), 'utf8');
+  if (content.structured !== undefined)
+    n += Buffer.byteLength(JSON.stringify(content.structured), 'utf8');
   return n;
 }

@@ -33,7 +33,8 @@ export interface ReplayServerDefinition {
 }
 
 /** Any server definition. */
-export type ServerDefinition = StdioServerDefinition | HttpServerDefinition | BuiltinServerDefinition | ReplayServerDefinition;
+export type ServerDefinition =
+  StdioServerDefinition | HttpServerDefinition | BuiltinServerDefinition | ReplayServerDefinition;
 
 /** A `promptString` input of mcp.json, asked for when `${input:ID}` is used. */
 export interface McpInputDefinition {
@@ -62,7 +63,11 @@ export function isStdioDefinition(d: ServerDefinition): d is StdioServerDefiniti
 /** True for an http or sse definition. */
 export function isHttpDefinition(d: ServerDefinition): d is HttpServerDefinition {
   const { type: t, url, command } = d as { type?: unknown; url?: unknown; command?: unknown };
-  return t === 'http' || t === 'sse' || (t === undefined && command === undefined && typeof url === 'string');
+  return (
+    t === 'http' ||
+    t === 'sse' ||
+    (t === undefined && command === undefined && typeof url === 'string')
+  );
 }
 
 /** True for a built-in domain. */

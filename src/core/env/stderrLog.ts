@@ -8,7 +8,11 @@ export class StderrLog {
   private partial = '';
   private readonly lines: string[] = [];
 
-  constructor(private readonly sink: ((line: string) => void) | undefined, private readonly prefix: string, private readonly keep = 40) {}
+  constructor(
+    private readonly sink: ((line: string) => void) | undefined,
+    private readonly prefix: string,
+    private readonly keep = 40,
+  ) {}
 
   /** Follows a stream until it ends. */
   follow(stream: Readable): void {
@@ -22,13 +26,19 @@ export class StderrLog {
     const parts = (this.partial + chunk).split(/\r?\n/);
     this.partial = parts.pop() ?? '';
     // A runaway writer must not grow memory: an unterminated line is cut at 4 KiB.
-    if (this.partial.length > 4096) { parts.push(this.partial.slice(0, 4096) + '…'); this.partial = ''; }
+    if (this.partial.length > 4096) {
+      parts.push(this.partial.slice(0, 4096) + '…');
+      this.partial = '';
+    }
     for (const line of parts) this.line(line);
   }
 
   /** Emits a pending unterminated line. */
   flush(): void {
-    if (this.partial) { this.line(this.partial); this.partial = ''; }
+    if (this.partial) {
+      this.line(this.partial);
+      this.partial = '';
+    }
   }
 
   /** The last lines, oldest first, at most `maxChars` characters in all. */

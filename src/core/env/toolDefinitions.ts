@@ -19,5 +19,9 @@ export function toToolDefinition(tool: McpTool): ToolDefinition {
     const { $schema: _ignored, ...rest } = tool.inputSchema as { [k: string]: JsonValue };
     parameters = rest;
   }
-  return { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters };
+  return {
+    name: tool.name,
+    ...(tool.description ? { description: tool.description } : {}),
+    parameters,
+  };
 }

@@ -15,7 +15,9 @@ export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 const MAX_TIMEOUT_MS = 2_000_000_000;
 
 function clampTimeout(ms: number): number {
-  return Number.isFinite(ms) ? Math.min(Math.max(1, Math.round(ms)), MAX_TIMEOUT_MS) : MAX_TIMEOUT_MS;
+  return Number.isFinite(ms)
+    ? Math.min(Math.max(1, Math.round(ms)), MAX_TIMEOUT_MS)
+    : MAX_TIMEOUT_MS;
 }
 
 /** Options of a {@link ToolEnvironment}. */
@@ -39,8 +41,12 @@ export class ToolEnvironment implements Environment {
   private started = false;
   private disposed = false;
 
-  constructor(private readonly backends: readonly ToolBackend[], private readonly options: ToolEnvironmentOptions = {}) {
-    this.source = backends.length > 0 && backends.every((b) => b instanceof ReplayBackend) ? 'replay' : 'mcp';
+  constructor(
+    private readonly backends: readonly ToolBackend[],
+    private readonly options: ToolEnvironmentOptions = {},
+  ) {
+    this.source =
+      backends.length > 0 && backends.every((b) => b instanceof ReplayBackend) ? 'replay' : 'mcp';
   }
 
   /** The servers, by name. */
@@ -49,18 +55,25 @@ export class ToolEnvironment implements Environment {
   }
 
   async startEpisode(seed?: number): Promise<void> {
-    if (this.disposed) throw new StudioError('NO_EPISODE', 'This environment was disposed; open a new one.');
+    if (this.disposed)
+      throw new StudioError('NO_EPISODE', 'This environment was disposed; open a new one.');
     this.started = false;
     const results = await Promise.allSettled(this.backends.map((b) => b.startEpisode(seed)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason instanceof StudioError ? failed.reason : new StudioError('SERVER_START_FAILED', String(failed.reason));
+    if (failed)
+      throw failed.reason instanceof StudioError
+        ? failed.reason
+        : new StudioError('SERVER_START_FAILED', String(failed.reason));
 
     const routes = new Map<string, { backend: ToolBackend; tool: ToolDefinition }>();
     for (const backend of this.backends) {
       for (const tool of backend.tools()) {
         const other = routes.get(tool.name);
         if (other) {
-          throw new StudioError('TOOL_NAME_CONFLICT', `Servers "${other.backend.name}" and "${backend.name}" both offer a tool named "${tool.name}"; a task can use only one of them. Remove one server from the task.`);
+          throw new StudioError(
+            'TOOL_NAME_CONFLICT',
+            `Servers "${other.backend.name}" and "${backend.name}" both offer a tool named "${tool.name}"; a task can use only one of them. Remove one server from the task.`,
+          );
         }
         routes.set(tool.name, { backend, tool });
       }
@@ -69,7 +82,10 @@ export class ToolEnvironment implements Environment {
     if (allow) {
       const missing = allow.filter((name) => !routes.has(name));
       if (missing.length) {
-        throw new StudioError('TASK_TOOL_MISSING', `The task allows ${missing.map((m) => `"${m}"`).join(', ')}, but no server offers ${missing.length > 1 ? 'them' : 'it'}. Servers offer: ${[...routes.keys()].join(', ') || 'no tools'}.`);
+        throw new StudioError(
+          'TASK_TOOL_MISSING',
+          `The task allows ${missing.map((m) => `"${m}"`).join(', ')}, but no server offers ${missing.length > 1 ? 'them' : 'it'}. Servers offer: ${[...routes.keys()].join(', ') || 'no tools'}.`,
+        );
       }
       const allowed = new Set(allow);
       for (const name of [...routes.keys()]) if (!allowed.has(name)) routes.delete(name);
@@ -85,18 +101,46 @@ export class ToolEnvironment implements Environment {
 
   async call(name: string, args: JsonValue, options: CallOptions = {}): Promise<CallOutcome> {
     const t0 = performance.now();
-    const done = (server: string, answer: Omit<CallOutcome, 'latencyMs' | 'server'>): CallOutcome => ({ ...answer, latencyMs: Math.round((performance.now() - t0) * 1000) / 1000, server });
-    if (!this.started || this.disposed) return done('', { error: envError('NO_EPISODE', 'No episode is running: call startEpisode first.') });
-    if (isAdminTool(name)) return done('', { error: envError('UNKNOWN_TOOL', `"${name}" is reserved for the environment and not offered to the agent.`) });
+    const done = (
+      server: string,
+      answer: Omit<CallOutcome, 'latencyMs' | 'server'>,
+    ): CallOutcome => ({
+      ...answer,
+      latencyMs: Math.round((performance.now() - t0) * 1000) / 1000,
+      server,
+    });
+    if (!this.started || this.disposed)
+      return done('', {
+        error: envError('NO_EPISODE', 'No episode is running: call startEpisode first.'),
+      });
+    if (isAdminTool(name))
+      return done('', {
+        error: envError(
+          'UNKNOWN_TOOL',
+          `"${name}" is reserved for the environment and not offered to the agent.`,
+        ),
+      });
     const route = this.routes.get(name);
     if (!route) {
       const offered = this.offered.map((t) => t.name).join(', ');
-      return done('', { error: envError('UNKNOWN_TOOL', `"${name}" is not one of this task's tools (${offered || 'none'}).`) });
+      return done('', {
+        error: envError(
+          'UNKNOWN_TOOL',
+          `"${name}" is not one of this task's tools (${offered || 'none'}).`,
+        ),
+      });
     }
     if (!isJsonObject(args)) {
-      return done(route.backend.name, { error: envError('INVALID_ARGUMENTS', `The arguments of ${name} must be a JSON object, not ${Array.isArray(args) ? 'an array' : args === null ? 'null' : typeof args}.`) });
+      return done(route.backend.name, {
+        error: envError(
+          'INVALID_ARGUMENTS',
+          `The arguments of ${name} must be a JSON object, not ${Array.isArray(args) ? 'an array' : args === null ? 'null' : typeof args}.`,
+        ),
+      });
     }
-    const timeoutMs = clampTimeout(options.timeoutMs ?? this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    const timeoutMs = clampTimeout(
+      options.timeoutMs ?? this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+    );
     const answer = await route.backend.call(name, args, { timeoutMs, signal: options.signal });
     return done(route.backend.name, answer);
   }
@@ -105,7 +149,9 @@ export class ToolEnvironment implements Environment {
     const timeout = this.options.snapshotTimeoutMs ?? 30_000;
     const values = await Promise.all(this.backends.map((b) => b.snapshot(timeout)));
     const out: EnvironmentSnapshot = {};
-    this.backends.forEach((b, i) => { out[b.name] = values[i]; });
+    this.backends.forEach((b, i) => {
+      out[b.name] = values[i];
+    });
     return out;
   }
 
@@ -113,11 +159,13 @@ export class ToolEnvironment implements Environment {
   async close(): Promise<void> {
     this.disposed = true;
     this.started = false;
-    await Promise.all(this.backends.map(async (b) => {
-      const closable = b as ToolBackend & { close?: () => Promise<void> };
-      if (closable.close) await closable.close();
-      else b.dispose();
-    }));
+    await Promise.all(
+      this.backends.map(async (b) => {
+        const closable = b as ToolBackend & { close?: () => Promise<void> };
+        if (closable.close) await closable.close();
+        else b.dispose();
+      }),
+    );
   }
 
   dispose(): void {

@@ -4,7 +4,10 @@ import { StudioError } from '../base/errors';
 import type { McpInputDefinition } from './serverDefinition';
 
 /** Asks the host for the value of an mcp.json `${input:ID}` (the editor prompts; the CLI reads the environment). */
-export type InputResolver = (id: string, input: McpInputDefinition | undefined) => Promise<string | undefined>;
+export type InputResolver = (
+  id: string,
+  input: McpInputDefinition | undefined,
+) => Promise<string | undefined>;
 
 /** What `${...}` variables of a server definition resolve against. */
 export interface VariableContext {
@@ -28,19 +31,33 @@ const VARIABLE = /\$\{([^}]*)\}/g;
  * in `text`; `${episodeDir}` is kept for {@link substituteEpisodeDir}. Unknown variables are a
  * StudioError SERVER_CONFIG_INVALID. Input values are asked once per id and cached in `cache`.
  */
-export async function substituteVariables(text: string, ctx: VariableContext, cache: Map<string, string>): Promise<string> {
+export async function substituteVariables(
+  text: string,
+  ctx: VariableContext,
+  cache: Map<string, string>,
+): Promise<string> {
   const names = [...text.matchAll(VARIABLE)].map((m) => m[1]);
   const values = new Map<string, string>();
   for (const name of names) {
     if (values.has(name) || name === 'episodeDir') continue;
     values.set(name, await variableValue(name, ctx, cache));
   }
-  return text.replace(VARIABLE, (whole, name: string) => (name === 'episodeDir' ? whole : values.get(name) ?? whole));
+  return text.replace(VARIABLE, (whole, name: string) =>
+    name === 'episodeDir' ? whole : (values.get(name) ?? whole),
+  );
 }
 
-async function variableValue(name: string, ctx: VariableContext, cache: Map<string, string>): Promise<string> {
+async function variableValue(
+  name: string,
+  ctx: VariableContext,
+  cache: Map<string, string>,
+): Promise<string> {
   if (name === 'workspaceFolder') {
-    if (!ctx.workspaceFolder) throw new StudioError('SERVER_CONFIG_INVALID', '${workspaceFolder} is used but no workspace folder is open.');
+    if (!ctx.workspaceFolder)
+      throw new StudioError(
+        'SERVER_CONFIG_INVALID',
+        '${workspaceFolder} is used but no workspace folder is open.',
+      );
     return ctx.workspaceFolder;
   }
   if (name === 'userHome') return os.homedir();
@@ -53,12 +70,18 @@ async function variableValue(name: string, ctx: VariableContext, cache: Map<stri
     const input = ctx.inputs?.find((i) => i.id === id);
     const value = ctx.resolveInput ? await ctx.resolveInput(id, input) : input?.default;
     if (value === undefined) {
-      throw new StudioError('SERVER_CONFIG_INVALID', `No value for \${input:${id}}: ${input?.description ?? 'it is not defined in the "inputs" of mcp.json'}. Provide it when asked, or define a default.`);
+      throw new StudioError(
+        'SERVER_CONFIG_INVALID',
+        `No value for \${input:${id}}: ${input?.description ?? 'it is not defined in the "inputs" of mcp.json'}. Provide it when asked, or define a default.`,
+      );
     }
     cache.set(id, value);
     return value;
   }
-  throw new StudioError('SERVER_CONFIG_INVALID', `Unknown variable \${${name}} in a server definition; supported: workspaceFolder, userHome, env:NAME, input:ID, episodeDir.`);
+  throw new StudioError(
+    'SERVER_CONFIG_INVALID',
+    `Unknown variable \${${name}} in a server definition; supported: workspaceFolder, userHome, env:NAME, input:ID, episodeDir.`,
+  );
 }
 
 /** Replaces `${episodeDir}` with the episode's folder. */

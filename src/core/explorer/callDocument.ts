@@ -17,15 +17,23 @@ export function callSideDocument(view: CallView, side: 'rehearsal' | 'actual'): 
     const r = view.rehearsal;
     if (!r) return { text: 'This call was not rehearsed.\n', language: 'plaintext' };
     if (!r.result.ok) {
-      return { text: `Rehearsal parse error ${r.result.code}: ${r.result.message}\n\nRaw rehearsal output:\n${r.text}\n`, language: 'plaintext' };
+      return {
+        text: `Rehearsal parse error ${r.result.code}: ${r.result.message}\n\nRaw rehearsal output:\n${r.text}\n`,
+        language: 'plaintext',
+      };
     }
     return { text: canonicalJson(r.result.value, { indent: 2 }) + '\n', language: 'json' };
   }
   const a = view.actual;
   if (!a) return { text: 'The tool has not answered this call (yet).\n', language: 'plaintext' };
-  if (a.error && !a.response) return { text: `The tool gave no response: ${a.error.code}: ${a.error.message}\n`, language: 'plaintext' };
+  if (a.error && !a.response)
+    return {
+      text: `The tool gave no response: ${a.error.code}: ${a.error.message}\n`,
+      language: 'plaintext',
+    };
   const v = view.actualValue;
   if (!v) return { text: '(empty response)\n', language: 'plaintext' };
-  if (v.kind === 'json') return { text: canonicalJson(v.value, { indent: 2 }) + '\n', language: 'json' };
+  if (v.kind === 'json')
+    return { text: canonicalJson(v.value, { indent: 2 }) + '\n', language: 'json' };
   return { text: v.text.endsWith('\n') ? v.text : v.text + '\n', language: 'plaintext' };
 }

@@ -41,19 +41,38 @@ export interface CallDiffMarks {
  * decorations and CodeLenses in the native diff editor. Calls that are not compared as JSON have no marks.
  */
 export function callDiffMarks(view: CallView): CallDiffMarks {
-  const documents = { rehearsal: callSideDocument(view, 'rehearsal'), actual: callSideDocument(view, 'actual') };
+  const documents = {
+    rehearsal: callSideDocument(view, 'rehearsal'),
+    actual: callSideDocument(view, 'actual'),
+  };
   const result: CallDiffMarks = { documents, marks: [], lenses: [] };
   if (view.comparison.comparable !== 'json') return result;
-  const ranges = { rehearsal: jsonPathRanges(documents.rehearsal.text), actual: jsonPathRanges(documents.actual.text) };
+  const ranges = {
+    rehearsal: jsonPathRanges(documents.rehearsal.text),
+    actual: jsonPathRanges(documents.actual.text),
+  };
   for (const entry of view.comparison.diff) {
-    const sides: CallSide[] = entry.kind === 'added' ? ['actual'] : entry.kind === 'removed' ? ['rehearsal'] : ['rehearsal', 'actual'];
+    const sides: CallSide[] =
+      entry.kind === 'added'
+        ? ['actual']
+        : entry.kind === 'removed'
+          ? ['rehearsal']
+          : ['rehearsal', 'actual'];
     for (const side of sides) {
       const range = ranges[side]?.get(entry.path);
-      if (range) result.marks.push({ path: entry.path, kind: entry.kind, side, range, ancestor: false });
+      if (range)
+        result.marks.push({ path: entry.path, kind: entry.kind, side, range, ancestor: false });
     }
     const lensSide: CallSide = entry.kind === 'added' ? 'actual' : 'rehearsal';
     const exact = ranges[lensSide]?.get(entry.path);
-    if (exact) result.lenses.push({ path: entry.path, kind: entry.kind, side: lensSide, range: exact, ancestor: false });
+    if (exact)
+      result.lenses.push({
+        path: entry.path,
+        kind: entry.kind,
+        side: lensSide,
+        range: exact,
+        ancestor: false,
+      });
   }
   return result;
 }
@@ -63,10 +82,17 @@ export function callDiffMarks(view: CallView): CallDiffMarks {
  * only the actual response has), at the nearest ancestor when the path is gone, and at the first
  * line for annotations of the whole call.
  */
-export function annotationMarks(documents: Record<CallSide, CallSideDocument>, annotations: readonly Annotation[]): AnnotationMark[] {
+export function annotationMarks(
+  documents: Record<CallSide, CallSideDocument>,
+  annotations: readonly Annotation[],
+): AnnotationMark[] {
   const ranges = {
-    rehearsal: documents.rehearsal.language === 'json' ? jsonPathRanges(documents.rehearsal.text) : undefined,
-    actual: documents.actual.language === 'json' ? jsonPathRanges(documents.actual.text) : undefined,
+    rehearsal:
+      documents.rehearsal.language === 'json'
+        ? jsonPathRanges(documents.rehearsal.text)
+        : undefined,
+    actual:
+      documents.actual.language === 'json' ? jsonPathRanges(documents.actual.text) : undefined,
   };
   const firstLine = (side: CallSide): PathRange => {
     const text = documents[side].text;

@@ -16,10 +16,15 @@ export interface ReviewQueueState {
  * skipped yet, least faithful first, as *Review Mismatches* walks them. Annotations live in the
  * run's annotations.jsonl and skips in the editor's state, so a review resumes where it stopped.
  */
-export function reviewQueue(index: TraceIndex, done: (callId: string) => boolean): ReviewQueueState {
+export function reviewQueue(
+  index: TraceIndex,
+  done: (callId: string) => boolean,
+): ReviewQueueState {
   const missed: { n: number; rank: number }[] = [];
   // A call to review is one whose rehearsal missed; one whose tool gave no response has nothing to compare.
-  index.forEachCallOutcome((o, n) => { if (rehearsalVerdict(o) === 'wrong') missed.push({ n, rank: fidelityRank(o) }); });
+  index.forEachCallOutcome((o, n) => {
+    if (rehearsalVerdict(o) === 'wrong') missed.push({ n, rank: fidelityRank(o) });
+  });
   missed.sort((a, b) => a.rank - b.rank || a.n - b.n);
   const pending: string[] = [];
   for (const m of missed) {

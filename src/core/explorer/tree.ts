@@ -50,8 +50,10 @@ export const RUN_PAGE_SIZE = 500;
 export function fidelityBadge(call: CallEntry): { text: string; status: NodeStatus } {
   if (call.rehearsalError) return { text: `parse error ${call.rehearsalError}`, status: 'error' };
   if (call.actualError) return { text: `tool error ${call.actualError}`, status: 'error' };
-  if (!call.rehearsal || !call.actual) return { text: !call.rehearsal ? 'not rehearsed' : 'waiting for tool', status: 'pending' };
-  if (!call.scores) return { text: call.comparable === 'none' ? 'not comparable' : 'not scored', status: 'info' };
+  if (!call.rehearsal || !call.actual)
+    return { text: !call.rehearsal ? 'not rehearsed' : 'waiting for tool', status: 'pending' };
+  if (!call.scores)
+    return { text: call.comparable === 'none' ? 'not comparable' : 'not scored', status: 'info' };
   if (call.scores.exactMatch) return { text: 'exact', status: 'ok' };
   const errorState = call.scores.errorAgreement ? '' : ' · error state differs';
   return { text: `F1 ${call.scores.fieldF1.toFixed(2)}${errorState}`, status: 'mismatch' };
@@ -66,7 +68,11 @@ export function scoreSummary(calls: readonly CallOutcome[]): string {
 
 /** A {@link scoreSummary} built one call at a time (a run's calls are visited, not listed). */
 function scoreSum(): { add: (c: Readonly<CallOutcome>) => void; text: () => string } {
-  let calls = 0, scored = 0, exact = 0, f1 = 0, parseErrors = 0;
+  let calls = 0,
+    scored = 0,
+    exact = 0,
+    f1 = 0,
+    parseErrors = 0;
   return {
     add: (c) => {
       calls++;
@@ -76,9 +82,10 @@ function scoreSum(): { add: (c: Readonly<CallOutcome>) => void; text: () => stri
       if (c.scores.exactMatch) exact++;
       f1 += c.scores.fieldF1;
     },
-    text: () => scored === 0
-      ? `${counted(calls, 'call')}, none scored`
-      : `fidelity of ${counted(scored, 'scored call')}: exact ${exact}/${scored} · mean field F1 ${(f1 / scored).toFixed(2)}${parseErrors ? ` · ${counted(parseErrors, 'rehearsal parse error')}` : ''}`,
+    text: () =>
+      scored === 0
+        ? `${counted(calls, 'call')}, none scored`
+        : `fidelity of ${counted(scored, 'scored call')}: exact ${exact}/${scored} · mean field F1 ${(f1 / scored).toFixed(2)}${parseErrors ? ` · ${counted(parseErrors, 'rehearsal parse error')}` : ''}`,
   };
 }
 
@@ -92,23 +99,45 @@ function annotationBadge(summary: { errors: number; accepted: boolean } | undefi
   return summary.accepted ? '✓ accepted · ' : '';
 }
 
-function callNode(file: string, call: CallEntry, options: TreeOptions, flat = false): TraceTreeNode {
+function callNode(
+  file: string,
+  call: CallEntry,
+  options: TreeOptions,
+  flat = false,
+): TraceTreeNode {
   const badge = fidelityBadge(call);
   const s = call.scores;
   const lines = [`${call.tool} (${call.callId})`, `fidelity: ${badge.text}`];
   if (s) {
-    lines.push(`exact match: ${s.exactMatch ? 'yes' : 'no'}`, `field F1: ${pct(s.fieldF1)}`, `key Jaccard: ${pct(s.keyJaccard)}`,
-      `type agreement: ${pct(s.typeAgreement)}`, `error state: ${s.errorAgreement ? 'agrees' : 'differs'}`);
+    lines.push(
+      `exact match: ${s.exactMatch ? 'yes' : 'no'}`,
+      `field F1: ${pct(s.fieldF1)}`,
+      `key Jaccard: ${pct(s.keyJaccard)}`,
+      `type agreement: ${pct(s.typeAgreement)}`,
+      `error state: ${s.errorAgreement ? 'agrees' : 'differs'}`,
+    );
   }
-  if (call.counts) lines.push(`paths: ${call.counts.added} missing · ${call.counts.removed} invented · ${call.counts.changed} changed · ${call.counts.typeChanged} retyped`);
+  if (call.counts)
+    lines.push(
+      `paths: ${call.counts.added} missing · ${call.counts.removed} invented · ${call.counts.changed} changed · ${call.counts.typeChanged} retyped`,
+    );
   const annotations = options.annotations?.(file);
   const summary = annotations?.summary(call.callId);
-  for (const a of annotations?.forCall(call.callId) ?? []) lines.push(`⚑ ${describeAnnotation(a)}${a.note && a.verdict === 'error' ? `: ${a.note}` : ''} (${a.author})`);
+  for (const a of annotations?.forCall(call.callId) ?? [])
+    lines.push(
+      `⚑ ${describeAnnotation(a)}${a.note && a.verdict === 'error' ? `: ${a.note}` : ''} (${a.author})`,
+    );
   const node: TraceTreeNode = {
-    kind: 'call', id: `${file}#${call.callId}`, file, entityId: call.callId, label: call.tool,
+    kind: 'call',
+    id: `${file}#${call.callId}`,
+    file,
+    entityId: call.callId,
+    label: call.tool,
     // What a reviewer acts on first: the marks, then the fidelity (a narrow side bar cuts the end).
     description: `${annotationBadge(summary)}${badge.text}${flat ? ` · ${call.callId}` : ''}`,
-    tooltip: lines.join('\n'), status: badge.status, hasChildren: false,
+    tooltip: lines.join('\n'),
+    status: badge.status,
+    hasChildren: false,
   };
   if (summary) node.annotations = { errors: summary.errors, accepted: summary.accepted };
   return node;
@@ -118,16 +147,40 @@ function turnNode(file: string, index: TraceIndex, turn: TurnEntry): TraceTreeNo
   const calls = index.callsOf(turn);
   let description: string;
   let status: NodeStatus = 'info';
-  if (turn.kind === 'error') { description = `parse error ${turn.parseError}`; status = 'error'; }
-  else if (turn.kind === 'final') description = `final answer: ${turn.answerPreview ?? ''}`;
+  if (turn.kind === 'error') {
+    description = `parse error ${turn.parseError}`;
+    status = 'error';
+  } else if (turn.kind === 'final') description = `final answer: ${turn.answerPreview ?? ''}`;
   else {
     const worst = calls.map((c) => fidelityBadge(c).status);
     // One call: the call itself on the turn's row ("1 call" told nothing); more: how many, and the worst.
-    description = calls.length === 1 ? `${calls[0].tool} · ${fidelityBadge(calls[0]).text}` : counted(calls.length, 'call');
-    status = worst.includes('error') ? 'error' : worst.includes('mismatch') ? 'mismatch' : worst.every((s) => s === 'ok') ? 'ok' : 'pending';
+    description =
+      calls.length === 1
+        ? `${calls[0].tool} · ${fidelityBadge(calls[0]).text}`
+        : counted(calls.length, 'call');
+    status = worst.includes('error')
+      ? 'error'
+      : worst.includes('mismatch')
+        ? 'mismatch'
+        : worst.every((s) => s === 'ok')
+          ? 'ok'
+          : 'pending';
   }
-  const tooltip = [`${turn.turnId}: ${description}`, ...(calls.length ? [scoreSummary(calls)] : [])].join('\n');
-  return { kind: 'turn', id: `${file}#${turn.turnId}`, file, entityId: turn.turnId, label: `turn ${turn.index + 1}`, description, tooltip, status, hasChildren: calls.length > 0 };
+  const tooltip = [
+    `${turn.turnId}: ${description}`,
+    ...(calls.length ? [scoreSummary(calls)] : []),
+  ].join('\n');
+  return {
+    kind: 'turn',
+    id: `${file}#${turn.turnId}`,
+    file,
+    entityId: turn.turnId,
+    label: `turn ${turn.index + 1}`,
+    description,
+    tooltip,
+    status,
+    hasChildren: calls.length > 0,
+  };
 }
 
 /**
@@ -136,7 +189,11 @@ function turnNode(file: string, index: TraceIndex, turn: TurnEntry): TraceTreeNo
  */
 export function episodeOutcome(ep: EpisodeEntry): { description: string; status: NodeStatus } {
   if (!ep.end) return { description: 'running', status: 'running' };
-  if (ep.end.status === 'failed' || ep.end.status === 'cancelled') return { description: `${ep.end.status}${ep.end.errorCode ? ` (${ep.end.errorCode})` : ''}`, status: 'error' };
+  if (ep.end.status === 'failed' || ep.end.status === 'cancelled')
+    return {
+      description: `${ep.end.status}${ep.end.errorCode ? ` (${ep.end.errorCode})` : ''}`,
+      status: 'error',
+    };
   const reward = ep.end.reward === null ? '' : ` · reward ${ep.end.reward.toFixed(2)}`;
   return {
     description: `${ep.end.success === null ? 'ungraded' : ep.end.success ? 'success' : 'failure'}${reward}${ep.end.status === 'limit' ? ' · hit a limit' : ''}`,
@@ -148,8 +205,21 @@ function episodeNode(file: string, index: TraceIndex, ep: EpisodeEntry): TraceTr
   const { description, status } = episodeOutcome(ep);
   const role = ep.role ? ` (${ep.role})` : '';
   const calls = index.turnsOf(ep).flatMap((t) => index.callsOf(t));
-  const tooltip = [`episode ${ep.episodeId} of task ${ep.taskId}, mode ${ep.mode}: ${description}`, scoreSummary(calls)].join('\n');
-  return { kind: 'episode', id: `${file}#${ep.episodeId}`, file, entityId: ep.episodeId, label: `${ep.episodeId} ${ep.taskId}${role}`, description, tooltip, status, hasChildren: ep.turnIds.length > 0 };
+  const tooltip = [
+    `episode ${ep.episodeId} of task ${ep.taskId}, mode ${ep.mode}: ${description}`,
+    scoreSummary(calls),
+  ].join('\n');
+  return {
+    kind: 'episode',
+    id: `${file}#${ep.episodeId}`,
+    file,
+    entityId: ep.episodeId,
+    label: `${ep.episodeId} ${ep.taskId}${role}`,
+    description,
+    tooltip,
+    status,
+    hasChildren: ep.turnIds.length > 0,
+  };
 }
 
 function formatBytes(n: number): string {
@@ -162,21 +232,55 @@ function lazyRunNode(library: TraceLibrary, file: string, head: TraceHead): Trac
   const runFolder = path.basename(path.dirname(file));
   const run = head.run;
   const progress = library.indexingProgress(file);
-  const indexState = progress ? `indexing ${Math.floor((100 * progress.scannedBytes) / Math.max(1, progress.totalBytes))}%` : 'not indexed';
-  const parts = [run ? run.mode : 'no run event', run ? run.policy.id : '', formatBytes(head.size), indexState].filter(Boolean);
-  const status: NodeStatus = head.runEnd ? (head.runEnd.status === 'completed' ? 'ok' : 'error') : head.endsCleanly ? 'running' : 'mismatch';
-  const tooltip = [run?.runId ?? runFolder, file, `${formatBytes(head.size)}: large traces are indexed when opened`, ...(head.problem ? [head.problem] : []), ...(head.runEnd ? [`ended: ${head.runEnd.status}`] : [])].join('\n');
-  return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: true };
+  const indexState = progress
+    ? `indexing ${Math.floor((100 * progress.scannedBytes) / Math.max(1, progress.totalBytes))}%`
+    : 'not indexed';
+  const parts = [
+    run ? run.mode : 'no run event',
+    run ? run.policy.id : '',
+    formatBytes(head.size),
+    indexState,
+  ].filter(Boolean);
+  const status: NodeStatus = head.runEnd
+    ? head.runEnd.status === 'completed'
+      ? 'ok'
+      : 'error'
+    : head.endsCleanly
+      ? 'running'
+      : 'mismatch';
+  const tooltip = [
+    run?.runId ?? runFolder,
+    file,
+    `${formatBytes(head.size)}: large traces are indexed when opened`,
+    ...(head.problem ? [head.problem] : []),
+    ...(head.runEnd ? [`ended: ${head.runEnd.status}`] : []),
+  ].join('\n');
+  return {
+    kind: 'run',
+    id: `${file}#`,
+    file,
+    entityId: file,
+    label: run?.runId ?? runFolder,
+    description: parts.join(' · '),
+    tooltip,
+    status,
+    hasChildren: true,
+  };
 }
 
 /** How a run's episodes ended: graded ones, their successes, and those that failed to play. */
 function episodeOutcomes(index: TraceIndex): { graded: number; successes: number; failed: number } {
-  let graded = 0, successes = 0, failed = 0;
+  let graded = 0,
+    successes = 0,
+    failed = 0;
   for (const ep of index.episodes) {
     const end = ep.end;
     if (!end) continue;
     if (end.status === 'failed') failed++;
-    if (end.success === true || end.success === false) { graded++; if (end.success) successes++; }
+    if (end.success === true || end.success === false) {
+      graded++;
+      if (end.success) successes++;
+    }
   }
   return { graded, successes, failed };
 }
@@ -195,22 +299,61 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
     const head = library.head(file);
     if (head) return lazyRunNode(library, file, head);
     const why = library.failure(file) ?? 'not indexed yet';
-    return { kind: 'problem', id: `${file}#`, file, entityId: file, label: runFolder, description: 'unreadable', tooltip: why, status: 'error', hasChildren: false };
+    return {
+      kind: 'problem',
+      id: `${file}#`,
+      file,
+      entityId: file,
+      label: runFolder,
+      description: 'unreadable',
+      tooltip: why,
+      status: 'error',
+      hasChildren: false,
+    };
   }
   const run = index.run;
   // A torn last line counts as skipped: a crashed run must not look as if it were still running.
   const torn = index.tornLastLine;
   const skippedCount = index.skippedCount + (torn ? 1 : 0);
   const outcome = episodeOutcomes(index);
-  const parts = [run ? run.mode : 'no run event', run ? shownPolicyPath(run.policy.id, file) : '', counted(index.episodes.length, 'episode')].filter(Boolean);
+  const parts = [
+    run ? run.mode : 'no run event',
+    run ? shownPolicyPath(run.policy.id, file) : '',
+    counted(index.episodes.length, 'episode'),
+  ].filter(Boolean);
   if (outcome.graded) parts.push(`${outcome.successes}/${outcome.graded} success`);
   if (skippedCount) parts.push(counted(skippedCount, 'skipped line'));
   // The icon follows the outcome: a completed run whose episodes failed is not a green check.
-  const status: NodeStatus = skippedCount ? 'mismatch' : !index.runEnd ? 'running' : index.runEnd.status !== 'completed' || outcome.failed ? 'error'
-    : outcome.successes < outcome.graded ? 'mismatch' : 'ok';
-  const skipped = [...index.skipped.slice(0, 5), ...(torn ? [torn] : [])].slice(0, 5).map((s) => `line ${s.line}: ${s.reason}`);
-  const tooltip = [`${run?.runId ?? runFolder}`, file, ...parts, runScoreSummary(index), ...skipped].join('\n');
-  return { kind: 'run', id: `${file}#`, file, entityId: file, label: run?.runId ?? runFolder, description: parts.join(' · '), tooltip, status, hasChildren: index.episodes.length > 0 };
+  const status: NodeStatus = skippedCount
+    ? 'mismatch'
+    : !index.runEnd
+      ? 'running'
+      : index.runEnd.status !== 'completed' || outcome.failed
+        ? 'error'
+        : outcome.successes < outcome.graded
+          ? 'mismatch'
+          : 'ok';
+  const skipped = [...index.skipped.slice(0, 5), ...(torn ? [torn] : [])]
+    .slice(0, 5)
+    .map((s) => `line ${s.line}: ${s.reason}`);
+  const tooltip = [
+    `${run?.runId ?? runFolder}`,
+    file,
+    ...parts,
+    runScoreSummary(index),
+    ...skipped,
+  ].join('\n');
+  return {
+    kind: 'run',
+    id: `${file}#`,
+    file,
+    entityId: file,
+    label: run?.runId ?? runFolder,
+    description: parts.join(' · '),
+    tooltip,
+    status,
+    hasChildren: index.episodes.length > 0,
+  };
 }
 
 /**
@@ -231,22 +374,48 @@ export function tracesNewestFirst(library: TraceLibrary): string[] {
     .map((k) => k.file);
 }
 
-function visibleCalls(index: TraceIndex, turn: TurnEntry, episode: EpisodeEntry | undefined, file: string, options: TreeOptions): CallEntry[] {
+function visibleCalls(
+  index: TraceIndex,
+  turn: TurnEntry,
+  episode: EpisodeEntry | undefined,
+  file: string,
+  options: TreeOptions,
+): CallEntry[] {
   const annotations = options.annotations?.(file);
-  return index.callsOf(turn).filter((c) => callMatches(options.filter, c, episode, turn, annotations));
+  return index
+    .callsOf(turn)
+    .filter((c) => callMatches(options.filter, c, episode, turn, annotations));
 }
 
-function turnVisible(index: TraceIndex, turn: TurnEntry, episode: EpisodeEntry | undefined, file: string, options: TreeOptions): boolean {
-  return turnMatchesItself(options.filter, turn, episode) || visibleCalls(index, turn, episode, file, options).length > 0;
+function turnVisible(
+  index: TraceIndex,
+  turn: TurnEntry,
+  episode: EpisodeEntry | undefined,
+  file: string,
+  options: TreeOptions,
+): boolean {
+  return (
+    turnMatchesItself(options.filter, turn, episode) ||
+    visibleCalls(index, turn, episode, file, options).length > 0
+  );
 }
 
-function episodeVisible(index: TraceIndex, episode: EpisodeEntry, file: string, options: TreeOptions): boolean {
+function episodeVisible(
+  index: TraceIndex,
+  episode: EpisodeEntry,
+  file: string,
+  options: TreeOptions,
+): boolean {
   if (!isFilterActive(options.filter)) return true;
   return index.turnsOf(episode).some((t) => turnVisible(index, t, episode, file, options));
 }
 
 /** Every call of a trace that passes the filter, least faithful first (ties in recorded order). */
-export function callsByFidelity(index: TraceIndex, file: string, options: TreeOptions = {}): CallEntry[] {
+export function callsByFidelity(
+  index: TraceIndex,
+  file: string,
+  options: TreeOptions = {},
+): CallEntry[] {
   return callIdsByFidelity(index, file, options).map((id) => index.call(id)!);
 }
 
@@ -254,7 +423,11 @@ export function callsByFidelity(index: TraceIndex, file: string, options: TreeOp
  * The ids of {@link callsByFidelity}: calls are ranked and filtered on their summaries (no byte
  * locations), so that a page of a large trace builds full entries for its own calls only.
  */
-export function callIdsByFidelity(index: TraceIndex, file: string, options: TreeOptions = {}): string[] {
+export function callIdsByFidelity(
+  index: TraceIndex,
+  file: string,
+  options: TreeOptions = {},
+): string[] {
   return fidelityPage(index, file, options, Infinity).ids;
 }
 
@@ -263,10 +436,17 @@ export function callIdsByFidelity(index: TraceIndex, file: string, options: Tree
  * filter, calls are ranked from their outcomes alone (no entry, no id string) and only the page's
  * ids are made: a million-call trace sorts in a fraction of a second.
  */
-export function fidelityPage(index: TraceIndex, file: string, options: TreeOptions, limit: number): { ids: string[]; total: number } {
+export function fidelityPage(
+  index: TraceIndex,
+  file: string,
+  options: TreeOptions,
+  limit: number,
+): { ids: string[]; total: number } {
   if (!isFilterActive(options.filter)) {
     const ranks = new Float64Array(index.callCount);
-    index.forEachCallOutcome((o, n) => { ranks[n] = fidelityRank(o); });
+    index.forEachCallOutcome((o, n) => {
+      ranks[n] = fidelityRank(o);
+    });
     const order = new Uint32Array(ranks.length);
     for (let n = 0; n < order.length; n++) order[n] = n;
     order.sort((a, b) => ranks[a] - ranks[b] || a - b);
@@ -274,9 +454,12 @@ export function fidelityPage(index: TraceIndex, file: string, options: TreeOptio
     return { ids: Array.from(page, (n) => index.callIdAt(n)), total: order.length };
   }
   const annotations = options.annotations?.(file);
-  const ids = index.callSummaries()
+  const ids = index
+    .callSummaries()
     .map((c, order) => ({ c, order }))
-    .filter(({ c }) => callMatches(options.filter, c, index.episode(c.episodeId), index.turn(c.turnId), annotations))
+    .filter(({ c }) =>
+      callMatches(options.filter, c, index.episode(c.episodeId), index.turn(c.turnId), annotations),
+    )
     .sort((a, b) => fidelityRank(a.c) - fidelityRank(b.c) || a.order - b.order)
     .map(({ c }) => c.callId);
   return { ids: ids.slice(0, limit), total: ids.length };
@@ -285,15 +468,41 @@ export function fidelityPage(index: TraceIndex, file: string, options: TreeOptio
 function moreNode(file: string, hidden: number, what: string): TraceTreeNode[] {
   if (hidden <= 0) return [];
   const label = `${hidden.toLocaleString('en-US')} more ${what}${hidden === 1 ? '' : 's'}…`;
-  return [{ kind: 'more', id: `${file}#more`, file, entityId: file, label, description: 'show more', tooltip: 'Show the next page, or filter and search to narrow the list.', status: 'info', hasChildren: false }];
+  return [
+    {
+      kind: 'more',
+      id: `${file}#more`,
+      file,
+      entityId: file,
+      label,
+      description: 'show more',
+      tooltip: 'Show the next page, or filter and search to narrow the list.',
+      status: 'info',
+      hasChildren: false,
+    },
+  ];
 }
 
 function messageNode(file: string, text: string, tooltip: string): TraceTreeNode {
-  return { kind: 'message', id: `${file}#message`, file, entityId: file, label: text, description: '', tooltip, status: 'running', hasChildren: false };
+  return {
+    kind: 'message',
+    id: `${file}#message`,
+    file,
+    entityId: file,
+    label: text,
+    description: '',
+    tooltip,
+    status: 'running',
+    hasChildren: false,
+  };
 }
 
 /** Children of a node (the run nodes, newest first, when `node` is undefined), read from the indexes. */
-export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, options: TreeOptions = {}): TraceTreeNode[] {
+export function traceTreeChildren(
+  library: TraceLibrary,
+  node?: TraceTreeNode,
+  options: TreeOptions = {},
+): TraceTreeNode[] {
   if (!node) {
     return tracesNewestFirst(library)
       .filter((f) => {
@@ -307,19 +516,33 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, o
   if (!index) {
     if (node.kind !== 'run' || !library.head(node.file)) return [];
     const progress = library.indexingProgress(node.file);
-    const percent = progress ? Math.floor((100 * progress.scannedBytes) / Math.max(1, progress.totalBytes)) : 0;
-    return [messageNode(node.file, `Indexing… ${percent}%`, 'Large traces are indexed when first opened; their episodes appear when it is done. The index is then saved beside the trace (trace.index), so the next open reads it instead.')];
+    const percent = progress
+      ? Math.floor((100 * progress.scannedBytes) / Math.max(1, progress.totalBytes))
+      : 0;
+    return [
+      messageNode(
+        node.file,
+        `Indexing… ${percent}%`,
+        'Large traces are indexed when first opened; their episodes appear when it is done. The index is then saved beside the trace (trace.index), so the next open reads it instead.',
+      ),
+    ];
   }
   switch (node.kind) {
     case 'run': {
       const limit = options.pageSize?.(node.file) ?? RUN_PAGE_SIZE;
       if (options.sort === 'fidelity') {
         const { ids, total } = fidelityPage(index, node.file, options, limit);
-        return [...ids.map((id) => callNode(node.file, index.call(id)!, options, true)), ...moreNode(node.file, total - limit, 'call')];
+        return [
+          ...ids.map((id) => callNode(node.file, index.call(id)!, options, true)),
+          ...moreNode(node.file, total - limit, 'call'),
+        ];
       }
       if (!isFilterActive(options.filter)) {
         // Without a filter every episode is shown: the page is built, not the whole list.
-        return [...index.episodesIn(0, limit).map((e) => episodeNode(node.file, index, e)), ...moreNode(node.file, index.episodeCount - limit, 'episode')];
+        return [
+          ...index.episodesIn(0, limit).map((e) => episodeNode(node.file, index, e)),
+          ...moreNode(node.file, index.episodeCount - limit, 'episode'),
+        ];
       }
       const shown: TraceTreeNode[] = [];
       let hidden = 0;
@@ -332,11 +555,20 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, o
     }
     case 'episode': {
       const ep = index.episode(node.entityId);
-      return ep ? index.turnsOf(ep).filter((t) => turnVisible(index, t, ep, node.file, options)).map((t) => turnNode(node.file, index, t)) : [];
+      return ep
+        ? index
+            .turnsOf(ep)
+            .filter((t) => turnVisible(index, t, ep, node.file, options))
+            .map((t) => turnNode(node.file, index, t))
+        : [];
     }
     case 'turn': {
       const turn = index.turn(node.entityId);
-      return turn ? visibleCalls(index, turn, index.episode(turn.episodeId), node.file, options).map((c) => callNode(node.file, c, options)) : [];
+      return turn
+        ? visibleCalls(index, turn, index.episode(turn.episodeId), node.file, options).map((c) =>
+            callNode(node.file, c, options),
+          )
+        : [];
     }
     default:
       return [];
@@ -344,8 +576,15 @@ export function traceTreeChildren(library: TraceLibrary, node?: TraceTreeNode, o
 }
 
 /** The parent of a node, so that hosts can reveal any node. */
-export function traceTreeParent(library: TraceLibrary, node: TraceTreeNode, options: TreeOptions = {}): TraceTreeNode | undefined {
-  if (node.kind === 'message' || node.kind === 'more') return library.index(node.file) || library.head(node.file) ? runNode(library, node.file) : undefined;
+export function traceTreeParent(
+  library: TraceLibrary,
+  node: TraceTreeNode,
+  options: TreeOptions = {},
+): TraceTreeNode | undefined {
+  if (node.kind === 'message' || node.kind === 'more')
+    return library.index(node.file) || library.head(node.file)
+      ? runNode(library, node.file)
+      : undefined;
   const index = library.index(node.file);
   if (!index || node.kind === 'run' || node.kind === 'problem') return undefined;
   if (node.kind === 'episode') return runNode(library, node.file);
@@ -359,7 +598,12 @@ export function traceTreeParent(library: TraceLibrary, node: TraceTreeNode, opti
 }
 
 /** The node of a call, to reveal it. */
-export function callTreeNode(library: TraceLibrary, file: string, callId: string, options: TreeOptions = {}): TraceTreeNode | undefined {
+export function callTreeNode(
+  library: TraceLibrary,
+  file: string,
+  callId: string,
+  options: TreeOptions = {},
+): TraceTreeNode | undefined {
   const call = library.index(file)?.call(callId);
   return call ? callNode(file, call, options, options.sort === 'fidelity') : undefined;
 }

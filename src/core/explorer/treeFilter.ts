@@ -29,16 +29,29 @@ export interface AnnotationLookup {
 
 /** True when the filter hides anything. */
 export function isFilterActive(filter: TreeFilter | undefined): boolean {
-  return !!filter && !!(filter.mismatches || filter.annotated || filter.parseErrors || filter.tools?.length || filter.text?.trim());
+  return (
+    !!filter &&
+    !!(
+      filter.mismatches ||
+      filter.annotated ||
+      filter.parseErrors ||
+      filter.tools?.length ||
+      filter.text?.trim()
+    )
+  );
 }
 
 /** The filter and sort in words, for the view's description: `mismatches · tool get_order_details · "pending"`. */
-export function describeTreeState(filter: TreeFilter | undefined, sort: TreeSort = 'trace'): string {
+export function describeTreeState(
+  filter: TreeFilter | undefined,
+  sort: TreeSort = 'trace',
+): string {
   const parts: string[] = [];
   if (filter?.mismatches) parts.push('mismatches');
   if (filter?.annotated) parts.push('annotated');
   if (filter?.parseErrors) parts.push('parse errors');
-  if (filter?.tools?.length) parts.push(`${filter.tools.length === 1 ? 'tool' : 'tools'} ${filter.tools.join(', ')}`);
+  if (filter?.tools?.length)
+    parts.push(`${filter.tools.length === 1 ? 'tool' : 'tools'} ${filter.tools.join(', ')}`);
   if (filter?.text?.trim()) parts.push(`"${filter.text.trim()}"`);
   if (sort === 'fidelity') parts.push('least faithful first');
   return parts.join(' · ');
@@ -71,21 +84,42 @@ function textMatches(query: string, fields: (string | undefined)[]): boolean {
 }
 
 function annotationText(annotations: AnnotationLookup | undefined, callId: string): string[] {
-  return (annotations?.forCall(callId) ?? []).flatMap((a) => [a.note, a.kind ? ANNOTATION_KIND_LABELS[a.kind] : 'acceptable', a.path ?? '']);
+  return (annotations?.forCall(callId) ?? []).flatMap((a) => [
+    a.note,
+    a.kind ? ANNOTATION_KIND_LABELS[a.kind] : 'acceptable',
+    a.path ?? '',
+  ]);
 }
 
 /** True when a call passes the filter. */
-export function callMatches(filter: TreeFilter | undefined, call: CallEntry, episode: EpisodeEntry | undefined, turn: TurnEntry | undefined, annotations?: AnnotationLookup): boolean {
+export function callMatches(
+  filter: TreeFilter | undefined,
+  call: CallEntry,
+  episode: EpisodeEntry | undefined,
+  turn: TurnEntry | undefined,
+  annotations?: AnnotationLookup,
+): boolean {
   if (!isFilterActive(filter)) return true;
   const f = filter!;
   if (f.mismatches && !(call.scores && !call.scores.exactMatch)) return false;
   if (f.annotated && !annotations?.summary(call.callId)) return false;
   if (f.parseErrors && !call.rehearsalError) return false;
   if (f.tools?.length && !f.tools.includes(call.tool)) return false;
-  if (f.text?.trim() && !textMatches(f.text, [
-    call.tool, call.callId, call.rehearsalError, call.actualError, episode?.taskId, episode?.episodeId, turn?.answerPreview, turn?.parseError,
-    ...annotationText(annotations, call.callId),
-  ])) return false;
+  if (
+    f.text?.trim() &&
+    !textMatches(f.text, [
+      call.tool,
+      call.callId,
+      call.rehearsalError,
+      call.actualError,
+      episode?.taskId,
+      episode?.episodeId,
+      turn?.answerPreview,
+      turn?.parseError,
+      ...annotationText(annotations, call.callId),
+    ])
+  )
+    return false;
   return true;
 }
 
@@ -93,11 +127,25 @@ export function callMatches(filter: TreeFilter | undefined, call: CallEntry, epi
  * True when a turn passes the filter on its own (not through its calls): a turn has no fidelity,
  * tool or annotation, so only parse errors and text can select it.
  */
-export function turnMatchesItself(filter: TreeFilter | undefined, turn: TurnEntry, episode: EpisodeEntry | undefined): boolean {
+export function turnMatchesItself(
+  filter: TreeFilter | undefined,
+  turn: TurnEntry,
+  episode: EpisodeEntry | undefined,
+): boolean {
   if (!isFilterActive(filter)) return true;
   const f = filter!;
   if (f.mismatches || f.annotated || f.tools?.length) return false;
   if (f.parseErrors && turn.kind !== 'error') return false;
-  if (f.text?.trim() && !textMatches(f.text, [turn.turnId, turn.answerPreview, turn.parseError, episode?.taskId, episode?.episodeId])) return false;
+  if (
+    f.text?.trim() &&
+    !textMatches(f.text, [
+      turn.turnId,
+      turn.answerPreview,
+      turn.parseError,
+      episode?.taskId,
+      episode?.episodeId,
+    ])
+  )
+    return false;
   return true;
 }

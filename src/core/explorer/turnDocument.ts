@@ -26,7 +26,8 @@ export function turnDocument(event: TurnEvent): TurnDocument {
   const blocks = findBlocks(text, TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
   const block = blocks[0];
   if (!block) return { text, error, errorOffset: Math.max(0, text.indexOf(TOOL_CALL_OPEN)) };
-  const bodyStart = block.start + TOOL_CALL_OPEN.length + (ASCII_WS.exec(block.inner)?.[0].length ?? 0);
+  const bodyStart =
+    block.start + TOOL_CALL_OPEN.length + (ASCII_WS.exec(block.inner)?.[0].length ?? 0);
   const at = /position (\d+)/.exec(event.parse.message);
   const offset = at ? bodyStart + Number(at[1]) : bodyStart;
   return { text, error, errorOffset: Math.min(offset, text.length) };

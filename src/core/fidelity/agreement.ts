@@ -71,16 +71,33 @@ function own(o: { [k: string]: JsonValue }, k: string): JsonValue | undefined {
  * responses (a 1 MB response has ~100,000 paths).
  */
 export function countAgreement(rehearsal: JsonValue, actual: JsonValue): AgreementCounts {
-  const counts: AgreementCounts = { rehearsalLeaves: 0, actualLeaves: 0, commonLeaves: 0, keysInEither: 0, keysInBoth: 0, sharedPaths: 0, agreeingTypes: 0 };
+  const counts: AgreementCounts = {
+    rehearsalLeaves: 0,
+    actualLeaves: 0,
+    commonLeaves: 0,
+    keysInEither: 0,
+    keysInBoth: 0,
+    sharedPaths: 0,
+    agreeingTypes: 0,
+  };
   const root = new SchemaNode();
   const stack: Visit[] = [{ r: rehearsal, a: actual, node: root, depth: 0 }];
   const expand = (v: JsonValue, side: 'r' | 'a', node: SchemaNode, depth: number) => {
     if (Array.isArray(v)) {
       const child = node.item();
-      for (const c of v) stack.push(side === 'r' ? { r: c, a: undefined, node: child, depth } : { r: undefined, a: c, node: child, depth });
+      for (const c of v)
+        stack.push(
+          side === 'r'
+            ? { r: c, a: undefined, node: child, depth }
+            : { r: undefined, a: c, node: child, depth },
+        );
     } else {
       for (const [k, c] of Object.entries(v as { [k: string]: JsonValue })) {
-        stack.push(side === 'r' ? { r: c, a: undefined, node: node.key(k), depth } : { r: undefined, a: c, node: node.key(k), depth });
+        stack.push(
+          side === 'r'
+            ? { r: c, a: undefined, node: node.key(k), depth }
+            : { r: undefined, a: c, node: node.key(k), depth },
+        );
       }
     }
   };
@@ -108,12 +125,16 @@ export function countAgreement(rehearsal: JsonValue, actual: JsonValue): Agreeme
         const ra = r;
         const aa = a as JsonValue[];
         const child = node.item();
-        for (let i = 0; i < Math.max(ra.length, aa.length); i++) stack.push({ r: ra[i], a: aa[i], node: child, depth: depth + 1 });
+        for (let i = 0; i < Math.max(ra.length, aa.length); i++)
+          stack.push({ r: ra[i], a: aa[i], node: child, depth: depth + 1 });
       } else {
         const ro = r as { [k: string]: JsonValue };
         const ao = a as { [k: string]: JsonValue };
-        for (const k of Object.keys(ro)) stack.push({ r: ro[k], a: own(ao, k), node: node.key(k), depth: depth + 1 });
-        for (const k of Object.keys(ao)) if (own(ro, k) === undefined) stack.push({ r: undefined, a: ao[k], node: node.key(k), depth: depth + 1 });
+        for (const k of Object.keys(ro))
+          stack.push({ r: ro[k], a: own(ao, k), node: node.key(k), depth: depth + 1 });
+        for (const k of Object.keys(ao))
+          if (own(ro, k) === undefined)
+            stack.push({ r: undefined, a: ao[k], node: node.key(k), depth: depth + 1 });
       }
     } else {
       if (!rLeaf) expand(r, 'r', node, depth + 1);

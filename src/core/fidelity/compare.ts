@@ -7,11 +7,17 @@ import type { TextChange } from './textDiff';
 import { wordDiff } from './textDiff';
 
 /** Why a call's rehearsal and actual response could not be compared. */
-export type NotComparableReason = 'rehearsal-parse-error' | 'no-rehearsal' | 'no-actual' | 'actual-error';
+export type NotComparableReason =
+  'rehearsal-parse-error' | 'no-rehearsal' | 'no-actual' | 'actual-error';
 
 /** The comparison of one call's rehearsal with its actual response. */
 export type CallComparison =
-  | { comparable: 'json'; scores: FidelityScores; diff: DiffEntry[]; counts: Record<DiffKind, number> }
+  | {
+      comparable: 'json';
+      scores: FidelityScores;
+      diff: DiffEntry[];
+      counts: Record<DiffKind, number>;
+    }
   | { comparable: 'text'; scores: FidelityScores; textDiff: TextChange[] }
   | { comparable: 'none'; reason: NotComparableReason };
 
@@ -31,5 +37,9 @@ export function compareResponses(rehearsal: ResponseValue, actual: ResponseValue
   }
   const r = responseText(rehearsal);
   const a = responseText(actual);
-  return { comparable: 'text', scores: textScores(r, a, rehearsal.isError, actual.isError), textDiff: wordDiff(r, a) };
+  return {
+    comparable: 'text',
+    scores: textScores(r, a, rehearsal.isError, actual.isError),
+    textDiff: wordDiff(r, a),
+  };
 }

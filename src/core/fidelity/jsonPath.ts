@@ -47,10 +47,18 @@ export function parseJsonPath(text: string): PathSegment[] | undefined {
     } else if (text[i] === '[') {
       const rest = text.slice(i + 1);
       const num = /^(\d+)\]/.exec(rest);
-      if (num) { out.push(Number(num[1])); i += 1 + num[0].length; continue; }
+      if (num) {
+        out.push(Number(num[1]));
+        i += 1 + num[0].length;
+        continue;
+      }
       const str = /^("(?:[^"\\]|\\.)*")\]/.exec(rest);
       if (!str) return undefined;
-      try { out.push(JSON.parse(str[1]) as string); } catch { return undefined; }
+      try {
+        out.push(JSON.parse(str[1]) as string);
+      } catch {
+        return undefined;
+      }
       i += 1 + str[0].length;
     } else return undefined;
   }

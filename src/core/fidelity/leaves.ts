@@ -53,7 +53,8 @@ export function indexPaths(value: JsonValue): PathIndex {
     if (followed && type === 'array' && (v as JsonValue[]).length) {
       const items = v as JsonValue[];
       const childSchema = schema + '[*]';
-      for (let i = 0; i < items.length; i++) stack.push({ v: items[i], path: `${path}[${i}]`, schema: childSchema, depth: depth + 1 });
+      for (let i = 0; i < items.length; i++)
+        stack.push({ v: items[i], path: `${path}[${i}]`, schema: childSchema, depth: depth + 1 });
     } else if (followed && type === 'object' && Object.keys(v as object).length) {
       for (const [k, c] of Object.entries(v as { [k: string]: JsonValue })) {
         let step = keyText.get(k);

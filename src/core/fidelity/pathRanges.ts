@@ -28,20 +28,35 @@ export function jsonPathRanges(text: string): Map<string, PathRange> | undefined
   const out = new Map<string, PathRange>();
   const add = (segments: PathSegment[], start: number, value: JsonNode) => {
     const end = value.offset + value.length;
-    out.set(formatJsonPath(segments), { path: formatJsonPath(segments), start, end, startLine: lineOf(start), endLine: lineOf(Math.max(start, end - 1)) });
+    out.set(formatJsonPath(segments), {
+      path: formatJsonPath(segments),
+      start,
+      end,
+      startLine: lineOf(start),
+      endLine: lineOf(Math.max(start, end - 1)),
+    });
   };
   // Iterative: a deeply nested response must not overflow the stack.
-  const stack: { node: JsonNode; segments: PathSegment[]; start: number }[] = [{ node: root, segments: [], start: root.offset }];
+  const stack: { node: JsonNode; segments: PathSegment[]; start: number }[] = [
+    { node: root, segments: [], start: root.offset },
+  ];
   while (stack.length) {
     const { node, segments, start } = stack.pop()!;
     add(segments, start, node);
     if (node.type === 'object') {
       for (const member of node.children ?? []) {
         const [key, value] = member.children ?? [];
-        if (key && value) stack.push({ node: value, segments: [...segments, String(key.value)], start: member.offset });
+        if (key && value)
+          stack.push({
+            node: value,
+            segments: [...segments, String(key.value)],
+            start: member.offset,
+          });
       }
     } else if (node.type === 'array') {
-      (node.children ?? []).forEach((item, i) => stack.push({ node: item, segments: [...segments, i], start: item.offset }));
+      (node.children ?? []).forEach((item, i) =>
+        stack.push({ node: item, segments: [...segments, i], start: item.offset }),
+      );
     }
   }
   return out;
@@ -70,7 +85,10 @@ export function lineAt(lineStarts: readonly number[], offset: number): number {
  * The range of a path, or of its nearest ancestor that exists in the text (a path the rehearsal
  * missed has no place in it; its parent does).
  */
-export function nearestPathRange(ranges: ReadonlyMap<string, PathRange>, segments: readonly PathSegment[]): PathRange | undefined {
+export function nearestPathRange(
+  ranges: ReadonlyMap<string, PathRange>,
+  segments: readonly PathSegment[],
+): PathRange | undefined {
   for (let n = segments.length; n >= 0; n--) {
     const found = ranges.get(formatJsonPath(segments.slice(0, n)));
     if (found) return found;

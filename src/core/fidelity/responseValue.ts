@@ -26,7 +26,10 @@ const ERROR_KEYS = ['error', 'error_tool_call'];
 export function looksLikeError(value: JsonValue): boolean {
   if (!isJsonObject(value)) return false;
   if (value['isError'] === true) return true;
-  return ERROR_KEYS.some((k) => Object.prototype.hasOwnProperty.call(value, k) && value[k] !== null && value[k] !== false);
+  return ERROR_KEYS.some(
+    (k) =>
+      Object.prototype.hasOwnProperty.call(value, k) && value[k] !== null && value[k] !== false,
+  );
 }
 
 /** The value of a rehearsal: its parsed JSON; error state read from the JSON itself. */
@@ -41,10 +44,15 @@ export function rehearsalValue(value: JsonValue): ResponseValue {
 export function actualValue(result: ToolResultContent): ResponseValue {
   const flagged = result.isError === true;
   if (result.structured !== undefined && result.structured !== null) {
-    return { kind: 'json', value: result.structured, isError: flagged || looksLikeError(result.structured) };
+    return {
+      kind: 'json',
+      value: result.structured,
+      isError: flagged || looksLikeError(result.structured),
+    };
   }
   const text = (result.text ?? []).join('\n');
   const parsed = parseStrictJson(text);
-  if (parsed.ok && text.trim() !== '') return { kind: 'json', value: parsed.value, isError: flagged || looksLikeError(parsed.value) };
+  if (parsed.ok && text.trim() !== '')
+    return { kind: 'json', value: parsed.value, isError: flagged || looksLikeError(parsed.value) };
   return { kind: 'text', text, isError: flagged };
 }

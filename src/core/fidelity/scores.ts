@@ -48,7 +48,12 @@ function intersectionSize(a: ReadonlySet<string>, b: ReadonlySet<string>): numbe
 }
 
 /** Scores of two JSON values, as defined on the path sets of {@link indexPaths}. */
-export function jsonScores(rehearsal: JsonValue, actual: JsonValue, rehearsalIsError: boolean, actualIsError: boolean): FidelityScores {
+export function jsonScores(
+  rehearsal: JsonValue,
+  actual: JsonValue,
+  rehearsalIsError: boolean,
+  actualIsError: boolean,
+): FidelityScores {
   const c = countAgreement(rehearsal, actual);
   return {
     // The leaves (full path = canonical value) determine a value, so the two are equal as JSON
@@ -74,7 +79,12 @@ function tokens(text: string): Set<string> {
 }
 
 /** Scores when at least one side is text: exact match and word-token F1. */
-export function textScores(rehearsal: string, actual: string, rehearsalIsError: boolean, actualIsError: boolean): FidelityScores {
+export function textScores(
+  rehearsal: string,
+  actual: string,
+  rehearsalIsError: boolean,
+  actualIsError: boolean,
+): FidelityScores {
   return {
     exactMatch: rehearsal === actual,
     fieldF1: setF1(tokens(rehearsal), tokens(actual)),

@@ -34,7 +34,8 @@ interface WorkItem {
 
 function segmentsOf(item: WorkItem): PathSegment[] {
   const segments: PathSegment[] = new Array(item.depth);
-  for (let at: WorkItem | undefined = item; at && at.parent; at = at.parent) segments[at.depth - 1] = at.segment;
+  for (let at: WorkItem | undefined = item; at && at.parent; at = at.parent)
+    segments[at.depth - 1] = at.segment;
   return segments;
 }
 
@@ -57,10 +58,19 @@ export function structuralDiff(rehearsal: JsonValue, actual: JsonValue): DiffEnt
   while (stack.length) {
     const item = stack.pop()!;
     const { r, a, depth } = item;
-    if (r === undefined) { out.push(entry('added', item)); continue; }
-    if (a === undefined) { out.push(entry('removed', item)); continue; }
+    if (r === undefined) {
+      out.push(entry('added', item));
+      continue;
+    }
+    if (a === undefined) {
+      out.push(entry('removed', item));
+      continue;
+    }
     const type = jsonType(r);
-    if (type !== jsonType(a)) { out.push(entry('typeChanged', item)); continue; }
+    if (type !== jsonType(a)) {
+      out.push(entry('typeChanged', item));
+      continue;
+    }
     if ((type === 'object' || type === 'array') && depth >= MAX_PATH_DEPTH) {
       // Too deep to follow path by path: the subtrees are compared whole.
       if (canonicalJson(r) !== canonicalJson(a)) out.push(entry('changed', item));
@@ -68,14 +78,23 @@ export function structuralDiff(rehearsal: JsonValue, actual: JsonValue): DiffEnt
       const ro = r as { [k: string]: JsonValue };
       const ao = a as { [k: string]: JsonValue };
       const keys = Object.keys(ro);
-      for (const k of Object.keys(ao)) if (!Object.prototype.hasOwnProperty.call(ro, k)) keys.push(k);
+      for (const k of Object.keys(ao))
+        if (!Object.prototype.hasOwnProperty.call(ro, k)) keys.push(k);
       keys.sort(compareKeys);
       // Pushed in reverse, so that entries come out in document order.
-      for (let i = keys.length - 1; i >= 0; i--) stack.push({ r: own(ro, keys[i]), a: own(ao, keys[i]), parent: item, segment: keys[i], depth: depth + 1 });
+      for (let i = keys.length - 1; i >= 0; i--)
+        stack.push({
+          r: own(ro, keys[i]),
+          a: own(ao, keys[i]),
+          parent: item,
+          segment: keys[i],
+          depth: depth + 1,
+        });
     } else if (type === 'array') {
       const ra = r as JsonValue[];
       const aa = a as JsonValue[];
-      for (let i = Math.max(ra.length, aa.length) - 1; i >= 0; i--) stack.push({ r: ra[i], a: aa[i], parent: item, segment: i, depth: depth + 1 });
+      for (let i = Math.max(ra.length, aa.length) - 1; i >= 0; i--)
+        stack.push({ r: ra[i], a: aa[i], parent: item, segment: i, depth: depth + 1 });
     } else if (!samePrimitive(r, a)) {
       out.push(entry('changed', item));
     }

@@ -11,7 +11,11 @@ export interface TextChange {
 /** Budget of a text diff; past it the texts are shown as replaced wholesale rather than diffed. */
 const TIMEOUT_MS = 500;
 
-function toChanges(changes: ChangeObject<string>[] | undefined, rehearsal: string, actual: string): TextChange[] {
+function toChanges(
+  changes: ChangeObject<string>[] | undefined,
+  rehearsal: string,
+  actual: string,
+): TextChange[] {
   if (!changes) {
     return [
       { value: rehearsal, added: false, removed: true },
@@ -23,7 +27,11 @@ function toChanges(changes: ChangeObject<string>[] | undefined, rehearsal: strin
 
 /** Word diff of two texts (whitespace kept), bounded in time. */
 export function wordDiff(rehearsal: string, actual: string): TextChange[] {
-  return toChanges(diffWordsWithSpace(rehearsal, actual, { timeout: TIMEOUT_MS }), rehearsal, actual);
+  return toChanges(
+    diffWordsWithSpace(rehearsal, actual, { timeout: TIMEOUT_MS }),
+    rehearsal,
+    actual,
+  );
 }
 
 /** Line diff of two texts, bounded in time. */
@@ -33,6 +41,9 @@ export function lineDiff(rehearsal: string, actual: string): TextChange[] {
 
 /** A unified patch from the rehearsal to the actual response. */
 export function unifiedDiff(rehearsal: string, actual: string, context = 3): string {
-  const patch = createTwoFilesPatch('rehearsal', 'actual', rehearsal, actual, '', '', { context, timeout: TIMEOUT_MS });
+  const patch = createTwoFilesPatch('rehearsal', 'actual', rehearsal, actual, '', '', {
+    context,
+    timeout: TIMEOUT_MS,
+  });
   return patch ?? '(the texts differ too much to diff in time; showing both is clearer)';
 }

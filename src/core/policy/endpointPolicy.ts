@@ -11,7 +11,14 @@ import type { JsonValue } from '../base/json';
 import type { PolicyInfo } from '../trace/format/schema';
 import type { SamplingSettings } from './sampling';
 import { GREEDY } from './sampling';
-import type { ActRequest, ActResult, FinishReason, Policy, RehearseRequest, RehearseResult } from './types';
+import type {
+  ActRequest,
+  ActResult,
+  FinishReason,
+  Policy,
+  RehearseRequest,
+  RehearseResult,
+} from './types';
 import { DEFAULT_MAX_TOKENS } from './types';
 
 /** How to reach an OpenAI-compatible server (vLLM, SGLang, llama.cpp server, ...). */
@@ -40,7 +47,8 @@ export function toOpenAIMessages(messages: readonly ChatMessage[]): OpenAIMessag
     if (m.role === 'assistant') {
       // A turn only EnvACE's Python takes (a run in the envace dialect: NaN arguments) keeps its calls too.
       const studio = parseActOutput(m.content);
-      const parsed = studio.kind === 'error' ? parseActOutput(m.content, { dialect: 'envace' }) : studio;
+      const parsed =
+        studio.kind === 'error' ? parseActOutput(m.content, { dialect: 'envace' }) : studio;
       const argumentsText = studio.kind === 'error' ? jsonTextWithLiterals : canonicalJson;
       if (parsed.kind === 'calls') {
         const ids = parsed.calls.map(() => `call_${++counter}`);
@@ -48,27 +56,46 @@ export function toOpenAIMessages(messages: readonly ChatMessage[]): OpenAIMessag
         out.push({
           role: 'assistant',
           content: parsed.preamble || null,
-          tool_calls: parsed.calls.map((c, i) => ({ id: ids[i], type: 'function', function: { name: c.name, arguments: argumentsText(c.arguments) } })),
+          tool_calls: parsed.calls.map((c, i) => ({
+            id: ids[i],
+            type: 'function',
+            function: { name: c.name, arguments: argumentsText(c.arguments) },
+          })),
         });
       } else out.push({ role: 'assistant', content: m.content });
     } else if (m.role === 'tool') {
-      out.push({ role: 'tool', content: m.content, tool_call_id: m.tool_call_id ?? pendingIds.shift() ?? `call_${++counter}` });
+      out.push({
+        role: 'tool',
+        content: m.content,
+        tool_call_id: m.tool_call_id ?? pendingIds.shift() ?? `call_${++counter}`,
+      });
     } else out.push({ role: m.role, content: m.content });
   }
   return out;
 }
 
 function finishOf(reason: string | null | undefined): FinishReason {
-  return reason === 'length' ? 'length' : reason === 'stop' || reason === 'tool_calls' ? 'eos' : 'eos';
+  return reason === 'length'
+    ? 'length'
+    : reason === 'stop' || reason === 'tool_calls'
+      ? 'eos'
+      : 'eos';
 }
 
 /** The raw text of a completion: its content, then its structured tool calls as protocol blocks. */
 export function completionText(message: OpenAI.Chat.Completions.ChatCompletionMessage): string {
   const calls = (message.tool_calls ?? [])
-    .filter((c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => c.type === 'function')
+    .filter(
+      (c): c is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall =>
+        c.type === 'function',
+    )
     .map((c) => {
       let args: JsonValue;
-      try { args = JSON.parse(c.function.arguments) as JsonValue; } catch { args = c.function.arguments; }
+      try {
+        args = JSON.parse(c.function.arguments) as JsonValue;
+      } catch {
+        args = c.function.arguments;
+      }
       return { name: c.function.name, arguments: args };
     });
   return (message.content ?? '') + formatToolCalls(calls);
@@ -85,9 +112,17 @@ export class EndpointPolicy extends Disposable implements Policy {
     try {
       new URL(options.baseURL);
     } catch {
-      throw new StudioError('INVALID_ENDPOINT', `"${options.baseURL}" is not a URL; give the server's base URL, e.g. http://127.0.0.1:8000/v1.`);
+      throw new StudioError(
+        'INVALID_ENDPOINT',
+        `"${options.baseURL}" is not a URL; give the server's base URL, e.g. http://127.0.0.1:8000/v1.`,
+      );
     }
-    this.client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey || 'not-needed', timeout: options.timeoutMs ?? 120_000, maxRetries: 1 });
+    this.client = new OpenAI({
+      baseURL: options.baseURL,
+      apiKey: options.apiKey || 'not-needed',
+      timeout: options.timeoutMs ?? 120_000,
+      maxRetries: 1,
+    });
     this.info = { kind: 'endpoint', id: `${options.baseURL} ${options.model}` };
     this.defaults = { ...GREEDY, ...options.sampling };
   }
@@ -95,16 +130,23 @@ export class EndpointPolicy extends Disposable implements Policy {
   async act(request: ActRequest): Promise<ActResult> {
     const started = performance.now();
     const sampling = { ...this.defaults, ...request.sampling };
-    const tools = request.tools.map((t: ToolDefinition) => toFunctionSchema(t)) as OpenAI.Chat.Completions.ChatCompletionTool[];
-    const response = await this.call(() => this.client.chat.completions.create({
-      model: this.options.model,
-      messages: toOpenAIMessages(request.messages),
-      ...(tools.length ? { tools } : {}),
-      temperature: sampling.temperature,
-      top_p: sampling.topP,
-      seed: sampling.seed,
-      max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act,
-    }, { signal: request.signal }));
+    const tools = request.tools.map((t: ToolDefinition) =>
+      toFunctionSchema(t),
+    ) as OpenAI.Chat.Completions.ChatCompletionTool[];
+    const response = await this.call(() =>
+      this.client.chat.completions.create(
+        {
+          model: this.options.model,
+          messages: toOpenAIMessages(request.messages),
+          ...(tools.length ? { tools } : {}),
+          temperature: sampling.temperature,
+          top_p: sampling.topP,
+          seed: sampling.seed,
+          max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act,
+        },
+        { signal: request.signal },
+      ),
+    );
     const choice = response.choices[0];
     const text = completionText(choice.message);
     request.onToken?.(text);
@@ -112,7 +154,10 @@ export class EndpointPolicy extends Disposable implements Policy {
       text,
       parse: parseActOutput(text),
       finish: finishOf(choice.finish_reason),
-      tokens: { prompt: response.usage?.prompt_tokens ?? 0, completion: response.usage?.completion_tokens ?? 0 },
+      tokens: {
+        prompt: response.usage?.prompt_tokens ?? 0,
+        completion: response.usage?.completion_tokens ?? 0,
+      },
       latencyMs: performance.now() - started,
     };
   }
@@ -120,15 +165,20 @@ export class EndpointPolicy extends Disposable implements Policy {
   async rehearse(request: RehearseRequest): Promise<RehearseResult> {
     const started = performance.now();
     const sampling = { ...this.defaults, ...request.sampling };
-    const response = await this.call(() => this.client.chat.completions.create({
-      model: this.options.model,
-      messages: toOpenAIMessages(request.messages),
-      n: request.n ?? 1,
-      temperature: sampling.temperature,
-      top_p: sampling.topP,
-      seed: sampling.seed,
-      max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.rehearse,
-    }, { signal: request.signal }));
+    const response = await this.call(() =>
+      this.client.chat.completions.create(
+        {
+          model: this.options.model,
+          messages: toOpenAIMessages(request.messages),
+          n: request.n ?? 1,
+          temperature: sampling.temperature,
+          top_p: sampling.topP,
+          seed: sampling.seed,
+          max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.rehearse,
+        },
+        { signal: request.signal },
+      ),
+    );
     const samples = response.choices.map((c) => {
       const text = c.message.content ?? '';
       request.onToken?.(c.index, text);
@@ -136,7 +186,10 @@ export class EndpointPolicy extends Disposable implements Policy {
     });
     return {
       samples,
-      tokens: { prompt: response.usage?.prompt_tokens ?? 0, completion: response.usage?.completion_tokens ?? 0 },
+      tokens: {
+        prompt: response.usage?.prompt_tokens ?? 0,
+        completion: response.usage?.completion_tokens ?? 0,
+      },
       latencyMs: performance.now() - started,
     };
   }
@@ -150,13 +203,22 @@ export class EndpointPolicy extends Disposable implements Policy {
       return await fn();
     } catch (err) {
       if (err instanceof OpenAI.APIConnectionError) {
-        throw new StudioError('ENDPOINT_UNREACHABLE', `Cannot reach ${this.options.baseURL}: ${errorMessage(err)}. Is the server running?`);
+        throw new StudioError(
+          'ENDPOINT_UNREACHABLE',
+          `Cannot reach ${this.options.baseURL}: ${errorMessage(err)}. Is the server running?`,
+        );
       }
       if (err instanceof OpenAI.AuthenticationError) {
-        throw new StudioError('ENDPOINT_AUTH', `${this.options.baseURL} refused the API key. Set it with "Rehearsal: Set Endpoint API Key" or the OPENAI_API_KEY environment variable.`);
+        throw new StudioError(
+          'ENDPOINT_AUTH',
+          `${this.options.baseURL} refused the API key. Set it with "Rehearsal: Set Endpoint API Key" or the OPENAI_API_KEY environment variable.`,
+        );
       }
       if (err instanceof OpenAI.APIError) {
-        throw new StudioError('ENDPOINT_ERROR', `${this.options.baseURL} answered ${err.status ?? ''}: ${errorMessage(err)}`);
+        throw new StudioError(
+          'ENDPOINT_ERROR',
+          `${this.options.baseURL} answered ${err.status ?? ''}: ${errorMessage(err)}`,
+        );
       }
       throw err;
     }

@@ -3,7 +3,11 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { CancellationTokenSource, createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
+import {
+  CancellationTokenSource,
+  createMessageConnection,
+  ResponseError,
+} from 'vscode-jsonrpc/node';
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { Disposable } from '../base/disposable';
@@ -36,11 +40,18 @@ export interface PolicyHostOptions {
 const OUT_OF_MEMORY = /JavaScript heap out of memory|Reached heap limit|Allocation failed/;
 
 /** The coded error of a host that exited: out of memory when its last words say so. */
-export function hostExitError(code: number | null, signal: NodeJS.Signals | null, stderrTail: string): StudioError {
+export function hostExitError(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  stderrTail: string,
+): StudioError {
   const how = signal ? `signal ${signal}` : `code ${code}`;
   const tail = stderrTail ? `; its last output:\n${stderrTail}` : '';
   if (OUT_OF_MEMORY.test(stderrTail)) {
-    return new StudioError('POLICY_HOST_OUT_OF_MEMORY', `The policy host ran out of memory and exited (${how}): use a smaller model or shorter prompts, or allow it more memory${tail}`);
+    return new StudioError(
+      'POLICY_HOST_OUT_OF_MEMORY',
+      `The policy host ran out of memory and exited (${how}): use a smaller model or shorter prompts, or allow it more memory${tail}`,
+    );
   }
   return new StudioError('POLICY_HOST_CRASHED', `The policy host exited (${how})${tail}`);
 }
@@ -73,13 +84,23 @@ export class PolicyHostClient extends Disposable {
   /** Starts a host, loads the model, and resolves once it is ready to generate. */
   static async start(options: PolicyHostOptions): Promise<PolicyHostClient> {
     const script = options.hostScript ?? path.join(studioRoot(), 'dist', 'policy-host.js');
-    if (!existsSync(script)) throw new StudioError('POLICY_HOST_MISSING', `The policy host script ${script} is missing; build the studio first (npm run build).`);
-    const heapLimit = options.maxHeapMb !== undefined ? [`--max-old-space-size=${Math.max(16, Math.floor(options.maxHeapMb))}`] : [];
+    if (!existsSync(script))
+      throw new StudioError(
+        'POLICY_HOST_MISSING',
+        `The policy host script ${script} is missing; build the studio first (npm run build).`,
+      );
+    const heapLimit =
+      options.maxHeapMb !== undefined
+        ? [`--max-old-space-size=${Math.max(16, Math.floor(options.maxHeapMb))}`]
+        : [];
     const child = spawn(options.nodePath ?? process.execPath, [...heapLimit, script], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', OMP_WAIT_POLICY: 'PASSIVE' },
     });
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const connection = createMessageConnection(
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
+    );
     // The last stderr lines, quoted when the host dies.
     const stderrTail: string[] = [];
     child.stderr.setEncoding('utf8');
@@ -95,15 +116,30 @@ export class PolicyHostClient extends Disposable {
     });
     const exited = new Promise<StudioError>((resolve) => {
       // 'close', not 'exit': the last stderr lines (V8's out-of-memory report) are read by then.
-      child.on('close', (code, signal) => resolve(hostExitError(code, signal, [...stderrTail, partial].filter(Boolean).join('\n'))));
-      child.on('error', (err) => resolve(new StudioError('POLICY_HOST_START_FAILED', `Cannot start the policy host: ${err.message}`)));
+      child.on('close', (code, signal) =>
+        resolve(hostExitError(code, signal, [...stderrTail, partial].filter(Boolean).join('\n'))),
+      );
+      child.on('error', (err) =>
+        resolve(
+          new StudioError(
+            'POLICY_HOST_START_FAILED',
+            `Cannot start the policy host: ${err.message}`,
+          ),
+        ),
+      );
     });
     connection.listen();
     let init: HostProtocol.InitializeResult;
     try {
       init = await Promise.race([
-        connection.sendRequest(HostProtocol.initialize, { modelDir: options.modelDir, device: options.device ?? 'auto', threads: options.threads }),
-        exited.then((e) => { throw e; }),
+        connection.sendRequest(HostProtocol.initialize, {
+          modelDir: options.modelDir,
+          device: options.device ?? 'auto',
+          threads: options.threads,
+        }),
+        exited.then((e) => {
+          throw e;
+        }),
       ]);
     } catch (err) {
       child.kill();
@@ -111,7 +147,9 @@ export class PolicyHostClient extends Disposable {
       throw toStudioError(err);
     }
     const client = new PolicyHostClient(child, connection, init.device, exited);
-    connection.onNotification(HostProtocol.token, (p) => client.tokenListeners.get(p.requestId)?.(p.sample, p.delta));
+    connection.onNotification(HostProtocol.token, (p) =>
+      client.tokenListeners.get(p.requestId)?.(p.sample, p.delta),
+    );
     void exited.then((err) => {
       client.exitError = err;
       connection.dispose();
@@ -126,7 +164,11 @@ export class PolicyHostClient extends Disposable {
   }
 
   /** Generates through the host; rejects with POLICY_HOST_CRASHED if it dies meanwhile. */
-  async generate(params: Omit<HostProtocol.GenerateParams, 'requestId' | 'stream'>, onToken?: (sample: number, delta: string) => void, signal?: AbortSignal): Promise<HostProtocol.GenerateResult> {
+  async generate(
+    params: Omit<HostProtocol.GenerateParams, 'requestId' | 'stream'>,
+    onToken?: (sample: number, delta: string) => void,
+    signal?: AbortSignal,
+  ): Promise<HostProtocol.GenerateResult> {
     if (this.exitError) throw this.exitError;
     const requestId = this.nextRequestId++;
     if (onToken) this.tokenListeners.set(requestId, onToken);
@@ -134,7 +176,13 @@ export class PolicyHostClient extends Disposable {
     const onAbort = () => cancel.cancel();
     signal?.addEventListener('abort', onAbort);
     try {
-      return await this.race(this.connection.sendRequest(HostProtocol.generate, { ...params, requestId, stream: !!onToken }, cancel.token));
+      return await this.race(
+        this.connection.sendRequest(
+          HostProtocol.generate,
+          { ...params, requestId, stream: !!onToken },
+          cancel.token,
+        ),
+      );
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.tokenListeners.delete(requestId);
@@ -143,7 +191,10 @@ export class PolicyHostClient extends Disposable {
   }
 
   endSession(session: string): void {
-    if (!this.exitError) void this.connection.sendNotification(HostProtocol.endSession, { session }).catch(() => undefined);
+    if (!this.exitError)
+      void this.connection
+        .sendNotification(HostProtocol.endSession, { session })
+        .catch(() => undefined);
   }
 
   async stats(): Promise<HostProtocol.Stats> {
@@ -153,13 +204,15 @@ export class PolicyHostClient extends Disposable {
   private race<T>(request: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const sub = this.onDidCrash((err) => reject(err));
-      request.then(resolve, async (err) => {
-        // A closed pipe can reject a request just before the process reports its exit: wait for it.
-        if (!(err instanceof ResponseError) && !this.exitError) {
-          await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000))]);
-        }
-        reject(this.exitError ?? toStudioError(err));
-      }).finally(() => sub.dispose());
+      request
+        .then(resolve, async (err) => {
+          // A closed pipe can reject a request just before the process reports its exit: wait for it.
+          if (!(err instanceof ResponseError) && !this.exitError) {
+            await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000))]);
+          }
+          reject(this.exitError ?? toStudioError(err));
+        })
+        .finally(() => sub.dispose());
     });
   }
 

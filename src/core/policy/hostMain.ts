@@ -12,9 +12,20 @@ import { OnnxEngine } from './onnx/engine';
 function main(): void {
   // stdout carries JSON-RPC only: anything else printed would corrupt it.
   console.log = (...args: unknown[]) => console.error(...args);
-  const connection = createMessageConnection(new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
+  const connection = createMessageConnection(
+    new StreamMessageReader(process.stdin),
+    new StreamMessageWriter(process.stdout),
+  );
   let engine: OnnxEngine | undefined;
-  const stats: HostProtocol.Stats = { requests: 0, promptTokens: 0, prefilled: 0, reused: 0, completionTokens: 0, decodeMs: 0, decodeSteps: 0 };
+  const stats: HostProtocol.Stats = {
+    requests: 0,
+    promptTokens: 0,
+    prefilled: 0,
+    reused: 0,
+    completionTokens: 0,
+    decodeMs: 0,
+    decodeSteps: 0,
+  };
 
   const fail = (err: unknown): never => {
     if (err instanceof StudioError) throw new ResponseError(1, err.message, { code: err.code });
@@ -27,29 +38,52 @@ function main(): void {
       engine = await OnnxEngine.load(params.modelDir, params.device, params.threads);
       const i = engine.info;
       console.error(`policy host: ${params.modelDir} on ${engine.device.device}`);
-      return { device: engine.device, model: { dir: i.dir, layers: i.numLayers, vocabSize: i.vocabSize, maxPositions: i.maxPositions } };
+      return {
+        device: engine.device,
+        model: {
+          dir: i.dir,
+          layers: i.numLayers,
+          vocabSize: i.vocabSize,
+          maxPositions: i.maxPositions,
+        },
+      };
     } catch (err) {
       return fail(err);
     }
   });
 
   connection.onRequest(HostProtocol.generate, async (params, token: CancellationToken) => {
-    if (!engine) return fail(new StudioError('POLICY_NOT_LOADED', 'No model is loaded; initialize the policy host first.'));
+    if (!engine)
+      return fail(
+        new StudioError(
+          'POLICY_NOT_LOADED',
+          'No model is loaded; initialize the policy host first.',
+        ),
+      );
     try {
       const abort = new AbortController();
       const sub = token.onCancellationRequested(() => abort.abort());
       const prompt = engine.encode(engine.renderChat(params.messages, params.tools));
-      const result = await engine.generate({
-        promptIds: prompt,
-        session: params.session,
-        n: params.n,
-        maxTokens: params.maxTokens,
-        minTokens: params.minTokens,
-        sampling: params.sampling,
-        stopStrings: params.stopStrings,
-        signal: abort.signal,
-        onToken: params.stream ? (sample, delta) => void connection.sendNotification(HostProtocol.token, { requestId: params.requestId, sample, delta }) : undefined,
-      }).finally(() => sub.dispose());
+      const result = await engine
+        .generate({
+          promptIds: prompt,
+          session: params.session,
+          n: params.n,
+          maxTokens: params.maxTokens,
+          minTokens: params.minTokens,
+          sampling: params.sampling,
+          stopStrings: params.stopStrings,
+          signal: abort.signal,
+          onToken: params.stream
+            ? (sample, delta) =>
+                void connection.sendNotification(HostProtocol.token, {
+                  requestId: params.requestId,
+                  sample,
+                  delta,
+                })
+            : undefined,
+        })
+        .finally(() => sub.dispose());
       const completion = result.samples.reduce((s, x) => s + x.ids.length, 0);
       stats.requests++;
       stats.promptTokens += result.promptTokens;
@@ -59,7 +93,11 @@ function main(): void {
       stats.decodeMs += result.decodeMs;
       stats.decodeSteps += result.decodeSteps;
       return {
-        samples: result.samples.map((s) => ({ text: s.text, finish: s.finish, completionTokens: s.ids.length })),
+        samples: result.samples.map((s) => ({
+          text: s.text,
+          finish: s.finish,
+          completionTokens: s.ids.length,
+        })),
         promptTokens: result.promptTokens,
         prefilled: result.prefilled,
         reused: result.reused,

@@ -27,18 +27,35 @@ export class OnnxPolicy extends Disposable implements Policy {
    * `"identifierSlots": true`): prompts are hidden and outputs revealed here, so everything outside
    * (traces, parsers, tools) sees real values.
    */
-  private constructor(private readonly host: PolicyHostClient, modelDir: string, private readonly defaults: SamplingSettings, readonly identifierSlots: boolean) {
+  private constructor(
+    private readonly host: PolicyHostClient,
+    modelDir: string,
+    private readonly defaults: SamplingSettings,
+    readonly identifierSlots: boolean,
+  ) {
     super();
     this._register(host);
-    this.info = { kind: 'onnx', id: modelDir, device: host.device.device, devices: host.device.attempts.map((a) => ({ ...a })) };
+    this.info = {
+      kind: 'onnx',
+      id: modelDir,
+      device: host.device.device,
+      devices: host.device.attempts.map((a) => ({ ...a })),
+    };
     this.onDidFail = host.onDidCrash;
   }
 
   /** Starts a host for a model folder. */
-  static async start(options: PolicyHostOptions & { sampling?: Partial<SamplingSettings> }): Promise<OnnxPolicy> {
+  static async start(
+    options: PolicyHostOptions & { sampling?: Partial<SamplingSettings> },
+  ): Promise<OnnxPolicy> {
     const { identifierSlots } = await readPolicySettings(options.modelDir);
     const host = await PolicyHostClient.start(options);
-    return new OnnxPolicy(host, options.modelDir, { ...GREEDY, ...options.sampling }, identifierSlots === true);
+    return new OnnxPolicy(
+      host,
+      options.modelDir,
+      { ...GREEDY, ...options.sampling },
+      identifierSlots === true,
+    );
   }
 
   get device(): DeviceReport {
@@ -63,9 +80,17 @@ export class OnnxPolicy extends Disposable implements Policy {
     const result = await this.host.generate(
       {
         messages: slots ? slots.hideMessages(request.messages) : request.messages,
-        tools: request.tools, session: request.session, n: 1, maxTokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act, sampling: { ...this.defaults, ...request.sampling },
+        tools: request.tools,
+        session: request.session,
+        n: 1,
+        maxTokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act,
+        sampling: { ...this.defaults, ...request.sampling },
       },
-      stream ? (_sample, delta) => stream.push(delta) : onToken ? (_sample, delta) => onToken(delta) : undefined,
+      stream
+        ? (_sample, delta) => stream.push(delta)
+        : onToken
+          ? (_sample, delta) => onToken(delta)
+          : undefined,
       request.signal,
     );
     stream?.end();
@@ -75,7 +100,11 @@ export class OnnxPolicy extends Disposable implements Policy {
       text,
       parse: parseActOutput(text),
       finish: sample.finish,
-      tokens: { prompt: result.promptTokens, completion: sample.completionTokens, reused: result.reused },
+      tokens: {
+        prompt: result.promptTokens,
+        completion: sample.completionTokens,
+        reused: result.reused,
+      },
       latencyMs: performance.now() - started,
     };
   }
@@ -84,13 +113,18 @@ export class OnnxPolicy extends Disposable implements Policy {
     const started = performance.now();
     const slots = this.identifierSlots ? new IdentifierSlots() : undefined;
     const streams = new Map<number, RevealingStream>();
-    const onToken = request.onToken && slots
-      ? (sample: number, delta: string) => {
-        let stream = streams.get(sample);
-        if (!stream) streams.set(sample, (stream = new RevealingStream(slots, (d) => request.onToken!(sample, d))));
-        stream.push(delta);
-      }
-      : request.onToken;
+    const onToken =
+      request.onToken && slots
+        ? (sample: number, delta: string) => {
+            let stream = streams.get(sample);
+            if (!stream)
+              streams.set(
+                sample,
+                (stream = new RevealingStream(slots, (d) => request.onToken!(sample, d))),
+              );
+            stream.push(delta);
+          }
+        : request.onToken;
     const result = await this.host.generate(
       {
         messages: slots ? slots.hideMessages(request.messages) : request.messages,
@@ -107,8 +141,16 @@ export class OnnxPolicy extends Disposable implements Policy {
     for (const stream of streams.values()) stream.end();
     const texts = result.samples.map((s) => (slots ? slots.reveal(s.text) : s.text));
     return {
-      samples: result.samples.map((s, i) => ({ text: texts[i], parse: parseRehearsalOutput(texts[i]), finish: s.finish })),
-      tokens: { prompt: result.promptTokens, completion: result.samples.reduce((n, s) => n + s.completionTokens, 0), reused: result.reused },
+      samples: result.samples.map((s, i) => ({
+        text: texts[i],
+        parse: parseRehearsalOutput(texts[i]),
+        finish: s.finish,
+      })),
+      tokens: {
+        prompt: result.promptTokens,
+        completion: result.samples.reduce((n, s) => n + s.completionTokens, 0),
+        reused: result.reused,
+      },
       latencyMs: performance.now() - started,
     };
   }

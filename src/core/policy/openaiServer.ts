@@ -23,22 +23,41 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const REQUEST_FAULTS = new Set(['PROMPT_TOO_LONG', 'EMPTY_PROMPT']);
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 function positiveInteger(v: unknown, name: string): number | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new HttpError(400, `"${name}" must be a whole number of at least 1.`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+    throw new HttpError(400, `"${name}" must be a whole number of at least 1.`);
   return v;
 }
 
 /** A sampling number within OpenAI's range: `[min, max]`, or `(min, max]` when the minimum is excluded. */
-function numberIn(v: unknown, name: string, min: number, max: number, minIncluded: boolean): number | undefined {
+function numberIn(
+  v: unknown,
+  name: string,
+  min: number,
+  max: number,
+  minIncluded: boolean,
+): number | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v > max || v < min || (!minIncluded && v === min)) {
-    throw new HttpError(400, `"${name}" must be a number from ${min}${minIncluded ? '' : ' (excluded)'} to ${max}, not ${JSON.stringify(v)}.`);
+  if (
+    typeof v !== 'number' ||
+    !Number.isFinite(v) ||
+    v > max ||
+    v < min ||
+    (!minIncluded && v === min)
+  ) {
+    throw new HttpError(
+      400,
+      `"${name}" must be a number from ${min}${minIncluded ? '' : ' (excluded)'} to ${max}, not ${JSON.stringify(v)}.`,
+    );
   }
   return v;
 }
@@ -46,7 +65,11 @@ function numberIn(v: unknown, name: string, min: number, max: number, minInclude
 /** A sampling seed: a whole number from 0 to 2^32 - 1. */
 function seedOf(v: unknown): number | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new HttpError(400, `"seed" must be a whole number from 0 to 4294967295, not ${JSON.stringify(v)}.`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff)
+    throw new HttpError(
+      400,
+      `"seed" must be a whole number from 0 to 4294967295, not ${JSON.stringify(v)}.`,
+    );
   return v;
 }
 
@@ -56,22 +79,34 @@ function str(v: unknown): string {
 
 /** OpenAI chat messages to the studio's: tool calls become protocol blocks in the assistant text. */
 export function fromOpenAIMessages(messages: unknown): ChatMessage[] {
-  if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, '"messages" must be a non-empty array.');
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw new HttpError(400, '"messages" must be a non-empty array.');
   return messages.map((m, i) => {
     if (!isJsonObject(m)) throw new HttpError(400, `messages[${i}] is not an object.`);
     const role = m['role'];
-    if (role !== 'system' && role !== 'user' && role !== 'assistant' && role !== 'tool') throw new HttpError(400, `messages[${i}].role must be system, user, assistant or tool.`);
-    const content = Array.isArray(m['content']) ? m['content'].map((p) => (isJsonObject(p) ? str(p['text']) : '')).join('') : str(m['content']);
+    if (role !== 'system' && role !== 'user' && role !== 'assistant' && role !== 'tool')
+      throw new HttpError(400, `messages[${i}].role must be system, user, assistant or tool.`);
+    const content = Array.isArray(m['content'])
+      ? m['content'].map((p) => (isJsonObject(p) ? str(p['text']) : '')).join('')
+      : str(m['content']);
     if (role === 'assistant' && Array.isArray(m['tool_calls'])) {
       const calls = m['tool_calls'].map((c) => {
         const fn = isJsonObject(c) && isJsonObject(c['function']) ? c['function'] : {};
         let args: JsonValue = fn['arguments'] ?? {};
-        if (typeof args === 'string') { try { args = JSON.parse(args) as JsonValue; } catch { /* keep the string */ } }
+        if (typeof args === 'string') {
+          try {
+            args = JSON.parse(args) as JsonValue;
+          } catch {
+            /* keep the string */
+          }
+        }
         return { name: str(fn['name']), arguments: args };
       });
       return { role, content: content + formatToolCalls(calls) };
     }
-    return role === 'tool' ? { role, content, name: str(m['name']) || undefined } : { role, content };
+    return role === 'tool'
+      ? { role, content, name: str(m['name']) || undefined }
+      : { role, content };
   });
 }
 
@@ -80,8 +115,16 @@ function toolsOf(tools: unknown): ToolDefinition[] {
   if (!Array.isArray(tools)) throw new HttpError(400, '"tools" must be an array.');
   return tools.map((t, i) => {
     const fn = isJsonObject(t) && isJsonObject(t['function']) ? t['function'] : undefined;
-    if (!fn || typeof fn['name'] !== 'string') throw new HttpError(400, `tools[${i}] must be {"type": "function", "function": {"name", ...}}.`);
-    return { name: fn['name'], description: str(fn['description']), parameters: fn['parameters'] ?? { type: 'object' } };
+    if (!fn || typeof fn['name'] !== 'string')
+      throw new HttpError(
+        400,
+        `tools[${i}] must be {"type": "function", "function": {"name", ...}}.`,
+      );
+    return {
+      name: fn['name'],
+      description: str(fn['description']),
+      parameters: fn['parameters'] ?? { type: 'object' },
+    };
   });
 }
 
@@ -123,7 +166,11 @@ export class OpenAICompatibleServer {
   private readonly apiKey: Buffer | undefined;
   private port = 0;
 
-  constructor(private readonly host: PolicyHostClient, private readonly modelName: string, options: ServerOptions = {}) {
+  constructor(
+    private readonly host: PolicyHostClient,
+    private readonly modelName: string,
+    options: ServerOptions = {},
+  ) {
     this.slots = options.identifierSlots === true;
     this.apiKey = options.apiKey ? Buffer.from(options.apiKey, 'utf8') : undefined;
   }
@@ -153,17 +200,29 @@ export class OpenAICompatibleServer {
   private checkCaller(req: IncomingMessage): void {
     const host = (req.headers.host ?? '').toLowerCase();
     if (!LOOPBACK_NAMES.some((name) => host === `${name}:${this.port}`)) {
-      throw new HttpError(403, `Refused: the Host header "${clip(host, 80)}" is not this server's loopback address (127.0.0.1:${this.port} or localhost:${this.port}).`);
+      throw new HttpError(
+        403,
+        `Refused: the Host header "${clip(host, 80)}" is not this server's loopback address (127.0.0.1:${this.port} or localhost:${this.port}).`,
+      );
     }
     const origin = req.headers.origin;
-    if (origin !== undefined && !LOOPBACK_NAMES.some((name) => origin.toLowerCase() === `http://${name}:${this.port}`)) {
-      throw new HttpError(403, `Refused: requests from web pages (Origin ${clip(origin, 80)}) are not served.`);
+    if (
+      origin !== undefined &&
+      !LOOPBACK_NAMES.some((name) => origin.toLowerCase() === `http://${name}:${this.port}`)
+    ) {
+      throw new HttpError(
+        403,
+        `Refused: requests from web pages (Origin ${clip(origin, 80)}) are not served.`,
+      );
     }
     if (this.apiKey) {
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       const bytes = Buffer.from(given ?? '', 'utf8');
       if (bytes.length !== this.apiKey.length || !timingSafeEqual(bytes, this.apiKey)) {
-        throw new HttpError(401, 'Missing or wrong API key: send "Authorization: Bearer <key>" with the key `rehearse serve` printed (or set with --api-key / REHEARSAL_SERVE_API_KEY).');
+        throw new HttpError(
+          401,
+          'Missing or wrong API key: send "Authorization: Bearer <key>" with the key `rehearse serve` printed (or set with --api-key / REHEARSAL_SERVE_API_KEY).',
+        );
       }
     }
   }
@@ -177,12 +236,23 @@ export class OpenAICompatibleServer {
       this.checkCaller(req);
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (req.method === 'GET' && url.pathname === '/v1/models') {
-        return send(200, { object: 'list', data: [{ id: this.modelName, object: 'model', owned_by: 'rehearsal-studio' }] });
+        return send(200, {
+          object: 'list',
+          data: [{ id: this.modelName, object: 'model', owned_by: 'rehearsal-studio' }],
+        });
       }
-      if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') throw new HttpError(404, `No route ${req.method} ${url.pathname}; use POST /v1/chat/completions.`);
+      if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions')
+        throw new HttpError(
+          404,
+          `No route ${req.method} ${url.pathname}; use POST /v1/chat/completions.`,
+        );
       const body = await readBody(req);
       if (!isJsonObject(body)) throw new HttpError(400, 'The request body must be a JSON object.');
-      if (body['stream'] === true) throw new HttpError(400, 'Streaming responses are not supported by this server; send "stream": false.');
+      if (body['stream'] === true)
+        throw new HttpError(
+          400,
+          'Streaming responses are not supported by this server; send "stream": false.',
+        );
       const tools = toolsOf(body['tools']);
       const n = positiveInteger(body['n'], 'n') ?? 1;
       if (n > MAX_SAMPLES) throw new HttpError(400, `"n" may be at most ${MAX_SAMPLES}.`);
@@ -196,12 +266,18 @@ export class OpenAICompatibleServer {
         maxTokens,
         sampling: {
           ...GREEDY,
-          temperature: numberIn(body['temperature'], 'temperature', 0, 2, true) ?? GREEDY.temperature,
+          temperature:
+            numberIn(body['temperature'], 'temperature', 0, 2, true) ?? GREEDY.temperature,
           topP: numberIn(body['top_p'], 'top_p', 0, 1, false) ?? 1,
           seed: seedOf(body['seed']) ?? 0,
         },
       });
-      const result = slots ? { ...generated, samples: generated.samples.map((s) => ({ ...s, text: slots.reveal(s.text) })) } : generated;
+      const result = slots
+        ? {
+            ...generated,
+            samples: generated.samples.map((s) => ({ ...s, text: slots.reveal(s.text) })),
+          }
+        : generated;
       const choices = result.samples.map((s, index) => {
         const parsed = tools.length ? parseActOutput(s.text) : undefined;
         if (parsed?.kind === 'calls') {
@@ -211,11 +287,19 @@ export class OpenAICompatibleServer {
             message: {
               role: 'assistant',
               content: parsed.preamble || null,
-              tool_calls: parsed.calls.map((c, i) => ({ id: `call_${index}_${i}`, type: 'function', function: { name: c.name, arguments: canonicalJson(c.arguments) } })),
+              tool_calls: parsed.calls.map((c, i) => ({
+                id: `call_${index}_${i}`,
+                type: 'function',
+                function: { name: c.name, arguments: canonicalJson(c.arguments) },
+              })),
             },
           };
         }
-        return { index, finish_reason: s.finish === 'length' ? 'length' : 'stop', message: { role: 'assistant', content: s.text } };
+        return {
+          index,
+          finish_reason: s.finish === 'length' ? 'length' : 'stop',
+          message: { role: 'assistant', content: s.text },
+        };
       });
       const completion = result.samples.reduce((t, s) => t + s.completionTokens, 0);
       send(200, {
@@ -224,12 +308,26 @@ export class OpenAICompatibleServer {
         created: Math.floor(Date.now() / 1000),
         model: this.modelName,
         choices,
-        usage: { prompt_tokens: result.promptTokens, completion_tokens: completion, total_tokens: result.promptTokens + completion },
+        usage: {
+          prompt_tokens: result.promptTokens,
+          completion_tokens: completion,
+          total_tokens: result.promptTokens + completion,
+        },
       });
     } catch (err) {
       // A prompt the model cannot take is the request's fault, as vLLM answers it.
-      const status = err instanceof HttpError ? err.status : err instanceof StudioError && REQUEST_FAULTS.has(err.code) ? 400 : 500;
-      send(status, { error: { message: errorMessage(err), type: status === 500 ? 'server_error' : 'invalid_request_error' } });
+      const status =
+        err instanceof HttpError
+          ? err.status
+          : err instanceof StudioError && REQUEST_FAULTS.has(err.code)
+            ? 400
+            : 500;
+      send(status, {
+        error: {
+          message: errorMessage(err),
+          type: status === 500 ? 'server_error' : 'invalid_request_error',
+        },
+      });
     }
   }
 }

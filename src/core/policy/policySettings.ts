@@ -32,7 +32,8 @@ export async function readPolicySettings(modelDir: string): Promise<PolicySettin
   }
   try {
     const value = JSON.parse(text) as PolicySettings;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new Error('not an object');
     const out: PolicySettings = {};
     if (value.rehearsePrompt) {
       const parsed = parseRehearsePromptOptions(value.rehearsePrompt);
@@ -41,11 +42,17 @@ export async function readPolicySettings(modelDir: string): Promise<PolicySettin
     }
     if (value.maxTokens) out.maxTokens = value.maxTokens;
     if (value.identifierSlots !== undefined) {
-      if (typeof value.identifierSlots !== 'boolean') throw new Error(`identifierSlots must be true or false, not ${JSON.stringify(value.identifierSlots)}`);
+      if (typeof value.identifierSlots !== 'boolean')
+        throw new Error(
+          `identifierSlots must be true or false, not ${JSON.stringify(value.identifierSlots)}`,
+        );
       out.identifierSlots = value.identifierSlots;
     }
     return out;
   } catch (err) {
-    throw new StudioError('MODEL_FILE_BROKEN', `${file} is not a valid JSON object (${(err as Error).message}); fix it or delete it.`);
+    throw new StudioError(
+      'MODEL_FILE_BROKEN',
+      `${file} is not a valid JSON object (${(err as Error).message}); fix it or delete it.`,
+    );
   }
 }

@@ -24,16 +24,28 @@ export class ReferencePolicy extends Disposable implements Policy {
 
   async act(request: ActRequest): Promise<ActResult> {
     const script = request.taskId ? this.scripts.get(request.taskId) : undefined;
-    if (!script) throw new StudioError('NO_REFERENCE', `The reference policy has no solution for task ${request.taskId ?? '(unknown)'}; add "reference" to the task file.`);
+    if (!script)
+      throw new StudioError(
+        'NO_REFERENCE',
+        `The reference policy has no solution for task ${request.taskId ?? '(unknown)'}; add "reference" to the task file.`,
+      );
     const userTurn = request.messages.filter((m) => m.role === 'user').length - 1;
     let lastUser = -1;
-    request.messages.forEach((m, i) => { if (m.role === 'user') lastUser = i; });
+    request.messages.forEach((m, i) => {
+      if (m.role === 'user') lastUser = i;
+    });
     const step = request.messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
     const acts = script[userTurn]?.acts ?? [];
     // Past the script (the environment answered unexpectedly): give the scripted final answer.
     const text = acts[Math.min(step, acts.length - 1)] ?? '';
     request.onToken?.(text);
-    return { text, parse: parseActOutput(text), finish: 'eos', tokens: { prompt: 0, completion: 0 }, latencyMs: 0 };
+    return {
+      text,
+      parse: parseActOutput(text),
+      finish: 'eos',
+      tokens: { prompt: 0, completion: 0 },
+      latencyMs: 0,
+    };
   }
 
   async rehearse(): Promise<RehearseResult> {

@@ -26,7 +26,10 @@ export function argmax(logits: Float32Array, offset: number, size: number): numb
   let bestValue = -Infinity;
   for (let i = 0; i < size; i++) {
     const v = logits[offset + i];
-    if (v > bestValue) { bestValue = v; best = i; }
+    if (v > bestValue) {
+      bestValue = v;
+      best = i;
+    }
   }
   return best;
 }
@@ -36,7 +39,13 @@ export function argmax(logits: Float32Array, offset: number, size: number): numb
  * the temperature, restricted by top-k and top-p, sampled with `random`. Plain sampling (no top-k,
  * no top-p) is one pass over the row; the restricted forms sort only what they must.
  */
-export function sampleToken(logits: Float32Array, offset: number, size: number, settings: SamplingSettings, random: () => number): number {
+export function sampleToken(
+  logits: Float32Array,
+  offset: number,
+  size: number,
+  settings: SamplingSettings,
+  random: () => number,
+): number {
   if (settings.temperature <= 0) return argmax(logits, offset, size);
   const t = settings.temperature;
   const max = logits[offset + argmax(logits, offset, size)];
@@ -50,7 +59,12 @@ export function sampleToken(logits: Float32Array, offset: number, size: number, 
     }
     return size - 1;
   }
-  const candidates = topIndices(logits, offset, size, settings.topK > 0 ? Math.min(settings.topK, size) : size);
+  const candidates = topIndices(
+    logits,
+    offset,
+    size,
+    settings.topK > 0 ? Math.min(settings.topK, size) : size,
+  );
   const weights = candidates.map((i) => Math.exp((logits[offset + i] - max) / t));
   const total = weights.reduce((s, w) => s + w, 0);
   let kept = candidates.length;
@@ -58,7 +72,10 @@ export function sampleToken(logits: Float32Array, offset: number, size: number, 
     let mass = 0;
     for (let j = 0; j < candidates.length; j++) {
       mass += weights[j] / total;
-      if (mass >= settings.topP) { kept = j + 1; break; }
+      if (mass >= settings.topP) {
+        kept = j + 1;
+        break;
+      }
     }
   }
   let keptTotal = 0;
@@ -72,7 +89,12 @@ export function sampleToken(logits: Float32Array, offset: number, size: number, 
 }
 
 /** Indices of the `k` largest values of a row, largest first. */
-export function topIndices(logits: Float32Array, offset: number, size: number, k: number): number[] {
+export function topIndices(
+  logits: Float32Array,
+  offset: number,
+  size: number,
+  k: number,
+): number[] {
   if (k >= size) {
     const all = Array.from({ length: size }, (_, i) => i);
     return all.sort((a, b) => logits[offset + b] - logits[offset + a]);

@@ -38,28 +38,53 @@ export function parseActOutput(text: string, options?: ParseOptions): ActParse {
   if (typeof text !== 'string') text = '';
   const { strip, parseJson, passOn } = dialectRules(options);
   if (!text.includes(TOOL_CALL_START)) return { kind: 'final', text };
-  const fail = (code: ActParseErrorCode, message: string): ActParse => ({ kind: 'error', text, error: { code, message } });
+  const fail = (code: ActParseErrorCode, message: string): ActParse => ({
+    kind: 'error',
+    text,
+    error: { code, message },
+  });
 
   const blocks = findBlocks(text, TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
-  if (blocks.length === 0) return fail('NO_TOOL_CALL_FOUND', `A <tool_call> tag was found but no complete block. ${FORMAT_HINT}`);
+  if (blocks.length === 0)
+    return fail(
+      'NO_TOOL_CALL_FOUND',
+      `A <tool_call> tag was found but no complete block. ${FORMAT_HINT}`,
+    );
 
   const calls: ParsedToolCall[] = [];
   for (const block of blocks) {
     const body = strip(block.inner);
     const parsed = parseJson(body);
-    if (!parsed.ok) return fail('JSON_DECODE_ERROR', `A tool call is not valid JSON (${parsed.error}).`);
+    if (!parsed.ok)
+      return fail('JSON_DECODE_ERROR', `A tool call is not valid JSON (${parsed.error}).`);
     const actions = Array.isArray(parsed.value) ? parsed.value : [parsed.value];
     for (const action of actions) {
       const obj = isJsonObject(action) ? action : undefined;
       let args: JsonValue | undefined = obj ? obj['parameters'] : undefined;
       if (args === undefined || args === null) args = obj ? obj['arguments'] : undefined;
-      if (args === undefined || args === null) return fail('NO_ARGUMENTS', 'A tool call has no "arguments"; use {} when the tool takes none.');
+      if (args === undefined || args === null)
+        return fail(
+          'NO_ARGUMENTS',
+          'A tool call has no "arguments"; use {} when the tool takes none.',
+        );
       // The envace dialect has encoded non-finite numbers already: json.dumps writes them (NaN).
-      if (!isFiniteJson(args)) return fail('NON_SERIALIZABLE_ARGUMENTS', 'A tool call has arguments that cannot be written back as JSON (a number out of range).');
-      if (nestsDeeperThan(args)) return fail('NON_SERIALIZABLE_ARGUMENTS', `A tool call has arguments nested deeper than ${MAX_JSON_DEPTH} levels.`);
+      if (!isFiniteJson(args))
+        return fail(
+          'NON_SERIALIZABLE_ARGUMENTS',
+          'A tool call has arguments that cannot be written back as JSON (a number out of range).',
+        );
+      if (nestsDeeperThan(args))
+        return fail(
+          'NON_SERIALIZABLE_ARGUMENTS',
+          `A tool call has arguments nested deeper than ${MAX_JSON_DEPTH} levels.`,
+        );
       const name = obj ? obj['name'] : undefined;
       const cleanName = typeof name === 'string' ? strip(name) : '';
-      if (!cleanName) return fail('INVALID_TOOL_NAME', 'A tool call has no "name", or it is not a non-empty string.');
+      if (!cleanName)
+        return fail(
+          'INVALID_TOOL_NAME',
+          'A tool call has no "name", or it is not a non-empty string.',
+        );
       calls.push({ name: cleanName, arguments: passOn(args) });
     }
   }
@@ -70,6 +95,9 @@ export function parseActOutput(text: string, options?: ParseOptions): ActParse {
 /** Renders tool calls as the protocol expects a policy to write them (arguments in canonical JSON). */
 export function formatToolCalls(calls: readonly ParsedToolCall[]): string {
   return calls
-    .map((c) => `${TOOL_CALL_OPEN}{"name": ${JSON.stringify(c.name)}, "arguments": ${canonicalJson(c.arguments)}}${TOOL_CALL_CLOSE}`)
+    .map(
+      (c) =>
+        `${TOOL_CALL_OPEN}{"name": ${JSON.stringify(c.name)}, "arguments": ${canonicalJson(c.arguments)}}${TOOL_CALL_CLOSE}`,
+    )
     .join('');
 }

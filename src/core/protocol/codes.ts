@@ -34,7 +34,9 @@ export const ENVACE_REHEARSAL_PARSE_ERROR_CODES = [
 ] as const;
 
 /** Why a rehearsal could not be parsed. */
-export type RehearsalParseErrorCode = (typeof REHEARSAL_PARSE_ERROR_CODES)[number] | (typeof ENVACE_REHEARSAL_PARSE_ERROR_CODES)[number];
+export type RehearsalParseErrorCode =
+  | (typeof REHEARSAL_PARSE_ERROR_CODES)[number]
+  | (typeof ENVACE_REHEARSAL_PARSE_ERROR_CODES)[number];
 
 /** Any protocol parse error code. */
 export type ParseErrorCode = ActParseErrorCode | RehearsalParseErrorCode;
@@ -64,7 +66,12 @@ export const ENVACE_TOOL_ERROR_CODES = [
 export type EnvaceToolErrorCode = (typeof ENVACE_TOOL_ERROR_CODES)[number];
 
 /** Every code EnvACE emits: the act and rehearsal parse codes and its tool error codes. */
-export const ENVACE_ERROR_CODES: readonly string[] = [...ACT_PARSE_ERROR_CODES, ...REHEARSAL_PARSE_ERROR_CODES, ...ENVACE_REHEARSAL_PARSE_ERROR_CODES, ...ENVACE_TOOL_ERROR_CODES];
+export const ENVACE_ERROR_CODES: readonly string[] = [
+  ...ACT_PARSE_ERROR_CODES,
+  ...REHEARSAL_PARSE_ERROR_CODES,
+  ...ENVACE_REHEARSAL_PARSE_ERROR_CODES,
+  ...ENVACE_TOOL_ERROR_CODES,
+];
 
 /** The longest code read from outside that is kept; a longer one is cut to this length. */
 export const MAX_OUTSIDE_CODE_LENGTH = 64;

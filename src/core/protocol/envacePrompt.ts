@@ -31,7 +31,9 @@ export interface EnvacePromptSections {
 }
 
 // Python's str.isspace() characters, which strip() and rstrip() remove (JavaScript's trim() differs).
-const PYTHON_WHITESPACE = new Set('\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000');
+const PYTHON_WHITESPACE = new Set(
+  '\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000',
+);
 
 /**
  * `VALIDATION_SIMULATOR_SYSTEM_INSTRUCTION`: EnvACE's prompt file (Apache-2.0, kept verbatim with
@@ -43,19 +45,31 @@ const INDENT_0 = { indent: 0 } as const;
 const FEW_SHOT_UNAVAILABLE = 'Previous tool calls and results (few-shot): <unavailable>';
 
 /** The envace profile's chat messages (system + user) for one call. */
-export function buildEnvacePrompt(input: EnvacePromptInput, sections: EnvacePromptSections): ChatMessage[] {
+export function buildEnvacePrompt(
+  input: EnvacePromptInput,
+  sections: EnvacePromptSections,
+): ChatMessage[] {
   const candidates = input.tools.map(toFunctionSchema);
   const called = candidates.find((t) => t.function.name === input.call.name);
   const parts: string[] = [];
-  if (sections.includeTools && candidates.length > 0) parts.push('Candidate tools (whitelist for this sample):\n' + pythonJsonDumps(candidates, INDENT_0));
+  if (sections.includeTools && candidates.length > 0)
+    parts.push(
+      'Candidate tools (whitelist for this sample):\n' + pythonJsonDumps(candidates, INDENT_0),
+    );
   parts.push(fewShotLines(input.examples ?? []).join('\n'));
-  if (sections.includeHistory) parts.push('Current conversation history:\n' + serializeHistory(input.history ?? []));
+  if (sections.includeHistory)
+    parts.push('Current conversation history:\n' + serializeHistory(input.history ?? []));
   const latest = input.latestText === undefined ? '' : sanitizeForTokenizer(input.latestText);
-  if (sections.includeLatestText && latest) parts.push('RL model\'s latest response:\n' + latest);
-  parts.push('Current tool to simulate:\n'
-    + `- name: ${input.call.name}\n`
-    + '- input schema (JSON Schema):\n' + (called ? pythonJsonDumps(called, INDENT_0) : '<schema unavailable>') + '\n'
-    + '- arguments (JSON, parsed from caller\'s tool_call):\n' + pythonJsonDumps(input.call.arguments, INDENT_0));
+  if (sections.includeLatestText && latest) parts.push("RL model's latest response:\n" + latest);
+  parts.push(
+    'Current tool to simulate:\n' +
+      `- name: ${input.call.name}\n` +
+      '- input schema (JSON Schema):\n' +
+      (called ? pythonJsonDumps(called, INDENT_0) : '<schema unavailable>') +
+      '\n' +
+      "- arguments (JSON, parsed from caller's tool_call):\n" +
+      pythonJsonDumps(input.call.arguments, INDENT_0),
+  );
   // SIM_APPEND_THINK_SWITCH is on unless the environment turns it off.
   return [
     { role: 'system', content: ENVACE_REHEARSE_SYSTEM_PROMPT },
@@ -81,9 +95,13 @@ function fewShotLines(examples: readonly RecordedExample[]): string[] {
     for (const e of pairs) {
       // EnvACE shows a dataset's tool message as written: the text a result was parsed from, if known.
       const text = e.text ?? (typeof e.result === 'string' ? e.result : undefined);
-      if (text === undefined && !Array.isArray(e.result) && !isJsonObject(e.result)) return [FEW_SHOT_UNAVAILABLE];
-      const resultText = text !== undefined ? sanitizeForTokenizer(text) : pythonJsonDumps(e.result, INDENT_0);
-      lines.push(`Tool name:\n${tool}\nTool arguments:\n${pythonJsonDumps(e.arguments, INDENT_0)}\nTool execution result:\n${resultText}\n`);
+      if (text === undefined && !Array.isArray(e.result) && !isJsonObject(e.result))
+        return [FEW_SHOT_UNAVAILABLE];
+      const resultText =
+        text !== undefined ? sanitizeForTokenizer(text) : pythonJsonDumps(e.result, INDENT_0);
+      lines.push(
+        `Tool name:\n${tool}\nTool arguments:\n${pythonJsonDumps(e.arguments, INDENT_0)}\nTool execution result:\n${resultText}\n`,
+      );
     }
   }
   return lines;
@@ -114,13 +132,30 @@ function assistantText(m: ChatMessage): string {
   let content = sanitizeForTokenizer(m.content);
   let calls: { name: string; arguments: string }[];
   if (m.tool_calls?.length) {
-    calls = m.tool_calls.map((c) => ({ name: c.function.name, arguments: typeof c.function.arguments === 'string' ? c.function.arguments : pythonJsonDumps(c.function.arguments) }));
+    calls = m.tool_calls.map((c) => ({
+      name: c.function.name,
+      arguments:
+        typeof c.function.arguments === 'string'
+          ? c.function.arguments
+          : pythonJsonDumps(c.function.arguments),
+    }));
   } else {
     const parse = parseActOutput(content);
-    calls = parse.kind === 'calls' ? parse.calls.map((c) => ({ name: c.name, arguments: sanitizeForTokenizer(pythonJsonDumps(c.arguments, { ensureAscii: false })) })) : [];
+    calls =
+      parse.kind === 'calls'
+        ? parse.calls.map((c) => ({
+            name: c.name,
+            arguments: sanitizeForTokenizer(pythonJsonDumps(c.arguments, { ensureAscii: false })),
+          }))
+        : [];
     if (calls.length) content = content.slice(0, content.indexOf(TOOL_CALL_OPEN));
   }
-  return pythonStrip(content) + calls.map((c) => `\n<tool_call>\n{"name": "${c.name}", "arguments": ${c.arguments}}\n</tool_call>`).join('');
+  return (
+    pythonStrip(content) +
+    calls
+      .map((c) => `\n<tool_call>\n{"name": "${c.name}", "arguments": ${c.arguments}}\n</tool_call>`)
+      .join('')
+  );
 }
 
 /**
@@ -131,7 +166,11 @@ function sanitizeForTokenizer(text: string): string {
   let out = '';
   for (const ch of text) {
     const c = ch.codePointAt(0)!;
-    const bad = (c >= 0xd800 && c <= 0xdfff) || c === 0 || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) === 0xfffe;
+    const bad =
+      (c >= 0xd800 && c <= 0xdfff) ||
+      c === 0 ||
+      (c >= 0xfdd0 && c <= 0xfdef) ||
+      (c & 0xfffe) === 0xfffe;
     out += bad ? '\ufffd' : ch;
   }
   return out;

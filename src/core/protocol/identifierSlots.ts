@@ -73,13 +73,17 @@ export class IdentifierSlots {
  * number of seven or more digits. Dates, amounts, zip codes and last-four digits are left as they are:
  * the conversation uses them as numbers, not as keys.
  */
-const IDENTIFIER = /([A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)|(\+\d{1,3}-\d{3}-\d{3}-\d{4})\b|\b([a-z]+(?:_[a-z]+)*)_(\d{4,})\b|\b([A-Z]{1,5})(\d{4,})\b|\b(\d{7,})\b/g;
+const IDENTIFIER =
+  /([A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)|(\+\d{1,3}-\d{3}-\d{3}-\d{4})\b|\b([a-z]+(?:_[a-z]+)*)_(\d{4,})\b|\b([A-Z]{1,5})(\d{4,})\b|\b(\d{7,})\b/g;
 
 /** A placeholder: a kind, `#`, and a number (`C#1`, `credit_card#2`, `email#1`). */
 const PLACEHOLDER = /\b(email|phone|id|[A-Z]{1,5}|[a-z]+(?:_[a-z]+)*)#(\d{1,4})\b/g;
 
 /** An identifier's kind (the placeholder's name) and its digits (the shape of new values of the kind). */
-function identifierKind(value: string, groups: (string | undefined)[]): { kind: string; digits: string } {
+function identifierKind(
+  value: string,
+  groups: (string | undefined)[],
+): { kind: string; digits: string } {
   const [email, phone, words, wordDigits, letters, letterDigits] = groups;
   if (email !== undefined) return { kind: 'email', digits: '' };
   if (phone !== undefined) return { kind: 'phone', digits: '' };
@@ -97,7 +101,10 @@ export class RevealingStream {
   private text = '';
   private shown = 0;
 
-  constructor(private readonly slots: IdentifierSlots, private readonly emit: (delta: string) => void) {}
+  constructor(
+    private readonly slots: IdentifierSlots,
+    private readonly emit: (delta: string) => void,
+  ) {}
 
   push(delta: string): void {
     this.text += delta;

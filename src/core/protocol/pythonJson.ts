@@ -28,7 +28,9 @@ export function nonFiniteSpelling(v: JsonValue): NonFiniteSpelling | undefined {
   if (!isJsonObject(v)) return undefined;
   const keys = Object.keys(v);
   const s = v[NON_FINITE_KEY];
-  return keys.length === 1 && (s === 'NaN' || s === 'Infinity' || s === '-Infinity') ? s : undefined;
+  return keys.length === 1 && (s === 'NaN' || s === 'Infinity' || s === '-Infinity')
+    ? s
+    : undefined;
 }
 
 const LITERALS: readonly NonFiniteSpelling[] = ['-Infinity', 'Infinity', 'NaN'];
@@ -38,7 +40,10 @@ const LITERALS: readonly NonFiniteSpelling[] = ['-Infinity', 'Infinity', 'NaN'];
  * count of tokens seen. Python's scanner takes these literals only where a value may stand, so a
  * replacement that is itself one value keeps a text valid or invalid exactly as Python judges it.
  */
-function rewriteLiterals(text: string, replace: (s: NonFiniteSpelling) => string): { text: string; count: number } {
+function rewriteLiterals(
+  text: string,
+  replace: (s: NonFiniteSpelling) => string,
+): { text: string; count: number } {
   let out = '';
   let at = 0;
   let count = 0;
@@ -50,7 +55,10 @@ function rewriteLiterals(text: string, replace: (s: NonFiniteSpelling) => string
       else if (ch === '"') inString = false;
       continue;
     }
-    if (ch === '"') { inString = true; continue; }
+    if (ch === '"') {
+      inString = true;
+      continue;
+    }
     if (ch !== 'N' && ch !== 'I' && ch !== '-') continue;
     const literal = LITERALS.find((l) => text.startsWith(l, i));
     if (!literal) continue;
@@ -74,9 +82,12 @@ function encodeNonFiniteNumbers(root: JsonValue): JsonValue {
   while (stack.length) {
     const x = stack.pop() as JsonValue;
     if (x === null || typeof x !== 'object') continue;
-    const entries: [string | number, JsonValue][] = Array.isArray(x) ? x.map((v, i) => [i, v]) : Object.entries(x);
+    const entries: [string | number, JsonValue][] = Array.isArray(x)
+      ? x.map((v, i) => [i, v])
+      : Object.entries(x);
     for (const [k, v] of entries) {
-      if (typeof v === 'number' && !Number.isFinite(v)) (x as Record<string | number, JsonValue>)[k] = encodeNonFinite(v);
+      if (typeof v === 'number' && !Number.isFinite(v))
+        (x as Record<string | number, JsonValue>)[k] = encodeNonFinite(v);
       else if (v !== null && typeof v === 'object') stack.push(v);
     }
   }
@@ -95,12 +106,14 @@ export function parsePythonJson(text: string): PythonJsonParse {
   const encoded = rewriteLiterals(text, (s) => `{"${NON_FINITE_KEY}":"${s}"}`);
   try {
     const raw = JSON.parse(encoded.text) as JsonValue;
-    const wholeLiteral = encoded.count === 1 && LITERALS.includes(stripJsonWhitespace(text) as NonFiniteSpelling);
+    const wholeLiteral =
+      encoded.count === 1 && LITERALS.includes(stripJsonWhitespace(text) as NonFiniteSpelling);
     const nonFiniteNumber = wholeLiteral || (typeof raw === 'number' && !Number.isFinite(raw));
     const value = encodeNonFiniteNumbers(raw);
     return nonFiniteNumber ? { ok: true, value, nonFiniteNumber } : { ok: true, value };
   } catch (err) {
-    if (!encoded.count) return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    if (!encoded.count)
+      return { ok: false, error: err instanceof Error ? err.message : String(err) };
     // The message of a text of the same length, so that its position points into what the policy wrote.
     const samePositions = rewriteLiterals(text, (s) => ` 0${' '.repeat(s.length - 2)}`).text;
     try {
@@ -136,5 +149,7 @@ export function jsonTextWithLiterals(v: JsonValue): string {
   if (spelling) return spelling;
   if (Array.isArray(v)) return `[${v.map(jsonTextWithLiterals).join(',')}]`;
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${jsonTextWithLiterals(x)}`).join(',')}}`;
+  return `{${Object.entries(v)
+    .map(([k, x]) => `${JSON.stringify(k)}:${jsonTextWithLiterals(x)}`)
+    .join(',')}}`;
 }

@@ -22,7 +22,10 @@ export type RehearsalParse =
   | { ok: true; value: JsonValue; think?: string }
   | { ok: false; error: ParseError<RehearsalParseErrorCode> };
 
-const fail = (code: RehearsalParseErrorCode, message: string): RehearsalParse => ({ ok: false, error: { code, message } });
+const fail = (code: RehearsalParseErrorCode, message: string): RehearsalParse => ({
+  ok: false,
+  error: { code, message },
+});
 
 /**
  * Parses the rehearse role's output with EnvACE's strict rules: complete `<think>` blocks are
@@ -35,26 +38,54 @@ export function parseRehearsalOutput(text: string, options?: ParseOptions): Rehe
   const { strip, parseJson, passOn } = dialectRules(options);
   const thinks = findBlocks(text, THINK_OPEN, THINK_CLOSE);
   const rest = removeBlocks(text, THINK_OPEN, THINK_CLOSE);
-  if (strip(rest) === '') return fail('EMPTY_SIMULATOR_OUTPUT', 'The rehearsal is empty: expected an <execution_result> block.');
+  if (strip(rest) === '')
+    return fail(
+      'EMPTY_SIMULATOR_OUTPUT',
+      'The rehearsal is empty: expected an <execution_result> block.',
+    );
   if (!rest.includes(EXECUTION_RESULT_START)) {
     return fail('NO_EXECUTION_RESULT_TAG_FOUND', 'The rehearsal has no <execution_result> tag.');
   }
   const blocks = findBlocks(rest, EXECUTION_RESULT_OPEN, EXECUTION_RESULT_CLOSE);
   if (blocks.length === 0) {
-    return fail('EXECUTION_RESULT_TAG_MALFORMED', 'An <execution_result> tag was found, but its newline boundaries or its closing tag are missing.');
+    return fail(
+      'EXECUTION_RESULT_TAG_MALFORMED',
+      'An <execution_result> tag was found, but its newline boundaries or its closing tag are missing.',
+    );
   }
   const body = strip(blocks[0].inner);
   const parsed = parseJson(body);
-  if (!parsed.ok) return fail('SIMULATOR_JSON_DECODE_ERROR', `The content of <execution_result> is not valid JSON (${parsed.error}).`);
-  if (!isFiniteJson(parsed.value)) return fail('SIMULATOR_JSON_DECODE_ERROR', 'The content of <execution_result> has a number out of range.');
+  if (!parsed.ok)
+    return fail(
+      'SIMULATOR_JSON_DECODE_ERROR',
+      `The content of <execution_result> is not valid JSON (${parsed.error}).`,
+    );
+  if (!isFiniteJson(parsed.value))
+    return fail(
+      'SIMULATOR_JSON_DECODE_ERROR',
+      'The content of <execution_result> has a number out of range.',
+    );
   const value = parsed.value;
   // A value that deep is an array or a non-empty object, so this order agrees with EnvACE's
   // (type first, then json.dumps, which the studio's depth bound stands in for).
   if (nestsDeeperThan(value)) {
-    return fail(options?.dialect === 'envace' ? 'NON_SERIALIZABLE_EXECUTION_RESULT' : 'SIMULATOR_JSON_DECODE_ERROR', `The content of <execution_result> nests deeper than ${MAX_JSON_DEPTH} levels.`);
+    return fail(
+      options?.dialect === 'envace'
+        ? 'NON_SERIALIZABLE_EXECUTION_RESULT'
+        : 'SIMULATOR_JSON_DECODE_ERROR',
+      `The content of <execution_result> nests deeper than ${MAX_JSON_DEPTH} levels.`,
+    );
   }
-  if (parsed.nonFiniteNumber) return fail('INVALID_EXECUTION_RESULT_TYPE', 'The result must be a non-empty object or an array, not a number.');
-  if (!isResultType(value)) return fail('INVALID_EXECUTION_RESULT_TYPE', `The result must be a non-empty object or an array, not ${describe(value)}.`);
+  if (parsed.nonFiniteNumber)
+    return fail(
+      'INVALID_EXECUTION_RESULT_TYPE',
+      'The result must be a non-empty object or an array, not a number.',
+    );
+  if (!isResultType(value))
+    return fail(
+      'INVALID_EXECUTION_RESULT_TYPE',
+      `The result must be a non-empty object or an array, not ${describe(value)}.`,
+    );
   const think = thinks.length ? thinks.map((b) => strip(b.inner)).join('\n\n') : undefined;
   const kept = passOn(value);
   return think === undefined ? { ok: true, value: kept } : { ok: true, value: kept, think };

@@ -65,16 +65,29 @@ export const DEFAULT_REHEARSE_PROMPT_OPTIONS: Sections = {
 
 const PROFILE_DEFAULTS: Record<RehearsePromptProfile, Sections> = {
   general: DEFAULT_REHEARSE_PROMPT_OPTIONS,
-  compact: { includeTools: false, maxExamples: 0, includeHistory: true, maxHistoryBytes: 600, includeLatestText: false, includeSchema: false },
+  compact: {
+    includeTools: false,
+    maxExamples: 0,
+    includeHistory: true,
+    maxHistoryBytes: 600,
+    includeLatestText: false,
+    includeSchema: false,
+  },
   // EnvACE has no limits and always shows the schema: the numbers and includeSchema do not apply.
   envace: DEFAULT_REHEARSE_PROMPT_OPTIONS,
 };
 
 /** The options EnvACE's prompt has switches for; the others are refused with the envace profile. */
-const ENVACE_OPTIONS: readonly string[] = ['profile', 'includeTools', 'includeHistory', 'includeLatestText'];
+const ENVACE_OPTIONS: readonly string[] = [
+  'profile',
+  'includeTools',
+  'includeHistory',
+  'includeLatestText',
+];
 
 /** The system prompt of the compact profile: what to answer and in which form, in one sentence. */
-export const COMPACT_REHEARSE_SYSTEM_PROMPT = 'You simulate tools: answer with exactly what the real tool returns for the call, as JSON between <execution_result> and </execution_result>.';
+export const COMPACT_REHEARSE_SYSTEM_PROMPT =
+  'You simulate tools: answer with exactly what the real tool returns for the call, as JSON between <execution_result> and </execution_result>.';
 
 /** The system prompt of the rehearse role. */
 export const REHEARSE_SYSTEM_PROMPT = [
@@ -83,7 +96,7 @@ export const REHEARSE_SYSTEM_PROMPT = [
   'Check the call first:',
   '1. The tool must be one of the candidate tools. If it is not, the result is {"error": "unknown tool: <name>"}.',
   '2. The arguments must satisfy the tool\'s input schema (required fields, types, enums). If they do not, the result is {"error": "<what is wrong>"}.',
-  '3. Otherwise predict the real result: reuse a recorded result for the same call, and stay consistent with the conversation and the state it implies. A call the tool would refuse gets the tool\'s own error.',
+  "3. Otherwise predict the real result: reuse a recorded result for the same call, and stay consistent with the conversation and the state it implies. A call the tool would refuse gets the tool's own error.",
   '',
   'Answer with an optional <think>...</think> block, then the result between execution_result tags and nothing after it. The result is JSON: a non-empty object or an array.',
   '<execution_result>',
@@ -96,18 +109,28 @@ export const REHEARSE_SYSTEM_PROMPT = [
  * written in canonical form so that the Python trainer renders the same bytes
  * (`test/vectors/protocol/rehearse-prompt.json`).
  */
-export function buildRehearsePrompt(input: RehearsePromptInput, options: RehearsePromptOptions = {}): ChatMessage[] {
+export function buildRehearsePrompt(
+  input: RehearsePromptInput,
+  options: RehearsePromptOptions = {},
+): ChatMessage[] {
   const o = withDefaults(options);
   const profile = options.profile ?? 'general';
   if (profile === 'envace') return buildEnvacePrompt(input, o);
   const sections: string[] = [];
   if (o.includeTools) sections.push(toolsSection(input.tools));
-  if (o.maxExamples > 0) sections.push(examplesSection(selectExamples(input.examples ?? [], input.call.name, o.maxExamples)));
+  if (o.maxExamples > 0)
+    sections.push(
+      examplesSection(selectExamples(input.examples ?? [], input.call.name, o.maxExamples)),
+    );
   if (o.includeHistory) sections.push(historySection(input.history ?? [], o.maxHistoryBytes));
-  if (o.includeLatestText && input.latestText !== undefined) sections.push('The agent\'s latest output:\n' + input.latestText);
+  if (o.includeLatestText && input.latestText !== undefined)
+    sections.push("The agent's latest output:\n" + input.latestText);
   sections.push(callSection(input.call, input.tools, o.includeSchema));
   return [
-    { role: 'system', content: profile === 'compact' ? COMPACT_REHEARSE_SYSTEM_PROMPT : REHEARSE_SYSTEM_PROMPT },
+    {
+      role: 'system',
+      content: profile === 'compact' ? COMPACT_REHEARSE_SYSTEM_PROMPT : REHEARSE_SYSTEM_PROMPT,
+    },
     { role: 'user', content: sections.join('\n\n') },
   ];
 }
@@ -124,12 +147,18 @@ function withDefaults(options: RehearsePromptOptions): Sections {
 
 function toolsSection(tools: readonly ToolDefinition[]): string {
   if (tools.length === 0) return 'Candidate tools: none';
-  const lines = tools.map((t) => canonicalJson({ name: t.name, description: t.description ?? '', parameters: t.parameters }));
+  const lines = tools.map((t) =>
+    canonicalJson({ name: t.name, description: t.description ?? '', parameters: t.parameters }),
+  );
   return 'Candidate tools:\n' + lines.join('\n');
 }
 
 /** Examples of the called tool first (in recorded order), then the others, up to `max`. */
-export function selectExamples(examples: readonly RecordedExample[], tool: string, max: number): RecordedExample[] {
+export function selectExamples(
+  examples: readonly RecordedExample[],
+  tool: string,
+  max: number,
+): RecordedExample[] {
   const same = examples.filter((e) => e.tool === tool);
   const other = examples.filter((e) => e.tool !== tool);
   return [...same, ...other].slice(0, max);
@@ -137,7 +166,10 @@ export function selectExamples(examples: readonly RecordedExample[], tool: strin
 
 function examplesSection(examples: readonly RecordedExample[]): string {
   if (examples.length === 0) return 'Recorded calls with their real results: none';
-  const blocks = examples.map((e) => `Tool: ${e.tool}\nArguments: ${canonicalJson(e.arguments)}\nResult: ${resultText(e.result)}`);
+  const blocks = examples.map(
+    (e) =>
+      `Tool: ${e.tool}\nArguments: ${canonicalJson(e.arguments)}\nResult: ${resultText(e.result)}`,
+  );
   return 'Recorded calls with their real results:\n' + blocks.join('\n\n');
 }
 
@@ -153,7 +185,10 @@ export function historyLine(m: ChatMessage): string | undefined {
     case 'user':
       return m.content ? `User: ${m.content}` : undefined;
     case 'assistant': {
-      const calls = (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: c.function.arguments }));
+      const calls = (m.tool_calls ?? []).map((c) => ({
+        name: c.function.name,
+        arguments: c.function.arguments,
+      }));
       const text = m.content + formatToolCalls(calls);
       return text ? `Assistant: ${text}` : undefined;
     }
@@ -174,13 +209,22 @@ function historySection(history: readonly ChatMessage[], maxBytes: number): stri
     first--;
   }
   const kept = lines.slice(first);
-  if (kept.length === 0) return lines.length ? 'Conversation so far: (omitted, too long)' : 'Conversation so far: (empty)';
-  const head = first > 0 ? `Conversation so far (${first} earlier messages omitted):` : 'Conversation so far:';
+  if (kept.length === 0)
+    return lines.length
+      ? 'Conversation so far: (omitted, too long)'
+      : 'Conversation so far: (empty)';
+  const head =
+    first > 0 ? `Conversation so far (${first} earlier messages omitted):` : 'Conversation so far:';
   return head + '\n' + kept.join('\n\n');
 }
 
-function callSection(call: ParsedToolCall, tools: readonly ToolDefinition[], includeSchema: boolean): string {
-  if (!includeSchema) return `Call to simulate:\nTool: ${call.name}\nArguments: ${canonicalJson(call.arguments)}`;
+function callSection(
+  call: ParsedToolCall,
+  tools: readonly ToolDefinition[],
+  includeSchema: boolean,
+): string {
+  if (!includeSchema)
+    return `Call to simulate:\nTool: ${call.name}\nArguments: ${canonicalJson(call.arguments)}`;
   const tool = tools.find((t) => t.name === call.name);
   const schema = tool ? canonicalJson(tool.parameters) : '(not a candidate tool)';
   return `Call to simulate:\nTool: ${call.name}\nInput schema: ${schema}\nArguments: ${canonicalJson(call.arguments)}`;
@@ -190,18 +234,41 @@ function callSection(call: ParsedToolCall, tools: readonly ToolDefinition[], inc
  * Rehearse prompt options from outside (a model folder's rehearsal_config.json, `--rehearse-prompt`):
  * the options, or a message that says which field is wrong and what it takes.
  */
-export function parseRehearsePromptOptions(value: unknown): { ok: true; options: RehearsePromptOptions } | { ok: false; message: string } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: 'rehearsePrompt must be a JSON object' };
+export function parseRehearsePromptOptions(
+  value: unknown,
+): { ok: true; options: RehearsePromptOptions } | { ok: false; message: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, message: 'rehearsePrompt must be a JSON object' };
   const v = value as Record<string, unknown>;
   const known = ['profile', ...Object.keys(DEFAULT_REHEARSE_PROMPT_OPTIONS)];
   for (const [key, x] of Object.entries(v)) {
-    if (!known.includes(key)) return { ok: false, message: `rehearsePrompt.${key} is not an option (options: ${known.join(', ')})` };
-    if (v['profile'] === 'envace' && !ENVACE_OPTIONS.includes(key)) return { ok: false, message: `rehearsePrompt.${key} does not apply to the envace profile, which reproduces EnvACE's prompt (options: ${ENVACE_OPTIONS.join(', ')})` };
+    if (!known.includes(key))
+      return {
+        ok: false,
+        message: `rehearsePrompt.${key} is not an option (options: ${known.join(', ')})`,
+      };
+    if (v['profile'] === 'envace' && !ENVACE_OPTIONS.includes(key))
+      return {
+        ok: false,
+        message: `rehearsePrompt.${key} does not apply to the envace profile, which reproduces EnvACE's prompt (options: ${ENVACE_OPTIONS.join(', ')})`,
+      };
     if (key === 'profile') {
-      if (!REHEARSE_PROMPT_PROFILES.includes(x as RehearsePromptProfile)) return { ok: false, message: `rehearsePrompt.profile must be ${REHEARSE_PROMPT_PROFILES.slice(0, -1).join(', ')} or ${REHEARSE_PROMPT_PROFILES[REHEARSE_PROMPT_PROFILES.length - 1]}, not ${JSON.stringify(x)}` };
+      if (!REHEARSE_PROMPT_PROFILES.includes(x as RehearsePromptProfile))
+        return {
+          ok: false,
+          message: `rehearsePrompt.profile must be ${REHEARSE_PROMPT_PROFILES.slice(0, -1).join(', ')} or ${REHEARSE_PROMPT_PROFILES[REHEARSE_PROMPT_PROFILES.length - 1]}, not ${JSON.stringify(x)}`,
+        };
     } else if (key === 'maxExamples' || key === 'maxHistoryBytes') {
-      if (!Number.isInteger(x) || (x as number) < 0 || (x as number) > 1_000_000) return { ok: false, message: `rehearsePrompt.${key} must be a whole number from 0 to 1000000, not ${JSON.stringify(x)}` };
-    } else if (typeof x !== 'boolean') return { ok: false, message: `rehearsePrompt.${key} must be true or false, not ${JSON.stringify(x)}` };
+      if (!Number.isInteger(x) || (x as number) < 0 || (x as number) > 1_000_000)
+        return {
+          ok: false,
+          message: `rehearsePrompt.${key} must be a whole number from 0 to 1000000, not ${JSON.stringify(x)}`,
+        };
+    } else if (typeof x !== 'boolean')
+      return {
+        ok: false,
+        message: `rehearsePrompt.${key} must be true or false, not ${JSON.stringify(x)}`,
+      };
   }
   return { ok: true, options: v as RehearsePromptOptions };
 }

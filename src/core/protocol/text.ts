@@ -20,7 +20,11 @@ export function stripAsciiWhitespace(s: string): string {
  * after its `open` (the semantics of Python's `re.findall(open + '(.*?)' + close, DOTALL)`), in
  * linear time: a regex with a lazy group is quadratic on hostile input with many unclosed opens.
  */
-export function findBlocks(text: string, open: string, close: string): { start: number; end: number; inner: string }[] {
+export function findBlocks(
+  text: string,
+  open: string,
+  close: string,
+): { start: number; end: number; inner: string }[] {
   const blocks: { start: number; end: number; inner: string }[] = [];
   let from = 0;
   for (;;) {

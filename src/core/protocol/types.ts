@@ -35,6 +35,12 @@ export interface RecordedExample {
 }
 
 /** OpenAI-style function schema, the form chat templates render in their tools section. */
-export function toFunctionSchema(tool: ToolDefinition): { type: 'function'; function: { name: string; description: string; parameters: JsonValue } } {
-  return { type: 'function', function: { name: tool.name, description: tool.description ?? '', parameters: tool.parameters } };
+export function toFunctionSchema(tool: ToolDefinition): {
+  type: 'function';
+  function: { name: string; description: string; parameters: JsonValue };
+} {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description ?? '', parameters: tool.parameters },
+  };
 }

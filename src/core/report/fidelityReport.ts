@@ -1,7 +1,14 @@
 import type { FidelityScores } from '../fidelity/scores';
 import type { SkippedLine } from '../trace/format/reader';
 import { readTrace } from '../trace/format/reader';
-import type { CallActualEvent, CallRehearsalEvent, CheckVerdict, PolicyInfo, RunMode, TraceEvent } from '../trace/format/schema';
+import type {
+  CallActualEvent,
+  CallRehearsalEvent,
+  CheckVerdict,
+  PolicyInfo,
+  RunMode,
+  TraceEvent,
+} from '../trace/format/schema';
 import { compareCall } from '../trace/index/callView';
 import type { CallComparison } from '../fidelity/compare';
 import type { AnnotationKind } from '../annotations/schema';
@@ -116,15 +123,33 @@ export interface FidelityReport extends EpisodeTally {
 }
 
 class EpisodeAccumulator {
-  private tally: EpisodeTally = { episodes: 0, successes: 0, graded: 0, meanReward: null, notEvaluated: [] };
+  private tally: EpisodeTally = {
+    episodes: 0,
+    successes: 0,
+    graded: 0,
+    meanReward: null,
+    notEvaluated: [],
+  };
   private rewardSum = 0;
   private rewardCount = 0;
 
-  started(): void { this.tally.episodes++; }
+  started(): void {
+    this.tally.episodes++;
+  }
 
-  ended(success: boolean | null, reward: number | null, checks: readonly CheckVerdict[] | undefined): void {
-    if (success !== null) { this.tally.graded++; if (success) this.tally.successes++; }
-    if (reward !== null) { this.rewardSum += reward; this.rewardCount++; }
+  ended(
+    success: boolean | null,
+    reward: number | null,
+    checks: readonly CheckVerdict[] | undefined,
+  ): void {
+    if (success !== null) {
+      this.tally.graded++;
+      if (success) this.tally.successes++;
+    }
+    if (reward !== null) {
+      this.rewardSum += reward;
+      this.rewardCount++;
+    }
     for (const c of checks ?? []) {
       if (c.passed !== null) continue;
       const detail = c.detail ?? 'not evaluated';
@@ -135,7 +160,10 @@ class EpisodeAccumulator {
   }
 
   result(): EpisodeTally {
-    return { ...this.tally, meanReward: this.rewardCount ? this.rewardSum / this.rewardCount : null };
+    return {
+      ...this.tally,
+      meanReward: this.rewardCount ? this.rewardSum / this.rewardCount : null,
+    };
   }
 }
 
@@ -149,8 +177,14 @@ class MeanAccumulator {
     this.sums.exactMatch += s.exactMatch ? 1 : 0;
     this.sums.fieldF1 += s.fieldF1;
     this.sums.errorAgreement += s.errorAgreement ? 1 : 0;
-    if (s.keyJaccard !== null) { this.sums.keyJaccard += s.keyJaccard; this.counts.keyJaccard++; }
-    if (s.typeAgreement !== null) { this.sums.typeAgreement += s.typeAgreement; this.counts.typeAgreement++; }
+    if (s.keyJaccard !== null) {
+      this.sums.keyJaccard += s.keyJaccard;
+      this.counts.keyJaccard++;
+    }
+    if (s.typeAgreement !== null) {
+      this.sums.typeAgreement += s.typeAgreement;
+      this.counts.typeAgreement++;
+    }
   }
 
   means(): ScoreMeans {
@@ -166,7 +200,9 @@ class MeanAccumulator {
   }
 }
 
-const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1; };
+const bump = (m: Record<string, number>, k: string) => {
+  m[k] = (m[k] ?? 0) + 1;
+};
 
 /**
  * Reads traces (streaming) and summarises their fidelity: calls, parse errors by code, mean scores
@@ -174,14 +210,38 @@ const bump = (m: Record<string, number>, k: string) => { m[k] = (m[k] ?? 0) + 1;
  * and actual responses, so traces from any studio version are scored alike. `calls` limits the
  * call-level figures to those call ids (the marked calls of `rehearse compare --only-marked`).
  */
-export async function buildFidelityReport(files: readonly string[], options: { listCalls?: boolean; calls?: ReadonlySet<string> } = {}): Promise<FidelityReport> {
+export async function buildFidelityReport(
+  files: readonly string[],
+  options: { listCalls?: boolean; calls?: ReadonlySet<string> } = {},
+): Promise<FidelityReport> {
   const report: FidelityReport = {
-    traces: [], episodes: 0, successes: 0, graded: 0, meanReward: null, notEvaluated: [], rehearsals: null, notPlayed: [], turns: 0, actParseValid: 0, calls: 0,
-    rehearsed: 0, rehearsalParseValid: 0, withActual: 0, parseErrors: { act: {}, rehearsal: {} }, actualErrors: {},
-    overall: new MeanAccumulator().means(), perTool: [],
+    traces: [],
+    episodes: 0,
+    successes: 0,
+    graded: 0,
+    meanReward: null,
+    notEvaluated: [],
+    rehearsals: null,
+    notPlayed: [],
+    turns: 0,
+    actParseValid: 0,
+    calls: 0,
+    rehearsed: 0,
+    rehearsalParseValid: 0,
+    withActual: 0,
+    parseErrors: { act: {}, rehearsal: {} },
+    actualErrors: {},
+    overall: new MeanAccumulator().means(),
+    perTool: [],
   };
   const tally: ReportTally = {
-    options, report, committed: new EpisodeAccumulator(), imagined: new EpisodeAccumulator(), overall: new MeanAccumulator(), tools: new Map(), rows: [],
+    options,
+    report,
+    committed: new EpisodeAccumulator(),
+    imagined: new EpisodeAccumulator(),
+    overall: new MeanAccumulator(),
+    tools: new Map(),
+    rows: [],
     counted: (callId) => !options.calls || options.calls.has(callId),
   };
   for (const file of files) report.traces.push(await tallyTrace(tally, file));
@@ -201,7 +261,10 @@ interface ReportTally {
   counted: (callId: string) => boolean;
 }
 
-function toolStats(tally: ReportTally, name: string): { acc: MeanAccumulator; calls: number; parseErrors: number } {
+function toolStats(
+  tally: ReportTally,
+  name: string,
+): { acc: MeanAccumulator; calls: number; parseErrors: number } {
   let t = tally.tools.get(name);
   if (!t) tally.tools.set(name, (t = { acc: new MeanAccumulator(), calls: 0, parseErrors: 0 }));
   return t;
@@ -221,11 +284,27 @@ interface TraceTally {
 
 /** Reads one trace (streaming) into the tally and returns its summary. */
 async function tallyTrace(tally: ReportTally, file: string): Promise<TraceSummary> {
-  const summary: TraceSummary = { file, tasks: [], taskCount: 0, events: 0, skipped: [], skippedCount: 0 };
-  const trace: TraceTally = { file, summary, imaginedEpisodes: new Set(), waitingForTurn: new Set(), taskIds: new Set(), halves: new Map() };
+  const summary: TraceSummary = {
+    file,
+    tasks: [],
+    taskCount: 0,
+    events: 0,
+    skipped: [],
+    skippedCount: 0,
+  };
+  const trace: TraceTally = {
+    file,
+    summary,
+    imaginedEpisodes: new Set(),
+    waitingForTurn: new Set(),
+    taskIds: new Set(),
+    halves: new Map(),
+  };
   const result = await readTrace(file, { onEvent: (e) => tallyEvent(tally, trace, e) });
   // Calls still missing a half (imagine mode without audit, a run cut short) are listed too.
-  if (tally.options.listCalls) for (const h of trace.halves.values()) tally.rows.push(callRow(file, h.r, h.a, compareCall(h.r, h.a)));
+  if (tally.options.listCalls)
+    for (const h of trace.halves.values())
+      tally.rows.push(callRow(file, h.r, h.a, compareCall(h.r, h.a)));
   summary.events = result.events;
   summary.skipped = result.skipped;
   summary.skippedCount = result.skippedCount;
@@ -237,15 +316,25 @@ function tallyEvent(tally: ReportTally, trace: TraceTally, e: TraceEvent): void 
   const { report, counted } = tally;
   const { summary, imaginedEpisodes, waitingForTurn, taskIds, halves } = trace;
   switch (e.type) {
-    case 'run': summary.runId ??= e.runId; summary.mode ??= e.mode; summary.policy ??= e.policy; break;
+    case 'run':
+      summary.runId ??= e.runId;
+      summary.mode ??= e.mode;
+      summary.policy ??= e.policy;
+      break;
     case 'episode':
       waitingForTurn.add(e.episodeId);
-      if (e.role === 'imagined') { imaginedEpisodes.add(e.episodeId); tally.imagined.started(); }
-      else tally.committed.started();
+      if (e.role === 'imagined') {
+        imaginedEpisodes.add(e.episodeId);
+        tally.imagined.started();
+      } else tally.committed.started();
       if (!taskIds.has(e.taskId)) {
         taskIds.add(e.taskId);
         summary.taskCount++;
-        if (summary.tasks.length < MAX_TASKS_LISTED) summary.tasks.push({ taskId: e.taskId, ...(e.instruction !== undefined ? { instruction: e.instruction } : {}) });
+        if (summary.tasks.length < MAX_TASKS_LISTED)
+          summary.tasks.push({
+            taskId: e.taskId,
+            ...(e.instruction !== undefined ? { instruction: e.instruction } : {}),
+          });
       }
       break;
     case 'turn':
@@ -253,13 +342,21 @@ function tallyEvent(tally: ReportTally, trace: TraceTally, e: TraceEvent): void 
       report.turns++;
       if (e.parse.kind === 'error') bump(report.parseErrors.act, e.parse.code);
       else report.actParseValid++;
-      if (e.parse.kind === 'calls') for (const c of e.parse.calls) if (counted(c.callId)) { report.calls++; toolStats(tally, c.name).calls++; }
+      if (e.parse.kind === 'calls')
+        for (const c of e.parse.calls)
+          if (counted(c.callId)) {
+            report.calls++;
+            toolStats(tally, c.name).calls++;
+          }
       break;
     case 'call.rehearsal':
       if (!counted(e.callId)) break;
       report.rehearsed++;
       if (e.result.ok) report.rehearsalParseValid++;
-      else { bump(report.parseErrors.rehearsal, e.result.code); toolStats(tally, e.tool).parseErrors++; }
+      else {
+        bump(report.parseErrors.rehearsal, e.result.code);
+        toolStats(tally, e.tool).parseErrors++;
+      }
       halves.set(e.callId, { ...halves.get(e.callId), r: e });
       settleCall(tally, trace, e.callId);
       break;
@@ -271,7 +368,11 @@ function tallyEvent(tally: ReportTally, trace: TraceTally, e: TraceEvent): void 
       settleCall(tally, trace, e.callId);
       break;
     case 'episode.end':
-      (imaginedEpisodes.has(e.episodeId) ? tally.imagined : tally.committed).ended(e.success, e.reward, e.checks);
+      (imaginedEpisodes.has(e.episodeId) ? tally.imagined : tally.committed).ended(
+        e.success,
+        e.reward,
+        e.checks,
+      );
       if (waitingForTurn.delete(e.episodeId) && e.status === 'failed' && e.error) {
         const { code } = e.error;
         const seen = report.notPlayed.find((n) => n.code === code);
@@ -279,7 +380,8 @@ function tallyEvent(tally: ReportTally, trace: TraceTally, e: TraceEvent): void 
         else report.notPlayed.push({ code: e.error.code, count: 1, message: e.error.message });
       }
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -289,34 +391,65 @@ function settleCall(tally: ReportTally, trace: TraceTally, callId: string): void
   if (!h.r || !h.a) return;
   trace.halves.delete(callId);
   const cmp = compareCall(h.r, h.a);
-  if (cmp.comparable !== 'none') { tally.overall.add(cmp.scores); toolStats(tally, h.r.tool).acc.add(cmp.scores); }
+  if (cmp.comparable !== 'none') {
+    tally.overall.add(cmp.scores);
+    toolStats(tally, h.r.tool).acc.add(cmp.scores);
+  }
   if (tally.options.listCalls) tally.rows.push(callRow(trace.file, h.r, h.a, cmp));
 }
 
 /** Fills in the report's episode figures, means and per-tool rows from the tally. */
 function finishReport(tally: ReportTally): FidelityReport {
   const { report } = tally;
-  if (tally.options.listCalls) report.callList = tally.rows.sort((a, b) => (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1));
+  if (tally.options.listCalls)
+    report.callList = tally.rows.sort((a, b) => (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1));
   Object.assign(report, tally.committed.result());
   const rehearsals = tally.imagined.result();
   report.rehearsals = rehearsals.episodes > 0 ? rehearsals : null;
   report.overall = tally.overall.means();
   report.perTool = [...tally.tools.entries()]
-    .map(([tool, t]) => ({ tool, calls: t.calls, rehearsalParseErrors: t.parseErrors, ...t.acc.means() }))
+    .map(([tool, t]) => ({
+      tool,
+      calls: t.calls,
+      rehearsalParseErrors: t.parseErrors,
+      ...t.acc.means(),
+    }))
     .sort((a, b) => a.tool.localeCompare(b.tool));
   return report;
 }
 
-function callRow(file: string, r: CallRehearsalEvent | undefined, a: CallActualEvent | undefined, cmp: CallComparison): CallRow {
+function callRow(
+  file: string,
+  r: CallRehearsalEvent | undefined,
+  a: CallActualEvent | undefined,
+  cmp: CallComparison,
+): CallRow {
   let outcome: string;
   if (r && !r.result.ok) outcome = `parse error ${r.result.code}`;
   else if (a?.error) outcome = `tool error ${a.error.code}`;
-  else if (cmp.comparable === 'none') outcome = cmp.reason === 'no-actual' ? 'not compared (no actual response)' : cmp.reason === 'no-rehearsal' ? 'not compared (not rehearsed)' : 'not compared';
-  else outcome = cmp.scores.exactMatch ? 'exact' : cmp.scores.errorAgreement ? 'mismatch' : 'mismatch, error state differs';
+  else if (cmp.comparable === 'none')
+    outcome =
+      cmp.reason === 'no-actual'
+        ? 'not compared (no actual response)'
+        : cmp.reason === 'no-rehearsal'
+          ? 'not compared (not rehearsed)'
+          : 'not compared';
+  else
+    outcome = cmp.scores.exactMatch
+      ? 'exact'
+      : cmp.scores.errorAgreement
+        ? 'mismatch'
+        : 'mismatch, error state differs';
   const event = (r ?? a)!;
-  const missed = (r !== undefined && !r.result.ok) || (!a?.error && cmp.comparable !== 'none' && !cmp.scores.exactMatch);
+  const missed =
+    (r !== undefined && !r.result.ok) ||
+    (!a?.error && cmp.comparable !== 'none' && !cmp.scores.exactMatch);
   return {
-    file, callId: event.callId, tool: event.tool, outcome, fieldF1: cmp.comparable === 'none' ? null : cmp.scores.fieldF1,
+    file,
+    callId: event.callId,
+    tool: event.tool,
+    outcome,
+    fieldF1: cmp.comparable === 'none' ? null : cmp.scores.fieldF1,
     ...(missed ? { suggestedKind: suggestedCallKind({ rehearsal: r, comparison: cmp }) } : {}),
   };
 }

@@ -5,7 +5,11 @@
  * sorts, filters and draws only the rows in view.
  */
 import { z } from 'zod';
-import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../base/panelMessages';
+import {
+  panelMessageParser,
+  readyMessageSchema,
+  requestMessageSchema,
+} from '../base/panelMessages';
 import type { NodeStatus } from '../explorer/tree';
 import { episodeOutcome } from '../explorer/tree';
 import { policyLabel } from '../trace/format/policyLabel';
@@ -75,7 +79,10 @@ const mean = (sum: number, n: number) => (n > 0 ? sum / n : null);
 export function runSummary(index: TraceIndex): RunSummarySnapshot {
   const run = index.run;
   const calls = tallyCalls(index);
-  const { cols, graded, successes, rewardSum, rewarded, turns, actValid } = episodeColumns(index, calls.byEpisode);
+  const { cols, graded, successes, rewardSum, rewarded, turns, actValid } = episodeColumns(
+    index,
+    calls.byEpisode,
+  );
   const { rehearsed, rehearsalValid, scored, exact, f1Sum } = calls;
   return {
     file: index.file,
@@ -85,12 +92,26 @@ export function runSummary(index: TraceIndex): RunSummarySnapshot {
     device: run?.policy.device ?? null,
     status: index.runEnd?.status ?? 'running',
     metrics: {
-      episodes: cols.episodeIds.length, graded, successes, meanReward: mean(rewardSum, rewarded),
-      turns, actParseValid: actValid, calls: index.callCount, rehearsed, rehearsalParseValid: rehearsalValid,
-      scored, exact, meanFieldF1: mean(f1Sum, scored),
-      actTokensPerSecond: (() => { const t = index.actThroughput(); return t.ms > 0 ? (1000 * t.tokens) / t.ms : null; })(),
+      episodes: cols.episodeIds.length,
+      graded,
+      successes,
+      meanReward: mean(rewardSum, rewarded),
+      turns,
+      actParseValid: actValid,
+      calls: index.callCount,
+      rehearsed,
+      rehearsalParseValid: rehearsalValid,
+      scored,
+      exact,
+      meanFieldF1: mean(f1Sum, scored),
+      actTokensPerSecond: (() => {
+        const t = index.actThroughput();
+        return t.ms > 0 ? (1000 * t.tokens) / t.ms : null;
+      })(),
     },
-    perTool: [...calls.tools.values()].sort((a, b) => a.tool.localeCompare(b.tool)).map(({ f1, ...t }) => ({ ...t, meanFieldF1: mean(f1, t.scored) })),
+    perTool: [...calls.tools.values()]
+      .sort((a, b) => a.tool.localeCompare(b.tool))
+      .map(({ f1, ...t }) => ({ ...t, meanFieldF1: mean(f1, t.scored) })),
     episodes: cols,
   };
 }
@@ -120,13 +141,33 @@ interface CallTally {
 function tallyCalls(index: TraceIndex): CallTally {
   const byEpisode = new Map<string, EpisodeCalls>();
   const tools = new Map<string, ToolFidelity & { f1: number }>();
-  let rehearsed = 0, rehearsalValid = 0, scored = 0, exact = 0, f1Sum = 0;
+  let rehearsed = 0,
+    rehearsalValid = 0,
+    scored = 0,
+    exact = 0,
+    f1Sum = 0;
   // With locations: whether a call was rehearsed is whether it has a rehearsal event.
   for (const c of index.calls()) {
     let e = byEpisode.get(c.episodeId);
-    if (!e) byEpisode.set(c.episodeId, (e = { calls: 0, scored: 0, f1: 0, worst: null, worstF1: Infinity, parseErrors: 0 }));
+    if (!e)
+      byEpisode.set(
+        c.episodeId,
+        (e = { calls: 0, scored: 0, f1: 0, worst: null, worstF1: Infinity, parseErrors: 0 }),
+      );
     let t = tools.get(c.tool);
-    if (!t) tools.set(c.tool, (t = { tool: c.tool, calls: 0, scored: 0, exact: 0, meanFieldF1: null, rehearsalParseErrors: 0, f1: 0 }));
+    if (!t)
+      tools.set(
+        c.tool,
+        (t = {
+          tool: c.tool,
+          calls: 0,
+          scored: 0,
+          exact: 0,
+          meanFieldF1: null,
+          rehearsalParseErrors: 0,
+          f1: 0,
+        }),
+      );
     e.calls++;
     t.calls++;
     if (c.rehearsal || c.rehearsalError) rehearsed++;
@@ -134,24 +175,55 @@ function tallyCalls(index: TraceIndex): CallTally {
       e.parseErrors++;
       t.rehearsalParseErrors++;
       // A rehearsal that did not parse is the worst a call can be.
-      if (e.worstF1 > -1) { e.worst = c.callId; e.worstF1 = -1; }
+      if (e.worstF1 > -1) {
+        e.worst = c.callId;
+        e.worstF1 = -1;
+      }
       continue;
     }
     if (c.rehearsal) rehearsalValid++;
     if (!c.scores) continue;
     const f1 = c.scores.fieldF1;
-    scored++; e.scored++; t.scored++;
-    f1Sum += f1; e.f1 += f1; t.f1 += f1;
-    if (c.scores.exactMatch) { exact++; t.exact++; }
-    if (f1 < e.worstF1) { e.worst = c.callId; e.worstF1 = f1; }
+    scored++;
+    e.scored++;
+    t.scored++;
+    f1Sum += f1;
+    e.f1 += f1;
+    t.f1 += f1;
+    if (c.scores.exactMatch) {
+      exact++;
+      t.exact++;
+    }
+    if (f1 < e.worstF1) {
+      e.worst = c.callId;
+      e.worstF1 = f1;
+    }
   }
   return { byEpisode, tools, rehearsed, rehearsalValid, scored, exact, f1Sum };
 }
 
 /** The episodes' table (one column per figure), with the run's episode and turn counts. */
 function episodeColumns(index: TraceIndex, byEpisode: Map<string, EpisodeCalls>) {
-  const cols: EpisodeColumns = { episodeIds: [], taskIds: [], outcomes: [], statuses: [], rewards: [], turns: [], calls: [], meanFieldF1: [], worstCallIds: [], worstFieldF1: [], parseErrors: [], durationMs: [] };
-  let graded = 0, successes = 0, rewardSum = 0, rewarded = 0, turns = 0, actValid = 0;
+  const cols: EpisodeColumns = {
+    episodeIds: [],
+    taskIds: [],
+    outcomes: [],
+    statuses: [],
+    rewards: [],
+    turns: [],
+    calls: [],
+    meanFieldF1: [],
+    worstCallIds: [],
+    worstFieldF1: [],
+    parseErrors: [],
+    durationMs: [],
+  };
+  let graded = 0,
+    successes = 0,
+    rewardSum = 0,
+    rewarded = 0,
+    turns = 0,
+    actValid = 0;
   for (const ep of index.episodes) {
     const outcome = episodeOutcome(ep);
     const e = byEpisode.get(ep.episodeId);
@@ -173,16 +245,33 @@ function episodeColumns(index: TraceIndex, byEpisode: Map<string, EpisodeCalls>)
     cols.worstFieldF1.push(e?.worst ? Math.max(e.worstF1, -1) : null);
     cols.parseErrors.push(actErrors + (e?.parseErrors ?? 0));
     cols.durationMs.push(ep.durationMs ?? null);
-    if (ep.end?.success === true || ep.end?.success === false) { graded++; if (ep.end.success) successes++; }
-    if (ep.end && ep.end.reward !== null) { rewarded++; rewardSum += ep.end.reward; }
+    if (ep.end?.success === true || ep.end?.success === false) {
+      graded++;
+      if (ep.end.success) successes++;
+    }
+    if (ep.end && ep.end.reward !== null) {
+      rewarded++;
+      rewardSum += ep.end.reward;
+    }
   }
   return { cols, graded, successes, rewardSum, rewarded, turns, actValid };
 }
 
 const summaryMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
-  z.object({ type: z.literal('rendered'), rows: z.number().int().nonnegative(), shown: z.number().int().nonnegative(), total: z.number().int().nonnegative() }),
-  requestMessageSchema(z.object({ method: z.literal('openEpisode'), episodeId: z.string().max(200), callId: z.string().max(200).optional() })),
+  z.object({
+    type: z.literal('rendered'),
+    rows: z.number().int().nonnegative(),
+    shown: z.number().int().nonnegative(),
+    total: z.number().int().nonnegative(),
+  }),
+  requestMessageSchema(
+    z.object({
+      method: z.literal('openEpisode'),
+      episodeId: z.string().max(200),
+      callId: z.string().max(200).optional(),
+    }),
+  ),
 ]);
 
 /** What the run summary panel sends to its host. */
@@ -195,4 +284,5 @@ export type SummaryRequest = Extract<SummaryMessage, { type: 'request' }>['reque
 export type SummaryHostMessage = { type: 'snapshot'; snapshot: RunSummarySnapshot };
 
 /** A panel message, if `value` is one. */
-export const parseSummaryMessage: (value: unknown) => SummaryMessage | undefined = panelMessageParser(summaryMessageSchema);
+export const parseSummaryMessage: (value: unknown) => SummaryMessage | undefined =
+  panelMessageParser(summaryMessageSchema);

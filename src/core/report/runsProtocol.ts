@@ -2,7 +2,12 @@
  * The Compare Runs panel's protocol (see `base/panelProtocol.ts`), apart from the schema that
  * validates it (`compareRuns.ts`), so that the page's bundle carries no validator.
  */
-import { notification, readyNotification, request, snapshotNotification } from '../base/panelProtocol';
+import {
+  notification,
+  readyNotification,
+  request,
+  snapshotNotification,
+} from '../base/panelProtocol';
 import type { RunComparison, RunsMessage, RunsRequest } from './compareRuns';
 
 /** The Compare Runs panel's protocol: `ready`, snapshots, what it drew, and opening a pair's two diffs. */

@@ -1,11 +1,19 @@
 import pc from 'picocolors';
 
 /** A plain text table: columns padded to their widest cell, numbers right-aligned. */
-export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function renderTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => /^[-+]?[\d.,%]+$|^-$/.test(r[i] ?? '')));
+  const numeric = header.map(
+    (_, i) => rows.length > 0 && rows.every((r) => /^[-+]?[\d.,%]+$|^-$/.test(r[i] ?? '')),
+  );
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -32,5 +40,12 @@ export interface Palette {
 /** A palette, coloured or plain. */
 export function palette(enabled: boolean): Palette {
   const c = pc.createColors(enabled);
-  return { added: c.green, removed: c.red, changed: c.yellow, dim: c.dim, bold: c.bold, error: c.red };
+  return {
+    added: c.green,
+    removed: c.red,
+    changed: c.yellow,
+    dim: c.dim,
+    bold: c.bold,
+    error: c.red,
+  };
 }

@@ -11,7 +11,11 @@ export { pythonJsonDumps } from '../base/pythonJson';
 /** A string as Python's `repr` writes it: single quotes unless it holds one and no double quote. */
 function pyRepr(s: string): string {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  const body = s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t')
+  const body = s
+    .replace(/\\/g, '\\\\')
+    .replace(/\n/g, '\\n')
+    .replace(/\r/g, '\\r')
+    .replace(/\t/g, '\\t')
     .replace(new RegExp(quote, 'g'), `\\${quote}`);
   return `${quote}${body}${quote}`;
 }
@@ -23,5 +27,7 @@ export function pythonStr(value: JsonValue | undefined, top = true): string {
   if (typeof value === 'number') return pythonNumber(value);
   if (typeof value === 'string') return top ? value : pyRepr(value);
   if (Array.isArray(value)) return `[${value.map((v) => pythonStr(v, false)).join(', ')}]`;
-  return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pythonStr(v, false)}`).join(', ')}}`;
+  return `{${Object.entries(value)
+    .map(([k, v]) => `${pyRepr(k)}: ${pythonStr(v, false)}`)
+    .join(', ')}}`;
 }

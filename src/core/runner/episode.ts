@@ -11,11 +11,26 @@ import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { Policy, RehearsalSample } from '../policy/types';
 import { fidelityEventFor } from '../trace/index/callView';
 import { callId as makeCallId, turnId as makeTurnId } from '../trace/format/ids';
-import type { CallActualEvent, CallRehearsalEvent, EpisodeStatus, NewTraceEvent, RunMode, TraceEvent, TurnParse } from '../trace/format/schema';
+import type {
+  CallActualEvent,
+  CallRehearsalEvent,
+  EpisodeStatus,
+  NewTraceEvent,
+  RunMode,
+  TraceEvent,
+  TurnParse,
+} from '../trace/format/schema';
 import { EnvaceGrader, envaceToolFailure, NO_REAL_STATE } from './envaceGrading';
 import { actParseIn, envaceEpisodeCode, envaceToolError, rehearsalParseIn } from './parseDialect';
 import type { RunSettings } from './settings';
-import { actualEventToolText, actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from './toolMessages';
+import {
+  actualEventToolText,
+  actualToolText,
+  PARSE_ERROR_TOOL_NAME,
+  parseErrorToolText,
+  rehearsedToolResult,
+  simulatorErrorText,
+} from './toolMessages';
 
 /** Writes one event of the run (the run's trace writer, plus live listeners). */
 export type EmitEvent = (event: NewTraceEvent) => Promise<TraceEvent>;
@@ -63,7 +78,13 @@ export interface EpisodeOutcome {
 }
 
 /** Errors after which the policy cannot serve the next episode either: the run stops. */
-const POLICY_GONE = new Set(['POLICY_HOST_CRASHED', 'POLICY_HOST_OUT_OF_MEMORY', 'POLICY_HOST_ERROR', 'ENDPOINT_UNREACHABLE', 'ENDPOINT_AUTH']);
+const POLICY_GONE = new Set([
+  'POLICY_HOST_CRASHED',
+  'POLICY_HOST_OUT_OF_MEMORY',
+  'POLICY_HOST_ERROR',
+  'ENDPOINT_UNREACHABLE',
+  'ENDPOINT_AUTH',
+]);
 
 /** How an episode ended before its last user turn was answered. */
 interface EpisodeEnding {
@@ -125,9 +146,24 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   const { tools } = started;
 
   const system = [task.system, ctx.systemSuffix].filter(Boolean).join('\n\n');
-  await emit({ type: 'episode', episodeId, index: ctx.index, taskId: task.id, mode: ctx.mode, instruction: task.turns[0]?.user, ...(system ? { system } : {}), tools, ...(ctx.role ? { role: ctx.role } : {}) });
+  await emit({
+    type: 'episode',
+    episodeId,
+    index: ctx.index,
+    taskId: task.id,
+    mode: ctx.mode,
+    instruction: task.turns[0]?.user,
+    ...(system ? { system } : {}),
+    tools,
+    ...(ctx.role ? { role: ctx.role } : {}),
+  });
   const play: EpisodePlay = {
-    ctx, limits, real, tools, signal, envace,
+    ctx,
+    limits,
+    real,
+    tools,
+    signal,
+    envace,
     messages: system ? [{ role: 'system', content: system }] : [],
     progress: { episodeId, turns: 0, calls: 0 },
     actSession: `${episodeId}:act`,
@@ -150,25 +186,60 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
 }
 
 /** Starts the environment (when the mode executes tools, or to list them) and returns its tools, or the failed episode. */
-async function startTools(ctx: EpisodeContext, real: boolean): Promise<{ tools: ToolDefinition[] } | { failed: EpisodeOutcome }> {
+async function startTools(
+  ctx: EpisodeContext,
+  real: boolean,
+): Promise<{ tools: ToolDefinition[] } | { failed: EpisodeOutcome }> {
   const { task, episodeId, emit } = ctx;
   try {
     if (real) {
-      if (!ctx.env) throw new StudioError('NO_ENVIRONMENT', 'This mode executes tools, but no environment was given.');
+      if (!ctx.env)
+        throw new StudioError(
+          'NO_ENVIRONMENT',
+          'This mode executes tools, but no environment was given.',
+        );
       await ctx.env.startEpisode(task.seed);
       return { tools: ctx.env.tools() };
     }
-    return { tools: ctx.tools ?? (ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : []) };
+    return {
+      tools: ctx.tools ?? (ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : []),
+    };
   } catch (err) {
-    const e = err instanceof StudioError ? err : new StudioError('SERVER_START_FAILED', errorMessage(err));
-    await emit({ type: 'episode', episodeId, index: ctx.index, taskId: task.id, mode: ctx.mode, instruction: task.turns[0]?.user, ...(ctx.role ? { role: ctx.role } : {}) });
-    await emit({ type: 'episode.end', episodeId, status: 'failed', reward: null, success: null, error: { code: e.code, message: e.message } });
-    return { failed: { status: 'failed', transcript: { turns: [], snapshot: { ok: false, error: e.message } }, error: { code: e.code, message: e.message }, fatal: false } };
+    const e =
+      err instanceof StudioError ? err : new StudioError('SERVER_START_FAILED', errorMessage(err));
+    await emit({
+      type: 'episode',
+      episodeId,
+      index: ctx.index,
+      taskId: task.id,
+      mode: ctx.mode,
+      instruction: task.turns[0]?.user,
+      ...(ctx.role ? { role: ctx.role } : {}),
+    });
+    await emit({
+      type: 'episode.end',
+      episodeId,
+      status: 'failed',
+      reward: null,
+      success: null,
+      error: { code: e.code, message: e.message },
+    });
+    return {
+      failed: {
+        status: 'failed',
+        transcript: { turns: [], snapshot: { ok: false, error: e.message } },
+        error: { code: e.code, message: e.message },
+        fatal: false,
+      },
+    };
   }
 }
 
 /** Plays the task's user turns in order; returns how the episode ended early, if it did. */
-async function playUserTurns(play: EpisodePlay, turns: TranscriptTurn[]): Promise<EpisodeEnding | undefined> {
+async function playUserTurns(
+  play: EpisodePlay,
+  turns: TranscriptTurn[],
+): Promise<EpisodeEnding | undefined> {
   const { ctx, envace } = play;
   for (const [userIndex, userTurn] of ctx.task.turns.entries()) {
     play.messages.push({ role: 'user', content: userTurn.user });
@@ -177,27 +248,65 @@ async function playUserTurns(play: EpisodePlay, turns: TranscriptTurn[]): Promis
     let turn = await playTurn(play, transcriptTurn, userTurn.user);
     while (turn.kind === 'continue') turn = await playTurn(play, transcriptTurn, undefined);
     if (turn.kind === 'end') return turn.ending;
-    if (envace && await envace.afterAnswer(userIndex, turns, () => takeSnapshot(ctx, play.real))) break;
+    if (envace && (await envace.afterAnswer(userIndex, turns, () => takeSnapshot(ctx, play.real))))
+      break;
   }
   return undefined;
 }
 
 /** One act turn: the policy acts, its turn is parsed and recorded, and its calls are played. */
-async function playTurn(play: EpisodePlay, transcriptTurn: TranscriptTurn, user: string | undefined): Promise<TurnResult> {
+async function playTurn(
+  play: EpisodePlay,
+  transcriptTurn: TranscriptTurn,
+  user: string | undefined,
+): Promise<TurnResult> {
   const { ctx, limits, signal, messages, progress } = play;
   const { task, episodeId, settings, emit } = ctx;
   if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs);
-  if (play.actTurns >= limits.maxTurns) return ended('limit', 'TURN_LIMIT', `The episode reached its limit of ${limits.maxTurns} turns.`);
+  if (play.actTurns >= limits.maxTurns)
+    return ended(
+      'limit',
+      'TURN_LIMIT',
+      `The episode reached its limit of ${limits.maxTurns} turns.`,
+    );
   const turnIndex = play.actTurns++;
   const turnId = makeTurnId(episodeId, turnIndex);
   play.lastTurnId = turnId;
-  const act = await ctx.policy.act({ messages: [...messages], tools: play.tools, taskId: task.id, session: play.actSession, sampling: settings.sampling.act, maxTokens: settings.maxTokens.act, signal });
+  const act = await ctx.policy.act({
+    messages: [...messages],
+    tools: play.tools,
+    taskId: task.id,
+    session: play.actSession,
+    sampling: settings.sampling.act,
+    maxTokens: settings.maxTokens.act,
+    signal,
+  });
   if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs);
   const actParse = actParseIn(act, settings.parse);
-  const parse: TurnParse = actParse.kind === 'calls'
-    ? { kind: 'calls', calls: actParse.calls.map((c, i) => ({ callId: makeCallId(turnId, i), name: c.name, arguments: c.arguments })) }
-    : actParse.kind === 'final' ? { kind: 'final', answer: actParse.text } : { kind: 'error', code: actParse.error.code, message: actParse.error.message };
-  await emit({ type: 'turn', episodeId, turnId, index: turnIndex, ...(user !== undefined ? { user } : {}), text: act.text, parse, tokens: act.tokens, latencyMs: Math.round(act.latencyMs) });
+  const parse: TurnParse =
+    actParse.kind === 'calls'
+      ? {
+          kind: 'calls',
+          calls: actParse.calls.map((c, i) => ({
+            callId: makeCallId(turnId, i),
+            name: c.name,
+            arguments: c.arguments,
+          })),
+        }
+      : actParse.kind === 'final'
+        ? { kind: 'final', answer: actParse.text }
+        : { kind: 'error', code: actParse.error.code, message: actParse.error.message };
+  await emit({
+    type: 'turn',
+    episodeId,
+    turnId,
+    index: turnIndex,
+    ...(user !== undefined ? { user } : {}),
+    text: act.text,
+    parse,
+    tokens: act.tokens,
+    latencyMs: Math.round(act.latencyMs),
+  });
   progress.turns++;
   ctx.onProgress?.({ ...progress });
   const history = [...messages];
@@ -208,11 +317,21 @@ async function playTurn(play: EpisodePlay, transcriptTurn: TranscriptTurn, user:
     return { kind: 'answered' };
   }
   if (parse.kind === 'error') {
-    if (settings.onParseError === 'end' || play.envace) return ended('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
-    messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(parse.code, parse.message, act.text, settings.parse) });
+    if (settings.onParseError === 'end' || play.envace)
+      return ended('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
+    messages.push({
+      role: 'tool',
+      name: PARSE_ERROR_TOOL_NAME,
+      content: parseErrorToolText(parse.code, parse.message, act.text, settings.parse),
+    });
     return { kind: 'continue' };
   }
-  return playCalls(play, transcriptTurn, { turnId, calls: parse.calls, latestText: act.text, history });
+  return playCalls(play, transcriptTurn, {
+    turnId,
+    calls: parse.calls,
+    latestText: act.text,
+    history,
+  });
 }
 
 /** The calls of one act turn, with what their rehearsal prompts need. */
@@ -224,7 +343,11 @@ interface TurnCalls {
 }
 
 /** Plays an act turn's calls in order (those over the limit are refused, not made). */
-async function playCalls(play: EpisodePlay, transcriptTurn: TranscriptTurn, turn: TurnCalls): Promise<TurnResult> {
+async function playCalls(
+  play: EpisodePlay,
+  transcriptTurn: TranscriptTurn,
+  turn: TurnCalls,
+): Promise<TurnResult> {
   const { ctx, limits, signal, envace } = play;
   let failure: { code: string; message: string } | undefined;
   for (const [i, call] of turn.calls.entries()) {
@@ -232,7 +355,18 @@ async function playCalls(play: EpisodePlay, transcriptTurn: TranscriptTurn, turn
     const overLimit = i >= limits.maxCallsPerTurn;
     const result = overLimit
       ? await refuseCall(ctx, turn.turnId, call.callId, call.name, limits.maxCallsPerTurn)
-      : await playCall(ctx, { turnId: turn.turnId, callId: call.callId, name: call.name, args: call.arguments, tools: play.tools, history: turn.history, latestText: turn.latestText, real: play.real, rehearseSession: play.rehearseSession, signal });
+      : await playCall(ctx, {
+          turnId: turn.turnId,
+          callId: call.callId,
+          name: call.name,
+          args: call.arguments,
+          tools: play.tools,
+          history: turn.history,
+          latestText: turn.latestText,
+          real: play.real,
+          rehearseSession: play.rehearseSession,
+          signal,
+        });
     if (result.kind === 'end') return result;
     transcriptTurn.calls.push(result.transcriptCall);
     play.messages.push({ role: 'tool', name: call.name, content: result.toolText });
@@ -244,28 +378,48 @@ async function playCalls(play: EpisodePlay, transcriptTurn: TranscriptTurn, turn
   // EnvACE runs every call of the act, then ends the episode if one of them failed (envs.py).
   if (failure) {
     envace!.noteToolFailure();
-    return ended('failed', failure.code, `A tool call failed (${failure.code}); EnvACE's rule ends the episode on any error_tool_call.`);
+    return ended(
+      'failed',
+      failure.code,
+      `A tool call failed (${failure.code}); EnvACE's rule ends the episode on any error_tool_call.`,
+    );
   }
   return { kind: 'continue' };
 }
 
 /** How an episode that threw ended: cancelled when the run was stopped, failed otherwise. */
-function endingOfError(ctx: EpisodeContext, err: unknown): { ending: EpisodeEnding; fatal: boolean } {
+function endingOfError(
+  ctx: EpisodeContext,
+  err: unknown,
+): { ending: EpisodeEnding; fatal: boolean } {
   const e = err instanceof StudioError ? err : new StudioError('EPISODE_FAILED', errorMessage(err));
   const cancelled = !!ctx.signal?.aborted;
   return {
-    ending: { status: cancelled ? 'cancelled' : 'failed', code: cancelled ? 'CANCELLED' : envaceEpisodeCode(e.code, ctx.settings.parse), message: e.message },
+    ending: {
+      status: cancelled ? 'cancelled' : 'failed',
+      code: cancelled ? 'CANCELLED' : envaceEpisodeCode(e.code, ctx.settings.parse),
+      message: e.message,
+    },
     fatal: POLICY_GONE.has(e.code) || cancelled,
   };
 }
 
 /** Takes the final snapshot, grades the episode (unless cancelled) and writes its end. */
-async function finishEpisode(play: EpisodePlay, turns: TranscriptTurn[], ending: EpisodeEnding | undefined, fatal: boolean): Promise<EpisodeOutcome> {
+async function finishEpisode(
+  play: EpisodePlay,
+  turns: TranscriptTurn[],
+  ending: EpisodeEnding | undefined,
+  fatal: boolean,
+): Promise<EpisodeOutcome> {
   const { ctx, real, envace, lastTurnId } = play;
   const status: EpisodeStatus = ending?.status ?? 'completed';
   const error = ending && { code: ending.code, message: ending.message };
   const snapshot = await takeSnapshot(ctx, real);
-  const transcript: EpisodeTranscript = { turns, snapshot, ...(error ? { ended: { ...(lastTurnId ? { lastTurnId } : {}), code: error.code } } : {}) };
+  const transcript: EpisodeTranscript = {
+    turns,
+    snapshot,
+    ...(error ? { ended: { ...(lastTurnId ? { lastTurnId } : {}), code: error.code } } : {}),
+  };
   let grade: Grade | undefined;
   if (status !== 'cancelled' && envace) grade = envace.grade(status);
   else if (status !== 'cancelled') {
@@ -314,55 +468,156 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult | 
   let rehearsalEvent: CallRehearsalEvent | undefined;
   let sample: RehearsalSample | undefined;
   if (ctx.policy.rehearses !== false) {
-    const prompt = buildRehearsePrompt({ tools: c.tools, examples: ctx.task.examples, history: c.history, latestText: c.latestText, call: { name: c.name, arguments: c.args } }, settings.rehearsePrompt);
-    const rehearsal = await ctx.policy.rehearse({ messages: prompt, n: settings.rehearsalSamples, session: c.rehearseSession, sampling: settings.sampling.rehearse, maxTokens: settings.maxTokens.rehearse, signal: c.signal });
-    if (c.signal.aborted) return abortReason(ctx.signal, ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs);
-    sample = { ...rehearsal.samples[0], parse: rehearsalParseIn(rehearsal.samples[0], settings.parse) };
-    rehearsalEvent = await emit({
-      type: 'call.rehearsal', episodeId, turnId: c.turnId, callId: c.callId, tool: c.name, arguments: c.args, text: sample.text,
-      result: sample.parse.ok ? { ok: true, value: sample.parse.value } : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
-      tokens: rehearsal.tokens, latencyMs: Math.round(rehearsal.latencyMs),
-    }) as CallRehearsalEvent;
+    const prompt = buildRehearsePrompt(
+      {
+        tools: c.tools,
+        examples: ctx.task.examples,
+        history: c.history,
+        latestText: c.latestText,
+        call: { name: c.name, arguments: c.args },
+      },
+      settings.rehearsePrompt,
+    );
+    const rehearsal = await ctx.policy.rehearse({
+      messages: prompt,
+      n: settings.rehearsalSamples,
+      session: c.rehearseSession,
+      sampling: settings.sampling.rehearse,
+      maxTokens: settings.maxTokens.rehearse,
+      signal: c.signal,
+    });
+    if (c.signal.aborted)
+      return abortReason(
+        ctx.signal,
+        ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs,
+      );
+    sample = {
+      ...rehearsal.samples[0],
+      parse: rehearsalParseIn(rehearsal.samples[0], settings.parse),
+    };
+    rehearsalEvent = (await emit({
+      type: 'call.rehearsal',
+      episodeId,
+      turnId: c.turnId,
+      callId: c.callId,
+      tool: c.name,
+      arguments: c.args,
+      text: sample.text,
+      result: sample.parse.ok
+        ? { ok: true, value: sample.parse.value }
+        : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
+      tokens: rehearsal.tokens,
+      latencyMs: Math.round(rehearsal.latencyMs),
+    })) as CallRehearsalEvent;
   }
 
   let actualEvent: CallActualEvent | undefined;
   if (c.real) {
-    const outcome = await ctx.env!.call(c.name, c.args, { signal: c.signal, timeoutMs: ctx.task.limits?.callTimeoutMs });
-    const error = outcome.error && settings.parse === 'envace'
-      ? envaceToolError(outcome.error, { name: c.name, args: c.args, taskId: ctx.task.id })
-      : outcome.error && { code: outcome.error.code, message: outcome.error.message };
-    actualEvent = await emit({
-      type: 'call.actual', episodeId, turnId: c.turnId, callId: c.callId, tool: c.name, source: ctx.env!.source,
+    const outcome = await ctx.env!.call(c.name, c.args, {
+      signal: c.signal,
+      timeoutMs: ctx.task.limits?.callTimeoutMs,
+    });
+    const error =
+      outcome.error && settings.parse === 'envace'
+        ? envaceToolError(outcome.error, { name: c.name, args: c.args, taskId: ctx.task.id })
+        : outcome.error && { code: outcome.error.code, message: outcome.error.message };
+    actualEvent = (await emit({
+      type: 'call.actual',
+      episodeId,
+      turnId: c.turnId,
+      callId: c.callId,
+      tool: c.name,
+      source: ctx.env!.source,
       ...(outcome.response ? { response: outcome.response } : {}),
       ...(error ? { error } : {}),
-      server: outcome.server, latencyMs: Math.round(outcome.latencyMs),
-    }) as CallActualEvent;
+      server: outcome.server,
+      latencyMs: Math.round(outcome.latencyMs),
+    })) as CallActualEvent;
     if (rehearsalEvent) await emit(fidelityEventFor(rehearsalEvent, actualEvent));
   }
 
   if (ctx.mode === 'shadow') {
-    const outcome = { ...(actualEvent!.response ? { response: actualEvent!.response } : {}), ...(actualEvent!.error ? { error: actualEvent!.error } : {}) };
-    return { kind: 'played', transcriptCall: { name: c.name, arguments: c.args, outcome: outcome as TranscriptCall['outcome'] }, toolText: actualEventToolText(actualEvent) };
+    const outcome = {
+      ...(actualEvent!.response ? { response: actualEvent!.response } : {}),
+      ...(actualEvent!.error ? { error: actualEvent!.error } : {}),
+    };
+    return {
+      kind: 'played',
+      transcriptCall: {
+        name: c.name,
+        arguments: c.args,
+        outcome: outcome as TranscriptCall['outcome'],
+      },
+      toolText: actualEventToolText(actualEvent),
+    };
   }
   // Imagine: the episode continues on the rehearsal.
-  if (!sample) throw new StudioError('NO_REHEARSAL', `${ctx.policy.info.id} does not rehearse, so it cannot play imagined episodes; use shadow mode.`);
+  if (!sample)
+    throw new StudioError(
+      'NO_REHEARSAL',
+      `${ctx.policy.info.id} does not rehearse, so it cannot play imagined episodes; use shadow mode.`,
+    );
   if (!sample.parse.ok) {
     const text = simulatorErrorText(sample.parse.error.code, sample.parse.error.message);
     // Under EnvACE's rule the act's other calls run first, then the episode ends (playEpisode).
-    const end: EpisodeEnding | undefined = settings.onParseError === 'end' && settings.reward !== 'envace' ? { status: 'failed', code: sample.parse.error.code, message: `The rehearsal could not be parsed: ${sample.parse.error.message}` } : undefined;
-    return { kind: 'played', transcriptCall: { name: c.name, arguments: c.args, outcome: { response: { text: [text], isError: true } } }, toolText: text, endEpisode: end };
+    const end: EpisodeEnding | undefined =
+      settings.onParseError === 'end' && settings.reward !== 'envace'
+        ? {
+            status: 'failed',
+            code: sample.parse.error.code,
+            message: `The rehearsal could not be parsed: ${sample.parse.error.message}`,
+          }
+        : undefined;
+    return {
+      kind: 'played',
+      transcriptCall: {
+        name: c.name,
+        arguments: c.args,
+        outcome: { response: { text: [text], isError: true } },
+      },
+      toolText: text,
+      endEpisode: end,
+    };
   }
   const imagined = rehearsedToolResult(sample.parse.value);
-  return { kind: 'played', transcriptCall: { name: c.name, arguments: c.args, outcome: { response: imagined } }, toolText: imagined.text![0] };
+  return {
+    kind: 'played',
+    transcriptCall: { name: c.name, arguments: c.args, outcome: { response: imagined } },
+    toolText: imagined.text![0],
+  };
 }
 
-async function refuseCall(ctx: EpisodeContext, turnId: string, callId: string, name: string, max: number): Promise<CallResult> {
-  const error = { code: 'CALL_LIMIT', message: `Only ${max} tool calls are allowed per turn; this call was not made.` };
-  await ctx.emit({ type: 'call.actual', episodeId: ctx.episodeId, turnId, callId, tool: name, source: ctx.env?.source ?? 'mcp', error });
-  return { kind: 'played', transcriptCall: { name, arguments: null, outcome: { error } } as unknown as TranscriptCall, toolText: actualToolText(undefined, error) };
+async function refuseCall(
+  ctx: EpisodeContext,
+  turnId: string,
+  callId: string,
+  name: string,
+  max: number,
+): Promise<CallResult> {
+  const error = {
+    code: 'CALL_LIMIT',
+    message: `Only ${max} tool calls are allowed per turn; this call was not made.`,
+  };
+  await ctx.emit({
+    type: 'call.actual',
+    episodeId: ctx.episodeId,
+    turnId,
+    callId,
+    tool: name,
+    source: ctx.env?.source ?? 'mcp',
+    error,
+  });
+  return {
+    kind: 'played',
+    transcriptCall: { name, arguments: null, outcome: { error } } as unknown as TranscriptCall,
+    toolText: actualToolText(undefined, error),
+  };
 }
 
-async function takeSnapshot(ctx: EpisodeContext, real: boolean): Promise<EpisodeTranscript['snapshot']> {
+async function takeSnapshot(
+  ctx: EpisodeContext,
+  real: boolean,
+): Promise<EpisodeTranscript['snapshot']> {
   if (!real || !ctx.env) return { ok: false, error: NO_REAL_STATE };
   try {
     const value: EnvironmentSnapshot = await ctx.env.snapshot();
@@ -374,7 +629,11 @@ async function takeSnapshot(ctx: EpisodeContext, real: boolean): Promise<Episode
 
 /** Imagined trajectories cannot be graded on state: those items are "not evaluated", never failed. */
 function withoutStateChecks(grade: Grade): Grade {
-  return scoreVerdicts(grade.checks.map((c) => (c.kind === 'state' ? { ...c, passed: null, detail: `not evaluated: ${NO_REAL_STATE}` } : c)));
+  return scoreVerdicts(
+    grade.checks.map((c) =>
+      c.kind === 'state' ? { ...c, passed: null, detail: `not evaluated: ${NO_REAL_STATE}` } : c,
+    ),
+  );
 }
 
 function abortReason(runSignal: AbortSignal | undefined, episodeTimeoutMs: number): Ended {

@@ -13,12 +13,18 @@ import { parseRehearsalOutput } from '../protocol/rehearsalParser';
  */
 
 /** The act parse of a policy turn in the run's dialect. */
-export function actParseIn(act: { text: string; parse: ActParse }, dialect: ParseDialect): ActParse {
+export function actParseIn(
+  act: { text: string; parse: ActParse },
+  dialect: ParseDialect,
+): ActParse {
   return dialect === 'envace' ? parseActOutput(act.text, { dialect }) : act.parse;
 }
 
 /** The rehearsal parse of a sample in the run's dialect. */
-export function rehearsalParseIn(sample: { text: string; parse: RehearsalParse }, dialect: ParseDialect): RehearsalParse {
+export function rehearsalParseIn(
+  sample: { text: string; parse: RehearsalParse },
+  dialect: ParseDialect,
+): RehearsalParse {
   return dialect === 'envace' ? parseRehearsalOutput(sample.text, { dialect }) : sample.parse;
 }
 
@@ -45,7 +51,10 @@ function pythonTypeName(v: JsonValue): string {
  * task does not offer is TOOL_NOT_AVAILABLE, arguments that are not an object INVALID_PARAMETERS,
  * with EnvACE's messages and details (`original_index` is the task id). Other errors are kept.
  */
-export function envaceToolError(error: { code: string; message: string }, call: { name: string; args: JsonValue; taskId: string }): EnvaceToolError {
+export function envaceToolError(
+  error: { code: string; message: string },
+  call: { name: string; args: JsonValue; taskId: string },
+): EnvaceToolError {
   if (error.code === 'UNKNOWN_TOOL') {
     return {
       code: 'TOOL_NOT_AVAILABLE',
@@ -54,7 +63,11 @@ export function envaceToolError(error: { code: string; message: string }, call: 
     };
   }
   if (error.code === 'INVALID_ARGUMENTS' && !isJsonObject(call.args)) {
-    return { code: 'INVALID_PARAMETERS', message: "'parameters' is missing, empty, or not a JSON object.", details: { tool: call.name, parameters_type: pythonTypeName(call.args) } };
+    return {
+      code: 'INVALID_PARAMETERS',
+      message: "'parameters' is missing, empty, or not a JSON object.",
+      details: { tool: call.name, parameters_type: pythonTypeName(call.args) },
+    };
   }
   return error;
 }

@@ -42,7 +42,10 @@ export interface PolicySettingValues {
  * Reads a choice from settings. A choice that cannot be used (a model folder kind without a folder,
  * an endpoint without a URL or model) is a StudioError POLICY_NOT_CONFIGURED that says which setting to fill.
  */
-export function policyChoiceFromSettings(values: PolicySettingValues, baseDir?: string): PolicyChoice {
+export function policyChoiceFromSettings(
+  values: PolicySettingValues,
+  baseDir?: string,
+): PolicyChoice {
   const kind = values.kind ?? 'default';
   switch (kind) {
     case 'default':
@@ -50,27 +53,42 @@ export function policyChoiceFromSettings(values: PolicySettingValues, baseDir?: 
       return { kind };
     case 'modelFolder': {
       const folder = values.modelFolder?.trim();
-      if (!folder) throw new StudioError('POLICY_NOT_CONFIGURED', 'rehearsal.policy.kind is "modelFolder" but rehearsal.policy.modelFolder is empty: run "Rehearsal: Select Policy" and pick a model folder.');
+      if (!folder)
+        throw new StudioError(
+          'POLICY_NOT_CONFIGURED',
+          'rehearsal.policy.kind is "modelFolder" but rehearsal.policy.modelFolder is empty: run "Rehearsal: Select Policy" and pick a model folder.',
+        );
       return { kind, folder: baseDir ? path.resolve(baseDir, folder) : folder };
     }
     case 'endpoint': {
       const url = values.endpointUrl?.trim();
       const model = values.endpointModel?.trim();
-      if (!url || !model) throw new StudioError('POLICY_NOT_CONFIGURED', 'rehearsal.policy.kind is "endpoint" but rehearsal.policy.endpoint.url or .model is empty: run "Rehearsal: Select Policy" and give both.');
+      if (!url || !model)
+        throw new StudioError(
+          'POLICY_NOT_CONFIGURED',
+          'rehearsal.policy.kind is "endpoint" but rehearsal.policy.endpoint.url or .model is empty: run "Rehearsal: Select Policy" and give both.',
+        );
       return { kind, url, model };
     }
     default:
-      throw new StudioError('POLICY_NOT_CONFIGURED', `rehearsal.policy.kind must be one of ${POLICY_KINDS.join(', ')}, not "${kind}".`);
+      throw new StudioError(
+        'POLICY_NOT_CONFIGURED',
+        `rehearsal.policy.kind must be one of ${POLICY_KINDS.join(', ')}, not "${kind}".`,
+      );
   }
 }
 
 /** A short name for status bars: `default model`, `reference`, `model my-policy`, `endpoint qwen2.5`. */
 export function describePolicyChoice(choice: PolicyChoice): string {
   switch (choice.kind) {
-    case 'default': return 'default model';
-    case 'reference': return 'reference';
-    case 'modelFolder': return `model ${path.basename(choice.folder)}`;
-    case 'endpoint': return `endpoint ${choice.model}`;
+    case 'default':
+      return 'default model';
+    case 'reference':
+      return 'reference';
+    case 'modelFolder':
+      return `model ${path.basename(choice.folder)}`;
+    case 'endpoint':
+      return `endpoint ${choice.model}`;
   }
 }
 
@@ -93,26 +111,45 @@ export interface OpenPolicyOptions {
 
 /** The model folder a choice runs, if it runs one. */
 export function modelFolderOf(choice: PolicyChoice): string | undefined {
-  return choice.kind === 'default' ? defaultModelFolder() : choice.kind === 'modelFolder' ? choice.folder : undefined;
+  return choice.kind === 'default'
+    ? defaultModelFolder()
+    : choice.kind === 'modelFolder'
+      ? choice.folder
+      : undefined;
 }
 
 /**
  * Starts the chosen policy: the reference policy in process, an endpoint through its client, a model
  * folder in its own policy host process. A missing model folder is a StudioError MODEL_NOT_FOUND.
  */
-export async function openPolicyFor(choice: PolicyChoice, options: OpenPolicyOptions = {}): Promise<Policy> {
+export async function openPolicyFor(
+  choice: PolicyChoice,
+  options: OpenPolicyOptions = {},
+): Promise<Policy> {
   if (choice.kind === 'reference') return new ReferencePolicy(options.tasks ?? []);
-  if (choice.kind === 'endpoint') return new EndpointPolicy({ baseURL: choice.url, model: choice.model, apiKey: options.apiKey });
+  if (choice.kind === 'endpoint')
+    return new EndpointPolicy({ baseURL: choice.url, model: choice.model, apiKey: options.apiKey });
   const folder = modelFolderOf(choice)!;
   if (!existsSync(folder)) {
-    const hint = choice.kind === 'default' ? 'build it with `npm run train:default`, or pick another policy with "Rehearsal: Select Policy"' : 'pick another with "Rehearsal: Select Policy"';
+    const hint =
+      choice.kind === 'default'
+        ? 'build it with `npm run train:default`, or pick another policy with "Rehearsal: Select Policy"'
+        : 'pick another with "Rehearsal: Select Policy"';
     throw new StudioError('MODEL_NOT_FOUND', `The model folder ${folder} does not exist; ${hint}.`);
   }
-  return OnnxPolicy.start({ modelDir: folder, device: options.device ?? 'auto', threads: options.threads, log: options.log });
+  return OnnxPolicy.start({
+    modelDir: folder,
+    device: options.device ?? 'auto',
+    threads: options.threads,
+    log: options.log,
+  });
 }
 
 /** Run settings with what a model folder's `rehearsal_config.json` recommends under what was chosen. */
-export async function settingsForPolicy(choice: PolicyChoice, chosen: Partial<RunSettings>): Promise<Partial<RunSettings>> {
+export async function settingsForPolicy(
+  choice: PolicyChoice,
+  chosen: Partial<RunSettings>,
+): Promise<Partial<RunSettings>> {
   const folder = modelFolderOf(choice);
   return folder ? mergePolicySettings(await readPolicySettings(folder), chosen) : chosen;
 }

@@ -39,30 +39,42 @@ function cutBytes(text: string, max: number): string {
 }
 
 /** The imagined attempts as text the policy can read, within {@link MAX_ATTEMPTS_BYTES}. */
-export function describeAttempts(transcripts: readonly EpisodeTranscript[], maxBytes = MAX_ATTEMPTS_BYTES): string {
+export function describeAttempts(
+  transcripts: readonly EpisodeTranscript[],
+  maxBytes = MAX_ATTEMPTS_BYTES,
+): string {
   const share = Math.floor(maxBytes / Math.max(1, transcripts.length)) - 2;
-  return transcripts.map((t, i) => {
-    const lines = [`Attempt ${i + 1}:`];
-    for (const turn of t.turns) {
-      lines.push(`User: ${turn.user}`);
-      for (const c of turn.calls) {
-        const response = c.outcome?.response?.text?.join('\n') ?? (c.outcome?.error ? `error ${c.outcome.error.code}` : '(no response)');
-        lines.push(`Call ${c.name} ${canonicalJson(c.arguments ?? null)} -> ${response}`);
+  return transcripts
+    .map((t, i) => {
+      const lines = [`Attempt ${i + 1}:`];
+      for (const turn of t.turns) {
+        lines.push(`User: ${turn.user}`);
+        for (const c of turn.calls) {
+          const response =
+            c.outcome?.response?.text?.join('\n') ??
+            (c.outcome?.error ? `error ${c.outcome.error.code}` : '(no response)');
+          lines.push(`Call ${c.name} ${canonicalJson(c.arguments ?? null)} -> ${response}`);
+        }
+        lines.push(`Answer: ${turn.answer ?? '(none)'}`);
       }
-      lines.push(`Answer: ${turn.answer ?? '(none)'}`);
-    }
-    // Each line bounded, then the attempt: its first lines are kept, the rest counted.
-    const kept: string[] = [];
-    let used = 0;
-    for (const [n, line] of lines.map((l) => cutBytes(l.replace(/\s+/g, ' '), MAX_LINE_BYTES)).entries()) {
-      const size = Buffer.byteLength(line, 'utf8') + 1;
-      const reserve = n === lines.length - 1 ? 0 : 24; // room for the "(N more lines)" that may follow
-      if (used + size + reserve > share) { kept.push(`(${counted(lines.length - n, 'more line')})`); break; }
-      kept.push(line);
-      used += size;
-    }
-    return kept.join('\n');
-  }).join('\n\n');
+      // Each line bounded, then the attempt: its first lines are kept, the rest counted.
+      const kept: string[] = [];
+      let used = 0;
+      for (const [n, line] of lines
+        .map((l) => cutBytes(l.replace(/\s+/g, ' '), MAX_LINE_BYTES))
+        .entries()) {
+        const size = Buffer.byteLength(line, 'utf8') + 1;
+        const reserve = n === lines.length - 1 ? 0 : 24; // room for the "(N more lines)" that may follow
+        if (used + size + reserve > share) {
+          kept.push(`(${counted(lines.length - n, 'more line')})`);
+          break;
+        }
+        kept.push(line);
+        used += size;
+      }
+      return kept.join('\n');
+    })
+    .join('\n\n');
 }
 
 /** What private rehearsal needs. */
@@ -85,7 +97,9 @@ export interface PrivateRehearsalContext {
  * episode conditioned on that memory. Every episode is in the trace; the memory is on the committed
  * episode's end event.
  */
-export async function playPrivateRehearsal(ctx: PrivateRehearsalContext): Promise<{ committed: EpisodeOutcome; committedId: string; nextIndex: number; memory: string }> {
+export async function playPrivateRehearsal(
+  ctx: PrivateRehearsalContext,
+): Promise<{ committed: EpisodeOutcome; committedId: string; nextIndex: number; memory: string }> {
   const { budget, order } = ctx.settings.privateRehearsal;
   let index = ctx.firstIndex;
   // The servers list the tools once; the imagined episodes (possibly at the same time) call none of them.
@@ -97,13 +111,27 @@ export async function playPrivateRehearsal(ctx: PrivateRehearsalContext): Promis
     const i = index++;
     const n = ++attempt;
     const { act, rehearse } = ctx.settings.sampling;
-    const sampling = temperature === undefined ? ctx.settings.sampling : {
-      act: { ...act, temperature, seed: (act.seed ?? 0) + n },
-      rehearse: { ...rehearse, temperature, seed: (rehearse.seed ?? 0) + n },
-    };
+    const sampling =
+      temperature === undefined
+        ? ctx.settings.sampling
+        : {
+            act: { ...act, temperature, seed: (act.seed ?? 0) + n },
+            rehearse: { ...rehearse, temperature, seed: (rehearse.seed ?? 0) + n },
+          };
     return playEpisode({
-      task: ctx.task, episodeId: makeEpisodeId(i), index: i, mode: 'imagine', role: 'imagined', policy: ctx.policy, tools,
-      settings: { ...ctx.settings, audit: false, sampling }, emit: ctx.emit, grade: ctx.grade, systemSuffix, signal: ctx.signal, onProgress: ctx.onProgress,
+      task: ctx.task,
+      episodeId: makeEpisodeId(i),
+      index: i,
+      mode: 'imagine',
+      role: 'imagined',
+      policy: ctx.policy,
+      tools,
+      settings: { ...ctx.settings, audit: false, sampling },
+      emit: ctx.emit,
+      grade: ctx.grade,
+      systemSuffix,
+      signal: ctx.signal,
+      onProgress: ctx.onProgress,
     });
   };
   const imagined: EpisodeOutcome[] = [];
@@ -111,14 +139,19 @@ export async function playPrivateRehearsal(ctx: PrivateRehearsalContext): Promis
     imagined.push(...(await Promise.all(Array.from({ length: budget }, () => imagine()))));
   } else {
     for (let n = 0; n < budget; n++) {
-      const earlier = imagined.length ? `Your earlier imagined attempts at this task:\n${describeAttempts(imagined.map((o) => o.transcript))}` : undefined;
+      const earlier = imagined.length
+        ? `Your earlier imagined attempts at this task:\n${describeAttempts(imagined.map((o) => o.transcript))}`
+        : undefined;
       imagined.push(await imagine(earlier));
     }
   }
   const condensed = await ctx.policy.act({
     messages: [
       { role: 'system', content: MEMORY_SYSTEM_PROMPT },
-      { role: 'user', content: `Task: ${ctx.task.turns.map((t) => t.user).join('\n')}\n\n${describeAttempts(imagined.map((o) => o.transcript))}` },
+      {
+        role: 'user',
+        content: `Task: ${ctx.task.turns.map((t) => t.user).join('\n')}\n\n${describeAttempts(imagined.map((o) => o.transcript))}`,
+      },
     ],
     tools: [],
     sampling: ctx.settings.sampling.act,
@@ -129,9 +162,20 @@ export async function playPrivateRehearsal(ctx: PrivateRehearsalContext): Promis
   const committedIndex = index++;
   const committedId = makeEpisodeId(committedIndex);
   const committed = await playEpisode({
-    task: ctx.task, episodeId: committedId, index: committedIndex, mode: 'shadow', role: 'committed', policy: ctx.policy, env: ctx.env,
-    settings: ctx.settings, emit: ctx.emit, grade: ctx.grade, systemSuffix: `Rehearsal memory (from your private rehearsal of this task):\n${memory}`, memory,
-    signal: ctx.signal, onProgress: ctx.onProgress,
+    task: ctx.task,
+    episodeId: committedId,
+    index: committedIndex,
+    mode: 'shadow',
+    role: 'committed',
+    policy: ctx.policy,
+    env: ctx.env,
+    settings: ctx.settings,
+    emit: ctx.emit,
+    grade: ctx.grade,
+    systemSuffix: `Rehearsal memory (from your private rehearsal of this task):\n${memory}`,
+    memory,
+    signal: ctx.signal,
+    onProgress: ctx.onProgress,
   });
   return { committed, committedId, nextIndex: index, memory };
 }

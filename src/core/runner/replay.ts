@@ -8,7 +8,14 @@ import { fidelityEventFor } from '../trace/index/callView';
 import { TRACE_FILE } from '../trace/format/discover';
 import { assertValidId, newRunId } from '../trace/format/ids';
 import { readTraceEvents } from '../trace/format/reader';
-import type { CallActualEvent, CallRehearsalEvent, EpisodeEvent, NewTraceEvent, TraceEvent, TurnEvent } from '../trace/format/schema';
+import type {
+  CallActualEvent,
+  CallRehearsalEvent,
+  EpisodeEvent,
+  NewTraceEvent,
+  TraceEvent,
+  TurnEvent,
+} from '../trace/format/schema';
 import { TraceWriter } from '../trace/format/writer';
 import { isParseDialect } from '../protocol/dialect';
 import { rehearsalParseIn } from './parseDialect';
@@ -39,7 +46,11 @@ export interface ReplayOptions {
 export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   // The id names the run's folder: one that could leave the runs folder is refused before anything else.
   if (options.runId !== undefined) assertValidId(options.runId, 'run');
-  if (options.policy.rehearses === false) throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`);
+  if (options.policy.rehearses === false)
+    throw new StudioError(
+      'USAGE',
+      `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`,
+    );
   const recorded = await readRecorded(options);
   const { settings } = recorded;
 
@@ -51,25 +62,53 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
     await writer.append(full);
     return full;
   };
-  await emit({ type: 'run', runId, mode: 'replay', policy: options.policy.info, source: path.resolve(options.source), settings: settings as unknown as Record<string, never> });
+  await emit({
+    type: 'run',
+    runId,
+    mode: 'replay',
+    policy: options.policy.info,
+    source: path.resolve(options.source),
+    settings: settings as unknown as Record<string, never>,
+  });
 
-  const replay: Replay = { options, recorded, emit, episodes: [], done: 0, tools: [], messages: [] };
+  const replay: Replay = {
+    options,
+    recorded,
+    emit,
+    episodes: [],
+    done: 0,
+    tools: [],
+    messages: [],
+  };
   let status: RunSummary['status'] = 'completed';
   let error: RunSummary['error'];
   try {
     for (const e of recorded.events) {
-      if (options.signal?.aborted) { status = 'cancelled'; break; }
+      if (options.signal?.aborted) {
+        status = 'cancelled';
+        break;
+      }
       await replayEvent(replay, e);
     }
   } catch (err) {
     status = options.signal?.aborted ? 'cancelled' : 'failed';
-    error = { code: err instanceof StudioError ? err.code : 'REPLAY_FAILED', message: errorMessage(err) };
+    error = {
+      code: err instanceof StudioError ? err.code : 'REPLAY_FAILED',
+      message: errorMessage(err),
+    };
   }
   const { episode } = replay;
   if (episode) {
     // The episode being replayed ends with the run, so that every episode of the trace has its end.
     const why = error ?? { code: 'CANCELLED', message: 'The replay was stopped.' };
-    await emit({ type: 'episode.end', episodeId: episode.episodeId, status: status === 'cancelled' ? 'cancelled' : 'failed', reward: null, success: null, error: why });
+    await emit({
+      type: 'episode.end',
+      episodeId: episode.episodeId,
+      status: status === 'cancelled' ? 'cancelled' : 'failed',
+      reward: null,
+      success: null,
+      error: why,
+    });
     options.policy.endSession(`${episode.episodeId}:rehearse`);
   }
   await emit({ type: 'run.end', runId, status, ...(error ? { error } : {}) });
@@ -90,14 +129,24 @@ interface RecordedTrace {
 async function readRecorded(options: ReplayOptions): Promise<RecordedTrace> {
   const { events, skippedCount } = await readTraceEvents(options.source);
   const source = events.find((e) => e.type === 'run');
-  if (!source) throw new StudioError('TRACE_EMPTY', `${options.source} has no run event${skippedCount ? ` (${skippedCount} lines skipped)` : ''}; it cannot be replayed.`);
+  if (!source)
+    throw new StudioError(
+      'TRACE_EMPTY',
+      `${options.source} has no run event${skippedCount ? ` (${skippedCount} lines skipped)` : ''}; it cannot be replayed.`,
+    );
   // Rehearsals are parsed as the recorded run parsed them, unless the caller names a dialect.
   const recordedDialect = (source.settings as { parse?: unknown } | undefined)?.parse;
-  const parse = options.settings?.parse ?? (isParseDialect(recordedDialect) ? recordedDialect : 'studio');
+  const parse =
+    options.settings?.parse ?? (isParseDialect(recordedDialect) ? recordedDialect : 'studio');
   const settings = withDefaults({ ...options.settings, parse, mode: 'replay' });
   const actuals = new Map<string, CallActualEvent>();
   for (const e of events) if (e.type === 'call.actual') actuals.set(e.callId, e);
-  const total = events.filter((e) => e.type === 'turn').reduce((n, t) => n + (t.type === 'turn' && t.parse.kind === 'calls' ? t.parse.calls.length : 0), 0);
+  const total = events
+    .filter((e) => e.type === 'turn')
+    .reduce(
+      (n, t) => n + (t.type === 'turn' && t.parse.kind === 'calls' ? t.parse.calls.length : 0),
+      0,
+    );
   return { events, settings, actuals, total };
 }
 
@@ -133,14 +182,24 @@ async function replayEvent(replay: Replay, e: TraceEvent): Promise<void> {
       if (e.parse.kind !== 'calls') break;
       for (const call of e.parse.calls) {
         await replayCall(replay, e, call, history);
-        options.onProgress?.({ done: ++replay.done, total: replay.recorded.total, callId: call.callId });
+        options.onProgress?.({
+          done: ++replay.done,
+          total: replay.recorded.total,
+          callId: call.callId,
+        });
       }
       break;
     }
     case 'episode.end':
       if (!replay.episode) break;
       await emit({ ...strip(e) });
-      replay.episodes.push({ episodeId: e.episodeId, taskId: replay.episode.taskId, status: e.status, reward: e.reward, success: e.success });
+      replay.episodes.push({
+        episodeId: e.episodeId,
+        taskId: replay.episode.taskId,
+        status: e.status,
+        reward: e.reward,
+        success: e.success,
+      });
       options.policy.endSession(`${e.episodeId}:rehearse`);
       replay.episode = undefined;
       break;
@@ -150,21 +209,64 @@ async function replayEvent(replay: Replay, e: TraceEvent): Promise<void> {
 }
 
 /** Rehearses one recorded call again, scores it against the recorded actual response, and adds that response to the conversation. */
-async function replayCall(replay: Replay, turn: TurnEvent, call: { callId: string; name: string; arguments: JsonValue }, history: ChatMessage[]): Promise<void> {
+async function replayCall(
+  replay: Replay,
+  turn: TurnEvent,
+  call: { callId: string; name: string; arguments: JsonValue },
+  history: ChatMessage[],
+): Promise<void> {
   const { options, emit } = replay;
   const { settings, actuals } = replay.recorded;
-  const prompt = buildRehearsePrompt({ tools: replay.tools, examples: options.examples?.(replay.episode!.taskId), history, latestText: turn.text, call: { name: call.name, arguments: call.arguments } }, settings.rehearsePrompt);
-  const r = await options.policy.rehearse({ messages: prompt, n: settings.rehearsalSamples, session: `${turn.episodeId}:rehearse`, sampling: settings.sampling.rehearse, maxTokens: settings.maxTokens.rehearse, signal: options.signal });
+  const prompt = buildRehearsePrompt(
+    {
+      tools: replay.tools,
+      examples: options.examples?.(replay.episode!.taskId),
+      history,
+      latestText: turn.text,
+      call: { name: call.name, arguments: call.arguments },
+    },
+    settings.rehearsePrompt,
+  );
+  const r = await options.policy.rehearse({
+    messages: prompt,
+    n: settings.rehearsalSamples,
+    session: `${turn.episodeId}:rehearse`,
+    sampling: settings.sampling.rehearse,
+    maxTokens: settings.maxTokens.rehearse,
+    signal: options.signal,
+  });
   const sample = { ...r.samples[0], parse: rehearsalParseIn(r.samples[0], settings.parse) };
-  const rehearsal = await emit({
-    type: 'call.rehearsal', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, arguments: call.arguments, text: sample.text,
-    result: sample.parse.ok ? { ok: true, value: sample.parse.value } : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
-    tokens: r.tokens, latencyMs: Math.round(r.latencyMs),
-  }) as CallRehearsalEvent;
+  const rehearsal = (await emit({
+    type: 'call.rehearsal',
+    episodeId: turn.episodeId,
+    turnId: turn.turnId,
+    callId: call.callId,
+    tool: call.name,
+    arguments: call.arguments,
+    text: sample.text,
+    result: sample.parse.ok
+      ? { ok: true, value: sample.parse.value }
+      : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
+    tokens: r.tokens,
+    latencyMs: Math.round(r.latencyMs),
+  })) as CallRehearsalEvent;
   const recorded = actuals.get(call.callId);
-  const actual = await emit(recorded
-    ? { ...strip(recorded), source: 'replay' }
-    : { type: 'call.actual', episodeId: turn.episodeId, turnId: turn.turnId, callId: call.callId, tool: call.name, source: 'replay', error: { code: 'NO_RECORDED_ANSWER', message: 'The recorded trace has no actual response for this call.' } }) as CallActualEvent;
+  const actual = (await emit(
+    recorded
+      ? { ...strip(recorded), source: 'replay' }
+      : {
+          type: 'call.actual',
+          episodeId: turn.episodeId,
+          turnId: turn.turnId,
+          callId: call.callId,
+          tool: call.name,
+          source: 'replay',
+          error: {
+            code: 'NO_RECORDED_ANSWER',
+            message: 'The recorded trace has no actual response for this call.',
+          },
+        },
+  )) as CallActualEvent;
   await emit(fidelityEventFor(rehearsal, actual));
   replay.messages.push({ role: 'tool', name: call.name, content: actualEventToolText(actual) });
 }

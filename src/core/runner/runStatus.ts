@@ -12,7 +12,11 @@ export class RunStatus {
   private lastProgress: RunProgress | undefined;
   private callsSeen = 0;
 
-  constructor(readonly policy: string, readonly device?: string, readonly what = 'episodes') {}
+  constructor(
+    readonly policy: string,
+    readonly device?: string,
+    readonly what = 'episodes',
+  ) {}
 
   /** Counts the tokens and time of every generation (acts and rehearsals). */
   observe(event: TraceEvent): void {
@@ -32,12 +36,16 @@ export class RunStatus {
 
   /** Completion tokens per second of generation time; undefined until something was generated. */
   get tokensPerSecond(): number | undefined {
-    return this.completionTokens > 0 && this.generationMs > 0 ? (1000 * this.completionTokens) / this.generationMs : undefined;
+    return this.completionTokens > 0 && this.generationMs > 0
+      ? (1000 * this.completionTokens) / this.generationMs
+      : undefined;
   }
 
   /** Episodes finished and planned, once known. */
   get counts(): { done: number; total: number } | undefined {
-    return this.lastProgress ? { done: this.lastProgress.done, total: this.lastProgress.total } : undefined;
+    return this.lastProgress
+      ? { done: this.lastProgress.done, total: this.lastProgress.total }
+      : undefined;
   }
 
   /** The parts of a one-line summary: `reference`, `cpu`, `41.2 tok/s`, `1/3 episodes`. */
@@ -56,9 +64,17 @@ export class RunStatus {
     const p = this.lastProgress;
     const lines = [`policy: ${this.policy}${this.device ? ` on ${this.device}` : ''}`];
     const speed = this.tokensPerSecond;
-    lines.push(speed === undefined ? 'no tokens generated yet' : `${speed.toFixed(1)} tokens/s (${this.completionTokens} tokens generated)`);
-    if (p) lines.push(`${p.done} of ${p.total} ${this.what} done${p.taskId ? ` · task ${p.taskId}` : ''}`);
-    if (p?.episode) lines.push(`${p.episode.episodeId}: turn ${p.episode.turns} · ${p.episode.calls} calls`);
+    lines.push(
+      speed === undefined
+        ? 'no tokens generated yet'
+        : `${speed.toFixed(1)} tokens/s (${this.completionTokens} tokens generated)`,
+    );
+    if (p)
+      lines.push(
+        `${p.done} of ${p.total} ${this.what} done${p.taskId ? ` · task ${p.taskId}` : ''}`,
+      );
+    if (p?.episode)
+      lines.push(`${p.episode.episodeId}: turn ${p.episode.turns} · ${p.episode.calls} calls`);
     lines.push(`${this.callsSeen} tool call${this.callsSeen === 1 ? '' : 's'} answered`);
     return lines.join('\n');
   }

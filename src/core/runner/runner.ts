@@ -79,9 +79,13 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
   const settings = withDefaults(options.settings ?? {});
   // The id names the run's folder: one that could leave the runs folder is refused before anything else.
   if (options.runId !== undefined) assertValidId(options.runId, 'run');
-  if (settings.mode === 'replay') throw new StudioError('USAGE', 'Replay runs re-rehearse a recorded trace: use replayTrace.');
+  if (settings.mode === 'replay')
+    throw new StudioError('USAGE', 'Replay runs re-rehearse a recorded trace: use replayTrace.');
   if (options.policy.rehearses === false && settings.mode !== 'shadow') {
-    throw new StudioError('USAGE', `The ${options.policy.info.kind} policy does not rehearse, so it cannot play ${settings.mode} episodes (they go on with rehearsed responses); use shadow mode, or a model folder or endpoint policy.`);
+    throw new StudioError(
+      'USAGE',
+      `The ${options.policy.info.kind} policy does not rehearse, so it cannot play ${settings.mode} episodes (they go on with rehearsed responses); use shadow mode, or a model folder or endpoint policy.`,
+    );
   }
   const runId = options.runId ?? newRunId(settings.mode);
   const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
@@ -93,17 +97,37 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     return full;
   };
   // Tasks that name the same servers share one environment (reset per episode), not one process each.
-  const run: TaskRun = { options, settings, mode: settings.mode, emit, environments: new Map(), episodes: [], total: options.tasks.length * settings.episodesPerTask, episodeIndex: 0 };
+  const run: TaskRun = {
+    options,
+    settings,
+    mode: settings.mode,
+    emit,
+    environments: new Map(),
+    episodes: [],
+    total: options.tasks.length * settings.episodesPerTask,
+    episodeIndex: 0,
+  };
 
   await emit({
-    type: 'run', runId, mode: settings.mode, policy: options.policy.info, tasks: options.tasks.map((t) => t.task.id),
-    settings: settings as unknown as Record<string, never>, studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
+    type: 'run',
+    runId,
+    mode: settings.mode,
+    policy: options.policy.info,
+    tasks: options.tasks.map((t) => t.task.id),
+    settings: settings as unknown as Record<string, never>,
+    studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
   });
   let ended: RunEnding;
   try {
     ended = await playTasks(run);
   } catch (err) {
-    ended = { status: 'failed', error: { code: err instanceof StudioError ? err.code : 'RUN_FAILED', message: errorMessage(err) } };
+    ended = {
+      status: 'failed',
+      error: {
+        code: err instanceof StudioError ? err.code : 'RUN_FAILED',
+        message: errorMessage(err),
+      },
+    };
   } finally {
     await Promise.all([...run.environments.values()].map((e) => e.close().catch(() => undefined)));
   }
@@ -142,15 +166,25 @@ async function playTasks(run: TaskRun): Promise<RunEnding> {
       if (options.signal?.aborted) return { status: 'cancelled' };
       const { summary, outcome } = await playTaskEpisode(run, loaded, k);
       run.episodes.push(summary);
-      options.onProgress?.({ done: run.episodes.length, total: run.total, taskId: loaded.task.id, ended: summary });
-      if (outcome.fatal) return { status: options.signal?.aborted ? 'cancelled' : 'failed', error: outcome.error };
+      options.onProgress?.({
+        done: run.episodes.length,
+        total: run.total,
+        taskId: loaded.task.id,
+        ended: summary,
+      });
+      if (outcome.fatal)
+        return { status: options.signal?.aborted ? 'cancelled' : 'failed', error: outcome.error };
     }
   }
   return { status: 'completed' };
 }
 
 /** Plays a task's k-th episode (a private rehearsal's committed one, in private mode) on its environment. */
-async function playTaskEpisode(run: TaskRun, loaded: LoadedTask, k: number): Promise<{ summary: EpisodeSummary; outcome: EpisodeOutcome }> {
+async function playTaskEpisode(
+  run: TaskRun,
+  loaded: LoadedTask,
+  k: number,
+): Promise<{ summary: EpisodeSummary; outcome: EpisodeOutcome }> {
   const { options, settings, emit } = run;
   // Every mode needs the environment: its servers list the task's tools. Imagine mode (without
   // audit) calls none of them.
@@ -160,26 +194,65 @@ async function playTaskEpisode(run: TaskRun, loaded: LoadedTask, k: number): Pro
     env = await options.openEnvironment(loaded);
     run.environments.set(key, env);
   }
-  const onEpisodeProgress = (p: EpisodeProgress) => options.onProgress?.({ done: run.episodes.length, total: run.total, taskId: loaded.task.id, episode: p });
+  const onEpisodeProgress = (p: EpisodeProgress) =>
+    options.onProgress?.({
+      done: run.episodes.length,
+      total: run.total,
+      taskId: loaded.task.id,
+      episode: p,
+    });
   const episodeSettings = withEpisodeSeed(settings, k);
   let outcome: EpisodeOutcome;
   let id: string;
   if (run.mode === 'private') {
-    const played = await playPrivateRehearsal({ task: loaded.task, firstIndex: run.episodeIndex, policy: options.policy, env, settings: episodeSettings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+    const played = await playPrivateRehearsal({
+      task: loaded.task,
+      firstIndex: run.episodeIndex,
+      policy: options.policy,
+      env,
+      settings: episodeSettings,
+      emit,
+      grade: options.grade,
+      signal: options.signal,
+      onProgress: onEpisodeProgress,
+    });
     run.episodeIndex = played.nextIndex;
     outcome = played.committed;
     id = played.committedId;
   } else {
     id = makeEpisodeId(run.episodeIndex);
-    outcome = await playEpisode({ task: loaded.task, episodeId: id, index: run.episodeIndex++, mode: run.mode, policy: options.policy, env, settings: episodeSettings, emit, grade: options.grade, signal: options.signal, onProgress: onEpisodeProgress });
+    outcome = await playEpisode({
+      task: loaded.task,
+      episodeId: id,
+      index: run.episodeIndex++,
+      mode: run.mode,
+      policy: options.policy,
+      env,
+      settings: episodeSettings,
+      emit,
+      grade: options.grade,
+      signal: options.signal,
+      onProgress: onEpisodeProgress,
+    });
   }
-  const summary = { episodeId: id, taskId: loaded.task.id, status: outcome.status, reward: outcome.grade?.reward ?? null, success: outcome.grade?.success ?? null };
+  const summary = {
+    episodeId: id,
+    taskId: loaded.task.id,
+    status: outcome.status,
+    reward: outcome.grade?.reward ?? null,
+    success: outcome.grade?.success ?? null,
+  };
   return { summary, outcome };
 }
 
 /** Tasks with the same servers, tools and call timeout share one environment. */
 function environmentKey(t: LoadedTask): string {
-  return JSON.stringify([t.baseDir, t.task.servers, t.task.tools ?? null, t.task.limits?.callTimeoutMs ?? null]);
+  return JSON.stringify([
+    t.baseDir,
+    t.task.servers,
+    t.task.tools ?? null,
+    t.task.limits?.callTimeoutMs ?? null,
+  ]);
 }
 
 /**
@@ -206,5 +279,11 @@ async function saveIndex(traceFile: string, minBytes: number): Promise<void> {
 export function withEpisodeSeed(settings: RunSettings, k: number): RunSettings {
   if (k === 0) return settings;
   const { act, rehearse } = settings.sampling;
-  return { ...settings, sampling: { act: { ...act, seed: (act.seed ?? 0) + k }, rehearse: { ...rehearse, seed: (rehearse.seed ?? 0) + k } } };
+  return {
+    ...settings,
+    sampling: {
+      act: { ...act, seed: (act.seed ?? 0) + k },
+      rehearse: { ...rehearse, seed: (rehearse.seed ?? 0) + k },
+    },
+  };
 }

@@ -13,9 +13,20 @@ import type { ToolResultContent } from '../fidelity/responseValue';
 import { looksLikeError } from '../fidelity/responseValue';
 
 /** The text a tool message carries for an actual response (what the policy reads). */
-export function actualToolText(response: ToolResultContent | undefined, error?: { code: string; message: string }): string {
-  if (!response) return canonicalJson({ error: `${error?.code ?? 'NO_RESPONSE'}: ${error?.message ?? 'the tool gave no response'}` });
-  if (response.structured !== undefined && response.structured !== null && !(response.text ?? []).length) return canonicalJson(response.structured);
+export function actualToolText(
+  response: ToolResultContent | undefined,
+  error?: { code: string; message: string },
+): string {
+  if (!response)
+    return canonicalJson({
+      error: `${error?.code ?? 'NO_RESPONSE'}: ${error?.message ?? 'the tool gave no response'}`,
+    });
+  if (
+    response.structured !== undefined &&
+    response.structured !== null &&
+    !(response.text ?? []).length
+  )
+    return canonicalJson(response.structured);
   return (response.text ?? []).join('\n');
 }
 
@@ -24,9 +35,17 @@ export function actualToolText(response: ToolResultContent | undefined, error?: 
  * for an error with one of EnvACE's codes (a run in the `envace` dialect records them, with their
  * details), else {@link actualToolText}.
  */
-export function actualEventToolText(actual: { response?: ToolResultContent; error?: { code: string; message: string; details?: JsonObject } } | undefined): string {
+export function actualEventToolText(
+  actual:
+    | {
+        response?: ToolResultContent;
+        error?: { code: string; message: string; details?: JsonObject };
+      }
+    | undefined,
+): string {
   const e = actual?.error;
-  if (e && !actual.response && ENVACE_ERROR_CODES.includes(e.code)) return simulatorErrorText(e.code, e.message, e.details);
+  if (e && !actual.response && ENVACE_ERROR_CODES.includes(e.code))
+    return simulatorErrorText(e.code, e.message, e.details);
   return actualToolText(actual?.response, e);
 }
 
@@ -46,26 +65,47 @@ export const PARSE_ERROR_TOOL_NAME = 'error_tool_call';
  * ensure_ascii=True)` in envs.py. `turnText` is what the policy wrote: the JSON error quotes its
  * block, the name error its name and arguments.
  */
-export function parseErrorToolText(code: string, message: string, turnText = '', dialect: ParseDialect = 'studio'): string {
+export function parseErrorToolText(
+  code: string,
+  message: string,
+  turnText = '',
+  dialect: ParseDialect = 'studio',
+): string {
   // tool_parser.py's blocks: `\n<tool_call>\n(.*?)\n</tool_call>`, each `.strip()`ped (Python's
   // strip in the envace dialect; the studio's own dialect keeps the blocks as JavaScript trims them).
   const envace = dialect === 'envace';
   const parseJson = envace ? parsePythonJson : parseStrictJson;
-  const blocks = findBlocks(turnText, TOOL_CALL_OPEN, TOOL_CALL_CLOSE).map((b) => (envace ? stripPythonWhitespace(b.inner) : b.inner.trim()));
+  const blocks = findBlocks(turnText, TOOL_CALL_OPEN, TOOL_CALL_CLOSE).map((b) =>
+    envace ? stripPythonWhitespace(b.inner) : b.inner.trim(),
+  );
   switch (code) {
     case 'NO_TOOL_CALL_FOUND':
-      return pythonJsonDumps({ error_tool_call: 'No tool call found. Please check your output format. The correct (<tool_call>\n{"name": ..., "arguments": { ... }}\n</tool_call>).' });
+      return pythonJsonDumps({
+        error_tool_call:
+          'No tool call found. Please check your output format. The correct (<tool_call>\n{"name": ..., "arguments": { ... }}\n</tool_call>).',
+      });
     case 'JSON_DECODE_ERROR': {
       const bad = blocks.find((b) => !parseJson(b).ok) ?? blocks[0] ?? '';
-      return pythonJsonDumps({ error_tool_call: `One tool call can not be parsed as JSON: ${bad}` });
+      return pythonJsonDumps({
+        error_tool_call: `One tool call can not be parsed as JSON: ${bad}`,
+      });
     }
     case 'NO_ARGUMENTS':
-      return pythonJsonDumps({ error_tool_call: 'No argumets found in one tool call. Use empty dict if no argument.' });
+      return pythonJsonDumps({
+        error_tool_call: 'No argumets found in one tool call. Use empty dict if no argument.',
+      });
     case 'NON_SERIALIZABLE_ARGUMENTS':
-      return pythonJsonDumps({ error_tool_call: 'NON_SERIALIZABLE_ARGUMENTS in one tool call', detail: message });
+      return pythonJsonDumps({
+        error_tool_call: 'NON_SERIALIZABLE_ARGUMENTS in one tool call',
+        detail: message,
+      });
     case 'INVALID_TOOL_NAME': {
       const act = invalidNameAction(blocks, dialect);
-      return pythonJsonDumps({ error_tool_call: 'INVALID_TOOL_NAME in one tool call', raw_name: pythonStr(act?.name), arguments: pythonStr(act?.arguments) });
+      return pythonJsonDumps({
+        error_tool_call: 'INVALID_TOOL_NAME in one tool call',
+        raw_name: pythonStr(act?.name),
+        arguments: pythonStr(act?.arguments),
+      });
     }
     default:
       return simulatorErrorText(code, message);
@@ -73,7 +113,10 @@ export function parseErrorToolText(code: string, message: string, turnText = '',
 }
 
 /** The first action of the blocks whose name is not a non-empty string (INVALID_TOOL_NAME's). */
-function invalidNameAction(blocks: string[], dialect: ParseDialect): { name: JsonValue | undefined; arguments: JsonValue | undefined } | undefined {
+function invalidNameAction(
+  blocks: string[],
+  dialect: ParseDialect,
+): { name: JsonValue | undefined; arguments: JsonValue | undefined } | undefined {
   const envace = dialect === 'envace';
   for (const b of blocks) {
     const parsed = envace ? parsePythonJson(b) : parseStrictJson(b);
@@ -81,7 +124,8 @@ function invalidNameAction(blocks: string[], dialect: ParseDialect): { name: Jso
     for (const a of Array.isArray(parsed.value) ? parsed.value : [parsed.value]) {
       if (!isJsonObject(a)) return { name: undefined, arguments: undefined };
       const name = a['name'];
-      if (typeof name !== 'string' || !(envace ? stripPythonWhitespace(name) : name.trim())) return { name, arguments: a['parameters'] ?? a['arguments'] };
+      if (typeof name !== 'string' || !(envace ? stripPythonWhitespace(name) : name.trim()))
+        return { name, arguments: a['parameters'] ?? a['arguments'] };
     }
   }
   return undefined;
@@ -94,5 +138,7 @@ function invalidNameAction(blocks: string[], dialect: ParseDialect): { name: Jso
  * call EnvACE's tool refuses (TOOL_NOT_AVAILABLE, ...) in the `envace` dialect.
  */
 export function simulatorErrorText(code: string, message: string, details?: JsonObject): string {
-  return pythonJsonDumps({ error_tool_call: details ? { code, message, details } : { code, message } });
+  return pythonJsonDumps({
+    error_tool_call: details ? { code, message, details } : { code, message },
+  });
 }

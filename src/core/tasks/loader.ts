@@ -15,7 +15,9 @@ export const TASK_FILE_SUFFIX = '.task.json';
 let compiled: ValidateFunction | undefined;
 
 function validator(): ValidateFunction {
-  compiled ??= new Ajv({ discriminator: true, strict: false, allErrors: false }).compile(taskSchema);
+  compiled ??= new Ajv({ discriminator: true, strict: false, allErrors: false }).compile(
+    taskSchema,
+  );
   return compiled;
 }
 
@@ -36,7 +38,8 @@ export function findTaskFault(value: unknown): TaskFault | undefined {
   const validate = validator();
   if (!validate(value)) return formatted(schemaFault(validate.errors));
   // Its own structure holds tool values (arguments, examples) about a dozen levels down.
-  if (nestsDeeperThan(value, MAX_JSON_DEPTH + 12)) return { path: '$', message: `nests deeper than ${MAX_JSON_DEPTH} levels in its tool values` };
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH + 12))
+    return { path: '$', message: `nests deeper than ${MAX_JSON_DEPTH} levels in its tool values` };
   return formatted(semanticFault(value as TaskFile));
 }
 
@@ -51,7 +54,11 @@ function formatted(fault: ReturnType<typeof semanticFault>): TaskFault | undefin
 export function parseTask(value: unknown, where: string): TaskFile {
   const fault = findTaskFault(value);
   if (fault) {
-    throw new StudioError('TASK_INVALID', `${where}: ${fault.path} ${fault.message}. Fix the task file (see docs/task-format.md).`, { path: fault.path, file: where });
+    throw new StudioError(
+      'TASK_INVALID',
+      `${where}: ${fault.path} ${fault.message}. Fix the task file (see docs/task-format.md).`,
+      { path: fault.path, file: where },
+    );
   }
   return value as TaskFile;
 }
@@ -63,7 +70,10 @@ export async function loadTaskFile(file: string): Promise<LoadedTask> {
   try {
     text = await readFile(abs, 'utf8');
   } catch (err) {
-    throw new StudioError('TASK_UNREADABLE', `Cannot read the task file ${abs}: ${(err as Error).message}.`);
+    throw new StudioError(
+      'TASK_UNREADABLE',
+      `Cannot read the task file ${abs}: ${(err as Error).message}.`,
+    );
   }
   // Editors on Windows save UTF-8 with a byte-order mark; JSON.parse refuses it, the trace reader skips it too.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -71,7 +81,11 @@ export async function loadTaskFile(file: string): Promise<LoadedTask> {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new StudioError('TASK_INVALID', `${abs}: $ is not valid JSON (${jsonErrorPlace(text, err as Error)}). Fix the task file.`, { path: '$', file: abs });
+    throw new StudioError(
+      'TASK_INVALID',
+      `${abs}: $ is not valid JSON (${jsonErrorPlace(text, err as Error)}). Fix the task file.`,
+      { path: '$', file: abs },
+    );
   }
   return { task: parseTask(value, abs), file: abs, baseDir: path.dirname(abs) };
 }
@@ -93,7 +107,12 @@ export async function loadTasks(paths: readonly string[]): Promise<LoadedTask[]>
   for (const f of files) {
     const loaded = await loadTaskFile(f);
     const other = seen.get(loaded.task.id);
-    if (other) throw new StudioError('TASK_INVALID', `${loaded.file}: $.id "${loaded.task.id}" is also the id of ${other}. Task ids must be unique.`, { path: '$.id', file: loaded.file });
+    if (other)
+      throw new StudioError(
+        'TASK_INVALID',
+        `${loaded.file}: $.id "${loaded.task.id}" is also the id of ${other}. Task ids must be unique.`,
+        { path: '$.id', file: loaded.file },
+      );
     seen.set(loaded.task.id, loaded.file);
     out.push(loaded);
   }
@@ -102,11 +121,13 @@ export async function loadTasks(paths: readonly string[]): Promise<LoadedTask[]>
 
 async function findTaskFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries
-    .filter((e) => e.isFile() && e.name.endsWith(TASK_FILE_SUFFIX))
-    // Dirent.parentPath is new in Node 20.12 and 18.20; older runtimes (and editors' Electron) have only .path.
-    .map((e) => path.join(e.parentPath ?? e.path, e.name))
-    .sort();
+  return (
+    entries
+      .filter((e) => e.isFile() && e.name.endsWith(TASK_FILE_SUFFIX))
+      // Dirent.parentPath is new in Node 20.12 and 18.20; older runtimes (and editors' Electron) have only .path.
+      .map((e) => path.join(e.parentPath ?? e.path, e.name))
+      .sort()
+  );
 }
 
 function jsonErrorPlace(text: string, err: Error): string {
@@ -121,7 +142,11 @@ function jsonErrorPlace(text: string, err: Error): string {
 
 function pointerSegments(pointer: string): PathSegment[] {
   if (!pointer) return [];
-  return pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^(0|[1-9]\d*)$/.test(s) ? Number(s) : s));
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^(0|[1-9]\d*)$/.test(s) ? Number(s) : s));
 }
 
 function schemaFault(errors: ErrorObject[] | null | undefined): Fault {
@@ -129,18 +154,27 @@ function schemaFault(errors: ErrorObject[] | null | undefined): Fault {
   if (!e) return { at: [], message: 'is invalid' };
   if (e.keyword === 'discriminator') {
     const { tag, tagValue } = e.params as { tag: string; tagValue: unknown };
-    return { at: [...pointerSegments(e.instancePath), tag], message: `is ${describeOutsideValue(tagValue)}; it must be one of ${CHECK_KINDS.map((k) => JSON.stringify(k)).join(', ')}` };
+    return {
+      at: [...pointerSegments(e.instancePath), tag],
+      message: `is ${describeOutsideValue(tagValue)}; it must be one of ${CHECK_KINDS.map((k) => JSON.stringify(k)).join(', ')}`,
+    };
   }
   let message = e.message ?? 'is invalid';
-  if (e.keyword === 'additionalProperties') message = `has an unknown property "${(e.params as { additionalProperty: string }).additionalProperty}"`;
-  else if (e.keyword === 'enum') message += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-  else if (e.keyword === 'const') message += ` ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
-  else if (e.keyword === 'required') message = `needs the property "${(e.params as { missingProperty: string }).missingProperty}"`;
+  if (e.keyword === 'additionalProperties')
+    message = `has an unknown property "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+  else if (e.keyword === 'enum')
+    message += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  else if (e.keyword === 'const')
+    message += ` ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+  else if (e.keyword === 'required')
+    message = `needs the property "${(e.params as { missingProperty: string }).missingProperty}"`;
   return { at: pointerSegments(e.instancePath), message };
 }
 
 /** The check kinds the schema knows, in its order. */
-const CHECK_KINDS: string[] = (taskSchema.definitions.check.oneOf as { properties: { kind: { const: string } } }[]).map((o) => o.properties.kind.const);
+const CHECK_KINDS: string[] = (
+  taskSchema.definitions.check.oneOf as { properties: { kind: { const: string } } }[]
+).map((o) => o.properties.kind.const);
 
 const MATCHER_KEYS: (keyof Matcher)[] = ['equals', 'oneOf', 'contains', 'matches', 'exists'];
 
@@ -159,34 +193,65 @@ function semanticFault(task: TaskFile): Fault | undefined {
   }
   if (task.reference) {
     const refTurns = task.reference.turns;
-    if (refTurns.length !== turnCount) return { at: ['reference', 'turns'], message: `has ${refTurns.length} turn(s) but the task has ${turnCount} user turn(s)` };
+    if (refTurns.length !== turnCount)
+      return {
+        at: ['reference', 'turns'],
+        message: `has ${refTurns.length} turn(s) but the task has ${turnCount} user turn(s)`,
+      };
     for (let t = 0; t < refTurns.length; t++) {
       for (let c = 0; c < refTurns[t].calls.length; c++) {
         const name = refTurns[t].calls[c].name;
-        if (allow && !allow.has(name)) return { at: ['reference', 'turns', t, 'calls', c, 'name'], message: `"${name}" is not in the task's tool allow-list` };
+        if (allow && !allow.has(name))
+          return {
+            at: ['reference', 'turns', t, 'calls', c, 'name'],
+            message: `"${name}" is not in the task's tool allow-list`,
+          };
       }
     }
   }
   return undefined;
 }
 
-function checkFault(check: CheckSpec, at: PathSegment[], task: TaskFile, allow: Set<string> | undefined, turnCount: number): Fault | undefined {
+function checkFault(
+  check: CheckSpec,
+  at: PathSegment[],
+  task: TaskFile,
+  allow: Set<string> | undefined,
+  turnCount: number,
+): Fault | undefined {
   if ('turn' in check && check.turn !== undefined && check.turn >= turnCount) {
-    return { at: [...at, 'turn'], message: `is ${check.turn} but the task has ${turnCount} user turn(s) (turns count from 0)` };
+    return {
+      at: [...at, 'turn'],
+      message: `is ${check.turn} but the task has ${turnCount} user turn(s) (turns count from 0)`,
+    };
   }
   switch (check.kind) {
     case 'state': {
-      if (!(check.server in task.servers)) return { at: [...at, 'server'], message: `"${check.server}" is not one of the task's servers` };
+      if (!(check.server in task.servers))
+        return {
+          at: [...at, 'server'],
+          message: `"${check.server}" is not one of the task's servers`,
+        };
       const ops = MATCHER_KEYS.filter((k) => k in check);
-      if (ops.length !== 1) return { at, message: `needs exactly one matcher (${MATCHER_KEYS.join(', ')}), found ${ops.length}` };
-      if (!parseJsonPath(check.path)) return { at: [...at, 'path'], message: `is not a JSONPath like $.orders["#W1"].status` };
+      if (ops.length !== 1)
+        return {
+          at,
+          message: `needs exactly one matcher (${MATCHER_KEYS.join(', ')}), found ${ops.length}`,
+        };
+      if (!parseJsonPath(check.path))
+        return { at: [...at, 'path'], message: `is not a JSONPath like $.orders["#W1"].status` };
       return regexFault(check, at);
     }
     case 'call':
     case 'no_call': {
-      if (check.kind === 'call' && allow && !allow.has(check.tool)) return { at: [...at, 'tool'], message: `"${check.tool}" is not in the task's tool allow-list` };
+      if (check.kind === 'call' && allow && !allow.has(check.tool))
+        return {
+          at: [...at, 'tool'],
+          message: `"${check.tool}" is not in the task's tool allow-list`,
+        };
       for (const [key, m] of Object.entries(check.args ?? {})) {
-        if (key.startsWith('$') && !parseJsonPath(key)) return { at: [...at, 'args', key], message: 'is not a JSONPath like $.address.zip' };
+        if (key.startsWith('$') && !parseJsonPath(key))
+          return { at: [...at, 'args', key], message: 'is not a JSONPath like $.address.zip' };
         const fault = regexFault(m, [...at, 'args', key]);
         if (fault) return fault;
       }
@@ -203,6 +268,9 @@ function regexFault(m: Matcher, at: PathSegment[]): Fault | undefined {
     new RegExp(m.matches);
     return undefined;
   } catch (err) {
-    return { at: [...at, 'matches'], message: `is not a valid regular expression (${(err as Error).message})` };
+    return {
+      at: [...at, 'matches'],
+      message: `is not a valid regular expression (${(err as Error).message})`,
+    };
   }
 }

@@ -19,7 +19,11 @@ export interface ReferenceScriptTurn {
  */
 export function referenceScript(task: TaskFile): ReferenceScriptTurn[] {
   const { reference } = task;
-  if (!reference) throw new StudioError('NO_REFERENCE', `Task ${task.id} has no reference solution; add "reference" to the task file.`);
+  if (!reference)
+    throw new StudioError(
+      'NO_REFERENCE',
+      `Task ${task.id} has no reference solution; add "reference" to the task file.`,
+    );
   return task.turns.map((t, i) => {
     const ref = reference.turns[i];
     return { user: t.user, acts: [...ref.calls.map((c) => formatToolCalls([c])), ref.answer] };
@@ -44,8 +48,16 @@ export interface PlayReferenceOptions extends GradeOptions {
  * seed), then grades the result with the task's checks. Call failures are kept in the transcript
  * (and fail the checks that need them); only a server that cannot start rejects.
  */
-export async function playReference(task: TaskFile, env: Environment, options: PlayReferenceOptions = {}): Promise<ReferencePlay> {
-  if (!task.reference) throw new StudioError('NO_REFERENCE', `Task ${task.id} has no reference solution; add "reference" to the task file.`);
+export async function playReference(
+  task: TaskFile,
+  env: Environment,
+  options: PlayReferenceOptions = {},
+): Promise<ReferencePlay> {
+  if (!task.reference)
+    throw new StudioError(
+      'NO_REFERENCE',
+      `Task ${task.id} has no reference solution; add "reference" to the task file.`,
+    );
   await env.startEpisode(task.seed);
   const timeoutMs = options.callTimeoutMs ?? task.limits?.callTimeoutMs;
   const turns: TranscriptTurn[] = [];
@@ -53,8 +65,18 @@ export async function playReference(task: TaskFile, env: Environment, options: P
     const ref = task.reference.turns[i];
     const turn: TranscriptTurn = { user: task.turns[i].user, calls: [] };
     for (const call of ref.calls) {
-      const outcome = await env.call(call.name, call.arguments, { timeoutMs, signal: options.signal });
-      turn.calls.push({ name: call.name, arguments: call.arguments, outcome: { ...(outcome.response ? { response: outcome.response } : {}), ...(outcome.error ? { error: outcome.error } : {}) } });
+      const outcome = await env.call(call.name, call.arguments, {
+        timeoutMs,
+        signal: options.signal,
+      });
+      turn.calls.push({
+        name: call.name,
+        arguments: call.arguments,
+        outcome: {
+          ...(outcome.response ? { response: outcome.response } : {}),
+          ...(outcome.error ? { error: outcome.error } : {}),
+        },
+      });
     }
     turn.answer = ref.answer;
     turns.push(turn);

@@ -13,7 +13,10 @@ export function sampleTasksFolder(): string {
 /** The ids of the sample tasks (`retail-0012`, ...), sorted; empty when the folder is missing. */
 export function sampleTaskIds(): string[] {
   try {
-    return readdirSync(sampleTasksFolder()).filter((n) => n.endsWith(SUFFIX)).map((n) => n.slice(0, -SUFFIX.length)).sort();
+    return readdirSync(sampleTasksFolder())
+      .filter((n) => n.endsWith(SUFFIX))
+      .map((n) => n.slice(0, -SUFFIX.length))
+      .sort();
   } catch {
     return [];
   }
@@ -38,7 +41,11 @@ export function resolveTaskArguments(args: readonly string[]): string[] {
     if (sample) return sample;
     const ids = sampleTaskIds();
     const near = didYouMean(arg.replace(/\.task\.json$/, ''), ids);
-    const hint = near ? ` Did you mean the sample task ${near}?` : ids.length ? ` Pass a task file (*.task.json), a folder of them, or a sample task id: ${ids.join(', ')}.` : ' Pass a task file (*.task.json) or a folder of them.';
+    const hint = near
+      ? ` Did you mean the sample task ${near}?`
+      : ids.length
+        ? ` Pass a task file (*.task.json), a folder of them, or a sample task id: ${ids.join(', ')}.`
+        : ' Pass a task file (*.task.json) or a folder of them.';
     throw new StudioError('TASK_UNREADABLE', `${arg} does not exist.${hint}`);
   });
 }

@@ -4,7 +4,14 @@ import type { ToolEnvironment } from '../env/toolEnvironment';
 import type { LoadedTask } from './taskFile';
 
 /** Opens the environment a task names: its servers, its allow-list, its call timeout. Nothing starts yet. */
-export function openTaskEnvironment(loaded: LoadedTask, host: EnvironmentHost = {}): Promise<ToolEnvironment> {
+export function openTaskEnvironment(
+  loaded: LoadedTask,
+  host: EnvironmentHost = {},
+): Promise<ToolEnvironment> {
   const { task } = loaded;
-  return openEnvironment(task.servers, { baseDir: loaded.baseDir, allowTools: task.tools, callTimeoutMs: task.limits?.callTimeoutMs }, host);
+  return openEnvironment(
+    task.servers,
+    { baseDir: loaded.baseDir, allowTools: task.tools, callTimeoutMs: task.limits?.callTimeoutMs },
+    host,
+  );
 }

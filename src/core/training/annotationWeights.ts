@@ -7,7 +7,11 @@ import type { RowAnnotation } from './datasetRow';
  * as a fidelity error, by the worst severity: the rehearse role is pushed harder toward what the
  * tool really returned where its rehearsal was judged wrong.
  */
-export const GROUNDING_ERROR_WEIGHTS: Record<AnnotationSeverity, number> = { minor: 2, major: 3, critical: 4 };
+export const GROUNDING_ERROR_WEIGHTS: Record<AnnotationSeverity, number> = {
+  minor: 2,
+  major: 3,
+  critical: 4,
+};
 
 /**
  * The weight of a call's grounding row: 1 unless the call has a fidelity error, then

@@ -62,7 +62,11 @@ export async function comparePolicies(options: ComparePoliciesOptions): Promise<
     try {
       options.onPolicy?.(side, policy);
       const run = await replayTrace({
-        source: options.trace, runsDir: options.runsDir, policy, settings: compared.settings ?? await settingsForStartedPolicy(policy), signal: options.signal,
+        source: options.trace,
+        runsDir: options.runsDir,
+        policy,
+        settings: compared.settings ?? (await settingsForStartedPolicy(policy)),
+        signal: options.signal,
         onProgress: (p) => options.onProgress?.(side, p),
       });
       return { name: compared.name, run };
@@ -74,6 +78,8 @@ export async function comparePolicies(options: ComparePoliciesOptions): Promise<
   if (a.run.status !== 'completed') return { trace: options.trace, a };
   const b = await replay('b', options.b);
   if (b.run.status !== 'completed') return { trace: options.trace, a, b };
-  [a.report, b.report] = await Promise.all([a, b].map((r) => buildFidelityReport([r.run.traceFile], { calls: options.calls })));
+  [a.report, b.report] = await Promise.all(
+    [a, b].map((r) => buildFidelityReport([r.run.traceFile], { calls: options.calls })),
+  );
   return { trace: options.trace, a, b, comparison: compareFidelity(a.report, b.report) };
 }

@@ -21,7 +21,10 @@ export interface DatasetRow {
   role: 'act' | 'rehearse';
   messages: ChatMessage[];
   /** OpenAI function schemas (act rows). */
-  tools?: { type: 'function'; function: { name: string; description: string; parameters: unknown } }[];
+  tools?: {
+    type: 'function';
+    function: { name: string; description: string; parameters: unknown };
+  }[];
   target: string;
   reward: number | null;
   group: string | null;

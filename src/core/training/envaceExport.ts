@@ -8,7 +8,13 @@ import { jsonTextWithLiterals } from '../protocol/pythonJson';
 import { actualEventToolText } from '../runner/toolMessages';
 import type { JudgeCheck, TaskFile } from '../tasks/taskFile';
 import { readTrace } from '../trace/format/reader';
-import type { CallActualEvent, EpisodeEndEvent, EpisodeEvent, TraceEvent, TurnEvent } from '../trace/format/schema';
+import type {
+  CallActualEvent,
+  EpisodeEndEvent,
+  EpisodeEvent,
+  TraceEvent,
+  TurnEvent,
+} from '../trace/format/schema';
 
 /** One OpenAI-chat message of an EnvACE record. */
 export interface EnvaceMessage {
@@ -19,7 +25,12 @@ export interface EnvaceMessage {
 }
 
 /** Where an item's evidence is, in EnvACE's words (`evidence[].from`, `focus_on`). */
-export type EnvaceFocus = 'user.content' | 'assistant.content.thinking' | 'assistant.content.user_visible_reply' | 'assistant.tool_calls' | 'tool.content';
+export type EnvaceFocus =
+  | 'user.content'
+  | 'assistant.content.thinking'
+  | 'assistant.content.user_visible_reply'
+  | 'assistant.tool_calls'
+  | 'tool.content';
 
 /**
  * One checklist item with every field EnvACE reads by key: `interaction.py` reads
@@ -39,7 +50,12 @@ export interface EnvaceChecklistItem {
   weight: number;
 }
 
-const FOCUS: readonly string[] = ['assistant.tool_calls', 'assistant.content.thinking', 'assistant.content.user_visible_reply', 'tool.content'];
+const FOCUS: readonly string[] = [
+  'assistant.tool_calls',
+  'assistant.content.thinking',
+  'assistant.content.user_visible_reply',
+  'tool.content',
+];
 
 /**
  * One record of EnvACE's tool dataset (the JSON at `+env.checklist.dataset_path`, and the rows of
@@ -91,11 +107,14 @@ interface EpisodeParts {
 function propertyType(p: JsonObject): string {
   const t = p['type'];
   if (typeof t === 'string') return t;
-  if (Array.isArray(t)) return (t.find((x) => typeof x === 'string' && x !== 'null') as string | undefined) ?? 'string';
+  if (Array.isArray(t))
+    return (t.find((x) => typeof x === 'string' && x !== 'null') as string | undefined) ?? 'string';
   for (const key of ['anyOf', 'oneOf']) {
     const branches = p[key];
     if (Array.isArray(branches)) {
-      for (const b of branches) if (isJsonObject(b) && typeof b['type'] === 'string' && b['type'] !== 'null') return b['type'];
+      for (const b of branches)
+        if (isJsonObject(b) && typeof b['type'] === 'string' && b['type'] !== 'null')
+          return b['type'];
     }
   }
   if (Array.isArray(p['enum'])) return 'string';
@@ -112,24 +131,42 @@ function propertyType(p: JsonObject): string {
  * that shape: a list or union type becomes its first non-null type, enum values become strings, a
  * missing `required` an empty list. Other keys of a property (`items`, `properties`) are kept.
  */
-export function envaceToolSchema(tool: ToolDefinition): { type: 'function'; function: { name: string; description: string; parameters: JsonObject } } {
+export function envaceToolSchema(tool: ToolDefinition): {
+  type: 'function';
+  function: { name: string; description: string; parameters: JsonObject };
+} {
   const base = toFunctionSchema(tool).function;
   const params = isJsonObject(base.parameters) ? base.parameters : {};
   const properties: JsonObject = {};
-  for (const [name, value] of Object.entries(isJsonObject(params['properties']) ? params['properties'] : {})) {
+  for (const [name, value] of Object.entries(
+    isJsonObject(params['properties']) ? params['properties'] : {},
+  )) {
     const p = isJsonObject(value) ? value : {};
     const { anyOf: _anyOf, oneOf: _oneOf, ...rest } = p;
     const out: JsonObject = { ...rest, type: propertyType(p) };
     if (typeof p['description'] !== 'string') delete out['description'];
-    if (Array.isArray(p['enum'])) out['enum'] = p['enum'].map((e) => (typeof e === 'string' ? e : canonicalJson(e)));
+    if (Array.isArray(p['enum']))
+      out['enum'] = p['enum'].map((e) => (typeof e === 'string' ? e : canonicalJson(e)));
     properties[name] = out;
   }
-  const required = Array.isArray(params['required']) ? params['required'].filter((r): r is string => typeof r === 'string') : [];
-  return { type: 'function', function: { name: base.name, description: base.description, parameters: { ...params, type: 'object', properties, required } } };
+  const required = Array.isArray(params['required'])
+    ? params['required'].filter((r): r is string => typeof r === 'string')
+    : [];
+  return {
+    type: 'function',
+    function: {
+      name: base.name,
+      description: base.description,
+      parameters: { ...params, type: 'object', properties, required },
+    },
+  };
 }
 
 /** The checklist items of one user turn made from its reference calls, when the task has no judge checks. */
-function callItems(calls: { name: string; arguments: JsonValue }[], turn: number): EnvaceChecklistItem[] {
+function callItems(
+  calls: { name: string; arguments: JsonValue }[],
+  turn: number,
+): EnvaceChecklistItem[] {
   return calls.map((c, k) => {
     const args = canonicalJson(c.arguments);
     return {
@@ -147,20 +184,26 @@ function callItems(calls: { name: string; arguments: JsonValue }[], turn: number
 }
 
 function judgeItems(checks: JudgeCheck[], turn: number): EnvaceChecklistItem[] {
-  return checks.filter((c) => (c.turn ?? 0) === turn).map((c, k) => {
-    // EnvACE allows four places to look; a task's own free text falls back to the visible reply.
-    const focus = (c.focus_on && FOCUS.includes(c.focus_on) ? c.focus_on : 'assistant.content.user_visible_reply') as EnvaceFocus;
-    return {
-      id: c.id ?? `t${turn}-judge-${k + 1}`,
-      question: c.question,
-      focus_on: focus,
-      pass_condition: c.pass_condition ?? '',
-      failure_examples: c.failure_examples ?? [],
-      evidence: (c.evidence ?? []).map((snippet, step) => ({ turn, step, from: focus, snippet })),
-      required_for_next_turn: c.required_for_next_turn ?? false,
-      weight: c.weight ?? 1,
-    };
-  });
+  return checks
+    .filter((c) => (c.turn ?? 0) === turn)
+    .map((c, k) => {
+      // EnvACE allows four places to look; a task's own free text falls back to the visible reply.
+      const focus = (
+        c.focus_on && FOCUS.includes(c.focus_on)
+          ? c.focus_on
+          : 'assistant.content.user_visible_reply'
+      ) as EnvaceFocus;
+      return {
+        id: c.id ?? `t${turn}-judge-${k + 1}`,
+        question: c.question,
+        focus_on: focus,
+        pass_condition: c.pass_condition ?? '',
+        failure_examples: c.failure_examples ?? [],
+        evidence: (c.evidence ?? []).map((snippet, step) => ({ turn, step, from: focus, snippet })),
+        required_for_next_turn: c.required_for_next_turn ?? false,
+        weight: c.weight ?? 1,
+      };
+    });
 }
 
 /**
@@ -169,7 +212,11 @@ function judgeItems(checks: JudgeCheck[], turn: number): EnvaceChecklistItem[] {
  * cannot be written faithfully are left out with a reason: an act turn that did not parse (EnvACE's
  * data holds valid calls only), or a call with no recorded actual response (imagine mode without audit).
  */
-export async function exportEnvace(files: readonly string[], options: EnvaceExportOptions, write: (record: EnvaceRecord) => void): Promise<EnvaceExportSummary> {
+export async function exportEnvace(
+  files: readonly string[],
+  options: EnvaceExportOptions,
+  write: (record: EnvaceRecord) => void,
+): Promise<EnvaceExportSummary> {
   const summary: EnvaceExportSummary = { records: 0, tasks: [], skipped: [], skippedLines: 0 };
   const tasks = new Set<string>();
   // A run parsed in the envace dialect wrote non-finite numbers as EnvACE reads them back: literals.
@@ -186,7 +233,10 @@ export async function exportEnvace(files: readonly string[], options: EnvaceExpo
           return;
         }
         if (excluded) return;
-        if (e.type === 'episode') { episodes.set(e.episodeId, { start: e, turns: [], actuals: new Map() }); return; }
+        if (e.type === 'episode') {
+          episodes.set(e.episodeId, { start: e, turns: [], actuals: new Map() });
+          return;
+        }
         if (e.type === 'turn') episodes.get(e.episodeId)?.turns.push(e);
         else if (e.type === 'call.actual') episodes.get(e.episodeId)?.actuals.set(e.callId, e);
         else if (e.type === 'episode.end') {
@@ -202,7 +252,9 @@ export async function exportEnvace(files: readonly string[], options: EnvaceExpo
   return summary;
 
   function emit(ep: EpisodeParts, end: EpisodeEndEvent): void {
-    const skip = (reason: string) => { summary.skipped.push({ episode: ep.start.episodeId, reason }); };
+    const skip = (reason: string) => {
+      summary.skipped.push({ episode: ep.start.episodeId, reason });
+    };
     if (end.status === 'cancelled') return skip('the episode was cancelled');
     if (options.onlySuccessful && end.success !== true) return skip('not graded a success');
     if (ep.start.role === 'imagined') return skip('an imagined episode of private rehearsal');
@@ -212,26 +264,49 @@ export async function exportEnvace(files: readonly string[], options: EnvaceExpo
     const messages: EnvaceMessage[] = system ? [{ role: 'system', content: system }] : [];
     const turnCalls: { name: string; arguments: JsonValue }[][] = [];
     for (const turn of ep.turns) {
-      if (turn.user !== undefined) { messages.push({ role: 'user', content: turn.user }); turnCalls.push([]); }
-      if (turn.parse.kind === 'error') return skip(`turn ${turn.turnId} did not parse (${turn.parse.code})`);
-      if (turn.parse.kind !== 'calls') { messages.push({ role: 'assistant', content: turn.text }); continue; }
+      if (turn.user !== undefined) {
+        messages.push({ role: 'user', content: turn.user });
+        turnCalls.push([]);
+      }
+      if (turn.parse.kind === 'error')
+        return skip(`turn ${turn.turnId} did not parse (${turn.parse.code})`);
+      if (turn.parse.kind !== 'calls') {
+        messages.push({ role: 'assistant', content: turn.text });
+        continue;
+      }
       const calls = turn.parse.calls;
-      for (const call of calls) if (!ep.actuals.has(call.callId)) return skip(`call ${call.callId} has no actual response`);
+      for (const call of calls)
+        if (!ep.actuals.has(call.callId)) return skip(`call ${call.callId} has no actual response`);
       messages.push({
         role: 'assistant',
         content: stripAsciiWhitespace(removeBlocks(turn.text, '<tool_call>', '</tool_call>')),
-        tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: envaceDialect ? jsonTextWithLiterals(c.arguments) : JSON.stringify(c.arguments) } })),
+        tool_calls: calls.map((c) => ({
+          id: c.callId,
+          type: 'function',
+          function: {
+            name: c.name,
+            arguments: envaceDialect
+              ? jsonTextWithLiterals(c.arguments)
+              : JSON.stringify(c.arguments),
+          },
+        })),
       });
       for (const call of calls) {
         const actual = ep.actuals.get(call.callId)!;
-        messages.push({ role: 'tool', tool_call_id: call.callId, content: actualEventToolText(actual) });
+        messages.push({
+          role: 'tool',
+          tool_call_id: call.callId,
+          content: actualEventToolText(actual),
+        });
         turnCalls[turnCalls.length - 1]?.push({ name: call.name, arguments: call.arguments });
       }
     }
     const firstUser = messages.findIndex((m) => m.role === 'user');
     if (firstUser < 0) return skip('the episode has no user message');
     const judges = (task?.checks ?? []).filter((c): c is JudgeCheck => c.kind === 'judge');
-    const checklist = turnCalls.map((calls, turn) => (judges.length ? judgeItems(judges, turn) : callItems(calls, turn)));
+    const checklist = turnCalls.map((calls, turn) =>
+      judges.length ? judgeItems(judges, turn) : callItems(calls, turn),
+    );
     const prompt = messages.slice(0, firstUser + 1).map((m) => ({ ...m }));
     const index = summary.records++;
     tasks.add(ep.start.taskId);

@@ -9,8 +9,23 @@ import type { ChatMessage, RecordedExample, ToolDefinition } from '../protocol/t
 import { toFunctionSchema } from '../protocol/types';
 import { IdentifierSlots } from '../protocol/identifierSlots';
 import { readTrace } from '../trace/format/reader';
-import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, RunEvent, TraceEvent, TurnEvent } from '../trace/format/schema';
-import { actualEventToolText, actualToolText, PARSE_ERROR_TOOL_NAME, parseErrorToolText, rehearsedToolResult, simulatorErrorText } from '../runner/toolMessages';
+import type {
+  CallActualEvent,
+  CallRehearsalEvent,
+  EpisodeEndEvent,
+  EpisodeEvent,
+  RunEvent,
+  TraceEvent,
+  TurnEvent,
+} from '../trace/format/schema';
+import {
+  actualEventToolText,
+  actualToolText,
+  PARSE_ERROR_TOOL_NAME,
+  parseErrorToolText,
+  rehearsedToolResult,
+  simulatorErrorText,
+} from '../runner/toolMessages';
 import { isParseDialect } from '../protocol/dialect';
 import { compareCall } from '../trace/index/callView';
 import type { AnnotationSet } from '../annotations/annotationSet';
@@ -86,7 +101,10 @@ export interface ExportSummary {
 }
 
 /** Whether a call's rehearsal missed: not exact, or unparsable, with an actual response to learn from. */
-export function isMismatch(rehearsal: CallRehearsalEvent | undefined, actual: CallActualEvent | undefined): boolean {
+export function isMismatch(
+  rehearsal: CallRehearsalEvent | undefined,
+  actual: CallActualEvent | undefined,
+): boolean {
   const comparison = compareCall(rehearsal, actual);
   if (comparison.comparable !== 'none') return !comparison.scores.exactMatch;
   return comparison.reason === 'rehearsal-parse-error' && !!actual?.response;
@@ -126,8 +144,23 @@ export function hideRow(row: DatasetRow): DatasetRow {
  * response or the policy's own rehearsal as target). Tool messages are rebuilt with the runner's own
  * functions, so a row's prompt is byte for byte the prompt the policy was given.
  */
-export async function exportRows(files: readonly string[], options: ExportOptions, writeRow: (row: DatasetRow) => void): Promise<ExportSummary> {
-  const summary: ExportSummary = { episodes: 0, skippedEpisodes: 0, rows: { act: 0, rehearse: 0 }, bySource: {}, tasks: [], skippedRuns: 0, filteredCalls: 0, skippedLines: 0, annotatedCalls: 0, skippedAnnotationLines: 0 };
+export async function exportRows(
+  files: readonly string[],
+  options: ExportOptions,
+  writeRow: (row: DatasetRow) => void,
+): Promise<ExportSummary> {
+  const summary: ExportSummary = {
+    episodes: 0,
+    skippedEpisodes: 0,
+    rows: { act: 0, rehearse: 0 },
+    bySource: {},
+    tasks: [],
+    skippedRuns: 0,
+    filteredCalls: 0,
+    skippedLines: 0,
+    annotatedCalls: 0,
+    skippedAnnotationLines: 0,
+  };
   const tasks = new Set<string>();
   const write = (plain: DatasetRow) => {
     const row = options.identifierSlots ? hideRow(plain) : plain;
@@ -137,7 +170,12 @@ export async function exportRows(files: readonly string[], options: ExportOption
     summary.bySource[key] = (summary.bySource[key] ?? 0) + 1;
     if (row.task) tasks.add(row.task);
   };
-  const rows: RowExport = { options, roles: new Set(options.roles ?? ['act', 'rehearse']), summary, write };
+  const rows: RowExport = {
+    options,
+    roles: new Set(options.roles ?? ['act', 'rehearse']),
+    summary,
+    write,
+  };
   for (const file of files) await exportFile(rows, file);
   summary.tasks = [...tasks].sort();
   return summary;
@@ -167,18 +205,33 @@ async function exportFile(rows: RowExport, file: string): Promise<void> {
     onEvent: (e: TraceEvent) => {
       if (e.type === 'run') {
         run ??= e;
-        if (options.runs && !options.runs.has(e.runId)) { excluded = true; summary.skippedRuns++; }
+        if (options.runs && !options.runs.has(e.runId)) {
+          excluded = true;
+          summary.skippedRuns++;
+        }
         return;
       }
       if (excluded) return;
-      if (e.type === 'episode') { episodes.set(e.episodeId, { start: e, turns: [], rehearsals: new Map(), actuals: new Map() }); return; }
+      if (e.type === 'episode') {
+        episodes.set(e.episodeId, {
+          start: e,
+          turns: [],
+          rehearsals: new Map(),
+          actuals: new Map(),
+        });
+        return;
+      }
       if (e.type === 'run.end' || e.type === 'fidelity') return;
       const ep = episodes.get(e.episodeId);
       if (!ep) return;
       if (e.type === 'turn') ep.turns.push(e);
       else if (e.type === 'call.rehearsal') ep.rehearsals.set(e.callId, e);
       else if (e.type === 'call.actual') ep.actuals.set(e.callId, e);
-      else if (e.type === 'episode.end') { ep.end = e; emitEpisode(rows, ep, run, notes); episodes.delete(e.episodeId); }
+      else if (e.type === 'episode.end') {
+        ep.end = e;
+        emitEpisode(rows, ep, run, notes);
+        episodes.delete(e.episodeId);
+      }
     },
   });
   summary.skippedLines += result.skippedCount;
@@ -205,17 +258,37 @@ interface EpisodeRows {
 }
 
 /** Writes an ended episode's rows, unless it is left out (cancelled, ungraded rollout, not successful when asked). */
-function emitEpisode(rows: RowExport, ep: EpisodeEvents, run: RunEvent | undefined, notes: AnnotationSet | undefined): void {
+function emitEpisode(
+  rows: RowExport,
+  ep: EpisodeEvents,
+  run: RunEvent | undefined,
+  notes: AnnotationSet | undefined,
+): void {
   const { options, summary } = rows;
   const ungradedRollout = options.actSource === 'rollout' && ep.end?.reward === null;
-  if (!ep.end || ep.end.status === 'cancelled' || ungradedRollout || (options.onlySuccessful && ep.end.success !== true)) { summary.skippedEpisodes++; return; }
+  if (
+    !ep.end ||
+    ep.end.status === 'cancelled' ||
+    ungradedRollout ||
+    (options.onlySuccessful && ep.end.success !== true)
+  ) {
+    summary.skippedEpisodes++;
+    return;
+  }
   summary.episodes++;
   const settings = (run?.settings ?? {}) as RecordedSettings;
   const info = options.taskInfo?.(ep.start.taskId);
   const system = ep.start.system ?? info?.system;
   const reward = ep.end.reward;
-  const group = options.actSource === 'rollout' ? (options.group?.(ep.start.taskId) ?? ep.start.taskId) : null;
-  const base = { v: 1 as const, reward: options.actSource === 'rollout' ? reward : null, group, task: ep.start.taskId, episode: ep.start.episodeId };
+  const group =
+    options.actSource === 'rollout' ? (options.group?.(ep.start.taskId) ?? ep.start.taskId) : null;
+  const base = {
+    v: 1 as const,
+    reward: options.actSource === 'rollout' ? reward : null,
+    group,
+    task: ep.start.taskId,
+    episode: ep.start.episodeId,
+  };
   const episode: EpisodeRows = {
     ep,
     notes,
@@ -225,14 +298,22 @@ function emitEpisode(rows: RowExport, ep: EpisodeEvents, run: RunEvent | undefin
     tools: ep.start.tools ?? [],
     base,
     // A run under EnvACE's rule: each row's reward loses EnvACE's invalid-action penalty when its text is empty.
-    rowReward: (text: string) => (base.reward !== null && settings.reward === 'envace' ? envaceRowReward(base.reward, text) : base.reward),
+    rowReward: (text: string) =>
+      base.reward !== null && settings.reward === 'envace'
+        ? envaceRowReward(base.reward, text)
+        : base.reward,
   };
   const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
   for (const turn of ep.turns) emitTurn(rows, episode, turn, messages);
 }
 
 /** Writes one turn's act row and its calls' rehearse rows, and adds to `messages` what the policy read after it. */
-function emitTurn(rows: RowExport, episode: EpisodeRows, turn: TurnEvent, messages: ChatMessage[]): void {
+function emitTurn(
+  rows: RowExport,
+  episode: EpisodeRows,
+  turn: TurnEvent,
+  messages: ChatMessage[],
+): void {
   const { options, roles } = rows;
   const { ep, settings, base } = episode;
   if (turn.user !== undefined) messages.push({ role: 'user', content: turn.user });
@@ -240,23 +321,48 @@ function emitTurn(rows: RowExport, episode: EpisodeRows, turn: TurnEvent, messag
   const lastTurn = turn === ep.turns[ep.turns.length - 1];
   if (roles.has('act') && (options.actRows !== 'episode' || lastTurn)) {
     rows.write({
-      ...base, reward: episode.rowReward(turn.text), id: `${ep.start.episodeId}/${turn.turnId}/act`, role: 'act', messages: history, tools: episode.tools.map(toFunctionSchema), target: turn.text, weight: 1, source: options.actSource,
+      ...base,
+      reward: episode.rowReward(turn.text),
+      id: `${ep.start.episodeId}/${turn.turnId}/act`,
+      role: 'act',
+      messages: history,
+      tools: episode.tools.map(toFunctionSchema),
+      target: turn.text,
+      weight: 1,
+      source: options.actSource,
       ...(options.actRows === 'episode' ? { train_history: true } : {}),
     });
   }
   messages.push({ role: 'assistant', content: turn.text });
   if (turn.parse.kind === 'error') {
-    if (settings.onParseError === 'feedback') messages.push({ role: 'tool', name: PARSE_ERROR_TOOL_NAME, content: parseErrorToolText(turn.parse.code, turn.parse.message, turn.text, isParseDialect(settings.parse) ? settings.parse : 'studio') });
+    if (settings.onParseError === 'feedback')
+      messages.push({
+        role: 'tool',
+        name: PARSE_ERROR_TOOL_NAME,
+        content: parseErrorToolText(
+          turn.parse.code,
+          turn.parse.message,
+          turn.text,
+          isParseDialect(settings.parse) ? settings.parse : 'studio',
+        ),
+      });
     return;
   }
   if (turn.parse.kind !== 'calls') return;
   for (const call of turn.parse.calls) {
     const rehearsal = ep.rehearsals.get(call.callId);
     const actual = ep.actuals.get(call.callId);
-    const selected = (!options.tools || options.tools.has(call.name)) && (!options.onlyMismatches || isMismatch(rehearsal, actual));
+    const selected =
+      (!options.tools || options.tools.has(call.name)) &&
+      (!options.onlyMismatches || isMismatch(rehearsal, actual));
     if (roles.has('rehearse') && !selected) rows.summary.filteredCalls++;
-    if (roles.has('rehearse') && selected) emitCallRows(rows, episode, { call, rehearsal, actual, history, latestText: turn.text });
-    messages.push({ role: 'tool', name: call.name, content: toolTextRead(ep.start.mode, rehearsal, actual) });
+    if (roles.has('rehearse') && selected)
+      emitCallRows(rows, episode, { call, rehearsal, actual, history, latestText: turn.text });
+    messages.push({
+      role: 'tool',
+      name: call.name,
+      content: toolTextRead(ep.start.mode, rehearsal, actual),
+    });
   }
 }
 
@@ -274,27 +380,69 @@ function emitCallRows(rows: RowExport, episode: EpisodeRows, c: CallInTurn): voi
   const { options } = rows;
   const { ep, notes, base } = episode;
   const { call, rehearsal, actual } = c;
-  const prompt = buildRehearsePrompt({ tools: episode.tools, examples: episode.examples, history: c.history, latestText: c.latestText, call: { name: call.name, arguments: call.arguments } }, episode.promptOptions);
+  const prompt = buildRehearsePrompt(
+    {
+      tools: episode.tools,
+      examples: episode.examples,
+      history: c.history,
+      latestText: c.latestText,
+      call: { name: call.name, arguments: call.arguments },
+    },
+    episode.promptOptions,
+  );
   const annotated = notes?.forCall(call.callId) ?? [];
   const marks = annotated.length ? { annotations: rowAnnotations(annotated) } : {};
-  const actualTarget = options.actualRehearsals && actual ? actualRehearsalTarget(actual) : undefined;
+  const actualTarget =
+    options.actualRehearsals && actual ? actualRehearsalTarget(actual) : undefined;
   if (actualTarget !== undefined) {
-    const weight = options.callWeight?.(call.callId) ?? groundingWeight(notes?.summary(call.callId));
-    rows.write({ ...base, reward: null, group: null, id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`, role: 'rehearse', messages: prompt, target: actualTarget, weight, source: 'actual', call: call.callId, ...marks });
+    const weight =
+      options.callWeight?.(call.callId) ?? groundingWeight(notes?.summary(call.callId));
+    rows.write({
+      ...base,
+      reward: null,
+      group: null,
+      id: `${ep.start.episodeId}/${call.callId}/rehearse-actual`,
+      role: 'rehearse',
+      messages: prompt,
+      target: actualTarget,
+      weight,
+      source: 'actual',
+      call: call.callId,
+      ...marks,
+    });
   }
   if (options.policyRehearsals && rehearsal) {
     // The policy's own rehearsal as target: its annotations go with it, its weight is not raised.
     const weight = options.callWeight?.(call.callId) ?? 1;
-    rows.write({ ...base, reward: episode.rowReward(rehearsal.text), id: `${ep.start.episodeId}/${call.callId}/rehearse`, role: 'rehearse', messages: prompt, target: rehearsal.text, weight, source: options.actSource, call: call.callId, ...marks });
+    rows.write({
+      ...base,
+      reward: episode.rowReward(rehearsal.text),
+      id: `${ep.start.episodeId}/${call.callId}/rehearse`,
+      role: 'rehearse',
+      messages: prompt,
+      target: rehearsal.text,
+      weight,
+      source: options.actSource,
+      call: call.callId,
+      ...marks,
+    });
   }
-  if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal))) rows.summary.annotatedCalls++;
+  if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal)))
+    rows.summary.annotatedCalls++;
 }
 
 /** The tool message the policy read: the actual response (shadow) or its own rehearsal (imagine). */
-function toolTextRead(mode: EpisodeEvent['mode'], rehearsal: CallRehearsalEvent | undefined, actual: CallActualEvent | undefined): string {
+function toolTextRead(
+  mode: EpisodeEvent['mode'],
+  rehearsal: CallRehearsalEvent | undefined,
+  actual: CallActualEvent | undefined,
+): string {
   if (mode === 'imagine') {
-    return !rehearsal ? actualToolText(undefined, actual?.error)
-      : rehearsal.result.ok ? rehearsedToolResult(rehearsal.result.value).text![0] : simulatorErrorText(rehearsal.result.code, rehearsal.result.message);
+    return !rehearsal
+      ? actualToolText(undefined, actual?.error)
+      : rehearsal.result.ok
+        ? rehearsedToolResult(rehearsal.result.value).text![0]
+        : simulatorErrorText(rehearsal.result.code, rehearsal.result.message);
   }
   return actualEventToolText(actual);
 }

@@ -6,7 +6,11 @@ import { mulberry32 } from '../base/random';
  * more and the fraction is above 0). The same ids, fraction and seed always give the same split,
  * so every episode of a task lands on the same side.
  */
-export function splitTasks(taskIds: Iterable<string>, heldOutFraction: number, seed: number): { train: Set<string>; heldOut: Set<string> } {
+export function splitTasks(
+  taskIds: Iterable<string>,
+  heldOutFraction: number,
+  seed: number,
+): { train: Set<string>; heldOut: Set<string> } {
   const ids = [...new Set(taskIds)].sort();
   const random = mulberry32(seed);
   for (let i = ids.length - 1; i > 0; i--) {

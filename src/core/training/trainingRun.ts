@@ -79,11 +79,15 @@ export class TrainingRun extends Disposable {
     for (const e of events) applyTrainerEvent(this.state, e);
     this.offset = next;
     try {
-      const record = JSON.parse(await fs.readFile(path.join(this.outDir, LAUNCH_RECORD), 'utf8')) as LaunchRecord;
+      const record = JSON.parse(
+        await fs.readFile(path.join(this.outDir, LAUNCH_RECORD), 'utf8'),
+      ) as LaunchRecord;
       this.runFile = record.runFile;
       this.backend = record.backend;
       this.command = record.command;
-    } catch { /* not launched from the editor: no Resume without picking the run file */ }
+    } catch {
+      /* not launched from the editor: no Resume without picking the run file */
+    }
     if (this.state.status === 'done' && this.state.final && isExported(this.state.final)) {
       this.model = this.state.final;
       this.afterRun = { phase: 'exported' };

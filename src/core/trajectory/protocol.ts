@@ -6,14 +6,25 @@
  */
 import { z } from 'zod';
 import { ANNOTATION_KINDS, ANNOTATION_SEVERITIES } from '../annotations/schema';
-import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../base/panelMessages';
+import {
+  panelMessageParser,
+  readyMessageSchema,
+  requestMessageSchema,
+} from '../base/panelMessages';
 import type { ResponseEnvelope } from '../base/panelProtocol';
 import type { TrajectorySnapshot } from './snapshot';
 
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/);
 
 const requestSchema = z.discriminatedUnion('method', [
-  z.object({ method: z.literal('mark'), callId: id, kind: z.enum(ANNOTATION_KINDS), severity: z.enum(ANNOTATION_SEVERITIES), path: z.string().startsWith('$').max(4096).optional(), note: z.string().max(20000).optional() }),
+  z.object({
+    method: z.literal('mark'),
+    callId: id,
+    kind: z.enum(ANNOTATION_KINDS),
+    severity: z.enum(ANNOTATION_SEVERITIES),
+    path: z.string().startsWith('$').max(4096).optional(),
+    note: z.string().max(20000).optional(),
+  }),
   z.object({ method: z.literal('accept'), callId: id, note: z.string().max(20000).optional() }),
   z.object({ method: z.literal('delete'), annotationId: id }),
   z.object({ method: z.literal('openDiff'), callId: id }),
@@ -34,7 +45,8 @@ export type PanelMessage = z.infer<typeof panelMessageSchema>;
 export type HostMessage = { type: 'snapshot'; snapshot: TrajectorySnapshot } | ResponseEnvelope;
 
 /** A panel message, if `value` is one; undefined for anything else. */
-export const parsePanelMessage: (value: unknown) => PanelMessage | undefined = panelMessageParser(panelMessageSchema);
+export const parsePanelMessage: (value: unknown) => PanelMessage | undefined =
+  panelMessageParser(panelMessageSchema);
 
 /** The view state the panel keeps with `setState` (and the serializer restores): which episode it shows. */
 export interface TrajectoryViewState {
@@ -46,5 +58,10 @@ export interface TrajectoryViewState {
 /** True for a view state a restored panel can use. */
 export function isTrajectoryViewState(value: unknown): value is TrajectoryViewState {
   const v = value as Partial<TrajectoryViewState> | null;
-  return !!v && typeof v.file === 'string' && typeof v.episodeId === 'string' && id.safeParse(v.episodeId).success;
+  return (
+    !!v &&
+    typeof v.file === 'string' &&
+    typeof v.episodeId === 'string' &&
+    id.safeParse(v.episodeId).success
+  );
 }

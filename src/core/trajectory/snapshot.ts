@@ -2,14 +2,25 @@ import { canonicalJson } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
 import type { AnnotationLookup } from '../explorer/treeFilter';
 import type { Annotation, AnnotationKind, AnnotationSeverity } from '../annotations/schema';
-import { ANNOTATION_KINDS, ANNOTATION_KIND_DESCRIPTIONS, ANNOTATION_KIND_LABELS, ANNOTATION_SEVERITIES } from '../annotations/schema';
+import {
+  ANNOTATION_KINDS,
+  ANNOTATION_KIND_DESCRIPTIONS,
+  ANNOTATION_KIND_LABELS,
+  ANNOTATION_SEVERITIES,
+} from '../annotations/schema';
 import { suggestedCallKind, suggestedKind } from '../annotations/suggest';
 import type { FidelityScores } from '../fidelity/scores';
 import type { DiffKind } from '../fidelity/structuralDiff';
 import { callArguments, loadCallView } from '../trace/index/callView';
 import type { CallView } from '../trace/index/callView';
 import { callDiffMarks } from '../explorer/diffMarks';
-import type { CheckVerdict, EpisodeEndEvent, EpisodeEvent, TokenCounts, TurnEvent } from '../trace/format/schema';
+import type {
+  CheckVerdict,
+  EpisodeEndEvent,
+  EpisodeEvent,
+  TokenCounts,
+  TurnEvent,
+} from '../trace/format/schema';
 import type { TraceIndex } from '../trace/index/traceIndex';
 import type { NodeStatus } from '../explorer/tree';
 import { fidelityBadge } from '../explorer/tree';
@@ -64,7 +75,10 @@ export interface TrajectoryTurn {
   index: number;
   user?: string;
   text: string;
-  parse: { kind: 'calls' } | { kind: 'final'; answer: string } | { kind: 'error'; code: string; message: string };
+  parse:
+    | { kind: 'calls' }
+    | { kind: 'final'; answer: string }
+    | { kind: 'error'; code: string; message: string };
   tokens?: TokenCounts;
   latencyMs?: number;
   calls: TrajectoryCall[];
@@ -122,14 +136,26 @@ export function trajectoryCall(view: CallView, annotations: Annotation[]): Traje
   const side = (which: 'rehearsal' | 'actual'): TrajectorySide => ({
     language: documents[which].language,
     text: documents[which].text,
-    lines: marks.filter((m) => m.side === which).flatMap((m) => range(m.range.startLine, m.range.endLine).map((line) => ({ line, kind: m.kind, first: line === m.range.startLine }))),
+    lines: marks
+      .filter((m) => m.side === which)
+      .flatMap((m) =>
+        range(m.range.startLine, m.range.endLine).map((line) => ({
+          line,
+          kind: m.kind,
+          first: line === m.range.startLine,
+        })),
+      ),
   });
   const rehearsal = side('rehearsal');
   const actual = side('actual');
   const cmp = view.comparison;
   if (cmp.comparable === 'text') {
-    rehearsal.words = cmp.textDiff.filter((c) => !c.added).map((c) => ({ value: c.value, changed: c.removed }));
-    actual.words = cmp.textDiff.filter((c) => !c.removed).map((c) => ({ value: c.value, changed: c.added }));
+    rehearsal.words = cmp.textDiff
+      .filter((c) => !c.added)
+      .map((c) => ({ value: c.value, changed: c.removed }));
+    actual.words = cmp.textDiff
+      .filter((c) => !c.removed)
+      .map((c) => ({ value: c.value, changed: c.added }));
   }
   const call: TrajectoryCall = {
     callId: view.entry.callId,
@@ -138,7 +164,16 @@ export function trajectoryCall(view: CallView, annotations: Annotation[]): Traje
     badge: fidelityBadge(view.entry),
     rehearsal,
     actual,
-    diff: cmp.comparable === 'json' ? cmp.diff.map((d) => ({ path: d.path, kind: d.kind, suggestedKind: suggestedKind(d.kind), rehearsal: preview(d.rehearsal), actual: preview(d.actual) })) : [],
+    diff:
+      cmp.comparable === 'json'
+        ? cmp.diff.map((d) => ({
+            path: d.path,
+            kind: d.kind,
+            suggestedKind: suggestedKind(d.kind),
+            rehearsal: preview(d.rehearsal),
+            actual: preview(d.actual),
+          }))
+        : [],
     suggestedKind: suggestedCallKind(view),
     annotations,
     latency: {
@@ -161,21 +196,47 @@ function range(from: number, to: number): number[] {
  * Reads one episode of a trace through its index: the episode, each turn with the user message
  * before it, each call with both sides, their diff and scores, and the annotations of each call.
  */
-export async function loadTrajectory(index: TraceIndex, episodeId: string, annotations?: AnnotationLookup): Promise<TrajectorySnapshot> {
+export async function loadTrajectory(
+  index: TraceIndex,
+  episodeId: string,
+  annotations?: AnnotationLookup,
+): Promise<TrajectorySnapshot> {
   const ep = index.episode(episodeId);
-  if (!ep) throw new StudioError('UNKNOWN_EPISODE', `No episode ${JSON.stringify(episodeId)} in ${index.file}.`);
+  if (!ep)
+    throw new StudioError(
+      'UNKNOWN_EPISODE',
+      `No episode ${JSON.stringify(episodeId)} in ${index.file}.`,
+    );
   const [episode, end] = await Promise.all([
     index.readEvent(ep.location) as Promise<EpisodeEvent>,
-    ep.end ? (index.readEvent(ep.end.location) as Promise<EpisodeEndEvent>) : Promise.resolve(undefined),
+    ep.end
+      ? (index.readEvent(ep.end.location) as Promise<EpisodeEndEvent>)
+      : Promise.resolve(undefined),
   ]);
   const turns: TrajectoryTurn[] = [];
   for (const t of index.turnsOf(ep)) {
     const event = (await index.readEvent(t.location)) as TurnEvent;
     const calls: TrajectoryCall[] = [];
-    for (const c of index.callsOf(t)) calls.push(trajectoryCall(await loadCallView(index, c.callId), annotations?.forCall(c.callId) ?? []));
-    const parse: TrajectoryTurn['parse'] = event.parse.kind === 'calls' ? { kind: 'calls' }
-      : event.parse.kind === 'final' ? { kind: 'final', answer: event.parse.answer } : { kind: 'error', code: event.parse.code, message: event.parse.message };
-    turns.push({ turnId: t.turnId, index: t.index, ...(event.user !== undefined ? { user: event.user } : {}), text: event.text, parse, ...(event.tokens ? { tokens: event.tokens } : {}), ...(event.latencyMs !== undefined ? { latencyMs: event.latencyMs } : {}), calls });
+    for (const c of index.callsOf(t))
+      calls.push(
+        trajectoryCall(await loadCallView(index, c.callId), annotations?.forCall(c.callId) ?? []),
+      );
+    const parse: TrajectoryTurn['parse'] =
+      event.parse.kind === 'calls'
+        ? { kind: 'calls' }
+        : event.parse.kind === 'final'
+          ? { kind: 'final', answer: event.parse.answer }
+          : { kind: 'error', code: event.parse.code, message: event.parse.message };
+    turns.push({
+      turnId: t.turnId,
+      index: t.index,
+      ...(event.user !== undefined ? { user: event.user } : {}),
+      text: event.text,
+      parse,
+      ...(event.tokens ? { tokens: event.tokens } : {}),
+      ...(event.latencyMs !== undefined ? { latencyMs: event.latencyMs } : {}),
+      calls,
+    });
   }
   const described = describeEnd(end);
   return {
@@ -194,17 +255,45 @@ export async function loadTrajectory(index: TraceIndex, episodeId: string, annot
       ...(end?.error ? { error: end.error } : {}),
     },
     turns,
-    kinds: ANNOTATION_KINDS.map((code) => ({ code, label: ANNOTATION_KIND_LABELS[code], description: ANNOTATION_KIND_DESCRIPTIONS[code] })),
+    kinds: ANNOTATION_KINDS.map((code) => ({
+      code,
+      label: ANNOTATION_KIND_LABELS[code],
+      description: ANNOTATION_KIND_DESCRIPTIONS[code],
+    })),
     severities: [...ANNOTATION_SEVERITIES],
   };
 }
 
-function describeEnd(end: EpisodeEndEvent | undefined): Pick<TrajectorySnapshot['episode'], 'status' | 'description' | 'nodeStatus' | 'reward' | 'success'> {
-  if (!end) return { status: 'running', description: 'running', nodeStatus: 'running', reward: null, success: null };
+function describeEnd(
+  end: EpisodeEndEvent | undefined,
+): Pick<
+  TrajectorySnapshot['episode'],
+  'status' | 'description' | 'nodeStatus' | 'reward' | 'success'
+> {
+  if (!end)
+    return {
+      status: 'running',
+      description: 'running',
+      nodeStatus: 'running',
+      reward: null,
+      success: null,
+    };
   const reward = end.reward === null ? '' : ` · reward ${end.reward.toFixed(2)}`;
   if (end.status === 'failed' || end.status === 'cancelled') {
-    return { status: end.status, description: `${end.status}${end.error ? ` (${end.error.code})` : ''}${reward}`, nodeStatus: 'error', reward: end.reward, success: end.success };
+    return {
+      status: end.status,
+      description: `${end.status}${end.error ? ` (${end.error.code})` : ''}${reward}`,
+      nodeStatus: 'error',
+      reward: end.reward,
+      success: end.success,
+    };
   }
   const outcome = end.success === null ? 'ungraded' : end.success ? 'success' : 'failure';
-  return { status: end.status, description: `${outcome}${reward}${end.status === 'limit' ? ' · hit a limit' : ''}`, nodeStatus: end.success ? 'ok' : end.success === null ? 'info' : 'mismatch', reward: end.reward, success: end.success };
+  return {
+    status: end.status,
+    description: `${outcome}${reward}${end.status === 'limit' ? ' · hit a limit' : ''}`,
+    nodeStatus: end.success ? 'ok' : end.success === null ? 'info' : 'mismatch',
+    reward: end.reward,
+    success: end.success,
+  };
 }

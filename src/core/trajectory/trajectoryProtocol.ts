@@ -7,7 +7,10 @@ import type { PanelRequest } from './protocol';
 import type { TrajectorySnapshot } from './snapshot';
 
 /** The params of one of the panel's requests (the request without its method). */
-export type TrajectoryRequestParams<M extends PanelRequest['method']> = Omit<Extract<PanelRequest, { method: M }>, 'method'>;
+export type TrajectoryRequestParams<M extends PanelRequest['method']> = Omit<
+  Extract<PanelRequest, { method: M }>,
+  'method'
+>;
 
 /** The Trajectory panel's protocol: the page's `ready`, the host's snapshots, and the page's requests (answered when done). */
 export const trajectoryProtocol = {

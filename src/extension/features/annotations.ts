@@ -20,31 +20,52 @@ import { ensureTrusted } from '../trust';
 import { pickCall } from './pickers';
 
 /** Fidelity annotations: mark, accept, edit, delete, the Annotations view, and keeping them in step with the files. */
-export function registerAnnotationFeatures(context: vscode.ExtensionContext, services: Services): void {
+export function registerAnnotationFeatures(
+  context: vscode.ExtensionContext,
+  services: Services,
+): void {
   const { library, annotations, callDiffs, annotationsView } = services;
-  const view = vscode.window.createTreeView(VIEWS.annotations, { treeDataProvider: annotationsView, showCollapseAll: true });
+  const view = vscode.window.createTreeView(VIEWS.annotations, {
+    treeDataProvider: annotationsView,
+    showCollapseAll: true,
+  });
   services.annotationsTree = view;
   const updateMessage = () => {
-    view.message = annotationsView.runs().some((r) => r.set.size > 0) ? undefined : 'No annotations yet. Mark a fidelity error from a call\'s diff (its CodeLens), the Trace Explorer or the Trajectory panel.';
+    view.message = annotationsView.runs().some((r) => r.set.size > 0)
+      ? undefined
+      : "No annotations yet. Mark a fidelity error from a call's diff (its CodeLens), the Trace Explorer or the Trajectory panel.";
   };
   updateMessage();
 
   // Read the annotations of every trace the library knows, and again whenever one changes on disk.
   const loadAll = async () => {
-    await Promise.all(library.files.filter((f) => !annotations.get(f)).map((f) => annotations.load(f).catch((err) => services.output.warn(errorMessage(err)))));
+    await Promise.all(
+      library.files
+        .filter((f) => !annotations.get(f))
+        .map((f) => annotations.load(f).catch((err) => services.output.warn(errorMessage(err)))),
+    );
     for (const f of annotations.files) if (!library.files.includes(f)) annotations.forget(f);
   };
   const watchers = (vscode.workspace.workspaceFolders ?? []).map((folder) => {
-    const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, '.rehearsal/runs/*/annotations.jsonl'));
-    const reload = (uri: vscode.Uri) => { const trace = path.join(path.dirname(uri.fsPath), TRACE_FILE); if (library.files.includes(trace)) void annotations.load(trace); };
-    w.onDidCreate(reload); w.onDidChange(reload); w.onDidDelete(reload);
+    const w = vscode.workspace.createFileSystemWatcher(
+      new vscode.RelativePattern(folder, '.rehearsal/runs/*/annotations.jsonl'),
+    );
+    const reload = (uri: vscode.Uri) => {
+      const trace = path.join(path.dirname(uri.fsPath), TRACE_FILE);
+      if (library.files.includes(trace)) void annotations.load(trace);
+    };
+    w.onDidCreate(reload);
+    w.onDidChange(reload);
+    w.onDidDelete(reload);
     return w;
   });
 
   context.subscriptions.push(
     view,
     ...watchers,
-    library.onDidChange((file) => { if (file === undefined) void loadAll(); }),
+    library.onDidChange((file) => {
+      if (file === undefined) void loadAll();
+    }),
     annotations.onDidChange(updateMessage),
 
     registerCommand('rehearsal.markFidelityError', async (target) => {
@@ -59,7 +80,9 @@ export function registerAnnotationFeatures(context: vscode.ExtensionContext, ser
         await announce(services, call.file, a, 'Marked');
         return a;
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: cannot mark ${call.callId}: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot mark ${call.callId}: ${errorMessage(err)}`,
+        );
         return undefined;
       }
     }),
@@ -70,16 +93,30 @@ export function registerAnnotationFeatures(context: vscode.ExtensionContext, ser
       const editor = vscode.window.activeTextEditor;
       const at = editor ? parseCallUri(editor.document.uri) : undefined;
       if (!editor || !at) {
-        void vscode.window.showInformationMessage('Rehearsal: put the cursor in a call\'s rehearsed or actual response (its diff) to mark the JSON path there.');
+        void vscode.window.showInformationMessage(
+          "Rehearsal: put the cursor in a call's rehearsed or actual response (its diff) to mark the JSON path there.",
+        );
         return undefined;
       }
-      const jsonPath = pathAtOffset(editor.document.getText(), editor.document.offsetAt(editor.selection.active));
+      const jsonPath = pathAtOffset(
+        editor.document.getText(),
+        editor.document.offsetAt(editor.selection.active),
+      );
       if (!jsonPath) {
-        void vscode.window.showInformationMessage('Rehearsal: this side is not JSON; mark the call as a whole (Mark Fidelity Error).');
+        void vscode.window.showInformationMessage(
+          'Rehearsal: this side is not JSON; mark the call as a whole (Mark Fidelity Error).',
+        );
         return undefined;
       }
-      const lens = (await services.decorations.marksOf(at.file, at.callId).catch(() => undefined))?.diff.lenses.find((l) => l.path === jsonPath);
-      return executeCommand('rehearsal.markFidelityError', { file: at.file, callId: at.callId, path: jsonPath, ...(lens ? { kind: suggestedKind(lens.kind) } : {}) });
+      const lens = (
+        await services.decorations.marksOf(at.file, at.callId).catch(() => undefined)
+      )?.diff.lenses.find((l) => l.path === jsonPath);
+      return executeCommand('rehearsal.markFidelityError', {
+        file: at.file,
+        callId: at.callId,
+        path: jsonPath,
+        ...(lens ? { kind: suggestedKind(lens.kind) } : {}),
+      });
     }),
 
     registerCommand('rehearsal.acceptRehearsal', async (target) => {
@@ -88,12 +125,20 @@ export function registerAnnotationFeatures(context: vscode.ExtensionContext, ser
       if (!call) return undefined;
       try {
         const callView = await callDiffs.load(call.file, call.callId);
-        const note = target && 'note' in target && typeof target.note === 'string' ? target.note : '';
-        const a = await annotations.accept(call.file, { callId: call.callId, episodeId: callView.entry.episodeId, tool: callView.entry.tool, ...(note ? { note } : {}) });
+        const note =
+          target && 'note' in target && typeof target.note === 'string' ? target.note : '';
+        const a = await annotations.accept(call.file, {
+          callId: call.callId,
+          episodeId: callView.entry.episodeId,
+          tool: callView.entry.tool,
+          ...(note ? { note } : {}),
+        });
         await announce(services, call.file, a, 'Accepted the rehearsal of');
         return a;
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: cannot annotate ${call.callId}: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot annotate ${call.callId}: ${errorMessage(err)}`,
+        );
         return undefined;
       }
     }),
@@ -107,7 +152,9 @@ export function registerAnnotationFeatures(context: vscode.ExtensionContext, ser
       try {
         await annotations.edit(found.file, found.annotation.id, edit);
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: cannot edit the annotation: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot edit the annotation: ${errorMessage(err)}`,
+        );
       }
     }),
 
@@ -117,9 +164,14 @@ export function registerAnnotationFeatures(context: vscode.ExtensionContext, ser
       if (!found) return;
       try {
         await annotations.delete(found.file, found.annotation.id);
-        vscode.window.setStatusBarMessage(`Rehearsal: deleted ${describeAnnotation(found.annotation)} on ${found.annotation.callId} (kept in the file's history)`, 5000);
+        vscode.window.setStatusBarMessage(
+          `Rehearsal: deleted ${describeAnnotation(found.annotation)} on ${found.annotation.callId} (kept in the file's history)`,
+          5000,
+        );
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: cannot delete the annotation: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot delete the annotation: ${errorMessage(err)}`,
+        );
       }
     }),
 
@@ -132,14 +184,21 @@ export function registerAnnotationFeatures(context: vscode.ExtensionContext, ser
         const placed = marks.annotations.find((m) => m.annotation.id === found.annotation.id);
         if (!placed) return;
         const uri = placed.side === 'rehearsal' ? uris.rehearsal : uris.actual;
-        const editor = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri.toString());
+        const editor = vscode.window.visibleTextEditors.find(
+          (e) => e.document.uri.toString() === uri.toString(),
+        );
         if (editor) {
           const line = Math.min(placed.range.startLine, editor.document.lineCount - 1);
-          editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+          editor.revealRange(
+            new vscode.Range(line, 0, line, 0),
+            vscode.TextEditorRevealType.InCenterIfOutsideViewport,
+          );
           editor.selection = new vscode.Selection(line, 0, line, 0);
         }
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: cannot open the annotated call: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot open the annotated call: ${errorMessage(err)}`,
+        );
       }
     }),
   );
@@ -147,37 +206,78 @@ export function registerAnnotationFeatures(context: vscode.ExtensionContext, ser
 }
 
 /** Says what was written, and shows it in the Annotations view. */
-async function announce(services: Services, file: string, a: Annotation, verb: string): Promise<void> {
-  vscode.window.setStatusBarMessage(`Rehearsal: ${verb} ${a.callId}: ${describeAnnotation(a)}`, 5000);
+async function announce(
+  services: Services,
+  file: string,
+  a: Annotation,
+  verb: string,
+): Promise<void> {
+  vscode.window.setStatusBarMessage(
+    `Rehearsal: ${verb} ${a.callId}: ${describeAnnotation(a)}`,
+    5000,
+  );
   const view = services.annotationsTree;
-  if (view?.visible) await view.reveal(annotationNode(file, a), { select: true, focus: false }).then(undefined, () => undefined);
+  if (view?.visible)
+    await view
+      .reveal(annotationNode(file, a), { select: true, focus: false })
+      .then(undefined, () => undefined);
 }
 
-async function resolveMarkTarget(services: Services, target: MarkTarget | (CallTarget & { note?: string }) | undefined): Promise<Exclude<MarkTarget, TraceTreeNode> | undefined> {
-  if (target && 'entityId' in target) return target.kind === 'call' ? { file: target.file, callId: target.entityId } : undefined;
+async function resolveMarkTarget(
+  services: Services,
+  target: MarkTarget | (CallTarget & { note?: string }) | undefined,
+): Promise<Exclude<MarkTarget, TraceTreeNode> | undefined> {
+  if (target && 'entityId' in target)
+    return target.kind === 'call' ? { file: target.file, callId: target.entityId } : undefined;
   if (target) return target;
   const active = activeCallTarget();
   if (active) return { file: active.file, callId: active.callId };
   return pickCall(services, 'Which call do you want to annotate?');
 }
 
-async function resolveAnnotation(services: Services, target: AnnotationTarget | undefined): Promise<{ file: string; annotation: Annotation } | undefined> {
-  if (target && 'annotation' in target && target.annotation) return { file: target.file, annotation: target.annotation };
+async function resolveAnnotation(
+  services: Services,
+  target: AnnotationTarget | undefined,
+): Promise<{ file: string; annotation: Annotation } | undefined> {
+  if (target && 'annotation' in target && target.annotation)
+    return { file: target.file, annotation: target.annotation };
   if (target && 'annotationId' in target) {
     const set = await services.annotations.ensure(target.file);
     const a = set.get(target.annotationId);
-    if (!a) { void vscode.window.showErrorMessage(`Rehearsal: no annotation ${target.annotationId} on this run.`); return undefined; }
+    if (!a) {
+      void vscode.window.showErrorMessage(
+        `Rehearsal: no annotation ${target.annotationId} on this run.`,
+      );
+      return undefined;
+    }
     return { file: target.file, annotation: a };
   }
-  const items = services.annotationsView.runs().flatMap((r) => r.set.all().map((a) => ({ label: describeAnnotation(a), description: `${a.tool ?? ''} ${a.callId}`, detail: `${r.runId}${a.note ? ` · ${a.note}` : ''}`, file: r.file, annotation: a })));
-  if (items.length === 0) { void vscode.window.showInformationMessage('Rehearsal: no annotations yet.'); return undefined; }
-  const picked = await vscode.window.showQuickPick(items, { placeHolder: 'Which annotation?', matchOnDescription: true, matchOnDetail: true });
+  const items = services.annotationsView.runs().flatMap((r) =>
+    r.set.all().map((a) => ({
+      label: describeAnnotation(a),
+      description: `${a.tool ?? ''} ${a.callId}`,
+      detail: `${r.runId}${a.note ? ` · ${a.note}` : ''}`,
+      file: r.file,
+      annotation: a,
+    })),
+  );
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage('Rehearsal: no annotations yet.');
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(items, {
+    placeHolder: 'Which annotation?',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
   return picked ? { file: picked.file, annotation: picked.annotation } : undefined;
 }
 
 /** Reveals a call in the Trace Explorer. */
 export async function revealCall(services: Services, file: string, callId: string): Promise<void> {
   const node = callTreeNode(services.library, file, callId, services.explorer.options());
-  if (node && services.explorerTree?.visible) await services.explorerTree.reveal(node, { select: true, focus: false }).then(undefined, () => undefined);
+  if (node && services.explorerTree?.visible)
+    await services.explorerTree
+      .reveal(node, { select: true, focus: false })
+      .then(undefined, () => undefined);
 }
-

@@ -5,44 +5,82 @@ import { fidelityRank } from '../../core/explorer/treeFilter';
 import type { Services } from '../services';
 
 /** Quick pick over every call of every indexed trace, least faithful first. */
-export async function pickCall({ library }: Services, placeHolder = 'Pick a call to compare its rehearsal with the actual response'): Promise<{ file: string; callId: string } | undefined> {
+export async function pickCall(
+  { library }: Services,
+  placeHolder = 'Pick a call to compare its rehearsal with the actual response',
+): Promise<{ file: string; callId: string } | undefined> {
   const items: (vscode.QuickPickItem & { file: string; callId: string; rank: number })[] = [];
   for (const file of library.files) {
     const index = library.index(file);
     for (const call of index?.calls() ?? []) {
       const badge = fidelityBadge(call);
-      items.push({ label: `${call.tool}`, description: `${call.callId} · ${badge.text}`, detail: index?.run?.runId ?? file, file, callId: call.callId, rank: fidelityRank(call) });
+      items.push({
+        label: `${call.tool}`,
+        description: `${call.callId} · ${badge.text}`,
+        detail: index?.run?.runId ?? file,
+        file,
+        callId: call.callId,
+        rank: fidelityRank(call),
+      });
     }
   }
   if (items.length === 0) {
-    void vscode.window.showInformationMessage('Rehearsal: no calls recorded yet. Run a task, or open a trace.');
+    void vscode.window.showInformationMessage(
+      'Rehearsal: no calls recorded yet. Run a task, or open a trace.',
+    );
     return undefined;
   }
   items.sort((a, b) => a.rank - b.rank);
-  return vscode.window.showQuickPick(items, { placeHolder, matchOnDescription: true, matchOnDetail: true });
+  return vscode.window.showQuickPick(items, {
+    placeHolder,
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
 }
 
 /** Quick pick of a trace, newest run first; the only one without asking. */
-export async function pickTrace({ library }: Services, placeHolder = 'Which run?', exclude: readonly string[] = []): Promise<string | undefined> {
+export async function pickTrace(
+  { library }: Services,
+  placeHolder = 'Which run?',
+  exclude: readonly string[] = [],
+): Promise<string | undefined> {
   const files = tracesNewestFirst(library).filter((f) => !exclude.includes(f));
   if (files.length <= 1) return files[0];
-  const runId = (f: string) => library.index(f)?.run?.runId ?? library.head(f)?.run?.runId ?? path.basename(path.dirname(f));
-  const picked = await vscode.window.showQuickPick(files.map((f) => ({ label: runId(f), description: f, file: f })), { placeHolder });
+  const runId = (f: string) =>
+    library.index(f)?.run?.runId ?? library.head(f)?.run?.runId ?? path.basename(path.dirname(f));
+  const picked = await vscode.window.showQuickPick(
+    files.map((f) => ({ label: runId(f), description: f, file: f })),
+    { placeHolder },
+  );
   return picked?.file;
 }
 
 /** Quick pick of an episode of an indexed trace, newest run first. */
-export async function pickEpisode({ library }: Services): Promise<{ file: string; episodeId: string } | undefined> {
+export async function pickEpisode({
+  library,
+}: Services): Promise<{ file: string; episodeId: string } | undefined> {
   const items: (vscode.QuickPickItem & { file: string; episodeId: string })[] = [];
   for (const file of tracesNewestFirst(library)) {
     const index = library.index(file);
     for (const ep of index?.episodes ?? []) {
-      items.push({ label: `${ep.episodeId} ${ep.taskId}`, description: episodeOutcome(ep).description, detail: index?.run?.runId, file, episodeId: ep.episodeId });
+      items.push({
+        label: `${ep.episodeId} ${ep.taskId}`,
+        description: episodeOutcome(ep).description,
+        detail: index?.run?.runId,
+        file,
+        episodeId: ep.episodeId,
+      });
     }
   }
   if (items.length === 0) {
-    void vscode.window.showInformationMessage('Rehearsal: no episodes recorded yet. Run a task, or open a trace.');
+    void vscode.window.showInformationMessage(
+      'Rehearsal: no episodes recorded yet. Run a task, or open a trace.',
+    );
     return undefined;
   }
-  return vscode.window.showQuickPick(items, { placeHolder: 'Which episode?', matchOnDescription: true, matchOnDetail: true });
+  return vscode.window.showQuickPick(items, {
+    placeHolder: 'Which episode?',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
 }

@@ -18,44 +18,92 @@ export function registerReviewFeatures(context: vscode.ExtensionContext, service
     const shown = activeCallTarget();
     const current = review.current;
     if (shown && current && (shown.file !== current.file || shown.callId !== current.callId)) {
-      void vscode.window.showInformationMessage(`Rehearsal: the review is on ${current.callId}; this diff shows ${shown.callId}. Nothing was marked.`);
+      void vscode.window.showInformationMessage(
+        `Rehearsal: the review is on ${current.callId}; this diff shows ${shown.callId}. Nothing was marked.`,
+      );
       return;
     }
     try {
       await step();
     } catch (err) {
-      void vscode.window.showErrorMessage(`Rehearsal: cannot ${what} ${review.current?.callId ?? ''}: ${errorMessage(err)}`);
+      void vscode.window.showErrorMessage(
+        `Rehearsal: cannot ${what} ${review.current?.callId ?? ''}: ${errorMessage(err)}`,
+      );
     }
   };
   context.subscriptions.push(
     review,
     registerCommand('rehearsal.reviewMismatches', async (target) => {
       if (!ensureTrusted('review and annotate calls')) return;
-      const file = target && 'file' in target ? target.file : await pickTrace(services, 'Which run do you want to review?');
+      const file =
+        target && 'file' in target
+          ? target.file
+          : await pickTrace(services, 'Which run do you want to review?');
       if (!file) return;
       await review.start(file);
     }),
-    registerCommand('rehearsal.reviewMark', act('mark', () => review.mark())),
-    registerCommand('rehearsal.reviewAccept', act('accept', () => review.accept())),
-    registerCommand('rehearsal.reviewSkip', act('skip', () => review.skip())),
-    registerCommand('rehearsal.reviewStop', () => { if (review.active) review.stop(`Rehearsal: review stopped at ${review.progress}; Review Mismatches resumes it.`); }),
+    registerCommand(
+      'rehearsal.reviewMark',
+      act('mark', () => review.mark()),
+    ),
+    registerCommand(
+      'rehearsal.reviewAccept',
+      act('accept', () => review.accept()),
+    ),
+    registerCommand(
+      'rehearsal.reviewSkip',
+      act('skip', () => review.skip()),
+    ),
+    registerCommand('rehearsal.reviewStop', () => {
+      if (review.active)
+        review.stop(
+          `Rehearsal: review stopped at ${review.progress}; Review Mismatches resumes it.`,
+        );
+    }),
     registerCommand('rehearsal.reviewTrajectory', async () => {
       const c = review.current;
       if (!c) return;
       const view = await services.callDiffs.load(c.file, c.callId);
-      await executeCommand('rehearsal.openTrajectory', { file: c.file, episodeId: view.entry.episodeId, callId: c.callId });
+      await executeCommand('rehearsal.openTrajectory', {
+        file: c.file,
+        episodeId: view.entry.episodeId,
+        callId: c.callId,
+      });
     }),
     registerCommand('rehearsal.reviewActions', async () => {
       const c = review.current;
       if (!c) return;
       const items: (vscode.QuickPickItem & { run: () => Thenable<unknown> })[] = [
-        { label: '$(report) Mark as fidelity error', description: 'M', detail: `kind ${c.suggestedKind}, severity major`, run: () => executeCommand('rehearsal.reviewMark') },
-        { label: '$(check) Rehearsal acceptable', description: 'A', run: () => executeCommand('rehearsal.reviewAccept') },
-        { label: '$(arrow-right) Skip', description: 'S', run: () => executeCommand('rehearsal.reviewSkip') },
-        { label: '$(list-flat) Open Trajectory', description: 'T', run: () => executeCommand('rehearsal.reviewTrajectory') },
-        { label: '$(close) Stop reviewing', description: 'Escape', run: () => executeCommand('rehearsal.reviewStop') },
+        {
+          label: '$(report) Mark as fidelity error',
+          description: 'M',
+          detail: `kind ${c.suggestedKind}, severity major`,
+          run: () => executeCommand('rehearsal.reviewMark'),
+        },
+        {
+          label: '$(check) Rehearsal acceptable',
+          description: 'A',
+          run: () => executeCommand('rehearsal.reviewAccept'),
+        },
+        {
+          label: '$(arrow-right) Skip',
+          description: 'S',
+          run: () => executeCommand('rehearsal.reviewSkip'),
+        },
+        {
+          label: '$(list-flat) Open Trajectory',
+          description: 'T',
+          run: () => executeCommand('rehearsal.reviewTrajectory'),
+        },
+        {
+          label: '$(close) Stop reviewing',
+          description: 'Escape',
+          run: () => executeCommand('rehearsal.reviewStop'),
+        },
       ];
-      const picked = await vscode.window.showQuickPick(items, { title: `Review ${review.progress}: ${c.tool} ${c.callId}` });
+      const picked = await vscode.window.showQuickPick(items, {
+        title: `Review ${review.progress}: ${c.tool} ${c.callId}`,
+      });
       await picked?.run();
     }),
   );

@@ -15,13 +15,24 @@ import type { TraceTreeNode } from '../../core/explorer/tree';
 /** The Trace Explorer, call diffs, reports and the Trajectory panel: browse recorded runs and compare rehearsed with actual. */
 export function registerTraceFeatures(context: vscode.ExtensionContext, services: Services): void {
   const { library, watcher, callDiffs, explorer, trajectories } = services;
-  const view = vscode.window.createTreeView(VIEWS.traceExplorer, { treeDataProvider: explorer, showCollapseAll: true, canSelectMany: true });
+  const view = vscode.window.createTreeView(VIEWS.traceExplorer, {
+    treeDataProvider: explorer,
+    showCollapseAll: true,
+    canSelectMany: true,
+  });
   services.explorerTree = view;
   const updateMessage = () => {
     view.description = explorer.stateDescription || undefined;
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.explorerFiltered, explorer.filtered || explorer.sort !== 'trace');
-    if (!library.files.length) view.message = 'No runs yet. Traces appear here from .rehearsal/runs/*/trace.jsonl, or use Open Trace.';
-    else if (explorer.filtered && explorer.getChildren().length === 0) view.message = `No calls match the filter (${explorer.stateDescription}). Clear it with the Clear Filter button.`;
+    void vscode.commands.executeCommand(
+      'setContext',
+      CONTEXT_KEYS.explorerFiltered,
+      explorer.filtered || explorer.sort !== 'trace',
+    );
+    if (!library.files.length)
+      view.message =
+        'No runs yet. Traces appear here from .rehearsal/runs/*/trace.jsonl, or use Open Trace.';
+    else if (explorer.filtered && explorer.getChildren().length === 0)
+      view.message = `No calls match the filter (${explorer.stateDescription}). Clear it with the Clear Filter button.`;
     else view.message = undefined;
   };
   updateMessage();
@@ -34,21 +45,39 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
     registerCommand('rehearsal.refreshTraces', () => watcher.rescan()),
 
     registerCommand('rehearsal.showTurnText', async (target) => {
-      const turn = target && 'entityId' in target ? (target.kind === 'turn' ? { file: target.file, turnId: target.entityId } : undefined) : target;
+      const turn =
+        target && 'entityId' in target
+          ? target.kind === 'turn'
+            ? { file: target.file, turnId: target.entityId }
+            : undefined
+          : target;
       if (!turn) return;
       try {
         await services.turnTexts.show(turn.file, turn.turnId);
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: cannot show turn ${turn.turnId}: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot show turn ${turn.turnId}: ${errorMessage(err)}`,
+        );
       }
     }),
 
     registerCommand('rehearsal.openTrace', async (file) => {
-      const target = file ?? (await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Rehearsal traces': ['jsonl'] }, openLabel: 'Open Trace' }))?.[0]?.fsPath;
+      const target =
+        file ??
+        (
+          await vscode.window.showOpenDialog({
+            canSelectMany: false,
+            filters: { 'Rehearsal traces': ['jsonl'] },
+            openLabel: 'Open Trace',
+          })
+        )?.[0]?.fsPath;
       if (!target) return;
       await watcher.open(target);
       const failure = library.failure(target);
-      if (failure) void vscode.window.showErrorMessage(`Rehearsal: cannot open ${path.basename(target)}: ${failure}`);
+      if (failure)
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot open ${path.basename(target)}: ${failure}`,
+        );
     }),
 
     registerCommand('rehearsal.showCallDiff', async (target) => {
@@ -57,9 +86,12 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
       try {
         await callDiffs.show(chosen.file, chosen.callId);
         const node = callTreeNode(library, chosen.file, chosen.callId, explorer.options());
-        if (node && view.visible) await view.reveal(node, { select: true, focus: false }).then(undefined, () => undefined);
+        if (node && view.visible)
+          await view.reveal(node, { select: true, focus: false }).then(undefined, () => undefined);
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: cannot show call ${chosen.callId}: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot show call ${chosen.callId}: ${errorMessage(err)}`,
+        );
       }
     }),
 
@@ -69,7 +101,9 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
       try {
         await services.reports.show(file);
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: cannot build the report: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot build the report: ${errorMessage(err)}`,
+        );
       }
     }),
 
@@ -82,13 +116,26 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
     // From the tree with two runs selected (the context menu passes the clicked run and the
     // selection), from one run's row (the other picked), or from the palette (both picked).
     registerCommand('rehearsal.compareRuns', async (first, second) => {
-      const rest = Array.isArray(second) ? (second as TraceTreeNode[]).filter((n) => n.kind === 'run') : second ? [second] : [];
+      const rest = Array.isArray(second)
+        ? (second as TraceTreeNode[]).filter((n) => n.kind === 'run')
+        : second
+          ? [second]
+          : [];
       const given = [...new Set([first, ...rest].flatMap((n) => (n ? [n.file] : [])))];
-      const a = given[0] ?? (await pickTrace(services, 'Compare runs: which run is A (before, or the first policy)?'));
+      const a =
+        given[0] ??
+        (await pickTrace(services, 'Compare runs: which run is A (before, or the first policy)?'));
       if (!a) return undefined;
-      const b = given.find((f) => f !== a) ?? (await pickTrace(services, 'Compare runs: which run is B (after, or the second policy)?', [a]));
+      const b =
+        given.find((f) => f !== a) ??
+        (await pickTrace(services, 'Compare runs: which run is B (after, or the second policy)?', [
+          a,
+        ]));
       if (!b) return undefined;
-      return new CompareRunsPanel(context.extensionUri, services.output, library, callDiffs, { a, b });
+      return new CompareRunsPanel(context.extensionUri, services.output, library, callDiffs, {
+        a,
+        b,
+      });
     }),
 
     registerCommand('rehearsal.openTrajectory', async (target) => {
@@ -103,16 +150,40 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
     }),
 
     registerCommand('rehearsal.searchExplorer', async (text) => {
-      const query = text ?? (await vscode.window.showInputBox({ title: 'Search the Trace Explorer', prompt: 'Tool names, call or episode ids, task ids, error codes, final answers, annotation notes', value: explorer.filter.text ?? '' }));
+      const query =
+        text ??
+        (await vscode.window.showInputBox({
+          title: 'Search the Trace Explorer',
+          prompt:
+            'Tool names, call or episode ids, task ids, error codes, final answers, annotation notes',
+          value: explorer.filter.text ?? '',
+        }));
       if (query === undefined) return;
       explorer.setFilter({ ...explorer.filter, text: query.trim() || undefined });
     }),
 
     registerCommand('rehearsal.sortExplorer', async (sort) => {
-      const next = sort ?? (await vscode.window.showQuickPick<vscode.QuickPickItem & { sort: TreeSort }>([
-        { label: 'As recorded', description: explorer.sort === 'trace' ? 'current' : undefined, detail: 'runs → episodes → turns → calls', sort: 'trace' },
-        { label: 'Least faithful first', description: explorer.sort === 'fidelity' ? 'current' : undefined, detail: 'each run\'s calls in one list: parse errors, tool errors, then by field F1', sort: 'fidelity' },
-      ], { title: 'Sort the Trace Explorer' }))?.sort;
+      const next =
+        sort ??
+        (
+          await vscode.window.showQuickPick<vscode.QuickPickItem & { sort: TreeSort }>(
+            [
+              {
+                label: 'As recorded',
+                description: explorer.sort === 'trace' ? 'current' : undefined,
+                detail: 'runs → episodes → turns → calls',
+                sort: 'trace',
+              },
+              {
+                label: 'Least faithful first',
+                description: explorer.sort === 'fidelity' ? 'current' : undefined,
+                detail: "each run's calls in one list: parse errors, tool errors, then by field F1",
+                sort: 'fidelity',
+              },
+            ],
+            { title: 'Sort the Trace Explorer' },
+          )
+        )?.sort;
       if (next) explorer.setSort(next);
     }),
 
@@ -133,17 +204,31 @@ function toCallTarget(target: CallTarget): { file: string; callId: string } | un
 }
 
 /** The episode a command means: given, a tree node's, the Trace Explorer's selection, the active call diff's, or picked. */
-async function resolveEpisode(services: Services, target: EpisodeTarget | undefined): Promise<{ file: string; episodeId: string; callId?: string } | undefined> {
+async function resolveEpisode(
+  services: Services,
+  target: EpisodeTarget | undefined,
+): Promise<{ file: string; episodeId: string; callId?: string } | undefined> {
   if (target && 'episodeId' in target) return target;
   // From the palette, what is selected in the tree is what the command is about (it asked "Which
   // episode?" with another one preselected).
-  const selected = !target && services.explorerTree?.visible ? services.explorerTree.selection[0] : undefined;
-  if (selected && (selected.kind === 'episode' || selected.kind === 'turn' || selected.kind === 'call')) return resolveEpisode(services, selected);
+  const selected =
+    !target && services.explorerTree?.visible ? services.explorerTree.selection[0] : undefined;
+  if (
+    selected &&
+    (selected.kind === 'episode' || selected.kind === 'turn' || selected.kind === 'call')
+  )
+    return resolveEpisode(services, selected);
   if (target && 'entityId' in target) {
     const index = await services.library.ensureIndex(target.file);
     if (target.kind === 'episode') return { file: target.file, episodeId: target.entityId };
-    if (target.kind === 'turn') { const t = index?.turn(target.entityId); return t ? { file: target.file, episodeId: t.episodeId } : undefined; }
-    if (target.kind === 'call') { const c = index?.call(target.entityId); return c ? { file: target.file, episodeId: c.episodeId, callId: c.callId } : undefined; }
+    if (target.kind === 'turn') {
+      const t = index?.turn(target.entityId);
+      return t ? { file: target.file, episodeId: t.episodeId } : undefined;
+    }
+    if (target.kind === 'call') {
+      const c = index?.call(target.entityId);
+      return c ? { file: target.file, episodeId: c.episodeId, callId: c.callId } : undefined;
+    }
   }
   const active = activeCallTarget();
   if (active) {
@@ -160,12 +245,44 @@ async function pickFilter({ library, explorer }: Services): Promise<TreeFilter |
   const tools = new Set<string>();
   for (const f of library.files) for (const c of library.index(f)?.calls() ?? []) tools.add(c.tool);
   const items: Item[] = [
-    { label: 'Only mismatches', detail: 'calls whose rehearsal was scored and is not exact', picked: !!current.mismatches, set: (f) => { f.mismatches = true; } },
-    { label: 'Only annotated', detail: 'calls with a fidelity error marked, or an accepted rehearsal', picked: !!current.annotated, set: (f) => { f.annotated = true; } },
-    { label: 'Parse errors', detail: 'rehearsals and acts that did not parse', picked: !!current.parseErrors, set: (f) => { f.parseErrors = true; } },
-    ...[...tools].sort().map((t): Item => ({ label: `$(tools) ${t}`, description: 'tool', picked: !!current.tools?.includes(t), set: (f) => { f.tools = [...(f.tools ?? []), t]; } })),
+    {
+      label: 'Only mismatches',
+      detail: 'calls whose rehearsal was scored and is not exact',
+      picked: !!current.mismatches,
+      set: (f) => {
+        f.mismatches = true;
+      },
+    },
+    {
+      label: 'Only annotated',
+      detail: 'calls with a fidelity error marked, or an accepted rehearsal',
+      picked: !!current.annotated,
+      set: (f) => {
+        f.annotated = true;
+      },
+    },
+    {
+      label: 'Parse errors',
+      detail: 'rehearsals and acts that did not parse',
+      picked: !!current.parseErrors,
+      set: (f) => {
+        f.parseErrors = true;
+      },
+    },
+    ...[...tools].sort().map((t): Item => ({
+      label: `$(tools) ${t}`,
+      description: 'tool',
+      picked: !!current.tools?.includes(t),
+      set: (f) => {
+        f.tools = [...(f.tools ?? []), t];
+      },
+    })),
   ];
-  const picked = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Filter the Trace Explorer', placeHolder: 'Show only… (criteria combine; none selected shows everything)' });
+  const picked = await vscode.window.showQuickPick(items, {
+    canPickMany: true,
+    title: 'Filter the Trace Explorer',
+    placeHolder: 'Show only… (criteria combine; none selected shows everything)',
+  });
   if (!picked) return undefined;
   const filter: TreeFilter = {};
   for (const p of picked) p.set(filter);

@@ -20,8 +20,23 @@ interface Ctx {
 const call = (name: string, args: JsonObject): ParsedToolCall => ({ name, arguments: args });
 const money = (n: number) => `$${n.toFixed(2)}`;
 const balancePath = (id: string) => `$.accounts[${JSON.stringify(id)}].balance`;
-const writes = (list: { tool: string; target: string }[], weight = 1): CheckSpec => ({ id: 'writes', kind: 'state', server: 'bank', path: '$.writes', equals: list, weight, description: list.length ? 'exactly the requested change was made' : 'nothing was changed' });
-const unchanged = (a: Account, id = 'balance-unchanged'): CheckSpec => ({ id, kind: 'state', server: 'bank', path: balancePath(a.account_id), equals: a.balance, weight: 2 });
+const writes = (list: { tool: string; target: string }[], weight = 1): CheckSpec => ({
+  id: 'writes',
+  kind: 'state',
+  server: 'bank',
+  path: '$.writes',
+  equals: list,
+  weight,
+  description: list.length ? 'exactly the requested change was made' : 'nothing was changed',
+});
+const unchanged = (a: Account, id = 'balance-unchanged'): CheckSpec => ({
+  id,
+  kind: 'state',
+  server: 'bank',
+  path: balancePath(a.account_id),
+  equals: a.balance,
+  weight: 2,
+});
 
 function customers(w: BankState): Customer[] {
   return Object.values(w.customers);
@@ -32,8 +47,15 @@ function accountOf(w: BankState, c: Customer, type: Account['type']): Account {
 }
 
 function identify(c: Ctx, cu: Customer): { phrase: string; call: ParsedToolCall } {
-  if (c.rng.chance(0.6)) return { phrase: c.rng.pick([`My email is ${cu.email}.`, `This is ${cu.name}, ${cu.email}.`]), call: call('find_customer_by_email', { email: cu.email }) };
-  return { phrase: c.rng.pick([`My phone number is ${cu.phone}.`, `I'm ${cu.name}, phone ${cu.phone}.`]), call: call('find_customer_by_phone', { phone: cu.phone }) };
+  if (c.rng.chance(0.6))
+    return {
+      phrase: c.rng.pick([`My email is ${cu.email}.`, `This is ${cu.name}, ${cu.email}.`]),
+      call: call('find_customer_by_email', { email: cu.email }),
+    };
+  return {
+    phrase: c.rng.pick([`My phone number is ${cu.phone}.`, `I'm ${cu.name}, phone ${cu.phone}.`]),
+    call: call('find_customer_by_phone', { phone: cu.phone }),
+  };
 }
 
 /** A round amount in [lo, hi] (multiples of 5, sometimes with cents); undefined when the range is empty. */
@@ -42,7 +64,8 @@ function amountIn(c: Ctx, lo: number, hi: number): number | undefined {
   const b = Math.floor(hi / 5) * 5;
   if (b < a) return undefined;
   const base = a + 5 * c.rng.int(0, (b - a) / 5);
-  const withCents = c.rng.chance(0.3) && base + 0.99 <= hi ? cents(base + c.rng.int(1, 99) / 100) : base;
+  const withCents =
+    c.rng.chance(0.3) && base + 0.99 <= hi ? cents(base + c.rng.int(1, 99) / 100) : base;
   return withCents;
 }
 
@@ -59,10 +82,14 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
       if (to.status !== 'active') continue;
       const limit = from.daily_transfer_limit - from.transferred_today;
       let amount: number | undefined;
-      if (kind === 'ok' && from.status === 'active') amount = amountIn(c, 20, Math.min(from.balance, limit, 3000));
-      if (kind === 'insufficient' && from.status === 'active' && from.balance + 10 < limit) amount = amountIn(c, from.balance + 10, Math.min(limit, from.balance + 800));
-      if (kind === 'frozen' && from.status === 'frozen') amount = amountIn(c, 20, Math.min(from.balance, limit, 1500));
-      if (kind === 'limit' && from.status === 'active' && from.balance > limit + 10) amount = amountIn(c, limit + 5, Math.min(from.balance, limit + 2000));
+      if (kind === 'ok' && from.status === 'active')
+        amount = amountIn(c, 20, Math.min(from.balance, limit, 3000));
+      if (kind === 'insufficient' && from.status === 'active' && from.balance + 10 < limit)
+        amount = amountIn(c, from.balance + 10, Math.min(limit, from.balance + 800));
+      if (kind === 'frozen' && from.status === 'frozen')
+        amount = amountIn(c, 20, Math.min(from.balance, limit, 1500));
+      if (kind === 'limit' && from.status === 'active' && from.balance > limit + 10)
+        amount = amountIn(c, limit + 5, Math.min(from.balance, limit + 2000));
       if (amount !== undefined) pairs.push({ cu, from, to, amount });
     }
   }
@@ -72,15 +99,40 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
   const ask = `${c.rng.pick(['Please move', 'Can you transfer', "I'd like to transfer"])} ${money(amount)} from my ${from.type} account to my ${to.type} account.`;
   const lookups = [who.call, call('get_customer', { customer_id: cu.customer_id })];
   const args = { from_account_id: from.account_id, to_account_id: to.account_id, amount };
-  const noTransfer: CheckSpec = { id: 'no-transfer', kind: 'no_call', tool: 'transfer_between_accounts', weight: 1 };
+  const noTransfer: CheckSpec = {
+    id: 'no-transfer',
+    kind: 'no_call',
+    tool: 'transfer_between_accounts',
+    weight: 1,
+  };
   if (kind === 'ok') {
     return {
       template: 'transfer',
       description: `Transfer ${amount} from ${from.account_id} to ${to.account_id}.`,
-      steps: [{ user: `${ask} ${who.phrase}`, calls: [...lookups, call('transfer_between_accounts', args)], answer: `Done: ${money(amount)} moved from your ${from.type} account to your ${to.type} account. Your ${from.type} balance is now ${money(cents(from.balance - amount))}.` }],
+      steps: [
+        {
+          user: `${ask} ${who.phrase}`,
+          calls: [...lookups, call('transfer_between_accounts', args)],
+          answer: `Done: ${money(amount)} moved from your ${from.type} account to your ${to.type} account. Your ${from.type} balance is now ${money(cents(from.balance - amount))}.`,
+        },
+      ],
       checks: [
-        { id: 'from-balance', kind: 'state', server: 'bank', path: balancePath(from.account_id), equals: cents(from.balance - amount), weight: 2 },
-        { id: 'to-balance', kind: 'state', server: 'bank', path: balancePath(to.account_id), equals: cents(to.balance + amount), weight: 2 },
+        {
+          id: 'from-balance',
+          kind: 'state',
+          server: 'bank',
+          path: balancePath(from.account_id),
+          equals: cents(from.balance - amount),
+          weight: 2,
+        },
+        {
+          id: 'to-balance',
+          kind: 'state',
+          server: 'bank',
+          path: balancePath(to.account_id),
+          equals: cents(to.balance + amount),
+          weight: 2,
+        },
         writes([{ tool: 'transfer_between_accounts', target: from.account_id }]),
         { id: 'answer-amount', kind: 'answer', numbers: [amount], weight: 1 },
       ],
@@ -92,7 +144,11 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
     frozen: `Your ${from.type} account is frozen, so no money can be moved out of it. Please visit a branch to lift the freeze.`,
     limit: `A transfer of ${money(amount)} would exceed the daily transfer limit of ${money(from.daily_transfer_limit)} on your ${from.type} account, so I cannot make it today.`,
   } as const;
-  const keywords = { insufficient: ['not enough', 'insufficient', "doesn't have enough", 'does not have enough'], frozen: ['frozen'], limit: ['limit'] } as const;
+  const keywords = {
+    insufficient: ['not enough', 'insufficient', "doesn't have enough", 'does not have enough'],
+    frozen: ['frozen'],
+    limit: ['limit'],
+  } as const;
   return {
     template: `transfer_${kind}`,
     description: `Refuse a transfer of ${amount} from ${from.account_id} (${kind}).`,
@@ -102,7 +158,13 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
       unchanged(from, 'from-unchanged'),
       writes([], 2),
       noTransfer,
-      { id: 'answer-reason', kind: 'answer', contains: [...keywords[kind]], mode: 'any', weight: 1 },
+      {
+        id: 'answer-reason',
+        kind: 'answer',
+        contains: [...keywords[kind]],
+        mode: 'any',
+        weight: 1,
+      },
     ],
   };
 }
@@ -111,177 +173,382 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
 function uniquePurchases(w: BankState, cu: Customer): Transaction[] {
   const chk = accountOf(w, cu, 'checking');
   const card = accountHistory(w, chk.account_id).filter((t) => t.kind === 'card');
-  return card.filter((t) => card.filter((u) => u.merchant === t.merchant && u.date === t.date).length === 1);
+  return card.filter(
+    (t) => card.filter((u) => u.merchant === t.merchant && u.date === t.date).length === 1,
+  );
 }
 
 const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
-  ['balance', 10, (c) => {
-    const cu = c.rng.pick(customers(c.world));
-    const type = c.rng.pick(['checking', 'savings'] as const);
-    const acc = accountOf(c.world, cu, type);
-    const who = identify(c, cu);
-    return {
-      template: 'balance',
-      description: `Report the balance of ${acc.account_id}.`,
-      steps: [{ user: `${c.rng.pick(["What's the balance of my", 'How much money is in my', 'Can you check the balance on my'])} ${type} account? ${who.phrase}`, calls: [who.call, call('get_customer', { customer_id: cu.customer_id }), call('get_account', { account_id: acc.account_id })], answer: `Your ${type} account (${acc.account_id}) has a balance of ${money(acc.balance)}.` }],
-      checks: [
-        { id: 'answer-balance', kind: 'answer', numbers: [acc.balance], weight: 2 },
-        { id: 'account-read', kind: 'call', tool: 'get_account', args: { account_id: { equals: acc.account_id } }, weight: 1 },
-        writes([]),
-      ],
-    };
-  }],
-  ['merchant_spend', 10, (c) => {
-    const options: { cu: Customer; merchant: string; since: string; total: number; count: number }[] = [];
-    const days = c.rng.pick([30, 60, 90]);
-    const since = addDays(c.world.today, -days);
-    for (const cu of customers(c.world)) {
-      const chk = accountOf(c.world, cu, 'checking');
-      const rows = accountHistory(c.world, chk.account_id).filter((t) => t.kind === 'card' && t.date >= since);
-      const merchants = new Set(rows.map((t) => t.merchant!));
-      for (const m of merchants) {
-        const mine = rows.filter((t) => t.merchant === m);
-        if (mine.length >= 2) options.push({ cu, merchant: m, since, total: cents(-mine.reduce((s, t) => s + t.amount, 0)), count: mine.length });
+  [
+    'balance',
+    10,
+    (c) => {
+      const cu = c.rng.pick(customers(c.world));
+      const type = c.rng.pick(['checking', 'savings'] as const);
+      const acc = accountOf(c.world, cu, type);
+      const who = identify(c, cu);
+      return {
+        template: 'balance',
+        description: `Report the balance of ${acc.account_id}.`,
+        steps: [
+          {
+            user: `${c.rng.pick(["What's the balance of my", 'How much money is in my', 'Can you check the balance on my'])} ${type} account? ${who.phrase}`,
+            calls: [
+              who.call,
+              call('get_customer', { customer_id: cu.customer_id }),
+              call('get_account', { account_id: acc.account_id }),
+            ],
+            answer: `Your ${type} account (${acc.account_id}) has a balance of ${money(acc.balance)}.`,
+          },
+        ],
+        checks: [
+          { id: 'answer-balance', kind: 'answer', numbers: [acc.balance], weight: 2 },
+          {
+            id: 'account-read',
+            kind: 'call',
+            tool: 'get_account',
+            args: { account_id: { equals: acc.account_id } },
+            weight: 1,
+          },
+          writes([]),
+        ],
+      };
+    },
+  ],
+  [
+    'merchant_spend',
+    10,
+    (c) => {
+      const options: {
+        cu: Customer;
+        merchant: string;
+        since: string;
+        total: number;
+        count: number;
+      }[] = [];
+      const days = c.rng.pick([30, 60, 90]);
+      const since = addDays(c.world.today, -days);
+      for (const cu of customers(c.world)) {
+        const chk = accountOf(c.world, cu, 'checking');
+        const rows = accountHistory(c.world, chk.account_id).filter(
+          (t) => t.kind === 'card' && t.date >= since,
+        );
+        const merchants = new Set(rows.map((t) => t.merchant!));
+        for (const m of merchants) {
+          const mine = rows.filter((t) => t.merchant === m);
+          if (mine.length >= 2)
+            options.push({
+              cu,
+              merchant: m,
+              since,
+              total: cents(-mine.reduce((s, t) => s + t.amount, 0)),
+              count: mine.length,
+            });
+        }
       }
-    }
-    if (!options.length) return undefined;
-    const o = c.rng.pick(options);
-    const who = identify(c, o.cu);
-    const chk = accountOf(c.world, o.cu, 'checking');
-    return {
-      template: 'merchant_spend',
-      description: `Sum the card purchases of ${o.cu.customer_id} at ${o.merchant} since ${o.since}.`,
-      steps: [{
-        user: `${who.phrase} How much have I spent at ${o.merchant} since ${o.since}?`,
-        calls: [who.call, call('get_customer', { customer_id: o.cu.customer_id }), call('list_transactions', { account_id: chk.account_id, merchant: o.merchant, since: o.since })],
-        answer: `Since ${o.since} you spent ${money(o.total)} at ${o.merchant}, over ${o.count} purchases.`,
-      }],
-      checks: [
-        { id: 'answer-total', kind: 'answer', numbers: [o.total], weight: 2 },
-        { id: 'history-read', kind: 'call', tool: 'list_transactions', args: { account_id: { equals: chk.account_id } }, weight: 1 },
-        writes([]),
-      ],
-    };
-  }],
+      if (!options.length) return undefined;
+      const o = c.rng.pick(options);
+      const who = identify(c, o.cu);
+      const chk = accountOf(c.world, o.cu, 'checking');
+      return {
+        template: 'merchant_spend',
+        description: `Sum the card purchases of ${o.cu.customer_id} at ${o.merchant} since ${o.since}.`,
+        steps: [
+          {
+            user: `${who.phrase} How much have I spent at ${o.merchant} since ${o.since}?`,
+            calls: [
+              who.call,
+              call('get_customer', { customer_id: o.cu.customer_id }),
+              call('list_transactions', {
+                account_id: chk.account_id,
+                merchant: o.merchant,
+                since: o.since,
+              }),
+            ],
+            answer: `Since ${o.since} you spent ${money(o.total)} at ${o.merchant}, over ${o.count} purchases.`,
+          },
+        ],
+        checks: [
+          { id: 'answer-total', kind: 'answer', numbers: [o.total], weight: 2 },
+          {
+            id: 'history-read',
+            kind: 'call',
+            tool: 'list_transactions',
+            args: { account_id: { equals: chk.account_id } },
+            weight: 1,
+          },
+          writes([]),
+        ],
+      };
+    },
+  ],
   ['transfer', 12, (c) => transferTask(c, 'ok')],
   ['transfer_insufficient', 7, (c) => transferTask(c, 'insufficient')],
   ['transfer_frozen', 5, (c) => transferTask(c, 'frozen')],
   ['transfer_limit', 4, (c) => transferTask(c, 'limit')],
-  ['freeze_card', 9, (c) => {
-    const options = customers(c.world).flatMap((cu) => cu.cards.filter((id) => c.world.cards[id].status === 'active').map((id) => ({ cu, card: c.world.cards[id] })));
-    if (!options.length) return undefined;
-    const { cu, card } = c.rng.pick(options);
-    const who = identify(c, cu);
-    const reason = c.rng.pick(['lost', 'stolen'] as const);
-    const calls = [who.call, call('get_customer', { customer_id: cu.customer_id })];
-    for (const id of cu.cards) {
-      calls.push(call('get_card', { card_id: id }));
-      if (id === card.card_id) break;
-    }
-    calls.push(call('freeze_card', { card_id: card.card_id, reason }));
-    return {
-      template: 'freeze_card',
-      description: `Freeze card ${card.card_id} (${reason}).`,
-      steps: [{ user: `${reason === 'lost' ? 'I lost my debit card' : 'My debit card was stolen'}, the one ending in ${card.last_four}. Please freeze it right away. ${who.phrase}`, calls, answer: `Your card ending in ${card.last_four} is now frozen; no new purchases will go through.` }],
-      checks: [
-        { id: 'card-frozen', kind: 'state', server: 'bank', path: `$.cards[${JSON.stringify(card.card_id)}].status`, equals: 'frozen', weight: 3 },
-        { id: 'freeze-reason', kind: 'state', server: 'bank', path: `$.cards[${JSON.stringify(card.card_id)}].frozen_reason`, equals: reason, weight: 1 },
-        writes([{ tool: 'freeze_card', target: card.card_id }]),
-        { id: 'answer-frozen', kind: 'answer', contains: ['frozen'], weight: 1 },
-      ],
-    };
-  }],
+  [
+    'freeze_card',
+    9,
+    (c) => {
+      const options = customers(c.world).flatMap((cu) =>
+        cu.cards
+          .filter((id) => c.world.cards[id].status === 'active')
+          .map((id) => ({ cu, card: c.world.cards[id] })),
+      );
+      if (!options.length) return undefined;
+      const { cu, card } = c.rng.pick(options);
+      const who = identify(c, cu);
+      const reason = c.rng.pick(['lost', 'stolen'] as const);
+      const calls = [who.call, call('get_customer', { customer_id: cu.customer_id })];
+      for (const id of cu.cards) {
+        calls.push(call('get_card', { card_id: id }));
+        if (id === card.card_id) break;
+      }
+      calls.push(call('freeze_card', { card_id: card.card_id, reason }));
+      return {
+        template: 'freeze_card',
+        description: `Freeze card ${card.card_id} (${reason}).`,
+        steps: [
+          {
+            user: `${reason === 'lost' ? 'I lost my debit card' : 'My debit card was stolen'}, the one ending in ${card.last_four}. Please freeze it right away. ${who.phrase}`,
+            calls,
+            answer: `Your card ending in ${card.last_four} is now frozen; no new purchases will go through.`,
+          },
+        ],
+        checks: [
+          {
+            id: 'card-frozen',
+            kind: 'state',
+            server: 'bank',
+            path: `$.cards[${JSON.stringify(card.card_id)}].status`,
+            equals: 'frozen',
+            weight: 3,
+          },
+          {
+            id: 'freeze-reason',
+            kind: 'state',
+            server: 'bank',
+            path: `$.cards[${JSON.stringify(card.card_id)}].frozen_reason`,
+            equals: reason,
+            weight: 1,
+          },
+          writes([{ tool: 'freeze_card', target: card.card_id }]),
+          { id: 'answer-frozen', kind: 'answer', contains: ['frozen'], weight: 1 },
+        ],
+      };
+    },
+  ],
   ['dispute', 9, (c) => disputeTask(c, true)],
   ['dispute_too_old', 6, (c) => disputeTask(c, false)],
-  ['pay_bill', 9, (c) => {
-    const options = customers(c.world).filter((cu) => accountOf(c.world, cu, 'checking').status === 'active' && accountOf(c.world, cu, 'checking').balance > 30);
-    if (!options.length) return undefined;
-    const cu = c.rng.pick(options);
-    const chk = accountOf(c.world, cu, 'checking');
-    const payee = c.world.payees[c.rng.pick(cu.payees)];
-    const amount = amountIn(c, 25, Math.min(chk.balance, 400))!;
-    const who = identify(c, cu);
-    return {
-      template: 'pay_bill',
-      description: `Pay ${amount} to ${payee.payee_id} from ${chk.account_id}.`,
-      steps: [{
-        user: `${c.rng.pick(['Please pay', 'I need to pay', 'Send a payment of'])} ${money(amount)} to ${payee.name} from my checking account. ${who.phrase}`,
-        calls: [who.call, call('get_customer', { customer_id: cu.customer_id }), call('list_payees', { customer_id: cu.customer_id }), call('pay_bill', { account_id: chk.account_id, payee_id: payee.payee_id, amount })],
-        answer: `I paid ${money(amount)} to ${payee.name} from your checking account. The new balance is ${money(cents(chk.balance - amount))}.`,
-      }],
-      checks: [
-        { id: 'checking-balance', kind: 'state', server: 'bank', path: balancePath(chk.account_id), equals: cents(chk.balance - amount), weight: 2 },
-        { id: 'paid-payee', kind: 'call', tool: 'pay_bill', args: { payee_id: { equals: payee.payee_id }, amount: { equals: amount } }, ok: true, weight: 1 },
-        writes([{ tool: 'pay_bill', target: chk.account_id }]),
-        { id: 'answer-amount', kind: 'answer', numbers: [amount], weight: 1 },
-      ],
-    };
-  }],
-  ['add_payee_then_pay', 6, (c) => {
-    const options = customers(c.world).filter((cu) => accountOf(c.world, cu, 'checking').status === 'active' && accountOf(c.world, cu, 'checking').balance > 60);
-    if (!options.length) return undefined;
-    const cu = c.rng.pick(options);
-    const chk = accountOf(c.world, cu, 'checking');
-    const landlord = c.rng.chance(0.5);
-    const name = `${c.rng.pick(FIRST_NAMES)} ${c.rng.pick(LAST_NAMES)}`;
-    const accountNumber = c.rng.digits(c.rng.int(8, 12));
-    const routing = c.rng.pick(['021000021', '026009593', '111000614', '121000248']);
-    const amount = amountIn(c, 50, Math.min(chk.balance, landlord ? 2000 : 300))!;
-    const who = identify(c, cu);
-    const newPayee = 'P900001'; // the first id the world hands out (next_id starts at 1)
-    const category = landlord ? 'rent' : 'person';
-    return {
-      template: 'add_payee_then_pay',
-      description: `Add payee ${name} for ${cu.customer_id}, then pay ${amount}.`,
-      steps: [
-        {
-          user: `${who.phrase} Please add ${landlord ? 'my landlord' : 'my friend'} ${name} as a payee: account number ${accountNumber}, routing number ${routing}.`,
-          calls: [who.call, call('add_payee', { customer_id: cu.customer_id, name, account_number: accountNumber, routing_number: routing, category })],
-          answer: `${name} is now one of your payees (payee id ${newPayee}).`,
-        },
-        {
-          user: `Great. Now send ${landlord ? 'them' : 'him or her'} ${money(amount)} from my checking account.`,
-          calls: [call('get_customer', { customer_id: cu.customer_id }), call('pay_bill', { account_id: chk.account_id, payee_id: newPayee, amount })],
-          answer: `Sent ${money(amount)} to ${name} from your checking account.`,
-        },
-      ],
-      checks: [
-        { id: 'payee-added', kind: 'state', server: 'bank', path: `$.payees[${JSON.stringify(newPayee)}].account_number`, equals: accountNumber, weight: 2 },
-        { id: 'checking-balance', kind: 'state', server: 'bank', path: balancePath(chk.account_id), equals: cents(chk.balance - amount), weight: 2 },
-        { id: 'pay-in-turn-2', kind: 'call', tool: 'pay_bill', turn: 1, args: { payee_id: { equals: newPayee } }, ok: true, weight: 1 },
-        writes([{ tool: 'add_payee', target: cu.customer_id }, { tool: 'pay_bill', target: chk.account_id }]),
-      ],
-    };
-  }],
-  ['balance_then_transfer', 6, (c) => {
-    const options = customers(c.world).filter((cu) => accountOf(c.world, cu, 'checking').status === 'active' && accountOf(c.world, cu, 'savings').status === 'active' && accountOf(c.world, cu, 'checking').balance > 40);
-    if (!options.length) return undefined;
-    const cu = c.rng.pick(options);
-    const chk = accountOf(c.world, cu, 'checking');
-    const sav = accountOf(c.world, cu, 'savings');
-    const amount = amountIn(c, 20, Math.min(chk.balance / 2, chk.daily_transfer_limit))!;
-    const who = identify(c, cu);
-    return {
-      template: 'balance_then_transfer',
-      description: `Report ${chk.account_id}'s balance, then move ${amount} to savings.`,
-      steps: [
-        { user: `Hi! ${who.phrase} How much is in my checking account right now?`, calls: [who.call, call('get_customer', { customer_id: cu.customer_id }), call('get_account', { account_id: chk.account_id })], answer: `Your checking account has ${money(chk.balance)}.` },
-        { user: `OK, please move ${money(amount)} of it into my savings account.`, calls: [call('transfer_between_accounts', { from_account_id: chk.account_id, to_account_id: sav.account_id, amount })], answer: `Moved ${money(amount)} to savings; checking now holds ${money(cents(chk.balance - amount))}.` },
-      ],
-      checks: [
-        { id: 'answer-balance', kind: 'answer', turn: 0, numbers: [chk.balance], weight: 1 },
-        { id: 'checking-balance', kind: 'state', server: 'bank', path: balancePath(chk.account_id), equals: cents(chk.balance - amount), weight: 2 },
-        { id: 'savings-balance', kind: 'state', server: 'bank', path: balancePath(sav.account_id), equals: cents(sav.balance + amount), weight: 1 },
-        writes([{ tool: 'transfer_between_accounts', target: chk.account_id }]),
-      ],
-    };
-  }],
+  [
+    'pay_bill',
+    9,
+    (c) => {
+      const options = customers(c.world).filter(
+        (cu) =>
+          accountOf(c.world, cu, 'checking').status === 'active' &&
+          accountOf(c.world, cu, 'checking').balance > 30,
+      );
+      if (!options.length) return undefined;
+      const cu = c.rng.pick(options);
+      const chk = accountOf(c.world, cu, 'checking');
+      const payee = c.world.payees[c.rng.pick(cu.payees)];
+      const amount = amountIn(c, 25, Math.min(chk.balance, 400))!;
+      const who = identify(c, cu);
+      return {
+        template: 'pay_bill',
+        description: `Pay ${amount} to ${payee.payee_id} from ${chk.account_id}.`,
+        steps: [
+          {
+            user: `${c.rng.pick(['Please pay', 'I need to pay', 'Send a payment of'])} ${money(amount)} to ${payee.name} from my checking account. ${who.phrase}`,
+            calls: [
+              who.call,
+              call('get_customer', { customer_id: cu.customer_id }),
+              call('list_payees', { customer_id: cu.customer_id }),
+              call('pay_bill', { account_id: chk.account_id, payee_id: payee.payee_id, amount }),
+            ],
+            answer: `I paid ${money(amount)} to ${payee.name} from your checking account. The new balance is ${money(cents(chk.balance - amount))}.`,
+          },
+        ],
+        checks: [
+          {
+            id: 'checking-balance',
+            kind: 'state',
+            server: 'bank',
+            path: balancePath(chk.account_id),
+            equals: cents(chk.balance - amount),
+            weight: 2,
+          },
+          {
+            id: 'paid-payee',
+            kind: 'call',
+            tool: 'pay_bill',
+            args: { payee_id: { equals: payee.payee_id }, amount: { equals: amount } },
+            ok: true,
+            weight: 1,
+          },
+          writes([{ tool: 'pay_bill', target: chk.account_id }]),
+          { id: 'answer-amount', kind: 'answer', numbers: [amount], weight: 1 },
+        ],
+      };
+    },
+  ],
+  [
+    'add_payee_then_pay',
+    6,
+    (c) => {
+      const options = customers(c.world).filter(
+        (cu) =>
+          accountOf(c.world, cu, 'checking').status === 'active' &&
+          accountOf(c.world, cu, 'checking').balance > 60,
+      );
+      if (!options.length) return undefined;
+      const cu = c.rng.pick(options);
+      const chk = accountOf(c.world, cu, 'checking');
+      const landlord = c.rng.chance(0.5);
+      const name = `${c.rng.pick(FIRST_NAMES)} ${c.rng.pick(LAST_NAMES)}`;
+      const accountNumber = c.rng.digits(c.rng.int(8, 12));
+      const routing = c.rng.pick(['021000021', '026009593', '111000614', '121000248']);
+      const amount = amountIn(c, 50, Math.min(chk.balance, landlord ? 2000 : 300))!;
+      const who = identify(c, cu);
+      const newPayee = 'P900001'; // the first id the world hands out (next_id starts at 1)
+      const category = landlord ? 'rent' : 'person';
+      return {
+        template: 'add_payee_then_pay',
+        description: `Add payee ${name} for ${cu.customer_id}, then pay ${amount}.`,
+        steps: [
+          {
+            user: `${who.phrase} Please add ${landlord ? 'my landlord' : 'my friend'} ${name} as a payee: account number ${accountNumber}, routing number ${routing}.`,
+            calls: [
+              who.call,
+              call('add_payee', {
+                customer_id: cu.customer_id,
+                name,
+                account_number: accountNumber,
+                routing_number: routing,
+                category,
+              }),
+            ],
+            answer: `${name} is now one of your payees (payee id ${newPayee}).`,
+          },
+          {
+            user: `Great. Now send ${landlord ? 'them' : 'him or her'} ${money(amount)} from my checking account.`,
+            calls: [
+              call('get_customer', { customer_id: cu.customer_id }),
+              call('pay_bill', { account_id: chk.account_id, payee_id: newPayee, amount }),
+            ],
+            answer: `Sent ${money(amount)} to ${name} from your checking account.`,
+          },
+        ],
+        checks: [
+          {
+            id: 'payee-added',
+            kind: 'state',
+            server: 'bank',
+            path: `$.payees[${JSON.stringify(newPayee)}].account_number`,
+            equals: accountNumber,
+            weight: 2,
+          },
+          {
+            id: 'checking-balance',
+            kind: 'state',
+            server: 'bank',
+            path: balancePath(chk.account_id),
+            equals: cents(chk.balance - amount),
+            weight: 2,
+          },
+          {
+            id: 'pay-in-turn-2',
+            kind: 'call',
+            tool: 'pay_bill',
+            turn: 1,
+            args: { payee_id: { equals: newPayee } },
+            ok: true,
+            weight: 1,
+          },
+          writes([
+            { tool: 'add_payee', target: cu.customer_id },
+            { tool: 'pay_bill', target: chk.account_id },
+          ]),
+        ],
+      };
+    },
+  ],
+  [
+    'balance_then_transfer',
+    6,
+    (c) => {
+      const options = customers(c.world).filter(
+        (cu) =>
+          accountOf(c.world, cu, 'checking').status === 'active' &&
+          accountOf(c.world, cu, 'savings').status === 'active' &&
+          accountOf(c.world, cu, 'checking').balance > 40,
+      );
+      if (!options.length) return undefined;
+      const cu = c.rng.pick(options);
+      const chk = accountOf(c.world, cu, 'checking');
+      const sav = accountOf(c.world, cu, 'savings');
+      const amount = amountIn(c, 20, Math.min(chk.balance / 2, chk.daily_transfer_limit))!;
+      const who = identify(c, cu);
+      return {
+        template: 'balance_then_transfer',
+        description: `Report ${chk.account_id}'s balance, then move ${amount} to savings.`,
+        steps: [
+          {
+            user: `Hi! ${who.phrase} How much is in my checking account right now?`,
+            calls: [
+              who.call,
+              call('get_customer', { customer_id: cu.customer_id }),
+              call('get_account', { account_id: chk.account_id }),
+            ],
+            answer: `Your checking account has ${money(chk.balance)}.`,
+          },
+          {
+            user: `OK, please move ${money(amount)} of it into my savings account.`,
+            calls: [
+              call('transfer_between_accounts', {
+                from_account_id: chk.account_id,
+                to_account_id: sav.account_id,
+                amount,
+              }),
+            ],
+            answer: `Moved ${money(amount)} to savings; checking now holds ${money(cents(chk.balance - amount))}.`,
+          },
+        ],
+        checks: [
+          { id: 'answer-balance', kind: 'answer', turn: 0, numbers: [chk.balance], weight: 1 },
+          {
+            id: 'checking-balance',
+            kind: 'state',
+            server: 'bank',
+            path: balancePath(chk.account_id),
+            equals: cents(chk.balance - amount),
+            weight: 2,
+          },
+          {
+            id: 'savings-balance',
+            kind: 'state',
+            server: 'bank',
+            path: balancePath(sav.account_id),
+            equals: cents(sav.balance + amount),
+            weight: 1,
+          },
+          writes([{ tool: 'transfer_between_accounts', target: chk.account_id }]),
+        ],
+      };
+    },
+  ],
 ];
 
 function disputeTask(c: Ctx, inWindow: boolean): Draft | undefined {
-  const options = customers(c.world).flatMap((cu) => uniquePurchases(c.world, cu)
-    .filter((t) => { const age = daysBetween(t.date, c.world.today); return inWindow ? age <= DISPUTE_WINDOW_DAYS - 2 : age >= DISPUTE_WINDOW_DAYS + 10; })
-    .map((t) => ({ cu, t })));
+  const options = customers(c.world).flatMap((cu) =>
+    uniquePurchases(c.world, cu)
+      .filter((t) => {
+        const age = daysBetween(t.date, c.world.today);
+        return inWindow ? age <= DISPUTE_WINDOW_DAYS - 2 : age >= DISPUTE_WINDOW_DAYS + 10;
+      })
+      .map((t) => ({ cu, t })),
+  );
   if (!options.length) return undefined;
   const { cu, t } = c.rng.pick(options);
   const who = identify(c, cu);
@@ -291,16 +558,48 @@ function disputeTask(c: Ctx, inWindow: boolean): Draft | undefined {
   const ask = duplicate
     ? `I think I was charged twice for my ${money(-t.amount)} purchase at ${t.merchant} on ${t.date}. Please dispute that charge.`
     : `There's a ${money(-t.amount)} charge at ${t.merchant} on ${t.date} that I don't recognize. Please dispute it.`;
-  const calls = [who.call, call('get_customer', { customer_id: cu.customer_id }), call('list_transactions', { account_id: chk.account_id, merchant: t.merchant!, since: t.date, until: t.date })];
+  const calls = [
+    who.call,
+    call('get_customer', { customer_id: cu.customer_id }),
+    call('list_transactions', {
+      account_id: chk.account_id,
+      merchant: t.merchant!,
+      since: t.date,
+      until: t.date,
+    }),
+  ];
   const tPath = (f: string) => `$.transactions[${JSON.stringify(t.transaction_id)}].${f}`;
   if (inWindow) {
     return {
       template: 'dispute',
       description: `Dispute transaction ${t.transaction_id} (${reason}).`,
-      steps: [{ user: `${ask} ${who.phrase}`, calls: [...calls, call('dispute_transaction', { transaction_id: t.transaction_id, reason })], answer: `I opened a dispute on the ${money(-t.amount)} charge at ${t.merchant} from ${t.date} (transaction ${t.transaction_id}).` }],
+      steps: [
+        {
+          user: `${ask} ${who.phrase}`,
+          calls: [
+            ...calls,
+            call('dispute_transaction', { transaction_id: t.transaction_id, reason }),
+          ],
+          answer: `I opened a dispute on the ${money(-t.amount)} charge at ${t.merchant} from ${t.date} (transaction ${t.transaction_id}).`,
+        },
+      ],
       checks: [
-        { id: 'dispute-open', kind: 'state', server: 'bank', path: `${tPath('dispute')}.status`, equals: 'open', weight: 3 },
-        { id: 'dispute-reason', kind: 'state', server: 'bank', path: `${tPath('dispute')}.reason`, equals: reason, weight: 1 },
+        {
+          id: 'dispute-open',
+          kind: 'state',
+          server: 'bank',
+          path: `${tPath('dispute')}.status`,
+          equals: 'open',
+          weight: 3,
+        },
+        {
+          id: 'dispute-reason',
+          kind: 'state',
+          server: 'bank',
+          path: `${tPath('dispute')}.reason`,
+          equals: reason,
+          weight: 1,
+        },
         writes([{ tool: 'dispute_transaction', target: t.transaction_id }]),
         { id: 'answer-dispute', kind: 'answer', contains: ['dispute'], weight: 1 },
       ],
@@ -310,19 +609,37 @@ function disputeTask(c: Ctx, inWindow: boolean): Draft | undefined {
     template: 'dispute_too_old',
     description: `Refuse to dispute ${t.transaction_id}, ${daysBetween(t.date, c.world.today)} days old.`,
     refusal: true,
-    steps: [{ user: `${ask} ${who.phrase}`, calls, answer: `That charge is from ${t.date}, more than ${DISPUTE_WINDOW_DAYS} days ago, so it can no longer be disputed.` }],
+    steps: [
+      {
+        user: `${ask} ${who.phrase}`,
+        calls,
+        answer: `That charge is from ${t.date}, more than ${DISPUTE_WINDOW_DAYS} days ago, so it can no longer be disputed.`,
+      },
+    ],
     checks: [
-      { id: 'no-dispute-state', kind: 'state', server: 'bank', path: tPath('dispute'), exists: false, weight: 2 },
+      {
+        id: 'no-dispute-state',
+        kind: 'state',
+        server: 'bank',
+        path: tPath('dispute'),
+        exists: false,
+        weight: 2,
+      },
       writes([], 2),
       { id: 'no-dispute-call', kind: 'no_call', tool: 'dispute_transaction', weight: 1 },
-      { id: 'answer-window', kind: 'answer', contains: [`${DISPUTE_WINDOW_DAYS} days`, 'too old', 'no longer'], mode: 'any', weight: 1 },
+      {
+        id: 'answer-window',
+        kind: 'answer',
+        contains: [`${DISPUTE_WINDOW_DAYS} days`, 'too old', 'no longer'],
+        mode: 'any',
+        weight: 1,
+      },
     ],
   };
 }
 
 /** The bank agent's tools, for the allow-list. */
 export const BANK_TOOL_NAMES = BANK_TOOLS.map((t) => t.name);
-
 
 /**
  * Bank tasks: the world of the seed and one of a dozen templates (balances, spending sums,

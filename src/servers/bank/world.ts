@@ -72,16 +72,34 @@ export interface BankState {
 
 /** Card merchants and their usual spend. */
 export const MERCHANTS: readonly (readonly [string, number, number])[] = [
-  ['Whole Foods Market', 20, 160], ['Trader Joe\'s', 15, 90], ['Shell', 30, 75], ['Starbucks', 4, 18],
-  ['Netflix', 15.49, 15.49], ['Spotify', 11.99, 11.99], ['Amazon', 10, 250], ['Target', 12, 180],
-  ['Uber', 9, 55], ['CVS Pharmacy', 6, 60], ['Home Depot', 15, 320], ['Chipotle', 10, 28],
-  ['Costco', 40, 300], ['Apple Store', 1.99, 199], ['Delta Air Lines', 180, 620], ['Lyft', 8, 45],
+  ['Whole Foods Market', 20, 160],
+  ["Trader Joe's", 15, 90],
+  ['Shell', 30, 75],
+  ['Starbucks', 4, 18],
+  ['Netflix', 15.49, 15.49],
+  ['Spotify', 11.99, 11.99],
+  ['Amazon', 10, 250],
+  ['Target', 12, 180],
+  ['Uber', 9, 55],
+  ['CVS Pharmacy', 6, 60],
+  ['Home Depot', 15, 320],
+  ['Chipotle', 10, 28],
+  ['Costco', 40, 300],
+  ['Apple Store', 1.99, 199],
+  ['Delta Air Lines', 180, 620],
+  ['Lyft', 8, 45],
 ];
 
 /** Bill payees a world draws from. */
 export const PAYEE_NAMES: readonly (readonly [string, Payee['category']])[] = [
-  ['City Power & Light', 'utility'], ['Metro Water Services', 'utility'], ['Comcast Xfinity', 'internet'], ['Verizon Wireless', 'phone'],
-  ['State Farm Insurance', 'insurance'], ['Greenview Apartments', 'rent'], ['T-Mobile', 'phone'], ['Geico', 'insurance'],
+  ['City Power & Light', 'utility'],
+  ['Metro Water Services', 'utility'],
+  ['Comcast Xfinity', 'internet'],
+  ['Verizon Wireless', 'phone'],
+  ['State Farm Insurance', 'insurance'],
+  ['Greenview Apartments', 'rent'],
+  ['T-Mobile', 'phone'],
+  ['Geico', 'insurance'],
 ];
 
 /** Rounds to cents. */
@@ -91,19 +109,26 @@ export function cents(x: number): number {
 
 /** The date `days` after `date` (YYYY-MM-DD; negative days go back). */
 export function addDays(date: string, days: number): string {
-  const t = Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) + days * 86_400_000;
+  const t =
+    Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) +
+    days * 86_400_000;
   return new Date(t).toISOString().slice(0, 10);
 }
 
 /** Whole days from `a` to `b`. */
 export function daysBetween(a: string, b: string): number {
-  const ms = (d: string) => Date.UTC(Number(d.slice(0, 4)), Number(d.slice(5, 7)) - 1, Number(d.slice(8, 10)));
+  const ms = (d: string) =>
+    Date.UTC(Number(d.slice(0, 4)), Number(d.slice(5, 7)) - 1, Number(d.slice(8, 10)));
   return Math.round((ms(b) - ms(a)) / 86_400_000);
 }
 
 /** Transactions of an account, newest first. */
 export function accountHistory(s: BankState, accountId: string): Transaction[] {
-  return Object.values(s.transactions).filter((t) => t.account_id === accountId).sort((a, b) => (a.date === b.date ? (a.transaction_id < b.transaction_id ? 1 : -1) : a.date < b.date ? 1 : -1));
+  return Object.values(s.transactions)
+    .filter((t) => t.account_id === accountId)
+    .sort((a, b) =>
+      a.date === b.date ? (a.transaction_id < b.transaction_id ? 1 : -1) : a.date < b.date ? 1 : -1,
+    );
 }
 
 /**
@@ -113,10 +138,30 @@ export function accountHistory(s: BankState, accountId: string): Transaction[] {
 export function createBankWorld(seed: number): BankState {
   const rng = new Random(seed + 0x5eed);
   const used = new Set<string>();
-  const id = (prefix: string, n: number) => { for (;;) { const v = prefix + rng.digits(n); if (!used.has(v)) { used.add(v); return v; } } };
+  const id = (prefix: string, n: number) => {
+    for (;;) {
+      const v = prefix + rng.digits(n);
+      if (!used.has(v)) {
+        used.add(v);
+        return v;
+      }
+    }
+  };
   const today = addDays('2025-06-01', rng.int(0, 90));
-  const s: BankState = { today, customers: {}, accounts: {}, cards: {}, payees: {}, transactions: {}, next_id: 1 };
-  const tx = (t: Omit<Transaction, 'transaction_id'>) => { const tid = id('T', 9); s.transactions[tid] = { transaction_id: tid, ...t }; return tid; };
+  const s: BankState = {
+    today,
+    customers: {},
+    accounts: {},
+    cards: {},
+    payees: {},
+    transactions: {},
+    next_id: 1,
+  };
+  const tx = (t: Omit<Transaction, 'transaction_id'>) => {
+    const tid = id('T', 9);
+    s.transactions[tid] = { transaction_id: tid, ...t };
+    return tid;
+  };
 
   for (const [first, last] of distinctNames(rng, rng.int(8, 12))) {
     const customer: Customer = {
@@ -124,45 +169,106 @@ export function createBankWorld(seed: number): BankState {
       name: `${first} ${last}`,
       email: `${first.toLowerCase()}.${last.toLowerCase()}@mailbox.test`,
       phone: `+1-555-${rng.digits(3)}-${rng.digits(4)}`,
-      accounts: [], cards: [], payees: [],
+      accounts: [],
+      cards: [],
+      payees: [],
     };
     const checking: Account = {
-      account_id: id('CHK', 8), customer_id: customer.customer_id, type: 'checking', nickname: 'Everyday Checking',
-      balance: cents(rng.int(150, 9000) + rng.int(0, 99) / 100), status: rng.chance(0.12) ? 'frozen' : 'active',
-      daily_transfer_limit: rng.pick([1000, 2500, 5000]), transferred_today: 0,
+      account_id: id('CHK', 8),
+      customer_id: customer.customer_id,
+      type: 'checking',
+      nickname: 'Everyday Checking',
+      balance: cents(rng.int(150, 9000) + rng.int(0, 99) / 100),
+      status: rng.chance(0.12) ? 'frozen' : 'active',
+      daily_transfer_limit: rng.pick([1000, 2500, 5000]),
+      transferred_today: 0,
     };
     const savings: Account = {
-      account_id: id('SAV', 8), customer_id: customer.customer_id, type: 'savings', nickname: rng.pick(['Rainy Day Savings', 'High-Yield Savings', 'Vacation Fund']),
-      balance: cents(rng.int(400, 40000) + rng.int(0, 99) / 100), status: rng.chance(0.08) ? 'frozen' : 'active',
-      daily_transfer_limit: rng.pick([1000, 2500, 5000]), transferred_today: 0,
+      account_id: id('SAV', 8),
+      customer_id: customer.customer_id,
+      type: 'savings',
+      nickname: rng.pick(['Rainy Day Savings', 'High-Yield Savings', 'Vacation Fund']),
+      balance: cents(rng.int(400, 40000) + rng.int(0, 99) / 100),
+      status: rng.chance(0.08) ? 'frozen' : 'active',
+      daily_transfer_limit: rng.pick([1000, 2500, 5000]),
+      transferred_today: 0,
     };
-    for (const a of [checking, savings]) { s.accounts[a.account_id] = a; customer.accounts.push(a.account_id); }
+    for (const a of [checking, savings]) {
+      s.accounts[a.account_id] = a;
+      customer.accounts.push(a.account_id);
+    }
 
     for (let k = 0, n = rng.int(1, 2); k < n; k++) {
-      const card: Card = { card_id: id('CARD', 6), customer_id: customer.customer_id, account_id: checking.account_id, last_four: rng.digits(4), status: rng.chance(0.1) ? 'frozen' : 'active' };
+      const card: Card = {
+        card_id: id('CARD', 6),
+        customer_id: customer.customer_id,
+        account_id: checking.account_id,
+        last_four: rng.digits(4),
+        status: rng.chance(0.1) ? 'frozen' : 'active',
+      };
       if (card.status === 'frozen') card.frozen_reason = 'suspicious activity';
       s.cards[card.card_id] = card;
       customer.cards.push(card.card_id);
     }
     for (const [name, category] of rng.sample(PAYEE_NAMES, rng.int(1, 3))) {
-      const payee: Payee = { payee_id: id('P', 6), customer_id: customer.customer_id, name, category, account_number: rng.digits(10), routing_number: rng.pick(['021000021', '026009593', '111000614', '121000248']) };
+      const payee: Payee = {
+        payee_id: id('P', 6),
+        customer_id: customer.customer_id,
+        name,
+        category,
+        account_number: rng.digits(10),
+        routing_number: rng.pick(['021000021', '026009593', '111000614', '121000248']),
+      };
       s.payees[payee.payee_id] = payee;
       customer.payees.push(payee.payee_id);
     }
 
-    const employer = rng.pick(['Acme Corp', 'Northwind Traders', 'Globex Inc', 'Initech', 'Umbrella Health']);
+    const employer = rng.pick([
+      'Acme Corp',
+      'Northwind Traders',
+      'Globex Inc',
+      'Initech',
+      'Umbrella Health',
+    ]);
     const pay = cents(rng.int(1400, 4200) + rng.int(0, 99) / 100);
-    for (let d = rng.int(1, 14); d <= 120; d += 14) tx({ account_id: checking.account_id, date: addDays(today, -d), kind: 'deposit', description: `Payroll ${employer}`, amount: pay });
+    for (let d = rng.int(1, 14); d <= 120; d += 14)
+      tx({
+        account_id: checking.account_id,
+        date: addDays(today, -d),
+        kind: 'deposit',
+        description: `Payroll ${employer}`,
+        amount: pay,
+      });
     for (let k = 0, n = rng.int(12, 24); k < n; k++) {
       const [merchant, lo, hi] = rng.pick(MERCHANTS);
       const amount = lo === hi ? lo : cents(lo + rng.next() * (hi - lo));
-      tx({ account_id: checking.account_id, date: addDays(today, -rng.int(0, 120)), kind: 'card', description: `Card purchase ${merchant}`, merchant, card_id: rng.pick(customer.cards), amount: -amount });
+      tx({
+        account_id: checking.account_id,
+        date: addDays(today, -rng.int(0, 120)),
+        kind: 'card',
+        description: `Card purchase ${merchant}`,
+        merchant,
+        card_id: rng.pick(customer.cards),
+        amount: -amount,
+      });
     }
     for (const pid of customer.payees) {
       const p = s.payees[pid];
-      tx({ account_id: checking.account_id, date: addDays(today, -rng.int(5, 40)), kind: 'bill_payment', description: `Bill payment ${p.name}`, amount: -cents(rng.int(40, 260) + rng.int(0, 99) / 100) });
+      tx({
+        account_id: checking.account_id,
+        date: addDays(today, -rng.int(5, 40)),
+        kind: 'bill_payment',
+        description: `Bill payment ${p.name}`,
+        amount: -cents(rng.int(40, 260) + rng.int(0, 99) / 100),
+      });
     }
-    tx({ account_id: savings.account_id, date: addDays(today, -rng.int(10, 90)), kind: 'deposit', description: 'Interest payment', amount: cents(rng.int(1, 40) + rng.int(0, 99) / 100) });
+    tx({
+      account_id: savings.account_id,
+      date: addDays(today, -rng.int(10, 90)),
+      kind: 'deposit',
+      description: 'Interest payment',
+      amount: cents(rng.int(1, 40) + rng.int(0, 99) / 100),
+    });
     s.customers[customer.customer_id] = customer;
   }
   return s;

@@ -3,7 +3,10 @@ import type { JsonObject } from '../../core/base/json';
 
 /** A refusal by the domain's policy (cancelling a delivered order, overdrawing an account...). */
 export class PolicyError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'PolicyError';
   }
@@ -39,7 +42,8 @@ export interface WriteRecord {
 }
 
 /** What a tool call gave: a result, or a refusal with its code. */
-export type ToolOutcome = { ok: true; value: JsonObject } | { ok: false; error: { code: string; message: string } };
+export type ToolOutcome =
+  { ok: true; value: JsonObject } | { ok: false; error: { code: string; message: string } };
 
 /**
  * A domain's state for one episode, with the log of successful writes. Used by the MCP server and,
@@ -50,7 +54,10 @@ export class DomainSession<S> {
   private writes: WriteRecord[] = [];
   private readonly schemas = new Map<string, z.ZodObject<z.ZodRawShape>>();
 
-  constructor(private readonly domain: Domain<S>, seed: number) {
+  constructor(
+    private readonly domain: Domain<S>,
+    seed: number,
+  ) {
     this.state = domain.createState(seed);
     for (const t of domain.tools) this.schemas.set(t.name, z.object(t.input));
   }
@@ -64,15 +71,30 @@ export class DomainSession<S> {
   /** Calls a tool with arguments already validated by the MCP server (validated again here for direct use). */
   call(name: string, args: Record<string, unknown>): ToolOutcome {
     const tool = this.domain.tools.find((t) => t.name === name);
-    if (!tool) return { ok: false, error: { code: 'UNKNOWN_TOOL', message: `Unknown tool: ${name}` } };
+    if (!tool)
+      return { ok: false, error: { code: 'UNKNOWN_TOOL', message: `Unknown tool: ${name}` } };
     const parsed = this.schemas.get(name)!.safeParse(args);
-    if (!parsed.success) return { ok: false, error: { code: 'INVALID_ARGUMENTS', message: parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ') } };
+    if (!parsed.success)
+      return {
+        ok: false,
+        error: {
+          code: 'INVALID_ARGUMENTS',
+          message: parsed.error.issues
+            .map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`)
+            .join('; '),
+        },
+      };
     try {
       const value = tool.run(this.state, parsed.data as Record<string, unknown>);
-      if (tool.target) this.writes.push({ tool: name, target: tool.target(parsed.data as Record<string, unknown>) });
+      if (tool.target)
+        this.writes.push({
+          tool: name,
+          target: tool.target(parsed.data as Record<string, unknown>),
+        });
       return { ok: true, value };
     } catch (err) {
-      if (err instanceof PolicyError) return { ok: false, error: { code: err.code, message: err.message } };
+      if (err instanceof PolicyError)
+        return { ok: false, error: { code: err.code, message: err.message } };
       throw err;
     }
   }

@@ -11,26 +11,57 @@ import type { Domain, ToolOutcome } from './domain';
 import { DomainSession } from './domain';
 
 function toResult(outcome: ToolOutcome): CallToolResult {
-  if (outcome.ok) return { content: [{ type: 'text', text: JSON.stringify(outcome.value) }], structuredContent: outcome.value };
-  return { content: [{ type: 'text', text: JSON.stringify({ error: outcome.error.message, code: outcome.error.code }) }], isError: true };
+  if (outcome.ok)
+    return {
+      content: [{ type: 'text', text: JSON.stringify(outcome.value) }],
+      structuredContent: outcome.value,
+    };
+  return {
+    content: [
+      {
+        type: 'text',
+        text: JSON.stringify({ error: outcome.error.message, code: outcome.error.code }),
+      },
+    ],
+    isError: true,
+  };
 }
 
 function buildServer<S>(domain: Domain<S>, session: DomainSession<S>): McpServer {
   const server = new McpServer({ name: `rehearsal-${domain.name}`, version: domain.version });
   for (const tool of domain.tools) {
-    server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, async (args: Record<string, unknown>) => toResult(session.call(tool.name, args)));
+    server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: tool.input },
+      async (args: Record<string, unknown>) => toResult(session.call(tool.name, args)),
+    );
   }
-  server.registerTool(RESET_TOOL, {
-    description: 'Admin (hidden from agents): restore the world of a seed and clear the write log.',
-    inputSchema: { seed: z.number().int().min(0).optional() },
-  }, async ({ seed }) => {
-    session.reset(seed ?? 0);
-    return { content: [{ type: 'text', text: JSON.stringify({ ok: true, seed: seed ?? 0 }) }], structuredContent: { ok: true, seed: seed ?? 0 } };
-  });
-  server.registerTool(SNAPSHOT_TOOL, { description: 'Admin (hidden from agents): the world state and the write log, for grading.' }, async () => {
-    // The state goes in structuredContent only: a JSON text copy would double what is sent and parsed.
-    return { content: [{ type: 'text', text: 'The state is in structuredContent.' }], structuredContent: session.snapshot() };
-  });
+  server.registerTool(
+    RESET_TOOL,
+    {
+      description:
+        'Admin (hidden from agents): restore the world of a seed and clear the write log.',
+      inputSchema: { seed: z.number().int().min(0).optional() },
+    },
+    async ({ seed }) => {
+      session.reset(seed ?? 0);
+      return {
+        content: [{ type: 'text', text: JSON.stringify({ ok: true, seed: seed ?? 0 }) }],
+        structuredContent: { ok: true, seed: seed ?? 0 },
+      };
+    },
+  );
+  server.registerTool(
+    SNAPSHOT_TOOL,
+    { description: 'Admin (hidden from agents): the world state and the write log, for grading.' },
+    async () => {
+      // The state goes in structuredContent only: a JSON text copy would double what is sent and parsed.
+      return {
+        content: [{ type: 'text', text: 'The state is in structuredContent.' }],
+        structuredContent: session.snapshot(),
+      };
+    },
+  );
   return server;
 }
 
@@ -44,7 +75,10 @@ function option(argv: readonly string[], name: string): string | undefined {
  * `--http <port>` (0 picks a free port; the URL is printed on stderr as `listening <url>`).
  * `--seed <n>` sets the initial world (default 0). One world per process, shared by all sessions.
  */
-export async function serveDomain<S>(domain: Domain<S>, argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+export async function serveDomain<S>(
+  domain: Domain<S>,
+  argv: readonly string[] = process.argv.slice(2),
+): Promise<void> {
   const session = new DomainSession(domain, Number(option(argv, '--seed') ?? 0));
   const httpPort = option(argv, '--http');
   if (httpPort === undefined) {
@@ -53,22 +87,43 @@ export async function serveDomain<S>(domain: Domain<S>, argv: readonly string[] 
   }
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    if (!req.url?.startsWith('/mcp')) { res.writeHead(404).end(); return; }
+    if (!req.url?.startsWith('/mcp')) {
+      res.writeHead(404).end();
+      return;
+    }
     const id = req.headers['mcp-session-id'];
     let transport = typeof id === 'string' ? transports.get(id) : undefined;
     if (!transport) {
-      if (typeof id === 'string') { res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null })); return; }
+      if (typeof id === 'string') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            error: { code: -32001, message: 'Session not found' },
+            id: null,
+          }),
+        );
+        return;
+      }
       const created = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
-        onsessioninitialized: (sid) => { transports.set(sid, created); },
+        onsessioninitialized: (sid) => {
+          transports.set(sid, created);
+        },
       });
-      created.onclose = () => { if (created.sessionId) transports.delete(created.sessionId); };
+      created.onclose = () => {
+        if (created.sessionId) transports.delete(created.sessionId);
+      };
       await buildServer(domain, session).connect(created);
       transport = created;
     }
     await transport.handleRequest(req, res);
   };
-  const http = createServer((req, res) => { handle(req, res).catch((err) => { process.stderr.write(`request failed: ${String(err)}\n`); if (!res.headersSent) res.writeHead(500).end(); }); });
+  const http = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      process.stderr.write(`request failed: ${String(err)}\n`);
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
   http.listen(Number(httpPort), '127.0.0.1', () => {
     const address = http.address();
     const port = typeof address === 'object' && address ? address.port : httpPort;

@@ -22,7 +22,11 @@ export interface TaskDraft {
 }
 
 /** A template: its name, its weight in the draw, and the draft it makes (undefined when the world does not fit). */
-export type TaskTemplate<W> = [name: string, weight: number, make: (c: { world: W; rng: Random }) => TaskDraft | undefined];
+export type TaskTemplate<W> = [
+  name: string,
+  weight: number,
+  make: (c: { world: W; rng: Random }) => TaskDraft | undefined,
+];
 
 /** A built-in domain's task generator, from its world and templates. */
 export interface TemplatedDomain<W> {
@@ -46,7 +50,11 @@ export function draftToTask<W>(d: TemplatedDomain<W>, seed: number, draft: TaskD
     domain: d.domain,
     split: splitOfSeed(seed),
     seed,
-    tags: [draft.template, ...(draft.refusal ? ['policy-refusal'] : []), ...(draft.steps.length > 1 ? ['multi-turn'] : [])],
+    tags: [
+      draft.template,
+      ...(draft.refusal ? ['policy-refusal'] : []),
+      ...(draft.steps.length > 1 ? ['multi-turn'] : []),
+    ],
     system: d.policy,
     turns: draft.steps.map((s) => ({ user: s.user })),
     servers: { [d.domain]: { builtin: d.domain } },

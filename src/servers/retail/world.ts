@@ -63,7 +63,8 @@ export interface Payment {
 }
 
 /** Order statuses. `pending` orders can still be changed; `delivered` ones returned or exchanged. */
-export type OrderStatus = 'pending' | 'processed' | 'delivered' | 'cancelled' | 'return requested' | 'exchange requested';
+export type OrderStatus =
+  'pending' | 'processed' | 'delivered' | 'cancelled' | 'return requested' | 'exchange requested';
 
 /** An order. */
 export interface Order {
@@ -111,7 +112,10 @@ class Ids {
   make(prefix: string, digits: number): string {
     for (;;) {
       const id = prefix + this.rng.digits(digits);
-      if (!this.used.has(id)) { this.used.add(id); return id; }
+      if (!this.used.has(id)) {
+        this.used.add(id);
+        return id;
+      }
     }
   }
 }
@@ -124,7 +128,8 @@ export function distinctNames(rng: Random, n: number): [string, string][] {
     const first = rng.pick(FIRST_NAMES);
     const last = rng.pick(LAST_NAMES);
     if (seen.has(first) || seen.has(last)) continue; // distinct first and last names keep users easy to tell apart
-    seen.add(first); seen.add(last);
+    seen.add(first);
+    seen.add(last);
     out.push([first, last]);
   }
   return out;
@@ -136,7 +141,9 @@ export function randomAddress(rng: Random): Address {
   return {
     address1: `${rng.int(10, 9899)} ${rng.pick(STREETS)}`,
     address2: rng.chance(0.35) ? `Suite ${rng.int(100, 999)}` : '',
-    city, state, country: 'USA',
+    city,
+    state,
+    country: 'USA',
     zip: zipPrefix + String(rng.int(10, 99)),
   };
 }
@@ -155,7 +162,12 @@ export function createRetailWorld(seed: number): RetailState {
     const combos = rng.sample(all, Math.min(rng.int(5, 9), all.length));
     for (const options of combos) {
       const itemId = ids.make('', 10);
-      product.variants[itemId] = { item_id: itemId, options, price: cents(t.basePrice * (0.85 + rng.next() * 0.3)), available: rng.chance(0.75) };
+      product.variants[itemId] = {
+        item_id: itemId,
+        options,
+        price: cents(t.basePrice * (0.85 + rng.next() * 0.3)),
+        available: rng.chance(0.75),
+      };
     }
     products[product.product_id] = product;
   }
@@ -170,9 +182,17 @@ export function createRetailWorld(seed: number): RetailState {
     if (!kinds.includes('credit_card') && !kinds.includes('paypal')) kinds.push('credit_card');
     for (const source of kinds) {
       const id = ids.make(`${source}_`, 7);
-      payment_methods[id] = source === 'credit_card'
-        ? { id, source, brand: rng.pick(['visa', 'mastercard', 'amex']), last_four: rng.digits(4) }
-        : source === 'gift_card' ? { id, source, balance: rng.int(0, 300) } : { id, source };
+      payment_methods[id] =
+        source === 'credit_card'
+          ? {
+              id,
+              source,
+              brand: rng.pick(['visa', 'mastercard', 'amex']),
+              last_four: rng.digits(4),
+            }
+          : source === 'gift_card'
+            ? { id, source, balance: rng.int(0, 300) }
+            : { id, source };
     }
     const user: User = {
       user_id: userId,
@@ -188,11 +208,26 @@ export function createRetailWorld(seed: number): RetailState {
       const picked = rng.sample(productList, rng.int(1, 3));
       const items: OrderItem[] = picked.map((p) => {
         const v = rng.pick(Object.values(p.variants));
-        return { item_id: v.item_id, product_id: p.product_id, name: p.name, options: { ...v.options }, price: v.price };
+        return {
+          item_id: v.item_id,
+          product_id: p.product_id,
+          name: p.name,
+          options: { ...v.options },
+          price: v.price,
+        };
       });
-      const status = rng.weighted<OrderStatus>([['pending', 30], ['processed', 12], ['delivered', 45], ['cancelled', 8]]);
+      const status = rng.weighted<OrderStatus>([
+        ['pending', 30],
+        ['processed', 12],
+        ['delivered', 45],
+        ['cancelled', 8],
+      ]);
       const total = cents(items.reduce((s, i) => s + i.price, 0));
-      const payer = rng.pick(Object.values(payment_methods).filter((m) => m.source !== 'gift_card' || (m.balance ?? 0) >= total).map((m) => m.id));
+      const payer = rng.pick(
+        Object.values(payment_methods)
+          .filter((m) => m.source !== 'gift_card' || (m.balance ?? 0) >= total)
+          .map((m) => m.id),
+      );
       const order: Order = {
         order_id: orderId,
         user_id: userId,
@@ -201,11 +236,18 @@ export function createRetailWorld(seed: number): RetailState {
         items,
         status,
         payment_history: [{ transaction_type: 'payment', amount: total, payment_method_id: payer }],
-        fulfillments: status === 'processed' || status === 'delivered' ? [{ tracking_id: rng.digits(12), item_ids: items.map((i) => i.item_id) }] : [],
+        fulfillments:
+          status === 'processed' || status === 'delivered'
+            ? [{ tracking_id: rng.digits(12), item_ids: items.map((i) => i.item_id) }]
+            : [],
       };
       if (status === 'cancelled') {
         order.cancel_reason = rng.pick(['no longer needed', 'ordered by mistake']);
-        order.payment_history.push({ transaction_type: 'refund', amount: total, payment_method_id: payer });
+        order.payment_history.push({
+          transaction_type: 'refund',
+          amount: total,
+          payment_method_id: payer,
+        });
       }
       orders[orderId] = order;
       user.orders.push(orderId);

@@ -5,7 +5,18 @@ import type { JsonValue } from '../../../src/core/base/json';
 import type { CallActualEvent, CallRehearsalEvent } from '../../../src/core/trace/format/schema';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { sampleShadowRun } from '../../builders/samples';
-import { activeDiffTab, closeAllEditors, nextEvent, row, rowAt, rows, studio, traceFile, waitForLibrary, workspaceFolder } from './helpers';
+import {
+  activeDiffTab,
+  closeAllEditors,
+  nextEvent,
+  row,
+  rowAt,
+  rows,
+  studio,
+  traceFile,
+  waitForLibrary,
+  workspaceFolder,
+} from './helpers';
 import { LiveTrace } from './liveTrace';
 
 const SHADOW = SAMPLE_RUN_IDS.shadow;
@@ -13,19 +24,31 @@ const sample = sampleShadowRun(SHADOW);
 
 /** Pretty JSON with sorted keys, written independently of the studio's canonicalJson. */
 function sortedJson(value: unknown): string {
-  const sort = (v: unknown): unknown => Array.isArray(v) ? v.map(sort)
-    : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort((v as Record<string, unknown>)[k])])) : v;
+  const sort = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sort)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+          )
+        : v;
   return JSON.stringify(sort(value), null, 2) + '\n';
 }
 
 function rehearsedValue(callId: string): JsonValue {
-  const e = sample.events.find((x): x is CallRehearsalEvent => x.type === 'call.rehearsal' && x.callId === callId);
+  const e = sample.events.find(
+    (x): x is CallRehearsalEvent => x.type === 'call.rehearsal' && x.callId === callId,
+  );
   assert.ok(e?.result.ok, `the sample has no parsed rehearsal for ${callId}`);
   return e.result.value;
 }
 
 function actualValue(callId: string): JsonValue {
-  const e = sample.events.find((x): x is CallActualEvent => x.type === 'call.actual' && x.callId === callId);
+  const e = sample.events.find(
+    (x): x is CallActualEvent => x.type === 'call.actual' && x.callId === callId,
+  );
   assert.ok(e?.response?.text, `the sample has no text answer for ${callId}`);
   return JSON.parse(e.response.text.join('')) as JsonValue;
 }
@@ -45,7 +68,10 @@ describe('Call diff', () => {
     await vscode.commands.executeCommand('rehearsal.showCallDiff', { file, callId: 'e1.t2.c1' });
     const { tab, input } = activeDiffTab();
     assert.equal(tab.label, 'get_order_details e1.t2.c1: rehearsed ↔ actual');
-    for (const [uri, side] of [[input.original, 'rehearsal'], [input.modified, 'actual']] as const) {
+    for (const [uri, side] of [
+      [input.original, 'rehearsal'],
+      [input.modified, 'actual'],
+    ] as const) {
       assert.equal(uri.scheme, 'rehearsal-call');
       assert.equal(uri.path, `/e1.t2.c1/${side}.call.json`);
       assert.equal(uri.query, file);
@@ -62,41 +88,65 @@ describe('Call diff', () => {
     assert.match(right.text, /"status": "delivered"/);
     assert.match(right.text, /"fulfillments"/);
     const shown = vscode.window.visibleTextEditors.map((e) => e.document.uri.toString());
-    assert.ok(shown.includes(input.original.toString()) && shown.includes(input.modified.toString()), `both sides should be visible: ${JSON.stringify(shown)}`);
+    assert.ok(
+      shown.includes(input.original.toString()) && shown.includes(input.modified.toString()),
+      `both sides should be visible: ${JSON.stringify(shown)}`,
+    );
   });
 
   it('opens the same diff from a tree node, as the inline action of a call row does', async () => {
     const api = await studio();
-    const call = (await rows(api, (await rowAt(api, [SHADOW, 'e2 retail-test-0012', 'turn 1'])).node))[0];
+    const call = (
+      await rows(api, (await rowAt(api, [SHADOW, 'e2 retail-test-0012', 'turn 1'])).node)
+    )[0];
     await vscode.commands.executeCommand('rehearsal.showCallDiff', call.node);
     const { tab, input } = activeDiffTab();
     assert.equal(tab.label, 'get_order_details e2.t1.c1: rehearsed ↔ actual');
-    assert.equal((await text(input.original)).text, (await text(input.modified)).text, 'an exact rehearsal has identical sides');
+    assert.equal(
+      (await text(input.original)).text,
+      (await text(input.modified)).text,
+      'an exact rehearsal has identical sides',
+    );
   });
 
   it('shows the raw rehearsal text and the error code when the rehearsal did not parse', async () => {
     await studio();
-    await vscode.commands.executeCommand('rehearsal.showCallDiff', { file: traceFile(SHADOW), callId: 'e2.t3.c1' });
+    await vscode.commands.executeCommand('rehearsal.showCallDiff', {
+      file: traceFile(SHADOW),
+      callId: 'e2.t3.c1',
+    });
     const { input } = activeDiffTab();
     assert.equal(input.original.path, '/e2.t3.c1/rehearsal.txt');
     const left = await text(input.original);
     assert.equal(left.languageId, 'plaintext');
     assert.match(left.text, /^Rehearsal parse error NO_EXECUTION_RESULT_TAG_FOUND: /);
-    assert.match(left.text, /Raw rehearsal output:\nThe order was delivered; I will report it\.\n$/);
+    assert.match(
+      left.text,
+      /Raw rehearsal output:\nThe order was delivered; I will report it\.\n$/,
+    );
     assert.equal((await text(input.modified)).text, sortedJson(actualValue('e2.t3.c1')));
   });
 
   it('says why there is no actual response when the tool timed out', async () => {
     await studio();
-    await vscode.commands.executeCommand('rehearsal.showCallDiff', { file: traceFile(SHADOW), callId: 'e3.t2.c1' });
+    await vscode.commands.executeCommand('rehearsal.showCallDiff', {
+      file: traceFile(SHADOW),
+      callId: 'e3.t2.c1',
+    });
     const { input } = activeDiffTab();
     assert.equal((await text(input.original)).text, sortedJson({ user_id: 'noah_kim_1180' }));
-    assert.equal((await text(input.modified)).text, 'The tool gave no response: TOOL_TIMEOUT: find_user_id_by_email did not answer within 10000 ms\n');
+    assert.equal(
+      (await text(input.modified)).text,
+      'The tool gave no response: TOOL_TIMEOUT: find_user_id_by_email did not answer within 10000 ms\n',
+    );
   });
 
   it('opens no diff for a call id the trace does not have', async () => {
     await studio();
-    await vscode.commands.executeCommand('rehearsal.showCallDiff', { file: traceFile(SHADOW), callId: 'e9.t9.c9' });
+    await vscode.commands.executeCommand('rehearsal.showCallDiff', {
+      file: traceFile(SHADOW),
+      callId: 'e9.t9.c9',
+    });
     assert.equal(vscode.window.tabGroups.activeTabGroup.activeTab, undefined);
   });
 
@@ -106,21 +156,45 @@ describe('Call diff', () => {
     const file = path.join(workspaceFolder(), '.rehearsal', 'runs', runId, 'trace.jsonl');
     const live = await LiveTrace.open(file, runId);
     try {
-      const turn = live.rehearsedCall('retail-test-0050', '#W5000050', { order_id: '#W5000050', status: 'pending' });
+      const turn = live.rehearsedCall('retail-test-0050', '#W5000050', {
+        order_id: '#W5000050',
+        status: 'pending',
+      });
       await live.flush();
       await vscode.commands.executeCommand('rehearsal.refreshTraces');
-      await waitForLibrary(api, 'the new run', async () => { await rowAt(api, [runId, 'e1 retail-test-0050', 'turn 1', 'get_order_details']); });
+      await waitForLibrary(api, 'the new run', async () => {
+        await rowAt(api, [runId, 'e1 retail-test-0050', 'turn 1', 'get_order_details']);
+      });
       await vscode.commands.executeCommand('rehearsal.showCallDiff', { file, callId: 'e1.t1.c1' });
       const { input } = activeDiffTab();
-      assert.equal((await text(input.modified)).text, 'The tool has not answered this call (yet).\n');
+      assert.equal(
+        (await text(input.modified)).text,
+        'The tool has not answered this call (yet).\n',
+      );
 
-      const changed = nextEvent(vscode.workspace.onDidChangeTextDocument, (e) => e.document.uri.toString() === input.modified.toString() && e.document.getText().includes('shipped'), 10_000, 'the actual side to show the answer');
+      const changed = nextEvent(
+        vscode.workspace.onDidChangeTextDocument,
+        (e) =>
+          e.document.uri.toString() === input.modified.toString() &&
+          e.document.getText().includes('shipped'),
+        10_000,
+        'the actual side to show the answer',
+      );
       turn.actual(0, { json: { order_id: '#W5000050', status: 'shipped' } });
       await live.flush();
       const doc = (await changed).document;
       assert.equal(doc.getText(), sortedJson({ order_id: '#W5000050', status: 'shipped' }));
       await waitForLibrary(api, 'the fidelity badge of the answered call', async () => {
-        assert.equal((await row(api, 'get_order_details', (await rowAt(api, [runId, 'e1 retail-test-0050', 'turn 1'])).node)).description, 'F1 0.50');
+        assert.equal(
+          (
+            await row(
+              api,
+              'get_order_details',
+              (await rowAt(api, [runId, 'e1 retail-test-0050', 'turn 1'])).node,
+            )
+          ).description,
+          'F1 0.50',
+        );
       });
     } finally {
       await live.close();

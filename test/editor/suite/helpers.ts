@@ -16,7 +16,10 @@ export const EXTENSION_ID = 'rehearsal-studio.rehearsal-studio';
 /** Activates the extension (if VS Code has not yet) and waits for its first scan of the traces. */
 export async function studio(): Promise<RehearsalStudioApi> {
   const ext = vscode.extensions.getExtension<RehearsalStudioApi>(EXTENSION_ID);
-  assert.ok(ext, `extension ${EXTENSION_ID} is not loaded: is the repository root the extension development path?`);
+  assert.ok(
+    ext,
+    `extension ${EXTENSION_ID} is not loaded: is the repository root the extension development path?`,
+  );
   const api = await ext.activate();
   await withTimeout(api.ready, 15_000, 'the first scan of the workspace traces (api.ready)');
   return api;
@@ -47,20 +50,29 @@ export interface Row {
 /** The rows under `parent` (the runs when omitted), through the provider's public interface. */
 export async function rows(api: RehearsalStudioApi, parent?: TraceTreeNode): Promise<Row[]> {
   const nodes = (await api.services.explorer.getChildren(parent)) ?? [];
-  return Promise.all(nodes.map(async (node) => {
-    const item = await api.services.explorer.getTreeItem(node);
-    const label = typeof item.label === 'string' ? item.label : item.label?.label ?? '';
-    const description = typeof item.description === 'string' ? item.description : '';
-    const icon = item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : undefined;
-    return { node, item, label, description, icon };
-  }));
+  return Promise.all(
+    nodes.map(async (node) => {
+      const item = await api.services.explorer.getTreeItem(node);
+      const label = typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
+      const description = typeof item.description === 'string' ? item.description : '';
+      const icon = item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : undefined;
+      return { node, item, label, description, icon };
+    }),
+  );
 }
 
 /** The row with this label under `parent`; fails with the labels that are there. */
-export async function row(api: RehearsalStudioApi, label: string, parent?: TraceTreeNode): Promise<Row> {
+export async function row(
+  api: RehearsalStudioApi,
+  label: string,
+  parent?: TraceTreeNode,
+): Promise<Row> {
   const all = await rows(api, parent);
   const found = all.find((r) => r.label === label);
-  assert.ok(found, `no row ${JSON.stringify(label)} under ${parent ? parent.label : 'the root'}; rows: ${JSON.stringify(all.map((r) => r.label))}`);
+  assert.ok(
+    found,
+    `no row ${JSON.stringify(label)} under ${parent ? parent.label : 'the root'}; rows: ${JSON.stringify(all.map((r) => r.label))}`,
+  );
   return found;
 }
 
@@ -73,7 +85,11 @@ export async function rowAt(api: RehearsalStudioApi, labels: string[]): Promise<
 }
 
 /** The whole tree as indented `label | description` lines, for failure messages. */
-export async function outline(api: RehearsalStudioApi, parent?: TraceTreeNode, depth = 0): Promise<string[]> {
+export async function outline(
+  api: RehearsalStudioApi,
+  parent?: TraceTreeNode,
+  depth = 0,
+): Promise<string[]> {
   const lines: string[] = [];
   for (const r of await rows(api, parent)) {
     lines.push(`${'  '.repeat(depth)}${r.label} | ${r.description}`);
@@ -86,15 +102,33 @@ export async function outline(api: RehearsalStudioApi, parent?: TraceTreeNode, d
  * Resolves once `check()` passes, re-checking whenever the trace library reports a change; fails
  * after `timeoutMs` with the last check's error and the tree as it was then.
  */
-export function waitForLibrary(api: RehearsalStudioApi, what: string, check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  return waitUntil([api.services.library.onDidChange], what, check, timeoutMs, async () => `\nTrace Explorer:\n${(await outline(api)).join('\n')}`);
+export function waitForLibrary(
+  api: RehearsalStudioApi,
+  what: string,
+  check: () => Promise<void>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  return waitUntil(
+    [api.services.library.onDidChange],
+    what,
+    check,
+    timeoutMs,
+    async () => `\nTrace Explorer:\n${(await outline(api)).join('\n')}`,
+  );
 }
 
 /** Resolves with the next event that satisfies `accept`, or rejects after `ms`. */
-export function nextEvent<T>(event: vscode.Event<T>, accept: (e: T) => boolean, ms: number, what: string): Promise<T> {
+export function nextEvent<T>(
+  event: vscode.Event<T>,
+  accept: (e: T) => boolean,
+  ms: number,
+  what: string,
+): Promise<T> {
   let subscription: vscode.Disposable | undefined;
   const next = new Promise<T>((resolve) => {
-    subscription = event((e) => { if (accept(e)) resolve(e); });
+    subscription = event((e) => {
+      if (accept(e)) resolve(e);
+    });
   });
   return withTimeout(next, ms, what).finally(() => subscription?.dispose());
 }
@@ -108,7 +142,10 @@ export async function closeAllEditors(): Promise<void> {
 export function activeDiffTab(): { tab: vscode.Tab; input: vscode.TabInputTextDiff } {
   const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
   assert.ok(tab, 'no editor tab is active');
-  assert.ok(tab.input instanceof vscode.TabInputTextDiff, `the active tab ${JSON.stringify(tab.label)} is not a diff editor`);
+  assert.ok(
+    tab.input instanceof vscode.TabInputTextDiff,
+    `the active tab ${JSON.stringify(tab.label)} is not a diff editor`,
+  );
   return { tab, input: tab.input };
 }
 
@@ -116,7 +153,13 @@ export function activeDiffTab(): { tab: vscode.Tab; input: vscode.TabInputTextDi
  * Resolves once `check()` passes, re-checking whenever one of `events` fires; fails after
  * `timeoutMs` with the last check's error (and what `context` adds, such as the tree).
  */
-export async function waitUntil(events: vscode.Event<unknown>[], what: string, check: () => Promise<void> | void, timeoutMs = 10_000, context?: () => Promise<string>): Promise<void> {
+export async function waitUntil(
+  events: vscode.Event<unknown>[],
+  what: string,
+  check: () => Promise<void> | void,
+  timeoutMs = 10_000,
+  context?: () => Promise<string>,
+): Promise<void> {
   let lastError: unknown;
   const attempt = async () => {
     try {
@@ -132,11 +175,18 @@ export async function waitUntil(events: vscode.Event<unknown>[], what: string, c
     let busy = false;
     let again = false;
     const onEvent = async () => {
-      if (busy) { again = true; return; }
+      if (busy) {
+        again = true;
+        return;
+      }
       busy = true;
       do {
         again = false;
-        if (await attempt()) { done(); resolve(); return; }
+        if (await attempt()) {
+          done();
+          resolve();
+          return;
+        }
       } while (again);
       busy = false;
     };
@@ -144,7 +194,10 @@ export async function waitUntil(events: vscode.Event<unknown>[], what: string, c
     const timer = setTimeout(() => {
       done();
       const message = `timed out after ${timeoutMs} ms waiting for ${what}: ${(lastError as Error)?.message}`;
-      void (context ? context() : Promise.resolve('')).then((extra) => reject(new Error(message + extra)), () => reject(new Error(message)));
+      void (context ? context() : Promise.resolve('')).then(
+        (extra) => reject(new Error(message + extra)),
+        () => reject(new Error(message)),
+      );
     }, timeoutMs);
     function done() {
       clearTimeout(timer);
@@ -158,7 +211,9 @@ export async function freshShadowRun(api: RehearsalStudioApi, runId: string): Pr
   const file = sampleTraceFile(workspaceFolder(), runId);
   await sampleShadowRun(runId).write(file);
   await vscode.commands.executeCommand('rehearsal.refreshTraces');
-  await waitForLibrary(api, `the run ${runId}`, async () => { await row(api, runId); });
+  await waitForLibrary(api, `the run ${runId}`, async () => {
+    await row(api, runId);
+  });
   await api.services.annotations.ensure(file);
   return file;
 }

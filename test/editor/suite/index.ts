@@ -14,7 +14,8 @@ export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 30_000, reporter: EditorReporter });
   if (process.env.REHEARSAL_EDITOR_GREP) mocha.grep(process.env.REHEARSAL_EDITOR_GREP);
   const files = (await fs.readdir(__dirname)).filter((f) => f.endsWith('.test.js')).sort();
-  if (files.length === 0) throw new Error(`No *.test.js files in ${__dirname}: compile with \`npx tsc -p .\` first.`);
+  if (files.length === 0)
+    throw new Error(`No *.test.js files in ${__dirname}: compile with \`npx tsc -p .\` first.`);
   for (const f of files) mocha.addFile(path.join(__dirname, f));
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));
   if (failures > 0) throw new Error(`${failures} editor test${failures === 1 ? '' : 's'} failed.`);

@@ -18,7 +18,10 @@ export class LiveTrace {
   readonly builder: TraceBuilder;
   private written = 0;
 
-  private constructor(private readonly writer: TraceWriter, runId: string) {
+  private constructor(
+    private readonly writer: TraceWriter,
+    runId: string,
+  ) {
     this.builder = new TraceBuilder(runId, 'shadow');
   }
 
@@ -29,8 +32,15 @@ export class LiveTrace {
 
   /** An episode of one `get_order_details` turn, rehearsed but not yet answered by the tool. */
   rehearsedCall(taskId: string, orderId: string, rehearsed: object): TurnBuilder {
-    const episode = this.builder.episode(taskId, { instruction: `What is the status of order ${orderId}?`, tools: SAMPLE_TOOLS });
-    return episode.turn(toolCallText('get_order_details', { order_id: orderId }), `What is the status of order ${orderId}?`)
+    const episode = this.builder.episode(taskId, {
+      instruction: `What is the status of order ${orderId}?`,
+      tools: SAMPLE_TOOLS,
+    });
+    return episode
+      .turn(
+        toolCallText('get_order_details', { order_id: orderId }),
+        `What is the status of order ${orderId}?`,
+      )
       .rehearse(0, rehearsed as never);
   }
 

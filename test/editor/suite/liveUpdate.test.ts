@@ -13,7 +13,9 @@ describe('Live update', () => {
     const runId = '20261129-160000-shadow-live';
     const live = await LiveTrace.open(sampleTraceFile(workspaceFolder(), runId), runId);
     try {
-      const episode = live.builder.episode('retail-test-0060', { instruction: 'Where is my order #W6000060?' });
+      const episode = live.builder.episode('retail-test-0060', {
+        instruction: 'Where is my order #W6000060?',
+      });
       await live.flush();
       // Only the workspace file watcher can tell the editor about this new trace.
       await waitForLibrary(api, 'the new run (file watcher)', async () => {
@@ -24,12 +26,18 @@ describe('Live update', () => {
       });
       assert.equal((await rows(api))[0].label, runId, 'the newest run is listed first');
 
-      const turn = episode.turn('\n<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "#W6000060"}}\n</tool_call>')
+      const turn = episode
+        .turn(
+          '\n<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "#W6000060"}}\n</tool_call>',
+        )
         .rehearse(0, { order_id: '#W6000060', status: 'processed' });
       await live.flush();
       const turnPath = [runId, 'e1 retail-test-0060', 'turn 1'];
       await waitForLibrary(api, 'the rehearsed call', async () => {
-        assert.equal((await row(api, 'get_order_details', (await rowAt(api, turnPath)).node)).description, 'waiting for tool');
+        assert.equal(
+          (await row(api, 'get_order_details', (await rowAt(api, turnPath)).node)).description,
+          'waiting for tool',
+        );
       });
 
       turn.actual(0, { json: { order_id: '#W6000060', status: 'processed' } });
@@ -47,7 +55,10 @@ describe('Live update', () => {
       await waitForLibrary(api, 'the finished run', async () => {
         const run = await row(api, runId);
         assert.equal(run.icon, 'pass');
-        assert.equal((await row(api, 'e1 retail-test-0060', run.node)).description, 'success · reward 1.00');
+        assert.equal(
+          (await row(api, 'e1 retail-test-0060', run.node)).description,
+          'success · reward 1.00',
+        );
       });
     } finally {
       await live.close();
@@ -62,20 +73,41 @@ describe('Live update', () => {
     await fs.writeFile(file, tornShadowRunText(runId));
     await vscode.commands.executeCommand('rehearsal.refreshTraces');
     await waitForLibrary(api, 'the crashed run', async () => {
-      assert.equal((await row(api, runId)).description, 'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line');
+      assert.equal(
+        (await row(api, runId)).description,
+        'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line',
+      );
     });
 
     const writer = await TraceWriter.open(file);
     try {
-      await writer.append({ type: 'episode', episodeId: 'e4', index: 3, taskId: 'retail-test-0099', mode: 'shadow' });
-      await writer.append({ type: 'episode.end', episodeId: 'e4', status: 'completed', reward: 1, success: true });
+      await writer.append({
+        type: 'episode',
+        episodeId: 'e4',
+        index: 3,
+        taskId: 'retail-test-0099',
+        mode: 'shadow',
+      });
+      await writer.append({
+        type: 'episode.end',
+        episodeId: 'e4',
+        status: 'completed',
+        reward: 1,
+        success: true,
+      });
     } finally {
       await writer.close();
     }
     await waitForLibrary(api, 'the resumed episode', async () => {
       const run = await row(api, runId);
-      assert.equal(run.description, 'shadow · models/default · 4 episodes · 2/4 success · 1 skipped line');
-      assert.equal((await row(api, 'e4 retail-test-0099', run.node)).description, 'success · reward 1.00');
+      assert.equal(
+        run.description,
+        'shadow · models/default · 4 episodes · 2/4 success · 1 skipped line',
+      );
+      assert.equal(
+        (await row(api, 'e4 retail-test-0099', run.node)).description,
+        'success · reward 1.00',
+      );
     });
   });
 
@@ -83,7 +115,11 @@ describe('Live update', () => {
     const api = await studio();
     const runId = '20261129-165000-shadow-unwatched';
     const files = vscode.workspace.getConfiguration('files');
-    await files.update('watcherExclude', { '**/*-shadow-unwatched/**': true }, vscode.ConfigurationTarget.Workspace);
+    await files.update(
+      'watcherExclude',
+      { '**/*-shadow-unwatched/**': true },
+      vscode.ConfigurationTarget.Workspace,
+    );
     try {
       // Let the workbench restart its watcher without the excluded folders before the run starts.
       await new Promise((resolve) => setTimeout(resolve, 1000));

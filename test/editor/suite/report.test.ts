@@ -22,7 +22,10 @@ describe('Fidelity report', () => {
     const text = await reportOf({ file: traceFile(SAMPLE_RUN_IDS.shadow) });
     assert.match(text, new RegExp(`^${SAMPLE_RUN_IDS.shadow} `));
     assert.match(text, /3 episodes · success 33\.3% \(1\/3\) · mean reward 0\.50/);
-    assert.match(text, /errors: act JSON_DECODE_ERROR ×1, rehearsal NO_EXECUTION_RESULT_TAG_FOUND ×1, actual TOOL_TIMEOUT ×1/);
+    assert.match(
+      text,
+      /errors: act JSON_DECODE_ERROR ×1, rehearsal NO_EXECUTION_RESULT_TAG_FOUND ×1, actual TOOL_TIMEOUT ×1/,
+    );
     assert.match(text, /fidelity: exact 0\.40 · field F1 0\.56/);
     assert.match(text, /^get_order_details +3 +2 /m);
     assert.doesNotMatch(text, /\x1b\[/, 'no terminal colour codes in an editor document');
@@ -31,6 +34,9 @@ describe('Fidelity report', () => {
   it('opens the report from a run row, and reports the torn line of a crashed run', async () => {
     const api = await studio();
     const text = await reportOf((await row(api, SAMPLE_RUN_IDS.torn)).node);
-    assert.match(text, / · 1 skipped line\n +line \d+: torn last line \(incomplete write\)\n +task retail-test-0007: /);
+    assert.match(
+      text,
+      / · 1 skipped line\n +line \d+: torn last line \(incomplete write\)\n +task retail-test-0007: /,
+    );
   });
 });

@@ -23,7 +23,8 @@ export interface SuiteResults {
   tests: TestOutcome[];
 }
 
-const { EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_PASS, EVENT_TEST_FAIL, EVENT_RUN_END } = Mocha.Runner.constants;
+const { EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_PASS, EVENT_TEST_FAIL, EVENT_RUN_END } =
+  Mocha.Runner.constants;
 
 /** Prints a spec-like outline and writes the log and results files. */
 export class EditorReporter extends Mocha.reporters.Base {
@@ -51,8 +52,15 @@ export class EditorReporter extends Mocha.reporters.Base {
     });
     runner.on(EVENT_TEST_FAIL, (test, err: Error) => {
       const error = err.stack ?? String(err);
-      tests.push({ title: test.fullTitle(), state: 'failed', durationMs: test.duration ?? 0, error });
-      write(`${'  '.repeat(depth)}✗ ${test.title}\n${error.replace(/^/gm, `${'  '.repeat(depth + 2)}`)}`);
+      tests.push({
+        title: test.fullTitle(),
+        state: 'failed',
+        durationMs: test.duration ?? 0,
+        error,
+      });
+      write(
+        `${'  '.repeat(depth)}✗ ${test.title}\n${error.replace(/^/gm, `${'  '.repeat(depth + 2)}`)}`,
+      );
     });
     runner.once(EVENT_RUN_END, () => {
       const results: SuiteResults = {
@@ -61,7 +69,9 @@ export class EditorReporter extends Mocha.reporters.Base {
         durationMs: Date.now() - started,
         tests,
       };
-      write(`${results.passed} passing, ${results.failed} failing (${(results.durationMs / 1000).toFixed(1)}s)`);
+      write(
+        `${results.passed} passing, ${results.failed} failing (${(results.durationMs / 1000).toFixed(1)}s)`,
+      );
       if (resultsFile) writeFileSync(resultsFile, JSON.stringify(results, null, 2));
     });
   }

@@ -19,12 +19,22 @@ describe('Review Mismatches', () => {
         assert.equal(review().current?.callId, callId);
         assert.equal(review().progress, progress);
       });
-      assert.match(activeDiffTab().tab.label, new RegExp(`${callId.replace(/\./g, '\\.')}: rehearsed ↔ actual`));
+      assert.match(
+        activeDiffTab().tab.label,
+        new RegExp(`${callId.replace(/\./g, '\\.')}: rehearsed ↔ actual`),
+      );
     };
     // From the run's row in the Trace Explorer, as its context menu does.
-    await vscode.commands.executeCommand('rehearsal.reviewMismatches', (await row(api, runId)).node);
+    await vscode.commands.executeCommand(
+      'rehearsal.reviewMismatches',
+      (await row(api, runId)).node,
+    );
     await showing('e2.t3.c1', '0 / 4 reviewed');
-    assert.equal(review().current?.suggestedKind, 'format_error', 'a rehearsal that did not parse: its kind preselected');
+    assert.equal(
+      review().current?.suggestedKind,
+      'format_error',
+      'a rehearsal that did not parse: its kind preselected',
+    );
     await vscode.commands.executeCommand('rehearsal.reviewMark');
     await showing('e1.t3.c1', '1 / 4 reviewed');
     await vscode.commands.executeCommand('rehearsal.reviewSkip');
@@ -41,14 +51,25 @@ describe('Review Mismatches', () => {
     assert.equal(review().active, false);
 
     const set = await api.services.annotations.ensure(file);
-    assert.deepEqual(set.all().map((a) => [a.callId, a.verdict, a.kind, a.severity]), [['e2.t3.c1', 'error', 'format_error', 'major'], ['e3.t1.c1', 'acceptable', undefined, undefined]]);
+    assert.deepEqual(
+      set.all().map((a) => [a.callId, a.verdict, a.kind, a.severity]),
+      [
+        ['e2.t3.c1', 'error', 'format_error', 'major'],
+        ['e3.t1.c1', 'acceptable', undefined, undefined],
+      ],
+    );
     // Started again, it resumes: the marked, accepted and skipped calls are not offered again.
     await vscode.commands.executeCommand('rehearsal.reviewMismatches', { file });
     await showing('e1.t2.c1', '3 / 4 reviewed');
     await vscode.commands.executeCommand('rehearsal.reviewMark');
-    await waitUntil([review().onDidChange], 'the end of the review', () => assert.equal(review().active, false));
+    await waitUntil([review().onDidChange], 'the end of the review', () =>
+      assert.equal(review().active, false),
+    );
     // Two differences ($.status changed, $.fulfillments missing): no single kind to suggest.
-    assert.deepEqual((await api.services.annotations.ensure(file)).all().map((a) => a.callId), ['e2.t3.c1', 'e3.t1.c1', 'e1.t2.c1']);
+    assert.deepEqual(
+      (await api.services.annotations.ensure(file)).all().map((a) => a.callId),
+      ['e2.t3.c1', 'e3.t1.c1', 'e1.t2.c1'],
+    );
     assert.equal((await api.services.annotations.ensure(file)).all().at(-1)?.kind, 'other');
   });
 });

@@ -9,11 +9,15 @@ import { rows, studio, traceFile, waitUntil, workspaceFolder } from './helpers';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { FIXTURE_TASK } from '../fixture';
 
-const taskUri = () => vscode.Uri.file(path.join(workspaceFolder(), 'tasks', `${FIXTURE_TASK}.task.json`));
+const taskUri = () =>
+  vscode.Uri.file(path.join(workspaceFolder(), 'tasks', `${FIXTURE_TASK}.task.json`));
 const config = () => vscode.workspace.getConfiguration('rehearsal');
 
 /** Every row under `node`, depth first. */
-async function descendants(api: Awaited<ReturnType<typeof studio>>, parent: Row['node']): Promise<Row[]> {
+async function descendants(
+  api: Awaited<ReturnType<typeof studio>>,
+  parent: Row['node'],
+): Promise<Row[]> {
   const out: Row[] = [];
   for (const r of await rows(api, parent)) out.push(r, ...(await descendants(api, r.node)));
   return out;
@@ -42,15 +46,19 @@ describe('Running tasks from the editor', function () {
     const seenWhileRunning: string[] = [];
     let statusWhileRunning = '';
     // Every change of the library during the run: what the Trace Explorer shows at that moment.
-    const watch = api.services.library.onDidChange(() => void (async () => {
-      const file = api.services.runs.currentTrace;
-      const index = file ? api.services.library.index(file) : undefined;
-      if (!file || !index || index.runEnd) return;
-      statusWhileRunning ||= api.services.runs.statusItem.text;
-      const run = (await rows(api)).find((r) => r.node.file === file);
-      if (!run) return;
-      for (const r of await descendants(api, run.node)) if (r.node.kind === 'call') seenWhileRunning.push(`${r.label} | ${r.description}`);
-    })());
+    const watch = api.services.library.onDidChange(
+      () =>
+        void (async () => {
+          const file = api.services.runs.currentTrace;
+          const index = file ? api.services.library.index(file) : undefined;
+          if (!file || !index || index.runEnd) return;
+          statusWhileRunning ||= api.services.runs.statusItem.text;
+          const run = (await rows(api)).find((r) => r.node.file === file);
+          if (!run) return;
+          for (const r of await descendants(api, run.node))
+            if (r.node.kind === 'call') seenWhileRunning.push(`${r.label} | ${r.description}`);
+        })(),
+    );
     let summary: RunSummary | undefined;
     try {
       summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTask', taskUri());
@@ -59,12 +67,24 @@ describe('Running tasks from the editor', function () {
     }
     assert.ok(summary, 'the command returns the run');
     assert.equal(summary.status, 'completed');
-    assert.deepEqual(summary.episodes.map((e) => [e.taskId, e.success, e.reward]), [[FIXTURE_TASK, true, 1]]);
-    assert.equal(summary.traceFile, path.join(workspaceFolder(), '.rehearsal', 'runs', summary.runId, 'trace.jsonl'));
-    assert.ok(seenWhileRunning.includes('find_user_id_by_name_zip | not rehearsed'), `calls seen before run.end:\n${seenWhileRunning.join('\n')}`);
+    assert.deepEqual(
+      summary.episodes.map((e) => [e.taskId, e.success, e.reward]),
+      [[FIXTURE_TASK, true, 1]],
+    );
+    assert.equal(
+      summary.traceFile,
+      path.join(workspaceFolder(), '.rehearsal', 'runs', summary.runId, 'trace.jsonl'),
+    );
+    assert.ok(
+      seenWhileRunning.includes('find_user_id_by_name_zip | not rehearsed'),
+      `calls seen before run.end:\n${seenWhileRunning.join('\n')}`,
+    );
     assert.match(statusWhileRunning, /^\$\(sync~spin\) reference · /);
     const { events } = await readTraceEvents(summary.traceFile);
-    assert.deepEqual(events.filter((e) => e.type === 'call.actual').map((e) => e.type === 'call.actual' && e.tool), ['find_user_id_by_name_zip', 'get_order_details', 'cancel_pending_order']);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'call.actual').map((e) => e.type === 'call.actual' && e.tool),
+      ['find_user_id_by_name_zip', 'get_order_details', 'cancel_pending_order'],
+    );
     const run = (await rows(api)).find((r) => r.label === summary!.runId);
     assert.ok(run, 'the finished run is listed');
     assert.equal(run.description, 'shadow · reference · 1 episode · 1/1 success');
@@ -77,15 +97,27 @@ describe('Running tasks from the editor', function () {
     await studio();
     const doc = await vscode.workspace.openTextDocument(taskUri());
     await vscode.window.showTextDocument(doc);
-    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri);
-    assert.deepEqual(lenses.map((l) => [l.command?.title, l.command?.command]), [
-      ['$(play) Run Task', 'rehearsal.runTask'],
-      ['$(run-all) Run with Private Rehearsal', 'rehearsal.runTaskPrivate'],
-    ]);
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>(
+      'vscode.executeCodeLensProvider',
+      doc.uri,
+    );
+    assert.deepEqual(
+      lenses.map((l) => [l.command?.title, l.command?.command]),
+      [
+        ['$(play) Run Task', 'rehearsal.runTask'],
+        ['$(run-all) Run with Private Rehearsal', 'rehearsal.runTaskPrivate'],
+      ],
+    );
     const lens = lenses[0].command!;
-    const summary = await vscode.commands.executeCommand<RunSummary>(lens.command, ...(lens.arguments ?? []));
+    const summary = await vscode.commands.executeCommand<RunSummary>(
+      lens.command,
+      ...(lens.arguments ?? []),
+    );
     assert.equal(summary.status, 'completed');
-    assert.deepEqual(summary.episodes.map((e) => e.taskId), [FIXTURE_TASK]);
+    assert.deepEqual(
+      summary.episodes.map((e) => e.taskId),
+      [FIXTURE_TASK],
+    );
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
@@ -93,10 +125,18 @@ describe('Running tasks from the editor', function () {
     const api = await studio();
     await config().update('run.episodesPerTask', 50, vscode.ConfigurationTarget.Workspace);
     const started = vscode.commands.executeCommand<RunSummary>('rehearsal.runTask', taskUri());
-    await waitUntil([api.services.library.onDidChange], 'the first episode to end', () => {
-      const file = api.services.runs.currentTrace;
-      assert.ok(file && api.services.library.index(file)?.episodes.some((e) => e.end), 'no episode has ended yet');
-    }, 60_000);
+    await waitUntil(
+      [api.services.library.onDidChange],
+      'the first episode to end',
+      () => {
+        const file = api.services.runs.currentTrace;
+        assert.ok(
+          file && api.services.library.index(file)?.episodes.some((e) => e.end),
+          'no episode has ended yet',
+        );
+      },
+      60_000,
+    );
     await vscode.commands.executeCommand('rehearsal.stopRun');
     const summary = await started;
     assert.equal(summary.status, 'cancelled');
@@ -109,17 +149,30 @@ describe('Running tasks from the editor', function () {
   it('refuses private rehearsal and replay with the reference policy, which does not rehearse', async () => {
     const api = await studio();
     const before = (await fs.readdir(path.join(workspaceFolder(), '.rehearsal', 'runs'))).length;
-    assert.equal(await vscode.commands.executeCommand('rehearsal.runTaskPrivate', taskUri()), undefined);
+    assert.equal(
+      await vscode.commands.executeCommand('rehearsal.runTaskPrivate', taskUri()),
+      undefined,
+    );
     const someTrace = api.services.library.files[0];
-    assert.equal(await vscode.commands.executeCommand('rehearsal.replayTrace', { file: someTrace }), undefined);
-    assert.equal((await fs.readdir(path.join(workspaceFolder(), '.rehearsal', 'runs'))).length, before, 'no run was started');
+    assert.equal(
+      await vscode.commands.executeCommand('rehearsal.replayTrace', { file: someTrace }),
+      undefined,
+    );
+    assert.equal(
+      (await fs.readdir(path.join(workspaceFolder(), '.rehearsal', 'runs'))).length,
+      before,
+      'no run was started',
+    );
   });
 
   it('says what is wrong with a task file instead of running it', async () => {
     const bad = path.join(workspaceFolder(), 'tasks', 'broken.task.json');
     await fs.writeFile(bad, '{"version": 1, "id": "broken"}');
     try {
-      assert.equal(await vscode.commands.executeCommand('rehearsal.runTask', vscode.Uri.file(bad)), undefined);
+      assert.equal(
+        await vscode.commands.executeCommand('rehearsal.runTask', vscode.Uri.file(bad)),
+        undefined,
+      );
     } finally {
       await fs.rm(bad);
     }
@@ -132,33 +185,56 @@ describe('Running with a model folder that rehearses', function () {
   before(async () => {
     assert.ok(model, 'the harness names the scripted test model in REHEARSAL_EDITOR_MODEL');
     await studio();
-    await vscode.commands.executeCommand('rehearsal.selectPolicy', { kind: 'modelFolder', folder: model });
+    await vscode.commands.executeCommand('rehearsal.selectPolicy', {
+      kind: 'modelFolder',
+      folder: model,
+    });
     await config().update('run.privateRehearsal.budget', 2, vscode.ConfigurationTarget.Workspace);
   });
   after(async () => {
-    await config().update('run.privateRehearsal.budget', undefined, vscode.ConfigurationTarget.Workspace);
+    await config().update(
+      'run.privateRehearsal.budget',
+      undefined,
+      vscode.ConfigurationTarget.Workspace,
+    );
     await vscode.commands.executeCommand('rehearsal.selectPolicy', { kind: 'reference' });
   });
 
   it('Select Policy with a model folder shows it in the status bar', async () => {
     const api = await studio();
     assert.equal(config().get('policy.modelFolder'), model);
-    assert.equal(api.services.runs.statusItem.text, `$(hubot) model ${path.basename(model!)} · auto`);
+    assert.equal(
+      api.services.runs.statusItem.text,
+      `$(hubot) model ${path.basename(model!)} · auto`,
+    );
   });
 
   it('Run with Private Rehearsal plays the imagined episodes, then the committed one, on the policy host; the status bar shows its speed and progress', async () => {
     const api = await studio();
     const statusTexts = new Set<string>();
-    const watch = api.services.library.onDidChange(() => { if (api.services.runs.running) statusTexts.add(api.services.runs.statusItem.text); });
+    const watch = api.services.library.onDidChange(() => {
+      if (api.services.runs.running) statusTexts.add(api.services.runs.statusItem.text);
+    });
     let summary: RunSummary;
     try {
-      summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTaskPrivate', taskUri());
+      summary = await vscode.commands.executeCommand<RunSummary>(
+        'rehearsal.runTaskPrivate',
+        taskUri(),
+      );
     } finally {
       watch.dispose();
     }
     const seen = [...statusTexts].join('\n');
-    assert.ok([...statusTexts].some((t) => /^\$\(sync~spin\) model scripted-[0-9a-f]+ · .*\d+\.\d tok\/s/.test(t)), `status bar texts while running:\n${seen}`);
-    assert.ok([...statusTexts].some((t) => / · \d+\/\d+ episodes$/.test(t)), `status bar texts while running:\n${seen}`);
+    assert.ok(
+      [...statusTexts].some((t) =>
+        /^\$\(sync~spin\) model scripted-[0-9a-f]+ · .*\d+\.\d tok\/s/.test(t),
+      ),
+      `status bar texts while running:\n${seen}`,
+    );
+    assert.ok(
+      [...statusTexts].some((t) => / · \d+\/\d+ episodes$/.test(t)),
+      `status bar texts while running:\n${seen}`,
+    );
     assert.ok(summary, 'the command returns the run');
     assert.equal(summary.status, 'completed', JSON.stringify(summary.error));
     const { events } = await readTraceEvents(summary.traceFile);
@@ -167,27 +243,43 @@ describe('Running with a model folder that rehearses', function () {
     const run = events[0];
     assert.equal(run.type === 'run' && run.mode, 'private');
     assert.equal(run.type === 'run' && run.policy.kind, 'onnx');
-    await waitUntil([api.services.library.onDidChange], 'the private run in the Trace Explorer', async () => {
-      const row = (await rows(api)).find((r) => r.label === summary.runId);
-      assert.ok(row, 'the run is listed');
-      assert.match(String(row.description), /^private · /);
-    });
+    await waitUntil(
+      [api.services.library.onDidChange],
+      'the private run in the Trace Explorer',
+      async () => {
+        const row = (await rows(api)).find((r) => r.label === summary.runId);
+        assert.ok(row, 'the run is listed');
+        assert.match(String(row.description), /^private · /);
+      },
+    );
   });
 
   it('Replay Trace with Policy re-rehearses every call of a recorded run and runs no tool', async () => {
     const api = await studio();
     const source = traceFile(SAMPLE_RUN_IDS.shadow);
-    const summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.replayTrace', { file: source });
+    const summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.replayTrace', {
+      file: source,
+    });
     assert.ok(summary, 'the command returns the run');
     assert.equal(summary.status, 'completed', JSON.stringify(summary.error));
-    const recorded = (await readTraceEvents(source)).events.filter((e) => e.type === 'call.actual').length;
+    const recorded = (await readTraceEvents(source)).events.filter(
+      (e) => e.type === 'call.actual',
+    ).length;
     const { events } = await readTraceEvents(summary.traceFile);
     assert.equal(events[0].type === 'run' && events[0].mode, 'replay');
-    assert.equal(events.filter((e) => e.type === 'call.rehearsal').length, recorded, 'one new rehearsal per recorded call');
-    await waitUntil([api.services.library.onDidChange], 'the replay run in the Trace Explorer', async () => {
-      const row = (await rows(api)).find((r) => r.label === summary.runId);
-      assert.ok(row, 'the run is listed');
-      assert.match(String(row.description), /^replay · /);
-    });
+    assert.equal(
+      events.filter((e) => e.type === 'call.rehearsal').length,
+      recorded,
+      'one new rehearsal per recorded call',
+    );
+    await waitUntil(
+      [api.services.library.onDidChange],
+      'the replay run in the Trace Explorer',
+      async () => {
+        const row = (await rows(api)).find((r) => r.label === summary.runId);
+        assert.ok(row, 'the run is listed');
+        assert.match(String(row.description), /^replay · /);
+      },
+    );
   });
 });

@@ -5,25 +5,58 @@ import { sampleAfterRun } from '../../builders/samples';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import type { CompareRunsPanel } from '../../../src/extension/compareRunsPanel';
 import type { RunSummaryPanel } from '../../../src/extension/runSummaryPanel';
-import { closeAllEditors, row, studio, traceFile, waitForLibrary, waitUntil, workspaceFolder } from './helpers';
+import {
+  closeAllEditors,
+  row,
+  studio,
+  traceFile,
+  waitForLibrary,
+  waitUntil,
+  workspaceFolder,
+} from './helpers';
 
 describe('Run summary', () => {
   beforeEach(closeAllEditors);
   after(closeAllEditors);
 
-  it('opens from a run\'s row: the run\'s metrics, fidelity per tool, and a drawn row per episode', async () => {
+  it("opens from a run's row: the run's metrics, fidelity per tool, and a drawn row per episode", async () => {
     const api = await studio();
     const run = await row(api, SAMPLE_RUN_IDS.shadow);
-    const panel = await vscode.commands.executeCommand<RunSummaryPanel>('rehearsal.showRunSummary', run.node);
+    const panel = await vscode.commands.executeCommand<RunSummaryPanel>(
+      'rehearsal.showRunSummary',
+      run.node,
+    );
     assert.equal(panel.panel.viewType, 'rehearsal.runSummary');
     await waitUntil([panel.onDidPost], 'the snapshot', () => assert.ok(panel.lastPosted), 20_000);
     const s = panel.lastPosted!;
     assert.equal(s.file, traceFile(SAMPLE_RUN_IDS.shadow));
-    assert.deepEqual([s.metrics.episodes, s.metrics.successes, s.metrics.graded, s.metrics.calls, s.metrics.rehearsalParseValid], [3, 1, 3, 7, 6]);
-    assert.deepEqual(s.perTool.map((t) => t.tool), ['cancel_pending_order', 'find_user_id_by_email', 'get_order_details']);
-    await waitUntil([panel.onDidRender], 'the rows drawn', () => assert.deepEqual([panel.lastRendered?.rows, panel.lastRendered?.total], [3, 3]), 20_000);
+    assert.deepEqual(
+      [
+        s.metrics.episodes,
+        s.metrics.successes,
+        s.metrics.graded,
+        s.metrics.calls,
+        s.metrics.rehearsalParseValid,
+      ],
+      [3, 1, 3, 7, 6],
+    );
+    assert.deepEqual(
+      s.perTool.map((t) => t.tool),
+      ['cancel_pending_order', 'find_user_id_by_email', 'get_order_details'],
+    );
+    await waitUntil(
+      [panel.onDidRender],
+      'the rows drawn',
+      () => assert.deepEqual([panel.lastRendered?.rows, panel.lastRendered?.total], [3, 3]),
+      20_000,
+    );
     // The same panel again, not a second one.
-    assert.equal(await vscode.commands.executeCommand<RunSummaryPanel>('rehearsal.showRunSummary', { file: s.file }), panel);
+    assert.equal(
+      await vscode.commands.executeCommand<RunSummaryPanel>('rehearsal.showRunSummary', {
+        file: s.file,
+      }),
+      panel,
+    );
   });
 });
 
@@ -33,17 +66,46 @@ describe('Compare runs', () => {
 
   it('puts two runs of the same tasks side by side: per task, and the calls one rehearsed right and the other wrong', async () => {
     const api = await studio();
-    const file = path.join(workspaceFolder(), '.rehearsal', 'runs', '20261202-120000-shadow-after', 'trace.jsonl');
+    const file = path.join(
+      workspaceFolder(),
+      '.rehearsal',
+      'runs',
+      '20261202-120000-shadow-after',
+      'trace.jsonl',
+    );
     await sampleAfterRun().write(file);
     await vscode.commands.executeCommand('rehearsal.refreshTraces');
-    await waitForLibrary(api, 'the second run', async () => { await row(api, '20261202-120000-shadow-after'); });
-    const panel = await vscode.commands.executeCommand<CompareRunsPanel>('rehearsal.compareRuns', { file: traceFile(SAMPLE_RUN_IDS.shadow) }, { file });
+    await waitForLibrary(api, 'the second run', async () => {
+      await row(api, '20261202-120000-shadow-after');
+    });
+    const panel = await vscode.commands.executeCommand<CompareRunsPanel>(
+      'rehearsal.compareRuns',
+      { file: traceFile(SAMPLE_RUN_IDS.shadow) },
+      { file },
+    );
     assert.equal(panel.panel.viewType, 'rehearsal.compareRuns');
     await waitUntil([panel.onDidPost], 'the comparison', () => assert.ok(panel.lastPosted), 20_000);
     const c = panel.lastPosted!;
     assert.equal(c.b.policy, 'model folder checkpoints/after on cpu');
-    assert.deepEqual(c.tasks.find((t) => t.taskId === 'retail-test-0007') && [c.tasks[0].a?.successes, c.tasks[0].b?.successes], [0, 1]);
-    assert.deepEqual(c.pairs.map((p) => [p.tool, p.a.verdict, p.b.verdict]), [['find_user_id_by_email', 'right', 'wrong'], ['get_order_details', 'wrong', 'right']]);
-    await waitUntil([panel.onDidRender], 'the tables drawn', () => assert.deepEqual([panel.lastRendered?.tasks, panel.lastRendered?.pairs], [3, 2]), 20_000);
+    assert.deepEqual(
+      c.tasks.find((t) => t.taskId === 'retail-test-0007') && [
+        c.tasks[0].a?.successes,
+        c.tasks[0].b?.successes,
+      ],
+      [0, 1],
+    );
+    assert.deepEqual(
+      c.pairs.map((p) => [p.tool, p.a.verdict, p.b.verdict]),
+      [
+        ['find_user_id_by_email', 'right', 'wrong'],
+        ['get_order_details', 'wrong', 'right'],
+      ],
+    );
+    await waitUntil(
+      [panel.onDidRender],
+      'the tables drawn',
+      () => assert.deepEqual([panel.lastRendered?.tasks, panel.lastRendered?.pairs], [3, 2]),
+      20_000,
+    );
   });
 });

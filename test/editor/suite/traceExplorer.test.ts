@@ -11,11 +11,18 @@ describe('Trace Explorer', () => {
     // Other tests add runs of their own; these are the fixture's.
     const samples: string[] = Object.values(SAMPLE_RUN_IDS);
     const runs = (await rows(api)).filter((r) => samples.includes(r.label));
-    assert.deepEqual(runs.map((r) => [r.label, r.description]), [
-      [SAMPLE_RUN_IDS.torn, 'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line'],
-      [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes · 1/3 success'],
-      [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode · 1/1 success'],
-    ], (await outline(api)).join('\n'));
+    assert.deepEqual(
+      runs.map((r) => [r.label, r.description]),
+      [
+        [
+          SAMPLE_RUN_IDS.torn,
+          'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line',
+        ],
+        [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes · 1/3 success'],
+        [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode · 1/1 success'],
+      ],
+      (await outline(api)).join('\n'),
+    );
     const shadow = runs[1];
     assert.equal(shadow.item.collapsibleState, vscode.TreeItemCollapsibleState.Expanded);
     assert.equal(shadow.item.contextValue, 'rehearsal.run');
@@ -28,24 +35,36 @@ describe('Trace Explorer', () => {
   it('shows the episodes of a run with their outcome', async () => {
     const api = await studio();
     const episodes = await rows(api, (await row(api, SHADOW)).node);
-    assert.deepEqual(episodes.map((r) => [r.label, r.description, r.icon]), [
-      ['e1 retail-test-0007', 'failure · reward 0.50', 'diff-modified'],
-      ['e2 retail-test-0012', 'success · reward 1.00', 'pass'],
-      ['e3 retail-test-0031', 'failed (TOOL_TIMEOUT)', 'error'],
-    ]);
-    assert.ok(episodes.every((e) => e.item.collapsibleState === vscode.TreeItemCollapsibleState.Collapsed));
+    assert.deepEqual(
+      episodes.map((r) => [r.label, r.description, r.icon]),
+      [
+        ['e1 retail-test-0007', 'failure · reward 0.50', 'diff-modified'],
+        ['e2 retail-test-0012', 'success · reward 1.00', 'pass'],
+        ['e3 retail-test-0031', 'failed (TOOL_TIMEOUT)', 'error'],
+      ],
+    );
+    assert.ok(
+      episodes.every((e) => e.item.collapsibleState === vscode.TreeItemCollapsibleState.Collapsed),
+    );
   });
 
   it('shows turns with their calls, act parse errors and final answers', async () => {
     const api = await studio();
     const turns = await rows(api, (await rowAt(api, [SHADOW, 'e2 retail-test-0012'])).node);
-    assert.deepEqual(turns.map((r) => [r.label, r.description]), [
-      ['turn 1', 'get_order_details · exact'],
-      ['turn 2', 'parse error JSON_DECODE_ERROR'],
-      ['turn 3', 'get_order_details · parse error NO_EXECUTION_RESULT_TAG_FOUND'],
-      ['turn 4', 'final answer: It was delivered.'],
-    ]);
-    assert.equal(turns[1].item.collapsibleState, vscode.TreeItemCollapsibleState.None, 'a turn without calls has nothing to expand');
+    assert.deepEqual(
+      turns.map((r) => [r.label, r.description]),
+      [
+        ['turn 1', 'get_order_details · exact'],
+        ['turn 2', 'parse error JSON_DECODE_ERROR'],
+        ['turn 3', 'get_order_details · parse error NO_EXECUTION_RESULT_TAG_FOUND'],
+        ['turn 4', 'final answer: It was delivered.'],
+      ],
+    );
+    assert.equal(
+      turns[1].item.collapsibleState,
+      vscode.TreeItemCollapsibleState.None,
+      'a turn without calls has nothing to expand',
+    );
   });
 
   it('shows each call with its tool and fidelity badge, and opens its diff on click', async () => {
@@ -63,12 +82,16 @@ describe('Trace Explorer', () => {
       assert.equal(calls[0].description, badge, `badge of the call under ${path.join(' > ')}`);
       assert.equal(calls[0].icon, icon, `icon of the call under ${path.join(' > ')}`);
     }
-    const call = (await rows(api, (await rowAt(api, [SHADOW, 'e1 retail-test-0007', 'turn 2'])).node))[0];
+    const call = (
+      await rows(api, (await rowAt(api, [SHADOW, 'e1 retail-test-0007', 'turn 2'])).node)
+    )[0];
     assert.equal(call.label, 'get_order_details');
     assert.equal(call.item.contextValue, 'rehearsal.call');
     assert.equal(call.item.collapsibleState, vscode.TreeItemCollapsibleState.None);
     assert.deepEqual(call.item.command?.command, 'rehearsal.showCallDiff');
-    assert.deepEqual(call.item.command?.arguments, [{ file: traceFile(SHADOW), callId: 'e1.t2.c1' }]);
+    assert.deepEqual(call.item.command?.arguments, [
+      { file: traceFile(SHADOW), callId: 'e1.t2.c1' },
+    ]);
     assert.match(String(call.item.tooltip), /field F1: 0\.78/);
   });
 
@@ -93,6 +116,9 @@ describe('Trace Explorer', () => {
     assert.notEqual(torn.icon, 'loading~spin', 'a crashed run must not spin as if it were running');
     // Everything before the torn line is still there.
     const episodes = await rows(api, torn.node);
-    assert.deepEqual(episodes.map((e) => e.label), ['e1 retail-test-0007', 'e2 retail-test-0012', 'e3 retail-test-0031']);
+    assert.deepEqual(
+      episodes.map((e) => e.label),
+      ['e1 retail-test-0007', 'e2 retail-test-0012', 'e3 retail-test-0031'],
+    );
   });
 });

@@ -13,18 +13,27 @@ const WRITER = path.join(__dirname, 'annotationWriterMain.js');
  * each file: it reads, every mark whose append had resolved is there, the marks kept are `a1..aN`
  * with no gap, only a torn last line is ever skipped, and a mark appended afterwards reads back.
  */
-export async function crashAnnotations(options: { kills: number; seed: number; scratch: string }): Promise<CrashReport> {
+export async function crashAnnotations(options: {
+  kills: number;
+  seed: number;
+  scratch: string;
+}): Promise<CrashReport> {
   const report = newCrashReport();
   const delay = killDelays(options.seed);
   const t0 = performance.now();
-  const full = startGroup([process.execPath, WRITER, path.join(options.scratch, 'full.jsonl'), String(MARKS)], { cwd: options.scratch });
+  const full = startGroup(
+    [process.execPath, WRITER, path.join(options.scratch, 'full.jsonl'), String(MARKS)],
+    { cwd: options.scratch },
+  );
   await full.exited;
   const fullMs = performance.now() - t0;
 
   for (let k = 0; k < options.kills; k++) {
     const file = path.join(options.scratch, `killed-${k}.jsonl`);
     const wait = delay(fullMs);
-    const started = startGroup([process.execPath, WRITER, file, String(MARKS)], { cwd: options.scratch });
+    const started = startGroup([process.execPath, WRITER, file, String(MARKS)], {
+      cwd: options.scratch,
+    });
     const acked: string[] = [];
     let partial = '';
     started.child.stdout!.on('data', (chunk: Buffer) => {
@@ -49,10 +58,16 @@ export async function crashAnnotations(options: { kills: number; seed: number; s
   return report;
 }
 
-async function checkKilledAnnotations(file: string, acked: readonly string[], where: string, report: CrashReport): Promise<void> {
+async function checkKilledAnnotations(
+  file: string,
+  acked: readonly string[],
+  where: string,
+  report: CrashReport,
+): Promise<void> {
   const text = await fs.readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined) {
-    if (acked.length) report.violations.push(`${where}: ${acked.length} marks acknowledged, but no file`);
+    if (acked.length)
+      report.violations.push(`${where}: ${acked.length} marks acknowledged, but no file`);
     else report.killedBeforeWriting++;
     return;
   }
@@ -61,12 +76,23 @@ async function checkKilledAnnotations(file: string, acked: readonly string[], wh
   checkOnlyTornLastLine(set.skipped, lines, where, report);
   const kept = new Set(set.all().map((a) => a.id));
   const lost = acked.filter((id) => !kept.has(id));
-  if (lost.length) report.violations.push(`${where}: acknowledged marks lost: ${lost.slice(0, 5).join(', ')}`);
+  if (lost.length)
+    report.violations.push(`${where}: acknowledged marks lost: ${lost.slice(0, 5).join(', ')}`);
   // Three appends are in flight at a time, each alone in the file's queue: what is kept is a1..aN.
-  for (let n = 1; n <= kept.size; n++) if (!kept.has(`a${n}`)) { report.violations.push(`${where}: a${n} is missing among ${kept.size} kept marks`); break; }
+  for (let n = 1; n <= kept.size; n++)
+    if (!kept.has(`a${n}`)) {
+      report.violations.push(`${where}: a${n} is missing among ${kept.size} kept marks`);
+      break;
+    }
   report.recordsChecked += kept.size;
 
-  await appendAnnotationEvent(file, { type: 'accept', id: 'after-crash', author: 'crash-test', callId: 'e1.t1.c1' });
+  await appendAnnotationEvent(file, {
+    type: 'accept',
+    id: 'after-crash',
+    author: 'crash-test',
+    callId: 'e1.t1.c1',
+  });
   const after = await readAnnotations(file);
-  if (after.size !== kept.size + 1 || !after.get('after-crash')) report.violations.push(`${where}: a mark appended after the crash is not read back`);
+  if (after.size !== kept.size + 1 || !after.get('after-crash'))
+    report.violations.push(`${where}: a mark appended after the crash is not read back`);
 }

@@ -22,7 +22,14 @@ export interface CrashReport {
 
 /** An empty report. */
 export function newCrashReport(): CrashReport {
-  return { kills: 0, killedBeforeWriting: 0, recordsChecked: 0, tornLines: 0, violations: [], killDelaysMs: [] };
+  return {
+    kills: 0,
+    killedBeforeWriting: 0,
+    recordsChecked: 0,
+    tornLines: 0,
+    violations: [],
+    killDelaysMs: [],
+  };
 }
 
 /** A seeded source of kill delays, so that a failing campaign can be replayed with its seed. */
@@ -32,30 +39,59 @@ export function killDelays(seed: number): (maxMs: number) => number {
 }
 
 /** A child started in its own process group, so that a kill reaches its own children (MCP servers, torchrun workers) too. */
-export function startGroup(argv: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
-  const child = spawn(argv[0], argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+export function startGroup(
+  argv: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+} {
+  const child = spawn(argv[0], argv.slice(1), {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   child.stdout!.resume();
   child.stderr!.resume();
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   return { child, exited };
 }
 
 /** SIGKILL to the whole process group of a child started detached, as a power cut or the OOM killer would deliver it. */
 export function killGroup(pid: number | undefined): void {
   if (!pid) return;
-  try { process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
 }
 
 /** Records a violation for every skipped line that is not a torn last line of a file of `lineCount` non-blank lines. */
-export function checkOnlyTornLastLine(skipped: readonly SkippedLine[], lineCount: number, where: string, report: CrashReport): void {
+export function checkOnlyTornLastLine(
+  skipped: readonly SkippedLine[],
+  lineCount: number,
+  where: string,
+  report: CrashReport,
+): void {
   for (const s of skipped) {
-    if (s.reason !== TORN_LAST_LINE || s.line !== lineCount) report.violations.push(`${where}: line ${s.line} of ${lineCount} skipped (${s.reason}); only a torn last line may be`);
+    if (s.reason !== TORN_LAST_LINE || s.line !== lineCount)
+      report.violations.push(
+        `${where}: line ${s.line} of ${lineCount} skipped (${s.reason}); only a torn last line may be`,
+      );
     else report.tornLines++;
   }
 }
 
 /** Index of the first difference between `actual` and the start of `expected`, or -1 when `actual` is a prefix of it. */
-export function firstPrefixMismatch(actual: readonly string[], expected: readonly string[]): number {
-  for (let i = 0; i < actual.length; i++) if (i >= expected.length || actual[i] !== expected[i]) return i;
+export function firstPrefixMismatch(
+  actual: readonly string[],
+  expected: readonly string[],
+): number {
+  for (let i = 0; i < actual.length; i++)
+    if (i >= expected.length || actual[i] !== expected[i]) return i;
   return -1;
 }

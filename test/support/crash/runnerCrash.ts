@@ -11,19 +11,46 @@ import { traceTreeChildren } from '../../../src/core/explorer/tree';
 import { TraceWriter } from '../../../src/core/trace/format/writer';
 import { ensureServerBundles, REPO } from '../servers';
 import type { CrashReport } from './kill';
-import { checkOnlyTornLastLine, firstPrefixMismatch, killDelays, killGroup, newCrashReport, startGroup } from './kill';
+import {
+  checkOnlyTornLastLine,
+  firstPrefixMismatch,
+  killDelays,
+  killGroup,
+  newCrashReport,
+  startGroup,
+} from './kill';
 
 /** Built-in example tasks of both domains, two episodes each: a run of ~80 events in a few seconds. */
-const TASKS = ['retail-0000', 'retail-0004', 'bank-0001', 'bank-0011'].map((t) => path.join(REPO, 'examples', 'tasks', `${t}.task.json`));
+const TASKS = ['retail-0000', 'retail-0004', 'bank-0001', 'bank-0011'].map((t) =>
+  path.join(REPO, 'examples', 'tasks', `${t}.task.json`),
+);
 
 /** `rehearse run` of the tasks with the reference policy, as a child process (the CLI as tsc compiled it). */
 function runArgv(out: string): string[] {
-  return [process.execPath, path.join(REPO, 'out', 'src', 'cli', 'main.js'), 'run', ...TASKS, '--policy', 'reference', '--episodes', '2', '--out', out, '--no-progress', '--json'];
+  return [
+    process.execPath,
+    path.join(REPO, 'out', 'src', 'cli', 'main.js'),
+    'run',
+    ...TASKS,
+    '--policy',
+    'reference',
+    '--episodes',
+    '2',
+    '--out',
+    out,
+    '--no-progress',
+    '--json',
+  ];
 }
 
 /** An event without what differs between two runs of the same tasks (run id, times). */
 function comparable(e: TraceEvent): string {
-  const { ts: _ts, runId: _runId, latencyMs: _latency, ...rest } = e as TraceEvent & { runId?: string; latencyMs?: number };
+  const {
+    ts: _ts,
+    runId: _runId,
+    latencyMs: _latency,
+    ...rest
+  } = e as TraceEvent & { runId?: string; latencyMs?: number };
   return JSON.stringify(rest);
 }
 
@@ -39,7 +66,12 @@ async function onlyTrace(out: string): Promise<string | undefined> {
  * (nothing complete lost, nothing reordered or invented), the explorer's index opens every call,
  * and a writer reopening the file appends after the torn line without corrupting anything.
  */
-export async function crashRunner(options: { kills: number; seed: number; scratch: string; log?: (line: string) => void }): Promise<CrashReport> {
+export async function crashRunner(options: {
+  kills: number;
+  seed: number;
+  scratch: string;
+  log?: (line: string) => void;
+}): Promise<CrashReport> {
   ensureServerBundles();
   const report = newCrashReport();
   const delay = killDelays(options.seed);
@@ -61,7 +93,8 @@ export async function crashRunner(options: { kills: number; seed: number; scratc
     report.kills++;
     report.killDelaysMs.push(wait);
     const where = `kill ${k + 1} (after ${wait} ms, seed ${options.seed})`;
-    if (exit.signal !== 'SIGKILL') options.log?.(`${where}: the run had already ended (${exit.code ?? exit.signal})`);
+    if (exit.signal !== 'SIGKILL')
+      options.log?.(`${where}: the run had already ended (${exit.code ?? exit.signal})`);
     try {
       await checkKilledTrace(out, expected, where, report);
     } catch (err) {
@@ -73,34 +106,58 @@ export async function crashRunner(options: { kills: number; seed: number; scratc
   return report;
 }
 
-async function checkKilledTrace(out: string, expected: readonly string[], where: string, report: CrashReport): Promise<void> {
+async function checkKilledTrace(
+  out: string,
+  expected: readonly string[],
+  where: string,
+  report: CrashReport,
+): Promise<void> {
   const file = await onlyTrace(out);
-  if (!file) { report.killedBeforeWriting++; return; }
+  if (!file) {
+    report.killedBeforeWriting++;
+    return;
+  }
   const events: TraceEvent[] = [];
   const read = await readTrace(file, { onEvent: (e) => events.push(e) });
   const lines = (await fs.readFile(file, 'utf8')).split('\n').filter((l) => l.trim() !== '').length;
   checkOnlyTornLastLine(read.skipped, lines, where, report);
   const mismatch = firstPrefixMismatch(events.map(comparable), expected);
-  if (mismatch >= 0) report.violations.push(`${where}: event ${mismatch + 1} differs from the uninterrupted run's: ${comparable(events[mismatch]).slice(0, 200)}`);
+  if (mismatch >= 0)
+    report.violations.push(
+      `${where}: event ${mismatch + 1} differs from the uninterrupted run's: ${comparable(events[mismatch]).slice(0, 200)}`,
+    );
   report.recordsChecked += events.length;
 
   // The explorer: the library lists the run, the index holds every event, every call opens.
   const library = new TraceLibrary();
   try {
     await library.setFiles([file]);
-    if (library.failure(file)) report.violations.push(`${where}: the explorer cannot open the trace: ${library.failure(file)}`);
-    if (traceTreeChildren(library).length !== 1) report.violations.push(`${where}: the explorer does not list the run`);
+    if (library.failure(file))
+      report.violations.push(
+        `${where}: the explorer cannot open the trace: ${library.failure(file)}`,
+      );
+    if (traceTreeChildren(library).length !== 1)
+      report.violations.push(`${where}: the explorer does not list the run`);
   } finally {
     library.dispose();
   }
   const index = await TraceIndex.build(file);
-  if (index.eventCount !== events.length) report.violations.push(`${where}: the index holds ${index.eventCount} events, the reader ${events.length}`);
+  if (index.eventCount !== events.length)
+    report.violations.push(
+      `${where}: the index holds ${index.eventCount} events, the reader ${events.length}`,
+    );
   for (const call of index.calls()) await loadCallView(index, call.callId);
 
   // A writer reopening the file (a resumed recording) ends a torn line first: nothing after it is lost.
   const writer = await TraceWriter.open(file, { durable: false });
-  await writer.append({ type: 'run.end', runId: 'recovered', status: 'failed', error: { code: 'RUN_INTERRUPTED', message: 'killed' } });
+  await writer.append({
+    type: 'run.end',
+    runId: 'recovered',
+    status: 'failed',
+    error: { code: 'RUN_INTERRUPTED', message: 'killed' },
+  });
   await writer.close();
   const after = await readTraceEvents(file);
-  if (after.events.length !== events.length + 1 || after.events.at(-1)?.type !== 'run.end') report.violations.push(`${where}: an event appended after the crash is not read back`);
+  if (after.events.length !== events.length + 1 || after.events.at(-1)?.type !== 'run.end')
+    report.violations.push(`${where}: an event appended after the crash is not read back`);
 }

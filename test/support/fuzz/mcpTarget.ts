@@ -17,7 +17,23 @@ import type { FuzzTarget } from './targets';
  * ends within a bound and leaves no server process.
  */
 
-const ACTIONS = ['ok', 'ok', 'slow', 'hang', 'garbage', 'crash', 'error', 'rpc-error', 'wrong-id', 'double', 'large', 'deep', 'log', 'stderr', 'exit-after'] as const;
+const ACTIONS = [
+  'ok',
+  'ok',
+  'slow',
+  'hang',
+  'garbage',
+  'crash',
+  'error',
+  'rpc-error',
+  'wrong-id',
+  'double',
+  'large',
+  'deep',
+  'log',
+  'stderr',
+  'exit-after',
+] as const;
 const TIMEOUT_MS = 400;
 /** A call's answer may come this much after its timeout on a loaded 2-core machine. */
 const SLACK_MS = 3000;
@@ -45,8 +61,15 @@ export const mcpTarget: FuzzTarget = {
       async (script, calls, twoEpisodes) => {
         const pidFile = path.join(scratch, `mcp-pids-${n++}`);
         await fs.rm(pidFile, { force: true });
-        const server = { ...fixtureServer('scripted-faults.mjs'), env: { SCRIPTED_FAULTS: JSON.stringify(script), SCRIPTED_FAULTS_PIDS: pidFile } };
-        const env = await openEnvironment({ s: server }, { baseDir: REPO, callTimeoutMs: TIMEOUT_MS }, { log: () => undefined });
+        const server = {
+          ...fixtureServer('scripted-faults.mjs'),
+          env: { SCRIPTED_FAULTS: JSON.stringify(script), SCRIPTED_FAULTS_PIDS: pidFile },
+        };
+        const env = await openEnvironment(
+          { s: server },
+          { baseDir: REPO, callTimeoutMs: TIMEOUT_MS },
+          { log: () => undefined },
+        );
         try {
           for (let episode = 0; episode < (twoEpisodes ? 2 : 1); episode++) {
             await env.startEpisode();
@@ -54,7 +77,10 @@ export const mcpTarget: FuzzTarget = {
               const t0 = performance.now();
               const r = await env.call('step', {});
               const ms = performance.now() - t0;
-              assert.ok(ms < TIMEOUT_MS + SLACK_MS, `call ${k} of ${JSON.stringify(script)} took ${Math.round(ms)} ms`);
+              assert.ok(
+                ms < TIMEOUT_MS + SLACK_MS,
+                `call ${k} of ${JSON.stringify(script)} took ${Math.round(ms)} ms`,
+              );
               if (r.error) assert.ok(CODES.has(r.error.code), `uncoded ${JSON.stringify(r.error)}`);
               else assert.ok(r.response, 'neither a response nor an error');
             }
@@ -67,9 +93,12 @@ export const mcpTarget: FuzzTarget = {
         await new Promise((resolve) => setTimeout(resolve, 50));
         const pids = (await fs.readFile(pidFile, 'utf8')).trim().split('\n').map(Number);
         assert.ok(pids.length >= 1, 'the server started');
-        for (const pid of pids) assert.ok(!alive(pid), `server ${pid} still runs after close (script ${JSON.stringify(script)})`);
+        for (const pid of pids)
+          assert.ok(
+            !alive(pid),
+            `server ${pid} still runs after close (script ${JSON.stringify(script)})`,
+          );
       },
     );
   },
 };
-

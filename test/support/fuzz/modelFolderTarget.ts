@@ -20,8 +20,16 @@ import { mutatedJson, mutatedText } from './mutate';
  * generates within a bound; never an uncoded exception, never a hang or runaway memory.
  */
 
-const FILES = ['config.json', 'generation_config.json', 'tokenizer_config.json', 'rehearsal_config.json'] as const;
-const REHEARSAL_CONFIG: JsonValue = { identifierSlots: false, rehearsePrompt: { profile: 'compact', maxHistoryBytes: 1200 } };
+const FILES = [
+  'config.json',
+  'generation_config.json',
+  'tokenizer_config.json',
+  'rehearsal_config.json',
+] as const;
+const REHEARSAL_CONFIG: JsonValue = {
+  identifierSlots: false,
+  rehearsePrompt: { profile: 'compact', maxHistoryBytes: 1200 },
+};
 /** Most milliseconds one load and four tokens may take. */
 const LIMIT_MS = 30_000;
 
@@ -41,26 +49,59 @@ export const modelFolderTarget: FuzzTarget = {
   },
   property() {
     const values = (f: string) => [JSON.parse(originals.get(f)!) as JsonValue];
-    const edit = fc.constantFrom(...FILES).chain((file) => fc.oneof(
-      { weight: 3, arbitrary: mutatedJson(values(file), 3).map((v) => { try { return JSON.stringify(v) ?? ''; } catch { return '[['; } }) },
-      { weight: 1, arbitrary: mutatedText(originals.get(file)!, 2) },
-      { weight: 1, arbitrary: fc.constant('') },
-    ).map((text) => ({ file, text })));
+    const edit = fc.constantFrom(...FILES).chain((file) =>
+      fc
+        .oneof(
+          {
+            weight: 3,
+            arbitrary: mutatedJson(values(file), 3).map((v) => {
+              try {
+                return JSON.stringify(v) ?? '';
+              } catch {
+                return '[[';
+              }
+            }),
+          },
+          { weight: 1, arbitrary: mutatedText(originals.get(file)!, 2) },
+          { weight: 1, arbitrary: fc.constant('') },
+        )
+        .map((text) => ({ file, text })),
+    );
     return fc.asyncProperty(fc.array(edit, { minLength: 1, maxLength: 2 }), async (edits) => {
       for (const f of FILES) await fs.writeFile(path.join(model, f), originals.get(f)!);
       for (const e of edits) await fs.writeFile(path.join(model, e.file), e.text);
       let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no outcome within ${LIMIT_MS} ms for ${JSON.stringify(edits).slice(0, 500)}`)), LIMIT_MS); });
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no outcome within ${LIMIT_MS} ms for ${JSON.stringify(edits).slice(0, 500)}`,
+              ),
+            ),
+          LIMIT_MS,
+        );
+      });
       try {
-        const outcome = await Promise.race([deadline, codedOrNothing(async () => {
-          await readPolicySettings(model);
-          const engine = await OnnxEngine.load(model, 'cpu', 1);
-          const prompt = engine.encode(engine.renderChat([{ role: 'user', content: 'Find order #W1.' }], []));
-          const result = await engine.generate({ promptIds: prompt, n: 1, maxTokens: 4, sampling: GREEDY });
-          assert.equal(result.samples.length, 1);
-          assert.ok(result.samples[0].ids.length <= 4);
-          return result;
-        })]);
+        const outcome = await Promise.race([
+          deadline,
+          codedOrNothing(async () => {
+            await readPolicySettings(model);
+            const engine = await OnnxEngine.load(model, 'cpu', 1);
+            const prompt = engine.encode(
+              engine.renderChat([{ role: 'user', content: 'Find order #W1.' }], []),
+            );
+            const result = await engine.generate({
+              promptIds: prompt,
+              n: 1,
+              maxTokens: 4,
+              sampling: GREEDY,
+            });
+            assert.equal(result.samples.length, 1);
+            assert.ok(result.samples[0].ids.length <= 4);
+            return result;
+          }),
+        ]);
         void outcome;
       } finally {
         clearTimeout(timer);

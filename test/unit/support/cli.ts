@@ -13,7 +13,16 @@ export interface CliRun {
 export async function rehearse(...argv: string[]): Promise<CliRun> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, { out: (s) => out.push(s), err: (s) => err.push(s), color: false });
+  const code = await runCli(argv, {
+    out: (s) => out.push(s),
+    err: (s) => err.push(s),
+    color: false,
+  });
   const errText = err.join('\n');
-  return { code, out: out.join('\n'), err: errText, errLines: errText === '' ? [] : errText.split('\n') };
+  return {
+    code,
+    out: out.join('\n'),
+    err: errText,
+    errLines: errText === '' ? [] : errText.split('\n'),
+  };
 }

@@ -18,7 +18,13 @@ export async function assertGolden(name: string, actual: string): Promise<void> 
   try {
     expected = await fs.readFile(file, 'utf8');
   } catch {
-    assert.fail(`golden file ${file} is missing: run the tests with UPDATE_GOLDENS=1 to create it, then review it`);
+    assert.fail(
+      `golden file ${file} is missing: run the tests with UPDATE_GOLDENS=1 to create it, then review it`,
+    );
   }
-  assert.equal(actual, expected, `output differs from golden ${name} (UPDATE_GOLDENS=1 rewrites it)`);
+  assert.equal(
+    actual,
+    expected,
+    `output differs from golden ${name} (UPDATE_GOLDENS=1 rewrites it)`,
+  );
 }

@@ -1,5 +1,11 @@
 import type { Event } from '../../../src/core/base/event';
-import type { ActRequest, ActResult, Policy, RehearseRequest, RehearseResult } from '../../../src/core/policy/types';
+import type {
+  ActRequest,
+  ActResult,
+  Policy,
+  RehearseRequest,
+  RehearseResult,
+} from '../../../src/core/policy/types';
 import type { PolicyInfo } from '../../../src/core/trace/format/schema';
 
 /**
@@ -11,15 +17,26 @@ export class RecordingPolicy implements Policy {
   readonly acts: ActRequest[] = [];
   readonly rehearsals: RehearseRequest[] = [];
 
-  constructor(private readonly inner: Policy, private readonly hooks: { onActToken?: (delta: string) => void } = {}) {}
+  constructor(
+    private readonly inner: Policy,
+    private readonly hooks: { onActToken?: (delta: string) => void } = {},
+  ) {}
 
-  get info(): PolicyInfo { return this.inner.info; }
-  get rehearses(): boolean | undefined { return this.inner.rehearses; }
-  get onDidFail(): Event<Error> | undefined { return this.inner.onDidFail; }
+  get info(): PolicyInfo {
+    return this.inner.info;
+  }
+  get rehearses(): boolean | undefined {
+    return this.inner.rehearses;
+  }
+  get onDidFail(): Event<Error> | undefined {
+    return this.inner.onDidFail;
+  }
 
   act(request: ActRequest): Promise<ActResult> {
     this.acts.push(request);
-    return this.inner.act(this.hooks.onActToken ? { ...request, onToken: this.hooks.onActToken } : request);
+    return this.inner.act(
+      this.hooks.onActToken ? { ...request, onToken: this.hooks.onActToken } : request,
+    );
   }
 
   rehearse(request: RehearseRequest): Promise<RehearseResult> {

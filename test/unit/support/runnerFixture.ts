@@ -23,16 +23,30 @@ export interface CheckedRun {
 }
 
 /** A runs folder per describe block, and a helper that plays tasks into it and reads the trace back. */
-export function useRuns(): { runsDir: () => string; run: (policy: Policy, tasks: LoadedTask[], settings?: Partial<RunSettings>, extra?: Partial<RunOptions>) => Promise<CheckedRun> } {
+export function useRuns(): {
+  runsDir: () => string;
+  run: (
+    policy: Policy,
+    tasks: LoadedTask[],
+    settings?: Partial<RunSettings>,
+    extra?: Partial<RunOptions>,
+  ) => Promise<CheckedRun>;
+} {
   let dir: string | undefined;
-  before(async () => { dir = await fs.mkdtemp(path.join(os.tmpdir(), 'runner-test-')); });
-  after(async () => { if (dir) await fs.rm(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'runner-test-'));
+  });
+  after(async () => {
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
+  });
   const runsDir = () => dir!;
   return {
     runsDir,
     async run(policy, tasks, settings = {}, extra = {}) {
       const summary = await runTasks({
-        runsDir: runsDir(), tasks, policy,
+        runsDir: runsDir(),
+        tasks,
+        policy,
         openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd() }),
         settings: { maxTokens: TEST_MAX_TOKENS, ...settings },
         ...extra,

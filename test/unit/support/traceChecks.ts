@@ -1,6 +1,16 @@
 import * as assert from 'node:assert/strict';
 import { readTraceEvents } from '../../../src/core/trace/format/reader';
-import type { CallActualEvent, CallRehearsalEvent, EpisodeEndEvent, EpisodeEvent, FidelityEvent, RunEndEvent, RunEvent, TraceEvent, TurnEvent } from '../../../src/core/trace/format/schema';
+import type {
+  CallActualEvent,
+  CallRehearsalEvent,
+  EpisodeEndEvent,
+  EpisodeEvent,
+  FidelityEvent,
+  RunEndEvent,
+  RunEvent,
+  TraceEvent,
+  TurnEvent,
+} from '../../../src/core/trace/format/schema';
 
 /** A trace read back through the studio's reader: every line valid against schemas/trace.schema.json. */
 export interface CheckedTrace {
@@ -25,7 +35,8 @@ export async function readCheckedTrace(file: string): Promise<CheckedTrace> {
   const { events, skipped } = await readTraceEvents(file);
   assert.deepEqual(skipped, [], `${file}: lines skipped by the reader`);
   assertEventOrder(events);
-  const pick = <T extends TraceEvent['type']>(type: T) => events.filter((e): e is Extract<TraceEvent, { type: T }> => e.type === type);
+  const pick = <T extends TraceEvent['type']>(type: T) =>
+    events.filter((e): e is Extract<TraceEvent, { type: T }> => e.type === type);
   return {
     events,
     run: events[0] as RunEvent,
@@ -50,18 +61,34 @@ export function assertEventOrder(events: readonly TraceEvent[]): void {
   assert.ok(events.length >= 2, 'a trace has at least run and run.end');
   assert.equal(events[0].type, 'run', 'the first event is run');
   assert.equal(events.at(-1)!.type, 'run.end', 'the last event is run.end');
-  assert.equal(events.filter((e) => e.type === 'run' || e.type === 'run.end').length, 2, 'one run and one run.end');
+  assert.equal(
+    events.filter((e) => e.type === 'run' || e.type === 'run.end').length,
+    2,
+    'one run and one run.end',
+  );
   const runId = (events[0] as RunEvent).runId;
   assert.equal((events.at(-1) as RunEndEvent).runId, runId);
 
-  interface EpisodeState { ended: boolean; turnIndex: number; callOrder: string[]; current: number; calls: Map<string, string[]> }
+  interface EpisodeState {
+    ended: boolean;
+    turnIndex: number;
+    callOrder: string[];
+    current: number;
+    calls: Map<string, string[]>;
+  }
   const episodes = new Map<string, EpisodeState>();
   for (const [at, e] of events.entries()) {
     if (e.type === 'run' || e.type === 'run.end') continue;
     const where = `event ${at + 1} (${e.type} of ${e.episodeId})`;
     if (e.type === 'episode') {
       assert.ok(!episodes.has(e.episodeId), `${where}: episode started twice`);
-      episodes.set(e.episodeId, { ended: false, turnIndex: -1, callOrder: [], current: 0, calls: new Map() });
+      episodes.set(e.episodeId, {
+        ended: false,
+        turnIndex: -1,
+        callOrder: [],
+        current: 0,
+        calls: new Map(),
+      });
       continue;
     }
     const state = episodes.get(e.episodeId);
@@ -82,12 +109,25 @@ export function assertEventOrder(events: readonly TraceEvent[]): void {
         const k = state.callOrder.indexOf(e.callId);
         assert.ok(k >= 0, `${where}: call ${e.callId} is not a call of the latest turn`);
         // Calls are played one after the other, in the order the turn lists them.
-        assert.ok(k >= state.current, `${where}: call ${e.callId} comes after a later call of its turn`);
+        assert.ok(
+          k >= state.current,
+          `${where}: call ${e.callId} comes after a later call of its turn`,
+        );
         state.current = k;
         const seen = state.calls.get(e.callId)!;
-        if (e.type === 'call.rehearsal') assert.deepEqual(seen, [], `${where}: the rehearsal comes first, once`);
-        if (e.type === 'call.actual') assert.ok(!seen.includes('call.actual') && !seen.includes('fidelity'), `${where}: one actual per call, before its fidelity`);
-        if (e.type === 'fidelity') assert.deepEqual(seen, ['call.rehearsal', 'call.actual'], `${where}: fidelity follows a rehearsal and an actual`);
+        if (e.type === 'call.rehearsal')
+          assert.deepEqual(seen, [], `${where}: the rehearsal comes first, once`);
+        if (e.type === 'call.actual')
+          assert.ok(
+            !seen.includes('call.actual') && !seen.includes('fidelity'),
+            `${where}: one actual per call, before its fidelity`,
+          );
+        if (e.type === 'fidelity')
+          assert.deepEqual(
+            seen,
+            ['call.rehearsal', 'call.actual'],
+            `${where}: fidelity follows a rehearsal and an actual`,
+          );
         seen.push(e.type);
         break;
       }

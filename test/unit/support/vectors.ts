@@ -18,5 +18,7 @@ export interface VectorFile<I, E> {
 
 /** Loads a vector file (synchronously, so that `it()` can be generated per case). */
 export function loadVectors<I, E>(name: string): VectorFile<I, E> {
-  return JSON.parse(readFileSync(fromRoot('test', 'vectors', 'protocol', `${name}.json`), 'utf8')) as VectorFile<I, E>;
+  return JSON.parse(
+    readFileSync(fromRoot('test', 'vectors', 'protocol', `${name}.json`), 'utf8'),
+  ) as VectorFile<I, E>;
 }

@@ -16,10 +16,18 @@ import { readModelFolder } from './modelFolder';
  * transformers.js, the forward passes through {@link OnnxDecoder} on onnxruntime-node.
  */
 export class OnnxEngine {
-  private constructor(private readonly tokenizer: PreTrainedTokenizer, readonly decoder: OnnxDecoder, private readonly dir: string) {}
+  private constructor(
+    private readonly tokenizer: PreTrainedTokenizer,
+    readonly decoder: OnnxDecoder,
+    private readonly dir: string,
+  ) {}
 
   /** Loads a model folder on the first device of the setting that works. */
-  static async load(dir: string, setting: DeviceSetting = 'auto', threads?: number): Promise<OnnxEngine> {
+  static async load(
+    dir: string,
+    setting: DeviceSetting = 'auto',
+    threads?: number,
+  ): Promise<OnnxEngine> {
     const info = await readModelFolder(dir);
     transformersEnv.allowRemoteModels = false;
     transformersEnv.allowLocalModels = true;
@@ -28,12 +36,18 @@ export class OnnxEngine {
     try {
       tokenizer = await AutoTokenizer.from_pretrained(path.basename(path.resolve(dir)));
     } catch (err) {
-      throw new StudioError('MODEL_FILE_BROKEN', `Cannot load the tokenizer of ${dir} (tokenizer.json, tokenizer_config.json): ${errorMessage(err)}`);
+      throw new StudioError(
+        'MODEL_FILE_BROKEN',
+        `Cannot load the tokenizer of ${dir} (tokenizer.json, tokenizer_config.json): ${errorMessage(err)}`,
+      );
     }
     // Found by the model folder fuzz target: without a template the first prompt failed with
     // transformers.js's own message; say so before anything loads.
     if (!(tokenizer as { chat_template?: unknown }).chat_template) {
-      throw new StudioError('MODEL_FILE_BROKEN', `The tokenizer of ${dir} has no chat template (tokenizer_config.json "chat_template"); export the model with \`python3 -m trainer export\`, which writes it.`);
+      throw new StudioError(
+        'MODEL_FILE_BROKEN',
+        `The tokenizer of ${dir} has no chat template (tokenizer_config.json "chat_template"); export the model with \`python3 -m trainer export\`, which writes it.`,
+      );
     }
     return new OnnxEngine(tokenizer, await OnnxDecoder.load(info, setting, threads), dir);
   }
@@ -52,13 +66,19 @@ export class OnnxEngine {
     try {
       // transformers.js types messages as {role, content} and tools as plain records; the chat
       // template reads the other fields too (tool_calls, tool names), so the whole messages go in.
-      return this.tokenizer.apply_chat_template(messages as unknown as { role: string; content: string }[], {
-        tools: schemas as unknown as Record<string, unknown>[] | undefined,
-        add_generation_prompt: true,
-        tokenize: false,
-      }) as string;
+      return this.tokenizer.apply_chat_template(
+        messages as unknown as { role: string; content: string }[],
+        {
+          tools: schemas as unknown as Record<string, unknown>[] | undefined,
+          add_generation_prompt: true,
+          tokenize: false,
+        },
+      ) as string;
     } catch (err) {
-      throw new StudioError('MODEL_FILE_BROKEN', `The chat template of ${this.dir} (tokenizer_config.json) cannot render this conversation: ${firstLine(errorMessage(err))}. Re-export the model.`);
+      throw new StudioError(
+        'MODEL_FILE_BROKEN',
+        `The chat template of ${this.dir} (tokenizer_config.json) cannot render this conversation: ${firstLine(errorMessage(err))}. Re-export the model.`,
+      );
     }
   }
 

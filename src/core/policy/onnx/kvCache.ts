@@ -22,7 +22,10 @@ export async function truncatePast(past: PastTensors, length: number): Promise<P
   const out: PastTensors = {};
   for (const [name, t] of Object.entries(past)) {
     const [b, h, s, d] = t.dims as number[];
-    if (length === s) { out[name] = t; continue; }
+    if (length === s) {
+      out[name] = t;
+      continue;
+    }
     const src = await cpuData(t);
     const dst = new Float32Array(b * h * length * d);
     for (let block = 0; block < b * h; block++) {
@@ -49,16 +52,30 @@ export async function tilePast(past: PastTensors, n: number): Promise<PastTensor
 }
 
 /** An empty past for a batch: sequence length 0. */
-export function emptyPast(layers: number, kvHeads: number, headDim: number, batch: number): PastTensors {
+export function emptyPast(
+  layers: number,
+  kvHeads: number,
+  headDim: number,
+  batch: number,
+): PastTensors {
   const out: PastTensors = {};
   for (let i = 0; i < layers; i++) {
-    for (const kind of ['key', 'value']) out[`past_key_values.${i}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [batch, kvHeads, 0, headDim]);
+    for (const kind of ['key', 'value'])
+      out[`past_key_values.${i}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [
+        batch,
+        kvHeads,
+        0,
+        headDim,
+      ]);
   }
   return out;
 }
 
 /** The outputs of a forward pass renamed as the inputs of the next (`present.*` → `past_key_values.*`). */
-export function presentsAsPast(outputs: ort.InferenceSession.OnnxValueMapType, layers: number): PastTensors {
+export function presentsAsPast(
+  outputs: ort.InferenceSession.OnnxValueMapType,
+  layers: number,
+): PastTensors {
   const out: PastTensors = {};
   for (let i = 0; i < layers; i++) {
     out[`past_key_values.${i}.key`] = outputs[`present.${i}.key`] as ort.Tensor;
@@ -70,6 +87,7 @@ export function presentsAsPast(outputs: ort.InferenceSession.OnnxValueMapType, l
 /** A batch-1 past as the shared prompt cache of the cascade graph (`past_key_values.*` → `prefix_key_values.*`); the tensors are not copied. */
 export function pastAsPrefix(past: PastTensors): PastTensors {
   const out: PastTensors = {};
-  for (const [name, t] of Object.entries(past)) out[name.replace(/^past_key_values\./, 'prefix_key_values.')] = t;
+  for (const [name, t] of Object.entries(past))
+    out[name.replace(/^past_key_values\./, 'prefix_key_values.')] = t;
   return out;
 }

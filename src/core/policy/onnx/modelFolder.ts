@@ -21,7 +21,13 @@ export interface ModelFolderInfo {
   hasChatTemplate: boolean;
 }
 
-const REQUIRED_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'onnx/model.onnx'];
+const REQUIRED_FILES = [
+  'config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'generation_config.json',
+  'onnx/model.onnx',
+];
 
 async function readJson(dir: string, file: string): Promise<Record<string, unknown>> {
   const full = path.join(dir, file);
@@ -29,33 +35,62 @@ async function readJson(dir: string, file: string): Promise<Record<string, unkno
   try {
     text = await fs.readFile(full, 'utf8');
   } catch {
-    throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no ${file}. A policy folder needs ${REQUIRED_FILES.join(', ')} (export one with \`python3 -m trainer export\`).`);
+    throw new StudioError(
+      'MODEL_FILE_MISSING',
+      `The model folder ${dir} has no ${file}. A policy folder needs ${REQUIRED_FILES.join(', ')} (export one with \`python3 -m trainer export\`).`,
+    );
   }
   try {
     const value = JSON.parse(text);
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw new Error('not an object');
     return value as Record<string, unknown>;
   } catch (err) {
-    throw new StudioError('MODEL_FILE_BROKEN', `${full} is not a valid JSON object (${(err as Error).message}); re-export the model.`);
+    throw new StudioError(
+      'MODEL_FILE_BROKEN',
+      `${full} is not a valid JSON object (${(err as Error).message}); re-export the model.`,
+    );
   }
 }
 
-function num(config: Record<string, unknown>, key: string, file: string, fallback?: number): number {
+function num(
+  config: Record<string, unknown>,
+  key: string,
+  file: string,
+  fallback?: number,
+): number {
   const v = config[key];
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   // Present but not a number ("2", a list) is a broken file, not an absent key: a fallback would
   // give the graph caches of the wrong shape.
-  if (v !== undefined && v !== null) throw new StudioError('MODEL_FILE_BROKEN', `${file} has "${key}": ${describeOutsideValue(v)}; it must be a number. Re-export the model.`);
+  if (v !== undefined && v !== null)
+    throw new StudioError(
+      'MODEL_FILE_BROKEN',
+      `${file} has "${key}": ${describeOutsideValue(v)}; it must be a number. Re-export the model.`,
+    );
   if (fallback !== undefined) return fallback;
-  throw new StudioError('MODEL_FILE_BROKEN', `${file} lacks the number "${key}"; re-export the model.`);
+  throw new StudioError(
+    'MODEL_FILE_BROKEN',
+    `${file} lacks the number "${key}"; re-export the model.`,
+  );
 }
 
 /** The largest shapes a model folder may declare (far above any released model's). */
-export const MAX_SHAPE = { layers: 512, heads: 1024, headDim: 4096, vocab: 4_000_000, positions: 10_000_000 };
+export const MAX_SHAPE = {
+  layers: 512,
+  heads: 1024,
+  headDim: 4096,
+  vocab: 4_000_000,
+  positions: 10_000_000,
+};
 
 const CONFIG_KEYS = {
-  numLayers: 'num_hidden_layers', num_attention_heads: 'num_attention_heads', numKeyValueHeads: 'num_key_value_heads', headDim: 'head_dim (or hidden_size / num_attention_heads)',
-  vocabSize: 'vocab_size', maxPositions: 'max_position_embeddings',
+  numLayers: 'num_hidden_layers',
+  num_attention_heads: 'num_attention_heads',
+  numKeyValueHeads: 'num_key_value_heads',
+  headDim: 'head_dim (or hidden_size / num_attention_heads)',
+  vocabSize: 'vocab_size',
+  maxPositions: 'max_position_embeddings',
 } as const;
 
 /** Written by `python3 -m trainer export` beside the main graph unless `export.cascade` is false. */
@@ -85,31 +120,49 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
   try {
     stat = await fs.stat(dir);
   } catch {
-    throw new StudioError('MODEL_NOT_FOUND', `No model folder at ${dir}. Point the policy at a folder with ${REQUIRED_FILES.join(', ')}.`);
+    throw new StudioError(
+      'MODEL_NOT_FOUND',
+      `No model folder at ${dir}. Point the policy at a folder with ${REQUIRED_FILES.join(', ')}.`,
+    );
   }
-  if (!stat.isDirectory()) throw new StudioError('MODEL_NOT_FOUND', `${dir} is not a folder. Point the policy at a model folder (Hugging Face layout).`);
+  if (!stat.isDirectory())
+    throw new StudioError(
+      'MODEL_NOT_FOUND',
+      `${dir} is not a folder. Point the policy at a model folder (Hugging Face layout).`,
+    );
   const config = await readJson(dir, 'config.json');
   const generation = await readJson(dir, 'generation_config.json');
   const tokenizerConfig = await readJson(dir, 'tokenizer_config.json');
   await readJson(dir, 'tokenizer.json');
   const onnxFile = 'onnx/model.onnx';
   if (!(await usableFile(dir, onnxFile))) {
-    throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no usable ${onnxFile}; export the model with \`python3 -m trainer export\`.`);
+    throw new StudioError(
+      'MODEL_FILE_MISSING',
+      `The model folder ${dir} has no usable ${onnxFile}; export the model with \`python3 -m trainer export\`.`,
+    );
   }
   // Weights past protobuf's 2 GB live beside the graph; config.json says so for transformers.js.
-  const jsConfig = config['transformers.js_config'] as { use_external_data_format?: unknown } | undefined;
+  const jsConfig = config['transformers.js_config'] as
+    { use_external_data_format?: unknown } | undefined;
   if (jsConfig?.use_external_data_format) {
     try {
       await fs.access(path.join(dir, `${onnxFile}_data`));
     } catch {
-      throw new StudioError('MODEL_FILE_MISSING', `The model folder ${dir} has no ${onnxFile}_data (its config.json says the weights are stored there); copy it beside ${onnxFile} or re-export the model.`);
+      throw new StudioError(
+        'MODEL_FILE_MISSING',
+        `The model folder ${dir} has no ${onnxFile}_data (its config.json says the weights are stored there); copy it beside ${onnxFile} or re-export the model.`,
+      );
     }
   }
-  const cascadeFile = await usableFile(dir, CASCADE_FILE) ? CASCADE_FILE : undefined;
+  const cascadeFile = (await usableFile(dir, CASCADE_FILE)) ? CASCADE_FILE : undefined;
   const heads = num(config, 'num_attention_heads', 'config.json');
   const hidden = num(config, 'hidden_size', 'config.json');
   const eos = [...new Set([...ids(generation['eos_token_id']), ...ids(config['eos_token_id'])])];
-  if (eos.length === 0) throw new StudioError('MODEL_FILE_BROKEN', `Neither generation_config.json nor config.json of ${dir} names an eos_token_id; generation could not stop.`);
+  if (eos.length === 0)
+    throw new StudioError(
+      'MODEL_FILE_BROKEN',
+      `Neither generation_config.json nor config.json of ${dir} names an eos_token_id; generation could not stop.`,
+    );
   const shape = {
     numLayers: num(config, 'num_hidden_layers', 'config.json'),
     numKeyValueHeads: num(config, 'num_key_value_heads', 'config.json', heads),
@@ -119,12 +172,19 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
   };
   // Numbers no real model has would make the host allocate without end before the first token.
   const bounds: [keyof typeof shape | 'num_attention_heads', number, number, number][] = [
-    ['numLayers', shape.numLayers, 1, MAX_SHAPE.layers], ['num_attention_heads', heads, 1, MAX_SHAPE.heads], ['numKeyValueHeads', shape.numKeyValueHeads, 1, heads],
-    ['headDim', shape.headDim, 1, MAX_SHAPE.headDim], ['vocabSize', shape.vocabSize, 2, MAX_SHAPE.vocab], ['maxPositions', shape.maxPositions, 1, MAX_SHAPE.positions],
+    ['numLayers', shape.numLayers, 1, MAX_SHAPE.layers],
+    ['num_attention_heads', heads, 1, MAX_SHAPE.heads],
+    ['numKeyValueHeads', shape.numKeyValueHeads, 1, heads],
+    ['headDim', shape.headDim, 1, MAX_SHAPE.headDim],
+    ['vocabSize', shape.vocabSize, 2, MAX_SHAPE.vocab],
+    ['maxPositions', shape.maxPositions, 1, MAX_SHAPE.positions],
   ];
   for (const [name, value, min, max] of bounds) {
     if (!Number.isInteger(value) || value < min || value > max) {
-      throw new StudioError('MODEL_FOLDER_INCONSISTENT', `config.json of ${dir}: ${CONFIG_KEYS[name]} is ${value}; it must be a whole number from ${min} to ${max}. Re-export the model.`);
+      throw new StudioError(
+        'MODEL_FOLDER_INCONSISTENT',
+        `config.json of ${dir}: ${CONFIG_KEYS[name]} is ${value}; it must be a whole number from ${min} to ${max}. Re-export the model.`,
+      );
     }
   }
   return {

@@ -17,7 +17,10 @@ export class TextStream {
     const delta = text.slice(this.printed);
     this.printed = text.length;
     // Restart the window at a newline so that decoding stays cheap on long outputs.
-    if (text.endsWith('\n')) { this.windowStart = this.ids.length; this.printed = 0; }
+    if (text.endsWith('\n')) {
+      this.windowStart = this.ids.length;
+      this.printed = 0;
+    }
     return delta;
   }
 }

@@ -44,8 +44,15 @@ export function envaceTurnScore(verdicts: readonly CheckVerdict[]): number {
  * Why EnvACE ends the episode after a judged turn, or undefined when it goes on: an unmet
  * `required_for_next_turn` item, or a judge item that could not be judged (EnvACE's judge failure).
  */
-export function envaceTurnEnd(checks: readonly { spec: CheckSpec; verdict: CheckVerdict }[]): string | undefined {
-  const unmet = checks.find((c) => c.spec.kind === 'judge' && c.spec.required_for_next_turn === true && c.verdict.passed !== true);
+export function envaceTurnEnd(
+  checks: readonly { spec: CheckSpec; verdict: CheckVerdict }[],
+): string | undefined {
+  const unmet = checks.find(
+    (c) =>
+      c.spec.kind === 'judge' &&
+      c.spec.required_for_next_turn === true &&
+      c.verdict.passed !== true,
+  );
   if (unmet) return `the item ${unmet.verdict.id} (required_for_next_turn) did not pass`;
   const unjudged = checks.find((c) => c.spec.kind === 'judge' && c.verdict.passed === null);
   if (unjudged) return `the judge item ${unjudged.verdict.id} could not be judged`;
@@ -53,7 +60,10 @@ export function envaceTurnEnd(checks: readonly { spec: CheckSpec; verdict: Check
 }
 
 /** The episode's score (reward_manager/checklist.py): Σ turn rewards / (checklists × the task's user turns). */
-export function envaceEpisodeReward(turnRewards: readonly number[], task: Pick<TaskFile, 'turns'>): number {
+export function envaceEpisodeReward(
+  turnRewards: readonly number[],
+  task: Pick<TaskFile, 'turns'>,
+): number {
   const total = turnRewards.reduce((a, b) => a + b, 0);
   return Math.round((total / CHECKLISTS / Math.max(1, task.turns.length)) * 1e6) / 1e6;
 }
@@ -77,7 +87,12 @@ export function isErrorToolCall(toolText: string): boolean {
   if (!toolText) return false;
   try {
     const parsed: unknown = JSON.parse(toolText);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && 'error_tool_call' in parsed;
+    return (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      !Array.isArray(parsed) &&
+      'error_tool_call' in parsed
+    );
   } catch {
     return false;
   }

@@ -32,14 +32,24 @@ export function checkId(check: CheckSpec, index: number): string {
   return check.id ?? `check-${index}`;
 }
 
-async function evaluate(check: CheckSpec, transcript: EpisodeTranscript, options: GradeOptions): Promise<ItemResult> {
+async function evaluate(
+  check: CheckSpec,
+  transcript: EpisodeTranscript,
+  options: GradeOptions,
+): Promise<ItemResult> {
   switch (check.kind) {
-    case 'state': return evaluateState(check, transcript);
-    case 'call': return evaluateCall(check, transcript);
-    case 'no_call': return evaluateNoCall(check, transcript);
-    case 'answer': return evaluateAnswer(check, transcript);
+    case 'state':
+      return evaluateState(check, transcript);
+    case 'call':
+      return evaluateCall(check, transcript);
+    case 'no_call':
+      return evaluateNoCall(check, transcript);
+    case 'answer':
+      return evaluateAnswer(check, transcript);
     case 'judge':
-      return options.judge ? options.judge.evaluate(check, transcript) : { passed: null, detail: 'not evaluated: no judge endpoint is configured' };
+      return options.judge
+        ? options.judge.evaluate(check, transcript)
+        : { passed: null, detail: 'not evaluated: no judge endpoint is configured' };
   }
 }
 
@@ -47,18 +57,33 @@ async function evaluate(check: CheckSpec, transcript: EpisodeTranscript, options
  * Grades an episode against the task's checklist by the studio's rule: the weighted share of passed
  * items, in [0, 1]. Every item keeps its verdict. EnvACE's per-turn rule is `runner/envaceGrading.ts`.
  */
-export async function gradeEpisode(task: TaskFile, transcript: EpisodeTranscript, options: GradeOptions = {}): Promise<Grade> {
+export async function gradeEpisode(
+  task: TaskFile,
+  transcript: EpisodeTranscript,
+  options: GradeOptions = {},
+): Promise<Grade> {
   return scoreVerdicts(await gradeItems(task, transcript, options));
 }
 
 /** The verdicts of the task's items (those `include` keeps, by index), in checklist order. */
-export async function gradeItems(task: TaskFile, transcript: EpisodeTranscript, options: GradeOptions = {}, include: (index: number) => boolean = () => true): Promise<CheckVerdict[]> {
+export async function gradeItems(
+  task: TaskFile,
+  transcript: EpisodeTranscript,
+  options: GradeOptions = {},
+  include: (index: number) => boolean = () => true,
+): Promise<CheckVerdict[]> {
   const checks: CheckVerdict[] = [];
   for (let i = 0; i < task.checks.length; i++) {
     if (!include(i)) continue;
     const check = task.checks[i];
     const r = await evaluate(check, transcript, options);
-    checks.push({ id: checkId(check, i), kind: check.kind, weight: check.weight ?? 1, passed: r.passed, ...(r.detail ? { detail: r.detail } : {}) });
+    checks.push({
+      id: checkId(check, i),
+      kind: check.kind,
+      weight: check.weight ?? 1,
+      passed: r.passed,
+      ...(r.detail ? { detail: r.detail } : {}),
+    });
   }
   return checks;
 }

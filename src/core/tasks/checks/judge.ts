@@ -39,7 +39,10 @@ export function transcriptText(transcript: EpisodeTranscript, turn?: number): st
       lines.push(`Assistant calls ${c.name} ${canonicalJson(c.arguments)}`);
       const o = c.outcome;
       if (o?.error) lines.push(`Tool error ${o.error.code}: ${o.error.message}`);
-      else if (o?.response) lines.push(`Tool result: ${o.response.structured !== undefined ? canonicalJson(o.response.structured) : (o.response.text ?? []).join('\n')}`);
+      else if (o?.response)
+        lines.push(
+          `Tool result: ${o.response.structured !== undefined ? canonicalJson(o.response.structured) : (o.response.text ?? []).join('\n')}`,
+        );
     }
     lines.push(`Assistant: ${t.answer ?? '(no final answer)'}`);
   });
@@ -54,7 +57,9 @@ export function judgePrompt(item: JudgeCheck, transcript: EpisodeTranscript): st
     `Question: ${item.question}`,
     ...(item.focus_on ? [`Focus on: ${item.focus_on}`] : []),
     ...(item.pass_condition ? [`Pass condition: ${item.pass_condition}`] : []),
-    ...(item.failure_examples?.length ? [`Failure examples: ${JSON.stringify(item.failure_examples)}`] : []),
+    ...(item.failure_examples?.length
+      ? [`Failure examples: ${JSON.stringify(item.failure_examples)}`]
+      : []),
     ...(item.evidence?.length ? [`Reference snippets: ${JSON.stringify(item.evidence)}`] : []),
     '',
     'Conversation:',
@@ -72,7 +77,12 @@ export class EndpointJudge implements Judge {
   private readonly client: OpenAI;
 
   constructor(private readonly endpoint: JudgeEndpoint) {
-    this.client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey ?? 'none', timeout: endpoint.timeoutMs ?? 60_000, maxRetries: 1 });
+    this.client = new OpenAI({
+      baseURL: endpoint.baseURL,
+      apiKey: endpoint.apiKey ?? 'none',
+      timeout: endpoint.timeoutMs ?? 60_000,
+      maxRetries: 1,
+    });
   }
 
   async evaluate(item: JudgeCheck, transcript: EpisodeTranscript): Promise<ItemResult> {
@@ -82,17 +92,27 @@ export class EndpointJudge implements Judge {
         model: this.endpoint.model,
         temperature: 0,
         messages: [{ role: 'user', content: judgePrompt(item, transcript) }],
-        response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: VERDICT_SCHEMA } },
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'verdict', strict: true, schema: VERDICT_SCHEMA },
+        },
       });
       content = completion.choices[0]?.message?.content ?? '';
     } catch (err) {
-      return { passed: null, detail: `not evaluated: the judge at ${this.endpoint.baseURL} failed (${errorMessage(err)})` };
+      return {
+        passed: null,
+        detail: `not evaluated: the judge at ${this.endpoint.baseURL} failed (${errorMessage(err)})`,
+      };
     }
     const parsed = parseStrictJson(content.trim());
     if (!parsed.ok || !isJsonObject(parsed.value) || typeof parsed.value['answer'] !== 'boolean') {
-      return { passed: null, detail: `not evaluated: the judge's verdict is not {"answer": boolean} (${content.slice(0, 120)})` };
+      return {
+        passed: null,
+        detail: `not evaluated: the judge's verdict is not {"answer": boolean} (${content.slice(0, 120)})`,
+      };
     }
-    const reasoning = typeof parsed.value['reasoning'] === 'string' ? parsed.value['reasoning'] : '';
+    const reasoning =
+      typeof parsed.value['reasoning'] === 'string' ? parsed.value['reasoning'] : '';
     return { passed: parsed.value['answer'], detail: `judge: ${reasoning.slice(0, 300)}` };
   }
 }

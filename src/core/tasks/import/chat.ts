@@ -1,7 +1,16 @@
 import type { JsonObject, JsonValue } from '../../base/json';
 import { isJsonObject } from '../../base/json';
 import { parseStrictJson } from '../../protocol/strictJson';
-import { RecordError, completeTools, derivedCallChecks, examplePairs, loadableImport, parseConversation, parseTools, safeId } from './conversation';
+import {
+  RecordError,
+  completeTools,
+  derivedCallChecks,
+  examplePairs,
+  loadableImport,
+  parseConversation,
+  parseTools,
+  safeId,
+} from './conversation';
 import type { ImportResult, ImportedTask } from './types';
 
 /**
@@ -33,14 +42,25 @@ export function importChatText(text: string, sourceName: string): ImportResult {
   return result;
 }
 
-function importLine(value: JsonValue, index: number, sourceName: string, usedIds: Set<string>): ImportedTask {
+function importLine(
+  value: JsonValue,
+  index: number,
+  sourceName: string,
+  usedIds: Set<string>,
+): ImportedTask {
   if (!isJsonObject(value)) throw new RecordError('the line is not a JSON object');
   const record = value as JsonObject;
   const conversation = parseConversation(record['messages']);
-  if (!conversation.calls.length) throw new RecordError('the conversation has no tool call, so there is nothing to replay');
-  const tools = completeTools(parseTools(record['tools']), conversation.calls.map((c) => ({ name: c.tool })));
+  if (!conversation.calls.length)
+    throw new RecordError('the conversation has no tool call, so there is nothing to replay');
+  const tools = completeTools(
+    parseTools(record['tools']),
+    conversation.calls.map((c) => ({ name: c.tool })),
+  );
   const rawId = record['id'] ?? record['uuid'] ?? record['conversation_id'];
-  const base = safeId(`chat-${typeof rawId === 'string' || typeof rawId === 'number' ? rawId : index}`);
+  const base = safeId(
+    `chat-${typeof rawId === 'string' || typeof rawId === 'number' ? rawId : index}`,
+  );
   let id = base;
   for (let k = 2; usedIds.has(id); k++) id = `${base}-${k}`;
   return {

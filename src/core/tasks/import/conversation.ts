@@ -1,6 +1,11 @@
 import { canonicalJson } from '../../base/canonicalJson';
 import type { JsonObject, JsonValue, ParseResult } from '../../base/json';
-import { describeOutsideValue, isJsonObject, MAX_JSON_DEPTH, nestsDeeperThan } from '../../base/json';
+import {
+  describeOutsideValue,
+  isJsonObject,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+} from '../../base/json';
 import type { RecordedCall } from '../../env/replayRecording';
 import type { ToolResultContent } from '../../fidelity/responseValue';
 import { toToolDefinition } from '../../env/toolDefinitions';
@@ -21,7 +26,10 @@ export interface ConversationReading {
 }
 
 /** Standard JSON; a tool answer is its text. */
-export const STANDARD_READING: ConversationReading = { parseJson: parseStrictJson, toolAnswer: (content) => ({ text: [content] }) };
+export const STANDARD_READING: ConversationReading = {
+  parseJson: parseStrictJson,
+  toolAnswer: (content) => ({ text: [content] }),
+};
 
 /** A conversation read from an OpenAI-chat-shaped message list. */
 export interface ParsedConversation {
@@ -38,7 +46,13 @@ function contentText(content: unknown, where: string): string {
   if (content === null || content === undefined) return '';
   if (Array.isArray(content)) {
     // OpenAI content parts: keep the text parts.
-    return content.map((p) => (isJsonObject(p as JsonValue) && typeof (p as JsonObject)['text'] === 'string' ? (p as JsonObject)['text'] as string : '')).join('');
+    return content
+      .map((p) =>
+        isJsonObject(p as JsonValue) && typeof (p as JsonObject)['text'] === 'string'
+          ? ((p as JsonObject)['text'] as string)
+          : '',
+      )
+      .join('');
   }
   throw new RecordError(`${where}: "content" must be a string or a list of content parts`);
 }
@@ -54,7 +68,11 @@ interface RawCall {
   arguments: JsonObject;
 }
 
-function parseToolCall(raw: unknown, where: string, parseJson: ConversationReading['parseJson']): RawCall {
+function parseToolCall(
+  raw: unknown,
+  where: string,
+  parseJson: ConversationReading['parseJson'],
+): RawCall {
   if (!isJsonObject(raw as JsonValue)) throw new RecordError(`${where} is not an object`);
   const call = raw as JsonObject;
   const fn = isJsonObject(call['function'] as JsonValue) ? (call['function'] as JsonObject) : call;
@@ -63,16 +81,24 @@ function parseToolCall(raw: unknown, where: string, parseJson: ConversationReadi
   let args: JsonValue | undefined = fn['arguments'] ?? fn['parameters'];
   if (typeof args === 'string') {
     const parsed = parseJson(args.trim() === '' ? '{}' : args);
-    if (!parsed.ok) throw new RecordError(`${where}: the arguments of ${name} are not valid JSON (${parsed.error})`);
+    if (!parsed.ok)
+      throw new RecordError(
+        `${where}: the arguments of ${name} are not valid JSON (${parsed.error})`,
+      );
     args = parsed.value;
   }
   if (args === undefined || args === null) args = {};
-  if (!isJsonObject(args)) throw new RecordError(`${where}: the arguments of ${name} are not a JSON object`);
+  if (!isJsonObject(args))
+    throw new RecordError(`${where}: the arguments of ${name} are not a JSON object`);
   return { ...(typeof call['id'] === 'string' ? { id: call['id'] } : {}), name, arguments: args };
 }
 
 /** Tool calls written inline as `<tool_call>{json}</tool_call>` blocks (Hermes/Qwen style). */
-function inlineToolCalls(text: string, where: string, parseJson: ConversationReading['parseJson']): RawCall[] {
+function inlineToolCalls(
+  text: string,
+  where: string,
+  parseJson: ConversationReading['parseJson'],
+): RawCall[] {
   return findBlocks(text, '<tool_call>', '</tool_call>').flatMap((b, i) => {
     const parsed = parseJson(stripAsciiWhitespace(b.inner));
     if (!parsed.ok) throw new RecordError(`${where}: tool call block ${i} is not valid JSON`);
@@ -87,13 +113,20 @@ function inlineToolCalls(text: string, where: string, parseJson: ConversationRea
  * answers. Tool answers are paired with calls by `tool_call_id` when present, else in order.
  * Throws a {@link RecordError} for what cannot be read.
  */
-export function parseConversation(messages: unknown, reading: ConversationReading = STANDARD_READING): ParsedConversation {
-  if (!Array.isArray(messages) || messages.length === 0) throw new RecordError('"messages" must be a non-empty list');
+export function parseConversation(
+  messages: unknown,
+  reading: ConversationReading = STANDARD_READING,
+): ParsedConversation {
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw new RecordError('"messages" must be a non-empty list');
   const out: ParsedConversation = { turns: [], reference: [], calls: [], callsByTurn: [] };
   let pending: RawCall[] = [];
   let current: ReferenceTurn | undefined;
   const flushPending = (where: string) => {
-    if (pending.length) throw new RecordError(`${where}: ${pending.map((p) => p.name).join(', ')} has no tool answer`);
+    if (pending.length)
+      throw new RecordError(
+        `${where}: ${pending.map((p) => p.name).join(', ')} has no tool answer`,
+      );
   };
   messages.forEach((raw, i) => {
     const where = `message ${i}`;
@@ -114,17 +147,27 @@ export function parseConversation(messages: unknown, reading: ConversationReadin
       out.callsByTurn.push([]);
       return;
     }
-    if (!current) throw new RecordError(`${where}: a message with role ${describeOutsideValue(role)} comes before the first user message`);
+    if (!current)
+      throw new RecordError(
+        `${where}: a message with role ${describeOutsideValue(role)} comes before the first user message`,
+      );
     if (role === 'assistant' || role === 'gpt') {
       flushPending(where);
       const text = contentText(m['content'], where);
-      const listed = Array.isArray(m['tool_calls']) ? (m['tool_calls'] as unknown[]).map((c, k) => parseToolCall(c, `${where} tool_calls[${k}]`, reading.parseJson)) : [];
+      const listed = Array.isArray(m['tool_calls'])
+        ? (m['tool_calls'] as unknown[]).map((c, k) =>
+            parseToolCall(c, `${where} tool_calls[${k}]`, reading.parseJson),
+          )
+        : [];
       const calls = listed.length ? listed : inlineToolCalls(text, where, reading.parseJson);
       if (calls.length) {
         pending = calls;
         for (const c of calls) {
           current.calls.push({ name: c.name, arguments: c.arguments });
-          out.callsByTurn[out.callsByTurn.length - 1].push({ name: c.name, arguments: c.arguments });
+          out.callsByTurn[out.callsByTurn.length - 1].push({
+            name: c.name,
+            arguments: c.arguments,
+          });
         }
       } else {
         current.answer = answerText(text);
@@ -137,7 +180,11 @@ export function parseConversation(messages: unknown, reading: ConversationReadin
       let at = typeof id === 'string' ? pending.findIndex((p) => p.id === id) : 0;
       if (at < 0) at = 0;
       const call = pending.splice(at, 1)[0];
-      out.calls.push({ tool: call.name, arguments: call.arguments, response: reading.toolAnswer(contentText(m['content'], where)) });
+      out.calls.push({
+        tool: call.name,
+        arguments: call.arguments,
+        response: reading.toolAnswer(contentText(m['content'], where)),
+      });
       return;
     }
     throw new RecordError(`${where}: unknown role ${describeOutsideValue(role)}`);
@@ -151,7 +198,10 @@ export function parseConversation(messages: unknown, reading: ConversationReadin
  * Tool definitions from a record: OpenAI function schemas (`{type: "function", function: {...}}`),
  * plain `{name, description, parameters}` or MCP `{name, inputSchema}`, possibly as a JSON string.
  */
-export function parseTools(raw: unknown, parseJson: ConversationReading['parseJson'] = parseStrictJson): ToolDefinition[] {
+export function parseTools(
+  raw: unknown,
+  parseJson: ConversationReading['parseJson'] = parseStrictJson,
+): ToolDefinition[] {
   let value = raw;
   if (typeof value === 'string') {
     const parsed = parseJson(value);
@@ -164,16 +214,25 @@ export function parseTools(raw: unknown, parseJson: ConversationReading['parseJs
     if (!isJsonObject(t as JsonValue)) throw new RecordError(`tools[${i}] is not an object`);
     const o = t as JsonObject;
     const fn = isJsonObject(o['function'] as JsonValue) ? (o['function'] as JsonObject) : o;
-    if (typeof fn['name'] !== 'string' || !fn['name']) throw new RecordError(`tools[${i}] has no name`);
-    return toToolDefinition({ name: fn['name'], description: typeof fn['description'] === 'string' ? fn['description'] : undefined, inputSchema: fn['parameters'] ?? fn['inputSchema'] ?? fn['input_schema'] });
+    if (typeof fn['name'] !== 'string' || !fn['name'])
+      throw new RecordError(`tools[${i}] has no name`);
+    return toToolDefinition({
+      name: fn['name'],
+      description: typeof fn['description'] === 'string' ? fn['description'] : undefined,
+      inputSchema: fn['parameters'] ?? fn['inputSchema'] ?? fn['input_schema'],
+    });
   });
 }
 
 /** Tools for calls whose definitions the record lacks: an open object schema each. */
-export function completeTools(tools: ToolDefinition[], calls: readonly { name: string }[]): ToolDefinition[] {
+export function completeTools(
+  tools: ToolDefinition[],
+  calls: readonly { name: string }[],
+): ToolDefinition[] {
   const out = tools.slice();
   for (const c of calls) {
-    if (!out.some((t) => t.name === c.name)) out.push({ name: c.name, parameters: { type: 'object', properties: {} } });
+    if (!out.some((t) => t.name === c.name))
+      out.push({ name: c.name, parameters: { type: 'object', properties: {} } });
   }
   return out;
 }
@@ -182,7 +241,9 @@ export function completeTools(tools: ToolDefinition[], calls: readonly { name: s
  * Checks derived from the recorded calls, so an imported task is graded without a judge: each
  * distinct reference call is required in its user turn with the same arguments.
  */
-export function derivedCallChecks(callsByTurn: { name: string; arguments: JsonObject }[][]): CheckSpec[] {
+export function derivedCallChecks(
+  callsByTurn: { name: string; arguments: JsonObject }[][],
+): CheckSpec[] {
   const checks: CheckSpec[] = [];
   callsByTurn.forEach((calls, turn) => {
     const seen = new Set<string>();
@@ -190,25 +251,43 @@ export function derivedCallChecks(callsByTurn: { name: string; arguments: JsonOb
       const key = c.name + canonicalJson(c.arguments);
       if (seen.has(key)) return;
       seen.add(key);
-      const args = Object.fromEntries(Object.entries(c.arguments).map(([k, v]) => [k, { equals: v }]));
-      checks.push({ id: `ref-call-t${turn}-${seen.size}`, kind: 'call', tool: c.name, turn, args, weight: 1, description: `calls ${c.name} as the recorded conversation did` });
+      const args = Object.fromEntries(
+        Object.entries(c.arguments).map(([k, v]) => [k, { equals: v }]),
+      );
+      checks.push({
+        id: `ref-call-t${turn}-${seen.size}`,
+        kind: 'call',
+        tool: c.name,
+        turn,
+        args,
+        weight: 1,
+        description: `calls ${c.name} as the recorded conversation did`,
+      });
     });
   });
   return checks;
 }
 
 /** The recorded calls as few-shot pairs: results as JSON when they parse (with the text they were), else as text. */
-export function examplePairs(calls: readonly RecordedCall[], parseJson: ConversationReading['parseJson'] = parseStrictJson): RecordedExample[] {
+export function examplePairs(
+  calls: readonly RecordedCall[],
+  parseJson: ConversationReading['parseJson'] = parseStrictJson,
+): RecordedExample[] {
   return calls.map((c) => {
     const text = (c.response.text ?? []).join('\n');
     const parsed = parseJson(text);
-    return parsed.ok ? { tool: c.tool, arguments: c.arguments, result: parsed.value, text } : { tool: c.tool, arguments: c.arguments, result: text };
+    return parsed.ok
+      ? { tool: c.tool, arguments: c.arguments, result: parsed.value, text }
+      : { tool: c.tool, arguments: c.arguments, result: text };
   });
 }
 
 /** A task id from outside input: characters the id pattern allows, at most 128. */
 export function safeId(raw: string): string {
-  const s = raw.replace(/[^A-Za-z0-9._:-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  const s = raw
+    .replace(/[^A-Za-z0-9._:-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 128);
   return s || 'task';
 }
 
@@ -220,9 +299,12 @@ export function safeId(raw: string): string {
 export function loadableImport(imported: ImportedTask): ImportedTask {
   // The task's and recording's own structure holds the tool values a dozen levels down.
   if (nestsDeeperThan([imported.task, imported.recording, imported.pairs], MAX_JSON_DEPTH + 12)) {
-    throw new RecordError(`its arguments or results nest deeper than ${MAX_JSON_DEPTH} levels; a tool value that deep is not taken`);
+    throw new RecordError(
+      `its arguments or results nest deeper than ${MAX_JSON_DEPTH} levels; a tool value that deep is not taken`,
+    );
   }
   const fault = findTaskFault(imported.task);
-  if (fault) throw new RecordError(`the task made from it would not load: ${fault.path} ${fault.message}`);
+  if (fault)
+    throw new RecordError(`the task made from it would not load: ${fault.path} ${fault.message}`);
   return imported;
 }

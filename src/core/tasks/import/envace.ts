@@ -5,7 +5,16 @@ import { outsideErrorCode } from '../../protocol/codes';
 import { parsePythonJson } from '../../protocol/pythonJson';
 import type { CheckSpec, JudgeCheck } from '../taskFile';
 import type { ConversationReading } from './conversation';
-import { RecordError, completeTools, derivedCallChecks, examplePairs, loadableImport, parseConversation, parseTools, safeId } from './conversation';
+import {
+  RecordError,
+  completeTools,
+  derivedCallChecks,
+  examplePairs,
+  loadableImport,
+  parseConversation,
+  parseTools,
+  safeId,
+} from './conversation';
 import type { ImportResult, ImportedTask } from './types';
 
 /**
@@ -16,7 +25,8 @@ import type { ImportResult, ImportedTask } from './types';
  */
 export function envaceAnswerErrorCode(content: string): string | null | undefined {
   const parsed = parsePythonJson(content);
-  if (!parsed.ok || !isJsonObject(parsed.value) || !('error_tool_call' in parsed.value)) return undefined;
+  if (!parsed.ok || !isJsonObject(parsed.value) || !('error_tool_call' in parsed.value))
+    return undefined;
   const payload = parsed.value['error_tool_call'];
   return (isJsonObject(payload) ? outsideErrorCode(payload['code']) : undefined) ?? null;
 }
@@ -27,11 +37,16 @@ export function envaceAnswerErrorCode(content: string): string | null | undefine
  * so that its code survives replay and `export --format envace` byte for byte.
  */
 function envaceToolAnswer(content: string): ToolResultContent {
-  return envaceAnswerErrorCode(content) === undefined ? { text: [content] } : { text: [content], isError: true };
+  return envaceAnswerErrorCode(content) === undefined
+    ? { text: [content] }
+    : { text: [content], isError: true };
 }
 
 /** EnvACE's datasets are read by Python's `json.load` (mcp_tool.py, line 207): NaN and Infinity are JSON there. */
-const ENVACE_READING: ConversationReading = { parseJson: parsePythonJson, toolAnswer: envaceToolAnswer };
+const ENVACE_READING: ConversationReading = {
+  parseJson: parsePythonJson,
+  toolAnswer: envaceToolAnswer,
+};
 
 /**
  * Reads an EnvACE checklist dataset file: a JSON list of records (or one record per line), each with
@@ -66,19 +81,33 @@ function readRecords(text: string): { ok: true; value: unknown[] } | { ok: false
   const whole = parsePythonJson(text.trim());
   if (whole.ok) {
     if (Array.isArray(whole.value)) return { ok: true, value: whole.value };
-    if (isJsonObject(whole.value) && Array.isArray(whole.value['data'])) return { ok: true, value: whole.value['data'] };
+    if (isJsonObject(whole.value) && Array.isArray(whole.value['data']))
+      return { ok: true, value: whole.value['data'] };
     return { ok: true, value: [whole.value] };
   }
   // One record per line (JSONL); a line that is not JSON becomes a skipped record.
   const lines = text.split('\n').filter((l) => l.trim() !== '');
-  if (lines.length < 2) return { ok: false, error: `the file is neither a JSON list nor JSON lines (${whole.error})` };
-  return { ok: true, value: lines.map((l) => { const p = parsePythonJson(l); return p.ok ? p.value : { __invalidJson: p.error }; }) };
+  if (lines.length < 2)
+    return { ok: false, error: `the file is neither a JSON list nor JSON lines (${whole.error})` };
+  return {
+    ok: true,
+    value: lines.map((l) => {
+      const p = parsePythonJson(l);
+      return p.ok ? p.value : { __invalidJson: p.error };
+    }),
+  };
 }
 
-function importRecord(raw: unknown, index: number, sourceName: string, usedIds: Set<string>): ImportedTask {
+function importRecord(
+  raw: unknown,
+  index: number,
+  sourceName: string,
+  usedIds: Set<string>,
+): ImportedTask {
   if (!isJsonObject(raw as JsonValue)) throw new RecordError('the record is not a JSON object');
   const record = raw as JsonObject;
-  if (typeof record['__invalidJson'] === 'string') throw new RecordError(`the line is not valid JSON (${record['__invalidJson']})`);
+  if (typeof record['__invalidJson'] === 'string')
+    throw new RecordError(`the line is not valid JSON (${record['__invalidJson']})`);
   const extra = record['extra_info'];
   if (!isJsonObject(extra as JsonValue)) throw new RecordError('"extra_info" is missing');
   const info = extra as JsonObject;
@@ -87,15 +116,24 @@ function importRecord(raw: unknown, index: number, sourceName: string, usedIds: 
   if (messages === undefined) throw new RecordError('"extra_info.messages" is missing');
   const conversation = parseConversation(messages, ENVACE_READING);
   if (!conversation.system && Array.isArray(record['prompt'])) {
-    const sys = (record['prompt'] as JsonValue[]).find((m) => isJsonObject(m) && m['role'] === 'system') as JsonObject | undefined;
+    const sys = (record['prompt'] as JsonValue[]).find(
+      (m) => isJsonObject(m) && m['role'] === 'system',
+    ) as JsonObject | undefined;
     if (sys && typeof sys['content'] === 'string') conversation.system = sys['content'];
   }
   const judge = judgeChecks(info['interaction_kwargs'], conversation.turns.length);
   // The first id the record gives as text or number (an object's toString is not called: it may throw).
-  const rawId = String([info['original_index'], info['index'], record['uuid']].find((v) => typeof v === 'string' || typeof v === 'number') ?? index);
+  const rawId = String(
+    [info['original_index'], info['index'], record['uuid']].find(
+      (v) => typeof v === 'string' || typeof v === 'number',
+    ) ?? index,
+  );
   let id = safeId(`envace-${rawId}`);
   for (let k = 2; usedIds.has(id); k++) id = safeId(`envace-${rawId}-${k}`);
-  const allTools = completeTools(tools, conversation.calls.map((c) => ({ name: c.tool })));
+  const allTools = completeTools(
+    tools,
+    conversation.calls.map((c) => ({ name: c.tool })),
+  );
   const dataSource = typeof record['data_source'] === 'string' ? record['data_source'] : 'recorded';
   const server = safeId(dataSource).replace(/[:]/g, '-').slice(0, 64) || 'recorded';
   const checks: CheckSpec[] = [...derivedCallChecks(conversation.callsByTurn), ...judge];
@@ -114,7 +152,12 @@ function importRecord(raw: unknown, index: number, sourceName: string, usedIds: 
       checks,
       reference: { turns: conversation.reference },
     },
-    recording: { version: 1, source: `${sourceName}#${index}`, tools: allTools, calls: conversation.calls },
+    recording: {
+      version: 1,
+      source: `${sourceName}#${index}`,
+      tools: allTools,
+      calls: conversation.calls,
+    },
     pairs: examplePairs(conversation.calls, parsePythonJson),
   };
 }
@@ -122,28 +165,51 @@ function importRecord(raw: unknown, index: number, sourceName: string, usedIds: 
 /** Judge items of the first checklist, per user turn, with EnvACE's field names kept. */
 function judgeChecks(kwargs: JsonValue | undefined, turnCount: number): JudgeCheck[] {
   if (kwargs === undefined || kwargs === null) return [];
-  if (!isJsonObject(kwargs)) throw new RecordError('"extra_info.interaction_kwargs" is not an object');
+  if (!isJsonObject(kwargs))
+    throw new RecordError('"extra_info.interaction_kwargs" is not an object');
   const list = kwargs['checklist_list'];
   if (list === undefined) return [];
-  if (!Array.isArray(list) || (list.length && !Array.isArray(list[0]))) throw new RecordError('"checklist_list" must be a list of checklists, each a list of turns');
+  if (!Array.isArray(list) || (list.length && !Array.isArray(list[0])))
+    throw new RecordError('"checklist_list" must be a list of checklists, each a list of turns');
   const checklist = (list[0] ?? []) as JsonValue[];
-  if (checklist.length > turnCount) throw new RecordError(`"checklist_list" has ${checklist.length} turns but the conversation has ${turnCount} user turns`);
+  if (checklist.length > turnCount)
+    throw new RecordError(
+      `"checklist_list" has ${checklist.length} turns but the conversation has ${turnCount} user turns`,
+    );
   const out: JudgeCheck[] = [];
   checklist.forEach((items, turn) => {
     if (!Array.isArray(items)) throw new RecordError(`checklist turn ${turn} is not a list`);
     items.forEach((item, k) => {
-      if (!isJsonObject(item) || typeof item['question'] !== 'string') throw new RecordError(`checklist item ${turn}.${k} has no "question"`);
+      if (!isJsonObject(item) || typeof item['question'] !== 'string')
+        throw new RecordError(`checklist item ${turn}.${k} has no "question"`);
       const weight = outsideNumber(item['weight'] ?? 1);
-      if (!Number.isFinite(weight) || weight < 0) throw new RecordError(`checklist item ${turn}.${k} has a weight that is not a number ≥ 0`);
-      const evidence = Array.isArray(item['evidence']) ? item['evidence'].map((e) => (isJsonObject(e) && typeof e['snippet'] === 'string' ? e['snippet'] : typeof e === 'string' ? e : '')).filter(Boolean) : [];
-      const failures = Array.isArray(item['failure_examples']) ? item['failure_examples'].map((f) => (typeof f === 'string' ? f : JSON.stringify(f))) : [];
+      if (!Number.isFinite(weight) || weight < 0)
+        throw new RecordError(`checklist item ${turn}.${k} has a weight that is not a number ≥ 0`);
+      const evidence = Array.isArray(item['evidence'])
+        ? item['evidence']
+            .map((e) =>
+              isJsonObject(e) && typeof e['snippet'] === 'string'
+                ? e['snippet']
+                : typeof e === 'string'
+                  ? e
+                  : '',
+            )
+            .filter(Boolean)
+        : [];
+      const failures = Array.isArray(item['failure_examples'])
+        ? item['failure_examples'].map((f) => (typeof f === 'string' ? f : JSON.stringify(f)))
+        : [];
       out.push({
         id: `judge-t${turn}-${k + 1}`,
         kind: 'judge',
         question: item['question'],
         ...(typeof item['focus_on'] === 'string' ? { focus_on: item['focus_on'] } : {}),
-        ...(typeof item['pass_condition'] === 'string' ? { pass_condition: item['pass_condition'] } : {}),
-        ...(typeof item['required_for_next_turn'] === 'boolean' ? { required_for_next_turn: item['required_for_next_turn'] } : {}),
+        ...(typeof item['pass_condition'] === 'string'
+          ? { pass_condition: item['pass_condition'] }
+          : {}),
+        ...(typeof item['required_for_next_turn'] === 'boolean'
+          ? { required_for_next_turn: item['required_for_next_turn'] }
+          : {}),
         ...(failures.length ? { failure_examples: failures } : {}),
         ...(evidence.length ? { evidence } : {}),
         turn,

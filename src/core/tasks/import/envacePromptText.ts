@@ -31,9 +31,18 @@ export function toolsInPrompt(prompt: string): ToolDefinition[] {
   const tools: ToolDefinition[] = [];
   for (const line of prompt.slice(open + TOOLS_OPEN.length, close).split('\n')) {
     const parsed = parseStrictJson(line);
-    const fn = parsed.ok && isJsonObject(parsed.value) ? (isJsonObject(parsed.value['function']) ? parsed.value['function'] : parsed.value) : undefined;
+    const fn =
+      parsed.ok && isJsonObject(parsed.value)
+        ? isJsonObject(parsed.value['function'])
+          ? parsed.value['function']
+          : parsed.value
+        : undefined;
     if (!fn || typeof fn['name'] !== 'string' || fn['name'] === '') continue;
-    tools.push({ name: fn['name'], ...(typeof fn['description'] === 'string' ? { description: fn['description'] } : {}), parameters: fn['parameters'] ?? { type: 'object' } });
+    tools.push({
+      name: fn['name'],
+      ...(typeof fn['description'] === 'string' ? { description: fn['description'] } : {}),
+      parameters: fn['parameters'] ?? { type: 'object' },
+    });
   }
   return tools;
 }
@@ -52,14 +61,27 @@ export interface FirstPrompt {
 export function splitFirstPrompt(prompt: string, generationTail: string): FirstPrompt {
   const afterTools = prompt.indexOf(TOOLS_SECTION_END);
   const start = afterTools >= 0 ? afterTools + TOOLS_SECTION_END.length : userStart(prompt, 0);
-  if (start < 0 || generationTail === '' || !prompt.endsWith(generationTail) || start > prompt.length - generationTail.length) return { system: prompt };
+  if (
+    start < 0 ||
+    generationTail === '' ||
+    !prompt.endsWith(generationTail) ||
+    start > prompt.length - generationTail.length
+  )
+    return { system: prompt };
   const head = prompt.slice(0, start - USER_ROLE.length);
   const system = head.startsWith(SYSTEM_ROLE) ? head.slice(SYSTEM_ROLE.length) : head;
-  return { ...(system.trim() !== '' ? { system } : {}), instruction: trimNewline(prompt.slice(start, prompt.length - generationTail.length)) };
+  return {
+    ...(system.trim() !== '' ? { system } : {}),
+    instruction: trimNewline(prompt.slice(start, prompt.length - generationTail.length)),
+  };
 }
 
 /** The user message rendered after a final answer: what follows the answer, minus the generation prompt. */
-export function userAfterAnswer(continuation: string, answer: string, generationTail: string): string | undefined {
+export function userAfterAnswer(
+  continuation: string,
+  answer: string,
+  generationTail: string,
+): string | undefined {
   const at = answer.trim() === '' ? -1 : continuation.indexOf(answer.trim());
   const start = userStart(continuation, at < 0 ? 0 : at + answer.trim().length);
   if (start < 0 || !continuation.endsWith(generationTail)) return undefined;

@@ -9,7 +9,12 @@ import { parseRehearsalOutput, THINK_CLOSE, THINK_OPEN } from '../../protocol/re
 import { parseStrictJson } from '../../protocol/strictJson';
 import { findBlocks, stripAsciiWhitespace } from '../../protocol/text';
 import type { ToolDefinition } from '../../protocol/types';
-import { generationTail, splitFirstPrompt, toolsInPrompt, userAfterAnswer } from './envacePromptText';
+import {
+  generationTail,
+  splitFirstPrompt,
+  toolsInPrompt,
+  userAfterAnswer,
+} from './envacePromptText';
 import type { RolloutRow } from './envaceRolloutFiles';
 
 /*
@@ -35,7 +40,14 @@ const TOOL_RESPONSE_CLOSE = '\n</tool_response>';
 /** Prefix positions tried per row: a prompt whose tool responses repeat the generation prompt is not searched further. */
 const MAX_PREFIXES_TRIED = 1000;
 /** The codes of EnvACE's simulator parse errors, as they appear in the tool message (`tool_simulator_agent.py:77-150`). */
-const SIMULATOR_ERROR_CODES = new Set(['EMPTY_SIMULATOR_OUTPUT', 'NO_EXECUTION_RESULT_TAG_FOUND', 'EXECUTION_RESULT_TAG_MALFORMED', 'SIMULATOR_JSON_DECODE_ERROR', 'INVALID_EXECUTION_RESULT_TYPE', 'NON_SERIALIZABLE_EXECUTION_RESULT']);
+const SIMULATOR_ERROR_CODES = new Set([
+  'EMPTY_SIMULATOR_OUTPUT',
+  'NO_EXECUTION_RESULT_TAG_FOUND',
+  'EXECUTION_RESULT_TAG_MALFORMED',
+  'SIMULATOR_JSON_DECODE_ERROR',
+  'INVALID_EXECUTION_RESULT_TYPE',
+  'NON_SERIALIZABLE_EXECUTION_RESULT',
+]);
 
 /** A call of a rebuilt turn, with the rehearsal and the actual response the dump holds for it. */
 export interface RolloutCall {
@@ -102,7 +114,12 @@ export function rebuildEpisodes(rows: readonly RolloutRow[]): RolloutEpisodes {
   const unique = new Map<string, { row: RolloutRow; copies: number }>();
   for (const row of rows) {
     // A digest, not the texts joined: the keys would hold a second copy of every row.
-    const key = createHash('sha256').update(row.input).update('\u0000').update(row.output).update(`\u0000${row.score}`).digest('base64');
+    const key = createHash('sha256')
+      .update(row.input)
+      .update('\u0000')
+      .update(row.output)
+      .update(`\u0000${row.score}`)
+      .digest('base64');
     const seen = unique.get(key);
     if (seen) seen.copies++;
     else unique.set(key, { row, copies: 1 });
@@ -181,7 +198,11 @@ function chainTurns(callers: CallerNode[]): void {
 }
 
 /** The row of the previous turn: the longest earlier prompt that `input` continues with that turn's calls. */
-function findParent(input: string, byPrompt: Map<string, CallerNode[]>, lengths: Set<number>): CallerNode | undefined {
+function findParent(
+  input: string,
+  byPrompt: Map<string, CallerNode[]>,
+  lengths: Set<number>,
+): CallerNode | undefined {
   const tail = generationTail(input);
   if (tail === '') return undefined;
   let at = input.lastIndexOf(tail, input.length - tail.length - 1);
@@ -190,7 +211,9 @@ function findParent(input: string, byPrompt: Map<string, CallerNode[]>, lengths:
     // Only a length some earlier prompt has is worth copying out and looking up.
     const candidates = lengths.has(end) ? byPrompt.get(input.slice(0, end)) : undefined;
     const continuation = candidates ? renderedTurn(input.slice(end)) : '';
-    const parent = candidates?.find((c) => c.children.length < c.copies && rendersTurn(c.parse, continuation));
+    const parent = candidates?.find(
+      (c) => c.children.length < c.copies && rendersTurn(c.parse, continuation),
+    );
     if (parent) return parent;
     at = at > 0 ? input.lastIndexOf(tail, at - 1) : -1;
   }
@@ -211,8 +234,12 @@ function renderedTurn(continuation: string): string {
 function rendersTurn(turn: ActParse, rendered: string): boolean {
   const shown = parseActOutput(rendered);
   if (turn.kind === 'final') return shown.kind === 'final' && sameProse(turn.text, rendered, true);
-  if (turn.kind !== 'calls' || shown.kind !== 'calls' || shown.calls.length !== turn.calls.length) return false;
-  return turn.calls.every((call, i) => callKey(call) === callKey(shown.calls[i])) && sameProse(turn.text, rendered, false);
+  if (turn.kind !== 'calls' || shown.kind !== 'calls' || shown.calls.length !== turn.calls.length)
+    return false;
+  return (
+    turn.calls.every((call, i) => callKey(call) === callKey(shown.calls[i])) &&
+    sameProse(turn.text, rendered, false)
+  );
 }
 
 /** The reasoning and the text of a turn before its first call, each without surrounding whitespace. */
@@ -222,7 +249,12 @@ function prose(text: string): { think?: string; content: string } {
   const thinkEnd = head.lastIndexOf(THINK_CLOSE);
   if (thinkEnd < 0) return { content: stripAsciiWhitespace(head) };
   const thinkStart = head.lastIndexOf(THINK_OPEN, thinkEnd);
-  return { think: stripAsciiWhitespace(head.slice(thinkStart < 0 ? 0 : thinkStart + THINK_OPEN.length, thinkEnd)), content: stripAsciiWhitespace(head.slice(thinkEnd + THINK_CLOSE.length)) };
+  return {
+    think: stripAsciiWhitespace(
+      head.slice(thinkStart < 0 ? 0 : thinkStart + THINK_OPEN.length, thinkEnd),
+    ),
+    content: stripAsciiWhitespace(head.slice(thinkEnd + THINK_CLOSE.length)),
+  };
 }
 
 /**
@@ -243,21 +275,34 @@ interface UnansweredCall {
 }
 
 /** One episode per last turn (a row no later turn continues), in the order of the dump. */
-function episodesOf(callers: CallerNode[], simulators: Map<string, SimulatorRow[]>): RolloutEpisode[] {
+function episodesOf(
+  callers: CallerNode[],
+  simulators: Map<string, SimulatorRow[]>,
+): RolloutEpisode[] {
   const leaves = callers.filter((n) => n.children.length === 0);
   const paths = leaves.map((leaf) => {
     const path: CallerNode[] = [];
     for (let n: CallerNode | undefined = leaf; n; n = n.parent) path.unshift(n);
     return path;
   });
-  paths.sort((a, b) => a[0].row.line - b[0].row.line || a[a.length - 1].row.line - b[b.length - 1].row.line);
+  paths.sort(
+    (a, b) => a[0].row.line - b[0].row.line || a[a.length - 1].row.line - b[b.length - 1].row.line,
+  );
   const tasks = new Map<string, number>();
   const unanswered: UnansweredCall[] = [];
   const episodes = paths.map((path) => {
     const prompt = path[0].row.input;
     if (!tasks.has(prompt)) tasks.set(prompt, tasks.size);
-    const turns = path.map((node, i) => turnOf(node, path[i - 1], path[i + 1], simulators, unanswered));
-    return { taskIndex: tasks.get(prompt)!, prompt, ...splitFirstPrompt(prompt, generationTail(prompt)), tools: toolsInPrompt(prompt), turns };
+    const turns = path.map((node, i) =>
+      turnOf(node, path[i - 1], path[i + 1], simulators, unanswered),
+    );
+    return {
+      taskIndex: tasks.get(prompt)!,
+      prompt,
+      ...splitFirstPrompt(prompt, generationTail(prompt)),
+      tools: toolsInPrompt(prompt),
+      turns,
+    };
   });
   // After every answered call took its row: a row left for the same call, one that failed to parse
   // first (EnvACE ends the episode on it; a parsed one would have led to a next turn).
@@ -272,12 +317,32 @@ function episodesOf(callers: CallerNode[], simulators: Map<string, SimulatorRow[
 }
 
 /** A turn: its calls answered from the next prompt, and the user message after the previous turn's final answer. */
-function turnOf(node: CallerNode, previous: CallerNode | undefined, next: CallerNode | undefined, simulators: Map<string, SimulatorRow[]>, unanswered: UnansweredCall[]): RolloutTurn {
-  const turn: RolloutTurn = { row: node.row, parse: node.parse, calls: callsOf(node.parse, next?.row.input.slice(node.row.input.length), simulators, unanswered) };
+function turnOf(
+  node: CallerNode,
+  previous: CallerNode | undefined,
+  next: CallerNode | undefined,
+  simulators: Map<string, SimulatorRow[]>,
+  unanswered: UnansweredCall[],
+): RolloutTurn {
+  const turn: RolloutTurn = {
+    row: node.row,
+    parse: node.parse,
+    calls: callsOf(
+      node.parse,
+      next?.row.input.slice(node.row.input.length),
+      simulators,
+      unanswered,
+    ),
+  };
   if (previous?.parse.kind === 'final') {
     const thinkEnd = previous.parse.text.lastIndexOf(THINK_CLOSE);
-    const answer = thinkEnd < 0 ? previous.parse.text : previous.parse.text.slice(thinkEnd + THINK_CLOSE.length);
-    const user = userAfterAnswer(node.row.input.slice(previous.row.input.length), answer, generationTail(node.row.input));
+    const answer =
+      thinkEnd < 0 ? previous.parse.text : previous.parse.text.slice(thinkEnd + THINK_CLOSE.length);
+    const user = userAfterAnswer(
+      node.row.input.slice(previous.row.input.length),
+      answer,
+      generationTail(node.row.input),
+    );
     if (user !== undefined) turn.user = user;
   }
   return turn;
@@ -287,9 +352,19 @@ function turnOf(node: CallerNode, previous: CallerNode | undefined, next: Caller
  * The calls of a turn with their responses, the tool responses rendered in the next prompt: a
  * simulator row that gave the response is the call's rehearsal, else the response is its actual.
  */
-function callsOf(turn: ActParse, continuation: string | undefined, simulators: Map<string, SimulatorRow[]>, unanswered: UnansweredCall[]): RolloutCall[] {
+function callsOf(
+  turn: ActParse,
+  continuation: string | undefined,
+  simulators: Map<string, SimulatorRow[]>,
+  unanswered: UnansweredCall[],
+): RolloutCall[] {
   if (turn.kind !== 'calls') return [];
-  const responses = continuation === undefined ? [] : findBlocks('\n' + continuation, TOOL_RESPONSE_OPEN, TOOL_RESPONSE_CLOSE).map((b) => b.inner);
+  const responses =
+    continuation === undefined
+      ? []
+      : findBlocks('\n' + continuation, TOOL_RESPONSE_OPEN, TOOL_RESPONSE_CLOSE).map(
+          (b) => b.inner,
+        );
   return turn.calls.map((parsed, i) => {
     const call: RolloutCall = { name: parsed.name, arguments: parsed.arguments };
     const response = responses[i] as string | undefined;
@@ -297,7 +372,9 @@ function callsOf(turn: ActParse, continuation: string | undefined, simulators: M
       unanswered.push({ call, key: callKey(parsed) });
       return call;
     }
-    const candidates = (simulators.get(callKey(parsed)) ?? []).filter((s) => answers(s.parse, response));
+    const candidates = (simulators.get(callKey(parsed)) ?? []).filter((s) =>
+      answers(s.parse, response),
+    );
     const simulated = candidates.find((s) => !s.linked) ?? candidates[0];
     if (simulated) {
       simulated.linked = true;
@@ -315,5 +392,9 @@ function answers(rehearsal: RehearsalParse, response: string): boolean {
   if (!parsed.ok) return false;
   if (rehearsal.ok) return canonicalJson(rehearsal.value) === canonicalJson(parsed.value);
   const error = isJsonObject(parsed.value) ? parsed.value['error_tool_call'] : undefined;
-  return isJsonObject(error) && typeof error['code'] === 'string' && SIMULATOR_ERROR_CODES.has(error['code']);
+  return (
+    isJsonObject(error) &&
+    typeof error['code'] === 'string' &&
+    SIMULATOR_ERROR_CODES.has(error['code'])
+  );
 }

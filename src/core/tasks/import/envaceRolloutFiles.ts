@@ -70,26 +70,54 @@ export interface RolloutFileEntry {
 export async function listRolloutFiles(dir: string): Promise<RolloutFileEntry[]> {
   let names: string[];
   try {
-    if (!(await stat(dir)).isDirectory()) throw new StudioError('ROLLOUTS_NOT_A_FOLDER', `${dir} is not a folder; pass the folder EnvACE's trainer.rollout_data_dir names.`);
+    if (!(await stat(dir)).isDirectory())
+      throw new StudioError(
+        'ROLLOUTS_NOT_A_FOLDER',
+        `${dir} is not a folder; pass the folder EnvACE's trainer.rollout_data_dir names.`,
+      );
     names = await readdir(dir);
   } catch (err) {
     if (err instanceof StudioError) throw err;
-    throw new StudioError('ROLLOUTS_UNREADABLE', `Cannot read ${dir}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (err as Error).message}.`);
+    throw new StudioError(
+      'ROLLOUTS_UNREADABLE',
+      `Cannot read ${dir}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : (err as Error).message}.`,
+    );
   }
-  const entries = names.filter((n) => n.endsWith('.jsonl')).map((n) => ({ file: path.join(dir, n), step: /^\d+\.jsonl$/.test(n) ? Number(n.slice(0, -6)) : null }));
-  if (entries.length === 0) throw new StudioError('ROLLOUTS_EMPTY', `${dir} holds no rollout files: EnvACE writes one <step>.jsonl per training step into trainer.rollout_data_dir; pass that folder.`);
-  if (entries.length > MAX_ROLLOUT_FILES) throw new StudioError('ROLLOUTS_TOO_MANY', `${dir} holds ${entries.length} rollout files; one import reads at most ${MAX_ROLLOUT_FILES}: move some into another folder and import each.`);
-  return entries.sort((a, b) => (a.step ?? Infinity) - (b.step ?? Infinity) || a.file.localeCompare(b.file));
+  const entries = names
+    .filter((n) => n.endsWith('.jsonl'))
+    .map((n) => ({
+      file: path.join(dir, n),
+      step: /^\d+\.jsonl$/.test(n) ? Number(n.slice(0, -6)) : null,
+    }));
+  if (entries.length === 0)
+    throw new StudioError(
+      'ROLLOUTS_EMPTY',
+      `${dir} holds no rollout files: EnvACE writes one <step>.jsonl per training step into trainer.rollout_data_dir; pass that folder.`,
+    );
+  if (entries.length > MAX_ROLLOUT_FILES)
+    throw new StudioError(
+      'ROLLOUTS_TOO_MANY',
+      `${dir} holds ${entries.length} rollout files; one import reads at most ${MAX_ROLLOUT_FILES}: move some into another folder and import each.`,
+    );
+  return entries.sort(
+    (a, b) => (a.step ?? Infinity) - (b.step ?? Infinity) || a.file.localeCompare(b.file),
+  );
 }
 
 /** Reads one rollout file; lines that are not a row are skipped and counted, never fatal. */
 export async function readRolloutFile(file: string): Promise<RolloutFile> {
   const size = (await stat(file)).size;
-  if (size > MAX_ROLLOUT_FILE_BYTES) throw new StudioError('ROLLOUT_FILE_TOO_LARGE', `${file} is ${(size / 2 ** 20).toFixed(0)} MiB; a rollout file is read up to ${MAX_ROLLOUT_FILE_BYTES / 2 ** 20} MiB: split it by lines and import the parts.`);
+  if (size > MAX_ROLLOUT_FILE_BYTES)
+    throw new StudioError(
+      'ROLLOUT_FILE_TOO_LARGE',
+      `${file} is ${(size / 2 ** 20).toFixed(0)} MiB; a rollout file is read up to ${MAX_ROLLOUT_FILE_BYTES / 2 ** 20} MiB: split it by lines and import the parts.`,
+    );
   const result: RolloutFile = { file, rows: [], skipped: [], skippedCount: 0 };
   const utf8 = new TextDecoder('utf-8', { fatal: true });
   for await (const raw of readLines(file, { maxLineBytes: MAX_ROLLOUT_LINE_BYTES })) {
-    const decoded = raw.oversized ? `line too long (${raw.length} bytes, at most ${MAX_ROLLOUT_LINE_BYTES})` : decodeRow(raw.bytes, raw.line, utf8);
+    const decoded = raw.oversized
+      ? `line too long (${raw.length} bytes, at most ${MAX_ROLLOUT_LINE_BYTES})`
+      : decodeRow(raw.bytes, raw.line, utf8);
     if (typeof decoded === 'string') {
       result.skippedCount++;
       keepSkipped(result.skipped, { line: raw.line, offset: raw.offset, reason: decoded });
@@ -101,10 +129,15 @@ export async function readRolloutFile(file: string): Promise<RolloutFile> {
 }
 
 /** A number field of a row as Python writes one that is not finite. */
-const NON_FINITE_NUMBER = /("(?:score|step|num_checklists|max_num_turns)": )-?(?:NaN|Infinity)(?=[,}])/g;
+const NON_FINITE_NUMBER =
+  /("(?:score|step|num_checklists|max_num_turns)": )-?(?:NaN|Infinity)(?=[,}])/g;
 
 /** A row, undefined for a blank line, or why the line is not a row. */
-function decodeRow(bytes: Uint8Array, line: number, utf8: TextDecoder): RolloutRow | undefined | string {
+function decodeRow(
+  bytes: Uint8Array,
+  line: number,
+  utf8: TextDecoder,
+): RolloutRow | undefined | string {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -127,8 +160,17 @@ function decodeRow(bytes: Uint8Array, line: number, utf8: TextDecoder): RolloutR
   }
   if (!isJsonObject(value)) return 'not a JSON object';
   if (nestsDeeperThan(value)) return `nested deeper than ${MAX_JSON_DEPTH} levels`;
-  if (typeof value['input'] !== 'string' || typeof value['output'] !== 'string') return 'no "input" and "output" strings (not a row of EnvACE\'s _dump_generations)';
-  return { line, input: value['input'], output: value['output'], score: finite(value['score']), step: finite(value['step']), numChecklists: finite(value['num_checklists']), maxNumTurns: finite(value['max_num_turns']) };
+  if (typeof value['input'] !== 'string' || typeof value['output'] !== 'string')
+    return 'no "input" and "output" strings (not a row of EnvACE\'s _dump_generations)';
+  return {
+    line,
+    input: value['input'],
+    output: value['output'],
+    score: finite(value['score']),
+    step: finite(value['step']),
+    numChecklists: finite(value['num_checklists']),
+    maxNumTurns: finite(value['max_num_turns']),
+  };
 }
 
 function finite(v: JsonValue | undefined): number | null {

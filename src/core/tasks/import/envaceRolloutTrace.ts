@@ -1,7 +1,18 @@
 import * as path from 'node:path';
-import type { CheckVerdict, EpisodeEndEvent, EpisodeStatus, NewTraceEvent, TurnParse } from '../../trace/format/schema';
+import type {
+  CheckVerdict,
+  EpisodeEndEvent,
+  EpisodeStatus,
+  NewTraceEvent,
+  TurnParse,
+} from '../../trace/format/schema';
 import { TRACE_FILE } from '../../trace/format/discover';
-import { callId as makeCallId, episodeId as makeEpisodeId, newRunId, turnId as makeTurnId } from '../../trace/format/ids';
+import {
+  callId as makeCallId,
+  episodeId as makeEpisodeId,
+  newRunId,
+  turnId as makeTurnId,
+} from '../../trace/format/ids';
 import { TraceWriter } from '../../trace/format/writer';
 import type { RolloutEpisode, RolloutTurn } from './envaceRolloutEpisodes';
 import { rebuildEpisodes } from './envaceRolloutEpisodes';
@@ -29,19 +40,48 @@ export interface RolloutTraceSummary {
  * outputs as rehearsals, answers of EnvACE's tool layer as actual responses, EnvACE's score on
  * each episode's end.
  */
-export async function writeRolloutTrace(rollout: RolloutFile, step: number | null, runsDir: string): Promise<RolloutTraceSummary> {
+export async function writeRolloutTrace(
+  rollout: RolloutFile,
+  step: number | null,
+  runsDir: string,
+): Promise<RolloutTraceSummary> {
   const rebuilt = rebuildEpisodes(rollout.rows);
-  const label = step !== null ? `step${step}` : path.basename(rollout.file, '.jsonl').replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40);
+  const label =
+    step !== null
+      ? `step${step}`
+      : path
+          .basename(rollout.file, '.jsonl')
+          .replace(/[^A-Za-z0-9_-]/g, '-')
+          .slice(0, 40);
   const runId = newRunId(`envace-${label}`);
   const traceFile = path.join(runsDir, runId, TRACE_FILE);
-  const counts = { rows: rollout.rows.length, episodes: rebuilt.episodes.length, calls: 0, rehearsals: 0, actuals: 0, repeatedRows: rebuilt.repeatedRows, unlinkedRehearsals: rebuilt.unlinkedRehearsals };
+  const counts = {
+    rows: rollout.rows.length,
+    episodes: rebuilt.episodes.length,
+    calls: 0,
+    rehearsals: 0,
+    actuals: 0,
+    repeatedRows: rebuilt.repeatedRows,
+    unlinkedRehearsals: rebuilt.unlinkedRehearsals,
+  };
   if (rebuilt.episodes.length === 0) return counts;
   const summary: RolloutTraceSummary = { runId, traceFile, ...counts };
   // Not synced event by event: an import interrupted by a crash is run again from its rollout files.
   const writer = await TraceWriter.open(traceFile, { durable: false });
   try {
     const tasks = [...new Set(rebuilt.episodes.map((e) => taskId(label, e)))];
-    await writer.append({ type: 'run', runId, mode: 'imagine', policy: { kind: 'recorded', id: 'envace' }, tasks, settings: { source: 'envace-rollouts', file: path.basename(rollout.file), ...(step !== null ? { step } : {}) } });
+    await writer.append({
+      type: 'run',
+      runId,
+      mode: 'imagine',
+      policy: { kind: 'recorded', id: 'envace' },
+      tasks,
+      settings: {
+        source: 'envace-rollouts',
+        file: path.basename(rollout.file),
+        ...(step !== null ? { step } : {}),
+      },
+    });
     for (const [index, episode] of rebuilt.episodes.entries()) {
       for (const event of episodeEvents(episode, index, label)) {
         if (event.type === 'call.rehearsal') summary.rehearsals++;
@@ -64,7 +104,18 @@ function taskId(label: string, episode: RolloutEpisode): string {
 /** The events of one episode, in trace order. */
 function episodeEvents(episode: RolloutEpisode, index: number, label: string): NewTraceEvent[] {
   const episodeId = makeEpisodeId(index);
-  const events: NewTraceEvent[] = [{ type: 'episode', episodeId, index, taskId: taskId(label, episode), mode: 'imagine', ...(episode.instruction !== undefined ? { instruction: episode.instruction } : {}), ...(episode.system !== undefined ? { system: episode.system } : {}), ...(episode.tools.length ? { tools: episode.tools } : {}) }];
+  const events: NewTraceEvent[] = [
+    {
+      type: 'episode',
+      episodeId,
+      index,
+      taskId: taskId(label, episode),
+      mode: 'imagine',
+      ...(episode.instruction !== undefined ? { instruction: episode.instruction } : {}),
+      ...(episode.system !== undefined ? { system: episode.system } : {}),
+      ...(episode.tools.length ? { tools: episode.tools } : {}),
+    },
+  ];
   for (const [i, turn] of episode.turns.entries()) events.push(...turnEvents(episodeId, i, turn));
   events.push(episodeEnd(episodeId, episode));
   return events;
@@ -72,18 +123,58 @@ function episodeEvents(episode: RolloutEpisode, index: number, label: string): N
 
 function turnEvents(episodeId: string, index: number, turn: RolloutTurn): NewTraceEvent[] {
   const turnId = makeTurnId(episodeId, index);
-  const parse: TurnParse = turn.parse.kind === 'calls'
-    ? { kind: 'calls', calls: turn.calls.map((c, i) => ({ callId: makeCallId(turnId, i), name: c.name, arguments: c.arguments })) }
-    : turn.parse.kind === 'final' ? { kind: 'final', answer: turn.parse.text } : { kind: 'error', code: turn.parse.error.code, message: turn.parse.error.message };
-  const events: NewTraceEvent[] = [{ type: 'turn', episodeId, turnId, index, ...(turn.user !== undefined ? { user: turn.user } : {}), text: turn.row.output, parse }];
+  const parse: TurnParse =
+    turn.parse.kind === 'calls'
+      ? {
+          kind: 'calls',
+          calls: turn.calls.map((c, i) => ({
+            callId: makeCallId(turnId, i),
+            name: c.name,
+            arguments: c.arguments,
+          })),
+        }
+      : turn.parse.kind === 'final'
+        ? { kind: 'final', answer: turn.parse.text }
+        : { kind: 'error', code: turn.parse.error.code, message: turn.parse.error.message };
+  const events: NewTraceEvent[] = [
+    {
+      type: 'turn',
+      episodeId,
+      turnId,
+      index,
+      ...(turn.user !== undefined ? { user: turn.user } : {}),
+      text: turn.row.output,
+      parse,
+    },
+  ];
   for (const [i, call] of turn.calls.entries()) {
     const callId = makeCallId(turnId, i);
     if (call.rehearsal) {
       const p = call.rehearsal.parse;
-      events.push({ type: 'call.rehearsal', episodeId, turnId, callId, tool: call.name, arguments: call.arguments, text: call.rehearsal.text, result: p.ok ? { ok: true, value: p.value } : { ok: false, code: p.error.code, message: p.error.message } });
+      events.push({
+        type: 'call.rehearsal',
+        episodeId,
+        turnId,
+        callId,
+        tool: call.name,
+        arguments: call.arguments,
+        text: call.rehearsal.text,
+        result: p.ok
+          ? { ok: true, value: p.value }
+          : { ok: false, code: p.error.code, message: p.error.message },
+      });
     }
     if (call.actual !== undefined) {
-      events.push({ type: 'call.actual', episodeId, turnId, callId, tool: call.name, source: 'replay', server: 'envace', response: { text: [call.actual] } });
+      events.push({
+        type: 'call.actual',
+        episodeId,
+        turnId,
+        callId,
+        tool: call.name,
+        source: 'replay',
+        server: 'envace',
+        response: { text: [call.actual] },
+      });
     }
   }
   return events;
@@ -94,15 +185,42 @@ function episodeEnd(episodeId: string, episode: RolloutEpisode): Omit<EpisodeEnd
   const last = episode.turns[episode.turns.length - 1];
   const { score, step, numChecklists, maxNumTurns } = last.row;
   const rehearsalFailed = last.calls.some((c) => c.rehearsal && !c.rehearsal.parse.ok);
-  const status: EpisodeStatus = last.parse.kind === 'final' ? 'completed' : last.parse.kind === 'error' || rehearsalFailed ? 'failed' : 'limit';
+  const status: EpisodeStatus =
+    last.parse.kind === 'final'
+      ? 'completed'
+      : last.parse.kind === 'error' || rehearsalFailed
+        ? 'failed'
+        : 'limit';
   const detail = `EnvACE score ${score ?? 'absent or not finite'}${numChecklists !== null && maxNumTurns !== null ? ` = episode reward / (${numChecklists} checklists × ${maxNumTurns} turns)` : ''}${step !== null ? `, training step ${step}` : ''}`;
-  const check: CheckVerdict = { id: 'envace-score', kind: 'envace', weight: 1, passed: null, detail };
-  const error = last.parse.kind === 'error'
-    ? { code: last.parse.error.code, message: `EnvACE ended the episode: ${last.parse.error.message}` }
-    : rehearsalFailed ? { code: 'REHEARSAL_PARSE_ERROR', message: 'EnvACE ended the episode: a simulated tool response could not be parsed.' }
-    : status === 'limit' ? { code: 'ENDED_AFTER_CALLS', message: "EnvACE ended the episode after this turn's calls; its dump does not say why (a tool error, the step limit or the prompt length limit)." } : undefined;
+  const check: CheckVerdict = {
+    id: 'envace-score',
+    kind: 'envace',
+    weight: 1,
+    passed: null,
+    detail,
+  };
+  const error =
+    last.parse.kind === 'error'
+      ? {
+          code: last.parse.error.code,
+          message: `EnvACE ended the episode: ${last.parse.error.message}`,
+        }
+      : rehearsalFailed
+        ? {
+            code: 'REHEARSAL_PARSE_ERROR',
+            message: 'EnvACE ended the episode: a simulated tool response could not be parsed.',
+          }
+        : status === 'limit'
+          ? {
+              code: 'ENDED_AFTER_CALLS',
+              message:
+                "EnvACE ended the episode after this turn's calls; its dump does not say why (a tool error, the step limit or the prompt length limit).",
+            }
+          : undefined;
   return {
-    type: 'episode.end', episodeId, status,
+    type: 'episode.end',
+    episodeId,
+    status,
     reward: score !== null && score >= 0 && score <= 1 ? score : null,
     success: null,
     checks: [check],

@@ -32,18 +32,29 @@ export type ImportExamples = 'others' | 'own';
  * written task and recording is checked against its schema first; one that fails is reported as
  * skipped instead.
  */
-export async function writeImport(result: ImportResult, outDir: string, examplesFrom: ImportExamples = 'others'): Promise<WrittenImport> {
+export async function writeImport(
+  result: ImportResult,
+  outDir: string,
+  examplesFrom: ImportExamples = 'others',
+): Promise<WrittenImport> {
   const tasksDir = path.join(outDir, 'tasks');
   const recordingsDir = path.join(outDir, 'recordings');
   await mkdir(tasksDir, { recursive: true });
   await mkdir(recordingsDir, { recursive: true });
-  const written: WrittenImport = { taskFiles: [], recordingFiles: [], examplesFile: path.join(outDir, 'examples.jsonl'), examples: 0, skipped: result.skipped.slice() };
+  const written: WrittenImport = {
+    taskFiles: [],
+    recordingFiles: [],
+    examplesFile: path.join(outDir, 'examples.jsonl'),
+    examples: 0,
+    skipped: result.skipped.slice(),
+  };
   const lines: string[] = [];
   for (const t of result.tasks) {
     for (const p of t.pairs) lines.push(JSON.stringify({ task: t.task.id, ...p }));
   }
   for (const t of result.tasks) {
-    const examples = examplesFrom === 'own' ? t.pairs : fewShotFor(t.task.tools ?? [], result, t.index);
+    const examples =
+      examplesFrom === 'own' ? t.pairs : fewShotFor(t.task.tools ?? [], result, t.index);
     const task = examples.length ? { ...t.task, examples } : t.task;
     try {
       parseTask(task, `record ${t.index}`);
@@ -65,14 +76,19 @@ export async function writeImport(result: ImportResult, outDir: string, examples
   return written;
 }
 
-function fewShotFor(tools: readonly string[], result: ImportResult, ownIndex: number): RecordedExample[] {
+function fewShotFor(
+  tools: readonly string[],
+  result: ImportResult,
+  ownIndex: number,
+): RecordedExample[] {
   const out: RecordedExample[] = [];
   for (const tool of tools) {
     let n = 0;
     for (const other of result.tasks) {
       if (other.index === ownIndex) continue;
       for (const p of other.pairs) {
-        if (p.tool !== tool || n >= EXAMPLES_PER_TOOL || out.length >= MAX_EXAMPLES_PER_TASK) continue;
+        if (p.tool !== tool || n >= EXAMPLES_PER_TOOL || out.length >= MAX_EXAMPLES_PER_TASK)
+          continue;
         out.push(p);
         n++;
       }

@@ -32,7 +32,9 @@ export async function tracesInRunsFolder(runs: string): Promise<string[]> {
     const file = path.join(runs, name, TRACE_FILE);
     try {
       if ((await fs.stat(file)).isFile()) found.push(file);
-    } catch { /* a run folder without a trace yet */ }
+    } catch {
+      /* a run folder without a trace yet */
+    }
   }
   return found;
 }
@@ -46,7 +48,10 @@ export async function resolveTraceArgument(arg: string): Promise<string[]> {
   try {
     stat = await fs.stat(arg);
   } catch {
-    throw new StudioError('TRACE_NOT_FOUND', `${arg}: no such file or folder. Pass a trace.jsonl file, a run folder, or a workspace with .rehearsal/runs.`);
+    throw new StudioError(
+      'TRACE_NOT_FOUND',
+      `${arg}: no such file or folder. Pass a trace.jsonl file, a run folder, or a workspace with .rehearsal/runs.`,
+    );
   }
   if (stat.isFile()) return [arg];
   const direct = path.join(arg, TRACE_FILE);
@@ -56,7 +61,10 @@ export async function resolveTraceArgument(arg: string): Promise<string[]> {
   const workspace = path.basename(arg) === STUDIO_FOLDER ? path.dirname(arg) : arg;
   const all = await findRunTraces(workspace);
   if (all.length) return all;
-  throw new StudioError('TRACE_NOT_FOUND', `${arg} holds no trace: expected ${TRACE_FILE}, run folders holding one, or runs under ${path.join(STUDIO_FOLDER, 'runs')}.`);
+  throw new StudioError(
+    'TRACE_NOT_FOUND',
+    `${arg} holds no trace: expected ${TRACE_FILE}, run folders holding one, or runs under ${path.join(STUDIO_FOLDER, 'runs')}.`,
+  );
 }
 
 async function isFile(p: string): Promise<boolean> {
@@ -77,6 +85,10 @@ export async function resolveOneTrace(arg: string): Promise<string> {
   const files = await resolveTraceArgument(arg);
   if (files.length === 1) return files[0];
   const named = files.slice(0, MAX_TRACES_NAMED).map((f) => path.relative(process.cwd(), f) || f);
-  const more = files.length > MAX_TRACES_NAMED ? `, and ${files.length - MAX_TRACES_NAMED} older` : '';
-  throw new StudioError('USAGE', `${arg} holds ${files.length} traces (newest first): ${named.join(', ')}${more}. Pass one of them, or its run folder.`);
+  const more =
+    files.length > MAX_TRACES_NAMED ? `, and ${files.length - MAX_TRACES_NAMED} older` : '';
+  throw new StudioError(
+    'USAGE',
+    `${arg} holds ${files.length} traces (newest first): ${named.join(', ')}${more}. Pass one of them, or its run folder.`,
+  );
 }

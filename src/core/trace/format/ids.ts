@@ -15,7 +15,10 @@ export function isValidId(id: unknown): id is string {
 /** Throws a coded error for an invalid id (ids arrive from files, URIs and command lines). */
 export function assertValidId(id: unknown, what: string): asserts id is string {
   if (!isValidId(id)) {
-    throw new StudioError('INVALID_ID', `Invalid ${what} id ${JSON.stringify(id)}: use letters, digits, '.', '_', ':' or '-' (no '/'), starting with a letter or digit.`);
+    throw new StudioError(
+      'INVALID_ID',
+      `Invalid ${what} id ${JSON.stringify(id)}: use letters, digits, '.', '_', ':' or '-' (no '/'), starting with a letter or digit.`,
+    );
   }
 }
 

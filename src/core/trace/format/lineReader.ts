@@ -35,7 +35,10 @@ export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
  * Streams the lines of a file as bytes, splitting on `\n` only, with their byte offsets. Memory use
  * is bounded by the longest line (up to `maxLineBytes`), not by the file.
  */
-export async function* readLines(file: string, options: ReadLinesOptions = {}): AsyncGenerator<RawLine> {
+export async function* readLines(
+  file: string,
+  options: ReadLinesOptions = {},
+): AsyncGenerator<RawLine> {
   for await (const batch of readLineBatches(file, options)) yield* batch;
 }
 
@@ -46,7 +49,10 @@ const MAX_BATCH_LINES = 4096;
  * The lines of {@link readLines}, at most a read chunk's (or MAX_BATCH_LINES) worth at a time: for scans of large files, where
  * one await per line costs more than the work done on the line.
  */
-export async function* readLineBatches(file: string, options: ReadLinesOptions = {}): AsyncGenerator<RawLine[]> {
+export async function* readLineBatches(
+  file: string,
+  options: ReadLinesOptions = {},
+): AsyncGenerator<RawLine[]> {
   const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   let offset = options.start ?? 0;
   let lineNo = options.firstLine ?? 1;
@@ -56,7 +62,11 @@ export async function* readLineBatches(file: string, options: ReadLinesOptions =
   // An empty range (an empty file, or nothing appended since the last scan) has no lines; a read
   // stream would reject it as out of range.
   if (options.end !== undefined && options.end <= offset) return;
-  const stream = createReadStream(file, { start: offset, end: options.end !== undefined ? options.end - 1 : undefined, highWaterMark: 1 << 20 });
+  const stream = createReadStream(file, {
+    start: offset,
+    end: options.end !== undefined ? options.end - 1 : undefined,
+    highWaterMark: 1 << 20,
+  });
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     let batch: RawLine[] = [];
     let from = 0;
@@ -64,12 +74,18 @@ export async function* readLineBatches(file: string, options: ReadLinesOptions =
       const nl = chunk.indexOf(0x0a, from);
       const stop = nl < 0 ? chunk.length : nl;
       if (!oversized) {
-        if (partBytes + (stop - from) > maxLine) { oversized = true; parts = []; }
-        else if (stop > from) parts.push(chunk.subarray(from, stop));
+        if (partBytes + (stop - from) > maxLine) {
+          oversized = true;
+          parts = [];
+        } else if (stop > from) parts.push(chunk.subarray(from, stop));
       }
       partBytes += stop - from;
       if (nl < 0) break;
-      const bytes = oversized ? Buffer.alloc(0) : parts.length === 1 ? parts[0] : Buffer.concat(parts, partBytes);
+      const bytes = oversized
+        ? Buffer.alloc(0)
+        : parts.length === 1
+          ? parts[0]
+          : Buffer.concat(parts, partBytes);
       batch.push({ line: lineNo++, offset, bytes, length: partBytes, terminated: true, oversized });
       offset += partBytes + 1;
       parts = [];

@@ -12,11 +12,16 @@ export function policyLabel(info: PolicyInfo, traceFile?: string): string {
   switch (info.kind) {
     case 'onnx': {
       const shown = shownPolicyPath(info.id, traceFile);
-      return shown === DEFAULT_POLICY_PATH ? `the default policy (models/default)${device}` : `model folder ${shown}${device}`;
+      return shown === DEFAULT_POLICY_PATH
+        ? `the default policy (models/default)${device}`
+        : `model folder ${shown}${device}`;
     }
-    case 'endpoint': return `endpoint ${info.id.replace(/ (?=[^ ]+$)/, ', model ')}`;
-    case 'reference': return 'reference solutions (no rehearsals)';
-    case 'recorded': return `recorded responses ${info.id}`;
+    case 'endpoint':
+      return `endpoint ${info.id.replace(/ (?=[^ ]+$)/, ', model ')}`;
+    case 'reference':
+      return 'reference solutions (no rehearsals)';
+    case 'recorded':
+      return `recorded responses ${info.id}`;
   }
 }
 
@@ -32,13 +37,21 @@ export const DEFAULT_POLICY_PATH = 'models/default';
 export function shownPolicyPath(id: string, traceFile?: string): string {
   if (!path.isAbsolute(id)) return id.split(path.sep).join('/');
   try {
-    if (path.resolve(id) === path.join(studioRoot(), 'models', 'default')) return DEFAULT_POLICY_PATH;
-  } catch { /* not inside an installation */ }
+    if (path.resolve(id) === path.join(studioRoot(), 'models', 'default'))
+      return DEFAULT_POLICY_PATH;
+  } catch {
+    /* not inside an installation */
+  }
   const runs = traceFile ? path.dirname(path.dirname(path.resolve(traceFile))) : undefined;
-  if (runs && path.basename(runs) === 'runs' && path.basename(path.dirname(runs)) === '.rehearsal') {
+  if (
+    runs &&
+    path.basename(runs) === 'runs' &&
+    path.basename(path.dirname(runs)) === '.rehearsal'
+  ) {
     const workspace = path.dirname(path.dirname(runs));
     const relative = path.relative(workspace, path.resolve(id));
-    if (relative && !relative.startsWith('..') && !path.isAbsolute(relative)) return relative.split(path.sep).join('/');
+    if (relative && !relative.startsWith('..') && !path.isAbsolute(relative))
+      return relative.split(path.sep).join('/');
   }
   return id;
 }

@@ -36,7 +36,8 @@ export function keepSkipped(kept: SkippedLine[], line: SkippedLine): void {
 }
 
 /** Outcome of decoding one line. */
-export type DecodedLine = { ok: true; event: TraceEvent } | { ok: false; reason: string } | { ok: 'blank' };
+export type DecodedLine =
+  { ok: true; event: TraceEvent } | { ok: false; reason: string } | { ok: 'blank' };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -69,7 +70,8 @@ export function cannotBeJsonObject(bytes: Uint8Array): boolean {
 /** Decodes one raw line into an event; never throws. */
 export function decodeLine(raw: RawLine): DecodedLine {
   if (raw.oversized) return { ok: false, reason: `line too long (${raw.length} bytes)` };
-  if (cannotBeJsonObject(raw.bytes)) return { ok: false, reason: raw.terminated ? 'not valid JSON' : TORN_LAST_LINE };
+  if (cannotBeJsonObject(raw.bytes))
+    return { ok: false, reason: raw.terminated ? 'not valid JSON' : TORN_LAST_LINE };
   let text: string;
   try {
     text = utf8.decode(raw.bytes);
@@ -85,10 +87,15 @@ export function decodeLine(raw: RawLine): DecodedLine {
   }
   const version = (value as { v?: unknown } | null)?.v;
   if (typeof version === 'number' && version > TRACE_SCHEMA_VERSION) {
-    return { ok: false, reason: `written by a newer studio (trace schema v${version}); update Rehearsal Studio to read it` };
+    return {
+      ok: false,
+      reason: `written by a newer studio (trace schema v${version}); update Rehearsal Studio to read it`,
+    };
   }
   const checked = validateTraceEvent(value);
-  return checked.ok ? { ok: true, event: checked.event } : { ok: false, reason: `not a valid event: ${checked.reason}` };
+  return checked.ok
+    ? { ok: true, event: checked.event }
+    : { ok: false, reason: `not a valid event: ${checked.reason}` };
 }
 
 /** What a full read of a trace found. */
@@ -112,18 +119,29 @@ export interface ReadTraceOptions extends ReadLinesOptions {
  * skipped and counted with their line numbers, never fatal. Throws a coded error only when the file
  * itself cannot be read.
  */
-export async function readTrace(file: string, options: ReadTraceOptions = {}): Promise<TraceReadResult> {
+export async function readTrace(
+  file: string,
+  options: ReadTraceOptions = {},
+): Promise<TraceReadResult> {
   const result: TraceReadResult = { events: 0, skipped: [], skippedCount: 0, bytes: 0 };
   try {
     const stat = await fs.stat(file);
-    if (!stat.isFile()) throw new StudioError('TRACE_NOT_A_FILE', `${file} is not a file; pass a trace.jsonl file or a run folder.`);
+    if (!stat.isFile())
+      throw new StudioError(
+        'TRACE_NOT_A_FILE',
+        `${file} is not a file; pass a trace.jsonl file or a run folder.`,
+      );
     result.bytes = stat.size;
     for await (const raw of readLines(file, options)) {
       const decoded = decodeLine(raw);
       if (decoded.ok === 'blank') continue;
       if (decoded.ok) {
         result.events++;
-        options.onEvent?.(decoded.event, { line: raw.line, offset: raw.offset, length: raw.length });
+        options.onEvent?.(decoded.event, {
+          line: raw.line,
+          offset: raw.offset,
+          length: raw.length,
+        });
       } else {
         result.skippedCount++;
         keepSkipped(result.skipped, { line: raw.line, offset: raw.offset, reason: decoded.reason });
@@ -131,13 +149,18 @@ export async function readTrace(file: string, options: ReadTraceOptions = {}): P
     }
   } catch (err) {
     if (err instanceof StudioError) throw err;
-    throw new StudioError('TRACE_UNREADABLE', `Cannot read trace ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}.`);
+    throw new StudioError(
+      'TRACE_UNREADABLE',
+      `Cannot read trace ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}.`,
+    );
   }
   return result;
 }
 
 /** Reads every valid event of a trace into memory (small traces, tests, reports). */
-export async function readTraceEvents(file: string): Promise<{ events: TraceEvent[]; skipped: SkippedLine[]; skippedCount: number }> {
+export async function readTraceEvents(
+  file: string,
+): Promise<{ events: TraceEvent[]; skipped: SkippedLine[]; skippedCount: number }> {
   const events: TraceEvent[] = [];
   const { skipped, skippedCount } = await readTrace(file, { onEvent: (e) => events.push(e) });
   return { events, skipped, skippedCount };
@@ -149,9 +172,19 @@ export async function readEventAt(file: string, location: EventLocation): Promis
   try {
     const bytes = Buffer.alloc(location.length);
     const { bytesRead } = await handle.read(bytes, 0, location.length, location.offset);
-    const decoded = decodeLine({ line: location.line, offset: location.offset, bytes: bytes.subarray(0, bytesRead), length: bytesRead, terminated: true, oversized: false });
+    const decoded = decodeLine({
+      line: location.line,
+      offset: location.offset,
+      bytes: bytes.subarray(0, bytesRead),
+      length: bytesRead,
+      terminated: true,
+      oversized: false,
+    });
     if (decoded.ok === true) return decoded.event;
-    throw new StudioError('TRACE_CHANGED', `Line ${location.line} of ${file} no longer holds the expected event (${decoded.ok === 'blank' ? 'blank' : decoded.reason}); refresh the trace.`);
+    throw new StudioError(
+      'TRACE_CHANGED',
+      `Line ${location.line} of ${file} no longer holds the expected event (${decoded.ok === 'blank' ? 'blank' : decoded.reason}); refresh the trace.`,
+    );
   } finally {
     await handle.close();
   }

@@ -97,8 +97,7 @@ export interface TurnEvent extends EventBase {
 
 /** A rehearsal's parsed result, or its parse error with the code of DESIGN.md. */
 export type RehearsalResult =
-  | { ok: true; value: JsonValue }
-  | { ok: false; code: RehearsalParseErrorCode; message: string };
+  { ok: true; value: JsonValue } | { ok: false; code: RehearsalParseErrorCode; message: string };
 
 /** The policy's predicted response to one call. */
 export interface CallRehearsalEvent extends EventBase {
@@ -203,8 +202,19 @@ export type TraceEventType = TraceEvent['type'];
 
 /** All event types, in the order they appear in an episode. */
 export const TRACE_EVENT_TYPES: readonly TraceEventType[] = [
-  'run', 'episode', 'turn', 'call.rehearsal', 'call.actual', 'fidelity', 'episode.end', 'run.end',
+  'run',
+  'episode',
+  'turn',
+  'call.rehearsal',
+  'call.actual',
+  'fidelity',
+  'episode.end',
+  'run.end',
 ];
 
 /** An event as a writer is given it: the writer adds `v` and `ts`. */
-export type NewTraceEvent = TraceEvent extends infer E ? (E extends TraceEvent ? Omit<E, 'v' | 'ts'> & { ts?: string } : never) : never;
+export type NewTraceEvent = TraceEvent extends infer E
+  ? E extends TraceEvent
+    ? Omit<E, 'v' | 'ts'> & { ts?: string }
+    : never
+  : never;

@@ -32,7 +32,10 @@ export async function readTraceHead(file: string): Promise<TraceHead> {
   try {
     handle = await fs.open(file, 'r');
   } catch (err) {
-    throw new StudioError('TRACE_UNREADABLE', `Cannot read trace ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}.`);
+    throw new StudioError(
+      'TRACE_UNREADABLE',
+      `Cannot read trace ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}.`,
+    );
   }
   try {
     const { size } = await handle.stat();
@@ -41,9 +44,22 @@ export async function readTraceHead(file: string): Promise<TraceHead> {
     const { bytesRead } = await handle.read(first, 0, first.length, 0);
     const nl = first.subarray(0, bytesRead).indexOf(0x0a);
     const firstLine = first.subarray(0, nl < 0 ? bytesRead : nl);
-    const decoded = decodeLine({ line: 1, offset: 0, bytes: firstLine, length: firstLine.length, terminated: nl >= 0, oversized: nl < 0 && bytesRead === HEAD_BYTES });
+    const decoded = decodeLine({
+      line: 1,
+      offset: 0,
+      bytes: firstLine,
+      length: firstLine.length,
+      terminated: nl >= 0,
+      oversized: nl < 0 && bytesRead === HEAD_BYTES,
+    });
     if (decoded.ok === true && decoded.event.type === 'run') head.run = decoded.event;
-    else head.problem = decoded.ok === true ? `the first line is a ${decoded.event.type} event, not a run event` : decoded.ok === 'blank' ? 'the first line is blank' : decoded.reason;
+    else
+      head.problem =
+        decoded.ok === true
+          ? `the first line is a ${decoded.event.type} event, not a run event`
+          : decoded.ok === 'blank'
+            ? 'the first line is blank'
+            : decoded.reason;
     if (size > 0) {
       const start = Math.max(0, size - TAIL_BYTES);
       const tail = Buffer.alloc(size - start);
@@ -55,7 +71,14 @@ export async function readTraceHead(file: string): Promise<TraceHead> {
         const lineStart = tail.lastIndexOf(0x0a, end - 1) + 1;
         if (lineStart > 0 || start === 0) {
           const bytes = tail.subarray(lineStart, end);
-          const last = decodeLine({ line: 0, offset: start + lineStart, bytes, length: bytes.length, terminated: true, oversized: false });
+          const last = decodeLine({
+            line: 0,
+            offset: start + lineStart,
+            bytes,
+            length: bytes.length,
+            terminated: true,
+            oversized: false,
+          });
           if (last.ok === true && last.event.type === 'run.end') head.runEnd = last.event;
         }
       }

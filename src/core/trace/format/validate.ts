@@ -7,7 +7,9 @@ let compiled: ValidateFunction | undefined;
 
 function validator(): ValidateFunction {
   // Compiled on first use: most processes that import the trace module never validate.
-  compiled ??= new Ajv({ discriminator: true, strict: false, allErrors: false }).compile(traceSchema);
+  compiled ??= new Ajv({ discriminator: true, strict: false, allErrors: false }).compile(
+    traceSchema,
+  );
   return compiled;
 }
 
@@ -19,7 +21,9 @@ export function describeValidationError(errors: ErrorObject[] | null | undefined
 }
 
 /** Checks a value against schemas/trace.schema.json. */
-export function validateTraceEvent(value: unknown): { ok: true; event: TraceEvent } | { ok: false; reason: string } {
+export function validateTraceEvent(
+  value: unknown,
+): { ok: true; event: TraceEvent } | { ok: false; reason: string } {
   const validate = validator();
   if (validate(value)) return { ok: true, event: value as TraceEvent };
   return { ok: false, reason: describeValidationError(validate.errors) };

@@ -50,7 +50,10 @@ export class TraceWriter {
       await handle.read(last, 0, 1, size - 1);
       if (last[0] !== 0x0a) await handle.appendFile('\n');
     }
-    return new TraceWriter(file, handle, { durable: options.durable ?? true, validate: options.validate ?? true });
+    return new TraceWriter(file, handle, {
+      durable: options.durable ?? true,
+      validate: options.validate ?? true,
+    });
   }
 
   /** Number of events written by this writer. */
@@ -60,11 +63,27 @@ export class TraceWriter {
 
   /** Appends one event (adds `v` and `ts`); resolves when it is durably written. */
   append(event: NewTraceEvent): Promise<void> {
-    if (this.closed) return Promise.reject(new StudioError('TRACE_CLOSED', `The trace ${this.file} is closed; start a new run to record more events.`));
-    const full = { v: TRACE_SCHEMA_VERSION, ts: event.ts ?? new Date().toISOString(), ...event } as TraceEvent;
+    if (this.closed)
+      return Promise.reject(
+        new StudioError(
+          'TRACE_CLOSED',
+          `The trace ${this.file} is closed; start a new run to record more events.`,
+        ),
+      );
+    const full = {
+      v: TRACE_SCHEMA_VERSION,
+      ts: event.ts ?? new Date().toISOString(),
+      ...event,
+    } as TraceEvent;
     if (this.options.validate) {
       const checked = validateTraceEvent(full);
-      if (!checked.ok) return Promise.reject(new StudioError('INVALID_TRACE_EVENT', `Refusing to write an invalid ${full.type} event: ${checked.reason}`));
+      if (!checked.ok)
+        return Promise.reject(
+          new StudioError(
+            'INVALID_TRACE_EVENT',
+            `Refusing to write an invalid ${full.type} event: ${checked.reason}`,
+          ),
+        );
     }
     const line = serializeTraceEvent(full) + '\n';
     const next = this.queue.then(async () => {
@@ -74,7 +93,10 @@ export class TraceWriter {
         if (this.options.durable) await this.handle.datasync();
         this.written++;
       } catch (err) {
-        this.failure = new StudioError('TRACE_WRITE_FAILED', `Could not write to ${this.file}: ${(err as Error).message}. Events already written are kept.`);
+        this.failure = new StudioError(
+          'TRACE_WRITE_FAILED',
+          `Could not write to ${this.file}: ${(err as Error).message}. Events already written are kept.`,
+        );
         throw this.failure;
       }
     });

@@ -14,12 +14,27 @@ export type CallOutcome = Pick<CallEntry, 'rehearsalError' | 'actualError' | 'sc
 export type CallEventKind = 'rehearsal' | 'actual' | 'fidelity';
 export const EVENT_KINDS: readonly CallEventKind[] = ['rehearsal', 'actual', 'fidelity'];
 
-export const COMPARABLE: readonly (CallEntry['comparable'] | undefined)[] = [undefined, 'json', 'text', 'none'];
+export const COMPARABLE: readonly (CallEntry['comparable'] | undefined)[] = [
+  undefined,
+  'json',
+  'text',
+  'none',
+];
 
 const FIRST_CAPACITY = 1024;
 
 /** The table's columns of one value per call (grown together; saved and restored by the index snapshot), besides the per-event-kind locations. */
-export const CALL_COLUMNS = ['turnRows', 'tools', 'rehearsalErrors', 'actualErrors', 'indexes', 'actualIsError', 'comparable', 'scores', 'counts'] as const;
+export const CALL_COLUMNS = [
+  'turnRows',
+  'tools',
+  'rehearsalErrors',
+  'actualErrors',
+  'indexes',
+  'actualIsError',
+  'comparable',
+  'scores',
+  'counts',
+] as const;
 /** The per-event-kind location columns: one array per kind in {@link EVENT_KINDS}. */
 export const LOCATION_COLUMNS = ['lines', 'offsets', 'lengths'] as const;
 
@@ -70,7 +85,10 @@ export class CallTable {
   lengths = EVENT_KINDS.map(() => new Uint32Array(0));
 
   /** `turns` and `episodes` name each call's turn and episode. */
-  constructor(private readonly turns: TurnTable, private readonly episodes: EpisodeTable) {}
+  constructor(
+    private readonly turns: TurnTable,
+    private readonly episodes: EpisodeTable,
+  ) {}
 
   /** Number of calls. */
   get count(): number {
@@ -89,7 +107,13 @@ export class CallTable {
     if (!/^[1-9][0-9]{0,8}$/.test(n)) return undefined;
     const turnRow = this.turns.row(callId.slice(0, dot));
     if (turnRow === undefined) return undefined;
-    return this.turns.findCallRow(turnRow, (row) => this.indexes[row] === position && this.turnRows[row] === turnRow && !this.explicitIds.has(row));
+    return this.turns.findCallRow(
+      turnRow,
+      (row) =>
+        this.indexes[row] === position &&
+        this.turnRows[row] === turnRow &&
+        !this.explicitIds.has(row),
+    );
   }
 
   /** The id of a call. */
@@ -158,10 +182,17 @@ export class CallTable {
   }
 
   /** Records what the fidelity event says; scores and counts absent from it keep earlier ones. */
-  setFidelity(row: number, comparable: NonNullable<CallEntry['comparable']>, scores: FidelityScores | undefined, counts: Record<DiffKind, number> | undefined): void {
+  setFidelity(
+    row: number,
+    comparable: NonNullable<CallEntry['comparable']>,
+    scores: FidelityScores | undefined,
+    counts: Record<DiffKind, number> | undefined,
+  ): void {
     this.comparable[row] = COMPARABLE.indexOf(comparable);
-    if (scores) this.scores[row] = numbered(this.scoreSets, this.scoreKeys, scoreKey(scores), scores);
-    if (counts) this.counts[row] = numbered(this.countSets, this.countKeys, countKey(counts), counts);
+    if (scores)
+      this.scores[row] = numbered(this.scoreSets, this.scoreKeys, scoreKey(scores), scores);
+    if (counts)
+      this.counts[row] = numbered(this.countSets, this.countKeys, countKey(counts), counts);
   }
 
   /** The turn table row of a call's turn. */
@@ -176,11 +207,18 @@ export class CallTable {
    */
   entry(row: number, locations = true): CallEntry {
     const turnRow = this.turnRows[row];
-    const entry: CallEntry = { callId: this.idOf(row), turnId: this.turns.idOf(turnRow), episodeId: this.episodes.ids.idOf(this.turns.episodeRows[turnRow]), tool: this.texts.text(this.tools[row]), index: this.indexes[row] };
+    const entry: CallEntry = {
+      callId: this.idOf(row),
+      turnId: this.turns.idOf(turnRow),
+      episodeId: this.episodes.ids.idOf(this.turns.episodeRows[turnRow]),
+      tool: this.texts.text(this.tools[row]),
+      index: this.indexes[row],
+    };
     // Named stores, not a loop over the kinds: entries are built by the hundred thousand (a sort by
     // fidelity builds every call's), and computed keys make that several times slower.
     if (locations) this.addLocations(entry, row);
-    if (this.rehearsalErrors[row] > 0) entry.rehearsalError = this.texts.text(this.rehearsalErrors[row]);
+    if (this.rehearsalErrors[row] > 0)
+      entry.rehearsalError = this.texts.text(this.rehearsalErrors[row]);
     if (this.actualErrors[row] > 0) entry.actualError = this.texts.text(this.actualErrors[row]);
     if (this.actualIsError[row] > 0) entry.actualIsError = this.actualIsError[row] === 2;
     const comparable = COMPARABLE[this.comparable[row]];
@@ -192,8 +230,10 @@ export class CallTable {
 
   /** Fills `o` with a row's outcome: its rehearsal and actual error codes and its scores (each undefined when absent). */
   outcomeInto(row: number, o: CallOutcome): void {
-    o.rehearsalError = this.rehearsalErrors[row] > 0 ? this.texts.text(this.rehearsalErrors[row]) : undefined;
-    o.actualError = this.actualErrors[row] > 0 ? this.texts.text(this.actualErrors[row]) : undefined;
+    o.rehearsalError =
+      this.rehearsalErrors[row] > 0 ? this.texts.text(this.rehearsalErrors[row]) : undefined;
+    o.actualError =
+      this.actualErrors[row] > 0 ? this.texts.text(this.actualErrors[row]) : undefined;
     o.scores = this.scores[row] > 0 ? this.scoreSets[this.scores[row] - 1] : undefined;
   }
 
@@ -208,7 +248,9 @@ export class CallTable {
 
   private location(kind: number, row: number): EventLocation | undefined {
     const line = this.lines[kind][row];
-    return line > 0 ? { line, offset: this.offsets[kind][row], length: this.lengths[kind][row] } : undefined;
+    return line > 0
+      ? { line, offset: this.offsets[kind][row], length: this.lengths[kind][row] }
+      : undefined;
   }
 
   /** Forgets every call. */
@@ -228,38 +270,73 @@ export class CallTable {
    * Replaces the table's content with what an index snapshot holds: ids, texts, scores and counts
    * as arrays, the other columns as typed arrays, all of the same number of rows.
    */
-  restore(count: number, explicitIds: Iterable<[number, string]>, data: { texts: readonly string[] } & Pick<CallTable, 'scoreSets' | 'countSets' | 'scores' | 'counts' | 'turnRows' | 'tools' | 'rehearsalErrors' | 'actualErrors' | 'indexes' | 'actualIsError' | 'comparable' | 'lines' | 'offsets' | 'lengths'>): void {
+  restore(
+    count: number,
+    explicitIds: Iterable<[number, string]>,
+    data: { texts: readonly string[] } & Pick<
+      CallTable,
+      | 'scoreSets'
+      | 'countSets'
+      | 'scores'
+      | 'counts'
+      | 'turnRows'
+      | 'tools'
+      | 'rehearsalErrors'
+      | 'actualErrors'
+      | 'indexes'
+      | 'actualIsError'
+      | 'comparable'
+      | 'lines'
+      | 'offsets'
+      | 'lengths'
+    >,
+  ): void {
     this.clear();
     this.size = this.capacity = count;
     for (const [row, id] of explicitIds) {
-      if (row >= count || this.explicitIds.has(row) || this.rows.has(id)) throw new Error('bad explicit call id');
+      if (row >= count || this.explicitIds.has(row) || this.rows.has(id))
+        throw new Error('bad explicit call id');
       this.explicitIds.set(row, id);
       this.rows.set(id, row);
     }
     this.texts.restore(data.texts);
     for (const s of data.scoreSets) numbered(this.scoreSets, this.scoreKeys, scoreKey(s), s, true);
     for (const c of data.countSets) numbered(this.countSets, this.countKeys, countKey(c), c, true);
-    for (const key of [...CALL_COLUMNS, ...LOCATION_COLUMNS]) (this as Record<string, unknown>)[key] = data[key];
+    for (const key of [...CALL_COLUMNS, ...LOCATION_COLUMNS])
+      (this as Record<string, unknown>)[key] = data[key];
   }
 
   private grow(capacity: number): void {
     this.capacity = capacity;
     growColumns(this, CALL_COLUMNS, capacity);
-    for (const key of LOCATION_COLUMNS) growColumns(this[key], EVENT_KINDS.map((_, k) => k), capacity);
+    for (const key of LOCATION_COLUMNS)
+      growColumns(
+        this[key],
+        EVENT_KINDS.map((_, k) => k),
+        capacity,
+      );
   }
 }
 
 /** Distinct values looked up by key; past this, new values are added as they come (a trace of ever-different scores). */
 const MAX_KEYED = 4096;
 
-const scoreKey = (s: FidelityScores) => `${s.exactMatch}|${s.fieldF1}|${s.keyJaccard}|${s.typeAgreement}|${s.errorAgreement}|${Object.keys(s).length}`;
-const countKey = (c: Record<DiffKind, number>) => `${c.added}|${c.removed}|${c.changed}|${c.typeChanged}|${Object.keys(c).length}`;
+const scoreKey = (s: FidelityScores) =>
+  `${s.exactMatch}|${s.fieldF1}|${s.keyJaccard}|${s.typeAgreement}|${s.errorAgreement}|${Object.keys(s).length}`;
+const countKey = (c: Record<DiffKind, number>) =>
+  `${c.added}|${c.removed}|${c.changed}|${c.typeChanged}|${Object.keys(c).length}`;
 
 /**
  * The number (from 1) of a value in a table of distinct values, adding it when new (`append`: always
  * added, as a restored table is taken as it was saved).
  */
-function numbered<T>(table: T[], keys: Map<string, number>, key: string, value: T, append = false): number {
+function numbered<T>(
+  table: T[],
+  keys: Map<string, number>,
+  key: string,
+  value: T,
+  append = false,
+): number {
   let n = append ? undefined : keys.get(key);
   if (n === undefined) {
     table.push(value);

@@ -4,7 +4,12 @@ import type { CallComparison } from '../../fidelity/compare';
 import { compareResponses } from '../../fidelity/compare';
 import type { ResponseValue } from '../../fidelity/responseValue';
 import { actualValue, rehearsalValue } from '../../fidelity/responseValue';
-import type { CallActualEvent, CallRehearsalEvent, FidelityEvent, TurnEvent } from '../format/schema';
+import type {
+  CallActualEvent,
+  CallRehearsalEvent,
+  FidelityEvent,
+  TurnEvent,
+} from '../format/schema';
 import type { CallEntry } from './entries';
 import type { TraceIndex } from './traceIndex';
 
@@ -30,7 +35,10 @@ export function actualValueOf(e: CallActualEvent | undefined): ResponseValue | u
 }
 
 /** Compares what is known of a call; says why not when one side is missing. */
-export function compareCall(rehearsal: CallRehearsalEvent | undefined, actual: CallActualEvent | undefined): CallComparison {
+export function compareCall(
+  rehearsal: CallRehearsalEvent | undefined,
+  actual: CallActualEvent | undefined,
+): CallComparison {
   if (!rehearsal) return { comparable: 'none', reason: 'no-rehearsal' };
   if (!rehearsal.result.ok) return { comparable: 'none', reason: 'rehearsal-parse-error' };
   if (!actual) return { comparable: 'none', reason: 'no-actual' };
@@ -40,9 +48,12 @@ export function compareCall(rehearsal: CallRehearsalEvent | undefined, actual: C
 }
 
 /** The arguments of a call, from its rehearsal or its turn. */
-export function callArguments(view: Pick<CallView, 'entry' | 'turn' | 'rehearsal'>): JsonValue | undefined {
+export function callArguments(
+  view: Pick<CallView, 'entry' | 'turn' | 'rehearsal'>,
+): JsonValue | undefined {
   if (view.rehearsal) return view.rehearsal.arguments;
-  if (view.turn?.parse.kind === 'calls') return view.turn.parse.calls.find((c) => c.callId === view.entry.callId)?.arguments;
+  if (view.turn?.parse.kind === 'calls')
+    return view.turn.parse.calls.find((c) => c.callId === view.entry.callId)?.arguments;
   return undefined;
 }
 
@@ -50,7 +61,10 @@ export function callArguments(view: Pick<CallView, 'entry' | 'turn' | 'rehearsal
 export async function loadCallView(index: TraceIndex, callId: string): Promise<CallView> {
   const entry = index.call(callId);
   if (!entry) {
-    throw new StudioError('UNKNOWN_CALL', `No call ${JSON.stringify(callId)} in ${index.file}. Run \`rehearse report --calls ${index.file}\` to list its calls.`);
+    throw new StudioError(
+      'UNKNOWN_CALL',
+      `No call ${JSON.stringify(callId)} in ${index.file}. Run \`rehearse report --calls ${index.file}\` to list its calls.`,
+    );
   }
   const turnEntry = index.turn(entry.turnId);
   const [turn, rehearsal, actual] = await Promise.all([
@@ -63,7 +77,10 @@ export async function loadCallView(index: TraceIndex, callId: string): Promise<C
     turn: turn as TurnEvent | undefined,
     rehearsal: rehearsal as CallRehearsalEvent | undefined,
     actual: actual as CallActualEvent | undefined,
-    comparison: compareCall(rehearsal as CallRehearsalEvent | undefined, actual as CallActualEvent | undefined),
+    comparison: compareCall(
+      rehearsal as CallRehearsalEvent | undefined,
+      actual as CallActualEvent | undefined,
+    ),
   };
   view.rehearsalValue = rehearsalValueOf(view.rehearsal);
   view.actualValue = actualValueOf(view.actual);
@@ -71,10 +88,18 @@ export async function loadCallView(index: TraceIndex, callId: string): Promise<C
 }
 
 /** The fidelity event of a call whose rehearsal and actual response are both recorded. */
-export function fidelityEventFor(rehearsal: CallRehearsalEvent, actual: CallActualEvent): Omit<FidelityEvent, 'v' | 'ts'> {
+export function fidelityEventFor(
+  rehearsal: CallRehearsalEvent,
+  actual: CallActualEvent,
+): Omit<FidelityEvent, 'v' | 'ts'> {
   const cmp = compareCall(rehearsal, actual);
-  const base = { type: 'fidelity' as const, episodeId: rehearsal.episodeId, callId: rehearsal.callId };
+  const base = {
+    type: 'fidelity' as const,
+    episodeId: rehearsal.episodeId,
+    callId: rehearsal.callId,
+  };
   if (cmp.comparable === 'none') return { ...base, comparable: 'none', reason: cmp.reason };
-  if (cmp.comparable === 'json') return { ...base, comparable: 'json', scores: cmp.scores, counts: cmp.counts };
+  if (cmp.comparable === 'json')
+    return { ...base, comparable: 'json', scores: cmp.scores, counts: cmp.counts };
   return { ...base, comparable: 'text', scores: cmp.scores };
 }

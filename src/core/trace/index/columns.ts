@@ -9,6 +9,10 @@ export function grown<T extends Column>(old: T, length: number): T {
 }
 
 /** Replaces each named column of `table` by a copy of `capacity` values ({@link grown}). */
-export function growColumns<T, K extends keyof T>(table: T, keys: readonly K[], capacity: number): void {
+export function growColumns<T, K extends keyof T>(
+  table: T,
+  keys: readonly K[],
+  capacity: number,
+): void {
   for (const key of keys) table[key] = grown(table[key] as Column, capacity) as T[K];
 }

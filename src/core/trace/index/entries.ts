@@ -48,7 +48,13 @@ export interface EpisodeEntry {
   role?: 'imagined' | 'committed';
   location: EventLocation;
   turnIds: string[];
-  end?: { status: EpisodeStatus; reward: number | null; success: boolean | null; location: EventLocation; errorCode?: string };
+  end?: {
+    status: EpisodeStatus;
+    reward: number | null;
+    success: boolean | null;
+    location: EventLocation;
+    errorCode?: string;
+  };
   /** From the episode's start to its end, by the events' timestamps (ended episodes). */
   durationMs?: number;
 }

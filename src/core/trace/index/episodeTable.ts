@@ -7,7 +7,26 @@ import { grown, growColumns } from './columns';
 const FIRST_CAPACITY = 256;
 
 /** The table's columns of one value per episode (grown together; saved and restored by the index snapshot). */
-export const EPISODE_COLUMNS = ['indexes', 'modes', 'roles', 'lines', 'offsets', 'lengths', 'firstTurns', 'lastTurns', 'ends', 'statuses', 'rewards', 'successes', 'endLines', 'endOffsets', 'endLengths', 'endErrors', 'startTimes', 'endTimes'] as const satisfies readonly (keyof EpisodeColumns)[];
+export const EPISODE_COLUMNS = [
+  'indexes',
+  'modes',
+  'roles',
+  'lines',
+  'offsets',
+  'lengths',
+  'firstTurns',
+  'lastTurns',
+  'ends',
+  'statuses',
+  'rewards',
+  'successes',
+  'endLines',
+  'endOffsets',
+  'endLengths',
+  'endErrors',
+  'startTimes',
+  'endTimes',
+] as const satisfies readonly (keyof EpisodeColumns)[];
 
 /** The columns of an {@link EpisodeTable} (an index snapshot saves and restores them). */
 export interface EpisodeColumns {
@@ -77,7 +96,15 @@ export class EpisodeTable implements EpisodeColumns {
   }
 
   /** Adds an episode, or replaces what is known of one introduced again (keeping its turns); returns its row. */
-  put(episodeId: string, index: number, taskId: string, mode: string, role: string | undefined, location: EventLocation, startedMs = Number.NaN): number {
+  put(
+    episodeId: string,
+    index: number,
+    taskId: string,
+    mode: string,
+    role: string | undefined,
+    location: EventLocation,
+    startedMs = Number.NaN,
+  ): number {
     let row = this.ids.get(episodeId);
     if (row === undefined) {
       row = this.ids.add(episodeId);
@@ -100,7 +127,11 @@ export class EpisodeTable implements EpisodeColumns {
 
   /** Appends a new turn row to an episode's turns. */
   addTurn(row: number, turnRow: number): void {
-    if (turnRow >= this.nextTurns.length) this.nextTurns = grown(this.nextTurns, Math.max(FIRST_CAPACITY * 4, this.nextTurns.length * 2, turnRow + 1));
+    if (turnRow >= this.nextTurns.length)
+      this.nextTurns = grown(
+        this.nextTurns,
+        Math.max(FIRST_CAPACITY * 4, this.nextTurns.length * 2, turnRow + 1),
+      );
     this.nextTurns[turnRow] = -1;
     if (this.lastTurns[row] < 0) this.firstTurns[row] = turnRow;
     else this.nextTurns[this.lastTurns[row]] = turnRow;
@@ -111,7 +142,12 @@ export class EpisodeTable implements EpisodeColumns {
   turnRows(row: number): number[] {
     const rows: number[] = [];
     // Bounded by the number of turns: a damaged chain read from a snapshot cannot loop forever.
-    for (let t = this.firstTurns[row], k = 0; t >= 0 && k < this.nextTurns.length; t = this.nextTurns[t], k++) rows.push(t);
+    for (
+      let t = this.firstTurns[row], k = 0;
+      t >= 0 && k < this.nextTurns.length;
+      t = this.nextTurns[t], k++
+    )
+      rows.push(t);
     return rows;
   }
 
@@ -131,16 +167,27 @@ export class EpisodeTable implements EpisodeColumns {
   /** The entry of a row; `turnIds` names its turns. */
   entry(row: number, turnIds: string[]): EpisodeEntry {
     const entry: EpisodeEntry = {
-      episodeId: this.ids.idOf(row), index: this.indexes[row], taskId: this.taskIds[row], mode: this.texts.text(this.modes[row]) as EpisodeEntry['mode'],
-      location: { line: this.lines[row], offset: this.offsets[row], length: this.lengths[row] }, turnIds,
+      episodeId: this.ids.idOf(row),
+      index: this.indexes[row],
+      taskId: this.taskIds[row],
+      mode: this.texts.text(this.modes[row]) as EpisodeEntry['mode'],
+      location: { line: this.lines[row], offset: this.offsets[row], length: this.lengths[row] },
+      turnIds,
     };
     if (this.roles[row] > 0) entry.role = this.texts.text(this.roles[row]) as EpisodeEntry['role'];
     const duration = this.endTimes[row] - this.startTimes[row];
-    if (this.ends[row] > 0 && Number.isFinite(duration) && duration >= 0) entry.durationMs = duration;
+    if (this.ends[row] > 0 && Number.isFinite(duration) && duration >= 0)
+      entry.durationMs = duration;
     if (this.ends[row] > 0) {
       entry.end = {
-        status: this.texts.text(this.statuses[row]) as NonNullable<EpisodeEntry['end']>['status'], reward: this.ends[row] === 2 ? null : this.rewards[row],
-        success: this.successes[row] === 0 ? null : this.successes[row] === 2, location: { line: this.endLines[row], offset: this.endOffsets[row], length: this.endLengths[row] },
+        status: this.texts.text(this.statuses[row]) as NonNullable<EpisodeEntry['end']>['status'],
+        reward: this.ends[row] === 2 ? null : this.rewards[row],
+        success: this.successes[row] === 0 ? null : this.successes[row] === 2,
+        location: {
+          line: this.endLines[row],
+          offset: this.endOffsets[row],
+          length: this.endLengths[row],
+        },
       };
       if (this.endErrors[row] > 0) entry.end.errorCode = this.texts.text(this.endErrors[row]);
     }
@@ -159,21 +206,42 @@ export class EpisodeTable implements EpisodeColumns {
    * Replaces the content with what an index snapshot holds (columns of exactly `ids.count` rows;
    * `nextTurns` one per turn row). Throws on values out of range.
    */
-  restore(ids: { bytes: Buffer; starts: Float64Array; lengths: Uint8Array }, taskIds: string[], texts: string[], nextTurns: Int32Array, columns: EpisodeColumns): void {
+  restore(
+    ids: { bytes: Buffer; starts: Float64Array; lengths: Uint8Array },
+    taskIds: string[],
+    texts: string[],
+    nextTurns: Int32Array,
+    columns: EpisodeColumns,
+  ): void {
     this.clear();
     this.ids.restore(ids.bytes, ids.starts, ids.lengths);
     const n = this.ids.count;
-    const bad = (what: string) => { throw new Error(`bad episode ${what}`); };
-    if (taskIds.length !== n || Object.values(columns).some((c: ArrayLike<number>) => c.length !== n)) bad('columns');
+    const bad = (what: string) => {
+      throw new Error(`bad episode ${what}`);
+    };
+    if (
+      taskIds.length !== n ||
+      Object.values(columns).some((c: ArrayLike<number>) => c.length !== n)
+    )
+      bad('columns');
     if (texts[0] !== '') bad('texts');
-    for (const [k, list] of [['mode', columns.modes], ['role', columns.roles], ['status', columns.statuses], ['error', columns.endErrors]] as const) {
-      for (let i = 0; i < n; i++) if (list[i] >= texts.length || (k === 'mode' && list[i] === 0)) bad(k);
+    for (const [k, list] of [
+      ['mode', columns.modes],
+      ['role', columns.roles],
+      ['status', columns.statuses],
+      ['error', columns.endErrors],
+    ] as const) {
+      for (let i = 0; i < n; i++)
+        if (list[i] >= texts.length || (k === 'mode' && list[i] === 0)) bad(k);
     }
     for (let i = 0; i < n; i++) {
       if (columns.ends[i] > 2 || columns.successes[i] > 2) bad('end');
-      for (const t of [columns.firstTurns[i], columns.lastTurns[i]]) if (t < -1 || t >= nextTurns.length) bad('turns');
+      for (const t of [columns.firstTurns[i], columns.lastTurns[i]])
+        if (t < -1 || t >= nextTurns.length) bad('turns');
     }
-    for (let t = 0; t < nextTurns.length; t++) if (nextTurns[t] < -1 || nextTurns[t] >= nextTurns.length || nextTurns[t] === t) bad('turn chain');
+    for (let t = 0; t < nextTurns.length; t++)
+      if (nextTurns[t] < -1 || nextTurns[t] >= nextTurns.length || nextTurns[t] === t)
+        bad('turn chain');
     this.texts.restore(texts);
     for (const t of taskIds) this.taskIds.push(t);
     this.nextTurns = nextTurns;

@@ -37,7 +37,8 @@ export class IdTable {
 
   /** Adds an id that is not in the table (the caller looked it up first); returns its number. */
   add(id: string): number {
-    if (id.length === 0 || id.length > MAX_ID_LENGTH) throw new RangeError(`id of ${id.length} characters`);
+    if (id.length === 0 || id.length > MAX_ID_LENGTH)
+      throw new RangeError(`id of ${id.length} characters`);
     const n = this.size++;
     if (n === this.starts.length) {
       const capacity = Math.max(FIRST_CAPACITY, this.starts.length * 2);
@@ -45,7 +46,9 @@ export class IdTable {
       this.lengths = grown(this.lengths, capacity);
     }
     if (this.used + id.length > this.bytes.length) {
-      const next = Buffer.alloc(Math.max(FIRST_CAPACITY * 16, this.bytes.length * 2, this.used + id.length));
+      const next = Buffer.alloc(
+        Math.max(FIRST_CAPACITY * 16, this.bytes.length * 2, this.used + id.length),
+      );
       this.bytes.copy(next, 0, 0, this.used);
       this.bytes = next;
     }
@@ -53,7 +56,8 @@ export class IdTable {
     this.starts[n] = this.used;
     this.lengths[n] = id.length;
     this.used += id.length;
-    if (2 * this.size > this.slots.length) this.rehash(Math.max(FIRST_CAPACITY * 2, this.slots.length * 2));
+    if (2 * this.size > this.slots.length)
+      this.rehash(Math.max(FIRST_CAPACITY * 2, this.slots.length * 2));
     else this.place(n);
     return n;
   }
@@ -83,7 +87,14 @@ export class IdTable {
     if (starts.length !== lengths.length) throw new Error('bad id table');
     for (let i = 0; i < bytes.length; i++) if (!ID_BYTE[bytes[i]]) throw new Error('bad id bytes');
     for (let n = 0; n < starts.length; n++) {
-      if (!(lengths[n] >= 1 && lengths[n] <= MAX_ID_LENGTH && Number.isSafeInteger(starts[n]) && starts[n] >= 0 && starts[n] + lengths[n] <= bytes.length)) throw new Error('bad id');
+      if (!(
+        lengths[n] >= 1 &&
+        lengths[n] <= MAX_ID_LENGTH &&
+        Number.isSafeInteger(starts[n]) &&
+        starts[n] >= 0 &&
+        starts[n] + lengths[n] <= bytes.length
+      ))
+        throw new Error('bad id');
     }
     this.bytes = bytes;
     this.used = bytes.length;
@@ -98,13 +109,22 @@ export class IdTable {
   private equals(n: number, id: string): boolean {
     if (this.lengths[n] !== id.length) return false;
     const start = this.starts[n];
-    for (let i = 0; i < id.length; i++) if (this.bytes[start + i] !== id.charCodeAt(i)) return false;
+    for (let i = 0; i < id.length; i++)
+      if (this.bytes[start + i] !== id.charCodeAt(i)) return false;
     return true;
   }
 
   private sameBytes(a: number, b: number): boolean {
     if (this.lengths[a] !== this.lengths[b]) return false;
-    return this.bytes.compare(this.bytes, this.starts[b], this.starts[b] + this.lengths[b], this.starts[a], this.starts[a] + this.lengths[a]) === 0;
+    return (
+      this.bytes.compare(
+        this.bytes,
+        this.starts[b],
+        this.starts[b] + this.lengths[b],
+        this.starts[a],
+        this.starts[a] + this.lengths[a],
+      ) === 0
+    );
   }
 
   /** Puts id `n` in its hash slot; with `refuseRepeats`, throws when an equal id is there already. */
@@ -126,7 +146,8 @@ export class IdTable {
 
 /** Bytes allowed in an id (ID_PATTERN's characters). */
 const ID_BYTE = new Uint8Array(256);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-') ID_BYTE[c.charCodeAt(0)] = 1;
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-')
+  ID_BYTE[c.charCodeAt(0)] = 1;
 
 /** FNV-1a of an ASCII string, equal to {@link hashBytes} of its bytes. */
 function hash(id: string): number {

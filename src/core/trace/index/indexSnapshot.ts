@@ -44,7 +44,10 @@ export interface SnapshotSource {
 export type SnapshotFill = (episodes: EpisodeTable, turns: TurnTable, calls: CallTable) => void;
 
 /** Builds an index from a snapshot's state and the function that fills its tables. */
-export type SnapshotBuild<T> = (state: Omit<IndexState, 'episodes' | 'turns' | 'calls'>, fill: SnapshotFill) => T;
+export type SnapshotBuild<T> = (
+  state: Omit<IndexState, 'episodes' | 'turns' | 'calls'>,
+  fill: SnapshotFill,
+) => T;
 
 /**
  * A saved trace index (`trace.index` beside `trace.jsonl`): what {@link TraceIndex} knows of the
@@ -72,29 +75,59 @@ type SectionSource = [name: string, kind: ColumnKind, column: Column, rows: numb
 
 const ARRAYS = { u8: Uint8Array, i32: Int32Array, u32: Uint32Array, f64: Float64Array } as const;
 
-interface SectionHeader { name: string; kind: ColumnKind; bytes: number }
-
+interface SectionHeader {
+  name: string;
+  kind: ColumnKind;
+  bytes: number;
+}
 
 interface SnapshotHeader {
   format: string;
   version: number;
   trace: { scanned: number; size: number; mtimeMs: number; fingerprint: string };
-  state: { run: RunEvent | null; runEnd: RunEndEvent | null; skipped: SkippedLine[]; skippedCount: number; orphans: number; eventCount: number; nextLine: number };
+  state: {
+    run: RunEvent | null;
+    runEnd: RunEndEvent | null;
+    skipped: SkippedLine[];
+    skippedCount: number;
+    orphans: number;
+    eventCount: number;
+    nextLine: number;
+  };
   /** Episodes (their columns in `episode.*` sections): `texts` numbers modes, roles, statuses and error codes (0: none); `taskIds`, one per episode. */
   episodes: { count: number; texts: string[]; taskIds: string[] };
-  turns: { count: number; parseErrors: [number, string][]; answerPreviews: [number, string][]; callLists: [number, number[]][] };
+  turns: {
+    count: number;
+    parseErrors: [number, string][];
+    answerPreviews: [number, string][];
+    callLists: [number, number[]][];
+  };
   /** `explicitIds`: [row, id] of the calls whose id is not `<turn id>.c<position + 1>` (most have none). */
-  calls: { count: number; explicitIds: [number, string][]; texts: string[]; scoreSets: FidelityScores[]; countSets: Record<DiffKind, number>[] };
+  calls: {
+    count: number;
+    explicitIds: [number, string][];
+    texts: string[];
+    scoreSets: FidelityScores[];
+    countSets: Record<DiffKind, number>[];
+  };
   sections: SectionHeader[];
 }
 
 function kindOf(c: Column): ColumnKind {
-  return c instanceof Float64Array ? 'f64' : c instanceof Int32Array ? 'i32' : c instanceof Uint32Array ? 'u32' : 'u8';
+  return c instanceof Float64Array
+    ? 'f64'
+    : c instanceof Int32Array
+      ? 'i32'
+      : c instanceof Uint32Array
+        ? 'u32'
+        : 'u8';
 }
 
 /** Where the saved index of a trace lives: `trace.index` beside `trace.jsonl` (any other name: `<name>.index`). */
 export function snapshotFileOf(traceFile: string): string {
-  return traceFile.endsWith('.jsonl') ? traceFile.slice(0, -'.jsonl'.length) + '.index' : traceFile + '.index';
+  return traceFile.endsWith('.jsonl')
+    ? traceFile.slice(0, -'.jsonl'.length) + '.index'
+    : traceFile + '.index';
 }
 
 /** Saved indexes are written only inside a `.rehearsal` folder: the studio does not litter a user's other folders. */
@@ -113,7 +146,8 @@ async function fingerprint(traceFile: string, scanned: number): Promise<string> 
       hash.update(bytes.subarray(0, bytesRead));
     };
     await take(0, EDGE_BYTES);
-    for (let i = 1; i <= SAMPLE_BLOCKS; i++) await take(Math.floor((i * scanned) / (SAMPLE_BLOCKS + 1)), SAMPLE_BYTES);
+    for (let i = 1; i <= SAMPLE_BLOCKS; i++)
+      await take(Math.floor((i * scanned) / (SAMPLE_BLOCKS + 1)), SAMPLE_BYTES);
     await take(Math.max(0, scanned - EDGE_BYTES), EDGE_BYTES);
     return hash.digest('hex');
   } finally {
@@ -128,19 +162,30 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
   const stat = await fs.stat(index.file);
   // Every table is columns already: the snapshot writes each column's rows as they are in memory.
   const idColumns = (prefix: string, ids: IdTable): SectionSource[] => [
-    [`${prefix}.idBytes`, 'u8', ids.bytes, ids.used], [`${prefix}.idStarts`, 'f64', ids.starts, ids.count], [`${prefix}.idLengths`, 'u8', ids.lengths, ids.count],
+    [`${prefix}.idBytes`, 'u8', ids.bytes, ids.used],
+    [`${prefix}.idStarts`, 'f64', ids.starts, ids.count],
+    [`${prefix}.idLengths`, 'u8', ids.lengths, ids.count],
   ];
   const e = episodes.count;
   const t = turns.count;
   const c = calls.count;
   const columns: SectionSource[] = [
     ...idColumns('episode', episodes.ids),
-    ...EPISODE_COLUMNS.map((k): SectionSource => [`episode.${k}`, kindOf(episodes[k]), episodes[k], e]),
+    ...EPISODE_COLUMNS.map((k): SectionSource => [
+      `episode.${k}`,
+      kindOf(episodes[k]),
+      episodes[k],
+      e,
+    ]),
     ['episode.nextTurns', 'i32', episodes.nextTurns, t],
     ...idColumns('turn', turns.ids),
     ...TURN_COLUMNS.map((k): SectionSource => [`turn.${k}`, kindOf(turns[k]), turns[k], t]),
     ...CALL_COLUMNS.map((k): SectionSource => [`call.${k}`, kindOf(calls[k]), calls[k], c]),
-    ...EVENT_KINDS.flatMap((_, k): SectionSource[] => [[`call.lines.${k}`, 'u32', calls.lines[k], c], [`call.offsets.${k}`, 'f64', calls.offsets[k], c], [`call.lengths.${k}`, 'u32', calls.lengths[k], c]]),
+    ...EVENT_KINDS.flatMap((_, k): SectionSource[] => [
+      [`call.lines.${k}`, 'u32', calls.lines[k], c],
+      [`call.offsets.${k}`, 'f64', calls.offsets[k], c],
+      [`call.lengths.${k}`, 'u32', calls.lengths[k], c],
+    ]),
   ];
   const bodies = columns.map(([name, kind, column, rows]): [SectionHeader, Buffer] => {
     const bytes = Buffer.from(column.buffer, column.byteOffset, rows * ELEMENT_BYTES[kind]);
@@ -150,12 +195,37 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
   // right after indexing, on the editor's thread.
   await new Promise<void>((resolve) => setImmediate(resolve));
   const header: SnapshotHeader = {
-    format: FORMAT, version: SNAPSHOT_VERSION,
-    trace: { scanned: s.scanned, size: stat.size, mtimeMs: stat.mtimeMs, fingerprint: await fingerprint(index.file, s.scanned) },
-    state: { run: s.run ?? null, runEnd: s.runEnd ?? null, skipped: [...s.skipped], skippedCount: s.skippedCount, orphans: s.orphans, eventCount: s.eventCount, nextLine: s.nextLine },
+    format: FORMAT,
+    version: SNAPSHOT_VERSION,
+    trace: {
+      scanned: s.scanned,
+      size: stat.size,
+      mtimeMs: stat.mtimeMs,
+      fingerprint: await fingerprint(index.file, s.scanned),
+    },
+    state: {
+      run: s.run ?? null,
+      runEnd: s.runEnd ?? null,
+      skipped: [...s.skipped],
+      skippedCount: s.skippedCount,
+      orphans: s.orphans,
+      eventCount: s.eventCount,
+      nextLine: s.nextLine,
+    },
     episodes: { count: e, texts: episodes.texts.list, taskIds: episodes.taskIds },
-    turns: { count: turns.count, parseErrors: [...turns.parseErrors], answerPreviews: [...turns.answerPreviews], callLists: [...turns.callLists] },
-    calls: { count: calls.count, explicitIds: [...calls.explicitIds], texts: calls.texts.list, scoreSets: calls.scoreSets, countSets: calls.countSets },
+    turns: {
+      count: turns.count,
+      parseErrors: [...turns.parseErrors],
+      answerPreviews: [...turns.answerPreviews],
+      callLists: [...turns.callLists],
+    },
+    calls: {
+      count: calls.count,
+      explicitIds: [...calls.explicitIds],
+      texts: calls.texts.list,
+      scoreSets: calls.scoreSets,
+      countSets: calls.countSets,
+    },
     sections: bodies.map(([h]) => h),
   };
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
@@ -167,12 +237,20 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
     const length = Buffer.alloc(4);
     length.writeUInt32LE(headerBytes.length);
     let at = 0;
-    const write = async (bytes: Buffer) => { await handle.write(bytes, 0, bytes.length, at); at += bytes.length; };
-    const pad = async () => { if (at % 8) await write(Buffer.alloc(8 - (at % 8))); };
+    const write = async (bytes: Buffer) => {
+      await handle.write(bytes, 0, bytes.length, at);
+      at += bytes.length;
+    };
+    const pad = async () => {
+      if (at % 8) await write(Buffer.alloc(8 - (at % 8)));
+    };
     await write(MAGIC);
     await write(length);
     await write(headerBytes);
-    for (const [, body] of bodies) { await pad(); await write(body); }
+    for (const [, body] of bodies) {
+      await pad();
+      await write(body);
+    }
     await handle.close();
     await fs.rename(temp, file);
   } catch (err) {
@@ -196,10 +274,24 @@ const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as nu
  * 0): a saved index cannot make the explorer read past what it describes, or allocate for a line
  * longer than the trace.
  */
-function checkLocations(lines: Uint32Array, offsets: Float64Array, lengths: Uint32Array, scanned: number, nextLine: number, optional: boolean): void {
+function checkLocations(
+  lines: Uint32Array,
+  offsets: Float64Array,
+  lengths: Uint32Array,
+  scanned: number,
+  nextLine: number,
+  optional: boolean,
+): void {
   for (let i = 0; i < lines.length; i++) {
     if (optional && lines[i] === 0) continue;
-    check(lines[i] >= 1 && lines[i] <= nextLine && Number.isSafeInteger(offsets[i]) && offsets[i] >= 0 && offsets[i] + lengths[i] <= scanned, 'location out of range');
+    check(
+      lines[i] >= 1 &&
+        lines[i] <= nextLine &&
+        Number.isSafeInteger(offsets[i]) &&
+        offsets[i] >= 0 &&
+        offsets[i] + lengths[i] <= scanned,
+      'location out of range',
+    );
   }
 }
 
@@ -209,15 +301,21 @@ function checkLocations(lines: Uint32Array, offsets: Float64Array, lengths: Uint
  * shifted) breaks that order, so the saved index is not used and the trace is read instead: the
  * index is a cache and must never be why a command fails.
  */
-function checkLocationOrder(nextLine: number, columns: readonly (readonly [Uint32Array, Float64Array, Uint32Array])[]): void {
+function checkLocationOrder(
+  nextLine: number,
+  columns: readonly (readonly [Uint32Array, Float64Array, Uint32Array])[],
+): void {
   const offsets = new Float64Array(nextLine + 1).fill(-1);
   const lengths = new Float64Array(nextLine + 1);
   for (const [lines, offs, lens] of columns) {
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i];
       if (line === 0) continue;
-      if (offsets[line] === -1) { offsets[line] = offs[i]; lengths[line] = lens[i]; }
-      else check(offsets[line] === offs[i] && lengths[line] === lens[i], 'one line at two locations');
+      if (offsets[line] === -1) {
+        offsets[line] = offs[i];
+        lengths[line] = lens[i];
+      } else
+        check(offsets[line] === offs[i] && lengths[line] === lens[i], 'one line at two locations');
     }
   }
   let end = -1;
@@ -232,8 +330,14 @@ function checkLocationOrder(nextLine: number, columns: readonly (readonly [Uint3
 }
 
 /** Every value of a column lies in [min, max). */
-function inRange(column: Int32Array | Uint32Array | Uint8Array, min: number, max: number, what: string): void {
-  for (let i = 0; i < column.length; i++) check(column[i] >= min && column[i] < max, `${what} out of range`);
+function inRange(
+  column: Int32Array | Uint32Array | Uint8Array,
+  min: number,
+  max: number,
+  what: string,
+): void {
+  for (let i = 0; i < column.length; i++)
+    check(column[i] >= min && column[i] < max, `${what} out of range`);
 }
 
 /**
@@ -241,7 +345,10 @@ function inRange(column: Int32Array | Uint32Array | Uint8Array, min: number, max
  * undefined when there is none, it describes other bytes than the trace's, or it does not check out.
  * Never throws.
  */
-export async function readIndexSnapshot<T>(traceFile: string, build: SnapshotBuild<T>): Promise<{ index: T } | undefined> {
+export async function readIndexSnapshot<T>(
+  traceFile: string,
+  build: SnapshotBuild<T>,
+): Promise<{ index: T } | undefined> {
   try {
     return { index: await load(traceFile, build) };
   } catch {
@@ -273,13 +380,28 @@ async function load<T>(traceFile: string, build: SnapshotBuild<T>): Promise<T> {
     let at = 12 + headerLength;
     const sections = new Map<string, Column>();
     for (const s of h.sections) {
-      check(typeof s === 'object' && s !== null && typeof s.name === 'string' && isCount(s.bytes) && Object.hasOwn(ELEMENT_BYTES, s.kind), 'bad section');
+      check(
+        typeof s === 'object' &&
+          s !== null &&
+          typeof s.name === 'string' &&
+          isCount(s.bytes) &&
+          Object.hasOwn(ELEMENT_BYTES, s.kind),
+        'bad section',
+      );
       at += (8 - (at % 8)) % 8;
       check(at + s.bytes <= size, 'truncated section');
       const element = ELEMENT_BYTES[s.kind];
       check(s.bytes % element === 0, 'bad section length');
-      const column = s.name.endsWith('.idBytes') ? Buffer.alloc(s.bytes) : new ARRAYS[s.kind](s.bytes / element);
-      if (s.bytes > 0) await handle.read(new Uint8Array(column.buffer, column.byteOffset, s.bytes), 0, s.bytes, at);
+      const column = s.name.endsWith('.idBytes')
+        ? Buffer.alloc(s.bytes)
+        : new ARRAYS[s.kind](s.bytes / element);
+      if (s.bytes > 0)
+        await handle.read(
+          new Uint8Array(column.buffer, column.byteOffset, s.bytes),
+          0,
+          s.bytes,
+          at,
+        );
       sections.set(s.name, column);
       at += s.bytes;
     }
@@ -292,38 +414,120 @@ async function load<T>(traceFile: string, build: SnapshotBuild<T>): Promise<T> {
 
 /** The header's shapes and counts, before anything is built from it. */
 function checkHeader(h: SnapshotHeader): void {
-  check(typeof h.trace === 'object' && h.trace !== null && isCount(h.trace.scanned) && isCount(h.trace.size) && typeof h.trace.mtimeMs === 'number' && typeof h.trace.fingerprint === 'string', 'bad trace');
+  check(
+    typeof h.trace === 'object' &&
+      h.trace !== null &&
+      isCount(h.trace.scanned) &&
+      isCount(h.trace.size) &&
+      typeof h.trace.mtimeMs === 'number' &&
+      typeof h.trace.fingerprint === 'string',
+    'bad trace',
+  );
   const st = h.state;
-  check(typeof st === 'object' && st !== null && isCount(st.orphans) && isCount(st.eventCount) && isCount(st.nextLine) && st.nextLine >= 1, 'bad state');
-  for (const e of [st.run, st.runEnd]) check(e === null || validateTraceEvent(e).ok, 'bad run event');
+  check(
+    typeof st === 'object' &&
+      st !== null &&
+      isCount(st.orphans) &&
+      isCount(st.eventCount) &&
+      isCount(st.nextLine) &&
+      st.nextLine >= 1,
+    'bad state',
+  );
+  for (const e of [st.run, st.runEnd])
+    check(e === null || validateTraceEvent(e).ok, 'bad run event');
   check(st.run === null || st.run.type === 'run', 'bad run event');
   check(st.runEnd === null || st.runEnd.type === 'run.end', 'bad run end event');
-  check(Array.isArray(st.skipped) && st.skipped.length <= MAX_SKIPPED_KEPT && st.skipped.every((s) => isCount(s?.line) && isCount(s.offset) && typeof s.reason === 'string'), 'bad skipped lines');
-  check(isCount(st.skippedCount) && st.skippedCount >= st.skipped.length && (st.skipped.length === MAX_SKIPPED_KEPT || st.skippedCount === st.skipped.length), 'bad skipped count');
+  check(
+    Array.isArray(st.skipped) &&
+      st.skipped.length <= MAX_SKIPPED_KEPT &&
+      st.skipped.every(
+        (s) => isCount(s?.line) && isCount(s.offset) && typeof s.reason === 'string',
+      ),
+    'bad skipped lines',
+  );
+  check(
+    isCount(st.skippedCount) &&
+      st.skippedCount >= st.skipped.length &&
+      (st.skipped.length === MAX_SKIPPED_KEPT || st.skippedCount === st.skipped.length),
+    'bad skipped count',
+  );
   check(typeof h.turns === 'object' && h.turns !== null && isCount(h.turns.count), 'bad turns');
   check(typeof h.calls === 'object' && h.calls !== null && isCount(h.calls.count), 'bad calls');
   const rowsOf = (list: unknown, isValue: (v: unknown) => boolean, rows = h.turns.count) =>
-    Array.isArray(list) && list.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && p[0] < rows && isValue(p[1]));
-  check(rowsOf(h.calls.explicitIds, (v) => typeof v === 'string' && ID_PATTERN.test(v), h.calls.count), 'bad call ids');
-  check(Array.isArray(h.calls.texts) && h.calls.texts.every((t) => typeof t === 'string'), 'bad texts');
+    Array.isArray(list) &&
+    list.every(
+      (p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && p[0] < rows && isValue(p[1]),
+    );
+  check(
+    rowsOf(h.calls.explicitIds, (v) => typeof v === 'string' && ID_PATTERN.test(v), h.calls.count),
+    'bad call ids',
+  );
+  check(
+    Array.isArray(h.calls.texts) && h.calls.texts.every((t) => typeof t === 'string'),
+    'bad texts',
+  );
   // Scores are shares: a saved index that says otherwise (`fieldF1: -5`) is not believed.
-  const share = (v: unknown, nullable: boolean) => (nullable && v === null) || (typeof v === 'number' && v >= 0 && v <= 1);
-  check(Array.isArray(h.calls.scoreSets) && h.calls.scoreSets.every((s) => typeof s === 'object' && s !== null && typeof s.exactMatch === 'boolean' && share(s.fieldF1, false)
-    && share(s.keyJaccard, true) && share(s.typeAgreement, true) && typeof s.errorAgreement === 'boolean'), 'bad scores');
-  check(Array.isArray(h.calls.countSets) && h.calls.countSets.every((c) => typeof c === 'object' && c !== null && (['added', 'removed', 'changed', 'typeChanged'] as const).every((k) => isCount(c[k]))), 'bad counts');
-  check(rowsOf(h.turns.parseErrors, (v) => typeof v === 'string') && rowsOf(h.turns.answerPreviews, (v) => typeof v === 'string'), 'bad turn texts');
-  check(rowsOf(h.turns.callLists, (v) => Array.isArray(v) && v.every((r) => isCount(r) && r < h.calls.count)), 'bad call lists');
+  const share = (v: unknown, nullable: boolean) =>
+    (nullable && v === null) || (typeof v === 'number' && v >= 0 && v <= 1);
+  check(
+    Array.isArray(h.calls.scoreSets) &&
+      h.calls.scoreSets.every(
+        (s) =>
+          typeof s === 'object' &&
+          s !== null &&
+          typeof s.exactMatch === 'boolean' &&
+          share(s.fieldF1, false) &&
+          share(s.keyJaccard, true) &&
+          share(s.typeAgreement, true) &&
+          typeof s.errorAgreement === 'boolean',
+      ),
+    'bad scores',
+  );
+  check(
+    Array.isArray(h.calls.countSets) &&
+      h.calls.countSets.every(
+        (c) =>
+          typeof c === 'object' &&
+          c !== null &&
+          (['added', 'removed', 'changed', 'typeChanged'] as const).every((k) => isCount(c[k])),
+      ),
+    'bad counts',
+  );
+  check(
+    rowsOf(h.turns.parseErrors, (v) => typeof v === 'string') &&
+      rowsOf(h.turns.answerPreviews, (v) => typeof v === 'string'),
+    'bad turn texts',
+  );
+  check(
+    rowsOf(
+      h.turns.callLists,
+      (v) => Array.isArray(v) && v.every((r) => isCount(r) && r < h.calls.count),
+    ),
+    'bad call lists',
+  );
   const ep = h.episodes;
   check(typeof ep === 'object' && ep !== null && isCount(ep.count), 'bad episodes');
-  check(Array.isArray(ep.texts) && ep.texts.every((t) => typeof t === 'string'), 'bad episode texts');
-  check(Array.isArray(ep.taskIds) && ep.taskIds.length === ep.count && ep.taskIds.every((t) => typeof t === 'string'), 'bad task ids');
+  check(
+    Array.isArray(ep.texts) && ep.texts.every((t) => typeof t === 'string'),
+    'bad episode texts',
+  );
+  check(
+    Array.isArray(ep.taskIds) &&
+      ep.taskIds.length === ep.count &&
+      ep.taskIds.every((t) => typeof t === 'string'),
+    'bad task ids',
+  );
 }
 
 function restore<T>(h: SnapshotHeader, sections: Map<string, Column>, build: SnapshotBuild<T>): T {
   const episodeCount = h.episodes.count;
   const turnCount = h.turns.count;
   const callCount = h.calls.count;
-  const column = <K extends ColumnKind>(name: string, kind: K, rows: number): InstanceType<(typeof ARRAYS)[K]> => {
+  const column = <K extends ColumnKind>(
+    name: string,
+    kind: K,
+    rows: number,
+  ): InstanceType<(typeof ARRAYS)[K]> => {
     const c = sections.get(name);
     check(c instanceof ARRAYS[kind] && c.length === rows, `${name} missing`);
     return c as InstanceType<(typeof ARRAYS)[K]>;
@@ -331,26 +535,62 @@ function restore<T>(h: SnapshotHeader, sections: Map<string, Column>, build: Sna
   const idsOf = (prefix: string, rows: number) => {
     const bytes = sections.get(`${prefix}.idBytes`);
     check(Buffer.isBuffer(bytes), `${prefix} ids missing`);
-    return { bytes, starts: column(`${prefix}.idStarts`, 'f64', rows), lengths: column(`${prefix}.idLengths`, 'u8', rows) };
+    return {
+      bytes,
+      starts: column(`${prefix}.idStarts`, 'f64', rows),
+      lengths: column(`${prefix}.idLengths`, 'u8', rows),
+    };
   };
   const { scanned } = h.trace;
   const { nextLine } = h.state;
 
-  const episodeColumns = Object.fromEntries(EPISODE_COLUMNS.map((k) => [k, sections.get(`episode.${k}`)])) as unknown as EpisodeColumns;
-  check(EPISODE_COLUMNS.every((k) => sections.get(`episode.${k}`)?.length === episodeCount), 'episode columns missing');
+  const episodeColumns = Object.fromEntries(
+    EPISODE_COLUMNS.map((k) => [k, sections.get(`episode.${k}`)]),
+  ) as unknown as EpisodeColumns;
+  check(
+    EPISODE_COLUMNS.every((k) => sections.get(`episode.${k}`)?.length === episodeCount),
+    'episode columns missing',
+  );
   const nextTurns = column('episode.nextTurns', 'i32', turnCount);
-  checkLocations(episodeColumns.lines, episodeColumns.offsets, episodeColumns.lengths, scanned, nextLine, false);
-  checkLocations(episodeColumns.endLines, episodeColumns.endOffsets, episodeColumns.endLengths, scanned, nextLine, true);
+  checkLocations(
+    episodeColumns.lines,
+    episodeColumns.offsets,
+    episodeColumns.lengths,
+    scanned,
+    nextLine,
+    false,
+  );
+  checkLocations(
+    episodeColumns.endLines,
+    episodeColumns.endOffsets,
+    episodeColumns.endLengths,
+    scanned,
+    nextLine,
+    true,
+  );
 
   const turnColumns = {
-    episodeRows: column('turn.episodeRows', 'i32', turnCount), indexes: column('turn.indexes', 'i32', turnCount), kinds: column('turn.kinds', 'u8', turnCount),
-    lines: column('turn.lines', 'u32', turnCount), offsets: column('turn.offsets', 'f64', turnCount), lengths: column('turn.lengths', 'u32', turnCount),
-    callStarts: column('turn.callStarts', 'i32', turnCount), callCounts: column('turn.callCounts', 'i32', turnCount),
-    completionTokens: column('turn.completionTokens', 'f64', turnCount), latencies: column('turn.latencies', 'f64', turnCount),
+    episodeRows: column('turn.episodeRows', 'i32', turnCount),
+    indexes: column('turn.indexes', 'i32', turnCount),
+    kinds: column('turn.kinds', 'u8', turnCount),
+    lines: column('turn.lines', 'u32', turnCount),
+    offsets: column('turn.offsets', 'f64', turnCount),
+    lengths: column('turn.lengths', 'u32', turnCount),
+    callStarts: column('turn.callStarts', 'i32', turnCount),
+    callCounts: column('turn.callCounts', 'i32', turnCount),
+    completionTokens: column('turn.completionTokens', 'f64', turnCount),
+    latencies: column('turn.latencies', 'f64', turnCount),
   };
   inRange(turnColumns.episodeRows, 0, episodeCount, 'turn episode');
   inRange(turnColumns.kinds, 0, TURN_KINDS.length, 'turn kind');
-  checkLocations(turnColumns.lines, turnColumns.offsets, turnColumns.lengths, scanned, nextLine, false);
+  checkLocations(
+    turnColumns.lines,
+    turnColumns.offsets,
+    turnColumns.lengths,
+    scanned,
+    nextLine,
+    false,
+  );
   for (let r = 0; r < turnCount; r++) {
     const start = turnColumns.callStarts[r];
     const n = turnColumns.callCounts[r];
@@ -358,15 +598,22 @@ function restore<T>(h: SnapshotHeader, sections: Map<string, Column>, build: Sna
   }
 
   const calls = {
-    turnRows: column('call.turnRows', 'i32', callCount), tools: column('call.tools', 'u32', callCount),
-    rehearsalErrors: column('call.rehearsalErrors', 'u32', callCount), actualErrors: column('call.actualErrors', 'u32', callCount),
-    indexes: column('call.indexes', 'i32', callCount), actualIsError: column('call.actualIsError', 'u8', callCount), comparable: column('call.comparable', 'u8', callCount),
-    scores: column('call.scores', 'u32', callCount), counts: column('call.counts', 'u32', callCount),
+    turnRows: column('call.turnRows', 'i32', callCount),
+    tools: column('call.tools', 'u32', callCount),
+    rehearsalErrors: column('call.rehearsalErrors', 'u32', callCount),
+    actualErrors: column('call.actualErrors', 'u32', callCount),
+    indexes: column('call.indexes', 'i32', callCount),
+    actualIsError: column('call.actualIsError', 'u8', callCount),
+    comparable: column('call.comparable', 'u8', callCount),
+    scores: column('call.scores', 'u32', callCount),
+    counts: column('call.counts', 'u32', callCount),
     lines: EVENT_KINDS.map((_, k) => column(`call.lines.${k}`, 'u32', callCount)),
     offsets: EVENT_KINDS.map((_, k) => column(`call.offsets.${k}`, 'f64', callCount)),
     lengths: EVENT_KINDS.map((_, k) => column(`call.lengths.${k}`, 'u32', callCount)),
   };
-  EVENT_KINDS.forEach((_, k) => checkLocations(calls.lines[k], calls.offsets[k], calls.lengths[k], scanned, nextLine, true));
+  EVENT_KINDS.forEach((_, k) =>
+    checkLocations(calls.lines[k], calls.offsets[k], calls.lengths[k], scanned, nextLine, true),
+  );
   inRange(calls.turnRows, 0, turnCount, 'call turn');
   inRange(calls.tools, 0, h.calls.texts.length, 'call tool');
   inRange(calls.rehearsalErrors, 0, h.calls.texts.length, 'call error');
@@ -376,21 +623,40 @@ function restore<T>(h: SnapshotHeader, sections: Map<string, Column>, build: Sna
   inRange(calls.scores, 0, h.calls.scoreSets.length + 1, 'call scores');
   inRange(calls.counts, 0, h.calls.countSets.length + 1, 'call counts');
   checkLocationOrder(nextLine, [
-    [episodeColumns.lines, episodeColumns.offsets, episodeColumns.lengths], [episodeColumns.endLines, episodeColumns.endOffsets, episodeColumns.endLengths],
-    [turnColumns.lines, turnColumns.offsets, turnColumns.lengths], ...EVENT_KINDS.map((_, k) => [calls.lines[k], calls.offsets[k], calls.lengths[k]] as const),
+    [episodeColumns.lines, episodeColumns.offsets, episodeColumns.lengths],
+    [episodeColumns.endLines, episodeColumns.endOffsets, episodeColumns.endLengths],
+    [turnColumns.lines, turnColumns.offsets, turnColumns.lengths],
+    ...EVENT_KINDS.map((_, k) => [calls.lines[k], calls.offsets[k], calls.lengths[k]] as const),
   ]);
 
   const state: Omit<IndexState, 'episodes' | 'turns' | 'calls'> = {
-    run: h.state.run ?? undefined, runEnd: h.state.runEnd ?? undefined, skipped: h.state.skipped, skippedCount: h.state.skippedCount, orphans: h.state.orphans,
-    eventCount: h.state.eventCount, scanned, nextLine,
+    run: h.state.run ?? undefined,
+    runEnd: h.state.runEnd ?? undefined,
+    skipped: h.state.skipped,
+    skippedCount: h.state.skippedCount,
+    orphans: h.state.orphans,
+    eventCount: h.state.eventCount,
+    scanned,
+    nextLine,
   };
   // The tables' restore checks the ids (characters, bounds, no repeats) and the episodes' values.
   return build(state, (episodes: EpisodeTable, turns: TurnTable, table: CallTable) => {
-    episodes.restore(idsOf('episode', episodeCount), h.episodes.taskIds, h.episodes.texts, nextTurns, episodeColumns);
+    episodes.restore(
+      idsOf('episode', episodeCount),
+      h.episodes.taskIds,
+      h.episodes.texts,
+      nextTurns,
+      episodeColumns,
+    );
     turns.restore(idsOf('turn', turnCount), turnColumns);
     for (const [row, code] of h.turns.parseErrors) turns.parseErrors.set(row, code);
     for (const [row, text] of h.turns.answerPreviews) turns.answerPreviews.set(row, text);
     for (const [row, rows] of h.turns.callLists) turns.callLists.set(row, rows);
-    table.restore(callCount, h.calls.explicitIds, { texts: h.calls.texts, scoreSets: h.calls.scoreSets, countSets: h.calls.countSets, ...calls });
+    table.restore(callCount, h.calls.explicitIds, {
+      texts: h.calls.texts,
+      scoreSets: h.calls.scoreSets,
+      countSets: h.calls.countSets,
+      ...calls,
+    });
   });
 }

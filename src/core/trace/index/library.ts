@@ -38,7 +38,10 @@ export class TraceLibrary extends Disposable {
   private readonly heads = new Map<string, TraceHead>();
   private readonly failures = new Map<string, string>();
   private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly indexing = new Map<string, { promise: Promise<TraceIndex | undefined>; progress: IndexingProgress }>();
+  private readonly indexing = new Map<
+    string,
+    { promise: Promise<TraceIndex | undefined>; progress: IndexingProgress }
+  >();
   private readonly changed = this._register(new Emitter<string | undefined>());
   private readonly eagerIndexBytes: number;
 
@@ -117,7 +120,10 @@ export class TraceLibrary extends Disposable {
     if (known) return Promise.resolve(known);
     const running = this.indexing.get(file);
     if (running) return running.promise;
-    const progress: IndexingProgress = { scannedBytes: 0, totalBytes: this.heads.get(file)?.size ?? 0 };
+    const progress: IndexingProgress = {
+      scannedBytes: 0,
+      totalBytes: this.heads.get(file)?.size ?? 0,
+    };
     let lastPercent = -1;
     const promise = (async () => {
       let built: TraceIndex | undefined;
@@ -128,7 +134,10 @@ export class TraceLibrary extends Disposable {
               progress.scannedBytes = scanned;
               progress.totalBytes = total;
               const percent = Math.floor((100 * scanned) / Math.max(1, total));
-              if (percent >= lastPercent + 5) { lastPercent = percent; this.changed.fire(file); }
+              if (percent >= lastPercent + 5) {
+                lastPercent = percent;
+                this.changed.fire(file);
+              }
             },
           });
           this.indexes.set(file, built);
@@ -170,7 +179,11 @@ export class TraceLibrary extends Disposable {
 
   /** Forgets a trace (its file was deleted). */
   remove(file: string): void {
-    const known = [this.indexes.delete(file), this.heads.delete(file), this.failures.delete(file)].some(Boolean);
+    const known = [
+      this.indexes.delete(file),
+      this.heads.delete(file),
+      this.failures.delete(file),
+    ].some(Boolean);
     if (known) this.changed.fire(undefined);
   }
 
@@ -178,7 +191,13 @@ export class TraceLibrary extends Disposable {
   async setFiles(files: readonly string[]): Promise<void> {
     const wanted = new Set(files);
     let removed = false;
-    for (const f of this.files) if (!wanted.has(f)) { this.indexes.delete(f); this.heads.delete(f); this.failures.delete(f); removed = true; }
+    for (const f of this.files)
+      if (!wanted.has(f)) {
+        this.indexes.delete(f);
+        this.heads.delete(f);
+        this.failures.delete(f);
+        removed = true;
+      }
     await Promise.all(files.map((f) => this.add(f)));
     if (removed) this.changed.fire(undefined);
   }

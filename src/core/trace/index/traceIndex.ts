@@ -4,7 +4,12 @@ import { CallTable, type CallOutcome } from './callTable';
 import { readLineBatches } from '../format/lineReader';
 import { SharedValues } from './sharedValues';
 import type { IndexState } from './indexSnapshot';
-import { readIndexSnapshot, saveIndexSnapshot, SNAPSHOT_MIN_BYTES, snapshotAllowed } from './indexSnapshot';
+import {
+  readIndexSnapshot,
+  saveIndexSnapshot,
+  SNAPSHOT_MIN_BYTES,
+  snapshotAllowed,
+} from './indexSnapshot';
 import type { CallEntry, EpisodeEntry, TurnEntry } from './entries';
 import { EpisodeTable } from './episodeTable';
 import { TurnTable } from './turnTable';
@@ -81,7 +86,12 @@ export class TraceIndex {
     const index = restored?.index ?? new TraceIndex(file);
     const from = index.scanned;
     await index.refresh(options);
-    if (options.save !== false && index.scanned - from >= (options.saveAfterBytes ?? SNAPSHOT_MIN_BYTES) && index.scanned > from && snapshotAllowed(file)) {
+    if (
+      options.save !== false &&
+      index.scanned - from >= (options.saveAfterBytes ?? SNAPSHOT_MIN_BYTES) &&
+      index.scanned > from &&
+      snapshotAllowed(file)
+    ) {
       try {
         await saveIndexSnapshot(index);
       } catch (err) {
@@ -94,9 +104,17 @@ export class TraceIndex {
   /** @internal What a snapshot of the index saves (snapshot code only; never mutate). */
   snapshotState(): IndexState {
     return {
-      run: this.run, runEnd: this.runEnd, skipped: this.skipped, skippedCount: this.skippedCount, orphans: this.orphans, eventCount: this.eventCount,
-      scanned: this.scanned, nextLine: this.nextLine, episodes: this.episodeTable,
-      turns: this.turnTable, calls: this.callTable,
+      run: this.run,
+      runEnd: this.runEnd,
+      skipped: this.skipped,
+      skippedCount: this.skippedCount,
+      orphans: this.orphans,
+      eventCount: this.eventCount,
+      scanned: this.scanned,
+      nextLine: this.nextLine,
+      episodes: this.episodeTable,
+      turns: this.turnTable,
+      calls: this.callTable,
     };
   }
 
@@ -104,7 +122,11 @@ export class TraceIndex {
    * @internal An index of `file` holding a snapshot's state, to be refreshed; `fill` restores the
    * tables (the snapshot loader checks their values first, the tables' restore the ids).
    */
-  static fromSnapshot(file: string, state: Omit<IndexState, 'episodes' | 'turns' | 'calls'>, fill: (episodes: EpisodeTable, turns: TurnTable, calls: CallTable) => void): TraceIndex {
+  static fromSnapshot(
+    file: string,
+    state: Omit<IndexState, 'episodes' | 'turns' | 'calls'>,
+    fill: (episodes: EpisodeTable, turns: TurnTable, calls: CallTable) => void,
+  ): TraceIndex {
     const index = new TraceIndex(file);
     index.run = state.run;
     index.runEnd = state.runEnd;
@@ -136,7 +158,9 @@ export class TraceIndex {
    * skipped (as `readTrace` reports it), not as a run still being written.
    */
   get tornLastLine(): SkippedLine | undefined {
-    return this.pending > 0 && !this.pendingBlank ? { line: this.nextLine, offset: this.scanned, reason: TORN_LAST_LINE } : undefined;
+    return this.pending > 0 && !this.pendingBlank
+      ? { line: this.nextLine, offset: this.scanned, reason: TORN_LAST_LINE }
+      : undefined;
   }
 
   /** All episodes, in the order the trace introduced them (entries built at each call: keep the array while needed). */
@@ -158,13 +182,22 @@ export class TraceIndex {
   }
 
   private episodeEntry(row: number): EpisodeEntry {
-    return this.episodeTable.entry(row, this.episodeTable.turnRows(row).map((t) => this.turnTable.idOf(t)));
+    return this.episodeTable.entry(
+      row,
+      this.episodeTable.turnRows(row).map((t) => this.turnTable.idOf(t)),
+    );
   }
 
   /** What the index knows of a turn; a new object at each call, built from the index's columns. */
   turn(id: string): TurnEntry | undefined {
     const row = this.turnTable.row(id);
-    return row === undefined ? undefined : this.turnTable.entry(row, this.episodeTable.ids.idOf(this.turnTable.episodeRows[row]), this.turnTable.callRows(row).map((r) => this.callTable.idOf(r)));
+    return row === undefined
+      ? undefined
+      : this.turnTable.entry(
+          row,
+          this.episodeTable.ids.idOf(this.turnTable.episodeRows[row]),
+          this.turnTable.callRows(row).map((r) => this.callTable.idOf(r)),
+        );
   }
 
   /** What the index knows of a call; a new object at each call, built from the index's columns. */
@@ -225,10 +258,18 @@ export class TraceIndex {
 
   /** The policy's act throughput: completion tokens and generation time summed over the turns that recorded both. */
   actThroughput(): { tokens: number; ms: number } {
-    let tokens = 0, ms = 0;
+    let tokens = 0,
+      ms = 0;
     const t = this.turnTable;
     for (let r = 0; r < t.count; r++) {
-      if (Number.isFinite(t.completionTokens[r]) && Number.isFinite(t.latencies[r]) && t.latencies[r] > 0) { tokens += t.completionTokens[r]; ms += t.latencies[r]; }
+      if (
+        Number.isFinite(t.completionTokens[r]) &&
+        Number.isFinite(t.latencies[r]) &&
+        t.latencies[r] > 0
+      ) {
+        tokens += t.completionTokens[r];
+        ms += t.latencies[r];
+      }
     }
     return { tokens, ms };
   }
@@ -236,7 +277,8 @@ export class TraceIndex {
   /** The episodes numbered `start` to `end` (excluded) of {@link episodes}: a page without building the others. */
   episodesIn(start: number, end: number): EpisodeEntry[] {
     const page: EpisodeEntry[] = [];
-    for (let r = Math.max(0, start); r < Math.min(end, this.episodeTable.count); r++) page.push(this.episodeEntry(r));
+    for (let r = Math.max(0, start); r < Math.min(end, this.episodeTable.count); r++)
+      page.push(this.episodeEntry(r));
     return page;
   }
 
@@ -257,15 +299,23 @@ export class TraceIndex {
     try {
       size = (await fs.stat(this.file)).size;
     } catch (err) {
-      throw new StudioError('TRACE_UNREADABLE', `Cannot read trace ${this.file}: ${(err as Error).message}.`);
+      throw new StudioError(
+        'TRACE_UNREADABLE',
+        `Cannot read trace ${this.file}: ${(err as Error).message}.`,
+      );
     }
     if (size < this.scanned) this.reset();
-    if (size === this.scanned + this.pending && this.eventCount + this.skippedCount > 0) return false;
+    if (size === this.scanned + this.pending && this.eventCount + this.skippedCount > 0)
+      return false;
     const before = this.eventCount + this.skippedCount;
     this.pending = 0;
     this.pendingBlank = false;
     let nextReport = this.scanned + PROGRESS_STEP_BYTES;
-    lines: for await (const batch of readLineBatches(this.file, { start: this.scanned, firstLine: this.nextLine, end: size })) {
+    lines: for await (const batch of readLineBatches(this.file, {
+      start: this.scanned,
+      firstLine: this.nextLine,
+      end: size,
+    })) {
       for (const raw of batch) {
         if (options.onProgress && raw.offset >= nextReport) {
           options.onProgress(raw.offset, size);
@@ -326,22 +376,48 @@ export class TraceIndex {
         this.runEnd = e;
         return;
       case 'episode': {
-        this.episodeTable.put(e.episodeId, e.index, e.taskId, e.mode, e.role, location, Date.parse(e.ts));
+        this.episodeTable.put(
+          e.episodeId,
+          e.index,
+          e.taskId,
+          e.mode,
+          e.role,
+          location,
+          Date.parse(e.ts),
+        );
         return;
       }
       case 'turn': {
         const episode = this.episodeTable.row(e.episodeId);
-        if (episode === undefined) { this.orphans++; return; }
+        if (episode === undefined) {
+          this.orphans++;
+          return;
+        }
         const knownRow = this.turnTable.row(e.turnId);
         const known = knownRow !== undefined;
         // A turn listed again: its earlier calls keep their ids explicitly, as its call list is replaced.
         if (known) for (const r of this.turnTable.callRows(knownRow)) this.callTable.keepId(r);
         // The episode's own id string: half a million turns add up.
-        const row = this.turnTable.put(e.turnId, episode, e.index, location, e.parse.kind, e.tokens?.completion, e.latencyMs);
-        if (e.parse.kind === 'error') this.turnTable.parseErrors.set(row, this.shared.text(e.parse.code));
-        if (e.parse.kind === 'final') this.turnTable.answerPreviews.set(row, this.shared.text(e.parse.answer.slice(0, PREVIEW_CHARS)));
+        const row = this.turnTable.put(
+          e.turnId,
+          episode,
+          e.index,
+          location,
+          e.parse.kind,
+          e.tokens?.completion,
+          e.latencyMs,
+        );
+        if (e.parse.kind === 'error')
+          this.turnTable.parseErrors.set(row, this.shared.text(e.parse.code));
+        if (e.parse.kind === 'final')
+          this.turnTable.answerPreviews.set(
+            row,
+            this.shared.text(e.parse.answer.slice(0, PREVIEW_CHARS)),
+          );
         if (e.parse.kind === 'calls') {
-          e.parse.calls.forEach((c, i) => this.turnTable.addCall(row, this.callTable.put(c.callId, row, c.name, i)));
+          e.parse.calls.forEach((c, i) =>
+            this.turnTable.addCall(row, this.callTable.put(c.callId, row, c.name, i)),
+          );
         }
         if (!known) this.episodeTable.addTurn(episode, row);
         return;
@@ -357,30 +433,61 @@ export class TraceIndex {
         const row = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
         if (row === undefined) return;
         this.callTable.setLocation(row, 'actual', location);
-        this.callTable.setActualOutcome(row, e.error ? e.error.code : undefined, e.response?.isError === true);
+        this.callTable.setActualOutcome(
+          row,
+          e.error ? e.error.code : undefined,
+          e.response?.isError === true,
+        );
         return;
       }
       case 'fidelity': {
         const row = this.callTable.row(e.callId);
-        if (row === undefined) { this.orphans++; return; }
+        if (row === undefined) {
+          this.orphans++;
+          return;
+        }
         this.callTable.setLocation(row, 'fidelity', location);
         this.callTable.setFidelity(row, e.comparable, e.scores, e.counts);
         return;
       }
       case 'episode.end': {
         const episode = this.episodeTable.row(e.episodeId);
-        if (episode === undefined) { this.orphans++; return; }
-        this.episodeTable.setEnd(episode, { status: e.status, reward: e.reward, success: e.success, location, ...(e.error ? { errorCode: e.error.code } : {}) }, Date.parse(e.ts));
+        if (episode === undefined) {
+          this.orphans++;
+          return;
+        }
+        this.episodeTable.setEnd(
+          episode,
+          {
+            status: e.status,
+            reward: e.reward,
+            success: e.success,
+            location,
+            ...(e.error ? { errorCode: e.error.code } : {}),
+          },
+          Date.parse(e.ts),
+        );
         return;
       }
     }
   }
 
-  private callFor(callId: string, turnId: string, episodeId: string, tool: string): number | undefined {
+  private callFor(
+    callId: string,
+    turnId: string,
+    episodeId: string,
+    tool: string,
+  ): number | undefined {
     const known = this.callTable.row(callId);
     if (known !== undefined) return known;
     const turn = this.turnTable.row(turnId);
-    if (turn === undefined || this.turnTable.episodeRows[turn] !== this.episodeTable.row(episodeId)) { this.orphans++; return undefined; }
+    if (
+      turn === undefined ||
+      this.turnTable.episodeRows[turn] !== this.episodeTable.row(episodeId)
+    ) {
+      this.orphans++;
+      return undefined;
+    }
     // A call the turn did not list (e.g. a replayed call): attach it to its turn.
     const row = this.callTable.put(callId, turn, tool, this.turnTable.callCount(turn));
     this.turnTable.addCall(turn, row);
@@ -394,5 +501,7 @@ export class TraceIndex {
  * Never throws.
  */
 export function loadIndexSnapshot(traceFile: string): Promise<{ index: TraceIndex } | undefined> {
-  return readIndexSnapshot(traceFile, (state, fill) => TraceIndex.fromSnapshot(traceFile, state, fill));
+  return readIndexSnapshot(traceFile, (state, fill) =>
+    TraceIndex.fromSnapshot(traceFile, state, fill),
+  );
 }

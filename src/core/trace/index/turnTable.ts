@@ -9,7 +9,18 @@ export const TURN_KINDS: readonly TurnEntry['kind'][] = ['calls', 'final', 'erro
 const FIRST_CAPACITY = 1024;
 
 /** The table's columns of one value per turn (grown together; saved and restored by the index snapshot). */
-export const TURN_COLUMNS = ['episodeRows', 'indexes', 'kinds', 'lines', 'offsets', 'lengths', 'callStarts', 'callCounts', 'completionTokens', 'latencies'] as const;
+export const TURN_COLUMNS = [
+  'episodeRows',
+  'indexes',
+  'kinds',
+  'lines',
+  'offsets',
+  'lengths',
+  'callStarts',
+  'callCounts',
+  'completionTokens',
+  'latencies',
+] as const;
 
 /**
  * The turns of a trace index in columns, like {@link CallTable}: half a million turn objects, each
@@ -59,7 +70,15 @@ export class TurnTable {
    * Adds a turn, or replaces what is known of a turn listed again (its calls are then the new
    * event's); returns its row.
    */
-  put(turnId: string, episodeRow: number, index: number, location: EventLocation, kind: TurnEntry['kind'], completionTokens = Number.NaN, latencyMs = Number.NaN): number {
+  put(
+    turnId: string,
+    episodeRow: number,
+    index: number,
+    location: EventLocation,
+    kind: TurnEntry['kind'],
+    completionTokens = Number.NaN,
+    latencyMs = Number.NaN,
+  ): number {
     let row = this.ids.get(turnId);
     if (row === undefined) {
       row = this.ids.add(turnId);
@@ -85,10 +104,20 @@ export class TurnTable {
   /** Appends a call row to a turn's calls. */
   addCall(row: number, callRow: number): void {
     const list = this.callLists.get(row);
-    if (list) { list.push(callRow); return; }
+    if (list) {
+      list.push(callRow);
+      return;
+    }
     const count = this.callCounts[row];
-    if (count === 0) { this.callStarts[row] = callRow; this.callCounts[row] = 1; return; }
-    if (this.callStarts[row] + count === callRow) { this.callCounts[row] = count + 1; return; }
+    if (count === 0) {
+      this.callStarts[row] = callRow;
+      this.callCounts[row] = 1;
+      return;
+    }
+    if (this.callStarts[row] + count === callRow) {
+      this.callCounts[row] = count + 1;
+      return;
+    }
     const rows: number[] = [];
     for (let i = 0; i < count; i++) rows.push(this.callStarts[row] + i);
     rows.push(callRow);
@@ -98,7 +127,10 @@ export class TurnTable {
   /** The call rows of a turn, in the order it lists them. */
   callRows(row: number): number[] {
     const rows: number[] = [];
-    this.findCallRow(row, (r) => { rows.push(r); return false; });
+    this.findCallRow(row, (r) => {
+      rows.push(r);
+      return false;
+    });
     return rows;
   }
 
@@ -106,7 +138,8 @@ export class TurnTable {
   findCallRow(row: number, test: (callRow: number) => boolean): number | undefined {
     const list = this.callLists.get(row);
     if (list) return list.find(test);
-    for (let r = this.callStarts[row], end = r + this.callCounts[row]; r < end; r++) if (test(r)) return r;
+    for (let r = this.callStarts[row], end = r + this.callCounts[row]; r < end; r++)
+      if (test(r)) return r;
     return undefined;
   }
 
@@ -118,9 +151,12 @@ export class TurnTable {
   /** The entry of a row; `episodeId` names its episode and `callIds` its calls. */
   entry(row: number, episodeId: string, callIds: string[]): TurnEntry {
     const turn: TurnEntry = {
-      turnId: this.ids.idOf(row), episodeId, index: this.indexes[row],
+      turnId: this.ids.idOf(row),
+      episodeId,
+      index: this.indexes[row],
       location: { line: this.lines[row], offset: this.offsets[row], length: this.lengths[row] },
-      kind: TURN_KINDS[this.kinds[row]], callIds,
+      kind: TURN_KINDS[this.kinds[row]],
+      callIds,
     };
     const parseError = this.parseErrors.get(row);
     if (parseError !== undefined) turn.parseError = parseError;
@@ -143,7 +179,10 @@ export class TurnTable {
    * Replaces the table's content with what an index snapshot holds: the ids, and columns of exactly
    * one value per id. Throws on ids that do not check out.
    */
-  restore(ids: { bytes: Buffer; starts: Float64Array; lengths: Uint8Array }, columns: Pick<TurnTable, (typeof TURN_COLUMNS)[number]>): void {
+  restore(
+    ids: { bytes: Buffer; starts: Float64Array; lengths: Uint8Array },
+    columns: Pick<TurnTable, (typeof TURN_COLUMNS)[number]>,
+  ): void {
     this.clear();
     this.ids.restore(ids.bytes, ids.starts, ids.lengths);
     this.capacity = this.ids.count;

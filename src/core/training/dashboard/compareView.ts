@@ -6,7 +6,13 @@
 import { z } from 'zod';
 import { panelMessageParser, readyMessageSchema } from '../../base/panelMessages';
 import type { FidelityComparison } from '../compareFidelity';
-import { COMPARED_SCORE_TITLES, COMPARED_SCORES, COMPARISON_NOTE, TASK_SUCCESS_NOTE, comparisonTable } from '../compareFidelity';
+import {
+  COMPARED_SCORE_TITLES,
+  COMPARED_SCORES,
+  COMPARISON_NOTE,
+  TASK_SUCCESS_NOTE,
+  comparisonTable,
+} from '../compareFidelity';
 
 /** Per-tool deltas (B − A) of each score, as bar chart data: tools on x, one dataset per score. */
 export interface DeltaBars {
@@ -33,19 +39,35 @@ export function deltaBars(c: FidelityComparison): DeltaBars {
     labels: c.perTool.map((t) => t.tool),
     datasets: [
       { label: 'Δ validity', data: c.perTool.map((t) => t.validity.delta) },
-      ...COMPARED_SCORES.map((k) => ({ label: `Δ ${COMPARED_SCORE_TITLES[k]}`, data: c.perTool.map((t) => t.scores[k].delta) })),
+      ...COMPARED_SCORES.map((k) => ({
+        label: `Δ ${COMPARED_SCORE_TITLES[k]}`,
+        data: c.perTool.map((t) => t.scores[k].delta),
+      })),
     ],
   };
 }
 
 /** The finished comparison as the panel shows it. */
-export function comparedSnapshot(base: Pick<CompareSnapshot, 'trace' | 'a' | 'b'>, c: FidelityComparison): CompareSnapshot {
-  return { ...base, status: 'done', table: comparisonTable(c), bars: deltaBars(c), notes: [COMPARISON_NOTE, TASK_SUCCESS_NOTE] };
+export function comparedSnapshot(
+  base: Pick<CompareSnapshot, 'trace' | 'a' | 'b'>,
+  c: FidelityComparison,
+): CompareSnapshot {
+  return {
+    ...base,
+    status: 'done',
+    table: comparisonTable(c),
+    bars: deltaBars(c),
+    notes: [COMPARISON_NOTE, TASK_SUCCESS_NOTE],
+  };
 }
 
 const compareMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
-  z.object({ type: z.literal('rendered'), rows: z.number().int().nonnegative(), bars: z.number().int().nonnegative() }),
+  z.object({
+    type: z.literal('rendered'),
+    rows: z.number().int().nonnegative(),
+    bars: z.number().int().nonnegative(),
+  }),
 ]);
 
 /** What the comparison panel sends to its host. */
@@ -55,4 +77,5 @@ export type CompareMessage = z.infer<typeof compareMessageSchema>;
 export type CompareHostMessage = { type: 'snapshot'; snapshot: CompareSnapshot };
 
 /** A comparison panel message, if `value` is one. */
-export const parseCompareMessage: (value: unknown) => CompareMessage | undefined = panelMessageParser(compareMessageSchema);
+export const parseCompareMessage: (value: unknown) => CompareMessage | undefined =
+  panelMessageParser(compareMessageSchema);

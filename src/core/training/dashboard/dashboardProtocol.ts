@@ -3,13 +3,19 @@
  * validates it (`protocol.ts`), so that the page's bundle carries no validator.
  */
 import type { RequestType } from '../../base/panelProtocol';
-import { notification, readyNotification, request, snapshotNotification } from '../../base/panelProtocol';
+import {
+  notification,
+  readyNotification,
+  request,
+  snapshotNotification,
+} from '../../base/panelProtocol';
 import type { DashboardMessage, DashboardRequest, TrainingDashboardSnapshot } from './protocol';
 
 /** A button's request: it runs a command that may ask the person (a confirmation, a pick), so it waits as long as that takes. */
 type ButtonRequest = RequestType<Record<never, never>, void>;
 
-const button = (method: DashboardRequest['method']): ButtonRequest => request<Record<never, never>>(method, { timeoutMs: 0 });
+const button = (method: DashboardRequest['method']): ButtonRequest =>
+  request<Record<never, never>>(method, { timeoutMs: 0 });
 
 /** The dashboard's protocol: `ready`, snapshots, what it drew, and a request per button. */
 export const dashboardProtocol = {

@@ -18,7 +18,11 @@ export const ETA_WINDOW = 20;
  * a single sample, from `origin` (where this process started: the step it resumed at, and the time
  * of its `start` event), so that start-up time is not counted. Null when there is no pace yet.
  */
-export function estimateSecondsLeft(samples: readonly ProgressSample[], total: number | null, origin?: ProgressSample): number | null {
+export function estimateSecondsLeft(
+  samples: readonly ProgressSample[],
+  total: number | null,
+  origin?: ProgressSample,
+): number | null {
   const last = samples.at(-1);
   if (!last || total === null) return null;
   if (last.done >= total) return 0;

@@ -5,7 +5,11 @@
  * holds: what a person sees, for the editor tests). The host validates every message it receives.
  */
 import { z } from 'zod';
-import { panelMessageParser, readyMessageSchema, requestMessageSchema } from '../../base/panelMessages';
+import {
+  panelMessageParser,
+  readyMessageSchema,
+  requestMessageSchema,
+} from '../../base/panelMessages';
 import type { ResponseEnvelope } from '../../base/panelProtocol';
 import type { TrainingChartId, TrainingRunState } from './runState';
 import { TRAINING_CHARTS, thinSeries } from './runState';
@@ -16,7 +20,10 @@ export const DASHBOARD_METHODS = ['cancel', 'resume', 'usePolicy', 'compare', 's
 const dashboardMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
   requestMessageSchema(z.object({ method: z.enum(DASHBOARD_METHODS) })),
-  z.object({ type: z.literal('rendered'), points: z.partialRecord(z.enum(TRAINING_CHARTS), z.number().int().nonnegative()) }),
+  z.object({
+    type: z.literal('rendered'),
+    points: z.partialRecord(z.enum(TRAINING_CHARTS), z.number().int().nonnegative()),
+  }),
 ]);
 
 /** A request of the dashboard. */
@@ -55,20 +62,33 @@ export interface TrainingDashboardSnapshot {
 }
 
 /** What the host sends to the dashboard. */
-export type DashboardHostMessage = { type: 'snapshot'; snapshot: TrainingDashboardSnapshot } | ResponseEnvelope;
+export type DashboardHostMessage =
+  { type: 'snapshot'; snapshot: TrainingDashboardSnapshot } | ResponseEnvelope;
 
 /** A dashboard message, if `value` is one; undefined for anything else. */
-export const parseDashboardMessage: (value: unknown) => DashboardMessage | undefined = panelMessageParser(dashboardMessageSchema);
-
+export const parseDashboardMessage: (value: unknown) => DashboardMessage | undefined =
+  panelMessageParser(dashboardMessageSchema);
 
 /** The most points a chart's series carries to the webview (a long run is thinned for drawing). */
 export const MAX_POINTS_PER_SERIES = 1000;
 
 /** The run's state as the dashboard receives it: without the pace bookkeeping, each series thinned. */
-export function stateForDashboard(state: TrainingRunState, maxPoints = MAX_POINTS_PER_SERIES): TrainingDashboardSnapshot['state'] {
+export function stateForDashboard(
+  state: TrainingRunState,
+  maxPoints = MAX_POINTS_PER_SERIES,
+): TrainingDashboardSnapshot['state'] {
   const { pace: _pace, ...rest } = state;
-  const series = Object.fromEntries(TRAINING_CHARTS.map((chart) => [chart,
-    Object.fromEntries(Object.entries(state.series[chart]).map(([name, points]) => [name, thinSeries(points, maxPoints)]))])) as Record<TrainingChartId, Record<string, [number, number][]>>;
+  const series = Object.fromEntries(
+    TRAINING_CHARTS.map((chart) => [
+      chart,
+      Object.fromEntries(
+        Object.entries(state.series[chart]).map(([name, points]) => [
+          name,
+          thinSeries(points, maxPoints),
+        ]),
+      ),
+    ]),
+  ) as Record<TrainingChartId, Record<string, [number, number][]>>;
   return structuredClone({ ...rest, series });
 }
 
@@ -79,5 +99,9 @@ export interface DashboardViewState {
 
 /** True for a view state a restored dashboard can use. */
 export function isDashboardViewState(value: unknown): value is DashboardViewState {
-  return !!value && typeof (value as DashboardViewState).outDir === 'string' && (value as DashboardViewState).outDir.length > 0;
+  return (
+    !!value &&
+    typeof (value as DashboardViewState).outDir === 'string' &&
+    (value as DashboardViewState).outDir.length > 0
+  );
 }

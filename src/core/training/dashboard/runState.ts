@@ -8,7 +8,13 @@ import type { ProgressSample } from './progress';
 import { ETA_WINDOW, estimateSecondsLeft } from './progress';
 
 /** The dashboard's charts, in the order it shows them. */
-export const TRAINING_CHARTS = ['loss', 'reward', 'groundingNll', 'validationFidelity', 'tokensPerSecond'] as const;
+export const TRAINING_CHARTS = [
+  'loss',
+  'reward',
+  'groundingNll',
+  'validationFidelity',
+  'tokensPerSecond',
+] as const;
 
 /** One chart of the dashboard. */
 export type TrainingChartId = (typeof TRAINING_CHARTS)[number];
@@ -65,7 +71,11 @@ export interface TrainingRunState {
 }
 
 /** The series names of each chart for a value that has a single series. */
-export const SINGLE_SERIES = { groundingNll: 'grounding NLL', tokensPerSecond: 'tokens/s', validationFidelity: 'fidelity' } as const;
+export const SINGLE_SERIES = {
+  groundingNll: 'grounding NLL',
+  tokensPerSecond: 'tokens/s',
+  validationFidelity: 'fidelity',
+} as const;
 
 /** The series of the whole objective on the loss chart (beside one per role). */
 export const OBJECTIVE_SERIES = 'objective';
@@ -84,9 +94,16 @@ export function emptyRunState(): TrainingRunState {
   };
 }
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const num = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 
-function plot(state: TrainingRunState, chart: TrainingChartId, name: string, step: number, value: unknown): void {
+function plot(
+  state: TrainingRunState,
+  chart: TrainingChartId,
+  name: string,
+  step: number,
+  value: unknown,
+): void {
   const y = num(value);
   if (y === undefined) return;
   (state.series[chart][name] ??= []).push([step, y]);
@@ -108,7 +125,11 @@ function recordPace(state: TrainingRunState, done: number, t: unknown): void {
     state.pace.samples.push({ done, t: time });
     if (state.pace.samples.length > ETA_WINDOW) state.pace.samples.shift();
   }
-  state.progress.secondsLeft = estimateSecondsLeft(state.pace.samples, state.progress.total, state.pace.origin);
+  state.progress.secondsLeft = estimateSecondsLeft(
+    state.pace.samples,
+    state.progress.total,
+    state.pace.origin,
+  );
 }
 
 function onStep(state: TrainingRunState, e: TrainerEvent): void {
@@ -143,7 +164,8 @@ function onValidation(state: TrainingRunState, e: TrainerEvent): void {
   const step = num(e['step']) ?? state.step;
   const fidelity = e['fidelity'];
   if (fidelity && typeof fidelity === 'object') {
-    for (const [name, value] of Object.entries(fidelity as Record<string, unknown>)) plot(state, 'validationFidelity', name, step, value);
+    for (const [name, value] of Object.entries(fidelity as Record<string, unknown>))
+      plot(state, 'validationFidelity', name, step, value);
   } else {
     plot(state, 'validationFidelity', SINGLE_SERIES.validationFidelity, step, fidelity);
   }
@@ -160,7 +182,12 @@ export function applyTrainerEvent(state: TrainingRunState, e: TrainerEvent): Tra
       state.status = 'running';
       state.error = undefined;
       // A new process: its clock starts again, so the pace starts again from where it stands.
-      state.pace = { samples: [], ...(num(e['t']) !== undefined ? { origin: { done: state.progress.done, t: e['t'] as number } } : {}) };
+      state.pace = {
+        samples: [],
+        ...(num(e['t']) !== undefined
+          ? { origin: { done: state.progress.done, t: e['t'] as number } }
+          : {}),
+      };
       break;
     case 'resume': {
       const step = num(e['step']);
@@ -168,8 +195,9 @@ export function applyTrainerEvent(state: TrainingRunState, e: TrainerEvent): Tra
       state.resumedFrom = { step, path: String(e['path']) };
       state.step = step;
       truncateAfter(state, step);
-      const iteration = state.lastCheckpoint?.step === step ? state.lastCheckpoint.iteration : undefined;
-      const done = state.progress.unit === 'iterations' ? iteration ?? state.progress.done : step;
+      const iteration =
+        state.lastCheckpoint?.step === step ? state.lastCheckpoint.iteration : undefined;
+      const done = state.progress.unit === 'iterations' ? (iteration ?? state.progress.done) : step;
       state.progress.done = done;
       if (state.pace.origin) state.pace.origin.done = done;
       break;
@@ -187,14 +215,23 @@ export function applyTrainerEvent(state: TrainingRunState, e: TrainerEvent): Tra
       break;
     case 'checkpoint': {
       const step = num(e['step']);
-      if (step !== undefined) state.lastCheckpoint = { step, path: String(e['path']), ...(num(e['iteration']) !== undefined ? { iteration: e['iteration'] as number } : {}) };
+      if (step !== undefined)
+        state.lastCheckpoint = {
+          step,
+          path: String(e['path']),
+          ...(num(e['iteration']) !== undefined ? { iteration: e['iteration'] as number } : {}),
+        };
       break;
     }
     case 'export':
-      if (typeof e['path'] === 'string' && e['iteration'] === undefined) state.exports.push(e['path']);
+      if (typeof e['path'] === 'string' && e['iteration'] === undefined)
+        state.exports.push(e['path']);
       break;
     case 'warning':
-      state.warnings.push({ code: String(e['code'] ?? 'WARNING'), message: String(e['message'] ?? '') });
+      state.warnings.push({
+        code: String(e['code'] ?? 'WARNING'),
+        message: String(e['message'] ?? ''),
+      });
       break;
     case 'error': {
       const code = String(e['code'] ?? 'INTERNAL');

@@ -33,7 +33,11 @@ export interface PlanOptions {
  * avoid its start-up crash on Python 3.11, pytorch#92319); `envace` generates EnvACE's own launch on
  * a Ray cluster.
  */
-export function planLaunch(spec: RunSpec, backend: TrainingBackend, options: PlanOptions = {}): LaunchPlan {
+export function planLaunch(
+  spec: RunSpec,
+  backend: TrainingBackend,
+  options: PlanOptions = {},
+): LaunchPlan {
   if (backend === 'envace') return envaceLaunch(spec);
   const { python, root, env } = trainerProcess(spec, options);
   const trainerConfig = trainerConfigFor(spec);
@@ -41,29 +45,69 @@ export function planLaunch(spec: RunSpec, backend: TrainingBackend, options: Pla
   const trainerArgs = ['-m', 'trainer', spec.objective, '--config', configFile];
   if (backend === 'local') {
     if ((spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1) {
-      throw new StudioError('USAGE', `${spec.file} asks for ${spec.hardware.processes ?? 1} processes on ${spec.hardware.nodes ?? 1} nodes; the local backend runs one process. Use --backend torchrun.`);
+      throw new StudioError(
+        'USAGE',
+        `${spec.file} asks for ${spec.hardware.processes ?? 1} processes on ${spec.hardware.nodes ?? 1} nodes; the local backend runs one process. Use --backend torchrun.`,
+      );
     }
-    return { backend, argv: [python, ...trainerArgs], env, cwd: root, outDir: spec.out_dir, trainerConfig, configFile, runsHere: true };
+    return {
+      backend,
+      argv: [python, ...trainerArgs],
+      env,
+      cwd: root,
+      outDir: spec.out_dir,
+      trainerConfig,
+      configFile,
+      runsHere: true,
+    };
   }
   const processes = spec.hardware.processes ?? 1;
   const nodes = spec.hardware.nodes ?? 1;
   const launcher = [python, '-m', 'torch.distributed.run', '--nproc_per_node', String(processes)];
   if (nodes > 1) {
     if (!spec.hardware.master_addr || spec.hardware.node_rank === undefined) {
-      throw new StudioError('RUN_SPEC_INVALID', `${spec.file}: torchrun on ${nodes} nodes needs hardware.master_addr (node 0's address) and hardware.node_rank (this node's rank).`);
+      throw new StudioError(
+        'RUN_SPEC_INVALID',
+        `${spec.file}: torchrun on ${nodes} nodes needs hardware.master_addr (node 0's address) and hardware.node_rank (this node's rank).`,
+      );
     }
-    launcher.push('--nnodes', String(nodes), '--node_rank', String(spec.hardware.node_rank), '--master_addr', spec.hardware.master_addr, '--master_port', String(spec.hardware.master_port ?? 29500));
+    launcher.push(
+      '--nnodes',
+      String(nodes),
+      '--node_rank',
+      String(spec.hardware.node_rank),
+      '--master_addr',
+      spec.hardware.master_addr,
+      '--master_port',
+      String(spec.hardware.master_port ?? 29500),
+    );
   } else {
     const port = spec.hardware.master_port ?? options.masterPort;
     if (port !== undefined) launcher.push('--master_port', String(port));
   }
   launcher.push('--redirects', '1', '--tee', '1', '--monitor_interval', '0.5');
-  return { backend, argv: [...launcher, ...trainerArgs], env, cwd: root, outDir: spec.out_dir, trainerConfig, configFile, runsHere: true };
+  return {
+    backend,
+    argv: [...launcher, ...trainerArgs],
+    env,
+    cwd: root,
+    outDir: spec.out_dir,
+    trainerConfig,
+    configFile,
+    runsHere: true,
+  };
 }
 
 /** The Python, the studio root and the environment of a trainer process of this spec. */
-function trainerProcess(spec: RunSpec, options: PlanOptions): { python: string; root: string; env: Record<string, string> } {
-  const python = options.python ?? spec.hardware.python ?? process.env['TRAINER_PYTHON'] ?? DEFAULT_TRAINER_PYTHON;
+function trainerProcess(
+  spec: RunSpec,
+  options: PlanOptions,
+): { python: string; root: string; env: Record<string, string> } {
+  const python =
+    options.python ??
+    spec.hardware.python ??
+    process.env['TRAINER_PYTHON'] ??
+    DEFAULT_TRAINER_PYTHON;
   const root = options.trainerRoot ?? studioRoot();
   const env: Record<string, string> = {
     PYTHONPATH: root,
@@ -83,14 +127,30 @@ export function isExported(modelFolder: string): boolean {
  * place, with the spec's `hyperparameters.export`: for runs whose spec turned `train.export_at_end`
  * off, so that the result can be used as a policy. One local process.
  */
-export function planExport(spec: RunSpec, modelFolder: string, options: PlanOptions = {}): LaunchPlan {
+export function planExport(
+  spec: RunSpec,
+  modelFolder: string,
+  options: PlanOptions = {},
+): LaunchPlan {
   const { python, root, env } = trainerProcess(spec, options);
   const exportSection = spec.hyperparameters?.['export'];
   const trainerConfig: Record<string, unknown> = {
-    device: 'cpu', ...(spec.hardware.threads !== undefined ? { threads: spec.hardware.threads } : {}), model: { path: modelFolder }, ...(exportSection ? { export: structuredClone(exportSection) } : {}),
+    device: 'cpu',
+    ...(spec.hardware.threads !== undefined ? { threads: spec.hardware.threads } : {}),
+    model: { path: modelFolder },
+    ...(exportSection ? { export: structuredClone(exportSection) } : {}),
   };
   const faults = trainerConfigFaults(trainerConfig, ['export']);
   if (faults.length) throw invalidRunSpec(spec.file, faults);
   const configFile = path.join(spec.out_dir, EXPORT_CONFIG);
-  return { backend: 'local', argv: [python, '-m', 'trainer', 'export', '--config', configFile], env, cwd: root, outDir: spec.out_dir, trainerConfig, configFile, runsHere: true };
+  return {
+    backend: 'local',
+    argv: [python, '-m', 'trainer', 'export', '--config', configFile],
+    env,
+    cwd: root,
+    outDir: spec.out_dir,
+    trainerConfig,
+    configFile,
+    runsHere: true,
+  };
 }

@@ -8,7 +8,8 @@ import type { RunSpec } from './runSpec';
 export const ENVACE_AGENT_IDS = ['Tool Caller Agent', 'Tool Simulator Agent'] as const;
 
 /** A Hydra list of strings: `["a","b"]`. */
-const hydraStrings = (items: readonly string[]) => `[${items.map((s) => JSON.stringify(s)).join(',')}]`;
+const hydraStrings = (items: readonly string[]) =>
+  `[${items.map((s) => JSON.stringify(s)).join(',')}]`;
 
 /**
  * EnvACE's joint caller/simulator GRPO on a Ray cluster, as its checklist launcher starts it:
@@ -20,11 +21,29 @@ const hydraStrings = (items: readonly string[]) => `[${items.map((s) => JSON.str
  */
 export function envaceLaunch(spec: RunSpec): LaunchPlan {
   const s = envaceSettings(spec);
-  const overrides = [...dataOverrides(s), ...actorRolloutOverrides(s), ...envOverrides(s), ...agentTrainerOverrides(s), ...(s.e.overrides ?? [])];
+  const overrides = [
+    ...dataOverrides(s),
+    ...actorRolloutOverrides(s),
+    ...envOverrides(s),
+    ...agentTrainerOverrides(s),
+    ...(s.e.overrides ?? []),
+  ];
   const python = s.e.python ?? 'python3';
   const argv = [python, '-m', 'verl.trainer.main_ppo', ...overrides];
-  const env: Record<string, string> = { ENABLE_CHECKLIST: '1', ENVACE_ROOT: s.root, PYTHONPATH: s.root };
-  return { backend: 'envace', argv, env, cwd: s.root, outDir: spec.out_dir, script: launchScript(s, argv, env), runsHere: false };
+  const env: Record<string, string> = {
+    ENABLE_CHECKLIST: '1',
+    ENVACE_ROOT: s.root,
+    PYTHONPATH: s.root,
+  };
+  return {
+    backend: 'envace',
+    argv,
+    env,
+    cwd: s.root,
+    outDir: spec.out_dir,
+    script: launchScript(s, argv, env),
+    runsHere: false,
+  };
 }
 
 /** The envace block of a run file, checked, with EnvACE's defaults filled in. */
@@ -46,21 +65,44 @@ interface EnvaceSettings {
 /** Checks that the run file names what EnvACE needs on the cluster, and fills in EnvACE's defaults. */
 function envaceSettings(spec: RunSpec): EnvaceSettings {
   const e = spec.envace ?? {};
-  const missing = [['root', e.root], ['tool_dataset', e.tool_dataset], ['train_files', e.train_files], ['judge.urls', e.judge?.urls]]
-    .filter(([, v]) => v === undefined).map(([k]) => `$.envace.${k as string}`);
+  const missing = [
+    ['root', e.root],
+    ['tool_dataset', e.tool_dataset],
+    ['train_files', e.train_files],
+    ['judge.urls', e.judge?.urls],
+  ]
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => `$.envace.${k as string}`);
   if (missing.length) {
-    throw new StudioError('RUN_SPEC_INVALID', `${spec.file}: the envace backend needs ${missing.join(', ')} (paths on the cluster; see docs/training-runs.md).`);
+    throw new StudioError(
+      'RUN_SPEC_INVALID',
+      `${spec.file}: the envace backend needs ${missing.join(', ')} (paths on the cluster; see docs/training-runs.md).`,
+    );
   }
   const root = e.root!;
   const judgeBackend = e.judge?.backend ?? 'sglang';
-  const judgeModel = e.judge?.model ?? (judgeBackend === 'openai' ? 'gpt-4.1' : 'Qwen/Qwen3-30B-A3B');
+  const judgeModel =
+    e.judge?.model ?? (judgeBackend === 'openai' ? 'gpt-4.1' : 'Qwen/Qwen3-30B-A3B');
   const caller = spec.baseAsWritten;
   const simulator = e.simulator_model ?? caller;
   const lr = e.lr ?? 1e-6;
   const groupSize = e.group_size ?? 4;
   const maxResponse = e.max_response_length ?? 8000;
   const checkpointDir = e.checkpoint_dir ?? `checkpoints/drmas-checklist/${spec.name}`;
-  return { spec, e, root, judgeBackend, judgeModel, judgeUrls: e.judge!.urls!, caller, simulator, lr, groupSize, maxResponse, checkpointDir };
+  return {
+    spec,
+    e,
+    root,
+    judgeBackend,
+    judgeModel,
+    judgeUrls: e.judge!.urls!,
+    caller,
+    simulator,
+    lr,
+    groupSize,
+    maxResponse,
+    checkpointDir,
+  };
 }
 
 /** verl's algorithm (GRPO by agent) and the checklist dataset. */
@@ -146,7 +188,9 @@ function envOverrides(s: EnvaceSettings): string[] {
     `+env.checklist.judge_backend=${s.judgeBackend}`,
     `+env.checklist.sglang_url=${hydraStrings(s.judgeUrls)}`,
     `+env.checklist.sglang_model=${s.judgeModel}`,
-    s.judgeBackend === 'openai' ? "+env.checklist.judge_api_key='${oc.env:JUDGE_API_KEY}'" : '+env.checklist.judge_api_key=',
+    s.judgeBackend === 'openai'
+      ? "+env.checklist.judge_api_key='${oc.env:JUDGE_API_KEY}'"
+      : '+env.checklist.judge_api_key=',
     `+env.checklist.max_response_length=${s.maxResponse}`,
     '+env.checklist.max_assistant_turns=30',
     '+env.checklist.max_user_turns=30',
@@ -176,7 +220,7 @@ function agentTrainerOverrides(s: EnvaceSettings): string[] {
   return [
     `agent.agent_ids=${hydraStrings(ENVACE_AGENT_IDS)}`,
     `agent.model_ids=${hydraStrings([s.caller, s.simulator])}`,
-    `agent.model_sharing=${e.model_sharing ?? true ? 'True' : 'False'}`,
+    `agent.model_sharing=${(e.model_sharing ?? true) ? 'True' : 'False'}`,
     `agent.frozen_agent_ids=${hydraStrings(e.caller_frozen ? [ENVACE_AGENT_IDS[0]] : [])}`,
     'agent.orchestra_type=checklist',
     'trainer.critic_warmup=0',
@@ -204,7 +248,9 @@ function launchScript(s: EnvaceSettings, argv: string[], env: Record<string, str
     '#!/bin/bash',
     `# EnvACE joint caller/simulator training of "${spec.name}", generated by \`rehearse train --backend envace\`.`,
     '# Run it on the Ray head node (ray start --head first), with the checklist judge serving.',
-    ...(judgeBackend === 'openai' ? [': "${JUDGE_API_KEY:?set JUDGE_API_KEY (the judge endpoint\'s key) first}"'] : []),
+    ...(judgeBackend === 'openai'
+      ? [': "${JUDGE_API_KEY:?set JUDGE_API_KEY (the judge endpoint\'s key) first}"']
+      : []),
     'set -euo pipefail',
     ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
     `cd ${shellQuote(root)}`,

@@ -74,7 +74,11 @@ let trainerValidator: ValidateFunction | undefined;
 
 function pointerSegments(pointer: string): PathSegment[] {
   if (!pointer) return [];
-  return pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^(0|[1-9]\d*)$/.test(s) ? Number(s) : s));
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^(0|[1-9]\d*)$/.test(s) ? Number(s) : s));
 }
 
 /** One schema error as `$.path.to.field: what` (an unknown field names its own path). */
@@ -84,9 +88,11 @@ function describeSchemaError(e: ErrorObject, prefix: PathSegment[] = []): string
     const field = (e.params as { additionalProperty: string }).additionalProperty;
     return `${formatJsonPath([...at, field])}: unknown field (a typo? see the schema for the fields there are)`;
   }
-  if (e.keyword === 'required') return `${formatJsonPath([...at, (e.params as { missingProperty: string }).missingProperty])}: is required`;
+  if (e.keyword === 'required')
+    return `${formatJsonPath([...at, (e.params as { missingProperty: string }).missingProperty])}: is required`;
   let message = e.message ?? 'is invalid';
-  if (e.keyword === 'enum') message += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'enum')
+    message += `: ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   return `${formatJsonPath(at)}: ${message}`;
 }
 
@@ -108,9 +114,13 @@ export function trainerConfigFaults(config: unknown, passThrough: readonly strin
   trainerValidator ??= new Ajv({ strict: false, allErrors: true }).compile(trainerConfigSchema);
   if (trainerValidator(config)) return [];
   return (trainerValidator.errors ?? []).map((e) => {
-    const first = pointerSegments(e.instancePath)[0] ?? (e.params as { additionalProperty?: string }).additionalProperty;
+    const first =
+      pointerSegments(e.instancePath)[0] ??
+      (e.params as { additionalProperty?: string }).additionalProperty;
     const inSpec = typeof first === 'string' && passThrough.includes(first);
-    return inSpec ? describeSchemaError(e, ['hyperparameters']) : `trainer config ${describeSchemaError(e)}`;
+    return inSpec
+      ? describeSchemaError(e, ['hyperparameters'])
+      : `trainer config ${describeSchemaError(e)}`;
   });
 }
 
@@ -123,26 +133,48 @@ const FAULTS_NAMED = 3;
  */
 export function invalidRunSpec(file: string, faults: string[]): StudioError {
   const more = faults.length - FAULTS_NAMED;
-  const named = faults.slice(0, FAULTS_NAMED).map((f) => f.replace(/\s*\n\s*/g, ' ')).join('; ');
-  return new StudioError('RUN_SPEC_INVALID', `${file} is not a valid training run: ${named}${more > 0 ? `; and ${more} more` : ''}.`, { faults });
+  const named = faults
+    .slice(0, FAULTS_NAMED)
+    .map((f) => f.replace(/\s*\n\s*/g, ' '))
+    .join('; ');
+  return new StudioError(
+    'RUN_SPEC_INVALID',
+    `${file} is not a valid training run: ${named}${more > 0 ? `; and ${more} more` : ''}.`,
+    { faults },
+  );
 }
 
 /** Parses and validates a run spec's text; paths are resolved against `file`'s folder. */
 export function parseRunSpec(text: string, file: string): RunSpec {
   const absolute = path.resolve(file);
   let value: unknown;
-  try { value = JSON.parse(text); } catch (err) {
-    throw new StudioError('RUN_SPEC_INVALID', `${file} is not valid JSON: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}.`);
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new StudioError(
+      'RUN_SPEC_INVALID',
+      `${file} is not valid JSON: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')}.`,
+    );
   }
   const faults = runSpecFaults(value);
   if (faults.length) throw invalidRunSpec(file, faults);
   const spec = value as RunSpecFile;
   const folder = path.dirname(absolute);
   const resolve = (p: string) => path.resolve(folder, p);
-  const name = spec.name ?? path.basename(absolute).replace(/\.json$/i, '').replace(/[^A-Za-z0-9._-]/g, '-');
-  const data = { train: (spec.data?.train ?? []).map(resolve), grounding: (spec.data?.grounding ?? []).map(resolve) };
+  const name =
+    spec.name ??
+    path
+      .basename(absolute)
+      .replace(/\.json$/i, '')
+      .replace(/[^A-Za-z0-9._-]/g, '-');
+  const data = {
+    train: (spec.data?.train ?? []).map(resolve),
+    grounding: (spec.data?.grounding ?? []).map(resolve),
+  };
   if (spec.objective === 'sft' && data.train.length === 0) {
-    throw invalidRunSpec(file, ['$.data.train: sft needs at least one rows file (rehearse export --out rows.jsonl)']);
+    throw invalidRunSpec(file, [
+      '$.data.train: sft needs at least one rows file (rehearse export --out rows.jsonl)',
+    ]);
   }
   return {
     ...spec,
@@ -150,7 +182,9 @@ export function parseRunSpec(text: string, file: string): RunSpec {
     name,
     base: resolve(spec.base),
     baseAsWritten: spec.base,
-    out_dir: spec.out_dir ? resolve(spec.out_dir) : path.join(folder, STUDIO_FOLDER, 'training', name),
+    out_dir: spec.out_dir
+      ? resolve(spec.out_dir)
+      : path.join(folder, STUDIO_FOLDER, 'training', name),
     data,
     hardware: { ...spec.hardware },
   };
@@ -159,8 +193,13 @@ export function parseRunSpec(text: string, file: string): RunSpec {
 /** Reads a run spec file (`rehearse train --config <file>`). */
 export async function loadRunSpec(file: string): Promise<RunSpec> {
   let text: string;
-  try { text = await readFile(file, 'utf8'); } catch (err) {
-    throw new StudioError('RUN_SPEC_UNREADABLE', `Cannot read the training run ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new StudioError(
+      'RUN_SPEC_UNREADABLE',
+      `Cannot read the training run ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+    );
   }
   return parseRunSpec(text, file);
 }
@@ -170,7 +209,10 @@ export async function loadRunSpec(file: string): Promise<RunSpec> {
  * and its hyperparameters passed through. Every path is absolute, so the file may live anywhere.
  */
 export function trainerConfigFor(spec: RunSpec): Record<string, unknown> {
-  const hyper = structuredClone(spec.hyperparameters ?? {}) as Record<string, Record<string, unknown>>;
+  const hyper = structuredClone(spec.hyperparameters ?? {}) as Record<
+    string,
+    Record<string, unknown>
+  >;
   const folder = path.dirname(spec.file);
   const config: Record<string, unknown> = {
     ...(spec.seed !== undefined ? { seed: spec.seed } : {}),
@@ -183,11 +225,13 @@ export function trainerConfigFor(spec: RunSpec): Record<string, unknown> {
   for (const key of ['optim', 'train', 'export'] as const) if (hyper[key]) config[key] = hyper[key];
   if (spec.objective === 'grpo') {
     const grpo = { ...hyper['grpo'] };
-    if (spec.data.grounding.length) grpo['grounding'] = { ...(grpo['grounding'] as object), rows: spec.data.grounding };
+    if (spec.data.grounding.length)
+      grpo['grounding'] = { ...(grpo['grounding'] as object), rows: spec.data.grounding };
     config['grpo'] = grpo;
     const rollouts = { ...hyper['rollouts'] };
     // The generated config lives in the run folder: a relative rows path keeps meaning "next to the spec".
-    if (typeof rollouts['rows'] === 'string') rollouts['rows'] = path.resolve(folder, rollouts['rows']);
+    if (typeof rollouts['rows'] === 'string')
+      rollouts['rows'] = path.resolve(folder, rollouts['rows']);
     config['rollouts'] = rollouts;
   } else {
     if (hyper['grpo']) config['grpo'] = hyper['grpo'];

@@ -60,7 +60,9 @@ export function parseTrainerEventLine(line: string): TrainerEvent | undefined {
   if (!text.startsWith('{')) return undefined;
   try {
     const value = JSON.parse(text) as unknown;
-    return value && typeof value === 'object' && typeof (value as TrainerEvent).event === 'string' ? value as TrainerEvent : undefined;
+    return value && typeof value === 'object' && typeof (value as TrainerEvent).event === 'string'
+      ? (value as TrainerEvent)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -86,19 +88,31 @@ export class TrainingProcess {
   private cancelled = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
-  private constructor(readonly plan: LaunchPlan, private readonly options: SuperviseOptions, private readonly child: ChildProcessByStdio<null, Readable, Readable>, private readonly log?: WriteStream) {
+  private constructor(
+    readonly plan: LaunchPlan,
+    private readonly options: SuperviseOptions,
+    private readonly child: ChildProcessByStdio<null, Readable, Readable>,
+    private readonly log?: WriteStream,
+  ) {
     this.done = this.supervise();
   }
 
   /** Writes the plan's trainer config and starts the process. */
   static async start(plan: LaunchPlan, options: SuperviseOptions = {}): Promise<TrainingProcess> {
-    if (!plan.runsHere) throw new StudioError('USAGE', `The ${plan.backend} backend is launched on its cluster; the studio only generates its command.`);
+    if (!plan.runsHere)
+      throw new StudioError(
+        'USAGE',
+        `The ${plan.backend} backend is launched on its cluster; the studio only generates its command.`,
+      );
     if (plan.configFile && plan.trainerConfig) {
       await mkdir(path.dirname(plan.configFile), { recursive: true });
       await writeFile(plan.configFile, JSON.stringify(plan.trainerConfig, null, 1) + '\n');
     }
     if (!existsSync(plan.argv[0]) && path.isAbsolute(plan.argv[0])) {
-      throw new StudioError('TRAINER_PYTHON_MISSING', `${plan.argv[0]} does not exist: install Python 3 with torch (Debian: apt-get install python3-torch), or set hardware.python in the run file.`);
+      throw new StudioError(
+        'TRAINER_PYTHON_MISSING',
+        `${plan.argv[0]} does not exist: install Python 3 with torch (Debian: apt-get install python3-torch), or set hardware.python in the run file.`,
+      );
     }
     let log: WriteStream | undefined;
     if (options.logFile) {
@@ -106,7 +120,10 @@ export class TrainingProcess {
       log = createWriteStream(options.logFile, { flags: 'a' });
     }
     const child = spawn(plan.argv[0], plan.argv.slice(1), {
-      cwd: plan.cwd, env: { ...process.env, ...plan.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32',
+      cwd: plan.cwd,
+      env: { ...process.env, ...plan.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
     });
     return new TrainingProcess(plan, options, child, log);
   }
@@ -122,32 +139,59 @@ export class TrainingProcess {
     this.cancelled = true;
     const grace = this.options.graceMs ?? 10_000;
     this.signal('SIGINT');
-    this.timers.push(setTimeout(() => this.signal('SIGTERM'), grace), setTimeout(() => this.signal('SIGKILL'), 2 * grace));
+    this.timers.push(
+      setTimeout(() => this.signal('SIGTERM'), grace),
+      setTimeout(() => this.signal('SIGKILL'), 2 * grace),
+    );
   }
 
   private signal(sig: NodeJS.Signals): void {
     const child = this.child;
     if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
     // The whole process group: torchrun's workers get the signal as from a terminal's Ctrl-C.
-    try { process.kill(process.platform === 'win32' ? child.pid : -child.pid, sig); } catch { try { child.kill(sig); } catch { /* gone */ } }
+    try {
+      process.kill(process.platform === 'win32' ? child.pid : -child.pid, sig);
+    } catch {
+      try {
+        child.kill(sig);
+      } catch {
+        /* gone */
+      }
+    }
   }
 
   private supervise(): Promise<TrainingOutcome> {
     const child = this.child;
-    const stderr = new StderrLog((line) => {
-      const text = line.replace(/^\[trainer\] /, '');
-      this.log?.write(text + '\n');
-      this.logEmitter.fire(text);
-    }, 'trainer', 60);
-    const outcome: TrainingOutcome = { status: 'failed', exitCode: null, signal: null, stderrTail: '', events: 0 };
+    const stderr = new StderrLog(
+      (line) => {
+        const text = line.replace(/^\[trainer\] /, '');
+        this.log?.write(text + '\n');
+        this.logEmitter.fire(text);
+      },
+      'trainer',
+      60,
+    );
+    const outcome: TrainingOutcome = {
+      status: 'failed',
+      exitCode: null,
+      signal: null,
+      stderrTail: '',
+      events: 0,
+    };
     let lastError: { code: string; message: string } | undefined;
     let sawDone = false;
     const onEvent = (e: TrainerEvent) => {
       outcome.events++;
-      if (e.event === 'checkpoint' && typeof e['step'] === 'number') outcome.lastCheckpoint = { step: e['step'], path: String(e['path']) };
-      if (e.event === 'resume' && typeof e['step'] === 'number') outcome.resumedFrom = { step: e['step'], path: String(e['path']) };
-      if (e.event === 'error') lastError = { code: String(e['code'] ?? 'INTERNAL'), message: String(e['message'] ?? '') };
-      if (e.event === 'done') { sawDone = true; if (typeof e['final'] === 'string') outcome.final = e['final']; }
+      if (e.event === 'checkpoint' && typeof e['step'] === 'number')
+        outcome.lastCheckpoint = { step: e['step'], path: String(e['path']) };
+      if (e.event === 'resume' && typeof e['step'] === 'number')
+        outcome.resumedFrom = { step: e['step'], path: String(e['path']) };
+      if (e.event === 'error')
+        lastError = { code: String(e['code'] ?? 'INTERNAL'), message: String(e['message'] ?? '') };
+      if (e.event === 'done') {
+        sawDone = true;
+        if (typeof e['final'] === 'string') outcome.final = e['final'];
+      }
       this.eventEmitter.fire(e);
     };
     let partial = '';
@@ -164,7 +208,9 @@ export class TrainingProcess {
     stderr.follow(child.stderr);
     return new Promise<TrainingOutcome>((resolve) => {
       let spawnError: Error | undefined;
-      child.on('error', (err) => { spawnError = err; });
+      child.on('error', (err) => {
+        spawnError = err;
+      });
       child.on('close', (code, signal) => {
         for (const t of this.timers) clearTimeout(t);
         const last = parseTrainerEventLine(partial);
@@ -174,7 +220,10 @@ export class TrainingProcess {
         outcome.signal = signal;
         outcome.stderrTail = stderr.tail(4000);
         if (spawnError) {
-          outcome.error = { code: 'TRAINER_NOT_STARTED', message: `${this.plan.argv[0]} could not be started: ${spawnError.message}` };
+          outcome.error = {
+            code: 'TRAINER_NOT_STARTED',
+            message: `${this.plan.argv[0]} could not be started: ${spawnError.message}`,
+          };
         } else if (code === 0 && sawDone) {
           outcome.status = 'done';
         } else if (this.cancelled || code === 130 || lastError?.code === 'INTERRUPTED') {
@@ -182,7 +231,10 @@ export class TrainingProcess {
           outcome.error = { code: 'INTERRUPTED', message: resumeHint(outcome) };
         } else {
           const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
-          outcome.error = lastError ?? { code: 'TRAINER_CRASHED', message: `The trainer ${how} without reporting an error; see the log tail.` };
+          outcome.error = lastError ?? {
+            code: 'TRAINER_CRASHED',
+            message: `The trainer ${how} without reporting an error; see the log tail.`,
+          };
         }
         this.eventEmitter.dispose();
         this.logEmitter.dispose();
@@ -215,7 +267,10 @@ export async function latestCheckpoint(outDir: string): Promise<string | undefin
  * not yet terminated is left for the next read; lines that are not events are skipped. No file yet:
  * no events.
  */
-export async function readTrainerEvents(outDir: string, offset = 0): Promise<{ events: TrainerEvent[]; next: number }> {
+export async function readTrainerEvents(
+  outDir: string,
+  offset = 0,
+): Promise<{ events: TrainerEvent[]; next: number }> {
   const file = path.join(outDir, EVENTS_FILE);
   const events: TrainerEvent[] = [];
   let next = offset;
