@@ -1,5 +1,5 @@
 import { PolicyHostClient } from '../../src/core/policy/hostClient';
-import { GREEDY } from '../../src/core/policy/sampling';
+import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import { policySizedModel } from '../../test/support/testModels';
 import { registerBenchCase, timingStats } from '../registry';
 import { median, retailPrompts } from '../support/policyBench';

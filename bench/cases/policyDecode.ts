@@ -1,6 +1,6 @@
 import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import { OnnxEngine } from '../../src/core/policy/onnx/engine';
-import { GREEDY } from '../../src/core/policy/sampling';
+import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import { policySizedModel } from '../../test/support/testModels';
 import { registerBenchCase, timingStats } from '../registry';
 import { BareDecodeLoop, median, retailPrompts } from '../support/policyBench';

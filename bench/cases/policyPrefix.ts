@@ -14,7 +14,7 @@ import type {
 } from '../../src/core/policy/types';
 import type { ChatMessage, ToolDefinition } from '../../src/core/protocol/types';
 import { runTasks } from '../../src/core/runner/runner';
-import { loadTaskFile } from '../../src/core/tasks/loader';
+import { loadTaskFile } from '../../src/core/tasks/format/loader';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import { ensureServerBundles, REPO } from '../../test/support/servers';
 import { policySizedModel } from '../../test/support/testModels';

@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '../../src/core/base/json';
 
-import { seededRandom } from '../../src/core/policy/sampling';
+import { seededRandom } from '../../src/core/policy/sampling/sampling';
 
 const FIRST = [
   'mia',

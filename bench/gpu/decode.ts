@@ -5,7 +5,7 @@ import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
 import { OnnxDecoder } from '../../src/core/policy/onnx/decoder';
 import type { Device } from '../../src/core/policy/onnx/device';
 import { emptyPast, presentsAsPast } from '../../src/core/policy/onnx/kvCache';
-import { argmax, GREEDY } from '../../src/core/policy/sampling';
+import { argmax, GREEDY } from '../../src/core/policy/sampling/sampling';
 
 /**
  * Decode speed of the studio's policy decoder against a bare onnxruntime-node loop on the same model,

@@ -3,11 +3,11 @@ import * as ort from 'onnxruntime-node';
 import { threadOptions } from '../../src/core/policy/onnx/decoder';
 import { emptyPast, presentsAsPast } from '../../src/core/policy/onnx/kvCache';
 import type { ModelFolderInfo } from '../../src/core/policy/onnx/modelFolder';
-import { argmax } from '../../src/core/policy/sampling';
+import { argmax } from '../../src/core/policy/sampling/sampling';
 import { formatToolCalls } from '../../src/core/protocol/actParser';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage, ToolDefinition } from '../../src/core/protocol/types';
-import { loadTaskFile } from '../../src/core/tasks/loader';
+import { loadTaskFile } from '../../src/core/tasks/format/loader';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import { ensureServerBundles, REPO } from '../../test/support/servers';
 

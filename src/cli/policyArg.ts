@@ -8,7 +8,7 @@ import type { DeviceSetting } from '../core/policy/onnx/device';
 import { OnnxPolicy } from '../core/policy/onnxPolicy';
 import { ReferencePolicy } from '../core/policy/referencePolicy';
 import type { Policy } from '../core/policy/types';
-import type { TaskFile } from '../core/tasks/taskFile';
+import type { TaskFile } from '../core/tasks/format/taskFile';
 
 /** Options that pick and configure a policy on the command line. */
 export interface PolicyArgs {

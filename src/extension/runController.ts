@@ -17,7 +17,7 @@ import {
 } from '../core/runner/policyChoice';
 import { RunStatus } from '../core/runner/runStatus';
 import { openTaskEnvironment } from '../core/tasks/taskEnvironment';
-import type { LoadedTask, TaskFile } from '../core/tasks/taskFile';
+import type { LoadedTask, TaskFile } from '../core/tasks/format/taskFile';
 import { runsFolder, TRACE_FILE } from '../core/trace/format/discover';
 import { newRunId } from '../core/trace/format/ids';
 import type { TraceLibrary } from '../core/trace/index/library';

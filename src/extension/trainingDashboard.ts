@@ -6,7 +6,7 @@ import { isDashboardViewState, parseDashboardMessage } from '../core/training/da
 import { TRAINING_DASHBOARD_VIEW_TYPE } from './commands';
 import { PanelCollection } from './panelCollection';
 import { executeCommand } from './registerCommand';
-import type { TrainingRun } from '../core/training/trainingRun';
+import type { TrainingRun } from '../core/training/run/trainingRun';
 import type { TrainingRuns } from './trainingRuns';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
 import { buildMessageHtml } from './webviewHtml';

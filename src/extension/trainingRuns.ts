@@ -11,8 +11,8 @@ import type { RunSpec } from '../core/training/launch/runSpec';
 import { loadRunSpec } from '../core/training/launch/runSpec';
 import type { TrainingOutcome } from '../core/training/launch/supervisor';
 import { TRAINER_LOG, TrainingProcess, latestCheckpoint } from '../core/training/launch/supervisor';
-import type { LaunchRecord } from '../core/training/trainingRun';
-import { LAUNCH_RECORD, TrainingRun } from '../core/training/trainingRun';
+import type { LaunchRecord } from '../core/training/run/trainingRun';
+import { LAUNCH_RECORD, TrainingRun } from '../core/training/run/trainingRun';
 import { CONTEXT_KEYS } from './commands';
 
 /** How many lines of the trainer's log a crash report quotes in its notification. */

@@ -2,9 +2,9 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
 import { OnnxEngine } from '../../src/core/policy/onnx/engine';
-import { GREEDY } from '../../src/core/policy/sampling';
-import { parseTask } from '../../src/core/tasks/loader';
-import type { LoadedTask, TaskLimits } from '../../src/core/tasks/taskFile';
+import { GREEDY } from '../../src/core/policy/sampling/sampling';
+import { parseTask } from '../../src/core/tasks/format/loader';
+import type { LoadedTask, TaskLimits } from '../../src/core/tasks/format/taskFile';
 import { formatToolCalls } from '../../src/core/protocol/actParser';
 import type { ActParseErrorCode, REHEARSAL_PARSE_ERROR_CODES } from '../../src/core/protocol/codes';
 import {

@@ -14,7 +14,7 @@ import { OnnxDecoder, forwardInputs } from '../../src/core/policy/onnx/decoder';
 import { OnnxEngine } from '../../src/core/policy/onnx/engine';
 import { emptyPast } from '../../src/core/policy/onnx/kvCache';
 import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
-import { GREEDY } from '../../src/core/policy/sampling';
+import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import type { ToolDefinition } from '../../src/core/protocol/types';
 import { toFunctionSchema } from '../../src/core/protocol/types';
 import { ensurePolicyHostBundle, ensureServerBundles } from '../support/servers';

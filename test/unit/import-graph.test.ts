@@ -48,15 +48,23 @@ function fileGraph(root: string): Graph {
   return graph;
 }
 
-/** One folder holds the other (a subsystem and one of its parts, such as `src/cli` and `src/cli/commands`). */
-function nested(a: string, b: string): boolean {
-  return a === b || a.startsWith(b + path.sep) || b.startsWith(a + path.sep);
+/**
+ * The composition roots: a root's own files register its parts (`program.ts` the commands,
+ * `extension.ts` the features) and the parts use the root's shared files, so a root and its
+ * subfolders are one room. Everywhere else a folder and its subfolders are rooms of their own.
+ */
+const COMPOSITION_ROOTS = [path.join('src', 'cli'), path.join('src', 'extension')];
+
+/** Both folders are the same room: the same folder, or inside one composition root. */
+function sameRoom(a: string, b: string): boolean {
+  const root = (f: string) =>
+    COMPOSITION_ROOTS.find((r) => f === r || f.startsWith(r + path.sep)) ?? f;
+  return root(a) === root(b);
 }
 
 /**
- * The same graph between folders: a folder imports another when one of its files does. A subsystem
- * and its own subfolders may import each other (a composition root and its parts); rooms that are
- * not nested in one another may not, in both directions.
+ * The same graph between folders: a folder imports another when one of its files does. No two
+ * rooms may import each other, in either direction, nested or not.
  */
 function folderGraph(files: Graph): Graph {
   const graph: Graph = new Map();
@@ -65,7 +73,7 @@ function folderGraph(files: Graph): Graph {
     const edges = graph.get(from) ?? new Set<string>();
     for (const target of targets) {
       const to = path.dirname(target);
-      if (!nested(from, to)) edges.add(to);
+      if (!sameRoom(from, to)) edges.add(to);
     }
     graph.set(from, edges);
   }

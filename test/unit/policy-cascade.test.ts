@@ -17,7 +17,7 @@ import {
 } from '../../src/core/policy/onnx/kvCache';
 import type { ModelFolderInfo } from '../../src/core/policy/onnx/modelFolder';
 import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
-import { GREEDY } from '../../src/core/policy/sampling';
+import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import { randomTestModel } from '../support/testModels';
 import { rejects } from './support/errors';
 

@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
 import { readReplayRecording } from '../../src/core/env/replayRecording';
-import { loadTasks } from '../../src/core/tasks/loader';
+import { loadTasks } from '../../src/core/tasks/format/loader';
 import { pythonJsonDumps, pythonNumber } from '../../src/core/base/pythonJson';
 import type {
   RehearsePromptInput,

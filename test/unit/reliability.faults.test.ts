@@ -7,8 +7,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { OnnxPolicy } from '../../src/core/policy/onnxPolicy';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
-import { loadTaskFile } from '../../src/core/tasks/loader';
-import type { TaskFile } from '../../src/core/tasks/taskFile';
+import { loadTaskFile } from '../../src/core/tasks/format/loader';
+import type { TaskFile } from '../../src/core/tasks/format/taskFile';
 import type { CallActualEvent } from '../../src/core/trace/format/schema';
 import {
   ensurePolicyHostBundle,

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { importChatText } from '../../src/core/tasks/import/chat';
 import { importEnvaceText } from '../../src/core/tasks/import/envace';
-import { findTaskFault, parseTask } from '../../src/core/tasks/loader';
+import { findTaskFault, parseTask } from '../../src/core/tasks/format/loader';
 import { StudioError } from '../../src/core/base/errors';
 import { readTrace } from '../../src/core/trace/format/reader';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';

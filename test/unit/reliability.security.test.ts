@@ -16,7 +16,7 @@ import { StudioError } from '../../src/core/base/errors';
 import { openPolicyFor } from '../../src/core/runner/policyChoice';
 import { replayTrace } from '../../src/core/runner/replay';
 import { runTasks } from '../../src/core/runner/runner';
-import { loadTaskFile } from '../../src/core/tasks/loader';
+import { loadTaskFile } from '../../src/core/tasks/format/loader';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import { isValidId } from '../../src/core/trace/format/ids';
 import { readTraceEvents } from '../../src/core/trace/format/reader';

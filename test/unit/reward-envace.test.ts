@@ -18,8 +18,8 @@ import {
   envaceTurnScore,
   isInvalidAction,
 } from '../../src/core/tasks/checks/envaceReward';
-import { parseTask } from '../../src/core/tasks/loader';
-import type { LoadedTask } from '../../src/core/tasks/taskFile';
+import { parseTask } from '../../src/core/tasks/format/loader';
+import type { LoadedTask } from '../../src/core/tasks/format/taskFile';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { probeTask, REHEARSAL_ERROR_CASES } from '../support/scriptedModel';
 import { ensureServerBundles, fixtureServer } from '../support/servers';

@@ -5,7 +5,7 @@
 // docs/trace-format.md.
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { loadTaskFile } from '../../src/core/tasks/loader';
+import { loadTaskFile } from '../../src/core/tasks/format/loader';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import {
   describeAttempts,

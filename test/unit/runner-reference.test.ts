@@ -7,10 +7,10 @@ import type { StudioError } from '../../src/core/base/errors';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { replayTrace } from '../../src/core/runner/replay';
 import { runTasks } from '../../src/core/runner/runner';
-import { loadTasks } from '../../src/core/tasks/loader';
+import { loadTasks } from '../../src/core/tasks/format/loader';
 import { loadIndexSnapshot } from '../../src/core/trace/index/traceIndex';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
-import type { LoadedTask } from '../../src/core/tasks/taskFile';
+import type { LoadedTask } from '../../src/core/tasks/format/taskFile';
 import { ensureServerBundles, REPO } from '../support/servers';
 import { useRuns } from './support/runnerFixture';
 

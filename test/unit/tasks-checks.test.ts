@@ -5,7 +5,7 @@ import type { EpisodeTranscript } from '../../src/core/tasks/checks/transcript';
 import { gradeEpisode, scoreVerdicts } from '../../src/core/tasks/checks/grade';
 import { EndpointJudge } from '../../src/core/tasks/checks/judge';
 import { numbersIn } from '../../src/core/tasks/checks/answerText';
-import type { CheckSpec, TaskFile } from '../../src/core/tasks/taskFile';
+import type { CheckSpec, TaskFile } from '../../src/core/tasks/format/taskFile';
 
 function task(checks: CheckSpec[]): TaskFile {
   return {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
-import { loadTasks } from '../../src/core/tasks/loader';
+import { loadTasks } from '../../src/core/tasks/format/loader';
 import { BUILTIN_GENERATORS } from '../../src/servers/generators';
 import { REPO, ensureServerBundles } from '../support/servers';
 

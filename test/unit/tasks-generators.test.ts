@@ -3,7 +3,7 @@ import { canonicalJson } from '../../src/core/base/canonicalJson';
 import type { JsonValue } from '../../src/core/base/json';
 import type { TaskGenerator } from '../../src/core/tasks/generator';
 import { generateTasks, splitOfSeed } from '../../src/core/tasks/generator';
-import { findTaskFault } from '../../src/core/tasks/loader';
+import { findTaskFault } from '../../src/core/tasks/format/loader';
 import { BANK_GENERATOR } from '../../src/servers/bank/generator';
 import { RETAIL_GENERATOR } from '../../src/servers/retail/generator';
 import { TASKS_PER_DOMAIN } from '../support/servers';

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
 import { MAX_OUTSIDE_CODE_LENGTH } from '../../src/core/protocol/codes';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
-import { loadTasks } from '../../src/core/tasks/loader';
+import { loadTasks } from '../../src/core/tasks/format/loader';
 import type { EnvaceRecord } from '../../src/core/training/envaceExport';
 import { exportEnvace } from '../../src/core/training/envaceExport';
 import { useRuns } from './support/runnerFixture';

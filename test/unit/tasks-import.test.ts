@@ -6,10 +6,10 @@ import type { JsonObject } from '../../src/core/base/json';
 import { MAX_JSON_DEPTH } from '../../src/core/base/json';
 import { runCli } from '../../src/cli/program';
 import { readReplayRecording } from '../../src/core/env/replayRecording';
-import { loadTasks } from '../../src/core/tasks/loader';
+import { loadTasks } from '../../src/core/tasks/format/loader';
 import { playReference } from '../../src/core/tasks/referencePlayer';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
-import type { JudgeCheck, LoadedTask } from '../../src/core/tasks/taskFile';
+import type { JudgeCheck, LoadedTask } from '../../src/core/tasks/format/taskFile';
 import { FIXTURES } from '../support/servers';
 
 const ENVACE = path.join(FIXTURES, 'import', 'envace-sample.json');

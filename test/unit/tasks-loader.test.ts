@@ -4,8 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { StudioError } from '../../src/core/base/errors';
 import { MAX_JSON_DEPTH } from '../../src/core/base/json';
-import { findTaskFault, loadTaskFile, loadTasks } from '../../src/core/tasks/loader';
-import type { TaskFile } from '../../src/core/tasks/taskFile';
+import { findTaskFault, loadTaskFile, loadTasks } from '../../src/core/tasks/format/loader';
+import type { TaskFile } from '../../src/core/tasks/format/taskFile';
 
 function validTask(): TaskFile {
   return {

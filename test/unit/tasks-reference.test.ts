@@ -3,7 +3,7 @@ import { openEnvironment } from '../../src/core/env/openEnvironment';
 import type { TaskGenerator } from '../../src/core/tasks/generator';
 import { generateTasks } from '../../src/core/tasks/generator';
 import { playReference, referenceScript } from '../../src/core/tasks/referencePlayer';
-import type { TaskFile } from '../../src/core/tasks/taskFile';
+import type { TaskFile } from '../../src/core/tasks/format/taskFile';
 import { parseActOutput } from '../../src/core/protocol/actParser';
 import { BANK_GENERATOR } from '../../src/servers/bank/generator';
 import { RETAIL_GENERATOR } from '../../src/servers/retail/generator';

@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { readReplayRecording } from '../../src/core/env/replayRecording';
-import { loadTasks } from '../../src/core/tasks/loader';
+import { loadTasks } from '../../src/core/tasks/format/loader';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import type { EnvaceRecord } from '../../src/core/training/envaceExport';
 import { envaceToolSchema } from '../../src/core/training/envaceExport';

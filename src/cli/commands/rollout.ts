@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
 import { runTasks } from '../../core/runner/runner';
-import { loadTasks } from '../../core/tasks/loader';
+import { loadTasks } from '../../core/tasks/format/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import { exportRows } from '../../core/training/exportRows';

@@ -1,7 +1,7 @@
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
-import { loadTasks } from '../../core/tasks/loader';
+import { loadTasks } from '../../core/tasks/format/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { renderReport } from '../../core/report/reportText';
@@ -12,7 +12,7 @@ import type { RunSettings } from '../../core/runner/settings';
 import type { RewardRule } from '../../core/tasks/checks/envaceReward';
 import { REWARD_RULES } from '../../core/tasks/checks/envaceReward';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
-import { MAX_SAMPLES } from '../../core/policy/sampling';
+import { MAX_SAMPLES } from '../../core/policy/sampling/sampling';
 import type { CliIO } from '../io';
 import { parseDialectArg } from '../parseDialectArg';
 import { runsFolderArg } from '../runsFolderArg';

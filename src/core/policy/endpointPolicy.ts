@@ -9,8 +9,8 @@ import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';
 import type { JsonValue } from '../base/json';
 import type { PolicyInfo } from '../trace/format/schema';
-import type { SamplingSettings } from './sampling';
-import { GREEDY } from './sampling';
+import type { SamplingSettings } from './sampling/sampling';
+import { GREEDY } from './sampling/sampling';
 import type {
   ActRequest,
   ActResult,

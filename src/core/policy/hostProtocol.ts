@@ -1,7 +1,7 @@
 import { NotificationType, RequestType, RequestType0 } from 'vscode-jsonrpc';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { DeviceReport, DeviceSetting } from './onnx/device';
-import type { SamplingSettings } from './sampling';
+import type { SamplingSettings } from './sampling/sampling';
 import type { FinishReason } from './types';
 
 // The JSON-RPC protocol between a studio process (extension host or CLI) and the policy host child

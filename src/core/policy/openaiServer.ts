@@ -11,7 +11,7 @@ import { formatToolCalls, parseActOutput } from '../protocol/actParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { PolicyHostClient } from './hostClient';
 import { IdentifierSlots } from '../protocol/identifierSlots';
-import { GREEDY, MAX_SAMPLES } from './sampling';
+import { GREEDY, MAX_SAMPLES } from './sampling/sampling';
 import { DEFAULT_MAX_TOKENS } from './types';
 
 /** Largest request body accepted (a long conversation with tools is far smaller). */

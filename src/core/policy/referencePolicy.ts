@@ -1,7 +1,7 @@
 import { Disposable } from '../base/disposable';
 import { StudioError } from '../base/errors';
 import { parseActOutput } from '../protocol/actParser';
-import type { TaskFile } from '../tasks/taskFile';
+import type { TaskFile } from '../tasks/format/taskFile';
 import type { ReferenceScriptTurn } from '../tasks/referencePlayer';
 import { referenceScript } from '../tasks/referencePlayer';
 import type { PolicyInfo } from '../trace/format/schema';

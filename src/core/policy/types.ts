@@ -4,7 +4,7 @@ import type { ActParse } from '../protocol/actParser';
 import type { RehearsalParse } from '../protocol/rehearsalParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { PolicyInfo, TokenCounts } from '../trace/format/schema';
-import type { SamplingSettings } from './sampling';
+import type { SamplingSettings } from './sampling/sampling';
 
 /** Why a generation stopped. */
 export type FinishReason = 'eos' | 'stop' | 'length' | 'cancelled';

@@ -8,7 +8,7 @@ import {
   isErrorToolCall,
 } from '../tasks/checks/envaceReward';
 import type { EpisodeTranscript, TranscriptCall, TranscriptTurn } from '../tasks/checks/transcript';
-import type { TaskFile } from '../tasks/taskFile';
+import type { TaskFile } from '../tasks/format/taskFile';
 import type { CheckVerdict, EpisodeStatus } from '../trace/format/schema';
 
 /** Why an imagined episode's state items are not evaluated. */

@@ -10,7 +10,7 @@ import { mergePolicySettings } from './policyRunSettings';
 import { ReferencePolicy } from '../policy/referencePolicy';
 import type { Policy } from '../policy/types';
 import type { RunSettings } from './settings';
-import type { TaskFile } from '../tasks/taskFile';
+import type { TaskFile } from '../tasks/format/taskFile';
 
 /** Which policy a host runs tasks with, as a person picked it. */
 export type PolicyChoice =

@@ -3,7 +3,7 @@ import { counted } from '../base/counted';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
 import type { EpisodeTranscript } from '../tasks/checks/transcript';
-import type { TaskFile } from '../tasks/taskFile';
+import type { TaskFile } from '../tasks/format/taskFile';
 import type { Policy } from '../policy/types';
 import { episodeId as makeEpisodeId } from '../trace/format/ids';
 import type { EmitEvent, EpisodeOutcome, EpisodeProgress } from './episode';

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { StudioError, errorMessage } from '../base/errors';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
-import type { LoadedTask } from '../tasks/taskFile';
+import type { LoadedTask } from '../tasks/format/taskFile';
 import type { Policy } from '../policy/types';
 import { assertValidId, episodeId as makeEpisodeId, newRunId } from '../trace/format/ids';
 import { TRACE_FILE } from '../trace/format/discover';

@@ -1,6 +1,6 @@
 import type { ParseDialect } from '../protocol/dialect';
 import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
-import type { SamplingSettings } from '../policy/sampling';
+import type { SamplingSettings } from '../policy/sampling/sampling';
 import type { RewardRule } from '../tasks/checks/envaceReward';
 import type { RunMode } from '../trace/format/schema';
 

@@ -1,4 +1,4 @@
-import type { TaskFile, TaskSplit } from './taskFile';
+import type { TaskFile, TaskSplit } from './format/taskFile';
 
 /** A seeded generator of tasks for one built-in domain: the same seed always gives the same task. */
 export interface TaskGenerator {

@@ -4,7 +4,7 @@ import { formatToolCalls } from '../protocol/actParser';
 import type { Grade, GradeOptions } from './checks/grade';
 import { gradeEpisode } from './checks/grade';
 import type { EpisodeTranscript, TranscriptTurn } from './checks/transcript';
-import type { TaskFile } from './taskFile';
+import type { TaskFile } from './format/taskFile';
 
 /** What the reference policy says in answer to one user turn: one act per call, then the final answer. */
 export interface ReferenceScriptTurn {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { StudioError } from '../base/errors';
 import { studioRoot } from '../base/studioRoot';
 import { didYouMean } from '../base/suggest';
-import { TASK_FILE_SUFFIX as SUFFIX } from './loader';
+import { TASK_FILE_SUFFIX as SUFFIX } from './format/loader';
 
 /** The sample tasks that ship with the studio (built-in domains, npm servers), as the editor offers them. */
 export function sampleTasksFolder(): string {

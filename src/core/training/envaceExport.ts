@@ -6,7 +6,7 @@ import type { ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';
 import { jsonTextWithLiterals } from '../protocol/pythonJson';
 import { actualEventToolText } from '../runner/toolMessages';
-import type { JudgeCheck, TaskFile } from '../tasks/taskFile';
+import type { JudgeCheck, TaskFile } from '../tasks/format/taskFile';
 import { readTrace } from '../trace/format/reader';
 import type {
   CallActualEvent,

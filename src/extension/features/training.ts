@@ -29,7 +29,7 @@ import {
   runDefaults,
   savePolicyChoice,
 } from '../settings';
-import type { TrainingRun } from '../../core/training/trainingRun';
+import type { TrainingRun } from '../../core/training/run/trainingRun';
 import { ensureTrusted } from '../trust';
 import { pickTrace } from './pickers';
 import { fsPath, workspaceFolderFor } from './runs';

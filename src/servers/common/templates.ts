@@ -1,7 +1,7 @@
 import type { ParsedToolCall } from '../../core/protocol/actParser';
 import type { TaskGenerator } from '../../core/tasks/generator';
 import { splitOfSeed } from '../../core/tasks/generator';
-import type { CheckSpec, TaskFile } from '../../core/tasks/taskFile';
+import type { CheckSpec, TaskFile } from '../../core/tasks/format/taskFile';
 import { Random } from './random';
 
 /** One user turn of a generated task: what the user says, the reference calls, the reference answer. */

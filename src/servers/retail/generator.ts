@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../core/base/json';
 import type { ParsedToolCall } from '../../core/protocol/actParser';
 import type { TaskGenerator } from '../../core/tasks/generator';
-import type { CheckSpec } from '../../core/tasks/taskFile';
+import type { CheckSpec } from '../../core/tasks/format/taskFile';
 import type { Random } from '../common/random';
 import type { TaskDraft as Draft } from '../common/templates';
 import { templatedGenerator } from '../common/templates';

@@ -11,7 +11,7 @@ import type { ComparePanel } from '../../../src/extension/comparePanel';
 import type { RehearsalStudioApi } from '../../../src/extension/extension';
 import type { PolicyComparison } from '../../../src/core/training/comparePolicies';
 import type { TrainingDashboard } from '../../../src/extension/trainingDashboard';
-import type { TrainingRun } from '../../../src/core/training/trainingRun';
+import type { TrainingRun } from '../../../src/core/training/run/trainingRun';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { weatherRows } from '../../support/trainingRows';
 import { closeAllEditors, studio, traceFile, waitUntil, workspaceFolder } from './helpers';

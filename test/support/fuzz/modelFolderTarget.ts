@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import type { JsonValue } from '../../../src/core/base/json';
 import { OnnxEngine } from '../../../src/core/policy/onnx/engine';
 import { readPolicySettings } from '../../../src/core/policy/policySettings';
-import { GREEDY } from '../../../src/core/policy/sampling';
+import { GREEDY } from '../../../src/core/policy/sampling/sampling';
 import { randomTestModel } from '../testModels';
 import { codedOrNothing } from './targets';
 import type { FuzzTarget } from './targets';

@@ -19,7 +19,7 @@ import { importChatText } from '../../../src/core/tasks/import/chat';
 import { importEnvaceText } from '../../../src/core/tasks/import/envace';
 import type { ImportResult } from '../../../src/core/tasks/import/types';
 import { writeImport } from '../../../src/core/tasks/import/writeImport';
-import { findTaskFault, loadTaskFile, parseTask } from '../../../src/core/tasks/loader';
+import { findTaskFault, loadTaskFile, parseTask } from '../../../src/core/tasks/format/loader';
 import { loadCallView } from '../../../src/core/trace/index/callView';
 import { saveIndexSnapshot, snapshotFileOf } from '../../../src/core/trace/index/indexSnapshot';
 import { decodeLine, readTrace } from '../../../src/core/trace/format/reader';

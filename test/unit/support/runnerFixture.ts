@@ -7,7 +7,7 @@ import type { RunOptions, RunSummary } from '../../../src/core/runner/runner';
 import { runTasks } from '../../../src/core/runner/runner';
 import type { RunSettings } from '../../../src/core/runner/settings';
 import { openTaskEnvironment } from '../../../src/core/tasks/taskEnvironment';
-import type { LoadedTask } from '../../../src/core/tasks/taskFile';
+import type { LoadedTask } from '../../../src/core/tasks/format/taskFile';
 import { scriptedModel } from '../../support/scriptedModel';
 import { ensurePolicyHostBundle, ensureServerBundles } from '../../support/servers';
 import type { CheckedTrace } from './traceChecks';

@@ -1,5 +1,5 @@
 import type { CheckVerdict } from '../../trace/format/schema';
-import type { CheckSpec, TaskFile } from '../taskFile';
+import type { CheckSpec, TaskFile } from '../format/taskFile';
 
 // EnvACE's reward (issue 18, row 8), from its code at commit 173e941:
 // - agent_system/environments/env_package/checklist/envs.py, `_aggregate_turn_score`: when the agent

@@ -1,5 +1,5 @@
 import type { CheckVerdict } from '../../trace/format/schema';
-import type { CheckSpec, TaskFile } from '../taskFile';
+import type { CheckSpec, TaskFile } from '../format/taskFile';
 import type { Judge } from './judge';
 import type { ItemResult } from './ruleChecks';
 import { evaluateAnswer, evaluateCall, evaluateNoCall, evaluateState } from './ruleChecks';

@@ -3,7 +3,7 @@ import { errorMessage } from '../../base/errors';
 import { parseStrictJson } from '../../protocol/strictJson';
 import { isJsonObject } from '../../base/json';
 import { canonicalJson } from '../../base/canonicalJson';
-import type { JudgeCheck } from '../taskFile';
+import type { JudgeCheck } from '../format/taskFile';
 import type { ItemResult } from './ruleChecks';
 import type { EpisodeTranscript } from './transcript';
 

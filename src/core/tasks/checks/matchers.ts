@@ -3,7 +3,7 @@ import type { JsonValue } from '../../base/json';
 import { isJsonObject } from '../../base/json';
 import type { PathSegment } from '../../fidelity/jsonPath';
 import { parseJsonPath } from '../../fidelity/jsonPath';
-import type { ArgumentMatchers, Matcher } from '../taskFile';
+import type { ArgumentMatchers, Matcher } from '../format/taskFile';
 
 /** A value looked up by path: `found` false when the path does not exist. */
 export type Lookup = { found: true; value: JsonValue } | { found: false };

@@ -1,6 +1,6 @@
 import { actualValue } from '../../fidelity/responseValue';
 import { parseJsonPath } from '../../fidelity/jsonPath';
-import type { AnswerCheck, CallCheck, NoCallCheck, StateCheck } from '../taskFile';
+import type { AnswerCheck, CallCheck, NoCallCheck, StateCheck } from '../format/taskFile';
 import { containsText, statesNumber } from './answerText';
 import { applyMatcher, matchArguments, valueAt } from './matchers';
 import type { EpisodeTranscript, TranscriptCall } from './transcript';

@@ -12,8 +12,8 @@ import { toToolDefinition } from '../../env/toolDefinitions';
 import { parseStrictJson } from '../../protocol/strictJson';
 import { findBlocks, removeBlocks, stripAsciiWhitespace } from '../../protocol/text';
 import type { RecordedExample, ToolDefinition } from '../../protocol/types';
-import { findTaskFault } from '../loader';
-import type { CheckSpec, ReferenceTurn, UserTurn } from '../taskFile';
+import { findTaskFault } from '../format/loader';
+import type { CheckSpec, ReferenceTurn, UserTurn } from '../format/taskFile';
 import type { ImportedTask } from './types';
 
 /** A fault in an input record; the importer reports it and skips the record. */

@@ -3,7 +3,7 @@ import { isJsonObject, outsideNumber } from '../../base/json';
 import type { ToolResultContent } from '../../fidelity/responseValue';
 import { outsideErrorCode } from '../../protocol/codes';
 import { parsePythonJson } from '../../protocol/pythonJson';
-import type { CheckSpec, JudgeCheck } from '../taskFile';
+import type { CheckSpec, JudgeCheck } from '../format/taskFile';
 import type { ConversationReading } from './conversation';
 import {
   RecordError,

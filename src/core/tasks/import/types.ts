@@ -1,6 +1,6 @@
 import type { RecordedCall, ReplayRecording } from '../../env/replayRecording';
 import type { RecordedExample } from '../../protocol/types';
-import type { TaskFile } from '../taskFile';
+import type { TaskFile } from '../format/taskFile';
 
 /** A record that was not imported: its index in the input (0-based) and why. */
 export interface SkippedRecord {

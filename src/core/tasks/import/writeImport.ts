@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { RecordedExample } from '../../protocol/types';
 import { validateReplayRecording } from '../../env/replayRecording';
-import { TASK_FILE_SUFFIX, parseTask } from '../loader';
+import { TASK_FILE_SUFFIX, parseTask } from '../format/loader';
 import type { ImportResult, SkippedRecord } from './types';
 
 /** Few-shot pairs a task gets from the other imported records: up to this many per tool. */

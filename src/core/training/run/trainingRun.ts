@@ -1,15 +1,15 @@
 import { promises as fs, unwatchFile, watchFile } from 'node:fs';
 import * as path from 'node:path';
-import { Disposable } from '../base/disposable';
-import { Emitter } from '../base/event';
-import type { TrainingDashboardSnapshot } from './dashboard/protocol';
-import { stateForDashboard } from './dashboard/protocol';
-import type { TrainingRunState } from './dashboard/runState';
-import { applyOutcome, applyTrainerEvent, emptyRunState } from './dashboard/runState';
-import { isExported } from './launch/backends';
-import type { TrainingBackend } from './launch/launchPlan';
-import type { TrainerEvent, TrainingOutcome, TrainingProcess } from './launch/supervisor';
-import { EVENTS_FILE, readTrainerEvents } from './launch/supervisor';
+import { Disposable } from '../../base/disposable';
+import { Emitter } from '../../base/event';
+import type { TrainingDashboardSnapshot } from '../dashboard/protocol';
+import { stateForDashboard } from '../dashboard/protocol';
+import type { TrainingRunState } from '../dashboard/runState';
+import { applyOutcome, applyTrainerEvent, emptyRunState } from '../dashboard/runState';
+import { isExported } from '../launch/backends';
+import type { TrainingBackend } from '../launch/launchPlan';
+import type { TrainerEvent, TrainingOutcome, TrainingProcess } from '../launch/supervisor';
+import { EVENTS_FILE, readTrainerEvents } from '../launch/supervisor';
 
 /** What the editor records in a run folder when it launches a run: what Resume needs after a restart. */
 export const LAUNCH_RECORD = 'launch.json';

@@ -1,4 +1,4 @@
-import { mulberry32 } from '../base/random';
+import { mulberry32 } from '../../base/random';
 
 /** How the next token is chosen. `temperature` 0 means greedy. */
 /** The most samples of one prompt decoded together (`rehearse run --samples`, `serve`'s `n`): each holds its own cache. */

@@ -2,11 +2,11 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import taskSchema from '../../../schemas/task.schema.json';
-import { StudioError } from '../base/errors';
-import { describeOutsideValue, MAX_JSON_DEPTH, nestsDeeperThan } from '../base/json';
-import type { PathSegment } from '../fidelity/jsonPath';
-import { formatJsonPath, parseJsonPath } from '../fidelity/jsonPath';
+import taskSchema from '../../../../schemas/task.schema.json';
+import { StudioError } from '../../base/errors';
+import { describeOutsideValue, MAX_JSON_DEPTH, nestsDeeperThan } from '../../base/json';
+import type { PathSegment } from '../../fidelity/jsonPath';
+import { formatJsonPath, parseJsonPath } from '../../fidelity/jsonPath';
 import type { CheckSpec, LoadedTask, Matcher, TaskFile } from './taskFile';
 
 /** File name ending of task files that {@link loadTasks} picks up in folders. */

@@ -1,7 +1,7 @@
-import type { JsonValue } from '../base/json';
-import type { ServerDefinition } from '../env/serverDefinition';
-import type { ParsedToolCall } from '../protocol/actParser';
-import type { RecordedExample } from '../protocol/types';
+import type { JsonValue } from '../../base/json';
+import type { ServerDefinition } from '../../env/serverDefinition';
+import type { ParsedToolCall } from '../../protocol/actParser';
+import type { RecordedExample } from '../../protocol/types';
 
 /** The task format version this studio reads and writes. See docs/task-format.md. */
 export const TASK_FORMAT_VERSION = 1;
