@@ -12,6 +12,11 @@ import { pythonJsonDumps } from '../base/pythonJson';
 import { parseActOutput, TOOL_CALL_OPEN } from './actParser';
 import type { ChatMessage, RecordedExample, ToolDefinition } from './types';
 import { toFunctionSchema } from './types';
+import {
+  rstripPythonWhitespace,
+  sanitizeTextForTokenizer,
+  stripPythonWhitespace,
+} from './pythonText';
 import instruction from './envace/validationSystemInstruction.json';
 
 /** What the envace profile takes of the rehearse prompt input (see `RehearsePromptInput`). */
@@ -30,16 +35,11 @@ export interface EnvacePromptSections {
   includeLatestText: boolean;
 }
 
-// Python's str.isspace() characters, which strip() and rstrip() remove (JavaScript's trim() differs).
-const PYTHON_WHITESPACE = new Set(
-  '\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000',
-);
-
 /**
  * `VALIDATION_SIMULATOR_SYSTEM_INSTRUCTION`: EnvACE's prompt file (Apache-2.0, kept verbatim with
  * its source and notice in `envace/validationSystemInstruction.json`), `rstrip()`ped as the loader does.
  */
-export const ENVACE_REHEARSE_SYSTEM_PROMPT: string = pythonRstrip(instruction.text);
+export const ENVACE_REHEARSE_SYSTEM_PROMPT: string = rstripPythonWhitespace(instruction.text);
 
 const INDENT_0 = { indent: 0 } as const;
 const FEW_SHOT_UNAVAILABLE = 'Previous tool calls and results (few-shot): <unavailable>';
@@ -59,7 +59,7 @@ export function buildEnvacePrompt(
   parts.push(fewShotLines(input.examples ?? []).join('\n'));
   if (sections.includeHistory)
     parts.push('Current conversation history:\n' + serializeHistory(input.history ?? []));
-  const latest = input.latestText === undefined ? '' : sanitizeForTokenizer(input.latestText);
+  const latest = input.latestText === undefined ? '' : sanitizeTextForTokenizer(input.latestText);
   if (sections.includeLatestText && latest) parts.push("RL model's latest response:\n" + latest);
   parts.push(
     'Current tool to simulate:\n' +
@@ -98,7 +98,7 @@ function fewShotLines(examples: readonly RecordedExample[]): string[] {
       if (text === undefined && !Array.isArray(e.result) && !isJsonObject(e.result))
         return [FEW_SHOT_UNAVAILABLE];
       const resultText =
-        text !== undefined ? sanitizeForTokenizer(text) : pythonJsonDumps(e.result, INDENT_0);
+        text !== undefined ? sanitizeTextForTokenizer(text) : pythonJsonDumps(e.result, INDENT_0);
       lines.push(
         `Tool name:\n${tool}\nTool arguments:\n${pythonJsonDumps(e.arguments, INDENT_0)}\nTool execution result:\n${resultText}\n`,
       );
@@ -111,9 +111,10 @@ function fewShotLines(examples: readonly RecordedExample[]): string[] {
 function serializeHistory(history: readonly ChatMessage[]): string {
   const lines: string[] = [];
   for (const m of history) {
-    if (m.role === 'user' && pythonStrip(m.content)) lines.push(`User: ${pythonStrip(m.content)}`);
+    if (m.role === 'user' && stripPythonWhitespace(m.content))
+      lines.push(`User: ${stripPythonWhitespace(m.content)}`);
     if (m.role === 'tool') {
-      const content = pythonStrip(sanitizeForTokenizer(m.content));
+      const content = stripPythonWhitespace(sanitizeTextForTokenizer(m.content));
       if (content) lines.push(`${m.name ? `Tool[${m.name}]` : 'Tool'}: ${content}`);
     }
     if (m.role === 'assistant') {
@@ -129,7 +130,7 @@ function serializeHistory(history: readonly ChatMessage[]): string {
  * calls with `json.dumps(arguments, ensure_ascii=False)`), rendered as the serializer writes it.
  */
 function assistantText(m: ChatMessage): string {
-  let content = sanitizeForTokenizer(m.content);
+  let content = sanitizeTextForTokenizer(m.content);
   let calls: { name: string; arguments: string }[];
   if (m.tool_calls?.length) {
     calls = m.tool_calls.map((c) => ({
@@ -145,45 +146,17 @@ function assistantText(m: ChatMessage): string {
       parse.kind === 'calls'
         ? parse.calls.map((c) => ({
             name: c.name,
-            arguments: sanitizeForTokenizer(pythonJsonDumps(c.arguments, { ensureAscii: false })),
+            arguments: sanitizeTextForTokenizer(
+              pythonJsonDumps(c.arguments, { ensureAscii: false }),
+            ),
           }))
         : [];
     if (calls.length) content = content.slice(0, content.indexOf(TOOL_CALL_OPEN));
   }
   return (
-    pythonStrip(content) +
+    stripPythonWhitespace(content) +
     calls
       .map((c) => `\n<tool_call>\n{"name": "${c.name}", "arguments": ${c.arguments}}\n</tool_call>`)
       .join('')
   );
-}
-
-/**
- * `MCPChecklistTool._sanitize_text_for_tokenizer`, which EnvACE applies to the policy's text, tool
- * results and few-shot results: lone surrogates, NUL and noncharacters become U+FFFD.
- */
-function sanitizeForTokenizer(text: string): string {
-  let out = '';
-  for (const ch of text) {
-    const c = ch.codePointAt(0)!;
-    const bad =
-      (c >= 0xd800 && c <= 0xdfff) ||
-      c === 0 ||
-      (c >= 0xfdd0 && c <= 0xfdef) ||
-      (c & 0xfffe) === 0xfffe;
-    out += bad ? '\ufffd' : ch;
-  }
-  return out;
-}
-
-function pythonStrip(s: string): string {
-  let start = 0;
-  while (start < s.length && PYTHON_WHITESPACE.has(s[start])) start++;
-  return pythonRstrip(s.slice(start));
-}
-
-function pythonRstrip(s: string): string {
-  let end = s.length;
-  while (end > 0 && PYTHON_WHITESPACE.has(s[end - 1])) end--;
-  return s.slice(0, end);
 }

@@ -23,28 +23,49 @@ const PYTHON_WS = new Set(PYTHON_WHITESPACE_CODE_POINTS.map((c) => String.fromCh
 /** Removes leading and trailing whitespace exactly as Python's `str.strip()` with no argument does. */
 export function stripPythonWhitespace(s: string): string {
   let start = 0;
-  let end = s.length;
   // Every code point of the set is in the BMP, so one UTF-16 unit is one character here.
-  while (start < end && PYTHON_WS.has(s[start])) start++;
-  while (end > start && PYTHON_WS.has(s[end - 1])) end--;
-  return s.slice(start, end);
+  while (start < s.length && PYTHON_WS.has(s[start])) start++;
+  return rstripPythonWhitespace(s.slice(start));
+}
+
+/** Removes trailing whitespace exactly as Python's `str.rstrip()` with no argument does. */
+export function rstripPythonWhitespace(s: string): string {
+  let end = s.length;
+  while (end > 0 && PYTHON_WS.has(s[end - 1])) end--;
+  return s.slice(0, end);
 }
 
 /**
  * True for a code point EnvACE replaces by U+FFFD before a text reaches the tokenizer
- * (mcp_tool.py `_sanitize_text_for_tokenizer`): a lone surrogate, U+FDD0..U+FDEF, or the last two
- * code points of any plane (U+FFFE, U+FFFF, U+1FFFE, ...). NUL is on its list too, but `json.dumps`
- * escapes it first, so it never reaches a parsed value's strings.
+ * (mcp_tool.py `_sanitize_text_for_tokenizer`): a lone surrogate, U+FDD0..U+FDEF, the last two
+ * code points of any plane (U+FFFE, U+FFFF, U+1FFFE, ...), and NUL when `nul` is set.
  */
-function replacedForTokenizer(c: number): boolean {
-  return (c >= 0xd800 && c <= 0xdfff) || (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) === 0xfffe;
+function replacedForTokenizer(c: number, nul: boolean): boolean {
+  return (
+    (nul && c === 0) ||
+    (c >= 0xd800 && c <= 0xdfff) ||
+    (c >= 0xfdd0 && c <= 0xfdef) ||
+    (c & 0xfffe) === 0xfffe
+  );
 }
 
-/** A string with each code point EnvACE's tokenizer guard replaces turned into U+FFFD. */
-export function sanitizeForTokenizer(s: string): string {
-  // Fast path: nothing above U+D7FF, nothing to replace.
-  if (!/[\ud800-\uffff]/.test(s)) return s;
+function sanitized(s: string, nul: boolean): string {
+  // Fast path: no NUL (when it counts) and nothing above U+D7FF, nothing to replace.
+  if (!(nul ? /[\0\ud800-\uffff]/ : /[\ud800-\uffff]/).test(s)) return s;
   let out = '';
-  for (const ch of s) out += replacedForTokenizer(ch.codePointAt(0)!) ? '\ufffd' : ch;
+  for (const ch of s) out += replacedForTokenizer(ch.codePointAt(0)!, nul) ? '\ufffd' : ch;
   return out;
+}
+
+/**
+ * A parsed value's string with each code point EnvACE's tokenizer guard replaces turned into
+ * U+FFFD. NUL stays: EnvACE guards the `json.dumps` text, where a NUL is already escaped.
+ */
+export function sanitizeForTokenizer(s: string): string {
+  return sanitized(s, false);
+}
+
+/** A raw text (the policy's, a tool result's) as EnvACE's tokenizer guard leaves it: NUL replaced too. */
+export function sanitizeTextForTokenizer(s: string): string {
+  return sanitized(s, true);
 }

@@ -1,5 +1,6 @@
 import type { CheckVerdict } from '../../trace/format/schema';
 import type { CheckSpec, TaskFile } from '../format/taskFile';
+import { stripPythonWhitespace } from '../../protocol/pythonText';
 
 // EnvACE's reward (issue 18, row 8), from its code at commit 173e941:
 // - agent_system/environments/env_package/checklist/envs.py, `_aggregate_turn_score`: when the agent
@@ -68,12 +69,9 @@ export function envaceEpisodeReward(
   return Math.round((total / CHECKLISTS / Math.max(1, task.turns.length)) * 1e6) / 1e6;
 }
 
-// Python's str.isspace() characters that JavaScript's \s lacks, and the one \s has that Python's lacks.
-const PYTHON_ONLY_SPACE = /[\x1c-\x1f\x85]/g;
-
 /** EnvACE's invalid action: `not (t and t.strip())`, Python's whitespace. */
 export function isInvalidAction(text: string): boolean {
-  return !/[^\s]/.test(text.replace(PYTHON_ONLY_SPACE, ' ')) && !text.includes('\ufeff');
+  return stripPythonWhitespace(text) === '';
 }
 
 /** A training row's reward under EnvACE's rule: the episode's score, less the penalty of an empty text. */
