@@ -77,8 +77,9 @@ export class TraceWatcher extends Disposable {
     try {
       const known = new Set(this.library.files);
       for (const folder of vscode.workspace.workspaceFolders ?? []) {
-        for (const file of await findRunTraces(folder.uri.fsPath))
-          if (!known.has(file) && !this.timers.has(file)) this.schedule(file);
+        // Only the run folders it does not know yet are looked into.
+        const seen = (file: string) => known.has(file) || this.timers.has(file);
+        for (const file of await findRunTraces(folder.uri.fsPath, seen)) this.schedule(file);
       }
     } finally {
       this.sweeping = false;

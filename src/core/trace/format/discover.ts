@@ -14,13 +14,19 @@ export function runsFolder(workspace: string): string {
   return path.join(workspace, STUDIO_FOLDER, 'runs');
 }
 
-/** Every `runs/<runId>/trace.jsonl` under a workspace, newest run id first. */
-export async function findRunTraces(workspace: string): Promise<string[]> {
-  return tracesInRunsFolder(runsFolder(workspace));
+/** Every `runs/<runId>/trace.jsonl` under a workspace, newest run id first; `except` skips files without a look. */
+export async function findRunTraces(
+  workspace: string,
+  except?: (file: string) => boolean,
+): Promise<string[]> {
+  return tracesInRunsFolder(runsFolder(workspace), except);
 }
 
-/** Every `<runId>/trace.jsonl` in a runs folder (a workspace's, or one given with `--out`), newest first. */
-export async function tracesInRunsFolder(runs: string): Promise<string[]> {
+/** Every `<runId>/trace.jsonl` in a runs folder (a workspace's, or `--out`), newest first, but those `except` names. */
+export async function tracesInRunsFolder(
+  runs: string,
+  except?: (file: string) => boolean,
+): Promise<string[]> {
   let names: string[];
   try {
     names = await fs.readdir(runs);
@@ -30,6 +36,7 @@ export async function tracesInRunsFolder(runs: string): Promise<string[]> {
   const found: string[] = [];
   for (const name of names.sort().reverse()) {
     const file = path.join(runs, name, TRACE_FILE);
+    if (except?.(file)) continue;
     try {
       if ((await fs.stat(file)).isFile()) found.push(file);
     } catch {
