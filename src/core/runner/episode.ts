@@ -20,6 +20,7 @@ import type {
   TraceEvent,
   TurnParse,
 } from '../trace/format/schema';
+import { rehearsalResult } from '../trace/format/schema';
 import { EnvaceGrader, envaceToolFailure, NO_REAL_STATE } from './envaceGrading';
 import { actParseIn, envaceEpisodeCode, envaceToolError, rehearsalParseIn } from './parseDialect';
 import type { RunSettings } from './settings';
@@ -503,9 +504,7 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult | 
       tool: c.name,
       arguments: c.args,
       text: sample.text,
-      result: sample.parse.ok
-        ? { ok: true, value: sample.parse.value }
-        : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
+      result: rehearsalResult(sample.parse),
       tokens: rehearsal.tokens,
       latencyMs: Math.round(rehearsal.latencyMs),
     })) as CallRehearsalEvent;

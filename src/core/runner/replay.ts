@@ -16,6 +16,7 @@ import type {
   TraceEvent,
   TurnEvent,
 } from '../trace/format/schema';
+import { rehearsalResult } from '../trace/format/schema';
 import { TraceWriter } from '../trace/format/writer';
 import { isParseDialect } from '../protocol/dialect';
 import { rehearsalParseIn } from './parseDialect';
@@ -244,9 +245,7 @@ async function replayCall(
     tool: call.name,
     arguments: call.arguments,
     text: sample.text,
-    result: sample.parse.ok
-      ? { ok: true, value: sample.parse.value }
-      : { ok: false, code: sample.parse.error.code, message: sample.parse.error.message },
+    result: rehearsalResult(sample.parse),
     tokens: r.tokens,
     latencyMs: Math.round(r.latencyMs),
   })) as CallRehearsalEvent;

@@ -6,6 +6,7 @@ import type {
   NewTraceEvent,
   TurnParse,
 } from '../../trace/format/schema';
+import { rehearsalResult } from '../../trace/format/schema';
 import { TRACE_FILE } from '../../trace/format/discover';
 import {
   callId as makeCallId,
@@ -159,9 +160,7 @@ function turnEvents(episodeId: string, index: number, turn: RolloutTurn): NewTra
         tool: call.name,
         arguments: call.arguments,
         text: call.rehearsal.text,
-        result: p.ok
-          ? { ok: true, value: p.value }
-          : { ok: false, code: p.error.code, message: p.error.message },
+        result: rehearsalResult(p),
       });
     }
     if (call.actual !== undefined) {

@@ -3,6 +3,7 @@ import type { FidelityScores } from '../../fidelity/scores';
 import type { DiffKind } from '../../fidelity/structuralDiff';
 import type { ToolResultContent } from '../../fidelity/responseValue';
 import type { ActParseErrorCode, RehearsalParseErrorCode } from '../../protocol/codes';
+import type { RehearsalParse } from '../../protocol/rehearsalParser';
 import type { ToolDefinition } from '../../protocol/types';
 
 /** The trace schema version this studio writes (`v` on every event). See docs/trace-format.md. */
@@ -98,6 +99,13 @@ export interface TurnEvent extends EventBase {
 /** A rehearsal's parsed result, or its parse error with the code of DESIGN.md. */
 export type RehearsalResult =
   { ok: true; value: JsonValue } | { ok: false; code: RehearsalParseErrorCode; message: string };
+
+/** A rehearsal parse as the trace records it: the value, or the error's code and message. */
+export function rehearsalResult(parse: RehearsalParse): RehearsalResult {
+  return parse.ok
+    ? { ok: true, value: parse.value }
+    : { ok: false, code: parse.error.code, message: parse.error.message };
+}
 
 /** The policy's predicted response to one call. */
 export interface CallRehearsalEvent extends EventBase {
