@@ -147,17 +147,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   const { tools } = started;
 
   const system = [task.system, ctx.systemSuffix].filter(Boolean).join('\n\n');
-  await emit({
-    type: 'episode',
-    episodeId,
-    index: ctx.index,
-    taskId: task.id,
-    mode: ctx.mode,
-    instruction: task.turns[0]?.user,
-    ...(system ? { system } : {}),
-    tools,
-    ...(ctx.role ? { role: ctx.role } : {}),
-  });
+  await emit(episodeStart(ctx, { system, tools }));
   const play: EpisodePlay = {
     ctx,
     limits,
@@ -186,6 +176,24 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   return finishEpisode(play, turns, ending, fatal);
 }
 
+/** The episode's start event; an episode whose tools did not start has no system text or tools. */
+function episodeStart(
+  ctx: EpisodeContext,
+  started: { system?: string; tools?: ToolDefinition[] } = {},
+): NewTraceEvent {
+  return {
+    type: 'episode',
+    episodeId: ctx.episodeId,
+    index: ctx.index,
+    taskId: ctx.task.id,
+    mode: ctx.mode,
+    instruction: ctx.task.turns[0]?.user,
+    ...(started.system ? { system: started.system } : {}),
+    ...(started.tools ? { tools: started.tools } : {}),
+    ...(ctx.role ? { role: ctx.role } : {}),
+  };
+}
+
 /** Starts the environment (when the mode executes tools, or to list them) and returns its tools, or the failed episode. */
 async function startTools(
   ctx: EpisodeContext,
@@ -208,15 +216,7 @@ async function startTools(
   } catch (err) {
     const e =
       err instanceof StudioError ? err : new StudioError('SERVER_START_FAILED', errorMessage(err));
-    await emit({
-      type: 'episode',
-      episodeId,
-      index: ctx.index,
-      taskId: task.id,
-      mode: ctx.mode,
-      instruction: task.turns[0]?.user,
-      ...(ctx.role ? { role: ctx.role } : {}),
-    });
+    await emit(episodeStart(ctx));
     await emit({
       type: 'episode.end',
       episodeId,
