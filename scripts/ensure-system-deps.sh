@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need, when they are missing: Chromium for the editor tests
 # (a real browser drives code-server's workbench), ripgrep and build tools for code-server's native
-# modules, and PyTorch/ONNX/jinja2/OpenBLAS for the Python trainer. Safe to run again.
+# modules, and Python's venv module for the trainer's environment (its packages come from PyPI:
+# `rehearse trainer setup`, trainer/requirements.txt). Safe to run again.
 set -euo pipefail
-PKGS=(chromium ripgrep libkrb5-dev pkg-config build-essential python3 python3-torch python3-onnx python3-jinja2 libopenblas0-pthread)
+PKGS=(chromium ripgrep libkrb5-dev pkg-config build-essential python3 python3-venv)
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v rg >/dev/null || missing+=(ripgrep)
 [ -e /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v g++ >/dev/null || missing+=(build-essential)
-/usr/bin/python3 -c 'import torch, onnx, jinja2' 2>/dev/null || missing+=(python3-torch python3-onnx python3-jinja2)
-ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1 || missing+=(libopenblas0-pthread)
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3 python3-venv)
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 echo "Installing missing system packages: ${missing[*]}"
 SUDO=""

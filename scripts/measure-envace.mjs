@@ -11,7 +11,7 @@
 // skipped when the command runs again (`--fresh` starts over). Writes results.json and results.md there.
 // QUICK=1: the tiny version CI runs (seconds per stage, numbers meaningless). Settings: the env names
 // below (BASE, POLICY, SEEDS, ITERATIONS, EPISODES, GRPO_TASKS, HELDOUT, BUDGETS, RECIPE, WORK...).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,10 @@ const WORK = path.resolve(
   ),
 );
 const CLI = path.join(ROOT, 'dist/cli.js');
-const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+// The trainer's Python: $PYTHON, else as every launch picks it (scripts/trainer-python.sh).
+const PYTHON =
+  process.env.PYTHON ??
+  execFileSync('bash', [path.join(ROOT, 'scripts/trainer-python.sh')], { encoding: 'utf8' }).trim();
 // The GRPO settings (threads, optimiser, clip, episodes' temperature) are the default policy's recipe's.
 const RECIPE = JSON.parse(
   await fs.readFile(

@@ -12,12 +12,21 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 if has setup; then stage "system packages"; bash scripts/ensure-system-deps.sh; fi
 if [ ! -d node_modules ]; then echo "node_modules is missing: run npm ci first" >&2; exit 1; fi
-if has lint; then stage "lint and formatting"; npx eslint .; npx prettier --check . || { echo "formatting differs: run npm run format" >&2; exit 1; }; fi
-if has build || has unit || has recipes || has editor; then stage "type check and bundles"; npx tsc -p .; node scripts/build.mjs; fi
+needs_python() { has lint || has unit || has python || has recipes || has editor; }
+if has build || has unit || has recipes || has editor || needs_python; then stage "type check and bundles"; npx tsc -p .; node scripts/build.mjs; fi
+# The trainer's environment, as users get it (a venv from trainer/requirements*.txt; a no-op when it is
+# up to date). Every Python the tests start is this one (or $TRAINER_PYTHON when set).
+if needs_python && [ -z "${TRAINER_PYTHON:-}" ]; then stage "trainer environment"; node dist/cli.js trainer setup --dev; fi
+if has lint; then
+  stage "lint and formatting"
+  npx eslint .
+  npx prettier --check . || { echo "formatting differs: run npm run format" >&2; exit 1; }
+  bash scripts/lint-python.sh
+fi
 if has unit; then stage "unit tests (mocha)"; npx mocha; fi
 if has python && [ -d trainer/tests ]; then
   stage "trainer tests (python)"
-  OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 -m unittest discover -s trainer/tests -t . -v
+  OMP_WAIT_POLICY=PASSIVE "$(bash scripts/trainer-python.sh)" -m unittest discover -s trainer/tests -t . -v
 fi
 if has recipes; then
   # Every stage of npm run train:default and npm run measure:envace at a tiny size (about 3 minutes),

@@ -4,7 +4,7 @@
 // studio's runner, export, and an evaluation on the test split whose scores go into manifest.json.
 // Each stage is skipped when its output exists (the trainer itself resumes an interrupted run);
 // `--fresh` starts over. Work files live in .rehearsal/training/default (gitignored).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import * as net from 'node:net';
@@ -25,7 +25,10 @@ const onnxFiles = (dir) =>
     existsSync(path.join(dir, f)),
   );
 const CLI = path.join(ROOT, 'dist/cli.js');
-const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+// The trainer's Python: $PYTHON, else as every launch picks it (scripts/trainer-python.sh).
+const PYTHON =
+  process.env.PYTHON ??
+  execFileSync('bash', [path.join(ROOT, 'scripts/trainer-python.sh')], { encoding: 'utf8' }).trim();
 const recipe = JSON.parse(await fs.readFile(RECIPE_FILE, 'utf8'));
 const started = Date.now();
 // The machine's load while this command runs (1-minute load average, sampled each minute), for the

@@ -18,6 +18,7 @@ import { rolloutCommand } from './commands/rollout';
 import { runCommand } from './commands/run';
 import { serveCommand } from './commands/serve';
 import { trainCommand } from './commands/train';
+import { trainerSetupCommand, trainerStatusCommand } from './commands/trainerEnv';
 import type { CliIO } from './io';
 import { EXIT } from './io';
 
@@ -192,7 +193,11 @@ function registerImportCommands(program: Command, cli: CliContext): void {
       'the policy folder to write (weights, tokenizer, chat template, onnx/ with the cascade graph)',
     )
     .option('--verbose', "print the trainer's command and log")
-    .action(async (folder: string, opts: { out?: string; verbose?: boolean }) => {
+    .option(
+      '--python <path>',
+      "the trainer's Python (default: the studio's environment, `rehearse trainer setup`)",
+    )
+    .action(async (folder: string, opts: { out?: string; verbose?: boolean; python?: string }) => {
       cli.exit(await checkpointCommand('import', folder, opts, cli.ioFor()));
     });
 }
@@ -430,6 +435,10 @@ function registerExportCommands(program: Command, cli: CliContext): void {
       'split the weights into shards with an index past this size (default 5 GB)',
     )
     .option('--verbose', "print the trainer's command and log")
+    .option(
+      '--python <path>',
+      "the trainer's Python (default: the studio's environment, `rehearse trainer setup`)",
+    )
     // `export`'s own --out is read wherever it stands on the line: take it from there when it got it.
     .action(async (folder: string, opts: { out?: string }) => {
       cli.exit(
@@ -507,8 +516,44 @@ function registerPolicyHostCommands(program: Command, cli: CliContext): void {
     .option('--no-progress', 'no progress bar (one line per step)')
     .option('--verbose', "print the trainer's log (stderr) as it comes")
     .option('--json', 'print the plan and the outcome as JSON')
+    .option(
+      '--python <path>',
+      "the trainer's Python (default: the run file's hardware.python, else the studio's environment, `rehearse trainer setup`)",
+    )
     .action(async (opts) => {
       cli.exit(await trainCommand(opts, cli.ioFor()));
+    });
+
+  const trainer = program
+    .command('trainer')
+    .description("the trainer's Python environment (torch and the libraries it pins)");
+  trainer
+    .command('setup')
+    .description(
+      'make or update the environment every training launch uses (a venv with trainer/requirements.txt)',
+    )
+    .option(
+      '--env <dir>',
+      'where (default: $REHEARSAL_TRAINER_ENV, else .venv in the studio folder)',
+    )
+    .option('--base-python <path>', 'the Python 3.10+ to make it with (default: python3 on PATH)')
+    .option('--dev', "also the tests' and lint's packages (trainer/requirements-dev.txt)")
+    .option('--force', 'make it again from scratch')
+    .option('--verbose', "print pip's output")
+    .option('--json', 'print the result as JSON')
+    .action(async (opts) => {
+      cli.exit(await trainerSetupCommand(opts, cli.ioFor()));
+    });
+  trainer
+    .command('status')
+    .description('say whether the environment is set up and up to date, and which torch it has')
+    .option(
+      '--env <dir>',
+      'where (default: $REHEARSAL_TRAINER_ENV, else .venv in the studio folder)',
+    )
+    .option('--json', 'print the status as JSON')
+    .action(async (opts) => {
+      cli.exit(await trainerStatusCommand(opts, cli.ioFor()));
     });
 
   program

@@ -90,6 +90,7 @@ export interface CommandArgs {
   'rehearsal.resumeTrainingRun': [target?: TrainingRunTarget];
   'rehearsal.useTrainedPolicy': [target?: TrainingRunTarget];
   'rehearsal.compareFidelity': [target?: CompareTarget];
+  'rehearsal.setUpTrainer': [];
 }
 
 /** A command id. */
@@ -139,6 +140,7 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.resumeTrainingRun': { title: 'Resume Training Run...', icon: '$(debug-continue)' },
   'rehearsal.useTrainedPolicy': { title: 'Use Trained Model as Policy...', icon: '$(hubot)' },
   'rehearsal.compareFidelity': { title: 'Compare Policy Fidelity...', icon: '$(diff-multiple)' },
+  'rehearsal.setUpTrainer': { title: 'Set Up Trainer', icon: '$(tools)' },
 };
 
 /** The category under which every command appears in the palette. */

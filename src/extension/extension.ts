@@ -9,6 +9,7 @@ import { registerAnnotationFeatures } from './features/annotations';
 import { registerGpuFeatures } from './features/gpu';
 import { registerRunFeatures } from './features/runs';
 import { registerTraceFeatures } from './features/traces';
+import { registerTrainerEnvFeatures, trainerPythonOptions } from './features/trainerEnv';
 import { registerTrainingFeatures } from './features/training';
 import { RunController } from './runController';
 import type { Services } from './services';
@@ -48,7 +49,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
             : 'rehearsal.resumeTrainingRun',
         { outDir: run.outDir },
       );
-  });
+  }, trainerPythonOptions(context));
   const services: Services = {
     output,
     library,
@@ -96,6 +97,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   registerRunFeatures(context, services);
   registerGpuFeatures(context, services);
   registerTrainingFeatures(context, services);
+  registerTrainerEnvFeatures(context, services);
 
   const ready = services.watcher
     .rescan()

@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DeviceSetting } from '../core/policy/onnx/device';
 import type { RunSettings } from '../core/runner/settings';
@@ -18,6 +19,7 @@ export const RESTRICTED_SETTINGS = [
   'rehearsal.policy.modelFolder',
   'rehearsal.policy.endpoint.url',
   'rehearsal.policy.endpoint.model',
+  'rehearsal.trainer.python',
 ] as const;
 
 function config(): vscode.WorkspaceConfiguration {
@@ -48,6 +50,17 @@ export function policyDevice(): DeviceSetting {
 export function policyThreads(): number | undefined {
   const n = config().get<number>('policy.threads', 0);
   return n > 0 ? n : undefined;
+}
+
+/**
+ * The trainer's Python named in the settings (undefined: the studio's environment). A relative path
+ * with a folder in it is taken from the first workspace folder; a bare name is looked up on PATH.
+ */
+export function trainerPython(): string | undefined {
+  const value = config().get<string>('trainer.python', '').trim();
+  if (!value) return undefined;
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return value.includes('/') && !path.isAbsolute(value) && root ? path.join(root, value) : value;
 }
 
 /** Writes the policy choice: to the workspace when one is open (policies belong to projects), else to the user settings. */

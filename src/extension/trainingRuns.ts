@@ -2,8 +2,9 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Disposable } from '../core/base/disposable';
-import { errorMessage } from '../core/base/errors';
+import { StudioError, errorMessage } from '../core/base/errors';
 import { freePort } from '../core/base/freePort';
+import type { PlanOptions } from '../core/training/launch/backends';
 import { isExported, planExport, planLaunch } from '../core/training/launch/backends';
 import type { LaunchPlan, TrainingBackend } from '../core/training/launch/launchPlan';
 import { formatCommand } from '../core/training/launch/launchPlan';
@@ -14,6 +15,7 @@ import { TRAINER_LOG, TrainingProcess, latestCheckpoint } from '../core/training
 import type { LaunchRecord } from '../core/training/run/trainingRun';
 import { LAUNCH_RECORD, TrainingRun } from '../core/training/run/trainingRun';
 import { CONTEXT_KEYS } from './commands';
+import { executeCommand } from './registerCommand';
 
 /** How many lines of the trainer's log a crash report quotes in its notification. */
 const NOTIFIED_TAIL_LINES = 6;
@@ -47,6 +49,8 @@ export class TrainingRuns extends Disposable {
       run: TrainingRun,
       action: 'usePolicy' | 'compare' | 'resume' | 'show',
     ) => void,
+    /** The trainer's Python as the settings name it, and the editor's environment folder. */
+    private readonly python: () => Pick<PlanOptions, 'python' | 'envDir'>,
   ) {
     super();
     this.log = this._register(vscode.window.createOutputChannel('Rehearsal Training'));
@@ -94,9 +98,9 @@ export class TrainingRuns extends Disposable {
         backend === 'torchrun' && (spec.hardware.nodes ?? 1) === 1 && !spec.hardware.master_port
           ? await freePort()
           : undefined;
-      plan = planLaunch(spec, backend, { masterPort });
+      plan = planLaunch(spec, backend, { masterPort, ...this.python() });
     } catch (err) {
-      void vscode.window.showErrorMessage(`Rehearsal: ${errorMessage(err)}`);
+      showLaunchError(err);
       return undefined;
     }
     const run = await this.open(plan.outDir);
@@ -140,9 +144,7 @@ export class TrainingRuns extends Disposable {
     try {
       proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
     } catch (err) {
-      void vscode.window.showErrorMessage(
-        `Rehearsal: the training run could not start: ${errorMessage(err)}`,
-      );
+      showLaunchError(err, 'the training run could not start: ');
       return undefined;
     }
     run.attach(proc);
@@ -247,7 +249,7 @@ export class TrainingRuns extends Disposable {
     if (!isExported(final)) {
       run.afterRun = { phase: 'exporting' };
       run.touch();
-      const plan = planExport(spec, final);
+      const plan = planExport(spec, final, this.python());
       this.log.appendLine(`$ ${formatCommand(plan)}`);
       try {
         const proc = await TrainingProcess.start(plan, {
@@ -285,4 +287,19 @@ export class TrainingRuns extends Disposable {
         if (a === 'Compare Fidelity…') this.onAttention(run, 'compare');
       });
   }
+}
+
+/** A launch that could not start; a missing or stale environment offers to set it up. */
+function showLaunchError(err: unknown, prefix = ''): void {
+  const env =
+    err instanceof StudioError &&
+    (err.code === 'TRAINER_ENV_MISSING' || err.code === 'TRAINER_PYTHON_MISSING');
+  const actions = env ? ['Set Up Trainer', 'Open Settings'] : [];
+  void vscode.window
+    .showErrorMessage(`Rehearsal: ${prefix}${errorMessage(err)}`, ...actions)
+    .then((a) => {
+      if (a === 'Set Up Trainer') void executeCommand('rehearsal.setUpTrainer');
+      if (a === 'Open Settings')
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'rehearsal.trainer');
+    });
 }

@@ -2,10 +2,11 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import { REPO } from './servers';
 
-/** The Python with torch and onnx that runs the trainer (the pyenv shim on PATH has neither). */
-export const TRAINER_PYTHON = process.env.TRAINER_PYTHON ?? '/usr/bin/python3';
+/** The trainer's Python, as every launch picks it: $TRAINER_PYTHON, else the studio's environment (`npm test` makes it). */
+export const TRAINER_PYTHON = resolveTrainerPython().python;
 
 /** Where test models are kept between runs: gitignored, one folder per content hash. */
 export const TEST_MODEL_CACHE = path.join(REPO, '.vscode-test', 'test-models');

@@ -22,9 +22,10 @@ import { weatherRows } from '../support/trainingRows';
 import { rehearse } from './support/cli';
 import { repoRoot } from './support/paths';
 import { useTempDir } from './support/tempDir';
+import { TRAINER_PYTHON } from '../support/testModels';
 
 const run = promisify(execFile);
-const PYTHON = process.env['TRAINER_PYTHON'] ?? '/usr/bin/python3';
+const PYTHON = TRAINER_PYTHON;
 
 interface TrainerEvent {
   event: string;

@@ -14,8 +14,9 @@ import {
 } from '../../src/core/protocol/pythonText';
 import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import { fromRoot } from './support/paths';
+import { TRAINER_PYTHON } from '../support/testModels';
 
-const PYTHON = process.env.TRAINER_PYTHON ?? '/usr/bin/python3';
+const PYTHON = TRAINER_PYTHON;
 
 /** Runs a Python snippet that reads JSON on stdin and prints JSON. */
 function python(code: string, input: unknown): unknown {

@@ -108,7 +108,7 @@ describe('security: workspace trust', () => {
     const trust = manifest.capabilities.untrustedWorkspaces;
     assert.equal(trust.supported, 'limited');
     const namesAProgram = Object.keys(manifest.contributes.configuration.properties).filter((k) =>
-      /servers|policy\.(kind|modelFolder|endpoint)/.test(k),
+      /servers|policy\.(kind|modelFolder|endpoint)|trainer\.python/.test(k),
     );
     assert.deepEqual([...trust.restrictedConfigurations].sort(), namesAProgram.sort());
   });

@@ -25,8 +25,9 @@ import { ensureServerBundles, fixtureServer } from '../support/servers';
 import { RecordingPolicy } from './support/recordingPolicy';
 import { readCheckedTrace } from './support/traceChecks';
 import { useRuns, useScriptedPolicy } from './support/runnerFixture';
+import { TRAINER_PYTHON } from '../support/testModels';
 
-const PYTHON = process.env.TRAINER_PYTHON ?? '/usr/bin/python3';
+const PYTHON = TRAINER_PYTHON;
 
 /** simulate_core/_error.py `format_tool_error`'s one line, run by Python: the bytes EnvACE writes. */
 function formatToolError(code: string, message: string, details: object): string {

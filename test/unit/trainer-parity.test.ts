@@ -11,13 +11,14 @@ import { promisify } from 'node:util';
 import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from '@huggingface/transformers' with {
   'resolution-mode': 'import',
 };
+import { TRAINER_PYTHON } from '../support/testModels';
 
 // transformers.js is an ES module; a dynamic import loads it from this CommonJS test file.
 const transformers = import('@huggingface/transformers');
 
 const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../../..');
-const PYTHON = process.env.TRAINER_PYTHON ?? '/usr/bin/python3';
+const PYTHON = TRAINER_PYTHON;
 const MAX_NEW_TOKENS = 24;
 
 interface TrainerEvent {

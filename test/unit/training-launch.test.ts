@@ -414,7 +414,7 @@ describe('training runs: real trainer processes', function () {
     const dry = await rehearse('train', '--config', file, '--dry-run');
     assert.match(
       dry.out,
-      /^command: PYTHONPATH=\S+ OMP_WAIT_POLICY=PASSIVE \/usr\/bin\/python3 -m trainer sft --config \S+\/\.rehearsal\/training\/run\/trainer-config\.json$/m,
+      /^command: PYTHONPATH=\S+ OMP_WAIT_POLICY=PASSIVE \S+\/bin\/python3? -m trainer sft --config \S+\/\.rehearsal\/training\/run\/trainer-config\.json$/m,
     );
     assert.match(dry.out, /would start from the base model/);
 

@@ -1,8 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { studioRoot } from '../../core/base/studioRoot';
-import { DEFAULT_TRAINER_PYTHON } from '../../core/training/launch/backends';
+import { trainerInvocation } from '../../core/training/launch/backends';
 import type { LaunchPlan } from '../../core/training/launch/launchPlan';
 import { formatCommand } from '../../core/training/launch/launchPlan';
 import type { TrainerEvent } from '../../core/training/launch/supervisor';
@@ -17,6 +16,8 @@ export interface CheckpointArgs {
   dtype?: string;
   maxShardBytes?: string;
   verbose?: boolean;
+  /** The trainer's Python (default: the studio's environment). */
+  python?: string;
 }
 
 /** The trainer command of each direction, and what its `--out` holds (for messages). */
@@ -75,7 +76,7 @@ function checkpointPlan(
   out: string,
   args: CheckpointArgs,
 ): LaunchPlan {
-  const python = process.env['TRAINER_PYTHON'] ?? DEFAULT_TRAINER_PYTHON;
+  const { python, root, env } = trainerInvocation({ python: args.python });
   const argv = [
     python,
     '-m',
@@ -108,8 +109,8 @@ function checkpointPlan(
   return {
     backend: 'local',
     argv,
-    env: { PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE' },
-    cwd: studioRoot(),
+    env,
+    cwd: root,
     outDir: out,
     runsHere: true,
   };

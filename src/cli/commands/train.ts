@@ -27,6 +27,8 @@ export interface TrainArgs {
   json?: boolean;
   progress?: boolean;
   verbose?: boolean;
+  /** The trainer's Python (default: the run file's, else the studio's environment). */
+  python?: string;
 }
 
 /** `loss 5.12 (act 5.20, rehearse 4.98)` from a step event. */
@@ -64,7 +66,7 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
     !args.dryRun
       ? await freePort()
       : undefined;
-  const plan = planLaunch(spec, backend, { masterPort });
+  const plan = planLaunch(spec, backend, { masterPort, python: args.python });
   const resumeCommand = [
     'rehearse',
     'train',

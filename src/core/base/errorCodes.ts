@@ -125,8 +125,12 @@ export const STUDIO_ERROR_CODES = {
   TRACE_UNREADABLE: 'A trace file cannot be read: check the path and its permissions.',
   TRACE_WRITE_FAILED:
     'Writing to a trace failed (disk full, permissions); events already written are kept: free space or fix permissions.',
+  TRAINER_ENV_MISSING:
+    "The trainer's Python environment is not set up, or was made from other pins than this studio's: run `rehearse trainer setup` (the editor: Rehearsal: Set Up Trainer), or name your own Python with --python / rehearsal.trainer.python.",
+  TRAINER_ENV_SETUP_FAILED:
+    "Making the trainer's Python environment failed (no Python 3.10+, no venv module, pip could not reach its index); the message says which: fix it and run the setup again.",
   TRAINER_PYTHON_MISSING:
-    "The trainer's Python does not exist: install Python 3 with torch, or set hardware.python in the run file.",
+    "The Python named for the trainer does not exist: fix --python, rehearsal.trainer.python, the run file's hardware.python or $TRAINER_PYTHON, or drop it to use the studio's environment (`rehearse trainer setup`).",
   UNKNOWN_ANNOTATION:
     'No annotation with that id on the run (it may have been deleted): refresh and try again.',
   UNKNOWN_CALL: 'No call with that id in the trace: list its calls with `rehearse report --calls`.',

@@ -2,13 +2,11 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../base/errors';
 import { studioRoot } from '../../base/studioRoot';
+import { resolveTrainerPython } from '../pythonEnv';
 import { envaceLaunch } from './envace';
 import type { LaunchPlan, TrainingBackend } from './launchPlan';
 import type { RunSpec } from './runSpec';
 import { invalidRunSpec, trainerConfigFaults, trainerConfigFor } from './runSpec';
-
-/** The Python with torch that runs the trainer (Debian's; a pyenv shim on PATH may have neither). */
-export const DEFAULT_TRAINER_PYTHON = '/usr/bin/python3';
 
 /** The file name of the trainer config a launch writes into the run folder. */
 export const GENERATED_CONFIG = 'trainer-config.json';
@@ -18,8 +16,13 @@ export const EXPORT_CONFIG = 'export-config.json';
 
 /** What a launch may take besides the spec. */
 export interface PlanOptions {
-  /** The trainer's Python (default: the spec's hardware.python, $TRAINER_PYTHON, /usr/bin/python3). */
+  /**
+   * The trainer's Python (`--python`, the editor's setting); else the spec's hardware.python,
+   * $TRAINER_PYTHON, the studio's environment (pythonEnv.ts).
+   */
   python?: string;
+  /** The studio's environment folder (default: pythonEnv's defaultEnvDir; the editor's own). */
+  envDir?: string;
   /** torchrun on one node: the port to rendezvous on (default: the spec's, else picked by the caller). */
   masterPort?: number;
   /** The folder holding trainer/ (default: the studio's root). */
@@ -103,11 +106,20 @@ function trainerProcess(
   spec: RunSpec,
   options: PlanOptions,
 ): { python: string; root: string; env: Record<string, string> } {
-  const python =
-    options.python ??
-    spec.hardware.python ??
-    process.env['TRAINER_PYTHON'] ??
-    DEFAULT_TRAINER_PYTHON;
+  return trainerInvocation({ ...options, python: options.python ?? spec.hardware.python });
+}
+
+/**
+ * How every trainer process starts: the interpreter the user chose or the studio's environment
+ * (pythonEnv.ts), PYTHONPATH at the folder holding trainer/, and the threading setting its workers
+ * inherit. The CLI's checkpoint commands, training runs and exports all go through it.
+ */
+export function trainerInvocation(options: PlanOptions = {}): {
+  python: string;
+  root: string;
+  env: Record<string, string>;
+} {
+  const { python } = resolveTrainerPython({ option: options.python, envDir: options.envDir });
   const root = options.trainerRoot ?? studioRoot();
   const env: Record<string, string> = {
     PYTHONPATH: root,

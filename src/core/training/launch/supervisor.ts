@@ -111,7 +111,7 @@ export class TrainingProcess {
     if (!existsSync(plan.argv[0]) && path.isAbsolute(plan.argv[0])) {
       throw new StudioError(
         'TRAINER_PYTHON_MISSING',
-        `${plan.argv[0]} does not exist: install Python 3 with torch (Debian: apt-get install python3-torch), or set hardware.python in the run file.`,
+        `${plan.argv[0]} does not exist: fix the Python named for the trainer (--python, rehearsal.trainer.python, hardware.python, $TRAINER_PYTHON), or drop it and run \`rehearse trainer setup\` to use the studio's environment.`,
       );
     }
     let log: WriteStream | undefined;
