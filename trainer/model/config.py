@@ -20,8 +20,25 @@ _FIELDS = {
     "rope_theta": 10000.0, "max_position_embeddings": 4096, "tie_word_embeddings": False,
     "attention_bias": False, "initializer_range": 0.02, "model_type": "llama", "torch_dtype": "float32",
 }
-# Keys of a Qwen config.json that only describe sliding-window attention (unused when it is off).
-_QWEN_WINDOW = {"use_sliding_window": False, "sliding_window": None, "max_window_layers": None}
+# Keys of a Qwen config.json that only describe sliding-window attention (unused when it is off);
+# max_window_layers is written as the layer count (as Qwen's own checkpoints do): transformers 5
+# rejects a config.json where it is null.
+_QWEN_WINDOW = {"use_sliding_window": False, "sliding_window": None}
+
+
+def _as_transformers4(hf: dict[str, Any]) -> dict[str, Any]:
+    """transformers 5 writes ``rope_parameters: {rope_type, rope_theta}`` and ``dtype`` where 4.x wrote
+    ``rope_theta``, ``rope_scaling`` and ``torch_dtype``; without this, a folder saved by transformers 5
+    would load with the default rope_theta and compute another model."""
+    rope = hf.get("rope_parameters") if isinstance(hf.get("rope_parameters"), dict) else {}
+    if rope.get("rope_type", "default") != "default":
+        raise TrainerError("MODEL_UNSUPPORTED", f"rope_parameters.rope_type {rope['rope_type']!r} is not supported by "
+                           "the trainer's model (plain rotary embeddings only).")
+    out = dict(hf)
+    for key, value in (("rope_theta", rope.get("rope_theta")), ("torch_dtype", hf.get("dtype"))):
+        if out.get(key) is None and value is not None:
+            out[key] = value
+    return out
 
 
 class ModelConfig:
@@ -70,7 +87,8 @@ class ModelConfig:
 
     @classmethod
     def from_hf(cls, hf: dict[str, Any]) -> ModelConfig:
-        """From a ``config.json`` dict of a ``llama``, ``qwen2`` or ``qwen3`` model."""
+        """From a ``config.json`` dict of a ``llama``, ``qwen2`` or ``qwen3`` model (transformers 4 or 5)."""
+        hf = _as_transformers4(hf)
         model_type = hf.get("model_type")
         if model_type not in ARCHITECTURES:
             raise TrainerError("MODEL_UNSUPPORTED", f"model_type {model_type!r} is not supported: the trainer trains "
@@ -97,7 +115,8 @@ class ModelConfig:
         # Llama's keys in the order the trainer always wrote them (models/default's config.json).
         d = {"architectures": [ARCHITECTURES[self.model_type]], "model_type": self.model_type, "hidden_act": "silu",
              **({"mlp_bias": False} if llama else {}), "torch_dtype": self.torch_dtype, "use_cache": True,
-             "rope_scaling": None, "attention_dropout": 0.0, **({"pretraining_tp": 1} if llama else _QWEN_WINDOW)}
+             "rope_scaling": None, "attention_dropout": 0.0,
+             **({"pretraining_tp": 1} if llama else {**_QWEN_WINDOW, "max_window_layers": self.num_hidden_layers})}
         d.update({name: getattr(self, name) for name in _FIELDS if name not in ("model_type", "torch_dtype")})
         if self.model_type == "qwen2":
             del d["head_dim"], d["attention_bias"]  # Qwen2 has neither key: its biases are fixed

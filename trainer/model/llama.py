@@ -11,6 +11,10 @@ Two entry points share the layers:
 - :meth:`LlamaForCausalLM.forward_cascade` is the second exported signature ("cascade" attention):
   n samples that share one prompt cache (batch 1, read in place, never copied or returned) and each
   carry a cache of their own tokens after it.
+
+Outside an ONNX export the exported signature also runs ``scaled_dot_product_attention`` (with its
+mask), which is what Python generation and probes call; the export traces plain matmul/softmax
+attention, the graph onnxruntime is tuned for.
 """
 from __future__ import annotations
 
@@ -23,6 +27,9 @@ import torch.nn.functional as F
 from .config import ModelConfig
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+# enable_gqa (torch >= 2.5) lets each key-value head serve its group of query heads in the fused kernel,
+# where repeat_kv copies the keys and values per query head (half of a batched decode step's attention).
+SDPA_GQA = HAS_SDPA and torch.__version__ >= "2.5"
 
 
 class RMSNorm(nn.Module):
@@ -91,8 +98,8 @@ class Attention(nn.Module):
         rep = self.num_heads // self.num_kv_heads
         if prefix is not None:
             out = self._cascade(q, k, v, mask, *prefix)
-        elif sdpa_causal:
-            out = F.scaled_dot_product_attention(q, repeat_kv(k, rep), repeat_kv(v, rep), is_causal=True)
+        elif sdpa_causal or (HAS_SDPA and not torch.onnx.is_in_onnx_export()):
+            out = self._sdpa(q, k, v, None if sdpa_causal else mask)
         else:
             # Each key-value head serves its group of query heads through a broadcast dimension, so the
             # cache is never copied per query head (that copy was a third of a batched decode step).
@@ -102,6 +109,14 @@ class Attention(nn.Module):
             out = torch.matmul(probs, v.unsqueeze(2)).reshape(b, self.num_heads, s, self.head_dim)
         out = out.transpose(1, 2).reshape(b, s, self.num_heads * self.head_dim)
         return self.o_proj(out), present_k, present_v
+
+    def _sdpa(self, q, k, v, mask):
+        """torch's fused attention: causal when ``mask`` is None, else the additive ``[B, 1, S, T]`` mask
+        (additive, not boolean: a query that sees no key, left padding, gets a uniform row, not NaN)."""
+        if SDPA_GQA:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None, enable_gqa=True)
+        rep = self.num_heads // self.num_kv_heads
+        return F.scaled_dot_product_attention(q, repeat_kv(k, rep), repeat_kv(v, rep), attn_mask=mask, is_causal=mask is None)
 
     def _cascade(self, q, k, v, mask, prefix_k, prefix_v):
         """Attention of n samples over a shared prefix ``[1, kv_heads, P, D]`` and their own keys ``k``.
@@ -165,7 +180,8 @@ class LlamaModel(nn.Module):
 
 
 class LlamaForCausalLM(nn.Module):
-    """The policy. ``attention`` is "eager" or "sdpa" for the training path; export always runs eager."""
+    """The policy. ``attention`` is "eager" or "sdpa" for the training path; export always runs eager,
+    the exported signature runs sdpa otherwise."""
 
     def __init__(self, config: ModelConfig, attention: str = "eager") -> None:
         super().__init__()

@@ -1,9 +1,11 @@
 """The exported folder has the layout transformers.js loads (names, dynamic axes, KV cache) and the
 policy host's cascade graph beside it, weights past 2 GB move into one model.onnx_data (which the
-cascade graph shares), and test-model folders are reproducible from their seed.
+cascade graph shares), and test-model folders are reproducible from their seed. Where Python's
+onnxruntime is installed, both graphs compute what the PyTorch model computes (logits and caches).
 (Numerical parity with transformers.js: test/unit/trainer-parity.test.ts; of the cascade graph with
 the normal one in onnxruntime: test/unit/policy-cascade.test.ts.)"""
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -17,12 +19,32 @@ from onnx import numpy_helper
 from ..commands.test_model import make_test_model
 from ..errors import TrainerError
 from ..export.external_data import consolidate
+from ..export.onnx_export import io_names
 from ..model.folder import load_model
 from .helpers import TinyModel, of, run_cli
 
 
 def dims(value_info):
     return [d.dim_param or d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+HAS_ONNXRUNTIME = importlib.util.find_spec("onnxruntime") is not None
+TOLERANCE = 1e-4
+
+
+def run_onnx(path, inputs):
+    """``{output name: tensor}`` of the graph at ``path`` run by onnxruntime on the CPU (one thread)."""
+    import onnxruntime
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    outputs = session.run(None, {name: value.numpy() for name, value in inputs.items()})
+    return {o.name: torch.from_numpy(v) for o, v in zip(session.get_outputs(), outputs)}
+
+
+def random_cache(config, rows, length, generator):
+    return [torch.randn(rows, config.num_key_value_heads, length, config.head_dim, generator=generator)
+            for _ in range(2 * config.num_hidden_layers)]
 
 
 def digest(path):
@@ -52,6 +74,7 @@ class ExportTest(unittest.TestCase):
                          ("llama", 2, 2, 8))
         with open(os.path.join(folder, "generation_config.json")) as f:
             self.assertEqual(len(json.load(f)["eos_token_id"]), 2)
+        onnx.checker.check_model(os.path.join(folder, "onnx", "model.onnx"))
         graph = onnx.load(os.path.join(folder, "onnx", "model.onnx")).graph
         inputs = {i.name: dims(i) for i in graph.input}
         outputs = {o.name: dims(o) for o in graph.output}
@@ -80,6 +103,42 @@ class ExportTest(unittest.TestCase):
                 self.assertEqual(outputs[f"present.{i}.{kind}"], ["batch_size", 2, "past_sequence_length + sequence_length", 8])
         self.assertEqual(list(outputs), ["logits"] + [f"present.{i}.{k}" for i in range(2) for k in ("key", "value")])
         self.assertEqual(of(self.events, "export")[0]["cascade_bytes"], os.path.getsize(path))
+
+    def assertSameOutputs(self, names, ours, theirs):
+        self.assertEqual(list(theirs), names)
+        for name, tensor in zip(names, ours):
+            self.assertEqual(tuple(theirs[name].shape), tuple(tensor.shape), name)
+            self.assertLessEqual(float((theirs[name] - tensor).abs().max()), TOLERANCE, name)
+
+    @unittest.skipUnless(HAS_ONNXRUNTIME, "onnxruntime is not installed")
+    @torch.no_grad()
+    def test_onnxruntime_computes_what_pytorch_computes(self):
+        # Shapes other than the traced example's, and a left-padded row: the dynamic axes and the mask.
+        model = load_model(self.tiny.model).eval()
+        config, g = model.config, torch.Generator().manual_seed(3)
+        b, past, s = 3, 5, 4
+        ids = torch.randint(0, config.vocab_size, (b, s), generator=g)
+        mask = torch.ones(b, past + s, dtype=torch.int64)
+        mask[0, :2] = 0
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)[:, past:]
+        inputs, outputs, _ = io_names(config.num_hidden_layers)
+        feeds = dict(zip(inputs, (ids, mask, pos, *random_cache(config, b, past, g))))
+        ours = model(*feeds.values())
+        self.assertSameOutputs(outputs, ours, run_onnx(os.path.join(self.tiny.path("exported"), "onnx", "model.onnx"), feeds))
+
+    @unittest.skipUnless(HAS_ONNXRUNTIME, "onnxruntime is not installed")
+    @torch.no_grad()
+    def test_onnxruntime_computes_what_pytorch_computes_with_the_cascade_graph(self):
+        model = load_model(self.tiny.model).eval()
+        config, g = model.config, torch.Generator().manual_seed(4)
+        n, prefix, past, s = 4, 6, 3, 2
+        ids = torch.randint(0, config.vocab_size, (n, s), generator=g)
+        pos = torch.arange(prefix + past, prefix + past + s)[None].expand(n, s).contiguous()
+        inputs, outputs, _ = io_names(config.num_hidden_layers, cascade=True)
+        feeds = dict(zip(inputs, (ids, pos, *random_cache(config, 1, prefix, g), *random_cache(config, n, past, g))))
+        ours = model.forward_cascade(*feeds.values())
+        path = os.path.join(self.tiny.path("exported"), "onnx", "model_cascade.onnx")
+        self.assertSameOutputs(outputs, ours, run_onnx(path, feeds))
 
     def test_cascade_false_writes_the_normal_graph_only(self):
         folder = self.tiny.path("plain")

@@ -110,6 +110,16 @@ class ModelTest(unittest.TestCase):
         with self.assertRaises(TrainerError):
             ModelConfig.from_hf({"model_type": "gpt2", "vocab_size": 10})
 
+    def test_config_json_of_transformers_5_reads_as_of_4(self):
+        # transformers 5 moved rope_theta into rope_parameters and renamed torch_dtype to dtype.
+        v5 = {"model_type": "qwen3", "vocab_size": 10, "dtype": "bfloat16",
+              "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}
+        config = ModelConfig.from_hf(v5)
+        self.assertEqual((config.rope_theta, config.torch_dtype), (1000000.0, "bfloat16"))
+        self.assertEqual(ModelConfig.from_hf(config.to_hf()).to_hf(), config.to_hf())
+        with self.assertRaises(TrainerError):
+            ModelConfig.from_hf({**v5, "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4.0}})
+
 
 if __name__ == "__main__":
     unittest.main()
