@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .errors import config_error
 from .schema import apply_defaults, load_schema, validate

@@ -14,7 +14,8 @@ pieces join exactly as the whole conversation tokenizes.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..chat_template import render_chat
 

@@ -1,6 +1,7 @@
 """Reading dataset rows (JSONL) and validating them against ``schemas/dataset-row.schema.json``."""
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..errors import data_error
 from ..schema import load_schema, validate

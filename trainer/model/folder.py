@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..errors import TrainerError
+from . import safetensors
 from .config import ModelConfig
 from .from_onnx import ONNX_FILE, state_dict_from_onnx
 from .llama import LlamaForCausalLM
-from . import safetensors
 
 if TYPE_CHECKING:
     from ..tokenizer.tokenizer import Tokenizer

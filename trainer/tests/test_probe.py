@@ -10,7 +10,8 @@ from ..model.folder import load_model
 from ..probe import copy_targets, greedy_cached, parse_call, probe_rows, run_probe
 from ..synthetic_copy import make_row
 from ..tokenizer import load_tokenizer
-from .fixtures import demonstration_rows, write_rows as write_fixture_rows
+from .fixtures import demonstration_rows
+from .fixtures import write_rows as write_fixture_rows
 from .helpers import TinyModel, event_errors, of, run_cli
 
 
@@ -95,6 +96,7 @@ if __name__ == "__main__":
 class DigitGroupTokenizerTest(unittest.TestCase):
     def test_digit_groups_become_single_tokens_and_the_file_keeps_the_pattern(self):
         import tempfile
+
         from ..commands.tokenizer import build
         rng = random.Random(0)
         texts = [" ".join("C%06d #W%07d" % (rng.randrange(10 ** 6), rng.randrange(10 ** 7)) for _ in range(400)) + " C192088" * 2]

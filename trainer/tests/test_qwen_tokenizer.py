@@ -15,6 +15,7 @@ from ..tokenizer import load_tokenizer
 from ..tokenizer.unicode_pattern import python_pattern
 from .helpers import REPO
 
+
 def qwen_shaped(folder):
     """A folder with models/default's vocabulary under Qwen's normalizer and pre-tokenizer."""
     write_qwen_shaped_tokenizer(folder)

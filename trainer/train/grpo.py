@@ -12,7 +12,8 @@ import os
 import shutil
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..data.batches import epoch_permutation, micro_batches, micro_count, rank_share, step_indices
 from ..data.encode import encode_rows
@@ -22,9 +23,9 @@ from ..export import export_model_folder
 from ..model.folder import load_model
 from ..objectives import TokenLogProbs, compute_advantages
 from .checkpoint import save_checkpoint
-from .common import attention_impl, check_fingerprint, finish, fingerprint, open_run, replicas_identical
+from .common import attention_impl, check_fingerprint, fingerprint, finish, open_run, replicas_identical
 from .engine import Engine
-from .grpo_objective import grounding_loss, metric_keys, policy_loss, step_report, ROLES
+from .grpo_objective import ROLES, grounding_loss, metric_keys, policy_loss, step_report
 from .rollouts import RolloutSource
 from .schedule import learning_rate
 

@@ -9,17 +9,17 @@ import torch
 from ..data.batches import micro_batches, micro_count, rank_share, step_indices
 from ..data.load import load_examples
 from .checkpoint import save_checkpoint
-from .common import check_fingerprint, finish, fingerprint, open_run, replicas_identical
+from .common import check_fingerprint, fingerprint, finish, open_run, replicas_identical
 from .engine import Engine
 from .schedule import learning_rate
 
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
+    from ..data.batches import Batch
     from ..events import EventStream
     from ..model.llama import LlamaForCausalLM
     from ..runtime import Runtime
     from ..tokenizer.tokenizer import Tokenizer
-    from ..data.batches import Batch
     from .engine import LossFn
 
 ROLES = ("act", "rehearse")
