@@ -48,10 +48,10 @@ def load_config(path: str | None = None, overrides: Sequence[str] = (),
         try:
             with open(path, encoding="utf-8") as f:
                 raw = json.load(f)
-        except FileNotFoundError:
-            raise config_error(f"Config file not found: {path}. Pass an existing JSON file to --config.")
+        except FileNotFoundError as e:
+            raise config_error(f"Config file not found: {path}. Pass an existing JSON file to --config.") from e
         except json.JSONDecodeError as e:
-            raise config_error(f"Config file {path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).")
+            raise config_error(f"Config file {path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from e
         if not isinstance(raw, dict):
             raise config_error(f"Config file {path} must hold a JSON object.")
         folder = os.path.dirname(os.path.abspath(path))

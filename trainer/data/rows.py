@@ -16,8 +16,8 @@ def read_rows(paths: Iterable[str]) -> list[dict[str, Any]]:
     for path in paths:
         try:
             f = open(path, encoding="utf-8")
-        except FileNotFoundError:
-            raise data_error(f"Dataset file not found: {path}.")
+        except FileNotFoundError as e:
+            raise data_error(f"Dataset file not found: {path}.") from e
         with f:
             for number, line in enumerate(f, 1):
                 if not line.strip():

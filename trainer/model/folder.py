@@ -85,7 +85,7 @@ def read_json_object(path: str, what: str) -> dict[str, Any]:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except (UnicodeDecodeError, ValueError) as e:
-        raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is not valid JSON ({e}); it must be {what}.")
+        raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is not valid JSON ({e}); it must be {what}.") from e
     if not isinstance(data, dict):
         raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is not a JSON object; it must be {what}.")
     return data
