@@ -81,7 +81,8 @@ def make_row(rng: random.Random, index: int) -> dict[str, Any]:
     values = {k: identifier(k, rng) for k in user_kinds}
     parts = [SAY[k].format(values[k]) for k in user_kinds]
     rng.shuffle(parts)
-    messages = [{"role": "system", "content": "You are a support agent. Call tools with the exact identifiers of the conversation."},
+    messages = [{"role": "system",
+                 "content": "You are a support agent. Call tools with the exact identifiers of the conversation."},
                 {"role": "user", "content": "Hi. " + " ".join(parts)}]
     pool = dict(values)
     if rng.random() < 0.6:

@@ -97,7 +97,8 @@ def encode_rows(rows: list[dict[str, Any]], tokenizer: Tokenizer, max_length: in
     """``(examples, dropped)``: rows longer than ``max_length`` tokens are dropped (listed by id)."""
     if not tokenizer.chat_template:
         from ..errors import TrainerError
-        raise TrainerError("TOKENIZER_MISSING", "The tokenizer_config.json has no chat_template; training text cannot be rendered.")
+        raise TrainerError("TOKENIZER_MISSING",
+                           "The tokenizer_config.json has no chat_template; training text cannot be rendered.")
     eos_id = tokenizer.token_id(tokenizer.eos_token)
     examples, dropped = [], []
     for i, row in enumerate(rows):

@@ -49,7 +49,8 @@ class ModelConfig:
         if not self.vocab_size or self.vocab_size < 1:
             raise bad("The model has no vocab_size.")
         if self.num_attention_heads % self.num_key_value_heads:
-            raise bad(f"num_attention_heads ({self.num_attention_heads}) must be a multiple of num_key_value_heads ({self.num_key_value_heads}).")
+            raise bad(f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                      f"num_key_value_heads ({self.num_key_value_heads}).")
         if self.head_dim is None or self.head_dim < 2 or self.head_dim % 2:
             raise bad(f"head_dim ({self.head_dim}) must be even (rotary embeddings rotate pairs).")
 
@@ -81,10 +82,12 @@ class ModelConfig:
             raise TrainerError("MODEL_UNSUPPORTED", "use_sliding_window is not supported by the trainer's model: set it "
                                "to false in config.json (Qwen checkpoints are trained with it off).")
         if hf.get("hidden_act", "silu") != "silu":
-            raise TrainerError("MODEL_UNSUPPORTED", f"hidden_act {hf.get('hidden_act')!r} is not supported (silu only).")
-        if model_type == "qwen2" and hf.get("head_dim") not in (None, hf.get("hidden_size", 0) // max(1, hf.get("num_attention_heads", 1))):
-            raise TrainerError("MODEL_UNSUPPORTED", "a qwen2 config.json with head_dim other than hidden_size / num_attention_heads "
-                               "is not supported (transformers ignores it for Qwen2).")
+            raise TrainerError("MODEL_UNSUPPORTED",
+                               f"hidden_act {hf.get('hidden_act')!r} is not supported (silu only).")
+        if model_type == "qwen2" and hf.get("head_dim") not in (
+                None, hf.get("hidden_size", 0) // max(1, hf.get("num_attention_heads", 1))):
+            raise TrainerError("MODEL_UNSUPPORTED", "a qwen2 config.json with head_dim other than "
+                               "hidden_size / num_attention_heads is not supported (transformers ignores it for Qwen2).")
         fields = {k: hf[k] for k in _FIELDS if k in hf and hf[k] is not None}
         if not isinstance(fields.get("torch_dtype", ""), str):
             fields.pop("torch_dtype")

@@ -107,7 +107,8 @@ def read_state_dict(folder: str, progress: Progress | None = None) -> tuple[dict
     if safetensors.has_weights(folder):
         return safetensors.read_folder(folder, progress), os.path.join(folder, "*.safetensors")
     if os.path.exists(os.path.join(folder, ONNX_FILE)):
-        return state_dict_from_onnx(folder), os.path.join(folder, ONNX_FILE)  # an exported policy only (the embedded default, say)
+        # an exported policy only (the embedded default, say)
+        return state_dict_from_onnx(folder), os.path.join(folder, ONNX_FILE)
     raise TrainerError("MODEL_MISSING", f"No {WEIGHTS}, {safetensors.SINGLE_FILE}, {safetensors.INDEX_FILE} nor {ONNX_FILE} "
                        f"in {folder}: the folder has no weights to train or export.")
 

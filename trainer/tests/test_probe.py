@@ -99,7 +99,8 @@ class DigitGroupTokenizerTest(unittest.TestCase):
 
         from ..commands.tokenizer import build
         rng = random.Random(0)
-        texts = [" ".join("C%06d #W%07d" % (rng.randrange(10 ** 6), rng.randrange(10 ** 7)) for _ in range(400)) + " C192088" * 2]
+        texts = [" ".join(f"C{rng.randrange(10 ** 6):06d} #W{rng.randrange(10 ** 7):07d}" for _ in range(400))
+                 + " C192088" * 2]
         with tempfile.TemporaryDirectory() as folder:
             built, _ = build(texts, 1600, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"], 2, folder, 4096, "minimal", 3)
             loaded = load_tokenizer(folder)
