@@ -82,8 +82,7 @@ class ModelConfig:
             raise TrainerError("MODEL_UNSUPPORTED", "use_sliding_window is not supported by the trainer's model: set it "
                                "to false in config.json (Qwen checkpoints are trained with it off).")
         if hf.get("hidden_act", "silu") != "silu":
-            raise TrainerError("MODEL_UNSUPPORTED",
-                               f"hidden_act {hf.get('hidden_act')!r} is not supported (silu only).")
+            raise TrainerError("MODEL_UNSUPPORTED", f"hidden_act {hf.get('hidden_act')!r} is not supported (silu only).")
         if model_type == "qwen2" and hf.get("head_dim") not in (
                 None, hf.get("hidden_size", 0) // max(1, hf.get("num_attention_heads", 1))):
             raise TrainerError("MODEL_UNSUPPORTED", "a qwen2 config.json with head_dim other than "
