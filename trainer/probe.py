@@ -146,7 +146,7 @@ def teacher_forced(model: LlamaForCausalLM, tokenizer: Tokenizer, row: dict[str,
     pred = logits.argmax(-1).tolist()
     correct = digits_ok = digits = 0
     right = set()
-    for k, p in zip(rows, pred):
+    for k, p in zip(rows, pred, strict=True):  # one prediction per row
         ok = p == target_ids[k]
         if ok:
             right.add(k)
@@ -171,8 +171,12 @@ def run_probe(model: LlamaForCausalLM, tokenizer: Tokenizer, rows: list[dict[str
         targets = copy_targets(row)
         prompt_ids = tokenizer.encode(render_prompt(row, tokenizer))
         c, n, dc, dn, vc, vn = teacher_forced(model, tokenizer, row, prompt_ids, [v for _, v, _ in targets])
-        tally["tok_ok"] += c; tally["tok"] += n; tally["dig_ok"] += dc; tally["dig"] += dn
-        tally["val_ok"] += vc; tally["val"] += vn
+        tally["tok_ok"] += c
+        tally["tok"] += n
+        tally["dig_ok"] += dc
+        tally["dig"] += dn
+        tally["val_ok"] += vc
+        tally["val"] += vn
         if greedy_rows is not None and i >= greedy_rows:
             continue
         text = tokenizer.decode(greedy_cached(model, prompt_ids, max_new_tokens, stop))
@@ -187,12 +191,17 @@ def run_probe(model: LlamaForCausalLM, tokenizer: Tokenizer, rows: list[dict[str
         for key, value, where in targets:
             v = flat.get(key)
             ok = v is not None and (v if isinstance(v, str) else json.dumps(v)) == value
-            tally["args"] += 1; tally["exact"] += ok
-            tally[where] += 1; tally[where + "_ok"] += ok
+            tally["args"] += 1
+            tally["exact"] += ok
+            tally[where] += 1
+            tally[where + "_ok"] += ok
         if len(samples) < 3:
             samples.append({"id": row["id"], "want": row["target"].strip()[:200], "got": text.strip()[:200]})
     model.train(was_training)
-    ratio = lambda a, b: (tally[a] / tally[b]) if tally[b] else None
+
+    def ratio(a: str, b: str) -> float | None:
+        return (tally[a] / tally[b]) if tally[b] else None
+
     return {"rows": len(rows), "decoded": tally["calls"], "copy_args": tally["args"],
             "copy_exact": ratio("exact", "args"), "copy_exact_user": ratio("user_ok", "user"),
             "copy_exact_tool": ratio("tool_ok", "tool"), "call_exact": ratio("call_exact", "calls"),

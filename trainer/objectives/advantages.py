@@ -28,7 +28,7 @@ def compute_advantages(examples: list[Example],
         n = len(rewards)
         mean = sum(rewards) / n
         std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1)) if n > 1 else 0.0
-        for e, r in zip(members, rewards):
+        for e, r in zip(members, rewards, strict=True):
             if n == 1:
                 e.advantage = 0.0
             elif norm_by_std:

@@ -79,7 +79,7 @@ class Engine:
             b = self.batch(chunk)
             with self._autocast():
                 logp = module(b.input_ids, b.mask, b.labels).float()
-            for e, part in zip(chunk, torch.split(logp, [e.loss_tokens for e in chunk])):
+            for e, part in zip(chunk, torch.split(logp, [e.loss_tokens for e in chunk]), strict=True):
                 out[e.index] = part
         module.train(was_training)
         return out
@@ -117,7 +117,7 @@ class Engine:
         keys = sorted(sums)
         reduced = torch.tensor([sums[k] for k in keys] + [float(input_tokens)], dtype=torch.float64, device=self.rt.device)
         self.rt.all_reduce_sum(reduced)
-        values = dict(zip(keys, reduced.tolist()))
+        values = dict(zip(keys, reduced.tolist(), strict=False))  # the last value is input_tokens, not a metric
         seconds = time.monotonic() - t0
         tokens = reduced[-1].item()
         return values, {"grad_norm": grad_norm, "lr": lr, "tokens": int(tokens), "seconds": seconds,
