@@ -55,7 +55,7 @@ class DistributedTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
         ddp_steps = [e for e in events if e["event"] == "step"]
         one_steps = [e for e in single if e["event"] == "step"]
-        for a, b in zip(ddp_steps, one_steps):
+        for a, b in zip(ddp_steps, one_steps, strict=True):
             self.assertAlmostEqual(a["loss"], b["loss"], places=5)
             self.assertEqual(a["roles"]["act"]["tokens"], b["roles"]["act"]["tokens"])
         diff = max_weight_diff(load_weights(self.tiny.path("ddp", "final")), load_weights(self.tiny.path("single", "final")))

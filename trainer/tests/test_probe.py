@@ -22,7 +22,9 @@ class ProbeUnitTest(unittest.TestCase):
         self.assertIsNone(parse_call('<tool_call>\n{"name": "f", "arguments": {"a":"x"\n</tool_call>'))
 
     def test_copy_targets_say_where_a_value_first_appears(self):
-        row = {"role": "act", "target": '\n<tool_call>\n{"name": "g", "arguments": {"email":"a.b@x.test","customer_id":"C123456","n":1}}\n</tool_call>',
+        row = {"role": "act",
+               "target": '\n<tool_call>\n{"name": "g", "arguments": '
+                         '{"email":"a.b@x.test","customer_id":"C123456","n":1}}\n</tool_call>',
                "messages": [{"role": "user", "content": "I am a.b@x.test"},
                             {"role": "assistant", "content": "..."},
                             {"role": "tool", "content": '{"customer_id":"C123456"}'}]}
