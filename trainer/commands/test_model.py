@@ -18,7 +18,7 @@ from .tokenizer import build
 if TYPE_CHECKING:
     from ..events import EventStream
 
-ARCHITECTURE = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+ARCHITECTURE: dict[str, Any] = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "max_position_embeddings": 4096}
 _TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "Current weather of a city",

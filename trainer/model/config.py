@@ -27,6 +27,23 @@ _QWEN_WINDOW = {"use_sliding_window": False, "sliding_window": None, "max_window
 class ModelConfig:
     """Shape of the decoder plus the token ids generation needs (eos, pad)."""
 
+    # The fields of _FIELDS, set in __init__ by name (declared here for the type checker).
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    rms_norm_eps: float
+    rope_theta: float
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    attention_bias: bool
+    initializer_range: float
+    model_type: str
+    torch_dtype: str
+
     def __init__(self, eos_token_id: int | list[int] | None = None, pad_token_id: int | None = None,
                  bos_token_id: int | None = None, **fields: Any) -> None:
         unknown = set(fields) - set(_FIELDS)
@@ -97,6 +114,7 @@ class ModelConfig:
         """The ``config.json`` of this model (readable by transformers and transformers.js)."""
         llama = self.model_type == "llama"
         # Llama's keys in the order the trainer always wrote them (models/default's config.json).
+        d: dict[str, Any]
         d = {"architectures": [ARCHITECTURES[self.model_type]], "model_type": self.model_type, "hidden_act": "silu",
              **({"mlp_bias": False} if llama else {}), "torch_dtype": self.torch_dtype, "use_cache": True,
              "rope_scaling": None, "attention_dropout": 0.0, **({"pretraining_tp": 1} if llama else _QWEN_WINDOW)}
