@@ -68,8 +68,8 @@ def load_config(path: str | None = None, overrides: Sequence[str] = (),
         where = path or "the configuration"
         raise config_error(f"{where} is invalid: {shown}. See docs/trainer-config.md.", errors=errors)
     cfg = apply_defaults(schema, raw)
-    for keys in _PATH_FIELDS:
-        _resolve_path_field(cfg, keys, folder)
+    for path_keys in _PATH_FIELDS:
+        _resolve_path_field(cfg, path_keys, folder)
     cfg["config_dir"] = folder
     return cfg
 
@@ -87,7 +87,7 @@ def _resolve_path_field(cfg, keys, folder):
 
 def require(cfg: TrainerConfig, dotted: str, command: str, hint: str = "") -> Any:
     """The value at ``dotted`` (e.g. "model.path"), or a config error naming the command that needs it."""
-    node = cfg
+    node: Any = cfg
     for k in dotted.split("."):
         node = getattr(node, k, None)
     if node in (None, (), ""):
