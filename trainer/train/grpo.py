@@ -21,7 +21,7 @@ from ..data.rows import read_rows
 from ..errors import data_error
 from ..export import export_model_folder
 from ..model.folder import load_model
-from ..objectives import TokenLogProbs, compute_advantages
+from ..objectives import TokenLogProbs, compute_advantages, reward_of
 from .checkpoint import save_checkpoint
 from .common import attention_impl, check_fingerprint, fingerprint, finish, open_run, replicas_identical
 from .engine import Engine
@@ -65,7 +65,7 @@ def role_summary(examples: list[Example]) -> dict[str, dict[str, Any]]:
     for role in ROLES:
         members = [e for e in examples if e.role == role]
         if members:
-            out[role] = {"rows": len(members), "reward_mean": sum(float(e.reward) for e in members) / len(members),
+            out[role] = {"rows": len(members), "reward_mean": sum(reward_of(e) for e in members) / len(members),
                          "groups": len({e.group for e in members})}
     return out
 
