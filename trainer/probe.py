@@ -119,7 +119,7 @@ def _token_spans(tokenizer, ids):
 
 @torch.no_grad()
 def teacher_forced(model: LlamaForCausalLM, tokenizer: Tokenizer, row: dict[str, Any], prompt_ids: list[int],
-                   values: list[tuple[str, str, str]]) -> tuple[int, int, int, int, int, int]:
+                   values: list[str]) -> tuple[int, int, int, int, int, int]:
     """``(correct, total, digit_correct, digit_total, values_all_correct, values)``: top-1 over the target
     tokens inside ``values``, and how many values have every one of their tokens right (a measure that
     does not depend on how the tokenizer cuts a value)."""
@@ -166,7 +166,7 @@ def run_probe(model: LlamaForCausalLM, tokenizer: Tokenizer, rows: list[dict[str
     model.eval()
     tally = {"args": 0, "exact": 0, "user": 0, "user_ok": 0, "tool": 0, "tool_ok": 0, "calls": 0, "call_exact": 0,
              "name": 0, "parsed": 0, "tok": 0, "tok_ok": 0, "dig": 0, "dig_ok": 0, "val": 0, "val_ok": 0}
-    samples = []
+    samples: list[dict[str, Any]] = []
     for i, row in enumerate(rows):
         targets = copy_targets(row)
         prompt_ids = tokenizer.encode(render_prompt(row, tokenizer))
@@ -182,6 +182,7 @@ def run_probe(model: LlamaForCausalLM, tokenizer: Tokenizer, rows: list[dict[str
         text = tokenizer.decode(greedy_cached(model, prompt_ids, max_new_tokens, stop))
         got = parse_call(text)
         want = parse_call(row["target"])
+        assert want is not None  # probe_rows keeps only rows whose target is a call
         tally["calls"] += 1
         if got is not None:
             tally["parsed"] += 1
