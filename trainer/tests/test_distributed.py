@@ -80,5 +80,16 @@ class DistributedTest(unittest.TestCase):
             self.assertEqual([line.split()[0] for line in f], ["0", "1"])
 
 
+class PaddingTest(unittest.TestCase):
+    def test_a_padding_row_makes_a_one_token_batch(self):
+        # What a rank with fewer micro-batches than the others runs (its loss is multiplied by 0).
+        import torch
+
+        from ..data.batches import Batch
+        from ..train.engine import _Padding
+        batch = Batch([_Padding(0)], 0, torch.device("cpu"))
+        self.assertEqual((batch.input_ids.tolist(), batch.num_tokens, batch.num_input_tokens), ([[0]], 1, 1))
+
+
 if __name__ == "__main__":
     unittest.main()

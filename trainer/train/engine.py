@@ -17,11 +17,11 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from ..data.batches import Batch
+from ..data.encode import Example
 from ..objectives import TokenLogProbs
 
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
-    from ..data.encode import Example
     from ..model.llama import LlamaForCausalLM
     from ..runtime import Runtime
 
@@ -29,13 +29,14 @@ if TYPE_CHECKING:
 LossFn = Callable[[Batch, torch.Tensor], tuple[torch.Tensor, dict[str, Any]]]
 
 
-class _Padding:
-    """Stands in for a row on a rank that has run out of rows (its loss is multiplied by 0)."""
+class _Padding(Example):
+    """Stands in for a row on a rank that has run out of rows (its loss is multiplied by 0). An
+    Example, so that a Batch finds every field it reads (history_spans, loss_tokens)."""
+
+    __slots__ = ()
 
     def __init__(self, pad_id: int) -> None:
-        self.prompt_ids = [pad_id]
-        self.target_ids = [pad_id]
-        self.length = 2
+        super().__init__(-1, {"id": "(padding)", "role": "", "source": ""}, [pad_id], [pad_id])
 
 
 class Engine:
@@ -44,6 +45,7 @@ class Engine:
         self.rt = runtime
         self.model = model.to(runtime.device)
         self.module = TokenLogProbs(self.model, temperature)
+        self.forward: DistributedDataParallel | TokenLogProbs
         if runtime.distributed:
             ids = [runtime.device.index] if runtime.device.type == "cuda" else None
             self.forward = DistributedDataParallel(self.module, device_ids=ids, broadcast_buffers=False)
@@ -54,7 +56,7 @@ class Engine:
         no_decay = [p for n, p in self.model.named_parameters() if p.dim() < 2]
         self.optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": optim.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=optim.lr, betas=tuple(optim.betas), eps=optim.eps)
+            lr=optim.lr, betas=(optim.betas[0], optim.betas[1]), eps=optim.eps)  # the schema: 2 items
         self.grad_clip = optim.grad_clip
         self.bf16 = cfg.train.precision == "bf16" and runtime.device.type == "cuda"
         self.pad_id = pad_id
@@ -94,7 +96,8 @@ class Engine:
         input_tokens = 0
         for i, (kind, examples) in enumerate(micro):
             last = i == len(micro) - 1
-            sync = contextlib.nullcontext() if last or not self.rt.distributed else self.forward.no_sync()
+            ddp = self.forward if isinstance(self.forward, DistributedDataParallel) else None  # rt.distributed
+            sync = contextlib.nullcontext() if last or ddp is None else ddp.no_sync()
             with sync:
                 padding = not examples
                 b = self.batch([_Padding(self.pad_id)] if padding else examples)
