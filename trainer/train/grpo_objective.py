@@ -36,7 +36,7 @@ def policy_loss(grpo: GrpoSection, policy_tokens: int, world: int, old: dict[int
             kl = kl_penalty(logp, torch.cat([ref[e.index] for e in b.examples]), grpo.kl_type)
             total = total + grpo.kl_coef * kl.sum()
         roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
-        values = {}
+        values: dict[str, float] = {}
         for i, role in enumerate(ROLES):
             m = roles == i
             values[f"{role}.tokens"] = int(m.sum())

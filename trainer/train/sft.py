@@ -28,9 +28,9 @@ _FINGERPRINT = ("seed", "data.train", "data.max_length", "data.roles", "train.ba
                 "train.steps", "optim.lr", "optim.schedule", "optim.warmup_steps", "optim.min_lr_ratio")
 
 
-def role_sums(b: Batch, logp: torch.Tensor, prefix: str = "") -> dict[str, torch.Tensor]:
+def role_sums(b: Batch, logp: torch.Tensor, prefix: str = "") -> dict[str, float]:
     """Per-role token counts, row counts and NLL sums of a micro-batch (metric keys ``<role>.<name>``)."""
-    out = {}
+    out: dict[str, float] = {}
     roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
     for i, role in enumerate(ROLES):
         mask = roles == i
