@@ -80,6 +80,7 @@ class GrpoRun:
         self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo.temperature)
         self.reference = None
         if self.grpo.kl_coef > 0:
+            assert cfg.model.path, "open_run requires model.path"
             ref_model = load_model(cfg.model.path, attention=attention_impl(cfg)).to(runtime.device)
             for p in ref_model.parameters():
                 p.requires_grad_(False)
@@ -141,8 +142,8 @@ class GrpoRun:
         examples, pool = self.load_iteration(it)
         plan = self.plan(examples, it)
         micro = self.cfg.train.micro_batch_size
-        needed = {e.index: e for _, mb in plan for e in rank_share(mb, self.rt.rank, self.rt.world)}
-        needed = [needed[k] for k in sorted(needed)]
+        by_index = {e.index: e for _, mb in plan for e in rank_share(mb, self.rt.rank, self.rt.world)}
+        needed = [by_index[k] for k in sorted(by_index)]
         old = self.engine.logprobs_no_grad(needed, micro)
         ref = self.engine.logprobs_no_grad(needed, micro, self.reference) if self.reference is not None else None
         lr = learning_rate(self.cfg.optim, it, self.grpo.iterations)
@@ -174,6 +175,7 @@ class GrpoRun:
             self.run_iteration(it)
             if (it + 1) % every == 0 or it + 1 == iterations:
                 if self.rt.is_main:
+                    assert self.cfg.out_dir, "open_run requires out_dir"
                     loop = {"iteration": it + 1, "fingerprint": self.fingerprint}
                     path = save_checkpoint(self.cfg.out_dir, self.step, self.model, self.engine.optimizer, loop,
                                            self.tokenizer, self.tokenizer_dir, self.cfg.train.keep_checkpoints)

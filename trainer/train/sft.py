@@ -129,6 +129,7 @@ def run_sft(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
             probe_seconds += emit_probe(cfg, events, runtime, engine.model, tokenizer, probe, done)
         if done % train.checkpoint_every == 0 or last:
             if runtime.is_main:
+                assert cfg.out_dir, "open_run requires out_dir"
                 loop = {"data_position": done * batch_size, "fingerprint": print_fp}
                 path = save_checkpoint(cfg.out_dir, done, model, engine.optimizer, loop, tokenizer, tokenizer_dir,
                                        train.keep_checkpoints)
