@@ -119,7 +119,9 @@ def match_weights(model: LlamaForCausalLM, sd: dict[str, torch.Tensor], path: st
     config = model.config
     sd = {k: v for k, v in sd.items() if not k.endswith("rotary_emb.inv_freq")}  # older transformers saved it
     if config.tie_word_embeddings:
-        sd["lm_head.weight"] = sd.get("model.embed_tokens.weight", sd.get("lm_head.weight"))
+        tied = sd.get("model.embed_tokens.weight", sd.get("lm_head.weight"))
+        if tied is not None:  # neither: reported as missing below
+            sd["lm_head.weight"] = tied
     expected = model.state_dict()
     where = f"The weights in {path} do not match its config.json ({config.model_type}, {config.num_hidden_layers} layers)"
     missing = sorted(k for k in expected if sd.get(k) is None)
