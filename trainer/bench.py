@@ -18,6 +18,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch  # noqa: E402
 
 from . import allocator  # noqa: E402
+from .config_types import OptimSection, TrainerConfig, TrainSection  # noqa: E402
 from .data.encode import Example  # noqa: E402
 from .model import LlamaForCausalLM, ModelConfig  # noqa: E402
 from .runtime import Runtime, choose_device  # noqa: E402
@@ -26,13 +27,15 @@ from .train.engine import Engine  # noqa: E402
 if TYPE_CHECKING:
     from .data.batches import Batch
 
-ARCHITECTURES = {
-    "tiny": dict(vocab_size=1024, hidden_size=128, intermediate_size=344, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2),
-    "5m": dict(vocab_size=1024, hidden_size=256, intermediate_size=688, num_hidden_layers=6, num_attention_heads=8, num_key_value_heads=4),
+ARCHITECTURES: dict[str, dict[str, Any]] = {
+    "tiny": dict(vocab_size=1024, hidden_size=128, intermediate_size=344, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2),
+    "5m": dict(vocab_size=1024, hidden_size=256, intermediate_size=688, num_hidden_layers=6, num_attention_heads=8,
+               num_key_value_heads=4),
     "qwen0.5b": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
                      num_key_value_heads=2, head_dim=64, rope_theta=1000000.0, tie_word_embeddings=True),
 }
-_OPTIM = {"lr": 1e-4, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.0, "grad_clip": 1.0}
+_OPTIM = OptimSection(lr=1e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.0, grad_clip=1.0)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -54,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.manual_seed(0)
     config = ModelConfig(eos_token_id=0, pad_token_id=0, **ARCHITECTURES[args.arch])
     model = LlamaForCausalLM(config, attention=args.attention)
-    engine = Engine(model, {"optim": _OPTIM, "train": {"precision": args.precision}}, Runtime(device), pad_id=0)
+    engine = Engine(model, TrainerConfig(optim=_OPTIM, train=TrainSection(precision=args.precision)), Runtime(device),
+                    pad_id=0)
     g = torch.Generator().manual_seed(0)
     rows = [Example(i, {"id": f"bench-{i}", "role": "act", "source": "bench"},
                     torch.randint(1, config.vocab_size, (args.seq - 64,), generator=g).tolist(),

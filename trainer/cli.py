@@ -23,7 +23,8 @@ COMMANDS = {
     "render": "print dataset rows as the exact training text and token ids",
     "generate": "greedy decoding with PyTorch without a KV cache (the parity reference)",
     "test-model": "write a small random-weight policy folder for tests (--out, --seed)",
-    "import-checkpoint": "a Hugging Face folder (EnvACE's merged qwen3/qwen2/llama checkpoint) -> a policy folder with ONNX (--source, --out)",
+    "import-checkpoint": "a Hugging Face folder (EnvACE's merged qwen3/qwen2/llama checkpoint) -> a policy folder with ONNX "
+                         "(--source, --out)",
     "export-checkpoint": "a policy folder or trainer checkpoint -> a Hugging Face folder with safetensors (--source, --out)",
     "test-checkpoint": "write a random-weight Hugging Face folder (qwen3 or qwen2, safetensors) for tests (--out)",
 }
@@ -107,7 +108,8 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: Te
         from .config import load_config
         from .config_types import TrainerConfig
         overrides = list(args.set) + ([f"device={args.device}"] if args.device else [])
-        cfg = TrainerConfig.from_dict(load_config(args.config, overrides))  # before importing torch: config errors come back at once
+        # before importing torch: config errors come back at once
+        cfg = TrainerConfig.from_dict(load_config(args.config, overrides))
         from . import runtime as rt
         runtime = rt.start(cfg)
         runtime_started = True
@@ -125,7 +127,8 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: Te
         return e.exit_code
     except KeyboardInterrupt:
         events.enabled = True
-        events.emit("error", code="INTERRUPTED", message="Interrupted; resume from the last checkpoint by running the same command.")
+        events.emit("error", code="INTERRUPTED",
+                    message="Interrupted; resume from the last checkpoint by running the same command.")
         return 130
     except Exception as e:  # a bug: keep the traceback on stderr, one clear event on stdout
         events.enabled = True

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .errors import config_error
 from .schema import apply_defaults, load_schema, validate
@@ -47,10 +48,10 @@ def load_config(path: str | None = None, overrides: Sequence[str] = (),
         try:
             with open(path, encoding="utf-8") as f:
                 raw = json.load(f)
-        except FileNotFoundError:
-            raise config_error(f"Config file not found: {path}. Pass an existing JSON file to --config.")
+        except FileNotFoundError as e:
+            raise config_error(f"Config file not found: {path}. Pass an existing JSON file to --config.") from e
         except json.JSONDecodeError as e:
-            raise config_error(f"Config file {path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).")
+            raise config_error(f"Config file {path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from e
         if not isinstance(raw, dict):
             raise config_error(f"Config file {path} must hold a JSON object.")
         folder = os.path.dirname(os.path.abspath(path))
@@ -67,8 +68,8 @@ def load_config(path: str | None = None, overrides: Sequence[str] = (),
         where = path or "the configuration"
         raise config_error(f"{where} is invalid: {shown}. See docs/trainer-config.md.", errors=errors)
     cfg = apply_defaults(schema, raw)
-    for keys in _PATH_FIELDS:
-        _resolve_path_field(cfg, keys, folder)
+    for path_keys in _PATH_FIELDS:
+        _resolve_path_field(cfg, path_keys, folder)
     cfg["config_dir"] = folder
     return cfg
 
@@ -86,7 +87,7 @@ def _resolve_path_field(cfg, keys, folder):
 
 def require(cfg: TrainerConfig, dotted: str, command: str, hint: str = "") -> Any:
     """The value at ``dotted`` (e.g. "model.path"), or a config error naming the command that needs it."""
-    node = cfg
+    node: Any = cfg
     for k in dotted.split("."):
         node = getattr(node, k, None)
     if node in (None, (), ""):

@@ -5,9 +5,12 @@ section's ``to_dict``) gives back the same JSON the dict held, for fingerprints 
 import dataclasses
 import typing
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def _build(cls: type[T], data: dict[str, Any]) -> T:
@@ -20,7 +23,7 @@ def _build(cls: type[T], data: dict[str, Any]) -> T:
             continue  # only optional metadata ($schema); every other field has a schema default
         value = data[key]
         kind = hints[f.name]
-        if dataclasses.is_dataclass(kind) and isinstance(value, dict):
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind) and isinstance(value, dict):
             value = _build(kind, value)
         elif isinstance(value, list):
             value = tuple(value)
@@ -32,7 +35,7 @@ def _build(cls: type[T], data: dict[str, Any]) -> T:
 
 def json_value(value: Any) -> Any:
     """A config value as JSON data: sections as dicts, tuples as lists."""
-    if dataclasses.is_dataclass(value):
+    if isinstance(value, _Section):  # every dataclass in a config is a section
         return value.to_dict()
     if isinstance(value, tuple):
         return [json_value(v) for v in value]
@@ -46,7 +49,8 @@ class _Section:
 
     def to_dict(self) -> dict[str, Any]:
         out = {}
-        for f in dataclasses.fields(self):
+        # Each subclass is a dataclass; the mixin itself is not, so mypy needs telling.
+        for f in dataclasses.fields(cast("DataclassInstance", self)):
             value = getattr(self, f.name)
             if f.metadata.get("omit_none") and value is None:
                 continue

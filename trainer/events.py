@@ -32,7 +32,7 @@ class EventStream:
     def __init__(self, stdout: TextIO | None = None, stderr: TextIO | None = None, enabled: bool = True) -> None:
         self._stdout = stdout or sys.stdout
         self._stderr = stderr or sys.stderr
-        self._file = None
+        self._file: TextIO | None = None
         self._t0 = time.monotonic()
         self.enabled = enabled
 

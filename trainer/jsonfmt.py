@@ -26,6 +26,7 @@ def js_number(x: int | float) -> str:
     digits_tuple = Decimal(repr(abs(x))).as_tuple()
     digits = "".join(map(str, digits_tuple.digits)).rstrip("0") or "0"
     k = len(digits)
+    assert isinstance(digits_tuple.exponent, int)  # not 'n', 'N' nor 'F': NaN and infinity returned above
     n = digits_tuple.exponent + len(digits_tuple.digits)  # value = 0.digits * 10^n
     if k <= n <= 21:
         return sign + digits + "0" * (n - k)

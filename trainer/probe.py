@@ -119,7 +119,7 @@ def _token_spans(tokenizer, ids):
 
 @torch.no_grad()
 def teacher_forced(model: LlamaForCausalLM, tokenizer: Tokenizer, row: dict[str, Any], prompt_ids: list[int],
-                   values: list[tuple[str, str, str]]) -> tuple[int, int, int, int, int, int]:
+                   values: list[str]) -> tuple[int, int, int, int, int, int]:
     """``(correct, total, digit_correct, digit_total, values_all_correct, values)``: top-1 over the target
     tokens inside ``values``, and how many values have every one of their tokens right (a measure that
     does not depend on how the tokenizer cuts a value)."""
@@ -146,7 +146,7 @@ def teacher_forced(model: LlamaForCausalLM, tokenizer: Tokenizer, row: dict[str,
     pred = logits.argmax(-1).tolist()
     correct = digits_ok = digits = 0
     right = set()
-    for k, p in zip(rows, pred):
+    for k, p in zip(rows, pred, strict=True):  # one prediction per row
         ok = p == target_ids[k]
         if ok:
             right.add(k)
@@ -166,18 +166,23 @@ def run_probe(model: LlamaForCausalLM, tokenizer: Tokenizer, rows: list[dict[str
     model.eval()
     tally = {"args": 0, "exact": 0, "user": 0, "user_ok": 0, "tool": 0, "tool_ok": 0, "calls": 0, "call_exact": 0,
              "name": 0, "parsed": 0, "tok": 0, "tok_ok": 0, "dig": 0, "dig_ok": 0, "val": 0, "val_ok": 0}
-    samples = []
+    samples: list[dict[str, Any]] = []
     for i, row in enumerate(rows):
         targets = copy_targets(row)
         prompt_ids = tokenizer.encode(render_prompt(row, tokenizer))
         c, n, dc, dn, vc, vn = teacher_forced(model, tokenizer, row, prompt_ids, [v for _, v, _ in targets])
-        tally["tok_ok"] += c; tally["tok"] += n; tally["dig_ok"] += dc; tally["dig"] += dn
-        tally["val_ok"] += vc; tally["val"] += vn
+        tally["tok_ok"] += c
+        tally["tok"] += n
+        tally["dig_ok"] += dc
+        tally["dig"] += dn
+        tally["val_ok"] += vc
+        tally["val"] += vn
         if greedy_rows is not None and i >= greedy_rows:
             continue
         text = tokenizer.decode(greedy_cached(model, prompt_ids, max_new_tokens, stop))
         got = parse_call(text)
         want = parse_call(row["target"])
+        assert want is not None  # probe_rows keeps only rows whose target is a call
         tally["calls"] += 1
         if got is not None:
             tally["parsed"] += 1
@@ -187,12 +192,17 @@ def run_probe(model: LlamaForCausalLM, tokenizer: Tokenizer, rows: list[dict[str
         for key, value, where in targets:
             v = flat.get(key)
             ok = v is not None and (v if isinstance(v, str) else json.dumps(v)) == value
-            tally["args"] += 1; tally["exact"] += ok
-            tally[where] += 1; tally[where + "_ok"] += ok
+            tally["args"] += 1
+            tally["exact"] += ok
+            tally[where] += 1
+            tally[where + "_ok"] += ok
         if len(samples) < 3:
             samples.append({"id": row["id"], "want": row["target"].strip()[:200], "got": text.strip()[:200]})
     model.train(was_training)
-    ratio = lambda a, b: (tally[a] / tally[b]) if tally[b] else None
+
+    def ratio(a: str, b: str) -> float | None:
+        return (tally[a] / tally[b]) if tally[b] else None
+
     return {"rows": len(rows), "decoded": tally["calls"], "copy_args": tally["args"],
             "copy_exact": ratio("exact", "args"), "copy_exact_user": ratio("user_ok", "user"),
             "copy_exact_tool": ratio("tool_ok", "tool"), "call_exact": ratio("call_exact", "calls"),

@@ -29,10 +29,10 @@ def _digits(rng, n):
 
 def identifier(kind: str, rng: random.Random) -> str:
     """A random value of one of the domains' identifier shapes."""
-    f, l = rng.choice(FIRST), rng.choice(LAST)
+    first, last = rng.choice(FIRST), rng.choice(LAST)
     if kind == "email":
         tail = _digits(rng, rng.choice([0, 0, 2])) if rng.random() < 0.5 else ""
-        return f"{f}.{l}{tail}@{rng.choice(DOMAINS)}"
+        return f"{first}.{last}{tail}@{rng.choice(DOMAINS)}"
     if kind == "phone":
         return f"+1-555-{_digits(rng, 3)}-{_digits(rng, 4)}"
     if kind == "customer_id":
@@ -48,7 +48,7 @@ def identifier(kind: str, rng: random.Random) -> str:
     if kind == "transaction_id":
         return "T" + _digits(rng, 9)
     if kind == "user_id":
-        return f"{f}_{l}_{_digits(rng, 4)}"
+        return f"{first}_{last}_{_digits(rng, 4)}"
     if kind == "zip":
         return _digits(rng, 5)
     if kind == "item_id":
@@ -81,7 +81,8 @@ def make_row(rng: random.Random, index: int) -> dict[str, Any]:
     values = {k: identifier(k, rng) for k in user_kinds}
     parts = [SAY[k].format(values[k]) for k in user_kinds]
     rng.shuffle(parts)
-    messages = [{"role": "system", "content": "You are a support agent. Call tools with the exact identifiers of the conversation."},
+    messages = [{"role": "system",
+                 "content": "You are a support agent. Call tools with the exact identifiers of the conversation."},
                 {"role": "user", "content": "Hi. " + " ".join(parts)}]
     pool = dict(values)
     if rng.random() < 0.6:

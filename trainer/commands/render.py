@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 def run(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
     source = cfg.model.path or cfg.model.tokenizer
     if not source:
-        raise config_error("`render` needs model.path (or model.tokenizer): the folder whose chat template and tokenizer render rows.")
+        raise config_error("`render` needs model.path (or model.tokenizer): "
+                           "the folder whose chat template and tokenizer render rows.")
     paths = require(cfg, "data.train", "render", "List the row files to render.")
     tokenizer = load_tokenizer(source)
     count = 0

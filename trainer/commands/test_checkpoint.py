@@ -28,9 +28,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOKENIZER_DIR = os.path.join(REPO, "models", "default")
 QWEN3_TEMPLATE = os.path.join(REPO, "trainer", "templates", "qwen3_style.jinja")
 #: The Split pattern of Qwen2/Qwen2.5/Qwen3's tokenizer.json (written for Oniguruma).
-QWEN_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+QWEN_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""  # noqa: E501 - verbatim
 #: Tiny shapes with grouped-query attention; qwen3's head_dim differs from hidden_size / heads, as in Qwen3.
-SHAPES = {
+SHAPES: dict[str, dict[str, Any]] = {
     "qwen3": {"hidden_size": 48, "intermediate_size": 96, "num_hidden_layers": 3, "num_attention_heads": 4,
               "num_key_value_heads": 2, "head_dim": 16, "rope_theta": 1000000.0, "max_position_embeddings": 4096},
     "qwen2": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -63,7 +63,8 @@ def write_qwen_shaped_tokenizer(folder: str, vocab: dict[str, Any] | None = None
             vocab = json.load(f)
     data = {**vocab, "normalizer": {"type": "NFC"}}
     data["pre_tokenizer"] = {**vocab["pre_tokenizer"], "pretokenizers": [
-        {**vocab["pre_tokenizer"]["pretokenizers"][0], "pattern": {"Regex": QWEN_PATTERN}}, *vocab["pre_tokenizer"]["pretokenizers"][1:]]}
+        {**vocab["pre_tokenizer"]["pretokenizers"][0], "pattern": {"Regex": QWEN_PATTERN}},
+        *vocab["pre_tokenizer"]["pretokenizers"][1:]]}
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(data, f, ensure_ascii=False)

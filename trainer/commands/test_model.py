@@ -18,13 +18,16 @@ from .tokenizer import build
 if TYPE_CHECKING:
     from ..events import EventStream
 
-ARCHITECTURE = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+ARCHITECTURE: dict[str, Any] = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
                 "num_key_value_heads": 2, "max_position_embeddings": 4096}
 _TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "Current weather of a city",
-                                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+                                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                                     "required": ["city"]}}},
     {"type": "function", "function": {"name": "add_item", "description": "Add an item to the cart",
-                                      "parameters": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}, "required": ["sku"]}}},
+                                      "parameters": {"type": "object",
+                                                     "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}},
+                                                     "required": ["sku"]}}},
 ]
 _CITIES = ["Paris", "Lisbon", "Oslo", "Tokyo", "Lima", "Cairo", "Quito", "Seoul"]
 
@@ -36,8 +39,8 @@ def synthetic_corpus(seed: int, count: int = 60) -> list[str]:
     texts = []
     for _ in range(count):
         city, temp = rnd.choice(_CITIES), rnd.randint(-5, 35)
-        call = '\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "%s"}}\n</tool_call>' % city
-        result = '{"city":"%s","temperature":%d,"unit":"C"}' % (city, temp)
+        call = f'\n<tool_call>\n{{"name": "get_weather", "arguments": {{"city": "{city}"}}}}\n</tool_call>'
+        result = f'{{"city":"{city}","temperature":{temp:d},"unit":"C"}}'
         messages = [{"role": "user", "content": f"What is the weather in {city}?"},
                     {"role": "assistant", "content": call},
                     {"role": "tool", "name": "get_weather", "content": result},

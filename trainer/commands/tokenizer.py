@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..chat_template import TEMPLATES, render_chat
 from ..config import require
@@ -33,8 +34,8 @@ def corpus(tok_cfg: TokenizerSection) -> list[str]:
         try:
             with open(path, encoding="utf-8") as f:
                 texts.append(f.read())
-        except FileNotFoundError:
-            raise config_error(f"tokenizer.text_files: {path} does not exist.")
+        except FileNotFoundError as e:
+            raise config_error(f"tokenizer.text_files: {path} does not exist.") from e
     if tok_cfg.row_files:
         template = TEMPLATES[tok_cfg.chat_template]
         texts.extend(row_text(r, template) for r in read_rows(tok_cfg.row_files))

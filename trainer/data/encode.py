@@ -14,7 +14,8 @@ pieces join exactly as the whole conversation tokenizes.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..chat_template import render_chat
 
@@ -35,8 +36,8 @@ class Example:
         self.role = row["role"]
         self.source = row["source"]
         self.weight = float(row.get("weight", 1.0))
-        self.reward = row.get("reward")
-        self.group = row.get("group")
+        self.reward: float | None = row.get("reward")
+        self.group: str | None = row.get("group")
         self.prompt_ids = prompt_ids
         self.target_ids = target_ids
         self.advantage = 0.0
@@ -59,8 +60,17 @@ def special_tokens(tokenizer: Tokenizer) -> dict[str, str | None]:
     return {name: tokenizer.token_text(name) for name in ("bos_token", "eos_token", "pad_token", "unk_token")}
 
 
+def chat_template(tokenizer: Tokenizer) -> str:
+    """The tokenizer's chat template: rows cannot be rendered without one."""
+    template = tokenizer.chat_template
+    if template is None:
+        from ..errors import TrainerError
+        raise TrainerError("TOKENIZER_MISSING", "The tokenizer_config.json has no chat_template; rows cannot be rendered.")
+    return template
+
+
 def render_prompt(row: dict[str, Any], tokenizer: Tokenizer) -> str:
-    return render_chat(tokenizer.chat_template, row["messages"], row.get("tools"), True, special_tokens(tokenizer))
+    return render_chat(chat_template(tokenizer), row["messages"], row.get("tools"), True, special_tokens(tokenizer))
 
 
 def render_row(row: dict[str, Any], tokenizer: Tokenizer) -> tuple[str, str]:
@@ -78,7 +88,7 @@ def encode_with_history(row: dict[str, Any], tokenizer: Tokenizer,
     for i, m in enumerate(messages):
         if m["role"] != "assistant" or m.get("tool_calls"):
             continue
-        prefix = render_chat(tokenizer.chat_template, messages[:i], tools, True, variables)
+        prefix = render_chat(chat_template(tokenizer), messages[:i], tools, True, variables)
         if not prefix.startswith(consumed):
             return None
         ids += tokenizer.encode(prefix[len(consumed):])
@@ -96,7 +106,8 @@ def encode_rows(rows: list[dict[str, Any]], tokenizer: Tokenizer, max_length: in
     """``(examples, dropped)``: rows longer than ``max_length`` tokens are dropped (listed by id)."""
     if not tokenizer.chat_template:
         from ..errors import TrainerError
-        raise TrainerError("TOKENIZER_MISSING", "The tokenizer_config.json has no chat_template; training text cannot be rendered.")
+        raise TrainerError("TOKENIZER_MISSING",
+                           "The tokenizer_config.json has no chat_template; training text cannot be rendered.")
     eos_id = tokenizer.token_id(tokenizer.eos_token)
     examples, dropped = [], []
     for i, row in enumerate(rows):

@@ -1,6 +1,7 @@
 """Reading dataset rows (JSONL) and validating them against ``schemas/dataset-row.schema.json``."""
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..errors import data_error
 from ..schema import load_schema, validate
@@ -15,8 +16,8 @@ def read_rows(paths: Iterable[str]) -> list[dict[str, Any]]:
     for path in paths:
         try:
             f = open(path, encoding="utf-8")
-        except FileNotFoundError:
-            raise data_error(f"Dataset file not found: {path}.")
+        except FileNotFoundError as e:
+            raise data_error(f"Dataset file not found: {path}.") from e
         with f:
             for number, line in enumerate(f, 1):
                 if not line.strip():

@@ -44,6 +44,23 @@ def _as_transformers4(hf: dict[str, Any]) -> dict[str, Any]:
 class ModelConfig:
     """Shape of the decoder plus the token ids generation needs (eos, pad)."""
 
+    # The fields of _FIELDS, set in __init__ by name (declared here for the type checker).
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    rms_norm_eps: float
+    rope_theta: float
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    attention_bias: bool
+    initializer_range: float
+    model_type: str
+    torch_dtype: str
+
     def __init__(self, eos_token_id: int | list[int] | None = None, pad_token_id: int | None = None,
                  bos_token_id: int | None = None, **fields: Any) -> None:
         unknown = set(fields) - set(_FIELDS)
@@ -66,7 +83,8 @@ class ModelConfig:
         if not self.vocab_size or self.vocab_size < 1:
             raise bad("The model has no vocab_size.")
         if self.num_attention_heads % self.num_key_value_heads:
-            raise bad(f"num_attention_heads ({self.num_attention_heads}) must be a multiple of num_key_value_heads ({self.num_key_value_heads}).")
+            raise bad(f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                      f"num_key_value_heads ({self.num_key_value_heads}).")
         if self.head_dim is None or self.head_dim < 2 or self.head_dim % 2:
             raise bad(f"head_dim ({self.head_dim}) must be even (rotary embeddings rotate pairs).")
 
@@ -100,9 +118,10 @@ class ModelConfig:
                                "to false in config.json (Qwen checkpoints are trained with it off).")
         if hf.get("hidden_act", "silu") != "silu":
             raise TrainerError("MODEL_UNSUPPORTED", f"hidden_act {hf.get('hidden_act')!r} is not supported (silu only).")
-        if model_type == "qwen2" and hf.get("head_dim") not in (None, hf.get("hidden_size", 0) // max(1, hf.get("num_attention_heads", 1))):
-            raise TrainerError("MODEL_UNSUPPORTED", "a qwen2 config.json with head_dim other than hidden_size / num_attention_heads "
-                               "is not supported (transformers ignores it for Qwen2).")
+        if model_type == "qwen2" and hf.get("head_dim") not in (
+                None, hf.get("hidden_size", 0) // max(1, hf.get("num_attention_heads", 1))):
+            raise TrainerError("MODEL_UNSUPPORTED", "a qwen2 config.json with head_dim other than "
+                               "hidden_size / num_attention_heads is not supported (transformers ignores it for Qwen2).")
         fields = {k: hf[k] for k in _FIELDS if k in hf and hf[k] is not None}
         if not isinstance(fields.get("torch_dtype", ""), str):
             fields.pop("torch_dtype")
@@ -113,6 +132,7 @@ class ModelConfig:
         """The ``config.json`` of this model (readable by transformers and transformers.js)."""
         llama = self.model_type == "llama"
         # Llama's keys in the order the trainer always wrote them (models/default's config.json).
+        d: dict[str, Any]
         d = {"architectures": [ARCHITECTURES[self.model_type]], "model_type": self.model_type, "hidden_act": "silu",
              **({"mlp_bias": False} if llama else {}), "torch_dtype": self.torch_dtype, "use_cache": True,
              "rope_scaling": None, "attention_dropout": 0.0,

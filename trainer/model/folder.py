@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..errors import TrainerError
+from . import safetensors
 from .config import ModelConfig
 from .from_onnx import ONNX_FILE, state_dict_from_onnx
 from .llama import LlamaForCausalLM
-from . import safetensors
 
 if TYPE_CHECKING:
     from ..tokenizer.tokenizer import Tokenizer
@@ -85,7 +85,7 @@ def read_json_object(path: str, what: str) -> dict[str, Any]:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except (UnicodeDecodeError, ValueError) as e:
-        raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is not valid JSON ({e}); it must be {what}.")
+        raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is not valid JSON ({e}); it must be {what}.") from e
     if not isinstance(data, dict):
         raise TrainerError("MODEL_CONFIG_INVALID", f"{path} is not a JSON object; it must be {what}.")
     return data
@@ -107,7 +107,8 @@ def read_state_dict(folder: str, progress: Progress | None = None) -> tuple[dict
     if safetensors.has_weights(folder):
         return safetensors.read_folder(folder, progress), os.path.join(folder, "*.safetensors")
     if os.path.exists(os.path.join(folder, ONNX_FILE)):
-        return state_dict_from_onnx(folder), os.path.join(folder, ONNX_FILE)  # an exported policy only (the embedded default, say)
+        # an exported policy only (the embedded default, say)
+        return state_dict_from_onnx(folder), os.path.join(folder, ONNX_FILE)
     raise TrainerError("MODEL_MISSING", f"No {WEIGHTS}, {safetensors.SINGLE_FILE}, {safetensors.INDEX_FILE} nor {ONNX_FILE} "
                        f"in {folder}: the folder has no weights to train or export.")
 
@@ -118,7 +119,9 @@ def match_weights(model: LlamaForCausalLM, sd: dict[str, torch.Tensor], path: st
     config = model.config
     sd = {k: v for k, v in sd.items() if not k.endswith("rotary_emb.inv_freq")}  # older transformers saved it
     if config.tie_word_embeddings:
-        sd["lm_head.weight"] = sd.get("model.embed_tokens.weight", sd.get("lm_head.weight"))
+        tied = sd.get("model.embed_tokens.weight", sd.get("lm_head.weight"))
+        if tied is not None:  # neither: reported as missing below
+            sd["lm_head.weight"] = tied
     expected = model.state_dict()
     where = f"The weights in {path} do not match its config.json ({config.model_type}, {config.num_hidden_layers} layers)"
     missing = sorted(k for k in expected if sd.get(k) is None)

@@ -27,7 +27,7 @@ def state_dict_from_onnx(folder: str) -> dict[str, torch.Tensor]:
         graph = onnx.load(path).graph  # external data (model.onnx_data) is read from the same folder
     except Exception as e:  # noqa: BLE001 - onnx raises several types for broken files
         raise TrainerError("MODEL_MISSING", f"{path} cannot be read to recover its weights ({e}); "
-                           "point model.path at a folder with pytorch_model.bin, or re-export the model.")
+                           "point model.path at a folder with pytorch_model.bin, or re-export the model.") from e
     arrays = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
     # The exporter keeps one copy of equal initializers (norm weights still at 1.0, say) and names the
     # others as Identity outputs.

@@ -16,19 +16,25 @@ if TYPE_CHECKING:
 EPSILON = 1e-6
 
 
+def reward_of(example: Example) -> float:
+    """A GRPO row's reward: rollout rows without one are refused when the rows are read."""
+    assert example.reward is not None, example.id
+    return float(example.reward)
+
+
 def compute_advantages(examples: list[Example],
-                       norm_by_std: bool = False) -> dict[tuple[str, str], tuple[float, float, int]]:
+                       norm_by_std: bool = False) -> dict[tuple[str | None, str], tuple[float, float, int]]:
     """Sets ``example.advantage`` for every example; returns ``{(group, role): (mean, std, count)}``."""
-    sets = defaultdict(list)
+    sets: defaultdict[tuple[str | None, str], list[Example]] = defaultdict(list)
     for e in examples:
         sets[(e.group, e.role)].append(e)
     stats = {}
     for key, members in sets.items():
-        rewards = [float(e.reward) for e in members]
+        rewards = [reward_of(e) for e in members]
         n = len(rewards)
         mean = sum(rewards) / n
         std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1)) if n > 1 else 0.0
-        for e, r in zip(members, rewards):
+        for e, r in zip(members, rewards, strict=True):
             if n == 1:
                 e.advantage = 0.0
             elif norm_by_std:

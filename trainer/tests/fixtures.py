@@ -13,11 +13,11 @@ SIMULATOR_SYSTEM = "You are a precise tool simulator."
 
 
 def call_text(city):
-    return '\n<tool_call>\n{"name": "get_weather", "arguments": {"city":"%s"}}\n</tool_call>' % city
+    return f'\n<tool_call>\n{{"name": "get_weather", "arguments": {{"city":"{city}"}}}}\n</tool_call>'
 
 
 def result_text(city, temp):
-    return '{"city":"%s","temperature":%d}' % (city, temp)
+    return f'{{"city":"{city}","temperature":{temp:d}}}'
 
 
 def episode_rows(task, episode, city, temp, source="demonstration", reward=None, group=None, weight=1.0):
@@ -28,8 +28,9 @@ def episode_rows(task, episode, city, temp, source="demonstration", reward=None,
                 messages=[{"role": "system", "content": AGENT_SYSTEM}, ask], target=call_text(city))
     rehearse = dict(common, id=f"{task}/{episode}/0/rehearse", role="rehearse", source=source, call="0",
                     messages=[{"role": "system", "content": SIMULATOR_SYSTEM},
-                              {"role": "user", "content": f"Call to simulate:\nTool: get_weather\nArguments: {{\"city\":\"{city}\"}}"}],
-                    target="\n<execution_result>\n%s\n</execution_result>" % result_text(city, temp))
+                              {"role": "user",
+                               "content": f"Call to simulate:\nTool: get_weather\nArguments: {{\"city\":\"{city}\"}}"}],
+                    target=f"\n<execution_result>\n{result_text(city, temp)}\n</execution_result>")
     act2 = dict(common, id=f"{task}/{episode}/1/act", role="act", source=source, tools=TOOLS,
                 messages=[{"role": "system", "content": AGENT_SYSTEM}, ask,
                           {"role": "assistant", "content": call_text(city)},

@@ -55,7 +55,7 @@ class DistributedTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
         ddp_steps = [e for e in events if e["event"] == "step"]
         one_steps = [e for e in single if e["event"] == "step"]
-        for a, b in zip(ddp_steps, one_steps):
+        for a, b in zip(ddp_steps, one_steps, strict=True):
             self.assertAlmostEqual(a["loss"], b["loss"], places=5)
             self.assertEqual(a["roles"]["act"]["tokens"], b["roles"]["act"]["tokens"])
         diff = max_weight_diff(load_weights(self.tiny.path("ddp", "final")), load_weights(self.tiny.path("single", "final")))
@@ -78,6 +78,17 @@ class DistributedTest(unittest.TestCase):
         self.assertEqual(len([e for e in events if e["event"] == "step"]), 4)
         with open(self.tiny.path("rollouts", "policies.txt"), encoding="utf-8") as f:
             self.assertEqual([line.split()[0] for line in f], ["0", "1"])
+
+
+class PaddingTest(unittest.TestCase):
+    def test_a_padding_row_makes_a_one_token_batch(self):
+        # What a rank with fewer micro-batches than the others runs (its loss is multiplied by 0).
+        import torch
+
+        from ..data.batches import Batch
+        from ..train.engine import _Padding
+        batch = Batch([_Padding(0)], 0, torch.device("cpu"))
+        self.assertEqual((batch.input_ids.tolist(), batch.num_tokens, batch.num_input_tokens), ([[0]], 1, 1))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ class AdvantageTest(unittest.TestCase):
         stats = compute_advantages(rows)
         # t1 act: mean 3/5 = 0.6; t1 rehearse: mean 0.5 (not the act rows' 0.6); t2 act: all 0.
         expected = [0.4, -0.6, -0.6, 0.4, 0.4, 0.5, -0.5, 0.0, 0.0, 0.0]
-        for row, value in zip(rows, expected):
+        for row, value in zip(rows, expected, strict=True):
             self.assertAlmostEqual(row.advantage, value, places=12)
         self.assertEqual(stats[("t1/i0", "act")][2], 5)
         self.assertAlmostEqual(stats[("t1/i0", "rehearse")][0], 0.5)
@@ -131,7 +131,7 @@ class GroundingTest(unittest.TestCase):
                 self.num_tokens = sum(len(r.target_ids) for r in rows)
 
             def per_row(self, values):
-                return torch.tensor(sum(([v] * len(r.target_ids) for v, r in zip(values, self.examples)), []))
+                return torch.tensor(sum(([v] * len(r.target_ids) for v, r in zip(values, self.examples, strict=True)), []))
 
         logp = torch.tensor([-1.0, -2.0, -3.0, -4.0])
         plain = [Row("g", "rehearse", None, weight=1.0), Row("g", "rehearse", None, weight=1.0)]

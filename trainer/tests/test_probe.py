@@ -10,7 +10,8 @@ from ..model.folder import load_model
 from ..probe import copy_targets, greedy_cached, parse_call, probe_rows, run_probe
 from ..synthetic_copy import make_row
 from ..tokenizer import load_tokenizer
-from .fixtures import demonstration_rows, write_rows as write_fixture_rows
+from .fixtures import demonstration_rows
+from .fixtures import write_rows as write_fixture_rows
 from .helpers import TinyModel, event_errors, of, run_cli
 
 
@@ -21,7 +22,9 @@ class ProbeUnitTest(unittest.TestCase):
         self.assertIsNone(parse_call('<tool_call>\n{"name": "f", "arguments": {"a":"x"\n</tool_call>'))
 
     def test_copy_targets_say_where_a_value_first_appears(self):
-        row = {"role": "act", "target": '\n<tool_call>\n{"name": "g", "arguments": {"email":"a.b@x.test","customer_id":"C123456","n":1}}\n</tool_call>',
+        row = {"role": "act",
+               "target": '\n<tool_call>\n{"name": "g", "arguments": '
+                         '{"email":"a.b@x.test","customer_id":"C123456","n":1}}\n</tool_call>',
                "messages": [{"role": "user", "content": "I am a.b@x.test"},
                             {"role": "assistant", "content": "..."},
                             {"role": "tool", "content": '{"customer_id":"C123456"}'}]}
@@ -95,9 +98,11 @@ if __name__ == "__main__":
 class DigitGroupTokenizerTest(unittest.TestCase):
     def test_digit_groups_become_single_tokens_and_the_file_keeps_the_pattern(self):
         import tempfile
+
         from ..commands.tokenizer import build
         rng = random.Random(0)
-        texts = [" ".join("C%06d #W%07d" % (rng.randrange(10 ** 6), rng.randrange(10 ** 7)) for _ in range(400)) + " C192088" * 2]
+        texts = [" ".join(f"C{rng.randrange(10 ** 6):06d} #W{rng.randrange(10 ** 7):07d}" for _ in range(400))
+                 + " C192088" * 2]
         with tempfile.TemporaryDirectory() as folder:
             built, _ = build(texts, 1600, ["<|endoftext|>", "<|im_start|>", "<|im_end|>"], 2, folder, 4096, "minimal", 3)
             loaded = load_tokenizer(folder)

@@ -15,10 +15,12 @@ from ..tokenizer import load_tokenizer
 from ..tokenizer.unicode_pattern import python_pattern
 from .helpers import REPO
 
+
 def qwen_shaped(folder):
     """A folder with models/default's vocabulary under Qwen's normalizer and pre-tokenizer."""
     write_qwen_shaped_tokenizer(folder)
-    shutil.copyfile(os.path.join(REPO, "models", "default", "tokenizer_config.json"), os.path.join(folder, "tokenizer_config.json"))
+    shutil.copyfile(os.path.join(REPO, "models", "default", "tokenizer_config.json"),
+                    os.path.join(folder, "tokenizer_config.json"))
     return folder
 
 

@@ -24,7 +24,8 @@ class JsonFormatTest(unittest.TestCase):
     def test_json_like_python_tojson_without_ascii_escapes(self):
         value = {"b": [1, 2.5, None, True, "é😀\n\"q\""], "a": {}}
         self.assertEqual(js_json(value), '{"b": [1, 2.5, null, true, "é😀\\n\\"q\\""], "a": {}}')
-        self.assertEqual(js_json(value, indent=2), '{\n  "b": [\n    1,\n    2.5,\n    null,\n    true,\n    "é😀\\n\\"q\\""\n  ],\n  "a": {}\n}')
+        self.assertEqual(js_json(value, indent=2),
+                         '{\n  "b": [\n    1,\n    2.5,\n    null,\n    true,\n    "é😀\\n\\"q\\""\n  ],\n  "a": {}\n}')
 
 
 class _TinyTokenizerTest(unittest.TestCase):
@@ -50,7 +51,8 @@ class RenderTest(_TinyTokenizerTest):
         self.assertEqual(target, row["target"] + "<|im_end|>")
         # The policy's earlier raw text is kept byte for byte as history.
         self.assertIn("<|im_start|>assistant\n" + row["messages"][2]["content"] + "<|im_end|>\n", prompt)
-        self.assertIn("<|im_start|>user\n<tool_response>\n" + row["messages"][3]["content"] + "\n</tool_response><|im_end|>", prompt)
+        self.assertIn("<|im_start|>user\n<tool_response>\n" + row["messages"][3]["content"] + "\n</tool_response><|im_end|>",
+                      prompt)
 
     def test_loss_mask_covers_exactly_target_and_end_token(self):
         rows = demonstration_rows(2)
@@ -71,7 +73,7 @@ class RenderTest(_TinyTokenizerTest):
         rows = of(events, "row")
         self.assertEqual(len(rows), 30)
         examples, _ = encode_rows(demonstration_rows(10), self.tok, 4096)
-        for event, example in zip(rows, examples):
+        for event, example in zip(rows, examples, strict=True):
             self.assertEqual(event["text"], event["prompt"] + event["target"])
             self.assertEqual(event["prompt_ids"], example.prompt_ids)
             self.assertEqual(event["target_ids"], example.target_ids)
@@ -121,7 +123,7 @@ class HistoryRowsTest(_TinyTokenizerTest):
         ex, = encode_rows([row], self.tok, 10_000)[0]
         turns = [m["content"] for m in row["messages"] if m["role"] == "assistant"]
         self.assertEqual(len(ex.history_spans), len(turns))
-        for (start, end), text in zip(ex.history_spans, turns):
+        for (start, end), text in zip(ex.history_spans, turns, strict=True):
             self.assertEqual(self.tok.decode(ex.prompt_ids[start:end]), text + self.tok.eos_token)
         self.assertEqual(ex.loss_tokens, len(ex.target_ids) + sum(e - s for s, e in ex.history_spans))
 
@@ -145,10 +147,16 @@ class CompactTemplateTest(unittest.TestCase):
     def test_lists_one_line_per_tool_with_argument_types_and_enums(self):
         from ..chat_template import COMPACT_TOOLS_TEMPLATE
         tools = [{"type": "function", "function": {"name": "cancel", "description": "Cancel an order.", "parameters": {
-            "type": "object", "properties": {"order_id": {"type": "string"}, "reason": {"type": "string", "enum": ["no longer needed", "mistake"]}, "note": {"type": "string"}},
-            "required": ["order_id", "reason"]}}}, {"type": "function", "function": {"name": "ping", "description": "", "parameters": {"type": "object", "properties": {}}}}]
-        text = render_chat(COMPACT_TOOLS_TEMPLATE, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], tools)
-        self.assertIn('\n- cancel(order_id: string, reason: string in ["no longer needed", "mistake"], note?: string): Cancel an order.', text)
+            "type": "object", "properties": {"order_id": {"type": "string"},
+                                             "reason": {"type": "string", "enum": ["no longer needed", "mistake"]},
+                                             "note": {"type": "string"}},
+            "required": ["order_id", "reason"]}}},
+            {"type": "function", "function": {"name": "ping", "description": "",
+                                              "parameters": {"type": "object", "properties": {}}}}]
+        text = render_chat(COMPACT_TOOLS_TEMPLATE,
+                           [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], tools)
+        self.assertIn('\n- cancel(order_id: string, reason: string in ["no longer needed", "mistake"], note?: string): '
+                      'Cancel an order.', text)
         self.assertIn("\n- ping()\n", text)
         full = render_chat(CHAT_TEMPLATE, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}], tools)
         # Only the system turn differs: the conversation after it renders the same.

@@ -71,8 +71,11 @@ class ResumeTest(unittest.TestCase):
         resumed = load_weights(self.tiny.path("killed", "final"))
         for name in straight:
             self.assertTrue(torch.equal(straight[name], resumed[name]), name)
-        state = lambda run: torch.load(self.tiny.path(run, "checkpoints", f"step-{STEPS:08d}", "trainer_state.pt"),
-                                       weights_only=False)
+
+        def state(run):
+            return torch.load(self.tiny.path(run, "checkpoints", f"step-{STEPS:08d}", "trainer_state.pt"),
+                              weights_only=False)
+
         a, b = state("straight")["optimizer"]["state"], state("killed")["optimizer"]["state"]
         for key in a:
             self.assertTrue(torch.equal(a[key]["exp_avg_sq"], b[key]["exp_avg_sq"]))

@@ -76,8 +76,11 @@ class SftTest(unittest.TestCase):
         import json
         heavy = [dict(json.loads(line), weight=2.0) for line in lines]
         write_rows(self.tiny.path("heavy.jsonl"), heavy)
-        cfg = lambda name, data: {"out_dir": name, "threads": 1, "model": {"path": "init"}, "data": {"train": [data]},
-                                  "train": {"steps": 1, "batch_size": 4, "export_at_end": False}}
+
+        def cfg(name, data):
+            return {"out_dir": name, "threads": 1, "model": {"path": "init"}, "data": {"train": [data]},
+                    "train": {"steps": 1, "batch_size": 4, "export_at_end": False}}
+
         _, plain, _ = run_cli(["sft", "--config", self.tiny.config("w1", cfg("w1", "demo.jsonl"))])
         _, doubled, _ = run_cli(["sft", "--config", self.tiny.config("w2", cfg("w2", "heavy.jsonl"))])
         self.assertAlmostEqual(of(doubled, "step")[0]["loss"], 2 * of(plain, "step")[0]["loss"], places=5)
@@ -85,7 +88,8 @@ class SftTest(unittest.TestCase):
     def test_invalid_rows_give_one_error_naming_file_and_line(self):
         bad = self.tiny.path("bad.jsonl")
         with open(bad, "w", encoding="utf-8") as f:
-            f.write('{"id": "a", "role": "act", "messages": [{"role": "user", "content": "x"}], "target": "y", "source": "demonstration"}\n')
+            f.write('{"id": "a", "role": "act", "messages": [{"role": "user", "content": "x"}], "target": "y", '
+                    '"source": "demonstration"}\n')
             f.write('{"id": "b", "role": "critic", "messages": [], "target": "y", "source": "demonstration"}\n')
             f.write("not json\n")
         cfg = {"out_dir": "bad", "model": {"path": "init"}, "data": {"train": ["bad.jsonl"]}}

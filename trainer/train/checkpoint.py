@@ -96,4 +96,4 @@ def load_state(folder: str) -> dict[str, Any]:
         return torch.load(os.path.join(folder, STATE), map_location="cpu", weights_only=False)  # our own file
     except (OSError, RuntimeError, EOFError) as e:
         raise TrainerError("CHECKPOINT_INVALID", f"Cannot read {folder}/{STATE} ({e}); delete that checkpoint folder to "
-                           "resume from the one before it.")
+                           "resume from the one before it.") from e

@@ -78,6 +78,7 @@ def check_fingerprint(events: EventStream, state: dict[str, Any], current: dict[
 def finish(cfg: TrainerConfig, events: EventStream, runtime: Runtime, model: LlamaForCausalLM, tokenizer: Tokenizer,
            tokenizer_dir: str) -> str:
     """Writes ``<out_dir>/final`` (weights and metadata) and exports it when train.export_at_end."""
+    assert cfg.out_dir, "open_run requires out_dir"
     final = os.path.join(cfg.out_dir, "final")
     if runtime.is_main:
         write_metadata(final, model.config, tokenizer, tokenizer_dir, cfg.export.max_new_tokens)

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from ..data.batches import Batch
+from ..data.encode import Example
 from ..objectives import TokenLogProbs
 
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
-    from ..data.encode import Example
     from ..model.llama import LlamaForCausalLM
     from ..runtime import Runtime
 
@@ -28,13 +29,14 @@ if TYPE_CHECKING:
 LossFn = Callable[[Batch, torch.Tensor], tuple[torch.Tensor, dict[str, Any]]]
 
 
-class _Padding:
-    """Stands in for a row on a rank that has run out of rows (its loss is multiplied by 0)."""
+class _Padding(Example):
+    """Stands in for a row on a rank that has run out of rows (its loss is multiplied by 0). An
+    Example, so that a Batch finds every field it reads (history_spans, loss_tokens)."""
+
+    __slots__ = ()
 
     def __init__(self, pad_id: int) -> None:
-        self.prompt_ids = [pad_id]
-        self.target_ids = [pad_id]
-        self.length = 2
+        super().__init__(-1, {"id": "(padding)", "role": "", "source": ""}, [pad_id], [pad_id])
 
 
 class Engine:
@@ -43,6 +45,7 @@ class Engine:
         self.rt = runtime
         self.model = model.to(runtime.device)
         self.module = TokenLogProbs(self.model, temperature)
+        self.forward: DistributedDataParallel | TokenLogProbs
         if runtime.distributed:
             ids = [runtime.device.index] if runtime.device.type == "cuda" else None
             self.forward = DistributedDataParallel(self.module, device_ids=ids, broadcast_buffers=False)
@@ -53,7 +56,7 @@ class Engine:
         no_decay = [p for n, p in self.model.named_parameters() if p.dim() < 2]
         self.optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": optim.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=optim.lr, betas=tuple(optim.betas), eps=optim.eps)
+            lr=optim.lr, betas=(optim.betas[0], optim.betas[1]), eps=optim.eps)  # the schema: 2 items
         self.grad_clip = optim.grad_clip
         self.bf16 = cfg.train.precision == "bf16" and runtime.device.type == "cuda"
         self.pad_id = pad_id
@@ -78,7 +81,7 @@ class Engine:
             b = self.batch(chunk)
             with self._autocast():
                 logp = module(b.input_ids, b.mask, b.labels).float()
-            for e, part in zip(chunk, torch.split(logp, [e.loss_tokens for e in chunk])):
+            for e, part in zip(chunk, torch.split(logp, [e.loss_tokens for e in chunk]), strict=True):
                 out[e.index] = part
         module.train(was_training)
         return out
@@ -93,7 +96,8 @@ class Engine:
         input_tokens = 0
         for i, (kind, examples) in enumerate(micro):
             last = i == len(micro) - 1
-            sync = contextlib.nullcontext() if last or not self.rt.distributed else self.forward.no_sync()
+            ddp = self.forward if isinstance(self.forward, DistributedDataParallel) else None  # rt.distributed
+            sync = contextlib.nullcontext() if last or ddp is None else ddp.no_sync()
             with sync:
                 padding = not examples
                 b = self.batch([_Padding(self.pad_id)] if padding else examples)
@@ -116,7 +120,7 @@ class Engine:
         keys = sorted(sums)
         reduced = torch.tensor([sums[k] for k in keys] + [float(input_tokens)], dtype=torch.float64, device=self.rt.device)
         self.rt.all_reduce_sum(reduced)
-        values = dict(zip(keys, reduced.tolist()))
+        values = dict(zip(keys, reduced.tolist(), strict=False))  # the last value is input_tokens, not a metric
         seconds = time.monotonic() - t0
         tokens = reduced[-1].item()
         return values, {"grad_norm": grad_norm, "lr": lr, "tokens": int(tokens), "seconds": seconds,

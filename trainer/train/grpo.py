@@ -12,7 +12,8 @@ import os
 import shutil
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..data.batches import epoch_permutation, micro_batches, micro_count, rank_share, step_indices
 from ..data.encode import encode_rows
@@ -20,11 +21,11 @@ from ..data.rows import read_rows
 from ..errors import data_error
 from ..export import export_model_folder
 from ..model.folder import load_model
-from ..objectives import TokenLogProbs, compute_advantages
+from ..objectives import TokenLogProbs, compute_advantages, reward_of
 from .checkpoint import save_checkpoint
-from .common import attention_impl, check_fingerprint, finish, fingerprint, open_run, replicas_identical
+from .common import attention_impl, check_fingerprint, fingerprint, finish, open_run, replicas_identical
 from .engine import Engine
-from .grpo_objective import grounding_loss, metric_keys, policy_loss, step_report, ROLES
+from .grpo_objective import ROLES, grounding_loss, metric_keys, policy_loss, step_report
 from .rollouts import RolloutSource
 from .schedule import learning_rate
 
@@ -64,7 +65,7 @@ def role_summary(examples: list[Example]) -> dict[str, dict[str, Any]]:
     for role in ROLES:
         members = [e for e in examples if e.role == role]
         if members:
-            out[role] = {"rows": len(members), "reward_mean": sum(float(e.reward) for e in members) / len(members),
+            out[role] = {"rows": len(members), "reward_mean": sum(reward_of(e) for e in members) / len(members),
                          "groups": len({e.group for e in members})}
     return out
 
@@ -79,6 +80,7 @@ class GrpoRun:
         self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo.temperature)
         self.reference = None
         if self.grpo.kl_coef > 0:
+            assert cfg.model.path, "open_run requires model.path"
             ref_model = load_model(cfg.model.path, attention=attention_impl(cfg)).to(runtime.device)
             for p in ref_model.parameters():
                 p.requires_grad_(False)
@@ -140,8 +142,8 @@ class GrpoRun:
         examples, pool = self.load_iteration(it)
         plan = self.plan(examples, it)
         micro = self.cfg.train.micro_batch_size
-        needed = {e.index: e for _, mb in plan for e in rank_share(mb, self.rt.rank, self.rt.world)}
-        needed = [needed[k] for k in sorted(needed)]
+        by_index = {e.index: e for _, mb in plan for e in rank_share(mb, self.rt.rank, self.rt.world)}
+        needed = [by_index[k] for k in sorted(by_index)]
         old = self.engine.logprobs_no_grad(needed, micro)
         ref = self.engine.logprobs_no_grad(needed, micro, self.reference) if self.reference is not None else None
         lr = learning_rate(self.cfg.optim, it, self.grpo.iterations)
@@ -173,6 +175,7 @@ class GrpoRun:
             self.run_iteration(it)
             if (it + 1) % every == 0 or it + 1 == iterations:
                 if self.rt.is_main:
+                    assert self.cfg.out_dir, "open_run requires out_dir"
                     loop = {"iteration": it + 1, "fingerprint": self.fingerprint}
                     path = save_checkpoint(self.cfg.out_dir, self.step, self.model, self.engine.optimizer, loop,
                                            self.tokenizer, self.tokenizer_dir, self.cfg.train.keep_checkpoints)

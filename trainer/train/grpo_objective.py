@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..objectives import kl_penalty, ppo_token_losses
+from ..objectives import kl_penalty, ppo_token_losses, reward_of
 
 if TYPE_CHECKING:
     from ..config_types import GrpoSection
@@ -36,7 +36,7 @@ def policy_loss(grpo: GrpoSection, policy_tokens: int, world: int, old: dict[int
             kl = kl_penalty(logp, torch.cat([ref[e.index] for e in b.examples]), grpo.kl_type)
             total = total + grpo.kl_coef * kl.sum()
         roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
-        values = {}
+        values: dict[str, float] = {}
         for i, role in enumerate(ROLES):
             m = roles == i
             values[f"{role}.tokens"] = int(m.sum())
@@ -76,7 +76,7 @@ def step_report(values: dict[str, float], rows: list[Example], grpo: GrpoSection
         tokens = values[f"{role}.tokens"]
         if not members or not tokens:
             continue
-        r_mean, _, _, _ = _stats([float(e.reward) for e in members])
+        r_mean, _, _, _ = _stats([reward_of(e) for e in members])
         a_mean, a_std, a_min, a_max = _stats([e.advantage for e in members])
         roles[role] = {"rows": len(members), "tokens": int(tokens), "pg_loss": values[f"{role}.pg"] / tokens,
                        "clip_frac": values[f"{role}.clipped"] / tokens, "ppo_kl": values[f"{role}.ppo_kl"] / tokens,

@@ -9,17 +9,17 @@ import torch
 from ..data.batches import micro_batches, micro_count, rank_share, step_indices
 from ..data.load import load_examples
 from .checkpoint import save_checkpoint
-from .common import check_fingerprint, finish, fingerprint, open_run, replicas_identical
+from .common import check_fingerprint, fingerprint, finish, open_run, replicas_identical
 from .engine import Engine
 from .schedule import learning_rate
 
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
+    from ..data.batches import Batch
     from ..events import EventStream
     from ..model.llama import LlamaForCausalLM
     from ..runtime import Runtime
     from ..tokenizer.tokenizer import Tokenizer
-    from ..data.batches import Batch
     from .engine import LossFn
 
 ROLES = ("act", "rehearse")
@@ -28,9 +28,9 @@ _FINGERPRINT = ("seed", "data.train", "data.max_length", "data.roles", "train.ba
                 "train.steps", "optim.lr", "optim.schedule", "optim.warmup_steps", "optim.min_lr_ratio")
 
 
-def role_sums(b: Batch, logp: torch.Tensor, prefix: str = "") -> dict[str, torch.Tensor]:
+def role_sums(b: Batch, logp: torch.Tensor, prefix: str = "") -> dict[str, float]:
     """Per-role token counts, row counts and NLL sums of a micro-batch (metric keys ``<role>.<name>``)."""
-    out = {}
+    out: dict[str, float] = {}
     roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
     for i, role in enumerate(ROLES):
         mask = roles == i
@@ -129,6 +129,7 @@ def run_sft(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
             probe_seconds += emit_probe(cfg, events, runtime, engine.model, tokenizer, probe, done)
         if done % train.checkpoint_every == 0 or last:
             if runtime.is_main:
+                assert cfg.out_dir, "open_run requires out_dir"
                 loop = {"data_position": done * batch_size, "fingerprint": print_fp}
                 path = save_checkpoint(cfg.out_dir, done, model, engine.optimizer, loop, tokenizer, tokenizer_dir,
                                        train.keep_checkpoints)
