@@ -2,6 +2,7 @@
 ``tokenizer.json`` + ``tokenizer_config.json`` (with the chat template) into out_dir."""
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,7 @@ from ..data.rows import read_rows
 from ..errors import config_error
 from ..tokenizer.bytelevel import SPECIAL_TOKENS, split_pattern
 from ..tokenizer.files import write_tokenizer
-from ..tokenizer.train import count_words, train_bpe
+from ..tokenizer.train import train_bpe
 
 if TYPE_CHECKING:
     from ..config_types import TokenizerSection, TrainerConfig
@@ -46,10 +47,9 @@ def build(texts: list[str], vocab_size: int, added_tokens: Sequence[str], min_fr
           model_max_length: int, chat_template: str = "full", digit_group: int = 1) -> tuple[Tokenizer, dict[str, Any]]:
     """Trains and writes a tokenizer; returns ``(tokenizer, summary)``."""
     t0 = time.monotonic()
-    pattern = split_pattern(digit_group)
-    words = count_words(texts, added_tokens, pattern)
-    merges = train_bpe(words, vocab_size - 256 - len(added_tokens), min_frequency)
-    tok = write_tokenizer(folder, merges, added_tokens, model_max_length, TEMPLATES[chat_template], pattern)
+    backend = train_bpe(texts, vocab_size, added_tokens, min_frequency, split_pattern(digit_group))
+    tok = write_tokenizer(folder, backend, model_max_length, TEMPLATES[chat_template])
+    merges = json.loads(backend.to_str())["model"]["merges"]
     return tok, {"path": folder, "vocab_size": len(tok), "merges": len(merges), "added_tokens": len(added_tokens),
                  "corpus_chars": sum(len(t) for t in texts), "seconds": round(time.monotonic() - t0, 3)}
 

@@ -4,15 +4,16 @@ The vocabulary is the embedded policy's (models/default); only the pre-tokenizer
 Qwen's. Parity with transformers.js on the same file: test/unit/checkpoint-import.test.ts."""
 import json
 import os
-import re
 import shutil
 import tempfile
 import unittest
 
+from tokenizers import Regex, pre_tokenizers
+
 from ..commands.test_checkpoint import QWEN_PATTERN, write_qwen_shaped_tokenizer
 from ..errors import TrainerError
 from ..tokenizer import load_tokenizer
-from ..tokenizer.unicode_pattern import python_pattern
+from ..tokenizer.tokenizer import as_transformers_js_reads
 from .helpers import REPO
 
 
@@ -25,11 +26,12 @@ def qwen_shaped(folder):
 
 
 class QwenTokenizerTest(unittest.TestCase):
-    def test_the_pattern_means_what_oniguruma_means(self):
-        split = re.compile(python_pattern(QWEN_PATTERN)).findall
+    def test_the_pattern_means_what_transformers_js_means(self):
+        pre = pre_tokenizers.Split(Regex(as_transformers_js_reads(QWEN_PATTERN)), behavior="isolated")
+        split = lambda text: [piece for piece, _ in pre.pre_tokenize_str(text)]
         # Unicode letters and numbers as \p{L} / \p{N}; a number is one digit a piece; ² and ½ are numbers.
         self.assertEqual(split("naïve 中文 x42²½"), ["naïve", " 中文", " x", "4", "2", "²", "½"])
-        # (?i:...) folds ASCII only: "'S" is a contraction, "'ſ" (long s) is not (Python's (?i) would split "'ſ", "x").
+        # (?i:...) folds ASCII only: "'S" is a contraction, "'ſ" (long s) is not (Oniguruma's own (?i) would split "'ſ", "x").
         self.assertEqual(split("IT'S it'ſx"), ["IT", "'S", " it", "'ſx"])
         # \s is White_Space: U+3000 is a space, U+001C is not (Python's \s would give "\x1c", "\x1cy").
         self.assertEqual(split("a\u3000\u3000y"), ["a", "\u3000", "\u3000y"])
@@ -59,9 +61,9 @@ class QwenTokenizerTest(unittest.TestCase):
                     load_tokenizer(d)
                 self.assertEqual(caught.exception.code, "TOKENIZER_UNSUPPORTED")
         with self.assertRaises(TrainerError):
-            python_pattern(r"\w+")
+            as_transformers_js_reads(r"\w+")
         with self.assertRaises(TrainerError):
-            python_pattern(r"(?i:[a-z]+)")
+            as_transformers_js_reads(r"(?i:[a-z]+)")
 
 
 if __name__ == "__main__":

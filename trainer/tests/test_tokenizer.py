@@ -1,39 +1,63 @@
-"""The byte-level BPE tokenizer: training, the files it writes, encoding and decoding.
-(Ids equal transformers.js' ids: test/unit/trainer-parity.test.ts.)"""
+"""The byte-level BPE tokenizer: training (Hugging Face tokenizers), the files it writes, encoding and
+decoding. (Ids equal transformers.js' ids: test/unit/trainer-parity.test.ts.)"""
 import json
 import os
 import random
 import tempfile
 import unittest
 
+import tokenizers
+from tokenizers.pre_tokenizers import ByteLevel
+
 from ..errors import TrainerError
 from ..tokenizer import DEFAULT_ADDED_TOKENS, SPLIT_PATTERN, load_tokenizer
-from ..tokenizer.bytelevel import BYTE_TO_CHAR
+from ..tokenizer.bytelevel import split_pattern
 from ..tokenizer.files import write_tokenizer
-from ..tokenizer.tokenizer import Tokenizer
-from ..tokenizer.train import count_words, train_bpe
+from ..tokenizer.train import train_bpe
 from ..commands.tokenizer import row_text
 from .fixtures import demonstration_rows
 
 CORPUS = [row_text(r) for r in demonstration_rows(10)]
+VOCAB = 256 + 300 + len(DEFAULT_ADDED_TOKENS)
+TEXTS = ["café ünïcödé 😀👍🏽 中文 𝔘𝔫𝔦 cafe\u0301", "tabs\tand\n\nnewlines   spaces \r\n", "\x1c\x85\u00a0\ufeff\u2028\u3000",
+         "", "C192088 1234567890 3.14e-7 -42", '{"city":"Paris","temperature":21,"list":[1,2.5,null,"é"]}', CORPUS[0]]
+
+
+def merges_of(backend):
+    return json.loads(backend.to_str())["model"]["merges"]
 
 
 class TokenizerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        merges = train_bpe(count_words(CORPUS, DEFAULT_ADDED_TOKENS), 300)
-        cls.tok = write_tokenizer(cls.tmp.name, merges, DEFAULT_ADDED_TOKENS)
-        cls.merges = merges
+        cls.backend = train_bpe(CORPUS, VOCAB, DEFAULT_ADDED_TOKENS)
+        cls.tok = write_tokenizer(cls.tmp.name, cls.backend)
+        cls.merges = merges_of(cls.backend)
 
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
     def test_round_trips_any_text(self):
-        for text in ["café ünïcödé 😀 中文", "tabs\tand\n\nnewlines   spaces", "\x1c\x85\u00a0\ufeff\u2028", "",
-                     '{"city":"Paris","temperature":21}', CORPUS[0]]:
-            self.assertEqual(self.tok.decode(self.tok.encode(text)), text)
+        with tempfile.TemporaryDirectory() as d:
+            grouped = write_tokenizer(d, train_bpe(CORPUS, VOCAB, DEFAULT_ADDED_TOKENS, pattern=split_pattern(3)))
+            for tok in (self.tok, grouped):
+                for text in TEXTS:
+                    self.assertEqual(tok.decode(tok.encode(text)), text)
+
+    def test_the_file_alone_gives_the_trainers_ids(self):
+        # What any tokenizers user (and transformers' fast tokenizer) reads from tokenizer.json alone.
+        plain = tokenizers.Tokenizer.from_file(os.path.join(self.tmp.name, "tokenizer.json"))
+        loaded = load_tokenizer(self.tmp.name)
+        for text in TEXTS + ["x<tool_call>\n{}</tool_call><|im_end|>"]:
+            ids = plain.encode(text, add_special_tokens=False).ids
+            self.assertEqual(ids, self.tok.encode(text), text)
+            self.assertEqual(ids, loaded.encode(text), text)
+
+    def test_pieces_follow_the_split_pattern(self):
+        pieces = [p for p, _ in self.backend.pre_tokenizer.pre_tokenize_str("Hi  there\n\n42 ok!")]
+        self.assertEqual(pieces, ["Hi", "Ġ", "Ġthere", "Ċ", "Ċ", "4", "2", "Ġok", "!"])
 
     def test_added_tokens_are_single_ids_even_inside_words(self):
         text = "x<tool_call>\n{}</tool_call><|im_end|>y<execution_result></execution_result><think></think>"
@@ -50,18 +74,10 @@ class TokenizerTest(unittest.TestCase):
     def test_training_does_not_depend_on_corpus_order(self):
         shuffled = CORPUS[:]
         random.Random(1).shuffle(shuffled)
-        self.assertEqual(train_bpe(count_words(shuffled, DEFAULT_ADDED_TOKENS), 300), self.merges)
+        self.assertEqual(merges_of(train_bpe(shuffled, VOCAB, DEFAULT_ADDED_TOKENS)), self.merges)
 
-    def test_merges_apply_lowest_rank_first(self):
-        units = [BYTE_TO_CHAR[b] for b in b"abc"]
-        a, b, c = units
-        vocab = {BYTE_TO_CHAR[i]: i for i in range(256)}
-        vocab.update({b + c: 256, a + b: 257, a + b + c: 258})
-        # "bc" has rank 0, so "abc" -> "a" + "bc", and "ab"+"c" (rank 2) never applies.
-        tok = Tokenizer(vocab, [[b, c], [a, b], [a + b, c]], [], SPLIT_PATTERN)
-        self.assertEqual(tok.encode("abc"), [vocab[a], 256])
-        tok2 = Tokenizer(vocab, [[a, b], [b, c], [a + b, c]], [], SPLIT_PATTERN)
-        self.assertEqual(tok2.encode("abc"), [258])
+    def test_no_merge_crosses_an_added_token(self):
+        self.assertFalse([m for m in self.merges if "<|" in "".join(m) or "|>" in "".join(m)])
 
     def test_files_have_the_layout_transformers_js_reads(self):
         with open(os.path.join(self.tmp.name, "tokenizer.json"), encoding="utf-8") as f:
@@ -69,14 +85,15 @@ class TokenizerTest(unittest.TestCase):
         with open(os.path.join(self.tmp.name, "tokenizer_config.json"), encoding="utf-8") as f:
             tc = json.load(f)
         vocab = tj["model"]["vocab"]
-        self.assertEqual([vocab[BYTE_TO_CHAR[b]] for b in range(256)], list(range(256)))
+        self.assertEqual(sorted(vocab[c] for c in ByteLevel.alphabet()), list(range(256)))  # every byte, first
         self.assertEqual(len(vocab), 256 + len(tj["model"]["merges"]))
+        self.assertLessEqual(len(self.tok), VOCAB)
         added = {t["content"]: t for t in tj["added_tokens"]}
         self.assertEqual(sorted(t["id"] for t in added.values()), list(range(len(vocab), len(vocab) + len(added))))
         self.assertTrue(added["<|im_end|>"]["special"])
         self.assertFalse(added["<tool_call>"]["special"])  # must survive decode(skip_special_tokens)
         self.assertIsNone(tj["normalizer"])
-        self.assertNotIn("\\s", SPLIT_PATTERN)  # \s differs between Python re and transformers.js
+        self.assertEqual(tj["pre_tokenizer"]["pretokenizers"][0]["pattern"], {"Regex": SPLIT_PATTERN})
         self.assertEqual(tc["eos_token"], "<|im_end|>")
         self.assertIn("<tool_call>", tc["chat_template"])
         self.assertEqual(len(load_tokenizer(self.tmp.name)), len(self.tok))

@@ -1,84 +1,47 @@
-"""Learning BPE merges on a corpus (incremental pair counts, so thousands of merges take seconds).
+"""Learning a byte-level BPE on a corpus with Hugging Face tokenizers' ``BpeTrainer``.
 
-Ties between equally frequent pairs are broken by the pair's bytes, so the same corpus always gives
-the same merges, whatever the order of the input files' words.
+The trainer breaks ties between equally frequent pairs by their ids, so the same corpus always gives
+the same merges, whatever the order of its texts. Its training pre-tokenizes raw text without looking
+for added tokens, so they are cut out of the corpus here: no merge is learned across ``<|im_end|>``.
 """
 from __future__ import annotations
 
-import heapq
-from collections import Counter, defaultdict
-from typing import Iterable, Sequence
+import re
+from typing import Iterable, Iterator, Sequence
 
-from .bytelevel import BYTE_TO_CHAR, added_tokens_regex, pretokenize, split_added
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+from .bytelevel import SPECIAL_TOKENS, SPLIT_PATTERN, pre_tokenizer
 
 
-def count_words(texts: Iterable[str], added_tokens: Sequence[str], pattern: str | None = None) -> Counter[str]:
-    """Frequency of every pre-tokenized piece of ``texts``; added tokens are cut out first."""
-    import re
-    split_re = re.compile(pattern) if pattern else None
-    added_re = added_tokens_regex(added_tokens)
-    added = set(added_tokens)
-    counts = Counter()
+def plain_segments(texts: Iterable[str], added_tokens: Sequence[str]) -> Iterator[str]:
+    """The non-empty parts of ``texts`` between added tokens."""
+    added = sorted(added_tokens, key=len, reverse=True)  # the longest first where one is a prefix of another
+    split = re.compile("|".join(re.escape(t) for t in added)).split if added else lambda text: [text]
     for text in texts:
-        for part in split_added(text, added_re):
-            if part and part not in added:
-                counts.update(pretokenize(part, split_re) if split_re else pretokenize(part))
-    return counts
+        yield from (part for part in split(text) if part)
 
 
-def train_bpe(word_counts: dict[str, int], max_merges: int, min_frequency: int = 2) -> list[tuple[str, str]]:
-    """Merges (as pairs of byte-level token strings) learned from ``{piece: count}``."""
-    symbols = [bytes([b]) for b in range(256)]
-    words = []
-    freqs = []
-    for piece, count in word_counts.items():
-        words.append(list(piece.encode("utf-8")))
-        freqs.append(count)
-    pair_counts = defaultdict(int)
-    pair_where = defaultdict(set)
-    for i, w in enumerate(words):
-        for pair in zip(w, w[1:]):
-            pair_counts[pair] += freqs[i]
-            pair_where[pair].add(i)
-    heap = [(-c, symbols[a], symbols[b], a, b) for (a, b), c in pair_counts.items()]
-    heapq.heapify(heap)
-    merges = []
-    while len(merges) < max_merges and heap:
-        neg, _, _, a, b = heapq.heappop(heap)
-        count = pair_counts.get((a, b), 0)
-        if count != -neg:
-            continue  # stale entry: a newer one carries the current count
-        if count < min_frequency:
-            break
-        new = len(symbols)
-        symbols.append(symbols[a] + symbols[b])
-        merges.append((a, b))
-        changed = set()
-        for i in pair_where.pop((a, b)):
-            w, f = words[i], freqs[i]
-            for pair in zip(w, w[1:]):
-                pair_counts[pair] -= f
-                changed.add(pair)
-            merged = []
-            j = 0
-            while j < len(w):
-                if j + 1 < len(w) and w[j] == a and w[j + 1] == b:
-                    merged.append(new)
-                    j += 2
-                else:
-                    merged.append(w[j])
-                    j += 1
-            for pair in zip(merged, merged[1:]):
-                pair_counts[pair] += f
-                pair_where[pair].add(i)
-                changed.add(pair)
-            words[i] = merged
-        pair_counts.pop((a, b), None)
-        for pair in changed:
-            c = pair_counts.get(pair, 0)
-            if c > 0:
-                heapq.heappush(heap, (-c, symbols[pair[0]], symbols[pair[1]], pair[0], pair[1]))
-            else:
-                pair_counts.pop(pair, None)
-    as_text = lambda sym: "".join(BYTE_TO_CHAR[x] for x in symbols[sym])
-    return [(as_text(a), as_text(b)) for a, b in merges]
+def empty_tokenizer(pattern: str = SPLIT_PATTERN) -> Tokenizer:
+    """A BPE model without merges yet, with the pre-tokenizer and the byte-level decoder.
+
+    No normalizer: byte-level BPE is lossless, and Unicode normalisation tables differ between
+    tokenizers' and Node's Unicode versions."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizer(pattern)
+    tok.post_processor = processors.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def train_bpe(texts: Iterable[str], vocab_size: int, added_tokens: Sequence[str], min_frequency: int = 2,
+              pattern: str = SPLIT_PATTERN) -> Tokenizer:
+    """A tokenizer of ``vocab_size`` ids at most: the 256 bytes, the merges learned on ``texts``, then
+    ``added_tokens`` (special when in :data:`SPECIAL_TOKENS`), in that order."""
+    tok = empty_tokenizer(pattern)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(added_tokens), min_frequency=min_frequency,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(plain_segments(texts, added_tokens), trainer)
+    for t in added_tokens:
+        tok.add_tokens([AddedToken(t, special=t in SPECIAL_TOKENS, normalized=False)])
+    return tok
