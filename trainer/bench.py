@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 ARCHITECTURES: dict[str, dict[str, Any]] = {
     "tiny": dict(vocab_size=1024, hidden_size=128, intermediate_size=344, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2),
+    # The default policy's recipe (training/default/recipe.json).
+    "default": dict(vocab_size=3072, hidden_size=192, intermediate_size=512, num_hidden_layers=4, num_attention_heads=6,
+                    num_key_value_heads=2, tie_word_embeddings=True),
     "5m": dict(vocab_size=1024, hidden_size=256, intermediate_size=688, num_hidden_layers=6, num_attention_heads=8,
                num_key_value_heads=4),
     "qwen0.5b": dict(vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..config import require
-from ..data.encode import special_tokens
 from ..chat_template import render_chat
+from ..config import require
+from ..data.encode import chat_template, special_tokens
 from ..errors import config_error
 from ..model.folder import load_model
 from ..tokenizer import load_tokenizer
@@ -18,8 +18,8 @@ from ..tokenizer import load_tokenizer
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
     from ..events import EventStream
-    from ..runtime import Runtime
     from ..model.llama import LlamaForCausalLM
+    from ..runtime import Runtime
     from ..tokenizer.tokenizer import Tokenizer
 
 
@@ -30,7 +30,7 @@ def prompt_input(prompt: dict[str, Any], tokenizer: Tokenizer) -> tuple[list[int
     if "text" in prompt:
         return tokenizer.encode(prompt["text"]), prompt["text"]
     if "messages" in prompt:
-        text = render_chat(tokenizer.chat_template, prompt["messages"], prompt.get("tools"), True, special_tokens(tokenizer))
+        text = render_chat(chat_template(tokenizer), prompt["messages"], prompt.get("tools"), True, special_tokens(tokenizer))
         return tokenizer.encode(text), text
     raise config_error("Each prompt of generate.prompts needs ids, text or messages.")
 

@@ -13,8 +13,7 @@ _CHUNK = 64 << 20
 
 
 def _tensors(model):
-    for t in model.graph.initializer:
-        yield t
+    yield from model.graph.initializer
     for node in model.graph.node:
         for attr in node.attribute:
             if attr.type == onnx.AttributeProto.TENSOR:

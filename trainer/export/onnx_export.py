@@ -22,7 +22,7 @@ import onnx
 import torch
 
 from ..config_types import ExportSection
-from ..errors import TrainerError, EXIT_RUNTIME
+from ..errors import EXIT_RUNTIME, TrainerError
 from ..model.folder import write_metadata
 from .external_data import consolidate, externalize_small, share_weights
 
@@ -100,7 +100,7 @@ def _trace(module, cascade, path, opset):
                               path, input_names=inputs, output_names=outputs, dynamic_axes=dynamic,
                               opset_version=opset, do_constant_folding=True, **extra)
     except Exception as e:  # torch's exporter raises many types; the message is what helps
-        raise TrainerError("EXPORT_FAILED", f"torch.onnx.export failed: {e}", EXIT_RUNTIME)
+        raise TrainerError("EXPORT_FAILED", f"torch.onnx.export failed: {e}", EXIT_RUNTIME) from e
 
 
 def export_onnx(model: LlamaForCausalLM, onnx_dir: str, opset: int = 14, external_data: str = "auto",

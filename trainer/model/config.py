@@ -30,7 +30,8 @@ def _as_transformers4(hf: dict[str, Any]) -> dict[str, Any]:
     """transformers 5 writes ``rope_parameters: {rope_type, rope_theta}`` and ``dtype`` where 4.x wrote
     ``rope_theta``, ``rope_scaling`` and ``torch_dtype``; without this, a folder saved by transformers 5
     would load with the default rope_theta and compute another model."""
-    rope = hf.get("rope_parameters") if isinstance(hf.get("rope_parameters"), dict) else {}
+    rope_parameters = hf.get("rope_parameters")
+    rope: dict[str, Any] = rope_parameters if isinstance(rope_parameters, dict) else {}
     if rope.get("rope_type", "default") != "default":
         raise TrainerError("MODEL_UNSUPPORTED", f"rope_parameters.rope_type {rope['rope_type']!r} is not supported by "
                            "the trainer's model (plain rotary embeddings only).")

@@ -61,7 +61,8 @@ def copy_tokenizer(source: str, out: str) -> None:
     config = read_json_object(config_path, "a tokenizer_config.json") if os.path.exists(config_path) else {}
     if os.path.exists(template) and not isinstance(config.get("chat_template"), str):
         if os.path.getsize(template) > MAX_TEMPLATE_BYTES:
-            raise TrainerError("MODEL_CONFIG_INVALID", f"{template} is larger than {MAX_TEMPLATE_BYTES} bytes; it cannot be a chat template.")
+            raise TrainerError("MODEL_CONFIG_INVALID",
+                               f"{template} is larger than {MAX_TEMPLATE_BYTES} bytes; it cannot be a chat template.")
         with open(template, encoding="utf-8") as f:
             config["chat_template"] = f.read()
         write_json(config_path, config)

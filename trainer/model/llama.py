@@ -85,12 +85,13 @@ class Attention(nn.Module):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         if past_k is not None:
+            assert past_v is not None, "past_k and past_v come together"
             k = torch.cat([past_k, k], dim=2)
             v = torch.cat([past_v, v], dim=2)
         return q, k, v
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None, past_k: torch.Tensor | None = None,
-                past_v: torch.Tensor | None = None, sdpa_causal: bool = False,
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
+                past_k: torch.Tensor | None = None, past_v: torch.Tensor | None = None, sdpa_causal: bool = False,
                 prefix: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         b, s, _ = x.shape
         q, k, v = self.project(x, cos, sin, past_k, past_v)
@@ -103,6 +104,7 @@ class Attention(nn.Module):
         else:
             # Each key-value head serves its group of query heads through a broadcast dimension, so the
             # cache is never copied per query head (that copy was a third of a batched decode step).
+            assert mask is not None, "the eager path needs the additive mask"
             qg = q.reshape(b, self.num_kv_heads, rep, s, self.head_dim)
             scores = torch.matmul(qg, k.unsqueeze(2).transpose(3, 4)) * self.scale + mask.unsqueeze(1)
             probs = torch.softmax(scores.float(), dim=-1).to(q.dtype)
@@ -162,8 +164,8 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.mlp = MLP(c)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None, past_k: torch.Tensor | None = None,
-                past_v: torch.Tensor | None = None, sdpa_causal: bool = False,
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
+                past_k: torch.Tensor | None = None, past_v: torch.Tensor | None = None, sdpa_causal: bool = False,
                 prefix: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         a, k, v = self.self_attn(self.input_layernorm(x), cos, sin, mask, past_k, past_v, sdpa_causal, prefix)
         x = x + a
@@ -200,8 +202,9 @@ class LlamaForCausalLM(nn.Module):
         for m in self.modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(m.weight, mean=0.0, std=std)
-                if getattr(m, "bias", None) is not None:
-                    nn.init.zeros_(m.bias)
+                bias = getattr(m, "bias", None)
+                if isinstance(bias, torch.Tensor):
+                    nn.init.zeros_(bias)
 
     def _rotary(self, position_ids):
         freqs = position_ids[:, :, None].float() * self.inv_freq[None, None, :]
@@ -230,7 +233,8 @@ class LlamaForCausalLM(nn.Module):
         query_index = torch.arange(s, device=device) + (t - s)
         return key_index[None, :] <= query_index[:, None]
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor, *past: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor,
+                *past: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """The exported signature; ``past`` is ``[k0, v0, k1, v1, ...]`` or empty."""
         s = input_ids.shape[1]
         cos, sin = self._rotary(position_ids)
@@ -241,7 +245,8 @@ class LlamaForCausalLM(nn.Module):
         mask = (~allowed).to(torch.float32) * torch.finfo(torch.float32).min
         return self._decode(x, cos, sin, mask, past)
 
-    def forward_cascade(self, input_ids: torch.Tensor, position_ids: torch.Tensor, *caches: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def forward_cascade(self, input_ids: torch.Tensor, position_ids: torch.Tensor,
+                        *caches: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """The cascade graph's signature: ``caches`` is the shared prefix ``[k0, v0, ...]`` (batch 1),
         then the samples' own past ``[k0, v0, ...]`` (batch n, sequence 0 at the first step). Returns
         ``(logits, *present)`` where present covers the samples' own tokens only. ``position_ids``

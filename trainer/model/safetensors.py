@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from safetensors import SafetensorError
@@ -43,9 +43,9 @@ def read_file(path: str) -> dict[str, torch.Tensor]:
     try:
         return load_file(path)
     except SafetensorError as e:
-        raise _broken(path, str(e))
+        raise _broken(path, str(e)) from e
     except OSError as e:
-        raise TrainerError("MODEL_MISSING", f"Cannot read {path}: {e.strerror or e}.")
+        raise TrainerError("MODEL_MISSING", f"Cannot read {path}: {e.strerror or e}.") from e
 
 
 def _own_storage(tensors):
@@ -66,7 +66,7 @@ def write_file(path: str, tensors: dict[str, torch.Tensor], metadata: dict[str, 
     try:
         save_file(_own_storage(tensors), path + ".tmp", meta)
     except (SafetensorError, ValueError, TypeError, KeyError) as e:
-        raise TrainerError("EXPORT_FAILED", f"Cannot write {path} as safetensors ({type(e).__name__}: {e}).")
+        raise TrainerError("EXPORT_FAILED", f"Cannot write {path} as safetensors ({type(e).__name__}: {e}).") from e
     os.replace(path + ".tmp", path)
 
 
@@ -84,13 +84,15 @@ def read_index(folder: str) -> dict[str, set[str]]:
         with open(path, encoding="utf-8") as f:
             weight_map = json.load(f).get("weight_map")
     except (ValueError, AttributeError) as e:
-        raise TrainerError("WEIGHTS_INVALID", f"{path} is not a JSON object with a weight_map ({e}); copy the folder again.")
+        raise TrainerError("WEIGHTS_INVALID",
+                           f"{path} is not a JSON object with a weight_map ({e}); copy the folder again.") from e
     if not isinstance(weight_map, dict) or not weight_map:
         raise TrainerError("WEIGHTS_INVALID", f"{path} has no weight_map of tensor names to shard files; copy the folder again.")
-    shards = {}
+    shards: dict[str, set[str]] = {}
     for name, file in weight_map.items():
         if not isinstance(file, str) or os.path.basename(file) != file or not file.endswith(".safetensors"):
-            raise TrainerError("WEIGHTS_INVALID", f"{path} maps {name!r} to {file!r}; shards must be .safetensors files beside the index.")
+            raise TrainerError("WEIGHTS_INVALID",
+                               f"{path} maps {name!r} to {file!r}; shards must be .safetensors files beside the index.")
         shards.setdefault(file, set()).add(name)
     if len(shards) > MAX_SHARDS or len(weight_map) > MAX_TENSORS:
         raise TrainerError("WEIGHTS_INVALID", f"{path} names {len(shards)} shards and {len(weight_map)} tensors "
@@ -111,13 +113,15 @@ def read_folder(folder: str, progress: Progress | None = None) -> dict[str, torc
     missing = [f for f in sorted(shards) if not os.path.exists(os.path.join(folder, f))]
     if missing:
         raise TrainerError("MODEL_MISSING", f"{folder} lacks {len(missing)} of the {len(shards)} shards its "
-                           f"{INDEX_FILE} names ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); copy them beside it.")
+                           f"{INDEX_FILE} names ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); "
+                           "copy them beside it.")
     tensors = {}
     for i, file in enumerate(sorted(shards), 1):
         got = read_file(os.path.join(folder, file))
         absent = sorted(shards[file] - set(got))
         if absent:
-            raise TrainerError("WEIGHTS_INVALID", f"{file} lacks {absent[0]} (and {len(absent) - 1} more), which {INDEX_FILE} places there; copy the folder again.")
+            raise TrainerError("WEIGHTS_INVALID", f"{file} lacks {absent[0]} (and {len(absent) - 1} more), "
+                               f"which {INDEX_FILE} places there; copy the folder again.")
         tensors.update({k: v for k, v in got.items() if k in shards[file]})
         if progress:
             progress(i, len(shards), file)
@@ -128,7 +132,8 @@ def write_folder(folder: str, tensors: dict[str, torch.Tensor], max_shard_bytes:
                  metadata: dict[str, str] | None = None) -> list[str]:
     """Writes ``model.safetensors``, or shards ``model-0000i-of-0000n.safetensors`` and their index when the
     tensors pass ``max_shard_bytes``; returns the file names written. Stale weight files are removed."""
-    groups, size = [[]], 0
+    groups: list[list[str]] = [[]]
+    size = 0
     for name in sorted(tensors):
         n = tensors[name].numel() * tensors[name].element_size()
         if groups[-1] and size + n > max_shard_bytes:

@@ -39,7 +39,7 @@ def run_onnx(path, inputs):
     options.intra_op_num_threads = 1
     session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     outputs = session.run(None, {name: value.numpy() for name, value in inputs.items()})
-    return {o.name: torch.from_numpy(v) for o, v in zip(session.get_outputs(), outputs)}
+    return {o.name: torch.from_numpy(v) for o, v in zip(session.get_outputs(), outputs, strict=True)}
 
 
 def random_cache(config, rows, length, generator):
@@ -106,7 +106,7 @@ class ExportTest(unittest.TestCase):
 
     def assertSameOutputs(self, names, ours, theirs):
         self.assertEqual(list(theirs), names)
-        for name, tensor in zip(names, ours):
+        for name, tensor in zip(names, ours, strict=True):
             self.assertEqual(tuple(theirs[name].shape), tuple(tensor.shape), name)
             self.assertLessEqual(float((theirs[name] - tensor).abs().max()), TOLERANCE, name)
 
@@ -122,7 +122,7 @@ class ExportTest(unittest.TestCase):
         mask[0, :2] = 0
         pos = (mask.cumsum(-1) - 1).clamp(min=0)[:, past:]
         inputs, outputs, _ = io_names(config.num_hidden_layers)
-        feeds = dict(zip(inputs, (ids, mask, pos, *random_cache(config, b, past, g))))
+        feeds = dict(zip(inputs, (ids, mask, pos, *random_cache(config, b, past, g)), strict=True))
         ours = model(*feeds.values())
         self.assertSameOutputs(outputs, ours, run_onnx(os.path.join(self.tiny.path("exported"), "onnx", "model.onnx"), feeds))
 
@@ -135,7 +135,8 @@ class ExportTest(unittest.TestCase):
         ids = torch.randint(0, config.vocab_size, (n, s), generator=g)
         pos = torch.arange(prefix + past, prefix + past + s)[None].expand(n, s).contiguous()
         inputs, outputs, _ = io_names(config.num_hidden_layers, cascade=True)
-        feeds = dict(zip(inputs, (ids, pos, *random_cache(config, 1, prefix, g), *random_cache(config, n, past, g))))
+        values = (ids, pos, *random_cache(config, 1, prefix, g), *random_cache(config, n, past, g))
+        feeds = dict(zip(inputs, values, strict=True))
         ours = model.forward_cascade(*feeds.values())
         path = os.path.join(self.tiny.path("exported"), "onnx", "model_cascade.onnx")
         self.assertSameOutputs(outputs, ours, run_onnx(path, feeds))
@@ -161,7 +162,8 @@ class ExportTest(unittest.TestCase):
             self.assertEqual(json.load(f)["transformers.js_config"], {"use_external_data_format": {"model.onnx": 1}})
         onnx.checker.check_model(os.path.join(folder, "onnx", "model.onnx"))
         # The cascade graph's weights are those of model.onnx_data, stored once.
-        self.assertEqual(sorted(os.listdir(os.path.join(folder, "onnx"))), ["model.onnx", "model.onnx_data", "model_cascade.onnx"])
+        self.assertEqual(sorted(os.listdir(os.path.join(folder, "onnx"))),
+                         ["model.onnx", "model.onnx_data", "model_cascade.onnx"])
         cascade = os.path.join(folder, "onnx", "model_cascade.onnx")
         onnx.checker.check_model(cascade)
         self.assertLess(os.path.getsize(cascade), 100_000)

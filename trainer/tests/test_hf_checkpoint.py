@@ -13,9 +13,8 @@ import unittest
 import torch
 import torch.nn.functional as F
 
-from ..commands.test_checkpoint import QWEN3_TEMPLATE, make_test_checkpoint
 from ..chat_template import render_chat
-from ..errors import TrainerError
+from ..commands.test_checkpoint import QWEN3_TEMPLATE, make_test_checkpoint
 from ..model import safetensors
 from ..model.folder import load_model
 from .helpers import event_errors, of, run_cli
@@ -99,7 +98,8 @@ class HfCheckpointTest(unittest.TestCase):
             hf = json.load(f)
         self.assertEqual((hf["model_type"], hf["architectures"]), ("qwen3", ["Qwen3ForCausalLM"]))
         self.assertNotEqual(hf["head_dim"], hf["hidden_size"] // hf["num_attention_heads"])
-        self.assertEqual(load_model(folder).model.layers[0].self_attn.q_proj.weight.shape[0], hf["num_attention_heads"] * hf["head_dim"])
+        self.assertEqual(load_model(folder).model.layers[0].self_attn.q_proj.weight.shape[0],
+                         hf["num_attention_heads"] * hf["head_dim"])
 
     def test_greedy_with_the_kv_cache_equals_greedy_without(self):
         model = load_model(self.folder("q3", seed=5)).eval()
@@ -112,7 +112,8 @@ class HfCheckpointTest(unittest.TestCase):
             cached, past = list(prompt), ()
             x = torch.tensor([prompt])
             for _ in range(12):
-                out = model(x, torch.ones(1, len(cached), dtype=torch.long), torch.arange(len(cached) - x.shape[1], len(cached))[None], *past)
+                out = model(x, torch.ones(1, len(cached), dtype=torch.long),
+                            torch.arange(len(cached) - x.shape[1], len(cached))[None], *past)
                 cached.append(int(out[0][0, -1].argmax()))
                 past, x = out[1:], torch.tensor([[cached[-1]]])
         self.assertEqual(cached, seq)
@@ -126,7 +127,8 @@ class HfCheckpointTest(unittest.TestCase):
             self.assertEqual(event_errors(events), [])
             self.assertTrue(os.path.exists(self.path(f"policy-{dtype}", "onnx", "model_cascade.onnx")))
             self.assertGreater(len(of(events, "progress")), 2)
-            code, events, err = run_cli(["export-checkpoint", "--source", self.path(f"policy-{dtype}"), "--out", self.path(f"back-{dtype}")])
+            code, events, err = run_cli(["export-checkpoint", "--source", self.path(f"policy-{dtype}"),
+                                         "--out", self.path(f"back-{dtype}")])
             self.assertEqual(code, 0, err)
             self.assertEqual(event_errors(events), [])
             before, after = safetensors.read_folder(source), safetensors.read_folder(self.path(f"back-{dtype}"))
@@ -167,7 +169,8 @@ class HfCheckpointTest(unittest.TestCase):
             self.assertEqual(json.load(f)["model_type"], "qwen3")
         trained, base = safetensors.read_folder(self.path("hf")), safetensors.read_folder(source)
         self.assertEqual(sorted(trained), sorted(base))
-        self.assertFalse(torch.equal(trained["model.layers.0.self_attn.q_norm.weight"], base["model.layers.0.self_attn.q_norm.weight"]))
+        self.assertFalse(torch.equal(trained["model.layers.0.self_attn.q_norm.weight"],
+                                     base["model.layers.0.self_attn.q_norm.weight"]))
 
     def test_a_chat_template_jinja_file_is_folded_into_tokenizer_config(self):
         # Newer transformers' save_pretrained writes the template to chat_template.jinja, not into
@@ -240,21 +243,26 @@ class HfCheckpointTest(unittest.TestCase):
             template = f.read()
         tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
         messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Paris?"},
-                    {"role": "assistant", "content": '<think>\nlook it up\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'},
+                    {"role": "assistant", "content": '<think>\nlook it up\n</think>\n\n<tool_call>\n'
+                                                     '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'},
                     {"role": "tool", "content": '{"t": 21}'}]
         text = render_chat(template, messages, tools, True, {})
         self.assertEqual(text, (
             '<|im_start|>system\nBe brief.\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n'
             'You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n'
             '{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}\n</tools>\n\n'
-            'For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n'
+            'For each function call, return a json object with function name and arguments within '
+            '<tool_call></tool_call> XML tags:\n'
             '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n'
             '<|im_start|>user\nParis?<|im_end|>\n'
-            '<|im_start|>assistant\n<think>\nlook it up\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>\n'
+            '<|im_start|>assistant\n<think>\nlook it up\n</think>\n\n<tool_call>\n'
+            '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>\n'
             '<|im_start|>user\n<tool_response>\n{"t": 21}\n</tool_response><|im_end|>\n<|im_start|>assistant\n'))
         from ..chat_template import compile_template
-        thinking = compile_template(template).render(messages=messages[:2], tools=None, add_generation_prompt=True, enable_thinking=True)
-        off = compile_template(template).render(messages=messages[:2], tools=None, add_generation_prompt=True, enable_thinking=False)
+        thinking = compile_template(template).render(messages=messages[:2], tools=None, add_generation_prompt=True,
+                                                     enable_thinking=True)
+        off = compile_template(template).render(messages=messages[:2], tools=None, add_generation_prompt=True,
+                                                enable_thinking=False)
         self.assertTrue(thinking.endswith("<|im_start|>assistant\n"))
         self.assertTrue(off.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n"))
         self.assertEqual(render_chat(template, messages[:2], None, True, {}), thinking)

@@ -28,7 +28,10 @@ def qwen_shaped(folder):
 class QwenTokenizerTest(unittest.TestCase):
     def test_the_pattern_means_what_transformers_js_means(self):
         pre = pre_tokenizers.Split(Regex(as_transformers_js_reads(QWEN_PATTERN)), behavior="isolated")
-        split = lambda text: [piece for piece, _ in pre.pre_tokenize_str(text)]
+
+        def split(text):
+            return [piece for piece, _ in pre.pre_tokenize_str(text)]
+
         # Unicode letters and numbers as \p{L} / \p{N}; a number is one digit a piece; ² and ½ are numbers.
         self.assertEqual(split("naïve 中文 x42²½"), ["naïve", " 中文", " x", "4", "2", "²", "½"])
         # (?i:...) folds ASCII only: "'S" is a contraction, "'ſ" (long s) is not (Oniguruma's own (?i) would split "'ſ", "x").

@@ -9,12 +9,12 @@ import unittest
 import tokenizers
 from tokenizers.pre_tokenizers import ByteLevel
 
+from ..commands.tokenizer import row_text
 from ..errors import TrainerError
 from ..tokenizer import DEFAULT_ADDED_TOKENS, SPLIT_PATTERN, load_tokenizer
 from ..tokenizer.bytelevel import split_pattern
 from ..tokenizer.files import write_tokenizer
 from ..tokenizer.train import train_bpe
-from ..commands.tokenizer import row_text
 from .fixtures import demonstration_rows
 
 CORPUS = [row_text(r) for r in demonstration_rows(10)]
@@ -62,7 +62,8 @@ class TokenizerTest(unittest.TestCase):
     def test_added_tokens_are_single_ids_even_inside_words(self):
         text = "x<tool_call>\n{}</tool_call><|im_end|>y<execution_result></execution_result><think></think>"
         ids = self.tok.encode(text)
-        for token in ["<tool_call>", "</tool_call>", "<|im_end|>", "<execution_result>", "</execution_result>", "<think>", "</think>"]:
+        for token in ["<tool_call>", "</tool_call>", "<|im_end|>", "<execution_result>", "</execution_result>",
+                      "<think>", "</think>"]:
             self.assertIn(self.tok.token_id(token), ids)
         self.assertEqual(ids[1], self.tok.token_id("<tool_call>"))
 

@@ -117,12 +117,12 @@ class TransformersParityTest(unittest.TestCase):
                 expected = reference(ids, attention_mask=mask, position_ids=pos, cache=cache, use_cache=True).logits
                 logits, *present = ours(ids, mask, pos)
                 self.assertClose(logits[real], expected[real], "prefill logits")
-                for i, (a, b) in enumerate(zip(present, cache_tensors(cache))):
+                for i, (a, b) in enumerate(zip(present, cache_tensors(cache), strict=True)):
                     self.assertClose(a, b, f"prefill cache {i}")
                 expected = reference(step, attention_mask=step_mask, position_ids=step_pos, cache=cache, use_cache=True).logits
                 logits, *present = ours(step, step_mask, step_pos, *present)
                 self.assertClose(logits, expected, "decode logits")
-                for i, (a, b) in enumerate(zip(present, cache_tensors(cache))):
+                for i, (a, b) in enumerate(zip(present, cache_tensors(cache), strict=True)):
                     self.assertClose(a, b, f"decode cache {i}")
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import tokenizers
 
@@ -98,9 +99,9 @@ def load_tokenizer(folder: str) -> Tokenizer:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-    except FileNotFoundError:
+    except FileNotFoundError as e:
         raise TrainerError("TOKENIZER_MISSING", f"No tokenizer.json in {folder}. Run `python3 -m trainer tokenizer` "
-                           "or point the config at a model folder that has one.")
+                           "or point the config at a model folder that has one.") from e
     config = {}
     cpath = os.path.join(folder, "tokenizer_config.json")
     if os.path.exists(cpath):
@@ -111,7 +112,7 @@ def load_tokenizer(folder: str) -> Tokenizer:
     try:
         backend = tokenizers.Tokenizer.from_str(json.dumps(data))
     except Exception as e:  # tokenizers raises plain Exception for a pattern Oniguruma refuses, a bad merge...
-        raise TrainerError("TOKENIZER_UNSUPPORTED", f"{path} cannot be read by Hugging Face tokenizers: {e}.")
+        raise TrainerError("TOKENIZER_UNSUPPORTED", f"{path} cannot be read by Hugging Face tokenizers: {e}.") from e
     return Tokenizer(backend, config)
 
 

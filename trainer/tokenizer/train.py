@@ -7,7 +7,7 @@ for added tokens, so they are cut out of the corpus here: no merge is learned ac
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 

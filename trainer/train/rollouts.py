@@ -12,7 +12,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import EXIT_RUNTIME, TrainerError, config_error
 
@@ -49,23 +50,25 @@ def run_command(argv: Sequence[str], env_extra: dict[str, str], timeout_s: float
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL)
     except OSError as e:
-        raise TrainerError("ROLLOUT_COMMAND_FAILED", f"Cannot start rollouts.command {argv[0]!r}: {e}.", EXIT_RUNTIME)
-    pumps = [threading.Thread(target=_pump, args=(s, sink, "[rollouts] "), daemon=True) for s in (proc.stdout, proc.stderr)]
+        raise TrainerError("ROLLOUT_COMMAND_FAILED", f"Cannot start rollouts.command {argv[0]!r}: {e}.", EXIT_RUNTIME) from e
+    assert proc.stdout is not None and proc.stderr is not None, "Popen with PIPE gives both streams"
+    stdout, stderr = proc.stdout, proc.stderr
+    pumps = [threading.Thread(target=_pump, args=(s, sink, "[rollouts] "), daemon=True) for s in (stdout, stderr)]
     for p in pumps:
         p.start()
     try:
         code = proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as e:
         proc.kill()
         proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
-        raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command ran past rollouts.timeout_s ({timeout_s} s) and was stopped.",
-                           EXIT_RUNTIME)
+        stdout.close()
+        stderr.close()
+        raise TrainerError("ROLLOUT_COMMAND_FAILED",
+                           f"rollouts.command ran past rollouts.timeout_s ({timeout_s} s) and was stopped.", EXIT_RUNTIME) from e
     for p in pumps:
         p.join(timeout=5)
-    proc.stdout.close()
-    proc.stderr.close()
+    stdout.close()
+    stderr.close()
     if code != 0:
         raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command exited with status {code} (its output is on stderr "
                            "with a [rollouts] prefix).", EXIT_RUNTIME)
@@ -90,12 +93,14 @@ class RolloutSource:
         return bool(self.command)
 
     def iteration_dir(self, iteration: int) -> str:
+        assert self.cfg.out_dir, "open_run requires out_dir"
         return os.path.join(self.cfg.out_dir, "rollouts", f"iter-{iteration:04d}")
 
     def rows_for(self, iteration: int, model_dir: str) -> tuple[str, float]:
         """Path of the iteration's rows (runs the command first when there is one)."""
         ro = self.cfg.rollouts
         if not self.command:
+            assert ro.rows, "__init__ requires rollouts.command or rollouts.rows"
             path = ro.rows.replace("{iteration}", str(iteration))
             if not os.path.exists(path):
                 raise config_error(f"rollouts.rows: {path} (iteration {iteration}) does not exist.")
