@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
+import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import { registerBenchCase, timingStats } from '../registry';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
-const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+const PYTHON = process.env.PYTHON ?? resolveTrainerPython().python;
 /** The shape of the measurement: a default-policy-sized model, one micro-batch of 4 rows of 1,024 tokens, eager attention. */
 const ARGS = [
   '-m',

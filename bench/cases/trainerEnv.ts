@@ -1,0 +1,91 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
+import { registerBenchCase, timingStats } from '../registry';
+
+const REPO = path.resolve(__dirname, '..', '..', '..');
+/**
+ * The environment the trainer ran in before the switch to PyPI: Debian 12's python3-torch 1.13 (no
+ * fused attention) with python3-jinja2, at /usr/bin/python3 (`apt-get install python3-torch
+ * python3-jinja2`), or $BENCH_OLD_PYTHON.
+ */
+const OLD_PYTHON = process.env.BENCH_OLD_PYTHON ?? '/usr/bin/python3';
+/**
+ * Recorded on this machine before the switch, with the old environment (issue 24): attention forward
+ * + backward 0.357 s under torch 1.13 eager. Used only when the old environment cannot be run.
+ */
+const RECORDED_OLD =
+  "torch 1.13 no longer installable here: see the issue's recorded 0.357 s attention step";
+/** The default recipe's shapes: a 4.6M-parameter model, micro-batches of 2 rows × 1,024 tokens, one thread per process. */
+const ARGS = [
+  '-m',
+  'trainer.bench',
+  '--arch',
+  'default',
+  '--seq',
+  '1024',
+  '--batch',
+  '2',
+  '--micro',
+  '2',
+  '--steps',
+  '6',
+  '--threads',
+  '1',
+];
+
+interface TrainerBench {
+  tokens_per_s: number;
+  seconds_per_step: number;
+  attention: string;
+}
+
+function torchVersion(python: string): string | undefined {
+  const r = spawnSync(python, ['-c', 'import torch, jinja2; print(torch.__version__)'], {
+    encoding: 'utf8',
+  });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+function trainerBench(python: string, attention: 'eager' | 'sdpa'): TrainerBench {
+  const out = execFileSync(python, [...ARGS, '--attention', attention], {
+    cwd: REPO,
+    encoding: 'utf8',
+    env: { ...process.env, PYTHONPATH: REPO, OMP_WAIT_POLICY: 'PASSIVE' },
+  });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as TrainerBench;
+}
+
+registerBenchCase({
+  name: 'trainer: SFT step, torch 1.13 eager vs the trainer environment',
+  description:
+    "python -m trainer.bench at the default recipe's shapes (2 rows × 1,024 tokens, 1 thread; median of steps 3-6): Debian's torch 1.13 with eager attention, then the studio's environment (torch 2.13, scaled_dot_product_attention), in alternating processes",
+  targets: [{ fact: 'new / old seconds per step', atMost: 0.5 }],
+  run(settings) {
+    const newPython = resolveTrainerPython().python;
+    const oldTorch = torchVersion(OLD_PYTHON);
+    if (!oldTorch?.startsWith('1.'))
+      throw new Error(`${OLD_PYTHON} has no torch 1.x (${RECORDED_OLD}); set BENCH_OLD_PYTHON`);
+    const pairs = Math.max(2, Math.min(4, Math.round(settings.runs / 5)));
+    const old: TrainerBench[] = [];
+    const now: TrainerBench[] = [];
+    for (let i = 0; i < pairs; i++) {
+      old.push(trainerBench(OLD_PYTHON, 'eager'));
+      now.push(trainerBench(newPython, 'sdpa'));
+    }
+    const ms = (rs: TrainerBench[]) => timingStats(rs.map((r) => r.seconds_per_step * 1000));
+    const median = (xs: number[]) => timingStats(xs).medianMs;
+    const oldName = `SFT step, torch ${oldTorch} eager`;
+    const newName = `SFT step, torch ${torchVersion(newPython)} ${now[0].attention}`;
+    return {
+      baseline: oldName,
+      measurements: { [oldName]: ms(old), [newName]: ms(now) },
+      facts: {
+        'tokens/s, old': median(old.map((r) => r.tokens_per_s)),
+        'tokens/s, new': median(now.map((r) => r.tokens_per_s)),
+        'new / old seconds per step': Number((ms(now).medianMs / ms(old).medianMs).toFixed(3)),
+        'process pairs': pairs,
+      },
+    };
+  },
+});
