@@ -51,7 +51,12 @@ function trainerBench(python: string, attention: 'eager' | 'sdpa'): TrainerBench
   const out = execFileSync(python, [...ARGS, '--attention', attention], {
     cwd: REPO,
     encoding: 'utf8',
-    env: { ...process.env, PYTHONPATH: REPO, OMP_WAIT_POLICY: 'PASSIVE' },
+    env: {
+      ...process.env,
+      PYTHONPATH: REPO,
+      OMP_WAIT_POLICY: 'PASSIVE',
+      OPENBLAS_NUM_THREADS: '1',
+    },
   });
   return JSON.parse(out.trim().split('\n').at(-1)!) as TrainerBench;
 }
