@@ -45,6 +45,7 @@ export default tseslint.config(
   {
     ignores: [
       'node_modules/**',
+      '.venv/**',
       'out/**',
       'dist/**',
       '.vscode-test/**',
