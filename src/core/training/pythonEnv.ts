@@ -257,18 +257,22 @@ async function findBasePython(requested?: string): Promise<string> {
   );
 }
 
-/** The torch version an interpreter imports, or undefined with the reason. */
-export async function probeTorch(python: string): Promise<{ torch?: string; problem?: string }> {
+/** The torch and Python versions of an interpreter that imports the trainer's packages, or why it does not. */
+export async function probeTorch(
+  python: string,
+): Promise<{ torch?: string; python?: string; problem?: string }> {
   try {
     const r = await runToEnd(
       [
         python,
         '-c',
-        'import torch, safetensors, tokenizers, jinja2, onnx; print(torch.__version__)',
+        'import sys, torch, safetensors, tokenizers, jinja2, onnx; print(sys.version_info[0], sys.version_info[1], torch.__version__)',
       ],
       { timeoutMs: 120_000 },
     );
-    if (r.code === 0) return { torch: r.stdout.trim().split('\n').at(-1) };
+    const versions = /^(\d+) (\d+) (\S+)$/m.exec(r.stdout);
+    if (r.code === 0 && versions)
+      return { python: `${versions[1]}.${versions[2]}`, torch: versions[3] };
     const missing = /No module named '([^']+)'/.exec(r.stderr);
     return {
       problem: missing
@@ -367,7 +371,7 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
   const record: EnvMarker = {
     requirements: hash,
     dev,
-    python: (await pythonVersion(python))?.join('.') ?? '?',
+    python: probe.python ?? '?',
     torch: probe.torch,
     created: new Date().toISOString(),
   };
