@@ -1,9 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import { registerBenchCase, timingStats } from '../registry';
+import type { TrainerBenchResult } from '../support/trainerBench';
+import { runTrainerBench } from '../support/trainerBench';
 
-const REPO = path.resolve(__dirname, '..', '..', '..');
 /**
  * The environment the trainer ran in before the switch to PyPI: Debian 12's python3-torch 1.13 (no
  * fused attention) with python3-jinja2, at /usr/bin/python3 (`apt-get install python3-torch
@@ -18,8 +18,6 @@ const RECORDED_OLD =
   "torch 1.13 no longer installable here: see the issue's recorded 0.357 s attention step";
 /** The default recipe's shapes: a 4.6M-parameter model, micro-batches of 2 rows × 1,024 tokens, one thread per process. */
 const ARGS = [
-  '-m',
-  'trainer.bench',
   '--arch',
   'default',
   '--seq',
@@ -34,12 +32,6 @@ const ARGS = [
   '1',
 ];
 
-interface TrainerBench {
-  tokens_per_s: number;
-  seconds_per_step: number;
-  attention: string;
-}
-
 function torchVersion(python: string): string | undefined {
   const r = spawnSync(python, ['-c', 'import torch, jinja2; print(torch.__version__)'], {
     encoding: 'utf8',
@@ -47,18 +39,10 @@ function torchVersion(python: string): string | undefined {
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
-function trainerBench(python: string, attention: 'eager' | 'sdpa'): TrainerBench {
-  const out = execFileSync(python, [...ARGS, '--attention', attention], {
-    cwd: REPO,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      PYTHONPATH: REPO,
-      OMP_WAIT_POLICY: 'PASSIVE',
-      OPENBLAS_NUM_THREADS: '1',
-    },
+function trainerBench(python: string, attention: 'eager' | 'sdpa'): TrainerBenchResult {
+  return runTrainerBench(python, [...ARGS, '--attention', attention], {
+    OPENBLAS_NUM_THREADS: '1',
   });
-  return JSON.parse(out.trim().split('\n').at(-1)!) as TrainerBench;
 }
 
 registerBenchCase({
@@ -72,13 +56,13 @@ registerBenchCase({
     if (!oldTorch?.startsWith('1.'))
       throw new Error(`${OLD_PYTHON} has no torch 1.x (${RECORDED_OLD}); set BENCH_OLD_PYTHON`);
     const pairs = Math.max(2, Math.min(4, Math.round(settings.runs / 5)));
-    const old: TrainerBench[] = [];
-    const now: TrainerBench[] = [];
+    const old: TrainerBenchResult[] = [];
+    const now: TrainerBenchResult[] = [];
     for (let i = 0; i < pairs; i++) {
       old.push(trainerBench(OLD_PYTHON, 'eager'));
       now.push(trainerBench(newPython, 'sdpa'));
     }
-    const ms = (rs: TrainerBench[]) => timingStats(rs.map((r) => r.seconds_per_step * 1000));
+    const ms = (rs: TrainerBenchResult[]) => timingStats(rs.map((r) => r.seconds_per_step * 1000));
     const median = (xs: number[]) => timingStats(xs).medianMs;
     const oldName = `SFT step, torch ${oldTorch} eager`;
     const newName = `SFT step, torch ${torchVersion(newPython)} ${now[0].attention}`;

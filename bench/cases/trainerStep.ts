@@ -1,14 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import * as path from 'node:path';
 import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import { registerBenchCase, timingStats } from '../registry';
+import type { TrainerBenchResult } from '../support/trainerBench';
+import { runTrainerBench } from '../support/trainerBench';
 
-const REPO = path.resolve(__dirname, '..', '..', '..');
 const PYTHON = process.env.PYTHON ?? resolveTrainerPython().python;
 /** The shape of the issue's measurement: a default-policy-sized model, one micro-batch of 4 rows of 1,024 tokens, eager attention. */
 const ARGS = [
-  '-m',
-  'trainer.bench',
   '--arch',
   '5m',
   '--seq',
@@ -25,25 +22,9 @@ const ARGS = [
   'eager',
 ];
 
-interface TrainerBench {
-  tokens_per_s: number;
-  seconds_per_step: number;
-  allocator: string;
-}
-
 /** One `trainer.bench` process with glibc's allocator as it is (`default`) or as the trainer sets it (`tuned`). */
-function trainerBench(allocator: 'default' | 'tuned'): TrainerBench {
-  const out = execFileSync(PYTHON, ARGS, {
-    cwd: REPO,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      PYTHONPATH: REPO,
-      OMP_WAIT_POLICY: 'PASSIVE',
-      REHEARSAL_MALLOC: allocator,
-    },
-  });
-  const result = JSON.parse(out.trim().split('\n').at(-1)!) as TrainerBench;
+function trainerBench(allocator: 'default' | 'tuned'): TrainerBenchResult {
+  const result = runTrainerBench(PYTHON, ARGS, { REHEARSAL_MALLOC: allocator });
   if (result.allocator !== allocator)
     throw new Error(`trainer.bench ran with allocator ${result.allocator}, not ${allocator}`);
   return result;
@@ -56,7 +37,7 @@ registerBenchCase({
   targets: [{ fact: 'tuned / default seconds per step', atMost: 0.8 }],
   run(settings) {
     const pairs = Math.max(2, Math.min(4, Math.round(settings.runs / 5)));
-    const runs: Record<'default' | 'tuned', TrainerBench[]> = { default: [], tuned: [] };
+    const runs: Record<'default' | 'tuned', TrainerBenchResult[]> = { default: [], tuned: [] };
     for (let i = 0; i < pairs; i++)
       for (const a of ['default', 'tuned'] as const) runs[a].push(trainerBench(a));
     const median = (xs: number[]) => timingStats(xs).medianMs;
