@@ -42,8 +42,11 @@ export function launchBrowser(homeDir: string): Promise<Browser> {
 /** What the workbench URL asks for: the folder to open and, as VS Code's `payload`, dev-mode options. */
 export interface WorkbenchTarget {
   folder: string;
-  /** Loads the extension from this folder, as `--extensionDevelopmentPath` would. */
-  extensionDevelopmentPath: string;
+  /**
+   * Loads the extension from this folder, as `--extensionDevelopmentPath` would; without it the
+   * workbench runs the extensions installed in the session (the packaged phase).
+   */
+  extensionDevelopmentPath?: string;
   /** Runs this test entry (its `run()`) in the extension host, as `--extensionTestsPath` would. */
   extensionTestsPath?: string;
 }
@@ -54,12 +57,15 @@ export interface WorkbenchTarget {
  */
 export function workbenchUrl(server: CodeServer, target: WorkbenchTarget): string {
   const remote = (p: string) => `vscode-remote://${server.authority}${p}`;
-  const payload: [string, string][] = [
-    ['extensionDevelopmentPath', remote(target.extensionDevelopmentPath)],
-  ];
+  const payload: [string, string][] = [];
+  if (target.extensionDevelopmentPath)
+    payload.push(['extensionDevelopmentPath', remote(target.extensionDevelopmentPath)]);
   if (target.extensionTestsPath)
     payload.push(['extensionTestsPath', remote(target.extensionTestsPath)]);
-  return `${server.url}/?folder=${encodeURIComponent(target.folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  const query = `folder=${encodeURIComponent(target.folder)}`;
+  return payload.length
+    ? `${server.url}/?${query}&payload=${encodeURIComponent(JSON.stringify(payload))}`
+    : `${server.url}/?${query}`;
 }
 
 /** A browser page with its console captured. */

@@ -128,6 +128,65 @@ export async function startCodeServer(options: CodeServerOptions): Promise<CodeS
 }
 
 /**
+ * Installs a `.vsix` into a session's extensions folder, as a user does with
+ * `code-server --install-extension`; resolves with the installed extension's folder.
+ */
+export async function installExtension(
+  entry: string,
+  sessionDir: string,
+  vsix: string,
+  timeoutMs = 120_000,
+): Promise<string> {
+  const extensionsDir = path.join(sessionDir, 'extensions');
+  await fs.mkdir(extensionsDir, { recursive: true });
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        entry,
+        '--user-data-dir',
+        path.join(sessionDir, 'user-data'),
+        '--extensions-dir',
+        extensionsDir,
+        '--install-extension',
+        vsix,
+      ],
+      {
+        env: { ...process.env, ...codeServerHomeEnv(sessionDir) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    track(child);
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(`code-server --install-extension did not end in ${timeoutMs / 1000} s:\n${text}`),
+      );
+    }, timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(text);
+      else reject(new Error(`code-server --install-extension exited with ${code}:\n${text}`));
+    });
+  });
+  const installed = (await fs.readdir(extensionsDir)).filter((d) =>
+    d.startsWith('rehearsal-studio.rehearsal-studio-'),
+  );
+  if (installed.length !== 1)
+    throw new Error(
+      `the .vsix did not install one extension (${installed.join(', ') || 'none'}):\n${output}`,
+    );
+  return path.join(extensionsDir, installed[0]);
+}
+
+/**
  * Keeps code-server's own files inside `dir`: it would otherwise write a config file with a
  * password into ~/.config/code-server, its logs into ~/.local/share/code-server and a device id
  * into ~/.cache.

@@ -32,6 +32,8 @@ export interface Fixture {
   uiWorkspace: string;
   /** Opened without trusting it, to check that the studio only views there. */
   untrustedWorkspace: string;
+  /** Opened by the packaged extension: an empty folder, as a user's project starts. */
+  packagedWorkspace: string;
   dispose(): Promise<void>;
 }
 
@@ -45,11 +47,14 @@ export async function createFixture(): Promise<Fixture> {
   const untrustedWorkspace = path.join(root, 'untrusted-workspace');
   await writeSampleWorkspace(untrustedWorkspace);
   for (const ws of [suiteWorkspace, uiWorkspace, untrustedWorkspace]) await addTask(ws);
+  const packagedWorkspace = path.join(root, 'packaged-workspace');
+  await fs.mkdir(packagedWorkspace, { recursive: true });
   return {
     root,
     suiteWorkspace,
     uiWorkspace,
     untrustedWorkspace,
+    packagedWorkspace,
     dispose: () => fs.rm(root, { recursive: true, force: true }),
   };
 }

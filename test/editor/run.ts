@@ -9,18 +9,23 @@
  * 3. UI checks: opens the workbench again on a fresh server and drives it like a person does
  *    (uiChecks.ts), with screenshots in `test-results/editor/`.
  *
+ * 4. Untrusted: the studio in Restricted Mode.
+ * 5. Packaged: the .vsix of `npm run package` installed in a fresh code-server sets up its trainer
+ *    environment from the palette and finishes a tiny training run (packagedChecks.ts).
+ *
  * Exits non-zero when anything fails. Every step has a deadline, and code-server and Chromium are
  * always stopped. Environment: REHEARSAL_EDITOR_GREP (run matching suite tests only),
- * REHEARSAL_EDITOR_ONLY=suite|ui|untrusted, REHEARSAL_EDITOR_KEEP=1 (keep the fixture folder),
- * REHEARSAL_EDITOR_TIMEOUT_S (whole stage, default 600), CHROMIUM (browser path).
+ * REHEARSAL_EDITOR_ONLY=suite|ui|untrusted|packaged, REHEARSAL_EDITOR_KEEP=1 (keep the fixture folder),
+ * REHEARSAL_EDITOR_TIMEOUT_S (whole stage, default 900), CHROMIUM (browser path).
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
 import type { WorkbenchPage } from './browser';
 import { launchBrowser, openPage, workbenchUrl } from './browser';
 import type { CodeServer } from './codeServer';
-import { startCodeServer } from './codeServer';
+import { installExtension, startCodeServer } from './codeServer';
 import type { Fixture } from './fixture';
 import { createFixture } from './fixture';
 import {
@@ -31,23 +36,37 @@ import {
 } from './installCodeServer';
 import { log, timed } from './log';
 import { killAllNow } from './processes';
+import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import type { SuiteResults } from './suite/reporter';
 import { scriptedModel } from '../support/scriptedModel';
 import { withTimeout } from './timeout';
 import type { UiCheckResult } from './uiChecks';
 import { runUiChecks, runUntrustedChecks } from './uiChecks';
+import { runPackagedChecks } from './packagedChecks';
 import { Workbench } from './workbench';
 
 const REPO = path.resolve(__dirname, '..', '..', '..');
 const RESULTS = path.join(REPO, 'test-results', 'editor');
 const SUITE_ENTRY = path.join(REPO, 'out', 'test', 'editor', 'suite', 'index.js');
-const STAGE_TIMEOUT_MS = Number(process.env.REHEARSAL_EDITOR_TIMEOUT_S ?? 600) * 1000;
+const STAGE_TIMEOUT_MS = Number(process.env.REHEARSAL_EDITOR_TIMEOUT_S ?? 900) * 1000;
 const SUITE_TIMEOUT_MS = 360_000;
 const UI_TIMEOUT_MS = 240_000;
 const UNTRUSTED_TIMEOUT_MS = 120_000;
+/** The packaged phase: Set Up Trainer installs torch with pip (from its cache or index), then a tiny run. */
+const PACKAGED_SETUP_TIMEOUT_MS = 300_000;
+const PACKAGED_TIMEOUT_MS = 480_000;
 const WORKBENCH_LOAD_MS = 60_000;
 
 const timings: Record<string, number> = {};
+
+/**
+ * The development extension (suite and UI phases) trains with the test command's environment, as
+ * the unit tests do: `$TRAINER_PYTHON`, else the repository's `.venv`. The packaged phase sets up
+ * its own environment from the palette instead.
+ */
+const devTrainerEnv = (): Record<string, string> => ({
+  TRAINER_PYTHON: resolveTrainerPython().python,
+});
 
 /** A phase's server and page, stopped whatever happens. */
 async function withWorkbench<T>(
@@ -88,6 +107,7 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
     scriptedModel((line) => log(line)),
   );
   const env: Record<string, string> = {
+    ...devTrainerEnv(),
     REHEARSAL_EDITOR_LOG: logFile,
     REHEARSAL_EDITOR_RESULTS: resultsFile,
     REHEARSAL_EDITOR_MODEL: model,
@@ -134,37 +154,43 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
 /** Drives the workbench through the browser; resolves with each check's result. */
 async function runUi(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
   const model = await scriptedModel((line) => log(line));
-  return withWorkbench(browser, fixture, 'ui', {}, async (server, { page, consoleLines }) => {
-    await timed(timings, 'ui: load the workbench page', () =>
-      page.goto(
-        workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO }),
-      ),
-    );
-    const results = await timed(timings, 'ui: checks in the browser', () =>
-      withTimeout(
-        runUiChecks(new Workbench(page), {
-          screenshots: RESULTS,
-          loadTimeoutMs: WORKBENCH_LOAD_MS,
-          log: (l) => console.log(l),
-          workspace: fixture.uiWorkspace,
-          model,
-        }),
-        UI_TIMEOUT_MS,
-        'the UI checks',
-      ),
-    );
-    const activationFailure = consoleLines.find((l) =>
-      /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
-    );
-    if (activationFailure)
-      results.push({
-        name: 'the extension activates without errors',
-        ok: false,
-        durationMs: 0,
-        error: activationFailure,
-      });
-    return results;
-  });
+  return withWorkbench(
+    browser,
+    fixture,
+    'ui',
+    devTrainerEnv(),
+    async (server, { page, consoleLines }) => {
+      await timed(timings, 'ui: load the workbench page', () =>
+        page.goto(
+          workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO }),
+        ),
+      );
+      const results = await timed(timings, 'ui: checks in the browser', () =>
+        withTimeout(
+          runUiChecks(new Workbench(page), {
+            screenshots: RESULTS,
+            loadTimeoutMs: WORKBENCH_LOAD_MS,
+            log: (l) => console.log(l),
+            workspace: fixture.uiWorkspace,
+            model,
+          }),
+          UI_TIMEOUT_MS,
+          'the UI checks',
+        ),
+      );
+      const activationFailure = consoleLines.find((l) =>
+        /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
+      );
+      if (activationFailure)
+        results.push({
+          name: 'the extension activates without errors',
+          ok: false,
+          durationMs: 0,
+          error: activationFailure,
+        });
+      return results;
+    },
+  );
 }
 
 /** Drives the workbench on a workspace that is not trusted (Restricted Mode). */
@@ -208,6 +234,78 @@ async function runUntrusted(browser: Browser, fixture: Fixture): Promise<UiCheck
       return results;
     },
     true,
+  );
+}
+
+/**
+ * The packaged extension as a user has it: `npm run package`'s .vsix installed into a fresh
+ * code-server with `--install-extension`, no development path and no trainer environment (the
+ * session's environment does not name one either), then driven through the workbench.
+ */
+async function runPackaged(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
+  const vsix = path.join(fixture.root, 'rehearsal-studio.vsix');
+  await timed(timings, 'packaged: npm run package', async () => {
+    const built = spawnSync(process.execPath, ['scripts/package.mjs', '--out', vsix], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    if (built.status !== 0)
+      throw new Error(
+        `npm run package failed (${built.status ?? built.signal}):\n${built.stdout}${built.stderr}`,
+      );
+  });
+  const sessionDir = path.join(fixture.root, 'packaged-session');
+  const extensionDir = await timed(timings, 'packaged: code-server --install-extension', () =>
+    installExtension(codeServerEntry(REPO), sessionDir, vsix),
+  );
+  const envDir = path.join(
+    sessionDir,
+    'user-data',
+    'User',
+    'globalStorage',
+    'rehearsal-studio.rehearsal-studio',
+    'trainer-env',
+  );
+  const model = await scriptedModel((line) => log(line));
+  // TRAINER_PYTHON empty: the launch must find the environment the extension made, not the repository's.
+  return withWorkbench(
+    browser,
+    fixture,
+    'packaged',
+    { TRAINER_PYTHON: '', REHEARSAL_TRAINER_ENV: '' },
+    async (server, { page, consoleLines }) => {
+      await timed(timings, 'packaged: load the workbench page', () =>
+        page.goto(workbenchUrl(server, { folder: fixture.packagedWorkspace })),
+      );
+      const results = await timed(timings, 'packaged: checks in the browser', () =>
+        withTimeout(
+          runPackagedChecks(new Workbench(page), {
+            screenshots: RESULTS,
+            loadTimeoutMs: WORKBENCH_LOAD_MS,
+            log: (l) => console.log(l),
+            workspace: fixture.packagedWorkspace,
+            model,
+            extensionDir,
+            envDir,
+            setupTimeoutMs: PACKAGED_SETUP_TIMEOUT_MS,
+          }),
+          PACKAGED_TIMEOUT_MS,
+          'the packaged-extension checks',
+        ),
+      );
+      const activationFailure = consoleLines.find((l) =>
+        /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
+      );
+      if (activationFailure)
+        results.push({
+          name: 'the installed extension activates without errors',
+          ok: false,
+          durationMs: 0,
+          error: activationFailure,
+        });
+      return results;
+    },
   );
 }
 
@@ -277,6 +375,23 @@ async function main(): Promise<number> {
           );
       } catch (err) {
         problems.push(`untrusted: ${(err as Error).message}`);
+      }
+    }
+    if (!only || only === 'packaged') {
+      log(
+        'packaged: the .vsix installed in code-server sets up its trainer and trains (Playwright)',
+      );
+      try {
+        const packaged = await timed(timings, 'packaged phase', () =>
+          runPackaged(browser, fixture),
+        );
+        ui = [...ui, ...packaged];
+        const failed = packaged.filter((r) => !r.ok);
+        if (failed.length)
+          problems.push(`packaged-extension check failed: ${failed.map((f) => f.name).join('; ')}`);
+        if (packaged.length === 0) problems.push('the packaged phase ran no checks');
+      } catch (err) {
+        problems.push(`packaged: ${(err as Error).message}`);
       }
     }
   } finally {

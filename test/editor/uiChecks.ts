@@ -721,16 +721,20 @@ export async function runUiChecks(
   return runChecks(checks, options, shot);
 }
 
-/** A run file of 8 sft steps from `model` in the workspace's `training/` folder. */
-async function writeTinyRunFile(workspace: string, model: string): Promise<void> {
+/** A run file of 8 sft steps from `model` in the workspace's `training/` folder, named `name`. */
+export async function writeTinyRunFile(
+  workspace: string,
+  model: string,
+  name = 'ui-tiny',
+): Promise<void> {
   const folder = path.join(workspace, 'training');
   await fs.mkdir(folder, { recursive: true });
   await fs.writeFile(path.join(folder, 'rows.jsonl'), weatherRows());
   await fs.writeFile(
-    path.join(folder, 'ui-tiny.run.json'),
+    path.join(folder, `${name}.run.json`),
     JSON.stringify(
       {
-        name: 'ui-tiny',
+        name,
         objective: 'sft',
         base: model,
         data: { train: ['rows.jsonl'] },
@@ -804,7 +808,7 @@ function trainingCheck(
 }
 
 /** Runs checks in order; the first failure (with a screenshot) ends the list. */
-async function runChecks(
+export async function runChecks(
   checks: [string, () => Promise<void>][],
   options: UiCheckOptions,
   shot: (name: string) => Promise<unknown>,
