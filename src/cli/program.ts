@@ -1,3 +1,4 @@
+import { CONCURRENCY_HELP } from '../core/runner/concurrency';
 import { Command, CommanderError } from 'commander';
 import type { StudioErrorCode } from '../core/base/errorCodes';
 import { StudioError, errorMessage } from '../core/base/errors';
@@ -275,6 +276,7 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
     .option('--mode <mode>', 'shadow, imagine or private', 'shadow')
     .option('--audit', 'imagine mode: also run the real tools, for comparison only')
     .option('--episodes <k>', 'episodes per task', '1')
+    .option('--concurrency <n>', CONCURRENCY_HELP)
     .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
     .option('--budget <n>', 'private rehearsal: imagined episodes before the committed one', '3')
     .option('--order <order>', 'private rehearsal: parallel or sequential', 'sequential')
@@ -331,6 +333,7 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
   )
     .option('--out <file>', 'rows file to write')
     .option('--episodes <k>', 'episodes per task (the GRPO group size)', '4')
+    .option('--concurrency <n>', CONCURRENCY_HELP)
     .option('--temperature <t>', 'sampling temperature', '1')
     .option('--seed <s>', 'sampling seed', '0')
     .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')

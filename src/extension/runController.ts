@@ -16,6 +16,8 @@ import {
   settingsForPolicy,
 } from '../core/runner/policyChoice';
 import { RunStatus } from '../core/runner/runStatus';
+import { DEFAULT_CONCURRENCY } from '../core/runner/concurrency';
+import type { InputResolver } from '../core/env/variables';
 import { openTaskEnvironment } from '../core/tasks/taskEnvironment';
 import type { LoadedTask, TaskFile } from '../core/tasks/format/taskFile';
 import { runsFolder, TRACE_FILE } from '../core/trace/format/discover';
@@ -23,7 +25,14 @@ import { newRunId } from '../core/trace/format/ids';
 import type { TraceLibrary } from '../core/trace/index/library';
 import { CONTEXT_KEYS } from './commands';
 import { executeCommand } from './registerCommand';
-import { policyChoice, policyDevice, policyThreads, runDefaults, settingServers } from './settings';
+import {
+  policyChoice,
+  policyDevice,
+  policyThreads,
+  runConcurrency,
+  runDefaults,
+  settingServers,
+} from './settings';
 import { UNTRUSTED_REASON } from './trust';
 
 /** What a run from the editor was asked to do. */
@@ -120,24 +129,36 @@ export class RunController extends Disposable {
           ...runDefaults(),
           mode,
         } as Partial<RunSettings>);
+        // Every slot of episodes in flight opens its own servers: an `${input:ID}` is asked once per run.
+        const inputs = new Map<string, Promise<string | undefined>>();
+        const resolveInput: InputResolver = (id, input) => {
+          let answer = inputs.get(id);
+          if (!answer) {
+            answer = Promise.resolve(
+              vscode.window.showInputBox({
+                prompt: input?.description ?? `Value for \${input:${id}} (.vscode/mcp.json)`,
+                value: input?.default,
+                password: input?.password === true,
+                ignoreFocusOut: true,
+              }),
+            ).then((v) => v ?? undefined);
+            inputs.set(id, answer);
+          }
+          return answer;
+        };
         return runTasks({
           runsDir,
           runId,
           tasks: request.tasks,
           policy,
           settings,
+          concurrency: runConcurrency() ?? DEFAULT_CONCURRENCY[policy.info.kind],
           signal,
           openEnvironment: (t) =>
             openTaskEnvironment(t, {
               workspaceFolder: request.workspaceFolder,
               settingServers: settingServers(),
-              resolveInput: async (id, input) =>
-                (await vscode.window.showInputBox({
-                  prompt: input?.description ?? `Value for \${input:${id}} (.vscode/mcp.json)`,
-                  value: input?.default,
-                  password: input?.password === true,
-                  ignoreFocusOut: true,
-                })) ?? undefined,
+              resolveInput,
               log: (line) => this.output.info(`[server] ${line}`),
             }),
           onEvent: (e) => {

@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DeviceSetting } from '../core/policy/onnx/device';
+import { MAX_CONCURRENCY } from '../core/runner/concurrency';
 import type { RunSettings } from '../core/runner/settings';
 import type { PolicyChoice } from '../core/runner/policyChoice';
 import { DEVICE_SETTINGS, policyChoiceFromSettings } from '../core/runner/policyChoice';
@@ -101,6 +102,14 @@ export function runDefaults(): Partial<RunSettings> {
           : 'sequential',
     },
   };
+}
+
+/** `rehearsal.run.concurrency`: episodes in flight, or undefined for the policy kind's default. */
+export function runConcurrency(): number | undefined {
+  const n = config().get<number | null>('run.concurrency', null);
+  return typeof n === 'number' && Number.isFinite(n)
+    ? Math.max(1, Math.min(MAX_CONCURRENCY, Math.trunc(n)))
+    : undefined;
 }
 
 /** Who annotations are written by: the setting, or the OS user name. */

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
+import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
 import { runTasks } from '../../core/runner/runner';
 import { loadTasks } from '../../core/tasks/format/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';
@@ -19,6 +20,7 @@ import { rewardRuleArg } from './run';
 export interface RolloutArgs extends PolicyArgs {
   out?: string;
   episodes?: string;
+  concurrency?: string;
   temperature?: string;
   seed?: string;
   group?: string;
@@ -78,6 +80,7 @@ export async function rolloutCommand(
       'USAGE',
       `--act-rows must be turn (one act row per turn, pooled in the baselines as EnvACE pools them) or episode, not "${args.actRows}".`,
     );
+  const concurrency = concurrencyArg(args.concurrency);
   const tasks = await loadTasks(resolveTaskArguments(taskPaths));
   const policy = await openPolicy(
     args,
@@ -101,6 +104,7 @@ export async function rolloutCommand(
       tasks,
       policy,
       settings,
+      concurrency: concurrencyFor(concurrency, policy.info.kind),
       openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd() }),
     });
   } finally {

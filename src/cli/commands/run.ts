@@ -7,6 +7,7 @@ import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { renderReport } from '../../core/report/reportText';
 import { palette } from '../../core/report/textFormat';
 import { counted } from '../../core/base/counted';
+import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
 import { runTasks } from '../../core/runner/runner';
 import type { RunSettings } from '../../core/runner/settings';
 import type { RewardRule } from '../../core/tasks/checks/envaceReward';
@@ -24,6 +25,7 @@ export interface RunArgs extends PolicyArgs {
   mode?: string;
   audit?: boolean;
   episodes?: string;
+  concurrency?: string;
   out?: string;
   budget?: string;
   order?: string;
@@ -135,6 +137,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
 /** `rehearse run <task-or-folder...>`: plays tasks with a policy, records the trace, prints a summary. */
 export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO): Promise<number> {
   const settings = runSettingsFrom(args);
+  const concurrency = concurrencyArg(args.concurrency);
   const runsDir = runsFolderArg(args.out);
   const tasks = await loadTasks(resolveTaskArguments(taskPaths));
   if (tasks.length === 0)
@@ -151,13 +154,14 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     args.progress === false
       ? undefined
       : new SingleBar({
-          format: 'episodes {bar} {value}/{total} | {task} | {detail}',
+          format: 'episodes {bar} {value}/{total} | {inFlight} in flight | {task} | {detail}',
           stream: process.stderr,
           hideCursor: true,
           clearOnComplete: true,
           barsize: 24,
         });
   bar?.start(total, 0, {
+    inFlight: 0,
     task: tasks[0].task.id,
     detail: `policy ${policy.info.id}${policy.info.device ? ` on ${policy.info.device}` : ''}`,
   });
@@ -171,11 +175,13 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
       tasks,
       policy,
       settings: runSettings,
+      concurrency: concurrencyFor(concurrency, policy.info.kind),
       signal: abort.signal,
       openEnvironment: (t) =>
         openTaskEnvironment(t, { workspaceFolder: process.cwd(), log: (l) => logLines.push(l) }),
       onProgress: (p) =>
         bar?.update(p.done, {
+          inFlight: p.inFlight ?? 0,
           task: p.taskId,
           detail: p.episode
             ? `turn ${p.episode.turns} · ${p.episode.calls} calls`

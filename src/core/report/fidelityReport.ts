@@ -1,3 +1,4 @@
+import { compareIds } from '../trace/format/ids';
 import type { FidelityScores } from '../fidelity/scores';
 import type { SkippedLine } from '../trace/format/reader';
 import { readTrace } from '../trace/format/reader';
@@ -402,7 +403,11 @@ function settleCall(tally: ReportTally, trace: TraceTally, callId: string): void
 function finishReport(tally: ReportTally): FidelityReport {
   const { report } = tally;
   if (tally.options.listCalls)
-    report.callList = tally.rows.sort((a, b) => (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1));
+    report.callList = tally.rows.sort(
+      (a, b) =>
+        (a.fieldF1 ?? -1) - (b.fieldF1 ?? -1) ||
+        (a.file === b.file ? compareIds(a.callId, b.callId) : 0),
+    );
   Object.assign(report, tally.committed.result());
   const rehearsals = tally.imagined.result();
   report.rehearsals = rehearsals.episodes > 0 ? rehearsals : null;

@@ -56,6 +56,8 @@ export class RunStatus {
     parts.push(speed === undefined ? '– tok/s' : `${speed.toFixed(1)} tok/s`);
     const c = this.counts;
     parts.push(c ? `${c.done}/${c.total} ${this.what}` : `starting`);
+    const inFlight = this.lastProgress?.inFlight;
+    if (inFlight !== undefined && inFlight > 1) parts.push(`${inFlight} running`);
     return parts;
   }
 
@@ -71,7 +73,7 @@ export class RunStatus {
     );
     if (p)
       lines.push(
-        `${p.done} of ${p.total} ${this.what} done${p.taskId ? ` · task ${p.taskId}` : ''}`,
+        `${p.done} of ${p.total} ${this.what} done${p.inFlight ? ` · ${p.inFlight} in flight` : ''}${p.taskId ? ` · task ${p.taskId}` : ''}`,
       );
     if (p?.episode)
       lines.push(`${p.episode.episodeId}: turn ${p.episode.turns} · ${p.episode.calls} calls`);

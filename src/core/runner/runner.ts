@@ -13,6 +13,7 @@ import { TraceIndex } from '../trace/index/traceIndex';
 import { TraceWriter } from '../trace/format/writer';
 import type { EmitEvent, EpisodeOutcome, EpisodeProgress } from './episode';
 import { playEpisode } from './episode';
+import { forEachConcurrent, MAX_CONCURRENCY } from './concurrency';
 import { playPrivateRehearsal } from './privateRehearsal';
 import type { RunSettings } from './settings';
 import { withDefaults } from './settings';
@@ -28,6 +29,8 @@ export interface RunProgress {
   episode?: EpisodeProgress;
   /** Set when an episode just ended. */
   ended?: { episodeId: string; status: string; reward: number | null; success: boolean | null };
+  /** Episodes being played right now (at most the run's concurrency); absent in replays. */
+  inFlight?: number;
 }
 
 /** What a run needs. */
@@ -40,6 +43,12 @@ export interface RunOptions {
   /** Opens the environment of a task (its servers); environments are reused across a task's episodes. */
   openEnvironment: (task: LoadedTask) => Promise<Environment>;
   settings?: Partial<RunSettings>;
+  /**
+   * Episodes in flight at once (default 1). Each in-flight slot opens its own environments (servers
+   * keep state); the trace's events of different episodes interleave, and the episodes' ids, seeds and
+   * results are the same whatever the number (see runner/concurrency.ts for the defaults by policy).
+   */
+  concurrency?: number;
   grade?: GradeOptions;
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
@@ -96,16 +105,20 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     options.onEvent?.(full);
     return full;
   };
-  // Tasks that name the same servers share one environment (reset per episode), not one process each.
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? 1, MAX_CONCURRENCY));
+  // Tasks that name the same servers share one environment (reset per episode), not one process
+  // each; every slot of episodes in flight has its own.
   const run: TaskRun = {
     options,
     settings,
     mode: settings.mode,
     emit,
-    environments: new Map(),
-    episodes: [],
+    concurrency,
+    environments: Array.from({ length: concurrency }, () => new Map()),
+    played: [],
+    done: 0,
+    inFlight: 0,
     total: options.tasks.length * settings.episodesPerTask,
-    episodeIndex: 0,
   };
 
   await emit({
@@ -129,10 +142,15 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
       },
     };
   } finally {
-    await Promise.all([...run.environments.values()].map((e) => e.close().catch(() => undefined)));
+    await Promise.all(
+      run.environments.flatMap((slot) =>
+        [...slot.values()].map((e) => e.close().catch(() => undefined)),
+      ),
+    );
   }
   const { status, error: runError } = ended;
-  const { episodes } = run;
+  // In the plan's order (task by task), whatever order they ended in.
+  const episodes = run.played.filter((e): e is EpisodeSummary => e !== undefined);
   await emit({ type: 'run.end', runId, status, ...(runError ? { error: runError } : {}) });
   await writer.close();
   await saveIndex(traceFile, options.saveIndexAfterBytes ?? SNAPSHOT_MIN_BYTES);
@@ -146,10 +164,16 @@ interface TaskRun {
   /** The run's mode (never replay: replayTrace plays those). */
   mode: Exclude<RunSettings['mode'], 'replay'>;
   emit: EmitEvent;
-  environments: Map<string, Environment>;
-  episodes: EpisodeSummary[];
+  concurrency: number;
+  /** Environments by servers, one map per slot of episodes in flight. */
+  environments: Map<string, Environment>[];
+  /** Summaries by the episode's place in the plan. */
+  played: (EpisodeSummary | undefined)[];
+  done: number;
+  inFlight: number;
   total: number;
-  episodeIndex: number;
+  /** The first episode whose policy is gone (or the run stopped): no episode starts after it. */
+  fatal?: EpisodeOutcome;
 }
 
 /** How the run ended: its status and, when it failed, why. */
@@ -158,56 +182,94 @@ interface RunEnding {
   error?: { code: string; message: string };
 }
 
-/** Plays every task's episodes in order; stops early when the run is stopped or the policy is gone. */
+/** One episode of the plan: a task's k-th, at place `place` of the run (tasks in order, then k). */
+interface PlannedEpisode {
+  loaded: LoadedTask;
+  k: number;
+  place: number;
+}
+
+/**
+ * Plays every task's episodes, `concurrency` at a time, starting them in the plan's order; stops
+ * starting new ones when the run is stopped or the policy is gone (those in flight end on their own,
+ * each with its coded error).
+ */
 async function playTasks(run: TaskRun): Promise<RunEnding> {
   const { options, settings } = run;
-  for (const loaded of options.tasks) {
-    for (let k = 0; k < settings.episodesPerTask; k++) {
-      if (options.signal?.aborted) return { status: 'cancelled' };
-      const { summary, outcome } = await playTaskEpisode(run, loaded, k);
-      run.episodes.push(summary);
+  const plan: PlannedEpisode[] = [];
+  for (const loaded of options.tasks)
+    for (let k = 0; k < settings.episodesPerTask; k++) plan.push({ loaded, k, place: plan.length });
+  await forEachConcurrent(
+    plan,
+    run.concurrency,
+    async (planned, _index, slot) => {
+      run.inFlight++;
+      let played: { summary: EpisodeSummary; outcome: EpisodeOutcome };
+      try {
+        played = await playTaskEpisode(run, planned, slot);
+      } finally {
+        run.inFlight--;
+      }
+      const { summary, outcome } = played;
+      run.played[planned.place] = summary;
+      run.done++;
+      if (outcome.fatal) run.fatal ??= outcome;
       options.onProgress?.({
-        done: run.episodes.length,
+        done: run.done,
         total: run.total,
-        taskId: loaded.task.id,
+        taskId: planned.loaded.task.id,
         ended: summary,
+        inFlight: run.inFlight,
       });
-      if (outcome.fatal)
-        return { status: options.signal?.aborted ? 'cancelled' : 'failed', error: outcome.error };
-    }
-  }
+    },
+    () => !!options.signal?.aborted || run.fatal !== undefined,
+  );
+  if (options.signal?.aborted) return { status: 'cancelled' };
+  if (run.fatal) return { status: 'failed', error: run.fatal.error };
   return { status: 'completed' };
 }
 
-/** Plays a task's k-th episode (a private rehearsal's committed one, in private mode) on its environment. */
+/**
+ * The index of a planned episode's first episode id: its place, or in private rehearsal its place
+ * times the episodes a task's rehearsal writes (the imagined ones and the committed one), so that
+ * ids do not depend on which episodes ran at the same time.
+ */
+function firstIndexOf(run: TaskRun, place: number): number {
+  return run.mode === 'private' ? place * (run.settings.privateRehearsal.budget + 1) : place;
+}
+
+/** Plays a planned episode (a private rehearsal's committed one, in private mode) on its slot's environment. */
 async function playTaskEpisode(
   run: TaskRun,
-  loaded: LoadedTask,
-  k: number,
+  { loaded, k, place }: PlannedEpisode,
+  slot: number,
 ): Promise<{ summary: EpisodeSummary; outcome: EpisodeOutcome }> {
   const { options, settings, emit } = run;
   // Every mode needs the environment: its servers list the task's tools. Imagine mode (without
   // audit) calls none of them.
   const key = environmentKey(loaded);
-  let env = run.environments.get(key);
+  const environments = run.environments[slot];
+  let env = environments.get(key);
   if (!env) {
     env = await options.openEnvironment(loaded);
-    run.environments.set(key, env);
+    environments.set(key, env);
   }
   const onEpisodeProgress = (p: EpisodeProgress) =>
     options.onProgress?.({
-      done: run.episodes.length,
+      done: run.done,
       total: run.total,
       taskId: loaded.task.id,
       episode: p,
+      inFlight: run.inFlight,
     });
   const episodeSettings = withEpisodeSeed(settings, k);
+  const firstIndex = firstIndexOf(run, place);
   let outcome: EpisodeOutcome;
   let id: string;
   if (run.mode === 'private') {
     const played = await playPrivateRehearsal({
       task: loaded.task,
-      firstIndex: run.episodeIndex,
+      firstIndex,
       policy: options.policy,
       env,
       settings: episodeSettings,
@@ -216,15 +278,14 @@ async function playTaskEpisode(
       signal: options.signal,
       onProgress: onEpisodeProgress,
     });
-    run.episodeIndex = played.nextIndex;
     outcome = played.committed;
     id = played.committedId;
   } else {
-    id = makeEpisodeId(run.episodeIndex);
+    id = makeEpisodeId(firstIndex);
     outcome = await playEpisode({
       task: loaded.task,
       episodeId: id,
-      index: run.episodeIndex++,
+      index: firstIndex,
       mode: run.mode,
       policy: options.policy,
       env,

@@ -1,3 +1,4 @@
+import { PlannedOrder } from '../trace/format/plannedOrder';
 import { canonicalJson } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
@@ -201,6 +202,8 @@ async function exportFile(rows: RowExport, file: string): Promise<void> {
   // The runs filter is decided at the run event (the first line); a run left out writes nothing.
   let excluded = false;
   const episodes = new Map<string, EpisodeEvents>();
+  // Rows go out in the run's planned episode order, also when episodes were played at once.
+  const ended = new PlannedOrder<EpisodeEvents>((ep) => emitEpisode(rows, ep, run, notes));
   const result = await readTrace(file, {
     onEvent: (e: TraceEvent) => {
       if (e.type === 'run') {
@@ -229,11 +232,12 @@ async function exportFile(rows: RowExport, file: string): Promise<void> {
       else if (e.type === 'call.actual') ep.actuals.set(e.callId, e);
       else if (e.type === 'episode.end') {
         ep.end = e;
-        emitEpisode(rows, ep, run, notes);
+        ended.add(e.episodeId, ep);
         episodes.delete(e.episodeId);
       }
     },
   });
+  ended.flush();
   summary.skippedLines += result.skippedCount;
 }
 

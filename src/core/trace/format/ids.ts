@@ -42,3 +42,26 @@ export function turnId(episode: string, index: number): string {
 export function callId(turn: string, index: number): string {
   return `${turn}.c${index + 1}`;
 }
+
+/**
+ * The order of episode, turn and call ids as a run plans them, whatever order their events reached
+ * the trace in (episodes played at once interleave): `e2` before `e10`, `e1.t2.c1` before
+ * `e1.t10.c1`; digits compare as numbers, the rest as text. Readers use it wherever a list shows
+ * entities of one run in an order of their own (ties of a sort included), so that a run played
+ * with `--concurrency 8` reads as one played episode after episode.
+ */
+export function compareIds(a: string, b: string): number {
+  const pa = a.split(/(\d+)/);
+  const pb = b.split(/(\d+)/);
+  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+    if (pa[i] === pb[i]) continue;
+    // Odd positions are the digit runs.
+    if (i % 2 === 1) {
+      const d = Number(pa[i]) - Number(pb[i]);
+      if (d !== 0) return d;
+      return pa[i].length - pb[i].length;
+    }
+    return pa[i] < pb[i] ? -1 : 1;
+  }
+  return pa.length - pb.length;
+}

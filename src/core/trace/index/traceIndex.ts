@@ -1,3 +1,4 @@
+import { compareIds } from '../format/ids';
 import { promises as fs } from 'node:fs';
 import { StudioError } from '../../base/errors';
 import { CallTable, type CallOutcome } from './callTable';
@@ -163,11 +164,53 @@ export class TraceIndex {
       : undefined;
   }
 
-  /** All episodes, in the order the trace introduced them (entries built at each call: keep the array while needed). */
+  /**
+   * All episodes, in the run's planned order (their ids' order, {@link compareIds}), which is the
+   * order the trace introduced them unless episodes were played at once (entries built at each
+   * call: keep the array while needed).
+   */
   get episodes(): readonly EpisodeEntry[] {
+    const order = this.planned().episodes;
     const episodes = new Array<EpisodeEntry>(this.episodeTable.count);
-    for (let r = 0; r < episodes.length; r++) episodes[r] = this.episodeEntry(r);
+    for (let n = 0; n < episodes.length; n++) episodes[n] = this.episodeEntry(order ? order[n] : n);
     return episodes;
+  }
+
+  /**
+   * Rows of episodes and calls in planned order, or undefined where that is the file's order (a
+   * run played one episode at a time): episodes by id, and the calls of each episode in the order
+   * of its turns. Recomputed when the index grew.
+   */
+  private planned(): { episodes?: Int32Array; calls?: Int32Array } {
+    const key = `${this.episodeTable.count}/${this.callTable.count}`;
+    if (this.plannedOrder?.key === key) return this.plannedOrder;
+    const ne = this.episodeTable.count;
+    const ids = this.episodeTable.ids;
+    let sorted = true;
+    for (let r = 1; r < ne && sorted; r++) sorted = compareIds(ids.idOf(r - 1), ids.idOf(r)) <= 0;
+    let episodes: Int32Array | undefined;
+    let calls: Int32Array | undefined;
+    if (!sorted) {
+      const idOf = ids.idOf.bind(ids);
+      episodes = Int32Array.from({ length: ne }, (_, r) => r).sort((a, b) =>
+        compareIds(idOf(a), idOf(b)),
+      );
+      const rank = new Int32Array(ne);
+      episodes.forEach((row, n) => (rank[row] = n));
+      const callEpisode = (c: number) => this.turnTable.episodeRows[this.callTable.turnRows[c]];
+      calls = Int32Array.from({ length: this.callTable.count }, (_, r) => r).sort(
+        (a, b) => rank[callEpisode(a)] - rank[callEpisode(b)] || a - b,
+      );
+    }
+    this.plannedOrder = { key, episodes, calls };
+    return this.plannedOrder;
+  }
+  private plannedOrder: { key: string; episodes?: Int32Array; calls?: Int32Array } | undefined;
+
+  /** The row of the `n`th call in planned order. */
+  private callRowAt(n: number): number {
+    const order = this.planned().calls;
+    return order ? order[n] : n;
   }
 
   /** Number of episodes. */
@@ -206,10 +249,10 @@ export class TraceIndex {
     return row === undefined ? undefined : this.callTable.entry(row);
   }
 
-  /** All calls, in the order their turns introduced them. */
+  /** All calls, in the order of their episodes ({@link episodes}), then of their turns. */
   calls(): CallEntry[] {
     const calls = new Array<CallEntry>(this.callTable.count);
-    for (let r = 0; r < calls.length; r++) calls[r] = this.callTable.entry(r);
+    for (let n = 0; n < calls.length; n++) calls[n] = this.callTable.entry(this.callRowAt(n));
     return calls;
   }
 
@@ -225,13 +268,16 @@ export class TraceIndex {
   /** The summaries ({@link callSummary}) of all calls, in the order of {@link calls}. */
   callSummaries(): CallEntry[] {
     const calls = new Array<CallEntry>(this.callTable.count);
-    for (let r = 0; r < calls.length; r++) calls[r] = this.callTable.entry(r, false);
+    for (let n = 0; n < calls.length; n++)
+      calls[n] = this.callTable.entry(this.callRowAt(n), false);
     return calls;
   }
 
   /** The ids of all calls, in the order of {@link calls}, without building their entries (a new array at each call). */
   callIds(): string[] {
-    return this.callTable.ids();
+    const order = this.planned().calls;
+    if (!order) return this.callTable.ids();
+    return Array.from(order, (row) => this.callTable.idOf(row));
   }
 
   /** Number of calls. */
@@ -241,7 +287,7 @@ export class TraceIndex {
 
   /** The id of the `n`th call of {@link calls}. */
   callIdAt(n: number): string {
-    return this.callTable.idOf(n);
+    return this.callTable.idOf(this.callRowAt(n));
   }
 
   /**
@@ -250,9 +296,10 @@ export class TraceIndex {
    */
   forEachCallOutcome(visit: (outcome: Readonly<CallOutcome>, n: number) => void): void {
     const outcome: CallOutcome = {};
-    for (let r = 0; r < this.callTable.count; r++) {
-      this.callTable.outcomeInto(r, outcome);
-      visit(outcome, r);
+    const order = this.planned().calls;
+    for (let n = 0; n < this.callTable.count; n++) {
+      this.callTable.outcomeInto(order ? order[n] : n, outcome);
+      visit(outcome, n);
     }
   }
 
@@ -276,9 +323,10 @@ export class TraceIndex {
 
   /** The episodes numbered `start` to `end` (excluded) of {@link episodes}: a page without building the others. */
   episodesIn(start: number, end: number): EpisodeEntry[] {
+    const order = this.planned().episodes;
     const page: EpisodeEntry[] = [];
-    for (let r = Math.max(0, start); r < Math.min(end, this.episodeTable.count); r++)
-      page.push(this.episodeEntry(r));
+    for (let n = Math.max(0, start); n < Math.min(end, this.episodeTable.count); n++)
+      page.push(this.episodeEntry(order ? order[n] : n));
     return page;
   }
 
@@ -350,6 +398,7 @@ export class TraceIndex {
   }
 
   private reset(): void {
+    this.plannedOrder = undefined;
     this.run = undefined;
     this.runEnd = undefined;
     this.skipped.length = 0;

@@ -1,0 +1,291 @@
+// Many episodes at once: the same tasks played at N = 1 and N = 8 by the scripted ONNX policy (a real
+// policy host) against a real MCP server give the same episodes, and every reader of a trace (report,
+// run summary, explorer tree, call diff, compare, export, annotate) answers the same for the
+// interleaved trace as for the sequential one. Also the worker pool, the argument and ids in private
+// rehearsal.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { callSideDocument } from '../../src/core/explorer/callDocument';
+import { traceTreeChildren } from '../../src/core/explorer/tree';
+import type { TraceTreeNode } from '../../src/core/explorer/tree';
+import { buildFidelityReport } from '../../src/core/report/fidelityReport';
+import { compareRuns } from '../../src/core/report/compareRuns';
+import { runSummary } from '../../src/core/report/runSummary';
+import {
+  concurrencyArg,
+  concurrencyFor,
+  forEachConcurrent,
+  MAX_CONCURRENCY,
+} from '../../src/core/runner/concurrency';
+import type { TraceEvent } from '../../src/core/trace/format/schema';
+import { TraceLibrary } from '../../src/core/trace/index/library';
+import { TraceIndex } from '../../src/core/trace/index/traceIndex';
+import type { DatasetRow } from '../../src/core/training/datasetRow';
+import { exportRows } from '../../src/core/training/exportRows';
+import { rehearse } from './support/cli';
+import { MAX_HELD, PlannedOrder } from '../../src/core/trace/format/plannedOrder';
+import { loadCallView } from '../../src/core/trace/index/callView';
+import { OK_CASE, REFUSED_CASE, REHEARSAL_ERROR_CASES, probeTask } from '../support/scriptedModel';
+import type { CheckedRun } from './support/runnerFixture';
+import { useRuns, useScriptedPolicy } from './support/runnerFixture';
+
+/**
+ * What may differ between two plays of the same episodes: times, speeds, the run's own id and file,
+ * and `reused` (prompt tokens read from an episode's KV cache: a speed counter that depends on what
+ * else the policy host holds at the time).
+ */
+const VOLATILE = new Set([
+  'ts',
+  'latencyMs',
+  'prefillMs',
+  'decodeMs',
+  'durationMs',
+  'runId',
+  'elapsedMs',
+  'file',
+  'reused',
+  'actTokensPerSecond',
+]);
+
+function stable(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stable);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !VOLATILE.has(k))
+        .map(([k, v]) => [k, stable(v)]),
+    );
+  return value;
+}
+
+/** Each episode's events in its own order, times left out. */
+function byEpisode(events: readonly TraceEvent[]): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>();
+  for (const e of events) {
+    const id = 'episodeId' in e ? e.episodeId : undefined;
+    if (!id) continue;
+    if (!out.has(id)) out.set(id, []);
+    out.get(id)!.push(stable(e));
+  }
+  return new Map([...out.entries()].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** True when some episode starts before an earlier one has ended: the events really interleave. */
+function interleaves(events: readonly TraceEvent[]): boolean {
+  const open = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'episode') {
+      if (open.size > 0) return true;
+      open.add(e.episodeId);
+    }
+    if (e.type === 'episode.end') open.delete(e.episodeId);
+  }
+  return false;
+}
+
+describe('runner: many episodes at once', function () {
+  this.timeout(300_000);
+  const scripted = useScriptedPolicy();
+  const { run } = useRuns();
+  const tasks = () => [
+    probeTask(OK_CASE.case),
+    probeTask(REFUSED_CASE.case),
+    ...Object.values(REHEARSAL_ERROR_CASES).map((c) => probeTask(c.case)),
+  ];
+  let one: CheckedRun;
+  let eight: CheckedRun;
+  before(async () => {
+    one = await run(scripted(), tasks(), { episodesPerTask: 2 }, { concurrency: 1 });
+    eight = await run(scripted(), tasks(), { episodesPerTask: 2 }, { concurrency: 8 });
+  });
+
+  it('N = 1 and N = 8 play the same episodes: the events are equal but for times and order', () => {
+    assert.equal(one.summary.status, 'completed');
+    assert.equal(eight.summary.status, 'completed');
+    assert.ok(!interleaves(one.trace.events), 'N = 1 plays one episode after another');
+    assert.ok(interleaves(eight.trace.events), 'N = 8 has episodes in flight together');
+    assert.ok(one.trace.episodes.length >= 8, `${one.trace.episodes.length} episodes`);
+    assert.deepEqual(byEpisode(eight.trace.events), byEpisode(one.trace.events));
+    // The summary lists the episodes in the plan's order, whatever order they ended in.
+    assert.deepEqual(eight.summary.episodes, one.summary.episodes);
+  });
+
+  it('the fidelity report, the run summary and the explorer tree are the same for both', async () => {
+    const report = async (file: string) => {
+      const r = await buildFidelityReport([file], { listCalls: true });
+      return stable({ ...r, traces: r.traces.length });
+    };
+    assert.deepEqual(await report(eight.summary.traceFile), await report(one.summary.traceFile));
+
+    const [a, b] = await Promise.all([
+      TraceIndex.open(one.summary.traceFile),
+      TraceIndex.open(eight.summary.traceFile),
+    ]);
+    const summaryOf = (index: TraceIndex) => {
+      const s = runSummary(index);
+      return stable({ ...s, traceFile: undefined, title: undefined });
+    };
+    assert.deepEqual(summaryOf(b), summaryOf(a));
+
+    // Every call's two sides, as the call diff shows them.
+    const diffs = (index: TraceIndex) =>
+      Promise.all(
+        [...index.callIds()].sort().map(async (id) => {
+          const view = await loadCallView(index, id);
+          return [
+            id,
+            callSideDocument(view, 'rehearsal').text,
+            callSideDocument(view, 'actual').text,
+          ];
+        }),
+      );
+    assert.deepEqual(await diffs(b), await diffs(a));
+
+    // Comparing the two runs finds every call in both and no call that changed.
+    const comparison = compareRuns(a, b, (i) => (i === a ? 'N=1' : 'N=8'));
+    assert.equal(comparison.pairs.length, 0, JSON.stringify(comparison.pairs).slice(0, 400));
+    assert.equal(comparison.matchedCalls, a.callIds().length);
+    for (const t of comparison.tasks) assert.deepEqual(stable(t.b), stable(t.a), t.taskId);
+
+    const library = new TraceLibrary();
+    try {
+      await library.setFiles([one.summary.traceFile, eight.summary.traceFile]);
+      const tree = (file: string) => {
+        const walk = (node: TraceTreeNode | undefined, depth: number): unknown[] =>
+          traceTreeChildren(library, node)
+            .filter((n) => node !== undefined || n.id?.includes(path.basename(path.dirname(file))))
+            .map((n) => ({
+              label: node === undefined ? 'run' : n.label,
+              description: node === undefined ? undefined : n.description,
+              children: depth < 3 ? walk(n, depth + 1) : [],
+            }));
+        return walk(undefined, 0);
+      };
+      const sequential = tree(one.summary.traceFile);
+      assert.equal(sequential.length, 1, 'the run node');
+      assert.ok(
+        JSON.stringify(sequential).includes('probe-notag'),
+        'the tree reaches the episodes and their calls',
+      );
+      assert.deepEqual(tree(eight.summary.traceFile), sequential);
+    } finally {
+      library.dispose();
+    }
+  });
+
+  it('export writes the same rows in the same order, and annotate marks the same calls', async () => {
+    const rows = async (file: string) => {
+      const out: DatasetRow[] = [];
+      await exportRows([file], { actSource: 'rollout', policyRehearsals: true }, (r) =>
+        out.push(r),
+      );
+      return out.map((r) => stable(r));
+    };
+    assert.deepEqual(await rows(eight.summary.traceFile), await rows(one.summary.traceFile));
+
+    const marked = async (file: string) => {
+      const res = await rehearse('annotate', file, '--mismatches', '--author', 'test', '--json');
+      assert.equal(res.code, 0, res.err);
+      const lines = (await fs.readFile(path.join(path.dirname(file), 'annotations.jsonl'), 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { callId: string; kind: string });
+      return lines.map((l) => [l.callId, l.kind]).sort();
+    };
+    const markedOne = await marked(one.summary.traceFile);
+    assert.ok(markedOne.length > 0, 'some rehearsals missed');
+    assert.deepEqual(await marked(eight.summary.traceFile), markedOne);
+  });
+
+  it('private rehearsal at N = 4 names and plays its episodes as at N = 1', async () => {
+    const settings = {
+      mode: 'private' as const,
+      privateRehearsal: { budget: 2, order: 'parallel' as const },
+    };
+    const few = tasks().slice(0, 3);
+    const a = await run(scripted(), few, settings, { concurrency: 1 });
+    const b = await run(scripted(), few, settings, { concurrency: 4 });
+    assert.equal(b.summary.status, 'completed');
+    assert.deepEqual(
+      b.summary.episodes.map((e) => e.episodeId),
+      ['e3', 'e6', 'e9'],
+      'each task owns budget + 1 ids: its committed episode is the last',
+    );
+    assert.deepEqual(byEpisode(b.trace.events), byEpisode(a.trace.events));
+  });
+});
+
+describe('concurrency: the argument and the pool', () => {
+  it('PlannedOrder lets ended episodes out in id order, others at once, and holds a bounded number', () => {
+    const out: string[] = [];
+    const order = new PlannedOrder<string>((id) => out.push(id));
+    for (const id of ['e2', 'imported-7', 'e3', 'e1', 'e5']) order.add(id, id);
+    assert.deepEqual(out, ['imported-7', 'e1', 'e2', 'e3']);
+    order.flush();
+    assert.deepEqual(out, ['imported-7', 'e1', 'e2', 'e3', 'e5']);
+
+    const far: string[] = [];
+    const gaps = new PlannedOrder<string>((id) => far.push(id));
+    for (let n = MAX_HELD + 20; n > 10; n--) gaps.add(`e${n}`, `e${n}`);
+    assert.ok(far.length > 0, 'a trace whose first ids never come does not hold everything');
+    gaps.flush();
+    assert.equal(far.length, MAX_HELD + 10);
+    assert.equal(new Set(far).size, far.length, 'each episode once');
+  });
+
+  it('--concurrency takes 1 to 64; anything else is one usage error', () => {
+    assert.equal(concurrencyArg('1'), 1);
+    assert.equal(concurrencyArg('64'), 64);
+    assert.equal(concurrencyArg(undefined), undefined);
+    for (const bad of ['0', '-1', '1e9', 'abc', '65', '2.5', '', '0x8'])
+      assert.throws(
+        () => concurrencyArg(bad),
+        (err: Error & { code?: string }) =>
+          err.code === 'USAGE' &&
+          err.message ===
+            `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not "${bad}".`,
+        bad,
+      );
+    assert.equal(concurrencyFor(undefined, 'onnx'), 8);
+    assert.equal(concurrencyFor(undefined, 'endpoint'), 16);
+    assert.equal(concurrencyFor(3, 'endpoint'), 3);
+  });
+
+  it('keeps at most N in flight, starts in order, gives each a slot of its own, stops starting on request', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const started: number[] = [];
+    const slotsBusy = new Set<number>();
+    await forEachConcurrent(
+      Array.from({ length: 20 }, (_, i) => i),
+      3,
+      async (item, _i, slot) => {
+        assert.ok(!slotsBusy.has(slot), `slot ${slot} is used by one item at a time`);
+        slotsBusy.add(slot);
+        started.push(item);
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 1 + (item % 4)));
+        inFlight--;
+        slotsBusy.delete(slot);
+      },
+    );
+    assert.equal(most, 3);
+    assert.deepEqual(
+      started,
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+
+    const ran: number[] = [];
+    await forEachConcurrent(
+      Array.from({ length: 20 }, (_, i) => i),
+      2,
+      async (item) => {
+        ran.push(item);
+        await new Promise((r) => setTimeout(r, 1));
+      },
+      () => ran.length >= 5,
+    );
+    assert.ok(ran.length >= 5 && ran.length <= 6, `${ran.length} started after the stop`);
+  });
+});
