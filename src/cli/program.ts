@@ -241,10 +241,17 @@ function registerTaskCommands(program: Command, cli: CliContext): void {
       '--workspace <dir>',
       'workspace folder for ${workspaceFolder} and .vscode/mcp.json (default: the current folder)',
     )
+    .option(
+      '--concurrency <n>',
+      `tasks played at once, 1-64 (default 8), each with its own servers`,
+    )
     .option('--verbose', "print the servers' stderr")
     .option('--json', 'print the results as JSON')
     .action(
-      async (tasks: string[], opts: { workspace?: string; json?: boolean; verbose?: boolean }) => {
+      async (
+        tasks: string[],
+        opts: { workspace?: string; json?: boolean; verbose?: boolean; concurrency?: string },
+      ) => {
         cli.exit(await verifyCommand(tasks, opts, cli.ioFor()));
       },
     );
@@ -316,6 +323,7 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
   )
     .option('--out <dir>', 'runs folder (default: .rehearsal/runs here)')
     .option('--parse <dialect>', 'studio or envace (default: as the recorded run parsed)')
+    .option('--concurrency <n>', CONCURRENCY_HELP)
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the run summary and report as JSON')
     .option('--verbose', 'also say which devices the policy tried and why the others were not used')

@@ -205,6 +205,7 @@ export class RunController extends Disposable {
           runId,
           policy,
           settings,
+          concurrency: runConcurrency() ?? DEFAULT_CONCURRENCY[policy.info.kind],
           signal,
           onProgress: (p) => {
             status.progress({ done: p.done, total: p.total, taskId: p.callId });

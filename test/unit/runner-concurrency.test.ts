@@ -28,7 +28,9 @@ import { MAX_HELD, PlannedOrder } from '../../src/core/trace/format/plannedOrder
 import { loadCallView } from '../../src/core/trace/index/callView';
 import { OK_CASE, REFUSED_CASE, REHEARSAL_ERROR_CASES, probeTask } from '../support/scriptedModel';
 import type { CheckedRun } from './support/runnerFixture';
-import { useRuns, useScriptedPolicy } from './support/runnerFixture';
+import { TEST_MAX_TOKENS, useRuns, useScriptedPolicy } from './support/runnerFixture';
+import { readCheckedTrace } from './support/traceChecks';
+import { replayTrace } from '../../src/core/runner/replay';
 
 /**
  * What may differ between two plays of the same episodes: times, speeds, the run's own id and file,
@@ -196,6 +198,29 @@ describe('runner: many episodes at once', function () {
     const markedOne = await marked(one.summary.traceFile);
     assert.ok(markedOne.length > 0, 'some rehearsals missed');
     assert.deepEqual(await marked(eight.summary.traceFile), markedOne);
+  });
+
+  it('replay re-rehearses an interleaved trace the same at N = 1 and N = 8', async () => {
+    const replayed = async (concurrency: number) => {
+      const summary = await replayTrace({
+        source: eight.summary.traceFile,
+        runsDir: path.dirname(path.dirname(eight.summary.traceFile)),
+        policy: scripted(),
+        settings: { maxTokens: TEST_MAX_TOKENS },
+        concurrency,
+      });
+      assert.equal(summary.status, 'completed');
+      return { summary, trace: await readCheckedTrace(summary.traceFile) };
+    };
+    const a = await replayed(1);
+    const b = await replayed(8);
+    assert.ok(interleaves(b.trace.events), 'N = 8 replays episodes together');
+    assert.deepEqual(byEpisode(b.trace.events), byEpisode(a.trace.events));
+    assert.deepEqual(b.summary.episodes, a.summary.episodes);
+    assert.deepEqual(
+      a.summary.episodes.map((e) => e.episodeId),
+      one.summary.episodes.map((e) => e.episodeId),
+    );
   });
 
   it('private rehearsal at N = 4 names and plays its episodes as at N = 1', async () => {

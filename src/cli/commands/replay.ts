@@ -4,6 +4,7 @@ import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { renderReport } from '../../core/report/reportText';
 import { palette } from '../../core/report/textFormat';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
+import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
 import { replayTrace } from '../../core/runner/replay';
 import { resolveOneTrace } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
@@ -18,6 +19,7 @@ export async function replayCommand(
   args: PolicyArgs & {
     out?: string;
     parse?: string;
+    concurrency?: string;
     json?: boolean;
     progress?: boolean;
     verbose?: boolean;
@@ -25,6 +27,7 @@ export async function replayCommand(
   io: CliIO,
 ): Promise<number> {
   const parse = parseDialectArg(args.parse);
+  const concurrency = concurrencyArg(args.concurrency);
   const files = [await resolveOneTrace(trace)];
   const runsDir = runsFolderArg(args.out);
   if (args.policy === 'reference')
@@ -50,6 +53,7 @@ export async function replayCommand(
       runsDir,
       policy,
       settings: await settingsForStartedPolicy(policy, parse ? { parse } : {}),
+      concurrency: concurrencyFor(concurrency, policy.info.kind),
       onProgress: (p) => {
         bar?.setTotal(p.total);
         bar?.update(p.done, { call: p.callId });

@@ -10,6 +10,7 @@ import { playReference } from '../../core/tasks/referencePlayer';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import type { LoadedTask } from '../../core/tasks/format/taskFile';
 import { counted } from '../../core/base/counted';
+import { concurrencyArg, concurrencyFor, forEachConcurrent } from '../../core/runner/concurrency';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
 
@@ -23,13 +24,15 @@ export function cliInputResolver(
 /**
  * `rehearse verify <task...>`: plays each task's reference solution against its real servers and
  * grades it with the task's checks. Exit code 1 when a task fails its own checks or cannot run.
- * Tasks with the same servers share one environment (servers with a reset tool are started once).
+ * `--concurrency` tasks play at once, each slot with its own environments; within a slot, tasks with
+ * the same servers share one (servers with a reset tool are started once). Lines keep the tasks' order.
  */
 export async function verifyCommand(
   paths: string[],
-  options: { workspace?: string; json?: boolean; verbose?: boolean },
+  options: { workspace?: string; json?: boolean; verbose?: boolean; concurrency?: string },
   io: CliIO,
 ): Promise<number> {
+  const concurrency = concurrencyFor(concurrencyArg(options.concurrency), 'reference');
   const tasks = await loadTasks(resolveTaskArguments(paths));
   if (!tasks.length)
     throw new StudioError('USAGE', `No task files (*.task.json) found in ${paths.join(', ')}.`);
@@ -39,49 +42,18 @@ export async function verifyCommand(
     resolveInput: cliInputResolver(),
     log: options.verbose ? (line) => io.err(line) : undefined,
   };
-  const envs = new Map<string, ToolEnvironment>();
-  const rows: {
-    id: string;
-    reward: number | null;
-    success: boolean | null;
-    failed: string[];
-    error?: string;
-  }[] = [];
+  // Each slot of tasks in flight has its own environments (servers keep state).
+  const slots = Array.from(
+    { length: Math.min(concurrency, tasks.length) },
+    () => new Map<string, ToolEnvironment>(),
+  );
+  const rows: VerifyRow[] = [];
   try {
-    for (const loaded of tasks) {
-      if (!loaded.task.reference) {
-        rows.push({
-          id: loaded.task.id,
-          reward: null,
-          success: null,
-          failed: [],
-          error: 'no reference solution',
-        });
-        continue;
-      }
-      try {
-        const env = await environmentFor(loaded, host, envs);
-        const play = await playReference(loaded.task, env);
-        rows.push({
-          id: loaded.task.id,
-          reward: play.grade.reward,
-          success: play.grade.success,
-          failed: play.grade.checks
-            .filter((c) => c.passed === false)
-            .map((c) => `${c.id}: ${c.detail ?? 'failed'}`),
-        });
-      } catch (err) {
-        rows.push({
-          id: loaded.task.id,
-          reward: null,
-          success: false,
-          failed: [],
-          error: err instanceof StudioError ? `${err.code}: ${err.message}` : errorMessage(err),
-        });
-      }
-    }
+    await forEachConcurrent(tasks, concurrency, async (loaded, index, slot) => {
+      rows[index] = await verifyTask(loaded, host, slots[slot]);
+    });
   } finally {
-    await Promise.all([...envs.values()].map((e) => e.close()));
+    await Promise.all(slots.flatMap((envs) => [...envs.values()].map((e) => e.close())));
   }
   const bad = rows.filter((r) => r.success !== true && !(r.error === 'no reference solution'));
   if (options.json) {
@@ -109,6 +81,51 @@ export async function verifyCommand(
     io.out(`${rows.length - bad.length} of ${counted(rows.length, 'task')} pass their own checks`);
   }
   return bad.length ? EXIT.failure : EXIT.ok;
+}
+
+/** One task's line of the verdict. */
+interface VerifyRow {
+  id: string;
+  reward: number | null;
+  success: boolean | null;
+  failed: string[];
+  error?: string;
+}
+
+/** Plays a task's reference solution on an environment of its slot and grades it. */
+async function verifyTask(
+  loaded: LoadedTask,
+  host: EnvironmentHost,
+  envs: Map<string, ToolEnvironment>,
+): Promise<VerifyRow> {
+  if (!loaded.task.reference)
+    return {
+      id: loaded.task.id,
+      reward: null,
+      success: null,
+      failed: [],
+      error: 'no reference solution',
+    };
+  try {
+    const env = await environmentFor(loaded, host, envs);
+    const play = await playReference(loaded.task, env);
+    return {
+      id: loaded.task.id,
+      reward: play.grade.reward,
+      success: play.grade.success,
+      failed: play.grade.checks
+        .filter((c) => c.passed === false)
+        .map((c) => `${c.id}: ${c.detail ?? 'failed'}`),
+    };
+  } catch (err) {
+    return {
+      id: loaded.task.id,
+      reward: null,
+      success: false,
+      failed: [],
+      error: err instanceof StudioError ? `${err.code}: ${err.message}` : errorMessage(err),
+    };
+  }
 }
 
 async function environmentFor(

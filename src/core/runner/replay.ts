@@ -6,7 +6,7 @@ import type { ChatMessage, RecordedExample, ToolDefinition } from '../protocol/t
 import type { Policy } from '../policy/types';
 import { fidelityEventFor } from '../trace/index/callView';
 import { TRACE_FILE } from '../trace/format/discover';
-import { assertValidId, newRunId } from '../trace/format/ids';
+import { assertValidId, compareIds, newRunId } from '../trace/format/ids';
 import { readTraceEvents } from '../trace/format/reader';
 import type {
   CallActualEvent,
@@ -24,6 +24,7 @@ import type { RunSettings } from './settings';
 import { withDefaults } from './settings';
 import { actualEventToolText } from './toolMessages';
 import type { RunSummary } from './runner';
+import { forEachConcurrent, MAX_CONCURRENCY } from './concurrency';
 
 /** What a replay needs. */
 export interface ReplayOptions {
@@ -37,6 +38,8 @@ export interface ReplayOptions {
   examples?: (taskId: string) => RecordedExample[] | undefined;
   signal?: AbortSignal;
   onProgress?: (p: { done: number; total: number; callId: string }) => void;
+  /** Episodes replayed at once (default 1); their events interleave in the new trace. */
+  concurrency?: number;
 }
 
 /**
@@ -72,49 +75,71 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
     settings: settings as unknown as Record<string, never>,
   });
 
-  const replay: Replay = {
-    options,
-    recorded,
-    emit,
-    episodes: [],
-    done: 0,
-    tools: [],
-    messages: [],
-  };
+  const replay: Replay = { options, recorded, emit, done: 0 };
+  // Each recorded episode is replayed as a whole, `concurrency` at a time, in the run's planned
+  // order; the summaries keep that order.
+  const groups = episodeGroups(recorded.events);
+  const summaries: (RunSummary['episodes'][number] | undefined)[] = [];
   let status: RunSummary['status'] = 'completed';
   let error: RunSummary['error'];
-  try {
-    for (const e of recorded.events) {
-      if (options.signal?.aborted) {
-        status = 'cancelled';
-        break;
+  await forEachConcurrent(
+    groups,
+    Math.max(1, Math.min(options.concurrency ?? 1, MAX_CONCURRENCY)),
+    async (events, index) => {
+      const episode: EpisodeReplay = { tools: [], messages: [] };
+      try {
+        for (const e of events) {
+          if (options.signal?.aborted) throw new Error('The replay was stopped.');
+          const ended = await replayEvent(replay, episode, e);
+          if (ended) summaries[index] = ended;
+        }
+        // A recorded trace that stops inside an episode (a crashed run): its replay ends it too.
+        if (episode.started) {
+          await emit({
+            type: 'episode.end',
+            episodeId: episode.started.episodeId,
+            status: 'failed',
+            reward: null,
+            success: null,
+            error: {
+              code: 'NO_RECORDED_END',
+              message: 'The recorded trace ends before this episode did.',
+            },
+          });
+          options.policy.endSession(`${episode.started.episodeId}:rehearse`);
+        }
+      } catch (err) {
+        const aborted = !!options.signal?.aborted;
+        const why = {
+          code: aborted ? 'CANCELLED' : err instanceof StudioError ? err.code : 'REPLAY_FAILED',
+          message: aborted ? 'The replay was stopped.' : errorMessage(err),
+        };
+        if (aborted) status = 'cancelled';
+        else if (status !== 'failed') {
+          status = 'failed';
+          error = why;
+        }
+        // The episode being replayed ends with it, so that every episode of the trace has its end.
+        if (episode.started) {
+          await emit({
+            type: 'episode.end',
+            episodeId: episode.started.episodeId,
+            status: aborted ? 'cancelled' : 'failed',
+            reward: null,
+            success: null,
+            error: why,
+          });
+          options.policy.endSession(`${episode.started.episodeId}:rehearse`);
+        }
       }
-      await replayEvent(replay, e);
-    }
-  } catch (err) {
-    status = options.signal?.aborted ? 'cancelled' : 'failed';
-    error = {
-      code: err instanceof StudioError ? err.code : 'REPLAY_FAILED',
-      message: errorMessage(err),
-    };
-  }
-  const { episode } = replay;
-  if (episode) {
-    // The episode being replayed ends with the run, so that every episode of the trace has its end.
-    const why = error ?? { code: 'CANCELLED', message: 'The replay was stopped.' };
-    await emit({
-      type: 'episode.end',
-      episodeId: episode.episodeId,
-      status: status === 'cancelled' ? 'cancelled' : 'failed',
-      reward: null,
-      success: null,
-      error: why,
-    });
-    options.policy.endSession(`${episode.episodeId}:rehearse`);
-  }
+    },
+    () => status !== 'completed' || !!options.signal?.aborted,
+  );
+  if (status === 'completed' && options.signal?.aborted) status = 'cancelled';
+  const episodes = summaries.filter((e): e is RunSummary['episodes'][number] => !!e);
   await emit({ type: 'run.end', runId, status, ...(error ? { error } : {}) });
   await writer.close();
-  return { runId, traceFile, status, episodes: replay.episodes, ...(error ? { error } : {}) };
+  return { runId, traceFile, status, episodes, ...(error ? { error } : {}) };
 }
 
 /** The recorded trace, read: its events, its actual responses by call and the replay's settings. */
@@ -151,67 +176,92 @@ async function readRecorded(options: ReplayOptions): Promise<RecordedTrace> {
   return { events, settings, actuals, total };
 }
 
-/** A replay in progress: the episode being replayed, its conversation so far, and what is done. */
+/** What every episode of a replay shares: its options, the recorded trace, the writer, calls done. */
 interface Replay {
   options: ReplayOptions;
   recorded: RecordedTrace;
   emit: (event: NewTraceEvent) => Promise<TraceEvent>;
-  episodes: RunSummary['episodes'];
   done: number;
-  episode?: EpisodeEvent;
+}
+
+/** One episode being replayed: its start, its tools and its conversation so far. */
+interface EpisodeReplay {
+  started?: EpisodeEvent;
   tools: ToolDefinition[];
   messages: ChatMessage[];
 }
 
-/** Replays one recorded event: episodes and turns are copied, each call of a turn is rehearsed again. */
-async function replayEvent(replay: Replay, e: TraceEvent): Promise<void> {
+/**
+ * The recorded events of each episode, episodes in the run's planned order ({@link compareIds}: the
+ * recorded events of episodes played at once interleave); events of no known episode are left out.
+ */
+function episodeGroups(events: readonly TraceEvent[]): TraceEvent[][] {
+  const groups = new Map<string, TraceEvent[]>();
+  for (const e of events) {
+    if (e.type === 'episode') groups.set(e.episodeId, [e]);
+    else if ('episodeId' in e && e.type !== 'fidelity') groups.get(e.episodeId)?.push(e);
+  }
+  return [...groups.entries()].sort(([a], [b]) => compareIds(a, b)).map(([, g]) => g);
+}
+
+/**
+ * Replays one recorded event of an episode: its start, turns and end are copied, each call of a turn
+ * is rehearsed again. Returns the episode's summary at its end.
+ */
+async function replayEvent(
+  replay: Replay,
+  episode: EpisodeReplay,
+  e: TraceEvent,
+): Promise<RunSummary['episodes'][number] | undefined> {
   const { options, emit } = replay;
   switch (e.type) {
     case 'episode':
-      replay.episode = e;
-      replay.tools = e.tools ?? [];
-      replay.messages = [];
+      episode.started = e;
+      episode.tools = e.tools ?? [];
+      episode.messages = [];
       await emit({ ...strip(e) });
-      break;
+      return undefined;
     case 'turn': {
-      if (!replay.episode) break;
+      if (!episode.started) return undefined;
       await emit({ ...strip(e) });
-      const { messages } = replay;
+      const { messages } = episode;
       if (e.user !== undefined) messages.push({ role: 'user', content: e.user });
       const history = [...messages];
       messages.push({ role: 'assistant', content: e.text });
-      if (e.parse.kind !== 'calls') break;
+      if (e.parse.kind !== 'calls') return undefined;
       for (const call of e.parse.calls) {
-        await replayCall(replay, e, call, history);
+        await replayCall(replay, episode, e, call, history);
         options.onProgress?.({
           done: ++replay.done,
           total: replay.recorded.total,
           callId: call.callId,
         });
       }
-      break;
+      return undefined;
     }
-    case 'episode.end':
-      if (!replay.episode) break;
+    case 'episode.end': {
+      const started = episode.started;
+      if (!started) return undefined;
       await emit({ ...strip(e) });
-      replay.episodes.push({
+      options.policy.endSession(`${e.episodeId}:rehearse`);
+      episode.started = undefined;
+      return {
         episodeId: e.episodeId,
-        taskId: replay.episode.taskId,
+        taskId: started.taskId,
         status: e.status,
         reward: e.reward,
         success: e.success,
-      });
-      options.policy.endSession(`${e.episodeId}:rehearse`);
-      replay.episode = undefined;
-      break;
+      };
+    }
     default:
-      break;
+      return undefined;
   }
 }
 
 /** Rehearses one recorded call again, scores it against the recorded actual response, and adds that response to the conversation. */
 async function replayCall(
   replay: Replay,
+  episode: EpisodeReplay,
   turn: TurnEvent,
   call: { callId: string; name: string; arguments: JsonValue },
   history: ChatMessage[],
@@ -220,8 +270,8 @@ async function replayCall(
   const { settings, actuals } = replay.recorded;
   const prompt = buildRehearsePrompt(
     {
-      tools: replay.tools,
-      examples: options.examples?.(replay.episode!.taskId),
+      tools: episode.tools,
+      examples: options.examples?.(episode.started!.taskId),
       history,
       latestText: turn.text,
       call: { name: call.name, arguments: call.arguments },
@@ -267,7 +317,7 @@ async function replayCall(
         },
   )) as CallActualEvent;
   await emit(fidelityEventFor(rehearsal, actual));
-  replay.messages.push({ role: 'tool', name: call.name, content: actualEventToolText(actual) });
+  episode.messages.push({ role: 'tool', name: call.name, content: actualEventToolText(actual) });
 }
 
 function strip<E extends TraceEvent>(e: E): Omit<E, 'v' | 'ts'> {
