@@ -262,16 +262,21 @@ export class BatchScheduler {
     return n;
   }
 
-  /** Whether a request may start now: idle sessions are evicted (least recently used first) to make room. */
+  /**
+   * Whether a request may start now: idle sessions are evicted (least recently used first) to make
+   * room. Its own session's cache is not counted: it takes it out, and its own reservation covers it.
+   */
   private admissible(job: Job): boolean {
     const { maxSequences, maxCachedTokens } = this.limits;
+    const own = job.req.session;
     const needed = this.reservedTokens(job);
-    while (needed + this.sessions.tokens > maxCachedTokens && this.sessions.evictLeastRecent());
+    const idle = () => this.sessions.tokens - this.sessions.tokensOf(own);
+    while (needed + idle() > maxCachedTokens && this.sessions.evictLeastRecent(own));
     // A request alone always runs: its own size was checked against the model.
     if (this.active.size === 0) return true;
     return (
       this.sequencesInFlight() + job.generation.n <= maxSequences &&
-      needed + this.sessions.tokens <= maxCachedTokens
+      needed + idle() <= maxCachedTokens
     );
   }
 

@@ -64,12 +64,19 @@ export class KvSessionCache {
     if (session) releaseDeviceTensors(session.past);
   }
 
-  /** Drops the least recently used cache; false when none is left. */
-  evictLeastRecent(): boolean {
-    const oldest = this.entries.keys().next();
-    if (oldest.done) return false;
-    this.end(oldest.value);
-    return true;
+  /** Tokens a session's cache holds (0 when none). */
+  tokensOf(key: string | undefined): number {
+    return (key !== undefined && this.entries.get(key)?.ids.length) || 0;
+  }
+
+  /** Drops the least recently used cache other than `except`'s; false when none is left. */
+  evictLeastRecent(except?: string): boolean {
+    for (const key of this.entries.keys()) {
+      if (key === except) continue;
+      this.end(key);
+      return true;
+    }
+    return false;
   }
 
   clear(): void {
