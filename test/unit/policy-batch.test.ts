@@ -247,9 +247,20 @@ describe('policy host: requests in flight decode together (continuous batching)'
     it('at most maxSequences decode at once and a request over the KV budget waits; all finish with their own tokens', async () => {
       const alone = await oneAtATime((r) => decoder.generate(r), requests());
       const few = scheduler({ maxSequences: 2, maxCachedTokens: 1_000_000 });
-      const results = await Promise.all(requests().map((r) => few.generate(r)));
-      assert.deepEqual(results.map(ids), alone.map(ids));
+      const running = requests().map((r) => few.generate(r));
+      // Sixth in line behind two at a time: it waits, and is cancelled meanwhile.
+      const abort = new AbortController();
+      const waiting = few.generate({ ...requests()[4], signal: abort.signal });
+      await Promise.resolve();
+      abort.abort();
+      assert.deepEqual((await Promise.all(running)).map(ids), alone.map(ids));
       assert.equal(few.stats.largestBatch, 2);
+      const skipped = await waiting;
+      assert.deepEqual(
+        [skipped.samples[0].finish, skipped.samples[0].ids, skipped.prefilled],
+        ['cancelled', [], 0],
+        'cancelled while it waited: ended without a prefill',
+      );
       await few.dispose();
       // 300 + 24 tokens fit; two such rows (the batch is as wide as its longest) do not.
       const small = scheduler({ maxSequences: 64, maxCachedTokens: 400 });

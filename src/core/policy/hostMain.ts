@@ -90,7 +90,8 @@ function main(): void {
         .finally(() => sub.dispose());
       const completion = result.samples.reduce((s, x) => s + x.ids.length, 0);
       stats.requests++;
-      stats.promptTokens += result.promptTokens;
+      // The prompt tokens read: a request cancelled while it waited for the batch read none.
+      stats.promptTokens += result.prefilled + result.reused;
       stats.prefilled += result.prefilled;
       stats.reused += result.reused;
       stats.completionTokens += completion;

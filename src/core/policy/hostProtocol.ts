@@ -79,8 +79,8 @@ export interface TokenParams {
 export const token = new NotificationType<TokenParams>('token');
 
 /**
- * Counters since the host started. `promptTokens` = `prefilled` + `reused` over requests that were
- * prefilled; `decodeSteps` and `decodeMs` add up each request's own, so with requests decoded
+ * Counters since the host started. `promptTokens` = `prefilled` + `reused` (a request cancelled while
+ * it waited for room in the batch reads no prompt token); `decodeSteps` and `decodeMs` add up each request's own, so with requests decoded
  * together they exceed the passes run and the time spent: `decodePasses` counts each pass once.
  */
 export interface Stats {

@@ -27,7 +27,7 @@ export type FinishReason = 'eos' | 'stop' | 'length' | 'cancelled';
 export interface GenerateResult {
   samples: { ids: number[]; text: string; finish: FinishReason }[];
   promptTokens: number;
-  /** Prompt tokens that had to be encoded. */
+  /** Prompt tokens that had to be encoded (0 with `reused`, when cancelled before its prefill). */
   prefilled: number;
   /** Prompt tokens whose keys and values came from the session's cache. */
   reused: number;
