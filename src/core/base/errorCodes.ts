@@ -63,6 +63,8 @@ export const STUDIO_ERROR_CODES = {
     'A policy that does not rehearse was asked to play imagined episodes: use shadow mode or a rehearsing policy.',
   NO_TASKS:
     'No task files (*.task.json) were found at the given paths: pass task files or a folder holding them.',
+  POLICY_DECODE_FAILED:
+    'A forward pass of the policy failed in onnxruntime; every request decoded in that pass failed with it, others go on: retry, and if it recurs run fewer episodes at once or use a smaller model.',
   POLICY_HOST_CRASHED:
     'The policy host process exited unexpectedly; the message ends with its stderr: read it and retry.',
   POLICY_HOST_ERROR: 'The policy host failed with an uncoded error; the message says why.',

@@ -23,6 +23,10 @@ export interface PolicyHostOptions {
   modelDir: string;
   device?: DeviceSetting;
   threads?: number;
+  /** Most sequences decoding at once across requests (continuous batching); the host's default is 64. */
+  maxSequences?: number;
+  /** Most KV cache the host holds, in MiB; its default is 1024. */
+  kvCacheMb?: number;
   /** Receives the host's stderr lines (logs, native warnings). */
   log?: (line: string) => void;
   /** The Node executable; defaults to the current one (Electron runs it in Node mode). */
@@ -136,6 +140,8 @@ export class PolicyHostClient extends Disposable {
           modelDir: options.modelDir,
           device: options.device ?? 'auto',
           threads: options.threads,
+          maxSequences: options.maxSequences,
+          kvCacheMb: options.kvCacheMb,
         }),
         exited.then((e) => {
           throw e;

@@ -35,7 +35,10 @@ function main(): void {
   connection.onRequest(HostProtocol.initialize, async (params) => {
     try {
       await engine?.dispose();
-      engine = await OnnxEngine.load(params.modelDir, params.device, params.threads);
+      engine = await OnnxEngine.load(params.modelDir, params.device, params.threads, {
+        maxSequences: params.maxSequences,
+        kvCacheMb: params.kvCacheMb,
+      });
       const i = engine.info;
       console.error(`policy host: ${params.modelDir} on ${engine.device.device}`);
       return {
@@ -46,6 +49,7 @@ function main(): void {
           vocabSize: i.vocabSize,
           maxPositions: i.maxPositions,
         },
+        batch: engine.decoder.limits,
       };
     } catch (err) {
       return fail(err);
@@ -86,7 +90,8 @@ function main(): void {
         .finally(() => sub.dispose());
       const completion = result.samples.reduce((s, x) => s + x.ids.length, 0);
       stats.requests++;
-      stats.promptTokens += result.promptTokens;
+      // The prompt tokens read: a request cancelled while it waited for the batch read none.
+      stats.promptTokens += result.prefilled + result.reused;
       stats.prefilled += result.prefilled;
       stats.reused += result.reused;
       stats.completionTokens += completion;
@@ -105,6 +110,8 @@ function main(): void {
         decodeMs: result.decodeMs,
         decodeSteps: result.decodeSteps,
         sharedPrefix: result.sharedPrefix,
+        batchRows: result.batchRows,
+        queuedMs: result.queuedMs,
       };
     } catch (err) {
       return fail(err);
@@ -112,7 +119,10 @@ function main(): void {
   });
 
   connection.onNotification(HostProtocol.endSession, ({ session }) => engine?.endSession(session));
-  connection.onRequest(HostProtocol.stats, () => ({ ...stats }));
+  connection.onRequest(HostProtocol.stats, () => ({
+    ...stats,
+    ...(engine?.decoder.batchStats ?? { decodePasses: 0, decodeRows: 0, largestBatch: 0 }),
+  }));
   connection.onRequest(HostProtocol.shutdown, async () => {
     await engine?.dispose();
     engine = undefined;

@@ -13,16 +13,25 @@ export interface InitializeParams {
   device: DeviceSetting;
   /** Intra-op threads; absent = pick by model size. */
   threads?: number;
+  /** Most sequences decoding at once across requests; absent = 64. */
+  maxSequences?: number;
+  /** Most KV cache in MiB (requests in flight and idle sessions); absent = 1024. */
+  kvCacheMb?: number;
 }
 /** The device chosen (with why others were not) and the model's shape. */
 export interface InitializeResult {
   device: DeviceReport;
   model: { dir: string; layers: number; vocabSize: number; maxPositions: number };
+  /** The bounds of continuous batching: requests past them wait their turn. */
+  batch?: { maxSequences: number; maxCachedTokens: number };
 }
 /** Loads (or reloads) the model. */
 export const initialize = new RequestType<InitializeParams, InitializeResult, void>('initialize');
 
-/** A chat prompt to generate for: `n` samples, batched. */
+/**
+ * A chat prompt to generate for: `n` samples, batched. Requests sent while others decode are decoded
+ * together with them (continuous batching); each keeps its own session cache and sampler.
+ */
 export interface GenerateParams {
   /** Correlates streamed tokens with this request. */
   requestId: number;
@@ -49,6 +58,10 @@ export interface GenerateResult {
   decodeSteps: number;
   /** The n samples read one shared copy of the prompt's cache (the model folder's cascade graph). */
   sharedPrefix: boolean;
+  /** The most sequences (of every request in flight) one of this request's decode passes held. */
+  batchRows?: number;
+  /** Milliseconds it waited for room in the batch before its prefill. */
+  queuedMs?: number;
 }
 /** Generates; cancellable with `$/cancelRequest`. */
 export const generate = new RequestType<GenerateParams, GenerateResult, void>('generate');
@@ -65,7 +78,11 @@ export interface TokenParams {
 /** Sent while generating when `stream` is set. */
 export const token = new NotificationType<TokenParams>('token');
 
-/** Counters since the host started. */
+/**
+ * Counters since the host started. `promptTokens` = `prefilled` + `reused` (a request cancelled while
+ * it waited for room in the batch reads no prompt token); `decodeSteps` and `decodeMs` add up each request's own, so with requests decoded
+ * together they exceed the passes run and the time spent: `decodePasses` counts each pass once.
+ */
 export interface Stats {
   requests: number;
   promptTokens: number;
@@ -74,6 +91,12 @@ export interface Stats {
   completionTokens: number;
   decodeMs: number;
   decodeSteps: number;
+  /** Forward passes after prefills, a pass shared by several requests counted once. */
+  decodePasses?: number;
+  /** Sequences summed over those passes (decodeRows / decodePasses: the mean batch). */
+  decodeRows?: number;
+  /** The most sequences one pass decoded. */
+  largestBatch?: number;
 }
 /** Reads the counters. */
 export const stats = new RequestType0<Stats, void>('stats');

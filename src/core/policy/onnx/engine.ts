@@ -5,6 +5,7 @@ import { firstLine } from '../../base/clip';
 import { StudioError, errorMessage } from '../../base/errors';
 import type { ChatMessage, ToolDefinition } from '../../protocol/types';
 import { toFunctionSchema } from '../../protocol/types';
+import { batchLimits } from './batchScheduler';
 import type { GenerateRequest, GenerateResult } from './decoder';
 import { OnnxDecoder } from './decoder';
 import type { DeviceReport, DeviceSetting } from './device';
@@ -27,6 +28,7 @@ export class OnnxEngine {
     dir: string,
     setting: DeviceSetting = 'auto',
     threads?: number,
+    batch: { maxSequences?: number; kvCacheMb?: number } = {},
   ): Promise<OnnxEngine> {
     const info = await readModelFolder(dir);
     transformersEnv.allowRemoteModels = false;
@@ -49,7 +51,12 @@ export class OnnxEngine {
         `The tokenizer of ${dir} has no chat template (tokenizer_config.json "chat_template"); export the model with \`python3 -m trainer export\`, which writes it.`,
       );
     }
-    return new OnnxEngine(tokenizer, await OnnxDecoder.load(info, setting, threads), dir);
+    const limits = batchLimits(info, batch.kvCacheMb, batch.maxSequences);
+    return new OnnxEngine(
+      tokenizer,
+      await OnnxDecoder.load(info, setting, threads, { limits }),
+      dir,
+    );
   }
 
   get info(): ModelFolderInfo {
@@ -91,7 +98,7 @@ export class OnnxEngine {
     return ids.length ? this.tokenizer.decode(ids, { skip_special_tokens: false }) : '';
   }
 
-  /** Generates from token ids, with texts decoded by this model's tokenizer. */
+  /** Generates from token ids, with texts decoded by this model's tokenizer; concurrent calls decode together. */
   generate(req: Omit<GenerateRequest, 'decode'>): Promise<GenerateResult> {
     return this.decoder.generate({ ...req, decode: (ids) => this.decode(ids) });
   }

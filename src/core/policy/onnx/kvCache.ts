@@ -91,3 +91,47 @@ export function pastAsPrefix(past: PastTensors): PastTensors {
     out[name.replace(/^past_key_values\./, 'prefix_key_values.')] = t;
   return out;
 }
+
+/** Where one row of a gathered batch cache comes from: `length` positions of row `row` of `past`, from `start`. */
+export interface RowSource {
+  past: PastTensors;
+  row: number;
+  start: number;
+  length: number;
+}
+
+/**
+ * A batch cache `width` positions wide whose row i holds `sources[i]` right-aligned: its first
+ * `width - length` positions are padding (zeros, which the attention mask hides). It builds the
+ * decode batch when sequences join or leave it, trims padding no row needs any more, and cuts one
+ * row out for its session. A single whole batch-1 source is returned as is, without a copy.
+ */
+export async function gatherRows(
+  sources: readonly RowSource[],
+  width: number,
+): Promise<PastTensors> {
+  const first = sources[0];
+  const [b0, , s0] = Object.values(first.past)[0].dims as number[];
+  if (sources.length === 1 && b0 === 1 && first.start === 0 && first.length === s0 && s0 === width)
+    return first.past;
+  const out: PastTensors = {};
+  for (const name of Object.keys(first.past)) {
+    const [, h, , d] = first.past[name].dims as number[];
+    const dst = new Float32Array(sources.length * h * width * d);
+    for (let i = 0; i < sources.length; i++) {
+      const { past, row, start, length } = sources[i];
+      const t = past[name];
+      const s = t.dims[2];
+      const src = await cpuData(t);
+      for (let head = 0; head < h; head++) {
+        const from = ((row * h + head) * s + start) * d;
+        dst.set(
+          src.subarray(from, from + length * d),
+          ((i * h + head) * width + width - length) * d,
+        );
+      }
+    }
+    out[name] = new ort.Tensor('float32', dst, [sources.length, h, width, d]);
+  }
+  return out;
+}

@@ -1,0 +1,417 @@
+// Continuous batching in the policy host: requests in flight decode together, one forward pass a step,
+// rows of different lengths padded on the left. A request's tokens must not depend on what it was
+// batched with (greedy, or sampled with its own seed); sessions, the cascade graph, cancellation and
+// errors stay per request; the batch and the KV cache stay within their bounds.
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { PolicyHostClient } from '../../src/core/policy/hostClient';
+import type { BatchLimits, ForwardPasses } from '../../src/core/policy/onnx/batchScheduler';
+import { BatchScheduler, batchLimits } from '../../src/core/policy/onnx/batchScheduler';
+import type { GenerateRequest, GenerateResult } from '../../src/core/policy/onnx/decoder';
+import { OnnxDecoder } from '../../src/core/policy/onnx/decoder';
+import type { ModelFolderInfo } from '../../src/core/policy/onnx/modelFolder';
+import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
+import { OpenAICompatibleServer } from '../../src/core/policy/openaiServer';
+import { GREEDY } from '../../src/core/policy/sampling/sampling';
+import { ensurePolicyHostBundle, REPO } from '../support/servers';
+import { randomTestModel } from '../support/testModels';
+import { rejects } from './support/errors';
+
+const DEFAULT_POLICY = path.join(REPO, 'models', 'default');
+
+/** A prompt of `length` token ids, different for each `salt` (ids below the special tokens). */
+const promptOf = (length: number, salt: number, vocab: number) =>
+  Array.from({ length }, (_, i) => (i * 37 + 11 + salt * 101) % (vocab - 16));
+
+/** Prompt lengths of the requests decoded together: short and long rows in one batch. */
+const LENGTHS = [5, 300, 40, 17, 120];
+
+const ids = (r: GenerateResult) => r.samples.map((s) => s.ids);
+
+/** Runs requests one after another. */
+async function oneAtATime(
+  generate: (req: GenerateRequest) => Promise<GenerateResult>,
+  requests: GenerateRequest[],
+): Promise<GenerateResult[]> {
+  const out: GenerateResult[] = [];
+  for (const r of requests) out.push(await generate(r));
+  return out;
+}
+
+describe('policy host: requests in flight decode together (continuous batching)', function () {
+  this.timeout(120_000);
+  let info: ModelFolderInfo;
+  let decoder: OnnxDecoder;
+  let plainDecoder: OnnxDecoder;
+  const request = (promptIds: number[], extra: Partial<GenerateRequest> = {}): GenerateRequest => ({
+    promptIds,
+    n: 1,
+    maxTokens: 24,
+    sampling: GREEDY,
+    ...extra,
+  });
+  // Different lengths of output too: rows leave the batch at different steps.
+  const requests = () =>
+    LENGTHS.map((length, i) =>
+      request(promptOf(length, i, info.vocabSize), {
+        maxTokens: 12 + 6 * i,
+        minTokens: 12 + 6 * i,
+      }),
+    );
+
+  before(async () => {
+    info = await readModelFolder(DEFAULT_POLICY);
+    decoder = await OnnxDecoder.load(info, 'cpu');
+    plainDecoder = await OnnxDecoder.load({ ...info, cascadeFile: undefined }, 'cpu');
+  });
+  after(async () => {
+    await decoder?.dispose();
+    await plainDecoder?.dispose();
+  });
+
+  it('greedy: prompts of 5 to 300 tokens give the same tokens alone and decoded together, joining and leaving at different steps', async () => {
+    const alone = await oneAtATime((r) => decoder.generate(r), requests());
+    const before = decoder.batchStats;
+    const [first, ...others] = requests();
+    // Three start together; two more arrive while the first has decoded 5 tokens.
+    let late: Promise<GenerateResult>[] = [];
+    let streamed = 0;
+    const started = [
+      decoder.generate({
+        ...first,
+        decode: (t) => t.map((id) => `<${id}>`).join(''),
+        onToken: () => {
+          if (++streamed === 5) late = others.slice(2).map((r) => decoder.generate(r));
+        },
+      }),
+      ...others.slice(0, 2).map((r) => decoder.generate(r)),
+    ];
+    const early = await Promise.all(started);
+    const together = [...early, ...(await Promise.all(late))];
+    assert.equal(together.length, LENGTHS.length);
+    assert.deepEqual(together.map(ids), alone.map(ids));
+    assert.ok(
+      together.every((r) => r.batchRows > 1),
+      `every request shared a pass: ${together.map((r) => r.batchRows).join(', ')}`,
+    );
+    const after = decoder.batchStats;
+    const steps = together.reduce((s, r) => s + r.decodeSteps, 0);
+    assert.ok(
+      after.decodePasses - before.decodePasses < steps,
+      `${after.decodePasses - before.decodePasses} passes for ${steps} request steps`,
+    );
+    assert.equal(after.decodeRows - before.decodeRows, steps, 'each request step is one row');
+  });
+
+  it("sampled: each request's samples depend only on its own seed, whoever it is batched with", async () => {
+    const sampled = (i: number, n: number) =>
+      request(promptOf(LENGTHS[i], i, info.vocabSize), {
+        n,
+        maxTokens: 16,
+        minTokens: 16,
+        sampling: { ...GREEDY, temperature: 1, seed: 7 + i },
+      });
+    for (const d of [plainDecoder, decoder]) {
+      // With the plain graph the 3 samples are rows of the shared batch; with the cascade graph they decode on their own beside it.
+      const mine = sampled(1, 3);
+      const alone = await d.generate(mine);
+      assert.equal(new Set(ids(alone).map((s) => s.join())).size, 3, 'the samples differ');
+      const companions = [sampled(0, 1), sampled(2, 1), sampled(3, 2)];
+      const withSome = await Promise.all([mine, ...companions].map((r) => d.generate(r)));
+      const withOthers = await Promise.all(
+        [sampled(4, 1), mine, sampled(0, 1)].map((r) => d.generate(r)),
+      );
+      assert.deepEqual(ids(withSome[0]), ids(alone));
+      assert.deepEqual(ids(withOthers[1]), ids(alone));
+      assert.equal(withSome[0].sharedPrefix, d === decoder);
+      const companionsAlone = await oneAtATime((r) => d.generate(r), companions);
+      assert.deepEqual(withSome.slice(1).map(ids), companionsAlone.map(ids));
+    }
+  });
+
+  it("keeps each session's cache inside the batch: the next turns, decoded together, encode only their new suffix", async () => {
+    const sessions = ['batch-a', 'batch-b', 'batch-c'];
+    const firstTurn = sessions.map((session, i) =>
+      request(promptOf(LENGTHS[i + 1], i, info.vocabSize), {
+        session,
+        n: i === 2 ? 3 : 1, // the cascade graph's prompt cache is a session too
+        maxTokens: 10,
+        minTokens: 10,
+      }),
+    );
+    const first = await Promise.all(firstTurn.map((r) => decoder.generate(r)));
+    const nextTurn = firstTurn.map((r, i) =>
+      request(r.promptIds.concat(first[i].samples[0].ids, [40, 41, 42]), {
+        session: r.session,
+        n: r.n,
+        maxTokens: 10,
+        minTokens: 10,
+      }),
+    );
+    const next = await Promise.all(nextTurn.map((r) => decoder.generate(r)));
+    next.forEach((r, i) =>
+      assert.ok(
+        r.reused >= firstTurn[i].promptIds.length,
+        `session ${sessions[i]}: reused ${r.reused} of ${r.promptTokens}`,
+      ),
+    );
+    assert.ok(next[0].batchRows > 1 && next[1].batchRows > 1);
+    const fresh = await oneAtATime(
+      (r) => decoder.generate(r),
+      nextTurn.map((r) => ({ ...r, session: undefined })),
+    );
+    assert.deepEqual(next.map(ids), fresh.map(ids), 'with or without the caches, the same tokens');
+    for (const s of sessions) decoder.endSession(s);
+  });
+
+  it('cancelling one request ends only it; a prompt too long fails alone with PROMPT_TOO_LONG', async () => {
+    const [a, b, c] = requests();
+    const alone = await oneAtATime((r) => decoder.generate(r), [a, c]);
+    const abort = new AbortController();
+    let streamed = 0;
+    const cancelled = decoder.generate({
+      ...b,
+      signal: abort.signal,
+      decode: (t) => t.map((id) => `<${id}>`).join(''),
+      onToken: () => {
+        if (++streamed === 3) abort.abort();
+      },
+    });
+    const tooLong = decoder.generate(
+      request(promptOf(info.maxPositions - 4, 9, info.vocabSize), { maxTokens: 8 }),
+    );
+    const others = Promise.all([a, c].map((r) => decoder.generate(r)));
+    assert.equal((await rejects(tooLong)).code, 'PROMPT_TOO_LONG');
+    const stopped = await cancelled;
+    assert.equal(stopped.samples[0].finish, 'cancelled');
+    assert.equal(stopped.samples[0].ids.length, 3);
+    assert.deepEqual((await others).map(ids), alone.map(ids));
+  });
+
+  describe('limits and failures (the scheduler over its own sessions)', () => {
+    let plain: ort.InferenceSession;
+    let cascade: ort.InferenceSession;
+    let failShared = false;
+    const forward = (): ForwardPasses => ({
+      plain: async (feeds) => {
+        // Fault injection: a decode pass of more than one sequence fails in "onnxruntime".
+        if (failShared && feeds['input_ids'].dims[0] > 1 && feeds['input_ids'].dims[1] === 1)
+          throw new Error('Non-zero status code returned while running MatMul node');
+        return plain.run(feeds);
+      },
+      cascade: (feeds) => cascade.run(feeds),
+      positionIds: true,
+    });
+    const scheduler = (limits: BatchLimits) => new BatchScheduler(info, forward(), limits);
+
+    before(async () => {
+      const options = { executionProviders: ['cpu'], logSeverityLevel: 3 as const };
+      plain = await ort.InferenceSession.create(path.join(info.dir, info.onnxFile), options);
+      cascade = await ort.InferenceSession.create(path.join(info.dir, info.cascadeFile!), options);
+    });
+    after(async () => {
+      await plain?.release();
+      await cascade?.release();
+    });
+
+    it('a failed shared pass fails every request in it with POLICY_DECODE_FAILED; a request decoding on its own goes on, and so does the next one', async () => {
+      const s = scheduler(batchLimits(info));
+      const [a, b, c] = requests();
+      const cascaded = request(promptOf(60, 5, info.vocabSize), {
+        n: 2,
+        maxTokens: 16,
+        minTokens: 16,
+      });
+      const expected = await oneAtATime((r) => s.generate(r), [cascaded, c]);
+      failShared = true;
+      try {
+        const settled = await Promise.allSettled([a, b, cascaded].map((r) => s.generate(r)));
+        for (const r of settled.slice(0, 2)) {
+          assert.equal(r.status, 'rejected');
+          const err = (r as PromiseRejectedResult).reason as { code?: string; message: string };
+          assert.equal(err.code, 'POLICY_DECODE_FAILED');
+          assert.match(err.message, /onnxruntime failed in a decode step of 2 sequences/);
+        }
+        assert.equal(settled[2].status, 'fulfilled');
+        assert.deepEqual(ids((settled[2] as PromiseFulfilledResult<GenerateResult>).value), [
+          ...ids(expected[0]),
+        ]);
+      } finally {
+        failShared = false;
+      }
+      assert.deepEqual(ids(await s.generate(c)), ids(expected[1]), 'the host decodes on');
+      await s.dispose();
+    });
+
+    it('at most maxSequences decode at once and a request over the KV budget waits; all finish with their own tokens', async () => {
+      const alone = await oneAtATime((r) => decoder.generate(r), requests());
+      const few = scheduler({ maxSequences: 2, maxCachedTokens: 1_000_000 });
+      const running = requests().map((r) => few.generate(r));
+      // Sixth in line behind two at a time: it waits, and is cancelled meanwhile.
+      const abort = new AbortController();
+      const waiting = few.generate({ ...requests()[4], signal: abort.signal });
+      await Promise.resolve();
+      abort.abort();
+      assert.deepEqual((await Promise.all(running)).map(ids), alone.map(ids));
+      assert.equal(few.stats.largestBatch, 2);
+      const skipped = await waiting;
+      assert.deepEqual(
+        [skipped.samples[0].finish, skipped.samples[0].ids, skipped.prefilled],
+        ['cancelled', [], 0],
+        'cancelled while it waited: ended without a prefill',
+      );
+      await few.dispose();
+      // 300 + 24 tokens fit; two such rows (the batch is as wide as its longest) do not.
+      const small = scheduler({ maxSequences: 64, maxCachedTokens: 400 });
+      const long = [0, 1].map((i) =>
+        request(promptOf(300, i, info.vocabSize), { maxTokens: 24, minTokens: 24 }),
+      );
+      const waited = await Promise.all(long.map((r) => small.generate(r)));
+      assert.equal(small.stats.largestBatch, 1, 'the second waited for the first');
+      assert.deepEqual(
+        waited.map(ids),
+        (await oneAtATime((r) => decoder.generate(r), long)).map(ids),
+      );
+      await small.dispose();
+    });
+
+    it("evicts idle sessions' caches least recently used first to stay within the KV budget", async () => {
+      const s = scheduler({ maxSequences: 64, maxCachedTokens: 400 });
+      const turn = (session: string, promptIds: number[]) =>
+        s.generate(request(promptIds, { session, maxTokens: 8, minTokens: 8 }));
+      const prompts = new Map(['a', 'b', 'c'].map((k, i) => [k, promptOf(100, i, info.vocabSize)]));
+      const next = async (session: string) => {
+        const prompt = prompts.get(session)!;
+        const result = await turn(session, prompt);
+        prompts.set(session, prompt.concat(result.samples[0].ids, [50, 51, 52, 53, 54]));
+        return result;
+      };
+      for (const k of ['a', 'b', 'c']) await next(k); // 107 cached tokens each
+      assert.equal((await next('a')).reused, 107); // a is now the most recent: b, c, a
+      // 150 + 8 tokens more do not fit beside all three: b, the least recently used, goes.
+      await s.generate(request(promptOf(150, 7, info.vocabSize), { maxTokens: 8 }));
+      assert.equal((await next('b')).reused, 0, 'b was evicted');
+      assert.equal((await next('c')).reused, 107, 'c was kept');
+      assert.equal((await next('a')).reused, 120, 'a was kept');
+      await s.dispose();
+    });
+  });
+});
+
+describe('policy host process and `rehearse serve`: concurrent requests share decode passes', function () {
+  this.timeout(120_000);
+  let host: PolicyHostClient;
+
+  before(async function () {
+    this.timeout(300_000);
+    ensurePolicyHostBundle();
+    host = await PolicyHostClient.start({ modelDir: await randomTestModel(1), device: 'cpu' });
+  });
+  after(() => host?.dispose());
+
+  it('streams each request its own tokens and cancels one alone; the counters add up', async () => {
+    const before = await host.stats();
+    const ask = (
+      content: string,
+      maxTokens: number,
+      onToken: (d: string) => void,
+      signal?: AbortSignal,
+    ) =>
+      host.generate(
+        {
+          messages: [{ role: 'user', content }],
+          tools: [],
+          n: 1,
+          maxTokens,
+          minTokens: maxTokens,
+          sampling: GREEDY,
+        },
+        (_sample, delta) => onToken(delta),
+        signal,
+      );
+    const pieces: string[][] = [[], [], []];
+    const abort = new AbortController();
+    let later: Promise<Awaited<ReturnType<typeof ask>>>[] = [];
+    // The others are sent once the first has streamed a token, while it has 150 more to decode.
+    const first = ask('The first conversation', 160, (d) => {
+      if (pieces[0].push(d) === 1)
+        later = [
+          ask('A second, longer conversation about the weather in Oslo', 40, (x) =>
+            pieces[1].push(x),
+          ),
+          ask(
+            'The third one',
+            200,
+            (x) => {
+              if (pieces[2].push(x) === 5) abort.abort();
+            },
+            abort.signal,
+          ),
+        ];
+    });
+    const results = [await first, ...(await Promise.all(later))];
+    results.slice(0, 2).forEach((r, i) => {
+      // The stream holds back a character still incomplete at the end (this model writes bytes).
+      const streamed = pieces[i].join('');
+      assert.ok(streamed.length > 0 && r.samples[0].text.startsWith(streamed), `request ${i}`);
+      assert.equal(r.samples[0].finish, 'length');
+    });
+    assert.equal(results[2].samples[0].finish, 'cancelled');
+    assert.ok(results[2].samples[0].completionTokens < 200);
+    assert.ok((results[1].batchRows ?? 0) > 1, 'the second shared passes with the first');
+    const after = await host.stats();
+    const sum = (f: (r: (typeof results)[number]) => number) =>
+      results.reduce((s, r) => s + f(r), 0);
+    assert.equal(after.requests - before.requests, 3);
+    assert.equal(
+      after.promptTokens - before.promptTokens,
+      sum((r) => r.promptTokens),
+    );
+    assert.equal(
+      after.prefilled - before.prefilled + (after.reused - before.reused),
+      after.promptTokens - before.promptTokens,
+    );
+    assert.equal(
+      after.completionTokens - before.completionTokens,
+      sum((r) => r.samples[0].completionTokens),
+    );
+    assert.equal(
+      after.decodeSteps - before.decodeSteps,
+      sum((r) => r.decodeSteps),
+    );
+    assert.ok(after.decodePasses! - before.decodePasses! < after.decodeSteps - before.decodeSteps);
+  });
+
+  it('`rehearse serve`: two concurrent chat completions both complete, decoded in shared passes', async () => {
+    const server = new OpenAICompatibleServer(host, 'random');
+    const baseURL = await server.listen(0);
+    try {
+      const before = await host.stats();
+      const post = (content: string) =>
+        fetch(`${baseURL}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ messages: [{ role: 'user', content }], max_tokens: 128 }),
+        });
+      const responses = await Promise.all([post('Hello there'), post('What is 2 + 2, exactly?')]);
+      const bodies = (await Promise.all(responses.map((r) => r.json()))) as {
+        choices: { message: { content: string } }[];
+        usage: { completion_tokens: number };
+      }[];
+      assert.deepEqual(
+        responses.map((r) => r.status),
+        [200, 200],
+      );
+      assert.ok(bodies.every((b) => b.usage.completion_tokens > 0));
+      const after = await host.stats();
+      assert.equal(after.requests - before.requests, 2);
+      assert.ok(
+        after.decodePasses! - before.decodePasses! < after.decodeSteps - before.decodeSteps,
+        `${after.decodePasses! - before.decodePasses!} passes for ${after.decodeSteps - before.decodeSteps} request steps: some were shared`,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
