@@ -21,6 +21,9 @@ import type {
 } from './types';
 import { DEFAULT_MAX_TOKENS } from './types';
 
+/** Retries of one request (429, 5xx, lost connection) before its error ends the episode. */
+export const ENDPOINT_RETRIES = 4;
+
 /** How to reach an OpenAI-compatible server (vLLM, SGLang, llama.cpp server, ...). */
 export interface EndpointOptions {
   /** Base URL, e.g. `http://127.0.0.1:8000/v1`. */
@@ -121,7 +124,10 @@ export class EndpointPolicy extends Disposable implements Policy {
       baseURL: options.baseURL,
       apiKey: options.apiKey || 'not-needed',
       timeout: options.timeoutMs ?? 120_000,
-      maxRetries: 1,
+      // The SDK retries 408, 409, 429 and 5xx answers and lost connections, backing off
+      // exponentially (0.5 s doubling, at most 8 s, or as Retry-After says): a server busy with the
+      // N requests a run keeps in flight gets time, and a request gives up after that many.
+      maxRetries: ENDPOINT_RETRIES,
     });
     this.info = { kind: 'endpoint', id: `${options.baseURL} ${options.model}` };
     this.defaults = { ...GREEDY, ...options.sampling };
