@@ -54,11 +54,10 @@ async function main(): Promise<number> {
     const targets = (c.targets ?? []).map((t) => {
       if ('fact' in t) {
         const actual = Number(result.facts?.[t.fact] ?? Number.NaN);
-        const met = actual <= t.atMost;
+        const met = 'atMost' in t ? actual <= t.atMost : actual >= t.atLeast;
         if (!met) missed++;
-        console.log(
-          `  target ${t.fact} <= ${t.atMost}: ${actual.toFixed(2)} ${met ? 'met' : 'MISSED'}`,
-        );
+        const goal = 'atMost' in t ? `<= ${t.atMost}` : `>= ${t.atLeast}`;
+        console.log(`  target ${t.fact} ${goal}: ${actual.toFixed(2)} ${met ? 'met' : 'MISSED'}`);
         return { ...t, actual, met };
       }
       const actual = result.measurements[t.measurement]?.[t.stat] ?? Number.NaN;

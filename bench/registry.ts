@@ -19,11 +19,11 @@ export interface TimeTarget {
   belowMs: number;
 }
 
-/** A goal for a ratio the case reports as a fact (two timings of the same machine, or two counts): at most `atMost`. */
-export interface RatioTarget {
-  fact: string;
-  atMost: number;
-}
+/**
+ * A goal for a ratio the case reports as a fact (two timings of the same machine, or two counts): at
+ * most `atMost` (a cost) or at least `atLeast` (a speed-up).
+ */
+export type RatioTarget = { fact: string } & ({ atMost: number } | { atLeast: number });
 
 /** A goal of a case. */
 export type BenchTarget = TimeTarget | RatioTarget;

@@ -1,0 +1,230 @@
+import { promises as fs } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runCli } from '../../src/cli/program';
+import type { BenchCaseResult } from '../registry';
+import { registerBenchCase, timingStats } from '../registry';
+
+const LEVELS = [1, 4, 8];
+const TASKS_PER_DOMAIN = 20;
+
+/** Runs the CLI in-process; throws with its stderr when it fails. */
+async function rehearse(...argv: string[]): Promise<string> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, {
+    out: (s) => out.push(s),
+    err: (s) => err.push(s),
+    color: false,
+  });
+  if (code !== 0) throw new Error(`rehearse ${argv.join(' ')} exited ${code}:\n${err.join('\n')}`);
+  return out.join('\n');
+}
+
+/** 20 held-out tasks (test split) of each built-in domain, in a temporary folder. */
+async function heldOutTasks(dir: string): Promise<string> {
+  const tasks = path.join(dir, 'tasks');
+  for (const domain of ['retail', 'bank'])
+    await rehearse(
+      'generate',
+      domain,
+      '--split',
+      'test',
+      '--count',
+      String(TASKS_PER_DOMAIN),
+      '--out',
+      path.join(tasks, domain),
+    );
+  return tasks;
+}
+
+/**
+ * Plays the tasks once per level, levels alternating over `rounds`, and returns each level's wall
+ * times and episodes per minute (the median).
+ */
+async function byLevel(
+  rounds: number,
+  episodes: number,
+  play: (n: number, round: number) => Promise<void>,
+): Promise<{ times: Map<number, number[]>; perMinute: Map<number, number> }> {
+  const times = new Map<number, number[]>(LEVELS.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++)
+    for (const n of LEVELS) {
+      const t0 = performance.now();
+      await play(n, r);
+      times.get(n)!.push(performance.now() - t0);
+    }
+  const perMinute = new Map<number, number>();
+  for (const [n, t] of times) {
+    const median = [...t].sort((a, b) => a - b)[Math.floor(t.length / 2)];
+    perMinute.set(n, (episodes * 60_000) / median);
+  }
+  return { times, perMinute };
+}
+
+function figures(
+  times: Map<number, number[]>,
+  perMinute: Map<number, number>,
+): Pick<BenchCaseResult, 'measurements' | 'facts'> {
+  const one = perMinute.get(1)!;
+  return {
+    measurements: Object.fromEntries(
+      [...times].map(([n, t]) => [`--concurrency ${n}`, timingStats(t)]),
+    ),
+    facts: Object.fromEntries(
+      LEVELS.flatMap((n) => [
+        [`episodes per minute, N = ${n}`, Number(perMinute.get(n)!.toFixed(1))],
+        ...(n > 1 ? [[`N = ${n} / N = 1`, Number((perMinute.get(n)! / one).toFixed(2))]] : []),
+      ]),
+    ),
+  };
+}
+
+registerBenchCase({
+  name: 'runs: episodes per minute at N = 1, 4, 8 with the default policy',
+  description: `\`rehearse run\` of ${2 * TASKS_PER_DOMAIN} held-out tasks (test split, ${TASKS_PER_DOMAIN} retail and ${TASKS_PER_DOMAIN} bank) in shadow mode with the embedded default policy on CPU and the real built-in servers, at --concurrency 1, 4 and 8 (the policy host decodes the episodes in flight together); wall time of the whole command, policy host start included; levels alternate, medians`,
+  targets: [{ fact: 'N = 8 / N = 1', atLeast: 3 }],
+  async run(settings) {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-runs-'));
+    try {
+      const tasks = await heldOutTasks(dir);
+      const { times, perMinute } = await byLevel(
+        Math.max(1, Math.min(settings.runs, 2)),
+        2 * TASKS_PER_DOMAIN,
+        async (n, r) => {
+          await rehearse(
+            'run',
+            tasks,
+            '--policy',
+            'default',
+            '--device',
+            'cpu',
+            '--concurrency',
+            String(n),
+            '--out',
+            path.join(dir, `runs-${n}-${r}`),
+            '--no-progress',
+            '--json',
+          );
+        },
+      );
+      return { baseline: '--concurrency 1', ...figures(times, perMinute) };
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  },
+});
+
+/** The delay of the test endpoint's every answer, as a busy remote server would take. */
+const ENDPOINT_DELAY_MS = 200;
+
+/**
+ * An OpenAI-compatible endpoint that answers every request after {@link ENDPOINT_DELAY_MS}: an act
+ * request calls the task's first tool and, once a tool answered, gives a final answer; a rehearse
+ * request (no tools) rehearses `{"ok": true}`. Each episode makes three requests.
+ */
+async function slowEndpoint(): Promise<{ url: string; close: () => void; requests: () => number }> {
+  let requests = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      requests++;
+      const asked = JSON.parse(body) as {
+        messages: { role: string }[];
+        tools?: { function: { name: string } }[];
+      };
+      const message = !asked.tools?.length
+        ? { role: 'assistant', content: '<execution_result>\n{"ok": true}\n</execution_result>' }
+        : asked.messages.some((m) => m.role === 'tool')
+          ? { role: 'assistant', content: 'Done.' }
+          : {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                {
+                  id: 'call_1',
+                  type: 'function',
+                  function: { name: asked.tools[0].function.name, arguments: '{}' },
+                },
+              ],
+            };
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            id: `c${requests}`,
+            object: 'chat.completion',
+            created: 0,
+            model: 'slow',
+            choices: [
+              {
+                index: 0,
+                message,
+                finish_reason: 'tool_calls' in message ? 'tool_calls' : 'stop',
+              },
+            ],
+            usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+          }),
+        );
+      }, ENDPOINT_DELAY_MS);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: () => server.close(),
+    requests: () => requests,
+  };
+}
+
+registerBenchCase({
+  name: `runs: episodes per minute at N = 1, 4, 8 against an endpoint that answers in ${ENDPOINT_DELAY_MS} ms`,
+  description: `\`rehearse run\` of ${2 * TASKS_PER_DOMAIN} held-out tasks x 2 episodes in shadow mode against a local OpenAI-compatible endpoint whose every answer takes ${ENDPOINT_DELAY_MS} ms (act: one tool call, then a final answer; one rehearsal per call: three requests an episode) and the real built-in servers, at --concurrency 1, 4 and 8; wall time of the whole command; levels alternate, medians. The ideal is N times N = 1`,
+  targets: [
+    { fact: 'N = 4 / N = 1', atLeast: 3.2 },
+    { fact: 'N = 8 / N = 1', atLeast: 6.4 },
+  ],
+  async run(settings) {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-endpoint-'));
+    const endpoint = await slowEndpoint();
+    try {
+      const tasks = await heldOutTasks(dir);
+      const episodes = 2 * 2 * TASKS_PER_DOMAIN;
+      const { times, perMinute } = await byLevel(
+        Math.max(1, Math.min(settings.runs, 2)),
+        episodes,
+        async (n, r) => {
+          await rehearse(
+            'run',
+            tasks,
+            '--policy',
+            endpoint.url,
+            '--model',
+            'slow',
+            '--episodes',
+            '2',
+            '--concurrency',
+            String(n),
+            '--out',
+            path.join(dir, `runs-${n}-${r}`),
+            '--no-progress',
+            '--json',
+          );
+        },
+      );
+      const result = figures(times, perMinute);
+      return {
+        baseline: '--concurrency 1',
+        ...result,
+        facts: { ...result.facts, 'requests answered': endpoint.requests() },
+      };
+    } finally {
+      endpoint.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  },
+});
