@@ -9,6 +9,7 @@ import type { StudioError } from '../../src/core/base/errors';
 import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import { threadOptions } from '../../src/core/policy/onnx/decoder';
 import { OnnxPolicy } from '../../src/core/policy/onnxPolicy';
+import type { ActRequest } from '../../src/core/policy/types';
 import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage } from '../../src/core/protocol/types';
@@ -432,6 +433,59 @@ describe('policy host: a real ONNX model in its own process', function () {
       // A dead host answers at once, with the same code.
       const again = await rejects(victim.act({ messages: CHAT, tools: TOOLS }));
       assert.equal(again.code, 'POLICY_HOST_CRASHED');
+    } finally {
+      victim.dispose();
+    }
+  });
+
+  it('kill -9 of the host with 8 episodes in flight ends all 8 with POLICY_HOST_CRASHED; no ninth starts; the trace reads', async () => {
+    const victim = await OnnxPolicy.start({ modelDir, device: 'cpu' });
+    let killed = false;
+    /** Counts the act requests in flight: the host dies once all 8 episodes wait on it. */
+    class InFlight extends RecordingPolicy {
+      pending = 0;
+      override async act(request: ActRequest) {
+        this.pending++;
+        try {
+          return await super.act(request);
+        } finally {
+          this.pending--;
+        }
+      }
+    }
+    const watched: InFlight = new InFlight(victim, {
+      onActToken: () => {
+        if (killed || watched.pending < 8) return;
+        killed = true;
+        process.kill(victim.pid!, 'SIGKILL');
+      },
+    });
+    try {
+      const retail = await loadTaskFile(
+        path.join(REPO, 'examples', 'tasks', 'retail-0000.task.json'),
+      );
+      const { summary, trace } = await run(
+        watched,
+        [retail],
+        { episodesPerTask: 9, maxTokens: { act: 384, rehearse: 64 } },
+        { concurrency: 8 },
+      );
+      assert.ok(killed, 'the host was killed with 8 acts in flight');
+      assert.deepEqual([summary.status, summary.error?.code], ['failed', 'POLICY_HOST_CRASHED']);
+      assert.deepEqual(
+        summary.episodes.map((e) => [e.episodeId, e.status]),
+        ['e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'e7', 'e8'].map((id) => [id, 'failed']),
+        'the eight in flight end; the ninth never starts',
+      );
+      assert.equal(trace.episodes.length, 8);
+      assert.deepEqual(
+        trace.ends.map((e) => e.error?.code),
+        Array(8).fill('POLICY_HOST_CRASHED'),
+      );
+      assert.deepEqual(
+        [trace.end.status, trace.end.error?.code],
+        ['failed', 'POLICY_HOST_CRASHED'],
+      );
     } finally {
       victim.dispose();
     }

@@ -25,6 +25,7 @@ import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { exportRows } from '../../src/core/training/exportRows';
 import { rehearse } from './support/cli';
 import { MAX_HELD, PlannedOrder } from '../../src/core/trace/format/plannedOrder';
+import { compareIds } from '../../src/core/trace/format/ids';
 import { loadCallView } from '../../src/core/trace/index/callView';
 import { OK_CASE, REFUSED_CASE, REHEARSAL_ERROR_CASES, probeTask } from '../support/scriptedModel';
 import type { CheckedRun } from './support/runnerFixture';
@@ -221,6 +222,33 @@ describe('runner: many episodes at once', function () {
       a.summary.episodes.map((e) => e.episodeId),
       one.summary.episodes.map((e) => e.episodeId),
     );
+  });
+
+  it('stopping the run with episodes in flight ends each of them with its end event; the trace reads', async () => {
+    const abort = new AbortController();
+    let most = 0;
+    const { summary, trace } = await run(
+      scripted(),
+      tasks(),
+      { episodesPerTask: 4 },
+      {
+        concurrency: 6,
+        signal: abort.signal,
+        onProgress: (p) => {
+          most = Math.max(most, p.inFlight ?? 0);
+          if ((p.inFlight ?? 0) >= 4) abort.abort();
+        },
+      },
+    );
+    assert.ok(most >= 4, `${most} in flight at most`);
+    assert.equal(summary.status, 'cancelled');
+    assert.ok(trace.episodes.length < tasks().length * 4, 'episodes not started stay unplayed');
+    assert.deepEqual(
+      trace.ends.map((e) => e.episodeId).sort(compareIds),
+      trace.episodes.map((e) => e.episodeId).sort(compareIds),
+      'every episode that started has its end',
+    );
+    assert.ok(trace.ends.some((e) => e.status === 'cancelled'));
   });
 
   it('private rehearsal at N = 4 names and plays its episodes as at N = 1', async () => {
