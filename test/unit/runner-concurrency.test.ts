@@ -5,6 +5,7 @@
 // rehearsal.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { callSideDocument } from '../../src/core/explorer/callDocument';
 import { traceTreeChildren } from '../../src/core/explorer/tree';
@@ -249,6 +250,28 @@ describe('runner: many episodes at once', function () {
       'every episode that started has its end',
     );
     assert.ok(trace.ends.some((e) => e.status === 'cancelled'));
+  });
+
+  it('a server that cannot start fails only the episodes that needed it; the others in flight go on', async () => {
+    const broken = probeTask(OK_CASE.case, undefined, 'probe-broken-server');
+    broken.task.servers = {
+      probe: { type: 'stdio', command: path.join(os.tmpdir(), 'no-such-server-binary') },
+    };
+    const { summary } = await run(
+      scripted(),
+      [probeTask(OK_CASE.case), broken, probeTask(REFUSED_CASE.case)],
+      { episodesPerTask: 3 },
+      { concurrency: 4 },
+    );
+    assert.equal(summary.status, 'completed');
+    assert.deepEqual(
+      summary.episodes.map((e) => [e.taskId, e.status]),
+      [
+        ...Array(3).fill(['probe-ok', 'completed']),
+        ...Array(3).fill(['probe-broken-server', 'failed']),
+        ...Array(3).fill(['probe-refused', 'completed']),
+      ],
+    );
   });
 
   it('private rehearsal at N = 4 names and plays its episodes as at N = 1', async () => {
