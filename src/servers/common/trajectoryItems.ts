@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../core/base/canonicalJson';
 import type { JsonValue } from '../../core/base/json';
 import type { ParsedToolCall } from '../../core/protocol/actParser';
 import type { ArgumentMatchers, CheckSpec, Matcher } from '../../core/tasks/format/taskFile';
@@ -55,10 +56,10 @@ function escapeRegExp(text: string): string {
  * The trajectory items of a generated task: checks over what the episode did (its calls) that stand
  * for its state checks, so that an imagined episode, which has no real state, is graded on the same
  * grounds. For every write of the reference solution, a `call` item (`ok: true`, the arguments the
- * state checks depend on); for every write tool, a `no_call` item forbidding the writes the
+ * state checks depend on, at most as many such calls as the reference makes); for every write tool, a `no_call` item forbidding the writes the
  * reference does not make (any call of a tool it never writes with; a call of a tool it writes with
- * on another target). Together they say what `"$.writes" equals [...]` says, except how often a
- * write is repeated on the same target.
+ * on another target). With `max` on the calls, together they say what `"$.writes" equals [...]`
+ * says, but for writes that changed nothing (an attempt the server refused still counts).
  */
 export function trajectoryItems(
   steps: readonly { calls: readonly ParsedToolCall[] }[],
@@ -67,7 +68,10 @@ export function trajectoryItems(
   const items: CheckSpec[] = [];
   const targets = new Map<string, string[]>();
   const seen = new Map<string, number>();
-  for (const call of steps.flatMap((s) => s.calls)) {
+  const calls = steps.flatMap((s) => s.calls);
+  const same = (a: ParsedToolCall, b: ParsedToolCall) =>
+    a.name === b.name && canonicalJson(a.arguments) === canonicalJson(b.arguments);
+  for (const call of calls) {
     const spec = writeTools.find((w) => w.tool === call.name);
     if (!spec) continue;
     const target = String((call.arguments as { [key: string]: JsonValue })[spec.target]);
@@ -80,6 +84,8 @@ export function trajectoryItems(
       tool: spec.tool,
       args: argumentMatchers(call, spec),
       ok: true,
+      // A write made twice changes twice (a second transfer, a second payment).
+      max: calls.filter((c) => same(c, call)).length,
       weight: WRITE_CALL_WEIGHT,
       description: `${spec.tool} on ${target} succeeded (stands for the state checks)`,
     });
