@@ -519,6 +519,14 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
             weight: 2,
           },
           {
+            id: 'cancel-reason',
+            kind: 'state',
+            server: 'retail',
+            path: orderPath(pending.order_id, 'cancel_reason'),
+            equals: 'ordered by mistake',
+            weight: 1,
+          },
+          {
             id: 'other-unchanged',
             kind: 'state',
             server: 'retail',
