@@ -24,12 +24,14 @@ import { REPO } from './servers';
  * How a played solution differs from the reference. `repeated-write` (a write of the reference made
  * twice: a retried transfer) is reported apart from the others, as a probe of what the items count.
  */
-export type Variant = 'reference' | 'wrong-id' | 'missing-write' | 'extra-write' | 'repeated-write';
+export type Variant =
+  'reference' | 'wrong-id' | 'wrong-value' | 'missing-write' | 'extra-write' | 'repeated-write';
 
 /** The reference and the perturbations the agreement figure is taken over, in report order. */
 export const VARIANTS: readonly Variant[] = [
   'reference',
   'wrong-id',
+  'wrong-value',
   'missing-write',
   'extra-write',
 ];
@@ -111,6 +113,45 @@ function otherId(world: World, spec: WriteToolSpec, id: string, seed: number): s
   return pool.length ? pool[seed % pool.length][0] : undefined;
 }
 
+/** Reasons a tool takes, each with the one a slip gives instead. */
+const OTHER_REASON: { [reason: string]: string } = {
+  'no longer needed': 'ordered by mistake',
+  'ordered by mistake': 'no longer needed',
+  lost: 'stolen',
+  stolen: 'lost',
+  unauthorized: 'duplicate charge',
+  'duplicate charge': 'unauthorized',
+};
+
+/**
+ * Changes one argument of a write other than its target, one a state check may depend on (an
+ * amount, a reason, a street, a destination account, an item left out); says what it did.
+ */
+function changeValue(
+  args: Entity,
+  spec: WriteToolSpec,
+  world: World,
+  seed: number,
+): string | undefined {
+  for (const key of Object.keys(args).sort()) {
+    if (key === spec.target || spec.free?.includes(key)) continue;
+    const v = args[key];
+    let next: JsonValue | undefined;
+    if (typeof v === 'number') next = v + 5;
+    else if (typeof v === 'string' && OTHER_REASON[v]) next = OTHER_REASON[v];
+    else if (key === 'address1') next = '99 Wrong Street';
+    else if (key === 'account_number' && typeof v === 'string')
+      next = v.slice(0, -1) + String((Number(v.slice(-1)) + 1) % 10);
+    else if (key === 'to_account_id' && typeof v === 'string')
+      next = otherId(world, { ...spec, collection: 'accounts' }, v, seed);
+    else if (Array.isArray(v) && v.length > 1) next = v.slice(1);
+    if (next === undefined) continue;
+    args[key] = next;
+    return `${key} ${JSON.stringify(next)} instead of ${JSON.stringify(v)}`;
+  }
+  return undefined;
+}
+
 /** The user or customer the task is about: named in a reference call, or owning what one names. */
 function subjectOf(world: World, turns: Turns): string | undefined {
   for (const c of turns.flatMap((t) => t.calls)) {
@@ -145,9 +186,12 @@ function extraWriteArgs(
   tool: string,
   world: World,
   subject: string | undefined,
+  avoid: ReadonlySet<string>,
 ): JsonObject | undefined {
   const mine = (coll: string, field: string) =>
-    entities(world, coll).filter(([, e]) => subject === undefined || e[field] === subject);
+    entities(world, coll).filter(
+      ([id, e]) => !avoid.has(id) && (subject === undefined || e[field] === subject),
+    );
   const first = <T>(xs: T[]) => xs[0];
   switch (tool) {
     case 'modify_user_address': {
@@ -213,10 +257,14 @@ export function perturb(
   if (variant === 'reference') return { turns };
   const seed = task.seed ?? 0;
   const writes = writesOf(turns, tools);
-  if (variant === 'wrong-id' || variant === 'missing-write' || variant === 'repeated-write') {
+  if (variant !== 'extra-write') {
     if (!writes.length) return undefined;
     const [i, j, spec] = writes[seed % writes.length];
     const call = turns[i].calls[j];
+    if (variant === 'wrong-value') {
+      const changed = changeValue(call.arguments as Entity, spec, world, seed);
+      return changed ? { turns, change: `${call.name} with ${changed}` } : undefined;
+    }
     if (variant === 'repeated-write') {
       turns[i].calls.splice(j + 1, 0, structuredClone(call));
       return { turns, change: `made ${call.name} twice` };
@@ -236,6 +284,10 @@ export function perturb(
   // seeded start), made just before the reference's first write, while the world is still the
   // seed's: the arguments chosen on that world are ones the server accepts.
   const used = new Set(writes.map(([, , s]) => s.tool));
+  // Not on what the reference writes to: the extra write must not make the reference's fail.
+  const targets = new Set(
+    writes.map(([i, j, s]) => String((turns[i].calls[j].arguments as Entity)[s.target])),
+  );
   const subject = subjectOf(world, turns);
   const [ti, ci] = writes.length
     ? writes[0]
@@ -243,7 +295,7 @@ export function perturb(
   for (let k = 0; k < tools.length; k++) {
     const tool = tools[(seed + k) % tools.length].tool;
     if (used.has(tool)) continue;
-    const args = extraWriteArgs(tool, world, subject);
+    const args = extraWriteArgs(tool, world, subject, targets);
     if (!args) continue;
     turns[ti].calls.splice(ci, 0, { name: tool, arguments: args });
     return { turns, change: `added ${tool} ${JSON.stringify(args).slice(0, 80)}` };

@@ -50,7 +50,7 @@ describe('tasks: trajectory items grade an episode on what it did, as its state 
     }
   });
 
-  describe(`${TASKS_PER_DOMAIN} train tasks per domain, played for real: the reference and three perturbations`, () => {
+  describe(`${TASKS_PER_DOMAIN} train tasks per domain, played for real: the reference and its perturbations`, () => {
     let episodes: AgreementEpisode[];
 
     before(async () => {
@@ -70,11 +70,12 @@ describe('tasks: trajectory items grade an episode on what it did, as its state 
       assert.deepEqual(wrong, []);
     });
 
-    it('a wrong id in a write, a missing write and an extra write fail both grades', () => {
-      for (const v of ['wrong-id', 'missing-write', 'extra-write'] as const) {
+    it('a wrong id or value in a write, a missing write and an extra write fail both grades', () => {
+      for (const v of ['wrong-id', 'wrong-value', 'missing-write', 'extra-write'] as const) {
         const s = summarize(episodes.filter((e) => e.variant === v));
-        assert.ok(s.episodes >= TASKS_PER_DOMAIN, `${v}: only ${s.episodes} episodes`);
+        assert.ok(s.episodes >= TASKS_PER_DOMAIN / 2, `${v}: only ${s.episodes} episodes`);
         assert.equal(s.trajectorySuccesses, 0, `${v}\n${formatReport(episodes)}`);
+        assert.equal(s.stateSuccesses, 0, `${v}\n${formatReport(episodes)}`);
       }
     });
 
