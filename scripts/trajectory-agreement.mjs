@@ -1,7 +1,9 @@
 // `npm run measure:trajectory-agreement [-- <tasks>]`: do the trajectory items of generated tasks
 // grade an episode as its state checks do? Plays <tasks> train tasks (default 500, half per built-in
-// domain) against the real servers: each task's reference solution, then three perturbations (a
-// wrong id in a write, a write left out, an extra write of a tool the reference never writes with).
+// domain) against the real servers: each task's reference solution, then four perturbations (a
+// wrong id in a write, a wrong value in a write, a write left out, an extra write of a tool the
+// reference never writes with), and two probes reported apart (a write made twice; in refusal
+// tasks, the forbidden write tried and refused by the server).
 // Each episode is graded by its state checks alone (the real run's success) and by its trajectory
 // items alone (call, no_call, answer: the imagined grade of the same calls), and the success
 // verdicts are compared. Prints a Markdown table and the disagreements by kind; `--json <file>`

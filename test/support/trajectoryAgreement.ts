@@ -21,11 +21,19 @@ import { REPO } from './servers';
 // rehearsals answered as the real tools did, is graded (state items not evaluated).
 
 /**
- * How a played solution differs from the reference. `repeated-write` (a write of the reference made
- * twice: a retried transfer) is reported apart from the others, as a probe of what the items count.
+ * How a played solution differs from the reference. Two probes are reported apart from the others:
+ * `repeated-write` (a write of the reference made twice: a retried transfer), and `refused-attempt`
+ * (in a task whose right answer is a refusal, the forbidden write is tried and the server refuses
+ * it: the state is right, the trajectory is not; `no_call` items count attempts).
  */
 export type Variant =
-  'reference' | 'wrong-id' | 'wrong-value' | 'missing-write' | 'extra-write' | 'repeated-write';
+  | 'reference'
+  | 'wrong-id'
+  | 'wrong-value'
+  | 'missing-write'
+  | 'extra-write'
+  | 'repeated-write'
+  | 'refused-attempt';
 
 /** The reference and the perturbations the agreement figure is taken over, in report order. */
 export const VARIANTS: readonly Variant[] = [
@@ -37,7 +45,7 @@ export const VARIANTS: readonly Variant[] = [
 ];
 
 /** Variants played to probe a limit of the items, outside the agreement figure. */
-export const LIMIT_VARIANTS: readonly Variant[] = ['repeated-write'];
+export const LIMIT_VARIANTS: readonly Variant[] = ['repeated-write', 'refused-attempt'];
 
 /** One played episode and its two verdicts. */
 export interface AgreementEpisode {
@@ -152,6 +160,79 @@ function changeValue(
   return undefined;
 }
 
+/** The write a refusal task forbids, with the arguments the user asked for; undefined elsewhere. */
+function forbiddenWrite(task: TaskFile, world: World, turns: Turns): ParsedToolCall | undefined {
+  if (!task.tags?.includes('policy-refusal')) return undefined;
+  const orderId = turns
+    .flatMap((t) => t.calls)
+    .map((c) => (c.arguments as Entity).order_id)
+    .filter((id): id is string => typeof id === 'string')
+    .at(-1);
+  const order = orderId ? (world.orders as { [id: string]: Entity })[orderId] : undefined;
+  const payment = order
+    ? (order.payment_history as Entity[]).find((p) => p.transaction_type === 'payment')
+    : undefined;
+  const firstItem = order ? String((order.items as Entity[])[0].item_id) : '';
+  const d = task.description ?? '';
+  const call = (name: string, args: JsonObject): ParsedToolCall => ({ name, arguments: args });
+  switch (task.tags[0]) {
+    case 'cancel_refused':
+      return orderId
+        ? call('cancel_pending_order', { order_id: orderId, reason: 'no longer needed' })
+        : undefined;
+    case 'address_refused':
+      return orderId
+        ? call('modify_pending_order_address', { order_id: orderId, ...ADDRESS })
+        : undefined;
+    case 'return_refused':
+      return orderId
+        ? call('return_delivered_order_items', {
+            order_id: orderId,
+            item_ids: [firstItem],
+            payment_method_id: String(payment?.payment_method_id),
+          })
+        : undefined;
+    case 'exchange_unavailable': {
+      const m = /exchange of (\S+) for unavailable (\S+)\.$/.exec(d);
+      return m && orderId
+        ? call('exchange_delivered_order_items', {
+            order_id: orderId,
+            item_ids: [m[1]],
+            new_item_ids: [m[2]],
+            payment_method_id: String(payment?.payment_method_id),
+          })
+        : undefined;
+    }
+    case 'transfer_insufficient':
+    case 'transfer_frozen':
+    case 'transfer_limit': {
+      const m = /transfer of ([\d.]+) from (\S+) /.exec(d);
+      const accounts = world.accounts as { [id: string]: Entity };
+      const from = m ? accounts[m[2]] : undefined;
+      const to = from
+        ? Object.values(accounts).find(
+            (a) => a.customer_id === from.customer_id && a.account_id !== from.account_id,
+          )
+        : undefined;
+      return m && to
+        ? call('transfer_between_accounts', {
+            from_account_id: m[2],
+            to_account_id: String(to.account_id),
+            amount: Number(m[1]),
+          })
+        : undefined;
+    }
+    case 'dispute_too_old': {
+      const m = /dispute (\S+), /.exec(d);
+      return m
+        ? call('dispute_transaction', { transaction_id: m[1], reason: 'unauthorized' })
+        : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
 /** The user or customer the task is about: named in a reference call, or owning what one names. */
 function subjectOf(world: World, turns: Turns): string | undefined {
   for (const c of turns.flatMap((t) => t.calls)) {
@@ -257,6 +338,15 @@ export function perturb(
   if (variant === 'reference') return { turns };
   const seed = task.seed ?? 0;
   const writes = writesOf(turns, tools);
+  if (variant === 'refused-attempt') {
+    const attempt = forbiddenWrite(task, world, turns);
+    if (!attempt) return undefined;
+    turns[turns.length - 1].calls.push(attempt);
+    return {
+      turns,
+      change: `tried ${attempt.name} ${JSON.stringify(attempt.arguments).slice(0, 80)}`,
+    };
+  }
   if (variant !== 'extra-write') {
     if (!writes.length) return undefined;
     const [i, j, spec] = writes[seed % writes.length];

@@ -79,6 +79,18 @@ describe('tasks: trajectory items grade an episode on what it did, as its state 
       }
     });
 
+    it('probes: a repeated write fails both when it changed the state twice; a refused attempt fails the items only', () => {
+      const repeated = episodes.filter((e) => e.variant === 'repeated-write');
+      assert.ok(repeated.length > 0);
+      assert.ok(repeated.every((e) => e.stateSuccess === e.trajectorySuccess));
+      // A forbidden write the server refused changed nothing, but the trajectory tried it.
+      const refused = episodes.filter((e) => e.variant === 'refused-attempt');
+      assert.ok(refused.length > 0);
+      assert.ok(
+        refused.every((e) => e.refused.length === 1 && e.stateSuccess && !e.trajectorySuccess),
+      );
+    });
+
     it('the two grades give the same success verdict on at least 95% of episodes', () => {
       const s = summarize(episodes.filter((e) => VARIANTS.includes(e.variant)));
       assert.ok(s.agree >= 0.95 * s.episodes, formatReport(episodes));
