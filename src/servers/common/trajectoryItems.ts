@@ -1,6 +1,6 @@
-import { canonicalJson } from '../../core/base/canonicalJson';
 import type { JsonValue } from '../../core/base/json';
 import type { ParsedToolCall } from '../../core/protocol/actParser';
+import { matchArguments } from '../../core/tasks/checks/matchers';
 import type { ArgumentMatchers, CheckSpec, Matcher } from '../../core/tasks/format/taskFile';
 
 /**
@@ -56,10 +56,11 @@ function escapeRegExp(text: string): string {
  * The trajectory items of a generated task: checks over what the episode did (its calls) that stand
  * for its state checks, so that an imagined episode, which has no real state, is graded on the same
  * grounds. For every write of the reference solution, a `call` item (`ok: true`, the arguments the
- * state checks depend on, at most as many such calls as the reference makes); for every write tool, a `no_call` item forbidding the writes the
- * reference does not make (any call of a tool it never writes with; a call of a tool it writes with
- * on another target). With `max` on the calls, together they say what `"$.writes" equals [...]`
- * says, but for writes that changed nothing (an attempt the server refused still counts).
+ * state checks depend on, at most as many matching calls as the reference makes); for every write
+ * tool, a `no_call` item forbidding the writes the reference does not make (any call of a tool it
+ * never writes with; a call of a tool it writes with on another target). Together they say what
+ * `"$.writes" equals [...]` says, but for writes that changed nothing: an attempt that the server
+ * refused still fails a `no_call` item.
  */
 export function trajectoryItems(
   steps: readonly { calls: readonly ParsedToolCall[] }[],
@@ -69,8 +70,6 @@ export function trajectoryItems(
   const targets = new Map<string, string[]>();
   const seen = new Map<string, number>();
   const calls = steps.flatMap((s) => s.calls);
-  const same = (a: ParsedToolCall, b: ParsedToolCall) =>
-    a.name === b.name && canonicalJson(a.arguments) === canonicalJson(b.arguments);
   for (const call of calls) {
     const spec = writeTools.find((w) => w.tool === call.name);
     if (!spec) continue;
@@ -78,14 +77,15 @@ export function trajectoryItems(
     targets.set(spec.tool, [...(targets.get(spec.tool) ?? []), target]);
     const n = (seen.get(spec.tool) ?? 0) + 1;
     seen.set(spec.tool, n);
+    const args = argumentMatchers(call, spec);
     items.push({
       id: `write-${spec.tool}${n > 1 ? `-${n}` : ''}`,
       kind: 'call',
       tool: spec.tool,
-      args: argumentMatchers(call, spec),
+      args,
       ok: true,
       // A write made twice changes twice (a second transfer, a second payment).
-      max: calls.filter((c) => same(c, call)).length,
+      max: calls.filter((c) => c.name === call.name && matchArguments(args, c.arguments).ok).length,
       weight: WRITE_CALL_WEIGHT,
       description: `${spec.tool} on ${target} succeeded (stands for the state checks)`,
     });
