@@ -6,6 +6,7 @@ import { gradeEpisode, scoreVerdicts } from '../../src/core/tasks/checks/grade';
 import { EndpointJudge } from '../../src/core/tasks/checks/judge';
 import { numbersIn } from '../../src/core/tasks/checks/answerText';
 import type { CheckSpec, TaskFile } from '../../src/core/tasks/format/taskFile';
+import { findTaskFault } from '../../src/core/tasks/format/loader';
 
 function task(checks: CheckSpec[]): TaskFile {
   return {
@@ -199,6 +200,33 @@ describe('tasks: checks', () => {
     const wrongTurn = await verdict({ kind: 'call', tool: 'address', turn: 0 });
     assert.equal(wrongTurn.passed, false);
     assert.match(wrongTurn.detail!, /no call of address in turn 0/);
+  });
+
+  it('a required call with max fails when more calls match (a write made twice)', async () => {
+    const pay = (amount: number) => ({
+      name: 'pay',
+      arguments: { amount },
+      outcome: { response: { structured: { status: 'completed' } } },
+    });
+    const twice: EpisodeTranscript = {
+      turns: [{ user: 'one', calls: [pay(10), pay(10), pay(20)], answer: 'Paid.' }],
+      snapshot: { ok: false, error: 'none' },
+    };
+    const check = (max: number): CheckSpec & { kind: 'call' } => ({
+      kind: 'call',
+      tool: 'pay',
+      args: { amount: { equals: 10 } },
+      ok: true,
+      max,
+    });
+    assert.equal((await verdict(check(2), twice)).passed, true);
+    const once = await verdict(check(1), twice);
+    assert.equal(once.passed, false);
+    assert.match(once.detail!, /2 matching call\(s\) of pay, at most 1 allowed/);
+    assert.deepEqual(findTaskFault({ ...task([{ ...check(1), min: 2 }]) }), {
+      path: '$.checks[0].max',
+      message: 'is below min (2)',
+    });
   });
 
   it('forbidden calls fail when a matching call reached the tool', async () => {

@@ -2,7 +2,7 @@ import { StudioError, errorMessage } from '../base/errors';
 import type { JsonValue } from '../base/json';
 import type { Environment, EnvironmentSnapshot } from '../env/types';
 import type { Grade, GradeOptions } from '../tasks/checks/grade';
-import { gradeEpisode, gradeOfFailedEpisode, scoreVerdicts } from '../tasks/checks/grade';
+import { gradeEpisode, gradeOfFailedEpisode, withoutStateItems } from '../tasks/checks/grade';
 import type { EpisodeTranscript, TranscriptCall, TranscriptTurn } from '../tasks/checks/transcript';
 import type { TaskFile } from '../tasks/format/taskFile';
 import { DEFAULT_TASK_LIMITS } from '../tasks/format/taskFile';
@@ -425,7 +425,8 @@ async function finishEpisode(
   if (status !== 'cancelled' && envace) grade = envace.grade(status);
   else if (status !== 'cancelled') {
     grade = await gradeEpisode(ctx.task, transcript, ctx.grade);
-    if (!real) grade = withoutStateChecks(grade);
+    // Imagined trajectories cannot be graded on state: those items are "not evaluated", never failed.
+    if (!real) grade = withoutStateItems(grade, NO_REAL_STATE);
     if (status === 'failed' || status === 'limit') grade = gradeOfFailedEpisode(grade);
   }
   const answer = [...turns].reverse().find((t) => t.answer !== undefined)?.answer;
@@ -624,15 +625,6 @@ async function takeSnapshot(
   } catch (err) {
     return { ok: false, error: errorMessage(err) };
   }
-}
-
-/** Imagined trajectories cannot be graded on state: those items are "not evaluated", never failed. */
-function withoutStateChecks(grade: Grade): Grade {
-  return scoreVerdicts(
-    grade.checks.map((c) =>
-      c.kind === 'state' ? { ...c, passed: null, detail: `not evaluated: ${NO_REAL_STATE}` } : c,
-    ),
-  );
 }
 
 function abortReason(runSignal: AbortSignal | undefined, episodeTimeoutMs: number): Ended {

@@ -6,6 +6,7 @@ import { FIRST_NAMES, LAST_NAMES } from '../common/people';
 import type { Random } from '../common/random';
 import type { TaskDraft as Draft } from '../common/templates';
 import { templatedGenerator } from '../common/templates';
+import type { WriteToolSpec } from '../common/trajectoryItems';
 import { BANK_POLICY } from './policy';
 import { BANK_TOOLS, DISPUTE_WINDOW_DAYS } from './tools';
 import type { Account, BankState, Customer, Transaction } from './world';
@@ -99,12 +100,6 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
   const ask = `${c.rng.pick(['Please move', 'Can you transfer', "I'd like to transfer"])} ${money(amount)} from my ${from.type} account to my ${to.type} account.`;
   const lookups = [who.call, call('get_customer', { customer_id: cu.customer_id })];
   const args = { from_account_id: from.account_id, to_account_id: to.account_id, amount };
-  const noTransfer: CheckSpec = {
-    id: 'no-transfer',
-    kind: 'no_call',
-    tool: 'transfer_between_accounts',
-    weight: 1,
-  };
   if (kind === 'ok') {
     return {
       template: 'transfer',
@@ -157,7 +152,6 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
     checks: [
       unchanged(from, 'from-unchanged'),
       writes([], 2),
-      noTransfer,
       {
         id: 'answer-reason',
         kind: 'answer',
@@ -378,14 +372,6 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
             path: balancePath(chk.account_id),
             equals: cents(chk.balance - amount),
             weight: 2,
-          },
-          {
-            id: 'paid-payee',
-            kind: 'call',
-            tool: 'pay_bill',
-            args: { payee_id: { equals: payee.payee_id }, amount: { equals: amount } },
-            ok: true,
-            weight: 1,
           },
           writes([{ tool: 'pay_bill', target: chk.account_id }]),
           { id: 'answer-amount', kind: 'answer', numbers: [amount], weight: 1 },
@@ -626,7 +612,6 @@ function disputeTask(c: Ctx, inWindow: boolean): Draft | undefined {
         weight: 2,
       },
       writes([], 2),
-      { id: 'no-dispute-call', kind: 'no_call', tool: 'dispute_transaction', weight: 1 },
       {
         id: 'answer-window',
         kind: 'answer',
@@ -642,6 +627,23 @@ function disputeTask(c: Ctx, inWindow: boolean): Draft | undefined {
 export const BANK_TOOL_NAMES = BANK_TOOLS.map((t) => t.name);
 
 /**
+ * The bank tools that change the state, for the trajectory items: a new payee's name, routing
+ * number and category are free (the state check reads back its account number).
+ */
+export const BANK_WRITE_TOOLS: WriteToolSpec[] = [
+  { tool: 'transfer_between_accounts', target: 'from_account_id', collection: 'accounts' },
+  {
+    tool: 'add_payee',
+    target: 'customer_id',
+    collection: 'customers',
+    free: ['name', 'routing_number', 'category'],
+  },
+  { tool: 'pay_bill', target: 'account_id', collection: 'accounts' },
+  { tool: 'freeze_card', target: 'card_id', collection: 'cards' },
+  { tool: 'dispute_transaction', target: 'transaction_id', collection: 'transactions' },
+];
+
+/**
  * Bank tasks: the world of the seed and one of a dozen templates (balances, spending sums,
  * transfers, bill payments, card freezes, disputes; refusals for insufficient funds, frozen
  * accounts, the daily limit and the dispute window; some over two user turns).
@@ -650,6 +652,7 @@ export const BANK_GENERATOR: TaskGenerator = templatedGenerator({
   domain: 'bank',
   policy: BANK_POLICY,
   toolNames: BANK_TOOL_NAMES,
+  writeTools: BANK_WRITE_TOOLS,
   createWorld: createBankWorld,
   templates: TEMPLATES,
   salt: { multiply: 6151, add: 3571 },

@@ -3,6 +3,8 @@ import type { TaskGenerator } from '../../core/tasks/generator';
 import { splitOfSeed } from '../../core/tasks/generator';
 import type { CheckSpec, TaskFile } from '../../core/tasks/format/taskFile';
 import { Random } from './random';
+import type { WriteToolSpec } from './trajectoryItems';
+import { trajectoryItems } from './trajectoryItems';
 
 /** One user turn of a generated task: what the user says, the reference calls, the reference answer. */
 export interface TaskStep {
@@ -34,13 +36,18 @@ export interface TemplatedDomain<W> {
   /** The agent's system prompt (the domain's policy). */
   policy: string;
   toolNames: string[];
+  /** The tools that change the state: every task gets trajectory items over them. */
+  writeTools: WriteToolSpec[];
   createWorld(seed: number): W;
   templates: TaskTemplate<W>[];
   /** Mixes the seed into the template draw, so domains do not draw alike. */
   salt: { multiply: number; add: number };
 }
 
-/** The task file of a draft: split by seed, the domain's server, policy, tools and limits. */
+/**
+ * The task file of a draft: split by seed, the domain's server, policy, tools and limits; after the
+ * draft's checks, the trajectory items that stand for its state checks ({@link trajectoryItems}).
+ */
 export function draftToTask<W>(d: TemplatedDomain<W>, seed: number, draft: TaskDraft): TaskFile {
   return {
     $schema: '../../schemas/task.schema.json',
@@ -59,7 +66,7 @@ export function draftToTask<W>(d: TemplatedDomain<W>, seed: number, draft: TaskD
     turns: draft.steps.map((s) => ({ user: s.user })),
     servers: { [d.domain]: { builtin: d.domain } },
     tools: d.toolNames,
-    checks: draft.checks,
+    checks: [...draft.checks, ...trajectoryItems(draft.steps, d.writeTools)],
     limits: { maxTurns: 20, maxCallsPerTurn: 4, callTimeoutMs: 10_000 },
     reference: { turns: draft.steps.map((s) => ({ calls: s.calls, answer: s.answer })) },
   };

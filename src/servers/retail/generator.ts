@@ -5,6 +5,7 @@ import type { CheckSpec } from '../../core/tasks/format/taskFile';
 import type { Random } from '../common/random';
 import type { TaskDraft as Draft } from '../common/templates';
 import { templatedGenerator } from '../common/templates';
+import type { WriteToolSpec } from '../common/trajectoryItems';
 import { RETAIL_POLICY } from './policy';
 import { RETAIL_TOOLS } from './tools';
 import type { Address, Order, OrderItem, PaymentMethod, RetailState, User } from './world';
@@ -200,14 +201,6 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
             equals: reason,
             weight: 1,
           },
-          {
-            id: 'cancel-called',
-            kind: 'call',
-            tool: 'cancel_pending_order',
-            args: { order_id: { equals: order.order_id } },
-            ok: true,
-            weight: 1,
-          },
           writes([{ tool: 'cancel_pending_order', target: order.order_id }], 2),
           { id: 'answer-cancelled', kind: 'answer', contains: ['cancel'], weight: 1 },
         ],
@@ -243,7 +236,6 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
             weight: 2,
           },
           writes([], 2),
-          { id: 'no-cancel', kind: 'no_call', tool: 'cancel_pending_order', weight: 1 },
           { id: 'answer-status', kind: 'answer', contains: [order.status], weight: 1 },
           refusal(),
         ],
@@ -345,7 +337,6 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
             weight: 2,
           },
           writes([], 2),
-          { id: 'no-return', kind: 'no_call', tool: 'return_delivered_order_items', weight: 1 },
           refusal(),
         ],
       };
@@ -421,7 +412,6 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
             weight: 2,
           },
           writes([], 2),
-          { id: 'no-modify', kind: 'no_call', tool: 'modify_pending_order_address', weight: 1 },
           refusal(),
         ],
       };
@@ -527,6 +517,14 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
             path: orderPath(pending.order_id, 'status'),
             equals: 'cancelled',
             weight: 2,
+          },
+          {
+            id: 'cancel-reason',
+            kind: 'state',
+            server: 'retail',
+            path: orderPath(pending.order_id, 'cancel_reason'),
+            equals: 'ordered by mistake',
+            weight: 1,
           },
           {
             id: 'other-unchanged',
@@ -654,7 +652,6 @@ function exchangeDraft(c: Ctx, available: boolean): Draft | undefined {
           weight: 2,
         },
         writes([], 2),
-        { id: 'no-exchange', kind: 'no_call', tool: 'exchange_delivered_order_items', weight: 1 },
         {
           id: 'answer-unavailable',
           kind: 'answer',
@@ -732,6 +729,28 @@ function exchangeDraft(c: Ctx, available: boolean): Draft | undefined {
 /** The retail agent's tools, for the allow-list. */
 export const RETAIL_TOOL_NAMES = RETAIL_TOOLS.map((t) => t.name);
 
+/**
+ * The retail tools that change the state, for the trajectory items: the exchange's payment method
+ * is free (no state check reads it back); returned items may come in any order (the server sorts).
+ */
+export const RETAIL_WRITE_TOOLS: WriteToolSpec[] = [
+  { tool: 'cancel_pending_order', target: 'order_id', collection: 'orders' },
+  { tool: 'modify_pending_order_address', target: 'order_id', collection: 'orders' },
+  { tool: 'modify_user_address', target: 'user_id', collection: 'users' },
+  {
+    tool: 'return_delivered_order_items',
+    target: 'order_id',
+    collection: 'orders',
+    unordered: ['item_ids'],
+  },
+  {
+    tool: 'exchange_delivered_order_items',
+    target: 'order_id',
+    collection: 'orders',
+    free: ['payment_method_id'],
+  },
+];
+
 /** Assembles a task file from a draft. */
 
 /**
@@ -743,6 +762,7 @@ export const RETAIL_GENERATOR: TaskGenerator = templatedGenerator({
   domain: 'retail',
   policy: RETAIL_POLICY,
   toolNames: RETAIL_TOOL_NAMES,
+  writeTools: RETAIL_WRITE_TOOLS,
   createWorld: createRetailWorld,
   // A refusal template's name says so (cancel_refused, exchange_unavailable, ...).
   templates: TEMPLATES.map(([name, weight, make]) => [

@@ -99,6 +99,19 @@ export function gradeOfFailedEpisode(grade: Grade): Grade {
   return { ...grade, reward: 0, success: false };
 }
 
+/**
+ * The grade of an episode without its state items: each becomes `passed: null` (not evaluated) with
+ * `reason`, and the rest is scored again. It is how an imagined trajectory is graded (it has no
+ * real state), and how the grade of a real episode by its trajectory items alone is read.
+ */
+export function withoutStateItems(grade: Grade, reason: string): Grade {
+  return scoreVerdicts(
+    grade.checks.map((c) =>
+      c.kind === 'state' ? { ...c, passed: null, detail: `not evaluated: ${reason}` } : c,
+    ),
+  );
+}
+
 /** Reward and success of a list of verdicts (see {@link Grade}). */
 export function scoreVerdicts(checks: CheckVerdict[]): Grade {
   let total = 0;

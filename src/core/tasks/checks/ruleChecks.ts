@@ -44,7 +44,7 @@ function succeeded(c: TranscriptCall): boolean {
   return r !== undefined && !actualValue(r).isError;
 }
 
-/** A required call: enough executed calls of the tool with matching arguments. */
+/** A required call: enough executed calls of the tool with matching arguments, and not too many. */
 export function evaluateCall(check: CallCheck, transcript: EpisodeTranscript): ItemResult {
   const min = check.min ?? 1;
   const candidates = callsOf(transcript, check.turn).filter(
@@ -57,8 +57,13 @@ export function evaluateCall(check: CallCheck, transcript: EpisodeTranscript): I
     if (r.ok) matched++;
     else firstMiss ??= r.detail;
   }
-  if (matched >= min) return { passed: true };
   const where = check.turn === undefined ? '' : ` in turn ${check.turn}`;
+  if (check.max !== undefined && matched > check.max)
+    return {
+      passed: false,
+      detail: `${matched} matching call(s) of ${check.tool}${where}, at most ${check.max} allowed`,
+    };
+  if (matched >= min) return { passed: true };
   if (candidates.length === 0)
     return {
       passed: false,

@@ -249,6 +249,8 @@ function checkFault(
           at: [...at, 'tool'],
           message: `"${check.tool}" is not in the task's tool allow-list`,
         };
+      if (check.kind === 'call' && check.max !== undefined && check.max < (check.min ?? 1))
+        return { at: [...at, 'max'], message: `is below min (${check.min ?? 1})` };
       for (const [key, m] of Object.entries(check.args ?? {})) {
         if (key.startsWith('$') && !parseJsonPath(key))
           return { at: [...at, 'args', key], message: 'is not a JSONPath like $.address.zip' };

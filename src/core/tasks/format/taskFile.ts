@@ -72,6 +72,8 @@ export interface CallCheck extends CheckBase {
   turn?: number;
   /** At least this many matching calls (default 1). */
   min?: number;
+  /** At most this many matching calls (default: no limit): a write made twice changes twice. */
+  max?: number;
   /** Only calls that returned a result that is not an error. */
   ok?: boolean;
 }
