@@ -110,7 +110,7 @@ describe("the README's command lines, run in a fresh workspace", function () {
       },
     ],
     [
-      'rehearse run <task...> --policy default|reference|<model-dir>|<http(s) endpoint> --mode shadow|imagine|private [--audit] [--episodes K] [--samples N] [--budget N --order parallel|sequential] [--device auto|cpu|cuda|webgpu] [--out dir] [--calls] [--json] [--verbose]',
+      'rehearse run <task...> --policy default|reference|<model-dir>|<http(s) endpoint> --mode shadow|imagine|private [--audit] [--episodes K] [--concurrency N] [--samples N] [--budget N --order parallel|sequential] [--device auto|cpu|cuda|webgpu] [--out dir] [--calls] [--json] [--verbose]',
       async () => {
         // Into the workspace's .rehearsal/runs, which does not exist yet.
         const reference = ok(
@@ -136,6 +136,8 @@ describe("the README's command lines, run in a fresh workspace", function () {
             'default',
             '--mode',
             'shadow',
+            '--concurrency',
+            '2',
             '--no-progress',
             '--calls',
             '--verbose',
