@@ -186,8 +186,13 @@ export class TraceIndex {
     if (this.plannedOrder?.key === key) return this.plannedOrder;
     const ne = this.episodeTable.count;
     const ids = this.episodeTable.ids;
-    let sorted = true;
-    for (let r = 1; r < ne && sorted; r++) sorted = compareIds(ids.idOf(r - 1), ids.idOf(r)) <= 0;
+    // Only the rows added since the last look are compared: a growing trace costs its new rows.
+    if (this.inOrderUpTo >= 0) {
+      let r = Math.max(1, this.inOrderUpTo);
+      while (r < ne && compareIds(ids.idOf(r - 1), ids.idOf(r)) <= 0) r++;
+      this.inOrderUpTo = r < ne ? -1 : ne;
+    }
+    const sorted = this.inOrderUpTo >= 0;
     let episodes: Int32Array | undefined;
     let calls: Int32Array | undefined;
     if (!sorted) {
@@ -206,6 +211,8 @@ export class TraceIndex {
     return this.plannedOrder;
   }
   private plannedOrder: { key: string; episodes?: Int32Array; calls?: Int32Array } | undefined;
+  /** Episode rows known to be in id order so far; -1 once one was found out of order. */
+  private inOrderUpTo = 0;
 
   /** The row of the `n`th call in planned order. */
   private callRowAt(n: number): number {
@@ -399,6 +406,7 @@ export class TraceIndex {
 
   private reset(): void {
     this.plannedOrder = undefined;
+    this.inOrderUpTo = 0;
     this.run = undefined;
     this.runEnd = undefined;
     this.skipped.length = 0;
