@@ -54,6 +54,20 @@ function comparable(e: TraceEvent): string {
   return JSON.stringify(rest);
 }
 
+/**
+ * Each episode's events (the run's own under `run`), in file order, comparable: episodes played at
+ * once interleave differently from run to run, but each one's own events do not.
+ */
+function streams(events: readonly TraceEvent[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const e of events) {
+    const key = 'episodeId' in e && typeof e.episodeId === 'string' ? e.episodeId : 'run';
+    if (!out.has(key)) out.set(key, []);
+    out.get(key)!.push(comparable(e));
+  }
+  return out;
+}
+
 /** The trace of the one run written into a runs folder given with `--out`, if it got that far. */
 async function onlyTrace(out: string): Promise<string | undefined> {
   return (await tracesInRunsFolder(out))[0];
@@ -62,8 +76,9 @@ async function onlyTrace(out: string): Promise<string | undefined> {
 /**
  * Kills a real `rehearse run` (reference policy, built-in retail and bank tasks, real MCP servers)
  * with SIGKILL at `kills` random moments, and checks every trace it left: the reader reads it, the
- * only line ever skipped is a torn last line, the events are a prefix of an uninterrupted run's
- * (nothing complete lost, nothing reordered or invented), the explorer's index opens every call,
+ * only line ever skipped is a torn last line, each episode's events (and the run's own) are a
+ * prefix of that episode's in an uninterrupted run (nothing complete lost, nothing reordered or
+ * invented; episodes played at once interleave as they happen to), the explorer's index opens every call,
  * and a writer reopening the file appends after the torn line without corrupting anything.
  */
 export async function crashRunner(options: {
@@ -81,7 +96,7 @@ export async function crashRunner(options: {
   const done = await reference.exited;
   const fullMs = performance.now() - t0;
   if (done.code !== 0) throw new Error(`the uninterrupted run failed (exit ${done.code})`);
-  const expected = (await readTraceEvents((await onlyTrace(referenceOut))!)).events.map(comparable);
+  const expected = streams((await readTraceEvents((await onlyTrace(referenceOut))!)).events);
 
   for (let k = 0; k < options.kills; k++) {
     const out = path.join(options.scratch, `killed-${k}`);
@@ -108,7 +123,7 @@ export async function crashRunner(options: {
 
 async function checkKilledTrace(
   out: string,
-  expected: readonly string[],
+  expected: ReadonlyMap<string, readonly string[]>,
   where: string,
   report: CrashReport,
 ): Promise<void> {
@@ -121,11 +136,13 @@ async function checkKilledTrace(
   const read = await readTrace(file, { onEvent: (e) => events.push(e) });
   const lines = (await fs.readFile(file, 'utf8')).split('\n').filter((l) => l.trim() !== '').length;
   checkOnlyTornLastLine(read.skipped, lines, where, report);
-  const mismatch = firstPrefixMismatch(events.map(comparable), expected);
-  if (mismatch >= 0)
-    report.violations.push(
-      `${where}: event ${mismatch + 1} differs from the uninterrupted run's: ${comparable(events[mismatch]).slice(0, 200)}`,
-    );
+  for (const [stream, got] of streams(events)) {
+    const mismatch = firstPrefixMismatch(got, expected.get(stream) ?? []);
+    if (mismatch >= 0)
+      report.violations.push(
+        `${where}: event ${mismatch + 1} of ${stream} differs from the uninterrupted run's: ${got[mismatch].slice(0, 200)}`,
+      );
+  }
   report.recordsChecked += events.length;
 
   // The explorer: the library lists the run, the index holds every event, every call opens.
