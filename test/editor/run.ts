@@ -178,17 +178,10 @@ async function runUi(browser: Browser, fixture: Fixture): Promise<UiCheckResult[
           'the UI checks',
         ),
       );
-      const activationFailure = consoleLines.find((l) =>
-        /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
-      );
-      if (activationFailure)
-        results.push({
-          name: 'the extension activates without errors',
-          ok: false,
-          durationMs: 0,
-          error: activationFailure,
-        });
-      return results;
+      return [
+        ...results,
+        ...activationCheck(consoleLines, 'the extension activates without errors'),
+      ];
     },
   );
 }
@@ -221,17 +214,13 @@ async function runUntrusted(browser: Browser, fixture: Fixture): Promise<UiCheck
           'the untrusted-workspace checks',
         ),
       );
-      const activationFailure = consoleLines.find((l) =>
-        /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
-      );
-      if (activationFailure)
-        results.push({
-          name: 'the extension activates without errors in an untrusted workspace',
-          ok: false,
-          durationMs: 0,
-          error: activationFailure,
-        });
-      return results;
+      return [
+        ...results,
+        ...activationCheck(
+          consoleLines,
+          'the extension activates without errors in an untrusted workspace',
+        ),
+      ];
     },
     true,
   );
@@ -294,19 +283,20 @@ async function runPackaged(browser: Browser, fixture: Fixture): Promise<UiCheckR
           'the packaged-extension checks',
         ),
       );
-      const activationFailure = consoleLines.find((l) =>
-        /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
-      );
-      if (activationFailure)
-        results.push({
-          name: 'the installed extension activates without errors',
-          ok: false,
-          durationMs: 0,
-          error: activationFailure,
-        });
-      return results;
+      return [
+        ...results,
+        ...activationCheck(consoleLines, 'the installed extension activates without errors'),
+      ];
     },
   );
+}
+
+/** A failed check named `name` when the workbench console says the extension failed to activate. */
+function activationCheck(consoleLines: readonly string[], name: string): UiCheckResult[] {
+  const failure = consoleLines.find((l) =>
+    /Activating extension 'rehearsal-studio\.rehearsal-studio' failed/.test(l),
+  );
+  return failure ? [{ name, ok: false, durationMs: 0, error: failure }] : [];
 }
 
 async function main(): Promise<number> {
