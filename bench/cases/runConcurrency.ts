@@ -3,24 +3,18 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runCli } from '../../src/cli/program';
+import { rehearse as cli } from '../../test/unit/support/cli';
 import type { BenchCaseResult } from '../registry';
 import { registerBenchCase, timingStats } from '../registry';
 
 const LEVELS = [1, 4, 8];
 const TASKS_PER_DOMAIN = 20;
 
-/** Runs the CLI in-process; throws with its stderr when it fails. */
+/** Runs the CLI in-process (the tests' helper); throws with its stderr when it fails. */
 async function rehearse(...argv: string[]): Promise<string> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(argv, {
-    out: (s) => out.push(s),
-    err: (s) => err.push(s),
-    color: false,
-  });
-  if (code !== 0) throw new Error(`rehearse ${argv.join(' ')} exited ${code}:\n${err.join('\n')}`);
-  return out.join('\n');
+  const r = await cli(...argv);
+  if (r.code !== 0) throw new Error(`rehearse ${argv.join(' ')} exited ${r.code}:\n${r.err}`);
+  return r.out;
 }
 
 /** 20 held-out tasks (test split) of each built-in domain, in a temporary folder. */
