@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
+import { mixSeed } from '../../core/base/random';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
 import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
 import { runTasks } from '../../core/runner/runner';
@@ -90,7 +91,7 @@ export async function rolloutCommand(
     mode: args.real ? ('shadow' as const) : ('imagine' as const),
     audit: !!args.audit,
     episodesPerTask: episodes,
-    sampling: { act: { temperature, seed }, rehearse: { temperature, seed: seed + 1 } },
+    sampling: { act: { temperature, seed }, rehearse: { temperature, seed: mixSeed(seed, 'rehearse') } },
     reward,
   };
   const settings = await settingsForStartedPolicy(policy, chosen);

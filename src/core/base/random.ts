@@ -12,3 +12,18 @@ export function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * A seed for one stream of random numbers, derived from a seed and labels (FNV-1a over their text,
+ * then one mulberry32 step): distinct labels give unrelated streams, where `seed + k` made the k-th
+ * stream of one seed the (k-1)-th of the next (a GRPO iteration's episodes replayed the draws of the
+ * iteration before, and a task's rehearsals those of its next episode's acts).
+ */
+export function mixSeed(seed: number, ...labels: (string | number)[]): number {
+  let h = 0x811c9dc5;
+  for (const ch of [seed, ...labels].join('\u0000')) {
+    h ^= ch.codePointAt(0)!;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return Math.floor(mulberry32(h)() * 4294967296) >>> 0;
+}

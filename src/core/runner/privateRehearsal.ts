@@ -1,3 +1,4 @@
+import { mixSeed } from '../base/random';
 import { canonicalJson } from '../base/canonicalJson';
 import { counted } from '../base/counted';
 import type { Environment } from '../env/types';
@@ -115,8 +116,12 @@ export async function playPrivateRehearsal(
       temperature === undefined
         ? ctx.settings.sampling
         : {
-            act: { ...act, temperature, seed: (act.seed ?? 0) + n },
-            rehearse: { ...rehearse, temperature, seed: (rehearse.seed ?? 0) + n },
+            act: { ...act, temperature, seed: mixSeed(act.seed ?? 0, 'imagined act', n) },
+            rehearse: {
+              ...rehearse,
+              temperature,
+              seed: mixSeed(rehearse.seed ?? 0, 'imagined rehearse', n),
+            },
           };
     return playEpisode({
       task: ctx.task,

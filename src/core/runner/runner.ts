@@ -5,6 +5,7 @@ import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
 import type { LoadedTask } from '../tasks/format/taskFile';
 import type { Policy } from '../policy/types';
+import { mixSeed } from '../base/random';
 import { assertValidId, episodeId as makeEpisodeId, newRunId } from '../trace/format/ids';
 import { TRACE_FILE } from '../trace/format/discover';
 import type { NewTraceEvent, TraceEvent } from '../trace/format/schema';
@@ -262,7 +263,7 @@ async function playTaskEpisode(
       episode: p,
       inFlight: run.inFlight,
     });
-  const episodeSettings = withEpisodeSeed(settings, k);
+  const episodeSettings = withEpisodeSeed(settings, loaded.task.id, k);
   const firstIndex = firstIndexOf(run, place);
   let outcome: EpisodeOutcome;
   let id: string;
@@ -332,19 +333,19 @@ async function saveIndex(traceFile: string, minBytes: number): Promise<void> {
 }
 
 /**
- * The settings of a task's episode `k` (0-based): the k-th episode of a task samples with the run's
- * seeds + k (acts and rehearsals), so that the episodes of one task (a GRPO group) differ when they
- * sample, as the imagined attempts of private rehearsal do; the first episode keeps the run's seeds,
- * and greedy episodes are the same whatever their seed.
+ * The settings of a task's episode `k` (0-based): the k-th episode of a task samples with seeds
+ * derived from the run's seeds, the task and k (acts and rehearsals each their own stream), so that
+ * the episodes of one task (a GRPO group) differ when they sample, as do those of tasks with the same
+ * prompt; the first episode keeps the run's seeds, and greedy episodes are the same whatever their seed.
  */
-export function withEpisodeSeed(settings: RunSettings, k: number): RunSettings {
+export function withEpisodeSeed(settings: RunSettings, taskId: string, k: number): RunSettings {
   if (k === 0) return settings;
   const { act, rehearse } = settings.sampling;
   return {
     ...settings,
     sampling: {
-      act: { ...act, seed: (act.seed ?? 0) + k },
-      rehearse: { ...rehearse, seed: (rehearse.seed ?? 0) + k },
+      act: { ...act, seed: mixSeed(act.seed ?? 0, 'act', taskId, k) },
+      rehearse: { ...rehearse, seed: mixSeed(rehearse.seed ?? 0, 'rehearse', taskId, k) },
     },
   };
 }

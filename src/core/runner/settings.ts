@@ -39,7 +39,7 @@ export interface RunSettings {
   /**
    * Private rehearsal: imagined episodes before the committed one, and how they see each other.
    * `temperature`, when set, samples the imagined episodes (acts and rehearsals) at it, each with a
-   * seed of its own (the run's seed + its number), so that attempts differ while the committed
+   * seed of its own (derived from the run's seed and its number), so that attempts differ while the committed
    * episode keeps the run's sampling; unset, they use the run's sampling (greedy ones are identical).
    */
   privateRehearsal: { budget: number; order: 'parallel' | 'sequential'; temperature?: number };
