@@ -30,12 +30,14 @@ if has python && [ -d trainer/tests ]; then
 fi
 if has recipes; then
   # Every stage of npm run train:default and npm run measure:envace at a tiny size (about 3 minutes),
-  # in a temporary folder, so that the recipes cannot rot.
-  stage "recipes at a tiny size (train:default, measure:envace)"
+  # in a temporary folder, so that the recipes cannot rot; then GRPO's sanity task (about 2 minutes),
+  # which fails when role-wise GRPO on imagined rollouts cannot learn a rewarded choice.
+  stage "recipes at a tiny size (train:default, measure:envace, GRPO sanity task)"
   TINY=$(mktemp -d)
   trap 'rm -rf "$TINY"' EXIT
   RECIPE=training/default/recipe.ci.json WORK="$TINY/train" MODEL="$TINY/model" node scripts/train-default.mjs
   QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node scripts/measure-envace.mjs
+  WORK="$TINY/sanity" node scripts/grpo-sanity.mjs
 fi
 if has editor && [ -f out/test/editor/run.js ]; then stage "editor tests (code-server extension host)"; node out/test/editor/run.js; fi
 stage "all tests passed"

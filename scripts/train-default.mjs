@@ -286,7 +286,8 @@ async function main() {
         demoRuns,
         '--out',
         rows,
-        '--only-successful',
+        // A recipe may keep the failed demonstrations (the GRPO sanity task's are half failures by design).
+        ...(recipe.demonstrationsOnlySuccessful === false ? [] : ['--only-successful']),
         '--act-rows',
         'episode',
         '--rehearse-prompt',
@@ -379,7 +380,7 @@ async function main() {
     'GRPO with world rehearsal (imagined rollouts by the studio runner)',
     path.join(WORK, 'grpo.done'),
     async () => {
-      const { threads, episodes, temperature, ...rest } = recipe.grpo;
+      const { threads, episodes, temperature, actRows = 'episode', ...rest } = recipe.grpo;
       const config = path.join(WORK, 'grpo-config.json');
       await writeJson(config, {
         seed: recipe.seed,
@@ -409,9 +410,9 @@ async function main() {
             'iter{iteration}',
             '--runs',
             '{run_dir}/rollout-runs',
-            // The recipe was tuned on one act row per episode (train_history); rollout's default is now per turn.
+            // One act row per episode (train_history), as the default recipe was tuned, unless the recipe says `turn`.
             '--act-rows',
-            'episode',
+            actRows,
           ],
         },
       });
@@ -419,21 +420,25 @@ async function main() {
     },
   );
 
-  await stage('the policy folder models/default', path.join(WORK, 'model.done'), async () => {
-    const final = path.join(grpo, 'final');
-    await fs.rm(MODEL, { recursive: true, force: true });
-    await fs.mkdir(path.join(MODEL, 'onnx'), { recursive: true });
-    for (const f of [
-      'config.json',
-      'generation_config.json',
-      'tokenizer.json',
-      'tokenizer_config.json',
-    ])
-      await fs.copyFile(path.join(final, f), path.join(MODEL, f));
-    // model_cascade.onnx: the graph the policy host decodes n rehearsal samples with (one copy of the prompt's cache).
-    for (const f of onnxFiles(final)) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
-    await writeJson(path.join(MODEL, 'rehearsal_config.json'), policySettings);
-  });
+  await stage(
+    `the policy folder ${path.relative(ROOT, MODEL)}`,
+    path.join(WORK, 'model.done'),
+    async () => {
+      const final = path.join(grpo, 'final');
+      await fs.rm(MODEL, { recursive: true, force: true });
+      await fs.mkdir(path.join(MODEL, 'onnx'), { recursive: true });
+      for (const f of [
+        'config.json',
+        'generation_config.json',
+        'tokenizer.json',
+        'tokenizer_config.json',
+      ])
+        await fs.copyFile(path.join(final, f), path.join(MODEL, f));
+      // model_cascade.onnx: the graph the policy host decodes n rehearsal samples with (one copy of the prompt's cache).
+      for (const f of onnxFiles(final)) await fs.copyFile(path.join(final, f), path.join(MODEL, f));
+      await writeJson(path.join(MODEL, 'rehearsal_config.json'), policySettings);
+    },
+  );
 
   await stage(
     'evaluation on the test split (shadow mode, real tools)',
@@ -535,7 +540,7 @@ async function main() {
       );
     },
   );
-  log('done: models/default');
+  log(`done: ${path.relative(ROOT, MODEL) || MODEL}`);
 }
 
 main().catch((err) => {

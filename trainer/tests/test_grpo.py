@@ -81,6 +81,27 @@ class GrpoTest(unittest.TestCase):
         for name in a:
             self.assertTrue(torch.equal(a[name], b[name]), name)
 
+    def test_an_iteration_without_signal_is_a_warning_and_others_report_theirs(self):
+        flat = []
+        for row in rollout_rows(0):
+            if row["source"] == "rollout":
+                row = dict(row, reward=1.0)  # every episode of every group earned the same
+            flat.append(row)
+        write_rows(self.tiny.path("rollouts", "flat-0.jsonl"), flat)
+        rows = {"rows": os.path.join(self.tiny.dir, "rollouts", "flat-{iteration}.jsonl")}
+        code, events, err = run_cli(["grpo", "--config", self.config("flat", rows, iterations=1, ppo_epochs=1)])
+        self.assertEqual(code, 0, err)
+        signal = of(events, "rollouts")[0]["advantages"]
+        self.assertEqual((signal["nonzero_rows"], signal["groups_with_signal"]), (0, 0))
+        self.assertEqual(signal["rows"], 24)
+        self.assertEqual([w["code"] for w in of(events, "warning")], ["GRPO_NO_SIGNAL"])
+        code, events, err = run_cli(["grpo", "--config", self.config("live", self.fixture_rows(), iterations=1,
+                                                                     ppo_epochs=1)])
+        self.assertEqual(code, 0, err)
+        signal = of(events, "rollouts")[0]["advantages"]
+        self.assertGreater(signal["nonzero_rows"], 0)
+        self.assertEqual(of(events, "warning"), [])
+
     def test_failing_rollout_command_is_one_clear_error(self):
         cfg = self.config("failing", {"command": [sys.executable, "-c", "import sys; sys.exit(7)"]}, iterations=1)
         code, events, _ = run_cli(["grpo", "--config", cfg])

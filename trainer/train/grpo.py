@@ -60,6 +60,15 @@ def grounding_pool(paths: Sequence[str], tokenizer: Tokenizer, max_length: int) 
     return encode_rows(rows, tokenizer, max_length)[0]
 
 
+def advantage_signal(examples: list[Example]) -> dict[str, int]:
+    """How much of an iteration can teach: rows and groups whose advantages are not all zero (a group
+    whose episodes all earned the same reward has none; an iteration with none leaves the policy as is)."""
+    groups = {(e.group, e.role) for e in examples}
+    live = {(e.group, e.role) for e in examples if e.advantage != 0.0}
+    return {"nonzero_rows": sum(1 for e in examples if e.advantage != 0.0), "rows": len(examples),
+            "groups_with_signal": len(live), "groups": len(groups)}
+
+
 def role_summary(examples: list[Example]) -> dict[str, dict[str, Any]]:
     out = {}
     for role in ROLES:
@@ -121,10 +130,17 @@ class GrpoRun:
             raise data_error(f"Iteration {it}: {path} has no trainable rollout rows ({len(rows)} rows, "
                              f"{len(dropped)} too long).")
         pool = self.static_pool + (encode_rows(actual_rows, self.tokenizer, self.cfg.data.max_length)[0] if self.coef > 0 else [])
+        signal = advantage_signal(examples)
         self.events.emit("rollouts", iteration=it, path=path, rows=len(rows), rollout_rows=len(policy_rows),
                          actual_rows=len(actual_rows), ignored_rows=ignored, dropped_too_long=len(dropped),
                          groups=len({e.group for e in examples + dropped}), roles=role_summary(examples + dropped),
-                         sources=dict(Counter(r["source"] for r in rows)), seconds=round(seconds, 3))
+                         advantages=signal, sources=dict(Counter(r["source"] for r in rows)), seconds=round(seconds, 3))
+        if signal["nonzero_rows"] == 0:
+            self.events.emit("warning", code="GRPO_NO_SIGNAL", iteration=it,
+                             message=f"Iteration {it}: every trainable row's advantage is 0 (in each group every "
+                                     "episode earned the same reward), so this iteration cannot change the policy. "
+                                     "Sample more diverse episodes (more per group, a higher temperature) or check "
+                                     "that each episode samples with its own seed.")
         return examples, pool
 
     def plan(self, examples: list[Example], it: int) -> list[tuple[int, list[Example]]]:
