@@ -375,6 +375,100 @@ async function main() {
     () => distributedTrainer('sft', sftConfig, sftProcesses),
   );
 
+  // Private rehearsal the policy was trained for (recipe.memory): the SFT policy rehearses privately on
+  // some of the demonstration tasks (imagined attempts, then the memory its committed episode reads);
+  // the demonstrations of those tasks are exported again with each memory in their prompt, and SFT
+  // continues on all the demonstrations plus those, so that the memory prompt is not new at test time.
+  const memorySft = path.join(WORK, 'sft-memory');
+  if (recipe.memory) {
+    const {
+      tasks: memoryTasks,
+      budget,
+      order,
+      temperature: memoryTemperature,
+      sft: mSft,
+    } = recipe.memory;
+    const memoryDir = path.join(WORK, 'tasks/memory');
+    const memoryRuns = path.join(WORK, 'runs/memory');
+    const memoryRows = path.join(WORK, 'rows/memory.jsonl');
+    await stage(
+      'private rehearsal by the SFT policy (memories on demonstration tasks)',
+      path.join(WORK, 'memories.done'),
+      async () => {
+        await fs.rm(memoryDir, { recursive: true, force: true });
+        for (const domain of domains) {
+          const files = (await fs.readdir(path.join(dirs.demo, domain))).sort();
+          await fs.mkdir(path.join(memoryDir, domain), { recursive: true });
+          for (const f of files.slice(0, memoryTasks))
+            await fs.copyFile(path.join(dirs.demo, domain, f), path.join(memoryDir, domain, f));
+        }
+        await fs.rm(memoryRuns, { recursive: true, force: true });
+        await cli(
+          'run',
+          memoryDir,
+          '--policy',
+          path.join(sft, 'final'),
+          '--mode',
+          'private',
+          '--budget',
+          String(budget),
+          '--order',
+          order,
+          '--rehearsal-temperature',
+          String(memoryTemperature),
+          '--seed',
+          String(recipe.seed),
+          '--out',
+          memoryRuns,
+          '--no-progress',
+        );
+        await cli(
+          'export',
+          demoRuns,
+          '--out',
+          memoryRows,
+          ...(recipe.demonstrationsOnlySuccessful === false ? [] : ['--only-successful']),
+          '--act-rows',
+          'episode',
+          '--roles',
+          'act',
+          '--memory-from',
+          memoryRuns,
+          '--rehearse-prompt',
+          JSON.stringify(recipe.rehearsePrompt),
+          ...slotArgs,
+        );
+        // Only the rows read with a memory: the plain demonstrations are in the SFT rows already.
+        const lines = (await fs.readFile(memoryRows, 'utf8')).split('\n').filter(Boolean);
+        const kept = lines.filter((l) => /\/memory-\d+$/.test(JSON.parse(l).id));
+        if (!kept.length)
+          throw new Error(`no demonstration was exported with a memory (${memoryRuns})`);
+        await fs.writeFile(memoryRows, kept.join('\n') + '\n');
+        log(`  ${kept.length} demonstration rows read with a rehearsal memory`);
+      },
+    );
+    await stage(
+      'SFT with rehearsal memories (continued from the SFT policy)',
+      path.join(WORK, 'sft-memory.done'),
+      async () => {
+        const config = path.join(WORK, 'sft-memory-config.json');
+        await writeJson(config, {
+          seed: recipe.seed,
+          threads: sftThreads,
+          out_dir: rel(memorySft),
+          model: { path: rel(path.join(sft, 'final')) },
+          ...sftRest,
+          ...mSft,
+          data: { ...sftRest.data, train: [rel(rows), rel(memoryRows)] },
+          train: { ...sftRest.train, ...mSft.train, export_at_end: true },
+        });
+        await distributedTrainer('sft', config, sftProcesses);
+      },
+    );
+  }
+  // GRPO starts from the last SFT.
+  const sftFinal = path.join(recipe.memory ? memorySft : sft, 'final');
+
   const grpo = path.join(WORK, 'grpo');
   await stage(
     'GRPO with world rehearsal (imagined rollouts by the studio runner)',
@@ -386,7 +480,7 @@ async function main() {
         seed: recipe.seed,
         threads,
         out_dir: grpo,
-        model: { path: path.join(sft, 'final') },
+        model: { path: sftFinal },
         ...rest,
         grpo: { ...rest.grpo, temperature },
         train: { ...rest.train, export_at_end: true },
@@ -421,7 +515,7 @@ async function main() {
   );
 
   await stage(
-    `the policy folder ${path.relative(ROOT, MODEL)}`,
+    `the policy folder ${MODEL.startsWith(ROOT + path.sep) ? path.relative(ROOT, MODEL) : MODEL}`,
     path.join(WORK, 'model.done'),
     async () => {
       const final = path.join(grpo, 'final');
@@ -540,7 +634,7 @@ async function main() {
       );
     },
   );
-  log(`done: ${path.relative(ROOT, MODEL) || MODEL}`);
+  log(`done: ${MODEL.startsWith(ROOT + path.sep) ? path.relative(ROOT, MODEL) : MODEL}`);
 }
 
 main().catch((err) => {

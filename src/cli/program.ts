@@ -405,6 +405,10 @@ function registerExportCommands(program: Command, cli: CliContext): void {
       'rows',
     )
     .option('--runs <ids>', 'only these runs (comma-separated run ids)')
+    .option(
+      '--memory-from <runs...>',
+      "private-rehearsal runs: each demonstration's act rows again, read with the rehearsal memory of its task's committed episodes there",
+    )
     .option('--tools <names>', 'rehearse rows only of calls to these tools (comma-separated)')
     .option(
       '--only-mismatches',

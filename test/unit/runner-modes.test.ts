@@ -34,6 +34,9 @@ import { REPO } from '../support/servers';
 import { RecordingPolicy } from './support/recordingPolicy';
 import { useRuns, useScriptedPolicy } from './support/runnerFixture';
 import { readCheckedTrace } from './support/traceChecks';
+import { mixSeed } from '../../src/core/base/random';
+import type { DatasetRow } from '../../src/core/training/datasetRow';
+import { exportRows, readMemories } from '../../src/core/training/exportRows';
 
 const byType = <T extends TraceEvent['type']>(events: readonly TraceEvent[], type: T) =>
   events.filter((e): e is Extract<TraceEvent, { type: T }> => e.type === type);
@@ -258,6 +261,74 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     assert.ok(trace.ends.slice(0, 2).every((e) => e.memory === undefined));
   });
 
+  it("private rehearsal: the memory is a system message of its own after the task's, and training rows keep it", async () => {
+    const policy = new RecordingPolicy(scripted());
+    const loaded = probeTask(OK_CASE.case);
+    const task = { ...loaded, task: { ...loaded.task, system: 'You answer probe requests.' } };
+    const { summary, trace } = await run(policy, [task], {
+      mode: 'private',
+      privateRehearsal: { budget: 2, order: 'sequential' },
+    });
+    const systems = (session: string) =>
+      policy.acts
+        .filter((a) => a.session?.startsWith(session))
+        .map((a) => a.messages.filter((m) => m.role === 'system').map((m) => m.content));
+    // The task's system prompt is never changed: a template that leaves it out (the minimal one)
+    // still shows the policy its earlier attempts and its memory.
+    assert.ok(systems('e1').every((s) => s.length === 1 && s[0] === 'You answer probe requests.'));
+    assert.ok(
+      systems('e2').every(
+        (s) =>
+          s.length === 2 &&
+          s[0] === 'You answer probe requests.' &&
+          s[1].startsWith('Your earlier imagined attempts at this task:\nAttempt 1:'),
+      ),
+    );
+    const committed = only(
+      trace.episodes.filter((e) => e.role === 'committed'),
+      'committed episode',
+    );
+    assert.equal(committed.system, 'You answer probe requests.');
+    assert.match(committed.context ?? '', /^Rehearsal memory \(from your private rehearsal/);
+    assert.ok(systems('e3').every((s) => s.length === 2 && s[1] === committed.context));
+    // The committed episode's act rows read what the policy read.
+    const rows: DatasetRow[] = [];
+    await exportRows([summary.traceFile], { actSource: 'demonstration', roles: ['act'] }, (r) =>
+      rows.push(r),
+    );
+    const row = rows.find((r) => r.episode === committed.episodeId)!;
+    assert.deepEqual(
+      row.messages.filter((m) => m.role === 'system').map((m) => m.content),
+      ['You answer probe requests.', committed.context],
+    );
+    // --memory-from: an episode without a memory is written again, read with its task's memory.
+    const memories = await readMemories([summary.traceFile]);
+    assert.deepEqual([...memories.entries()], [[task.task.id, [committed.context]]]);
+    const withMemory: DatasetRow[] = [];
+    await exportRows(
+      [summary.traceFile],
+      { actSource: 'demonstration', roles: ['act'], memories: (id) => memories.get(id) ?? [] },
+      (r) => withMemory.push(r),
+    );
+    const plain = rows.filter((r) => r.episode === 'e1');
+    const again = withMemory.filter((r) => r.episode === 'e1' && r.id.endsWith('/memory-1'));
+    assert.equal(again.length, plain.length);
+    assert.ok(plain.length > 0);
+    for (const [i, r] of again.entries()) {
+      assert.equal(r.target, plain[i].target);
+      assert.deepEqual(r.messages, [
+        plain[i].messages[0],
+        { role: 'system', content: committed.context },
+        ...plain[i].messages.slice(1),
+      ]);
+    }
+    assert.equal(
+      withMemory.filter((r) => r.episode === committed.episodeId).length,
+      rows.filter((r) => r.episode === committed.episodeId).length,
+      'an episode that read a memory is not written again',
+    );
+  });
+
   it('private rehearsal in parallel: the imagined attempts start together, see none of each other, and decode identically on one host', async () => {
     const policy = new RecordingPolicy(scripted());
     const { trace } = await run(policy, [probeTask(OK_CASE.case)], {
@@ -307,8 +378,10 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
           .map((a) => JSON.stringify(a.sampling)),
       ),
     ];
-    assert.deepEqual(sampling('e1:'), [JSON.stringify({ temperature: 0.8, seed: 8 })]);
-    assert.deepEqual(sampling('e2:'), [JSON.stringify({ temperature: 0.8, seed: 9 })]);
+    const attempt = (n: number) => mixSeed(7, 'imagined act', n);
+    assert.deepEqual(sampling('e1:'), [JSON.stringify({ temperature: 0.8, seed: attempt(1) })]);
+    assert.deepEqual(sampling('e2:'), [JSON.stringify({ temperature: 0.8, seed: attempt(2) })]);
+    assert.notEqual(attempt(1), attempt(2));
     assert.deepEqual(
       sampling('e3:'),
       [JSON.stringify({ temperature: 0, seed: 7 })],
@@ -317,11 +390,15 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     assert.ok(
       policy.rehearsals
         .filter((r) => r.session?.startsWith('e1:'))
-        .every((r) => r.sampling?.temperature === 0.8 && r.sampling.seed === 8),
+        .every(
+          (r) =>
+            r.sampling?.temperature === 0.8 &&
+            r.sampling.seed === mixSeed(7, 'imagined rehearse', 1),
+        ),
     );
   });
 
-  it("several episodes of one task (a GRPO group) sample with the run's seeds + their number, so that they can differ", async () => {
+  it("several episodes of one task (a GRPO group) sample with seeds of their own, derived from the run's, so that they differ", async () => {
     const policy = new RecordingPolicy(scripted());
     await run(policy, [probeTask(OK_CASE.case)], {
       episodesPerTask: 3,
@@ -330,14 +407,16 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     const seeds = (prefix: string, of: { session?: string; sampling?: { seed?: number } }[]) => [
       ...new Set(of.filter((a) => a.session?.startsWith(prefix)).map((a) => a.sampling?.seed)),
     ];
+    const id = 'probe-' + OK_CASE.case.replace(/_/g, '-');
     assert.deepEqual(
       ['e1:', 'e2:', 'e3:'].map((e) => seeds(e, policy.acts)),
-      [[5], [6], [7]],
+      [[5], [mixSeed(5, 'act', id, 1)], [mixSeed(5, 'act', id, 2)]],
     );
     assert.deepEqual(
       ['e1:', 'e2:', 'e3:'].map((e) => seeds(e, policy.rehearsals)),
-      [[6], [7], [8]],
+      [[6], [mixSeed(6, 'rehearse', id, 1)], [mixSeed(6, 'rehearse', id, 2)]],
     );
+    assert.equal(new Set([5, 6, ...[1, 2].map((k) => mixSeed(5, 'act', id, k))]).size, 4);
   });
 
   it('private rehearsal: the imagined attempts a prompt carries stay within their byte budget, however long they ran', () => {

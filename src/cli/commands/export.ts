@@ -9,7 +9,7 @@ import { resolveTraceArgument } from '../../core/trace/format/discover';
 import type { DatasetRow } from '../../core/training/datasetRow';
 import type { EnvaceRecord } from '../../core/training/envaceExport';
 import { exportEnvace } from '../../core/training/envaceExport';
-import { exportRows } from '../../core/training/exportRows';
+import { exportRows, readMemories } from '../../core/training/exportRows';
 import { splitFileNames, splitTasks } from '../../core/training/taskSplit';
 import { counted } from '../../core/base/counted';
 import type { CliIO } from '../io';
@@ -37,6 +37,7 @@ export interface ExportArgs {
   /** False with --no-annotations. */
   annotations?: boolean;
   identifierSlots?: boolean;
+  memoryFrom?: string[];
 }
 
 const list = (value: string | undefined) =>
@@ -227,6 +228,19 @@ async function collectRows(
   taskFiles: TaskFiles,
   items: ExportItem[],
 ): Promise<Collected> {
+  const memories = args.memoryFrom?.length
+    ? await readMemories((await Promise.all(args.memoryFrom.map(resolveTraceArgument))).flat())
+    : undefined;
+  if (memories && settings.source !== 'demonstration')
+    throw new StudioError(
+      'USAGE',
+      '--memory-from writes demonstrations again with a rehearsal memory; it goes with --source demonstration.',
+    );
+  if (memories && memories.size === 0)
+    throw new StudioError(
+      'USAGE',
+      `--memory-from: no committed private-rehearsal episode with a memory in ${args.memoryFrom!.join(', ')} (record them with \`rehearse run --mode private\`).`,
+    );
   const summary = await exportRows(
     files,
     {
@@ -249,6 +263,7 @@ async function collectRows(
       onlyMismatches: !!args.onlyMismatches,
       annotations: args.annotations !== false,
       identifierSlots: !!args.identifierSlots,
+      ...(memories ? { memories: (taskId: string) => memories.get(taskId) ?? [] } : {}),
     },
     (row: DatasetRow) => {
       items.push({ task: row.task ?? '', text: () => JSON.stringify(row) });

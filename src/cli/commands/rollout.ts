@@ -91,7 +91,10 @@ export async function rolloutCommand(
     mode: args.real ? ('shadow' as const) : ('imagine' as const),
     audit: !!args.audit,
     episodesPerTask: episodes,
-    sampling: { act: { temperature, seed }, rehearse: { temperature, seed: mixSeed(seed, 'rehearse') } },
+    sampling: {
+      act: { temperature, seed },
+      rehearse: { temperature, seed: mixSeed(seed, 'rehearse') },
+    },
     reward,
   };
   const settings = await settingsForStartedPolicy(policy, chosen);

@@ -60,8 +60,13 @@ export interface EpisodeContext {
   settings: RunSettings;
   emit: EmitEvent;
   grade?: GradeOptions;
-  /** Text appended to the task's system prompt (private rehearsal's memory, or earlier attempts). */
-  systemSuffix?: string;
+  /**
+   * What the policy reads as a system message of its own after the task's system prompt: private
+   * rehearsal's memory, or the earlier imagined attempts. A message of its own, because a chat
+   * template may leave the task's system prompt out (the small policies' `minimal` one does: the
+   * domain's policy text is the same for every task), and a suffix of it then reached no policy.
+   */
+  context?: string;
   /** Private rehearsal's memory, recorded on the episode's end. */
   memory?: string;
   signal?: AbortSignal;
@@ -146,7 +151,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   }
   const { tools } = started;
 
-  const system = [task.system, ctx.systemSuffix].filter(Boolean).join('\n\n');
+  const system = task.system;
   await emit(episodeStart(ctx, { system, tools }));
   const play: EpisodePlay = {
     ctx,
@@ -155,7 +160,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
     tools,
     signal,
     envace,
-    messages: system ? [{ role: 'system', content: system }] : [],
+    messages: episodeMessages(system, ctx.context),
     progress: { episodeId, turns: 0, calls: 0 },
     actSession: `${episodeId}:act`,
     rehearseSession: `${episodeId}:rehearse`,
@@ -176,6 +181,21 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
   return finishEpisode(play, turns, ending, fatal);
 }
 
+/**
+ * The messages an episode starts with: the task's system prompt, then the context (private
+ * rehearsal's memory or earlier attempts) as a system message of its own. Training rows rebuild the
+ * same from the episode's start event.
+ */
+export function episodeMessages(
+  system: string | undefined,
+  context: string | undefined,
+): ChatMessage[] {
+  return [
+    ...(system ? [{ role: 'system' as const, content: system }] : []),
+    ...(context ? [{ role: 'system' as const, content: context }] : []),
+  ];
+}
+
 /** The episode's start event; an episode whose tools did not start has no system text or tools. */
 function episodeStart(
   ctx: EpisodeContext,
@@ -189,6 +209,7 @@ function episodeStart(
     mode: ctx.mode,
     instruction: ctx.task.turns[0]?.user,
     ...(started.system ? { system: started.system } : {}),
+    ...(started.tools && ctx.context ? { context: ctx.context } : {}),
     ...(started.tools ? { tools: started.tools } : {}),
     ...(ctx.role ? { role: ctx.role } : {}),
   };

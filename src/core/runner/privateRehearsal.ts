@@ -108,7 +108,7 @@ export async function playPrivateRehearsal(
   const tools = ctx.env.tools();
   const temperature = ctx.settings.privateRehearsal.temperature;
   let attempt = 0;
-  const imagine = (systemSuffix?: string) => {
+  const imagine = (context?: string) => {
     const i = index++;
     const n = ++attempt;
     const { act, rehearse } = ctx.settings.sampling;
@@ -134,7 +134,7 @@ export async function playPrivateRehearsal(
       settings: { ...ctx.settings, audit: false, sampling },
       emit: ctx.emit,
       grade: ctx.grade,
-      systemSuffix,
+      context,
       signal: ctx.signal,
       onProgress: ctx.onProgress,
     });
@@ -177,7 +177,7 @@ export async function playPrivateRehearsal(
     settings: ctx.settings,
     emit: ctx.emit,
     grade: ctx.grade,
-    systemSuffix: `Rehearsal memory (from your private rehearsal of this task):\n${memory}`,
+    context: `Rehearsal memory (from your private rehearsal of this task):\n${memory}`,
     memory,
     signal: ctx.signal,
     onProgress: ctx.onProgress,

@@ -31,6 +31,7 @@ import { isParseDialect } from '../protocol/dialect';
 import { compareCall } from '../trace/index/callView';
 import type { AnnotationSet } from '../annotations/annotationSet';
 import { annotationsFileFor, readAnnotations } from '../annotations/store';
+import { episodeMessages } from '../runner/episode';
 import { groundingWeight, rowAnnotations } from './annotationWeights';
 import type { DatasetRow, RowSource } from './datasetRow';
 import { envaceRowReward } from '../tasks/checks/envaceReward';
@@ -79,6 +80,14 @@ export interface ExportOptions {
    * target hidden together, as the policy hides its prompt and reveals its output.
    */
   identifierSlots?: boolean;
+  /**
+   * Demonstrations acted on a rehearsal memory: the memories a task's episodes are also written
+   * with (`rehearse export --memory-from`). Each demonstration's act rows are written again once per
+   * memory, read with it as a system message after the task's (as the committed episode of private
+   * rehearsal reads it), so that a policy learns to act on its memory rather than meet it at test
+   * time as text it never saw.
+   */
+  memories?: (taskId: string) => readonly string[];
 }
 
 /** Counts of what an export wrote and skipped. */
@@ -307,8 +316,38 @@ function emitEpisode(
         ? envaceRowReward(base.reward, text)
         : base.reward,
   };
-  const messages: ChatMessage[] = system ? [{ role: 'system', content: system }] : [];
+  const messages: ChatMessage[] = episodeMessages(system, ep.start.context);
   for (const turn of ep.turns) emitTurn(rows, episode, turn, messages);
+  if (options.actSource !== 'demonstration' || !rows.roles.has('act') || ep.start.context) return;
+  for (const [i, memory] of (options.memories?.(ep.start.taskId) ?? []).entries()) {
+    const actOnly: RowExport = {
+      ...rows,
+      roles: new Set(['act']),
+      write: (row) => rows.write({ ...row, id: `${row.id}/memory-${i + 1}` }),
+    };
+    const withMemory = episodeMessages(system, memory);
+    for (const turn of ep.turns) emitTurn(actOnly, episode, turn, withMemory);
+  }
+}
+
+/**
+ * The rehearsal memories of private-rehearsal runs, by task: the context each committed episode
+ * read (`rehearse export --memory-from`), at most `perTask` a task.
+ */
+export async function readMemories(
+  files: readonly string[],
+  perTask = 4,
+): Promise<Map<string, string[]>> {
+  const memories = new Map<string, string[]>();
+  for (const file of files)
+    await readTrace(file, {
+      onEvent: (e: TraceEvent) => {
+        if (e.type !== 'episode' || e.role !== 'committed' || !e.context) return;
+        const list = memories.get(e.taskId) ?? [];
+        if (list.length < perTask) memories.set(e.taskId, [...list, e.context]);
+      },
+    });
+  return memories;
 }
 
 /** Writes one turn's act row and its calls' rehearse rows, and adds to `messages` what the policy read after it. */

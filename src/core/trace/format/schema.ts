@@ -53,8 +53,13 @@ export interface EpisodeEvent extends EventBase {
   mode: RunMode;
   /** The task's first user message. */
   instruction?: string;
-  /** The system prompt the policy was given (task instructions, plus any rehearsal memory). */
+  /** The task's system prompt, as the policy was given it. */
   system?: string;
+  /**
+   * Private rehearsal: what the policy read as a system message of its own after `system` (the
+   * committed episode's rehearsal memory, or a sequential attempt's earlier attempts).
+   */
+  context?: string;
   /** The tools offered to the policy. */
   tools?: ToolDefinition[];
   /** For private rehearsal: `imagined` episodes condense into the memory of the `committed` one. */
