@@ -106,6 +106,18 @@ function trainerProgress(line) {
         .map(([k, v]) => `${k} ${Number(v).toFixed(2)}`)
         .join(', ')}`,
     );
+  else if (e.event === 'validation')
+    log(
+      `  validation after ${e.iteration} iterations: ${Object.entries(e.scores)
+        .map(([k, v]) => `${k} ${Number(v).toFixed(3)}`)
+        .join(
+          ', ',
+        )} (best: iteration ${e.best_iteration}, ${e.metric} ${Number(e.best).toFixed(3)})`,
+    );
+  else if (e.event === 'best')
+    log(
+      `  final policy: the best validated point, after ${e.iteration} of ${e.iterations} iterations`,
+    );
   else if (e.event === 'resume') log(`  resumed from step ${e.step} (${e.path})`);
   else if (e.event === 'warning') log(`  warning: ${e.code}: ${e.message}`);
   else if (e.event === 'error') log(`  error: ${e.code}: ${e.message}`);
@@ -220,6 +232,7 @@ async function main() {
     grpo: path.join(WORK, 'tasks/grpo'),
     test: path.join(WORK, 'tasks/test'),
     probe: path.join(WORK, 'tasks/probe'),
+    validation: path.join(WORK, 'tasks/validation'),
   };
   // Rows exported for this model: with identifier slots when the model reads them.
   const slotArgs = recipe.identifierSlots ? ['--identifier-slots'] : [];
@@ -474,7 +487,30 @@ async function main() {
     'GRPO with world rehearsal (imagined rollouts by the studio runner)',
     path.join(WORK, 'grpo.done'),
     async () => {
-      const { threads, episodes, temperature, actRows = 'episode', ...rest } = recipe.grpo;
+      const {
+        threads,
+        episodes,
+        temperature,
+        actRows = 'episode',
+        validation,
+        ...rest
+      } = recipe.grpo;
+      // Held-out validation while GRPO trains (recipe.grpo.validation): the validation split, never
+      // the test split; the final policy is the best validated point's.
+      if (validation) {
+        await fs.rm(dirs.validation, { recursive: true, force: true });
+        for (const domain of domains)
+          await cli(
+            'generate',
+            domain,
+            '--split',
+            'validation',
+            '--count',
+            String(validation.tasks),
+            '--out',
+            path.join(dirs.validation, domain),
+          );
+      }
       const config = path.join(WORK, 'grpo-config.json');
       await writeJson(config, {
         seed: recipe.seed,
@@ -483,6 +519,23 @@ async function main() {
         model: { path: sftFinal },
         ...rest,
         grpo: { ...rest.grpo, temperature },
+        ...(validation
+          ? {
+              validation: {
+                every: validation.every,
+                metric: 'success',
+                keep_best: true,
+                command: [
+                  process.execPath,
+                  path.join(ROOT, 'scripts/validate-policy.mjs'),
+                  dirs.validation,
+                  '{model_dir}',
+                  '{out}',
+                  '{run_dir}/validation-runs/iter{iteration}',
+                ],
+              },
+            }
+          : {}),
         train: { ...rest.train, export_at_end: true },
         rollouts: {
           command: [

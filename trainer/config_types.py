@@ -171,6 +171,17 @@ class RolloutsSection(_Section):
 
 
 @dataclass(frozen=True)
+class ValidationSection(_Section):
+    """``validation``: grpo's held-out validation, and which policy it keeps."""
+    command: tuple[str, ...] | None = None
+    every: int = 1
+    metric: str = "success"
+    before_training: bool = True
+    keep_best: bool = True
+    timeout_s: float = 86400
+
+
+@dataclass(frozen=True)
 class ExportSection(_Section):
     """``export``: the ONNX folder the policy host loads."""
     opset: int = 14
@@ -212,6 +223,7 @@ class TrainerConfig(_Section):
     train: TrainSection = TrainSection()
     grpo: GrpoSection = GrpoSection()
     rollouts: RolloutsSection = RolloutsSection()
+    validation: ValidationSection = ValidationSection()
     export: ExportSection = ExportSection()
     probe: ProbeSection = ProbeSection()
     generate: GenerateSection = GenerateSection()

@@ -794,8 +794,8 @@ function trainingCheck(
         /^latest: tokens\/s \d+$/,
       );
       assert.match(
-        await view.locator('section.validationFidelity .empty').innerText(),
-        /no validation events/,
+        await view.locator('section.validation .empty').innerText(),
+        /^No validation: GRPO validates held-out tasks/,
       );
       await workbench.settle(500);
       await shot('training-dashboard');

@@ -130,17 +130,34 @@ describe('training dashboard: events to series', () => {
     assert.deepEqual(state.progress, { unit: 'iterations', done: 2, total: 4, secondsLeft: 20 });
   });
 
-  it('plots validation fidelity when the trainer emits it, one series per named score', () => {
+  it("plots GRPO's validation points, one series per score of the held-out tasks", () => {
     const state = runStateFromEvents([
       start(0),
-      sftStep(1),
-      { event: 'validation', t: 4, step: 1, fidelity: 0.4 },
-      { event: 'validation', t: 6, step: 2, fidelity: { field_f1: 0.5, exact: 0.1 } },
+      {
+        event: 'validation',
+        t: 4,
+        step: 0,
+        iteration: 0,
+        scores: { success: 0.2, meanReward: 0.5 },
+      },
+      {
+        event: 'validation',
+        t: 6,
+        step: 4,
+        iteration: 2,
+        scores: { success: 0.3, meanReward: 0.6 },
+      },
+      { event: 'validation', t: 7, step: 6, iteration: 3 },
     ]);
-    assert.deepEqual(state.series.validationFidelity, {
-      fidelity: [[1, 0.4]],
-      field_f1: [[2, 0.5]],
-      exact: [[2, 0.1]],
+    assert.deepEqual(state.series.validation, {
+      success: [
+        [0, 0.2],
+        [4, 0.3],
+      ],
+      meanReward: [
+        [0, 0.5],
+        [4, 0.6],
+      ],
     });
   });
 

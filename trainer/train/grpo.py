@@ -8,6 +8,8 @@ update), then run ``ppo_epochs`` passes of clipped updates over mini-batches. Ro
 """
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import time
@@ -18,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 from ..data.batches import epoch_permutation, micro_batches, micro_count, rank_share, step_indices
 from ..data.encode import encode_rows
 from ..data.rows import read_rows
-from ..errors import data_error
+from ..errors import EXIT_RUNTIME, TrainerError, data_error
 from ..export import export_model_folder
-from ..model.folder import load_model
+from ..model.folder import load_model, match_weights, read_state_dict, save_weights, write_metadata
 from ..objectives import TokenLogProbs, compute_advantages, reward_of
 from .checkpoint import save_checkpoint
 from .common import attention_impl, check_fingerprint, fingerprint, finish, open_run, replicas_identical
 from .engine import Engine
 from .grpo_objective import ROLES, grounding_loss, metric_keys, policy_loss, step_report
-from .rollouts import RolloutSource
+from .rollouts import RolloutSource, run_command, substitute
 from .schedule import learning_rate
 
 if TYPE_CHECKING:
@@ -98,10 +100,14 @@ class GrpoRun:
         self.static_pool = grounding_pool(self.grpo.grounding.rows, self.tokenizer, cfg.data.max_length) if self.coef > 0 else []
         self.fingerprint = fingerprint(cfg, _FINGERPRINT)
         self.iteration, self.step = 0, 0
+        self.validation = cfg.validation
+        # The best validation point so far: {"iteration", "value"}; its weights are in <out_dir>/best.
+        self.best: dict[str, Any] | None = None
         if state is not None:
             self.engine.optimizer.load_state_dict(state["optimizer"])
             check_fingerprint(events, state, self.fingerprint)
             self.iteration, self.step = state["loop"]["iteration"], state["step"]
+            self.best = state["loop"].get("best")
 
     def policy_for_rollouts(self, it: int) -> str:
         """Exports the current policy for the rollout command (rank 0); returns its folder."""
@@ -184,23 +190,108 @@ class GrpoRun:
         self.events.emit("iteration", iteration=it, steps=len(plan), roles=role_summary(examples),
                          grounding_pool=len(pool), seconds=round(time.monotonic() - t0, 3))
 
+    def validates(self, done: int) -> bool:
+        """Whether the policy after ``done`` iterations is validated (0: the starting policy)."""
+        v = self.validation
+        if not v.command:
+            return False
+        if done == 0:
+            return v.before_training
+        return done % v.every == 0 or done == self.grpo.iterations
+
+    def validate(self, done: int) -> None:
+        """Exports the policy after ``done`` iterations, runs the validation command on it and emits its
+        scores; a new best point's weights are kept in ``<out_dir>/best`` (rank 0 runs it, all wait)."""
+        v = self.validation
+        assert self.cfg.out_dir and v.command, "validates() checked both"
+        folder = os.path.join(self.cfg.out_dir, "validation", f"iter-{done:04d}")
+        if self.rt.is_main:
+            t0 = time.monotonic()
+            model_dir = os.path.join(folder, "model")
+            export_model_folder(self.model, self.tokenizer, self.tokenizer_dir, model_dir, self.cfg.export)
+            out = os.path.join(folder, "scores.json")
+            if os.path.exists(out):
+                os.remove(out)
+            values = {"model_dir": model_dir, "out": out, "iteration": done, "seed": self.cfg.seed,
+                      "run_dir": self.cfg.out_dir}
+            run_command(substitute(v.command, values), self.cfg.rollouts.env, v.timeout_s, self.cfg.config_dir,
+                        self.events.stderr, "VALIDATION_COMMAND_FAILED", "validation.command", "[validation] ")
+            scores = read_scores(out, v.metric)
+            value = scores[v.metric]
+            better = self.best is None or value > self.best["value"]
+            if better:
+                self.best = {"iteration": done, "value": value}
+                best_dir = os.path.join(self.cfg.out_dir, "best")
+                write_metadata(best_dir, self.model.config, self.tokenizer, self.tokenizer_dir,
+                               self.cfg.export.max_new_tokens)
+                save_weights(best_dir, self.model)
+            if not self.cfg.rollouts.keep_models:
+                shutil.rmtree(model_dir, ignore_errors=True)
+            assert self.best is not None
+            self.events.emit("validation", step=self.step, iteration=done, metric=v.metric, scores=scores,
+                             best_iteration=self.best["iteration"], best=self.best["value"],
+                             seconds=round(time.monotonic() - t0, 3))
+        self.rt.barrier()
+
+    def restore_best(self) -> None:
+        """With validation.keep_best: the weights of the best validated point, when it is not the last."""
+        if not (self.validation.command and self.validation.keep_best and self.best):
+            return
+        if self.best["iteration"] == self.grpo.iterations:
+            return
+        assert self.cfg.out_dir, "open_run requires out_dir"
+        sd, path = read_state_dict(os.path.join(self.cfg.out_dir, "best"))
+        self.model.load_state_dict(match_weights(self.model, sd, path), strict=True)
+        self.events.emit("best", iteration=self.best["iteration"], metric=self.validation.metric,
+                         value=self.best["value"], iterations=self.grpo.iterations)
+
     def run(self) -> None:
         iterations = self.grpo.iterations
         every = self.cfg.train.checkpoint_every
+        if self.iteration == 0 and self.validates(0):
+            self.validate(0)
         for it in range(self.iteration, iterations):
             self.run_iteration(it)
+            if self.validates(it + 1):
+                self.validate(it + 1)
             if (it + 1) % every == 0 or it + 1 == iterations:
                 if self.rt.is_main:
                     assert self.cfg.out_dir, "open_run requires out_dir"
-                    loop = {"iteration": it + 1, "fingerprint": self.fingerprint}
+                    loop = {"iteration": it + 1, "fingerprint": self.fingerprint, "best": self.best}
                     path = save_checkpoint(self.cfg.out_dir, self.step, self.model, self.engine.optimizer, loop,
                                            self.tokenizer, self.tokenizer_dir, self.cfg.train.keep_checkpoints)
                     self.events.emit("checkpoint", step=self.step, iteration=it + 1, path=path)
                 self.rt.barrier()
         identical = replicas_identical(self.model, self.rt)
+        self.restore_best()
         final = finish(self.cfg, self.events, self.rt, self.model, self.tokenizer, self.tokenizer_dir)
         self.events.emit("done", command="grpo", steps=self.step, iterations=iterations, final=final,
-                         replicas_identical=identical)
+                         replicas_identical=identical, **({"best": self.best} if self.best else {}))
+
+
+MAX_SCORES_BYTES = 1 << 20
+
+
+def read_scores(path: str, metric: str) -> dict[str, float]:
+    """The validation command's scores: a JSON object (at most 1 MiB) of finite numbers holding ``metric``."""
+    def fail(why: str) -> TrainerError:
+        return TrainerError("VALIDATION_COMMAND_FAILED", f"validation.command: {path} {why}.", EXIT_RUNTIME)
+    if not os.path.exists(path):
+        raise fail("was not written (the command must write its scores to the {out} placeholder)")
+    if os.path.getsize(path) > MAX_SCORES_BYTES:
+        raise fail(f"is larger than {MAX_SCORES_BYTES} bytes")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise fail(f"is not JSON ({e})") from e
+    if not isinstance(data, dict):
+        raise fail("must hold a JSON object of scores")
+    scores = {k: float(v) for k, v in data.items()
+              if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+    if metric not in scores:
+        raise fail(f"has no number {metric!r} (validation.metric); it has {sorted(scores)}")
+    return scores
 
 
 def run_grpo(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:

@@ -41,8 +41,10 @@ def _pump(stream, sink, prefix):
 
 
 def run_command(argv: Sequence[str], env_extra: dict[str, str], timeout_s: float, cwd: str,
-                log_sink: TextIO | None = None) -> None:
-    """Runs the rollout command; raises ROLLOUT_COMMAND_FAILED on a non-zero exit or a timeout."""
+                log_sink: TextIO | None = None, code: str = "ROLLOUT_COMMAND_FAILED",
+                what: str = "rollouts.command", prefix: str = "[rollouts] ") -> None:
+    """Runs a command of the loop (``what``: the rollouts or the validation); raises ``code`` on a
+    non-zero exit or a timeout. Its output goes to ``log_sink`` with ``prefix`` on each line."""
     sink = log_sink or sys.stderr
     env = dict(os.environ)
     env.update(env_extra)
@@ -50,28 +52,27 @@ def run_command(argv: Sequence[str], env_extra: dict[str, str], timeout_s: float
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL)
     except OSError as e:
-        raise TrainerError("ROLLOUT_COMMAND_FAILED", f"Cannot start rollouts.command {argv[0]!r}: {e}.", EXIT_RUNTIME) from e
+        raise TrainerError(code, f"Cannot start {what} {argv[0]!r}: {e}.", EXIT_RUNTIME) from e
     assert proc.stdout is not None and proc.stderr is not None, "Popen with PIPE gives both streams"
     stdout, stderr = proc.stdout, proc.stderr
-    pumps = [threading.Thread(target=_pump, args=(s, sink, "[rollouts] "), daemon=True) for s in (stdout, stderr)]
+    pumps = [threading.Thread(target=_pump, args=(s, sink, prefix), daemon=True) for s in (stdout, stderr)]
     for p in pumps:
         p.start()
     try:
-        code = proc.wait(timeout=timeout_s)
+        status = proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired as e:
         proc.kill()
         proc.wait()
         stdout.close()
         stderr.close()
-        raise TrainerError("ROLLOUT_COMMAND_FAILED",
-                           f"rollouts.command ran past rollouts.timeout_s ({timeout_s} s) and was stopped.", EXIT_RUNTIME) from e
+        raise TrainerError(code, f"{what} ran past its timeout_s ({timeout_s} s) and was stopped.", EXIT_RUNTIME) from e
     for p in pumps:
         p.join(timeout=5)
     stdout.close()
     stderr.close()
-    if code != 0:
-        raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command exited with status {code} (its output is on stderr "
-                           "with a [rollouts] prefix).", EXIT_RUNTIME)
+    if status != 0:
+        raise TrainerError(code, f"{what} exited with status {status} (its output is on stderr with a "
+                           f"{prefix.strip()} prefix).", EXIT_RUNTIME)
 
 
 class RolloutSource:

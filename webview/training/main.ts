@@ -33,10 +33,10 @@ const CHARTS: Record<TrainingChartId, { title: string; y: string; empty: string 
     y: 'NLL per token',
     empty: 'No grounding term in this run (GRPO with grpo.grounding rows).',
   },
-  validationFidelity: {
-    title: 'Validation fidelity',
+  validation: {
+    title: 'Validation on held-out tasks',
     y: 'score',
-    empty: 'No validation: the trainer emitted no validation events.',
+    empty: 'No validation: GRPO validates held-out tasks when its config has validation.command.',
   },
   tokensPerSecond: { title: 'Tokens per second', y: 'tokens/s', empty: 'No step yet.' },
 };

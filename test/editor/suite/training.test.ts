@@ -302,7 +302,7 @@ describe('Training runs from the editor', function () {
           loss: loss.objective.length + loss.act.length + loss.rehearse.length,
           reward: 0,
           groundingNll: 0,
-          validationFidelity: 0,
+          validation: 0,
           tokensPerSecond: loss.objective.length,
         }),
       20_000,

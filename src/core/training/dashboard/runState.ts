@@ -12,7 +12,7 @@ export const TRAINING_CHARTS = [
   'loss',
   'reward',
   'groundingNll',
-  'validationFidelity',
+  'validation',
   'tokensPerSecond',
 ] as const;
 
@@ -74,7 +74,6 @@ export interface TrainingRunState {
 export const SINGLE_SERIES = {
   groundingNll: 'grounding NLL',
   tokensPerSecond: 'tokens/s',
-  validationFidelity: 'fidelity',
 } as const;
 
 /** The series of the whole objective on the loss chart (beside one per role). */
@@ -86,7 +85,7 @@ export function emptyRunState(): TrainingRunState {
     status: 'waiting',
     step: 0,
     progress: { unit: 'steps', done: 0, total: null, secondsLeft: null },
-    series: { loss: {}, reward: {}, groundingNll: {}, validationFidelity: {}, tokensPerSecond: {} },
+    series: { loss: {}, reward: {}, groundingNll: {}, validation: {}, tokensPerSecond: {} },
     exports: [],
     warnings: [],
     events: 0,
@@ -157,18 +156,15 @@ function onStep(state: TrainingRunState, e: TrainerEvent): void {
 }
 
 /**
- * A validation measurement: `fidelity` as one number, or as an object of named scores (one series
- * each). The trainer does not validate during training yet; a trainer that does is plotted.
+ * A validation point (grpo with `validation.command`, docs/trainer-events.md): one series per score
+ * of the held-out tasks (`success`, `meanReward`, validity rates), at the step it was taken.
  */
 function onValidation(state: TrainingRunState, e: TrainerEvent): void {
   const step = num(e['step']) ?? state.step;
-  const fidelity = e['fidelity'];
-  if (fidelity && typeof fidelity === 'object') {
-    for (const [name, value] of Object.entries(fidelity as Record<string, unknown>))
-      plot(state, 'validationFidelity', name, step, value);
-  } else {
-    plot(state, 'validationFidelity', SINGLE_SERIES.validationFidelity, step, fidelity);
-  }
+  const scores = e['scores'];
+  if (!scores || typeof scores !== 'object') return;
+  for (const [name, value] of Object.entries(scores as Record<string, unknown>))
+    plot(state, 'validation', name, step, value);
 }
 
 /** Folds one trainer event into the state (in place, so that long runs stay linear). */
