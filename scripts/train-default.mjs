@@ -493,6 +493,7 @@ async function main() {
         temperature,
         actRows = 'episode',
         validation,
+        tasksPerIteration,
         ...rest
       } = recipe.grpo;
       // Held-out validation while GRPO trains (recipe.grpo.validation): the validation split, never
@@ -560,6 +561,10 @@ async function main() {
             // One act row per episode (train_history), as the default recipe was tuned, unless the recipe says `turn`.
             '--act-rows',
             actRows,
+            // A new batch of the GRPO tasks each iteration, when the recipe says how many.
+            ...(tasksPerIteration
+              ? ['--batch-size', String(tasksPerIteration), '--batch', '{iteration}']
+              : []),
           ],
         },
       });

@@ -207,8 +207,10 @@ function registerImportCommands(program: Command, cli: CliContext): void {
 function registerTaskCommands(program: Command, cli: CliContext): void {
   program
     .command('generate')
-    .description('write seeded tasks of a built-in domain (retail, bank) as task files')
-    .argument('<domain>', 'the built-in domain')
+    .description(
+      "write seeded tasks of a built-in domain (retail, bank) as task files; bank-choice: GRPO's sanity family",
+    )
+    .argument('<domain>', 'retail, bank or bank-choice')
     .option(
       '--out <dir>',
       'where to write the task files (default: .rehearsal/tasks/<domain>-<split>)',
@@ -345,6 +347,11 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
     .option('--temperature <t>', 'sampling temperature', '1')
     .option('--seed <s>', 'sampling seed', '0')
     .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')
+    .option(
+      '--batch-size <k>',
+      'play only a batch of k of the tasks (drawn in a fixed shuffled order), e.g. a new batch each GRPO iteration',
+    )
+    .option('--batch <i>', 'which batch of --batch-size tasks (0-based, wrapping around)', '0')
     .option('--runs <dir>', 'where the rollout traces go')
     .option('--audit', 'also run the real tools beside the imagined episodes (grounding rows)')
     .option(

@@ -1,10 +1,12 @@
 // Each sampled episode draws its own random numbers: the episodes of one task (a GRPO group), of tasks
 // with the same prompt, of consecutive GRPO iterations (whose rollouts use seeds s and s + 1), and a
-// task's acts and rehearsals all sample from streams of their own.
+// task's acts and rehearsals all sample from streams of their own. Also the batches of tasks GRPO's
+// rollouts take an iteration at a time.
 import * as assert from 'node:assert/strict';
 import { mixSeed, mulberry32 } from '../../src/core/base/random';
 import { withEpisodeSeed } from '../../src/core/runner/runner';
 import { withDefaults } from '../../src/core/runner/settings';
+import { taskBatch } from '../../src/cli/commands/rollout';
 
 const sampled = (seed: number) =>
   withDefaults({
@@ -44,5 +46,22 @@ describe('episode seeds', () => {
     assert.equal(mixSeed(7, 'act', 'task', 3), mixSeed(7, 'act', 'task', 3));
     assert.notEqual(mixSeed(7, 'act', 'task', 3), mixSeed(7, 'act', 'task', 4));
     assert.ok(Number.isInteger(mixSeed(2 ** 32 - 1, 'x')) && mixSeed(2 ** 32 - 1, 'x') >= 0);
+  });
+});
+
+describe('rollout batches (rehearse rollout --batch-size --batch)', () => {
+  const tasks = Array.from({ length: 10 }, (_, i) => ({
+    task: { id: `${i % 2 ? 'retail' : 'bank'}-${String(i).padStart(4, '0')}` },
+  }));
+  it('plays every task once before any again, in batches that mix the tasks', () => {
+    const ids = (b: number) => taskBatch(tasks, 4, b).map((t) => t.task.id);
+    const firstTen = [...ids(0), ...ids(1), ...ids(2).slice(0, 2)];
+    assert.equal(new Set(firstTen).size, 10);
+    assert.deepEqual(ids(2).slice(2), ids(0).slice(0, 2), 'batch 2 wraps around');
+    assert.deepEqual(ids(1), ids(1), 'the same batch every time');
+    assert.ok(
+      ids(0).some((id) => id.startsWith('bank')) && ids(0).some((id) => id.startsWith('retail')),
+    );
+    assert.equal(taskBatch(tasks, 50, 3).length, 10, 'a batch is at most every task');
   });
 });

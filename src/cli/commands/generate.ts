@@ -33,7 +33,7 @@ export async function generateCommand(
   if (!generator)
     throw new StudioError(
       'USAGE',
-      `Unknown domain "${domain}"; built-in domains: ${Object.keys(BUILTIN_GENERATORS).join(', ')}.`,
+      `Unknown domain "${domain}"; built-in generators: ${Object.keys(BUILTIN_GENERATORS).join(', ')}.`,
     );
   // By default the tasks of the domain's first 500 seeds (its promised set), or that split's share of them.
   const split = SPLITS.includes(options.split as TaskSplit)

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { mixSeed } from '../../core/base/random';
+import { mixSeed, mulberry32 } from '../../core/base/random';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
 import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
 import { runTasks } from '../../core/runner/runner';
@@ -30,6 +30,30 @@ export interface RolloutArgs extends PolicyArgs {
   real?: boolean;
   reward?: string;
   actRows?: string;
+  batchSize?: string;
+  batch?: string;
+}
+
+/**
+ * The `batch`-th batch of `size` tasks: the tasks in a fixed shuffled order (by id, then a seeded
+ * shuffle, so batches mix the tasks' domains and folders), cut into consecutive batches that wrap
+ * around. Every task is played once before any is played again.
+ */
+export function taskBatch<T extends { task: { id: string } }>(
+  tasks: readonly T[],
+  size: number,
+  batch: number,
+): T[] {
+  const order = [...tasks].sort((a, b) =>
+    a.task.id < b.task.id ? -1 : a.task.id > b.task.id ? 1 : 0,
+  );
+  const random = mulberry32(mixSeed(0, 'rollout batches'));
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  const n = Math.min(size, order.length);
+  return Array.from({ length: n }, (_, k) => order[(batch * n + k) % order.length]);
 }
 
 /**
@@ -82,7 +106,17 @@ export async function rolloutCommand(
       `--act-rows must be turn (one act row per turn, pooled in the baselines as EnvACE pools them) or episode, not "${args.actRows}".`,
     );
   const concurrency = concurrencyArg(args.concurrency);
-  const tasks = await loadTasks(resolveTaskArguments(taskPaths));
+  const batchSize = args.batchSize === undefined ? undefined : Number(args.batchSize);
+  const batch = Number(args.batch ?? 0);
+  if (batchSize !== undefined && !(Number.isInteger(batchSize) && batchSize >= 1))
+    throw new StudioError(
+      'USAGE',
+      `--batch-size must be a whole number of at least 1, not "${args.batchSize}".`,
+    );
+  if (!(Number.isInteger(batch) && batch >= 0))
+    throw new StudioError('USAGE', `--batch must be a whole number from 0, not "${args.batch}".`);
+  const all = await loadTasks(resolveTaskArguments(taskPaths));
+  const tasks = batchSize === undefined ? all : taskBatch(all, batchSize, batch);
   const policy = await openPolicy(
     args,
     tasks.map((t) => t.task),
