@@ -6,8 +6,11 @@
 //     held-out task success, mean reward and rehearsal fidelity, per training seed.
 //  B. Private rehearsal helps at test time: the committed policy (POLICY) with budget 0, 2 and 4,
 //     parallel and sequential (imagined episodes sampled at REHEARSAL_TEMPERATURE, a seed each).
-// 95% intervals: bootstrap over held-out tasks (2,000 resamples, seeded). No setting is tuned on the
-// held-out tasks. Work files: .rehearsal/measure-envace (gitignored): every finished step is kept and
+// 95% intervals: bootstrap over held-out tasks (2,000 resamples, seeded); the differences between arms
+// (imagined - none, imagined - real, budget 2 - budget 0, ...) are paired: each task's difference of
+// its seed-averaged values, resampled over tasks. Each arm's compute is counted: GRPO episodes and the
+// real tool calls they made (world rehearsal's arm makes none). No setting is tuned on the held-out
+// tasks. `--publish` also writes the differences to docs/envace-effects.json. Work files: .rehearsal/measure-envace (gitignored): every finished step is kept and
 // skipped when the command runs again (`--fresh` starts over). Writes results.json and results.md there.
 // QUICK=1: the tiny version CI runs (seconds per stage, numbers meaningless). Settings: the env names
 // below (BASE, POLICY, SEEDS, ITERATIONS, EPISODES, GRPO_TASKS, HELDOUT, BUDGETS, RECIPE, WORK...).
@@ -45,15 +48,14 @@ const sftFinal = path.join(ROOT, '.rehearsal/training/default/sft/final');
 const BASE = path.resolve(
   env('BASE', existsSync(path.join(sftFinal, 'config.json')) ? sftFinal : POLICY, POLICY),
 );
-// One training seed: about 9 min on 2 cores with the slots policy (49 min with the earlier policy,
-// whose broken episodes were slow); SEEDS=0,1,2 adds about 3 min a seed.
-const SEEDS = env('SEEDS', '0', '0').split(',').map(Number);
+// Three training seeds (and three private-rehearsal seeds), 100 held-out tasks per domain by default.
+const SEEDS = env('SEEDS', '0,1,2', '0').split(',').map(Number);
 const ITERATIONS = Number(env('ITERATIONS', '2', '1'));
 const EPISODES = Number(env('EPISODES', String(RECIPE.grpo.episodes), '2'));
 const GRPO_TASKS = Number(env('GRPO_TASKS', '6', '1'));
-const HELDOUT = Number(env('HELDOUT', '20', '1'));
+const HELDOUT = Number(env('HELDOUT', '100', '1'));
 const BUDGETS = env('BUDGETS', '2,4', '1').split(',').map(Number);
-const PRIVATE_SEED = Number(env('PRIVATE_SEED', '0', '0'));
+const PRIVATE_SEEDS = env('PRIVATE_SEEDS', SEEDS.join(','), '0').split(',').map(Number);
 const REHEARSAL_TEMPERATURE = Number(env('REHEARSAL_TEMPERATURE', '0.8', '0.8'));
 // Seeds no recipe of this repository uses: train:default takes the first train-split and test-split seeds.
 const GRPO_START = 20_000;
@@ -146,7 +148,17 @@ async function grpo(arm, seed) {
   const out = path.join(WORK, 'grpo', `${arm}-seed${seed}`);
   const final = path.join(out, 'final');
   await step(`grpo-${arm}-seed${seed}`, async () => {
-    const { threads, episodes: _e, temperature, ...rest } = RECIPE.grpo;
+    // The recipe's own rollout plan (its validation, batches, act rows) is train:default's, not this
+    // comparison's: every arm plays the same GRPO tasks each iteration, without validation.
+    const {
+      threads,
+      episodes: _e,
+      temperature,
+      validation: _v,
+      tasksPerIteration: _t,
+      actRows: _a,
+      ...rest
+    } = RECIPE.grpo;
     const config = path.join(WORK, `grpo-${arm}-seed${seed}.config.json`);
     await fs.writeFile(
       config,
@@ -208,9 +220,28 @@ async function grpo(arm, seed) {
         }
       },
     });
-    return { rolloutRewardMeans: rewards };
+    return {
+      rolloutRewardMeans: rewards,
+      ...(await rolloutCompute(path.join(out, 'rollout-runs'))),
+    };
   });
   return final;
+}
+
+/** What a GRPO arm's rollouts cost: episodes played and real tool calls made (trace events). */
+async function rolloutCompute(runsDir) {
+  let episodes = 0;
+  let realToolCalls = 0;
+  if (!existsSync(runsDir)) return { episodes, realToolCalls };
+  for (const run of await fs.readdir(runsDir)) {
+    const trace = path.join(runsDir, run, 'trace.jsonl');
+    if (!existsSync(trace)) continue;
+    for (const line of (await fs.readFile(trace, 'utf8')).split('\n')) {
+      if (line.includes('"type":"episode.end"')) episodes++;
+      else if (line.includes('"type":"call.actual"')) realToolCalls++;
+    }
+  }
+  return { episodes, realToolCalls };
 }
 
 /** Seeded PRNG (mulberry32), so the intervals are the same on every run. */
@@ -239,6 +270,26 @@ function interval(units) {
   }
   draws.sort((x, y) => x - y);
   return { mean, low: draws[49], high: draws[1949], n: means.length };
+}
+
+/** Each task's value of `field`, averaged over the evaluations given (seeds). */
+function perTask(evaluations, field) {
+  const m = new Map();
+  for (const e of evaluations)
+    for (const t of e.tasks) m.set(t.task, [...(m.get(t.task) ?? []), t[field]]);
+  return new Map([...m].map(([task, v]) => [task, v.reduce((a, b) => a + b, 0) / v.length]));
+}
+
+/**
+ * A paired difference `a - b` of `field` over the held-out tasks both arms played: each task's
+ * difference of its seed-averaged values, its mean, and a 95% bootstrap interval over tasks.
+ */
+function difference(name, metric, a, b) {
+  const pa = perTask(a, metric);
+  const pb = perTask(b, metric);
+  const diffs = [...pa.keys()].filter((t) => pb.has(t)).map((t) => [pa.get(t) - pb.get(t)]);
+  const d = interval(diffs);
+  return { name, metric, mean: d.mean, ci95: [d.low, d.high], tasks: d.n };
 }
 
 /** Success and reward over held-out tasks, each task's value averaged over the evaluations given (seeds). */
@@ -343,21 +394,63 @@ async function main() {
   const privateRuns = [];
   for (const budget of BUDGETS) {
     for (const order of ['parallel', 'sequential']) {
-      const e = await evaluate(`eval-private-${order}-b${budget}`, POLICY, [
-        '--mode',
-        'private',
-        '--budget',
-        String(budget),
-        '--order',
-        order,
-        '--rehearsal-temperature',
-        String(REHEARSAL_TEMPERATURE),
-        '--seed',
-        String(PRIVATE_SEED),
-      ]);
-      privateRuns.push({ budget, order, summary: summarise([e]) });
+      const evaluations = [];
+      for (const seed of PRIVATE_SEEDS)
+        evaluations.push(
+          await evaluate(
+            `eval-private-${order}-b${budget}${seed === PRIVATE_SEEDS[0] ? '' : `-seed${seed}`}`,
+            POLICY,
+            [
+              '--mode',
+              'private',
+              '--budget',
+              String(budget),
+              '--order',
+              order,
+              '--rehearsal-temperature',
+              String(REHEARSAL_TEMPERATURE),
+              '--seed',
+              String(seed),
+            ],
+          ),
+        );
+      privateRuns.push({ budget, order, evaluations, summary: summarise(evaluations) });
     }
   }
+  const privateOf = (budget, order) =>
+    privateRuns.find((p) => p.budget === budget && p.order === order)?.evaluations ?? [];
+  const differences = [];
+  for (const metric of ['success', 'reward']) {
+    differences.push(
+      difference('imagined-vs-none', metric, arms.imagined, [none]),
+      difference('imagined-vs-real', metric, arms.imagined, arms.real),
+      difference('real-vs-none', metric, arms.real, [none]),
+    );
+    for (const budget of BUDGETS)
+      differences.push(
+        difference(`budget${budget}-vs-budget0`, metric, privateOf(budget, 'sequential'), [
+          budget0,
+        ]),
+        difference(
+          `budget${budget}-parallel-vs-sequential`,
+          metric,
+          privateOf(budget, 'parallel'),
+          privateOf(budget, 'sequential'),
+        ),
+      );
+  }
+  const compute = Object.fromEntries(
+    ['imagined', 'real'].map((arm) => {
+      const runs = SEEDS.map((seed) => grpoSteps[`${arm}-seed${seed}`]);
+      return [
+        arm,
+        {
+          episodes: runs.reduce((a, r) => a + (r.episodes ?? 0), 0),
+          realToolCalls: runs.reduce((a, r) => a + (r.realToolCalls ?? 0), 0),
+        },
+      ];
+    }),
+  );
 
   const header =
     '| | task success [95% CI] | mean reward | field F1 | key Jaccard | rehearsal validity | act parse validity |\n| --- | --- | --- | --- | --- | --- | --- |';
@@ -369,14 +462,38 @@ async function main() {
     row('GRPO, imagined rollouts (world rehearsal)', summarise(arms.imagined)),
     row('GRPO, real tool rollouts (baseline)', summarise(arms.real)),
     '',
-    `### B. Private rehearsal at test time (${path.relative(ROOT, POLICY)}; imagined episodes at temperature ${REHEARSAL_TEMPERATURE}, seed ${PRIVATE_SEED})`,
+    `GRPO compute per arm (all seeds): imagined ${compute.imagined.episodes} episodes, ${compute.imagined.realToolCalls} real tool calls; real ${compute.real.episodes} episodes, ${compute.real.realToolCalls} real tool calls.`,
+    '',
+    `### B. Private rehearsal at test time (${path.relative(ROOT, POLICY)}; imagined episodes at temperature ${REHEARSAL_TEMPERATURE}, seeds ${PRIVATE_SEEDS.join(', ')}; budget 0 is greedy)`,
     '',
     header,
     row('budget 0 (shadow)', summarise([budget0])),
     ...privateRuns.map((p) => row(`budget ${p.budget}, ${p.order}`, p.summary)),
     '',
+    "### Paired differences (each task's difference of its seed-averaged values; 95% bootstrap interval over tasks)",
+    '',
+    '| difference | metric | mean | 95% interval |',
+    '| --- | --- | --- | --- |',
+    ...differences.map(
+      (d) =>
+        `| ${d.name} | ${d.metric} | ${d.mean >= 0 ? '+' : ''}${d.mean.toFixed(3)} | [${d.ci95[0].toFixed(3)}, ${d.ci95[1].toFixed(3)}] |`,
+    ),
+    '',
     `Held-out tasks: test-split seeds from ${HELDOUT_START}; GRPO tasks: train-split seeds from ${GRPO_START}; intervals: bootstrap over tasks (each task's value averaged over seeds). ${((Date.now() - started) / 60000).toFixed(1)} min this run.`,
   ].join('\n');
+  const effects = {
+    seeds: SEEDS,
+    privateRehearsalSeeds: PRIVATE_SEEDS,
+    heldOutTasks: HELDOUT * DOMAINS.length,
+    grpo: { iterations: ITERATIONS, tasks: GRPO_TASKS * DOMAINS.length, episodes: EPISODES },
+    compute,
+    differences,
+  };
+  if (process.argv.includes('--publish'))
+    await fs.writeFile(
+      path.join(ROOT, 'docs/envace-effects.json'),
+      JSON.stringify(effects, null, 2) + '\n',
+    );
   await fs.writeFile(path.join(WORK, 'results.md'), md + '\n');
   await fs.writeFile(
     path.join(WORK, 'results.json'),
@@ -390,6 +507,7 @@ async function main() {
         grpoTasksPerDomain: GRPO_TASKS,
         heldoutPerDomain: HELDOUT,
         grpo: grpoSteps,
+        effects,
         policyLearning: {
           none: summarise([none]),
           imagined: summarise(arms.imagined),
@@ -397,7 +515,7 @@ async function main() {
         },
         privateRehearsal: [
           { budget: 0, order: 'none', summary: summarise([budget0]) },
-          ...privateRuns,
+          ...privateRuns.map(({ evaluations: _e, ...p }) => p),
         ],
       },
       null,
