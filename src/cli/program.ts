@@ -293,6 +293,11 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
       '--rehearsal-temperature <t>',
       'private rehearsal: sample the imagined episodes at this temperature, each with its own seed',
     )
+    .option(
+      '--memory <kind>',
+      "private rehearsal: condensed (the policy writes its memory of the attempts, EnvACE's way) or attempts (the attempts themselves, for small policies)",
+      'condensed',
+    )
     .option('--samples <n>', 'rehearsal samples per call, batched', '1')
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--seed <s>', 'sampling seed', '0')

@@ -329,6 +329,28 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     );
   });
 
+  it('private rehearsal with --memory attempts: the committed episode reads the attempts themselves, no condensation', async () => {
+    const policy = new RecordingPolicy(scripted());
+    const { trace } = await run(policy, [probeTask(OK_CASE.case)], {
+      mode: 'private',
+      privateRehearsal: { budget: 2, order: 'parallel', memory: 'attempts' },
+    });
+    assert.ok(
+      !policy.acts.some((a) => a.messages[0]?.content === MEMORY_SYSTEM_PROMPT),
+      'the policy was not asked to condense',
+    );
+    const committed = only(
+      trace.episodes.filter((e) => e.role === 'committed'),
+      'committed episode',
+    );
+    assert.match(
+      committed.context ?? '',
+      /^Rehearsal memory \(from your private rehearsal of this task\):\nAttempt 1:[\s\S]*\nAttempt 2:/,
+    );
+    const end = trace.ends.find((e) => e.episodeId === committed.episodeId)!;
+    assert.ok(end.memory?.startsWith('Attempt 1:'));
+  });
+
   it('private rehearsal in parallel: the imagined attempts start together, see none of each other, and decode identically on one host', async () => {
     const policy = new RecordingPolicy(scripted());
     const { trace } = await run(policy, [probeTask(OK_CASE.case)], {

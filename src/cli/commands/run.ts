@@ -36,6 +36,7 @@ export interface RunArgs extends PolicyArgs {
   reward?: string;
   parse?: string;
   rehearsalTemperature?: string;
+  memory?: string;
   json?: boolean;
   progress?: boolean;
   verbose?: boolean;
@@ -114,6 +115,12 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
       'USAGE',
       '--rehearsal-temperature goes with --mode private (it samples the imagined episodes).',
     );
+  const memory = args.memory ?? 'condensed';
+  if (memory !== 'condensed' && memory !== 'attempts')
+    throw new StudioError(
+      'USAGE',
+      `--memory must be condensed (the policy writes it) or attempts (the imagined attempts themselves), not "${args.memory}".`,
+    );
   const seed = args.seed === undefined ? 0 : Number(args.seed);
   if (!Number.isInteger(seed))
     throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
@@ -126,6 +133,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
       budget: positiveInt(args.budget, '--budget', 3, MAX_BUDGET),
       order,
       ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}),
+      ...(memory === 'attempts' ? { memory } : {}),
     },
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError,

@@ -92,6 +92,24 @@ export interface PrivateRehearsalContext {
   onProgress?: (p: EpisodeProgress) => void;
 }
 
+/** The policy's own memory of its attempts: one act without tools over them (EnvACE's condensation). */
+async function condense(ctx: PrivateRehearsalContext, attempts: string): Promise<string> {
+  const condensed = await ctx.policy.act({
+    messages: [
+      { role: 'system', content: MEMORY_SYSTEM_PROMPT },
+      {
+        role: 'user',
+        content: `Task: ${ctx.task.turns.map((t) => t.user).join('\n')}\n\n${attempts}`,
+      },
+    ],
+    tools: [],
+    sampling: ctx.settings.sampling.act,
+    maxTokens: ctx.settings.maxTokens.act,
+    signal: ctx.signal,
+  });
+  return condensed.text.trim();
+}
+
 /**
  * Test-time scaling by private rehearsal: N imagined episodes (in parallel, or in sequence where each
  * sees the earlier ones), condensed by the policy into a rehearsal memory, then one committed shadow
@@ -150,20 +168,9 @@ export async function playPrivateRehearsal(
       imagined.push(await imagine(earlier));
     }
   }
-  const condensed = await ctx.policy.act({
-    messages: [
-      { role: 'system', content: MEMORY_SYSTEM_PROMPT },
-      {
-        role: 'user',
-        content: `Task: ${ctx.task.turns.map((t) => t.user).join('\n')}\n\n${describeAttempts(imagined.map((o) => o.transcript))}`,
-      },
-    ],
-    tools: [],
-    sampling: ctx.settings.sampling.act,
-    maxTokens: ctx.settings.maxTokens.act,
-    signal: ctx.signal,
-  });
-  const memory = condensed.text.trim();
+  const attempts = describeAttempts(imagined.map((o) => o.transcript));
+  const memory =
+    ctx.settings.privateRehearsal.memory === 'attempts' ? attempts : await condense(ctx, attempts);
   const committedIndex = index++;
   const committedId = makeEpisodeId(committedIndex);
   const committed = await playEpisode({

@@ -42,7 +42,17 @@ export interface RunSettings {
    * seed of its own (derived from the run's seed and its number), so that attempts differ while the committed
    * episode keeps the run's sampling; unset, they use the run's sampling (greedy ones are identical).
    */
-  privateRehearsal: { budget: number; order: 'parallel' | 'sequential'; temperature?: number };
+  privateRehearsal: {
+    budget: number;
+    order: 'parallel' | 'sequential';
+    temperature?: number;
+    /**
+     * What the committed episode reads: `condensed` (the default, EnvACE's way: the policy writes a
+     * memory of its attempts) or `attempts` (the attempts themselves, bounded as a sequential attempt
+     * reads them: for a small policy that was never taught to condense).
+     */
+    memory?: 'condensed' | 'attempts';
+  };
 }
 
 /** The defaults: shadow mode, greedy acting, one rehearsal per call. */
