@@ -525,6 +525,7 @@ async function main() {
               validation: {
                 every: validation.every,
                 metric: 'success',
+                tie_metric: 'meanReward',
                 keep_best: true,
                 command: [
                   process.execPath,

@@ -176,6 +176,7 @@ class ValidationSection(_Section):
     command: tuple[str, ...] | None = None
     every: int = 1
     metric: str = "success"
+    tie_metric: str | None = None
     before_training: bool = True
     keep_best: bool = True
     timeout_s: float = 86400

@@ -107,28 +107,32 @@ class GrpoTest(unittest.TestCase):
         # Scores by iteration: the best is the policy after iteration 1 (0 is the starting policy).
         script = ("import json, os, sys; it = int(sys.argv[1]); "
                   "assert os.path.exists(os.path.join(sys.argv[3], 'onnx', 'model.onnx')); "
-                  "json.dump({'success': [0.2, 0.6, 0.4, 0.3][it], 'reward': 1, 'note': 'x'}, open(sys.argv[2], 'w'))")
+                  "json.dump({'success': [0.2, 0.6, 0.6, 0.6][it], 'reward': [1, 0.5, 0.7, 0.4][it], 'note': 'x'}, "
+                  "open(sys.argv[2], 'w'))")
         cfg = self.config("validated", self.fixture_rows())
         cfg_path = cfg
         with open(cfg_path, encoding="utf-8") as f:
             data = json.load(f)
-        data["validation"] = {"command": [sys.executable, "-c", script, "{iteration}", "{out}", "{model_dir}"]}
+        # Success ties from iteration 1 on; the tie metric (reward) makes 2 the best, and 3 does not beat it.
+        data["validation"] = {"command": [sys.executable, "-c", script, "{iteration}", "{out}", "{model_dir}"],
+                              "tie_metric": "reward"}
         with open(cfg_path, "w", encoding="utf-8") as f:
             json.dump(data, f)
         code, events, err = run_cli(["grpo", "--config", cfg_path])
         self.assertEqual(code, 0, err)
         validations = of(events, "validation")
         self.assertEqual([(v["iteration"], v["scores"]["success"], v["best_iteration"]) for v in validations],
-                         [(0, 0.2, 0), (1, 0.6, 1), (2, 0.4, 1), (3, 0.3, 1)])
+                         [(0, 0.2, 0), (1, 0.6, 1), (2, 0.6, 2), (3, 0.6, 2)])
         self.assertEqual(validations[0]["scores"], {"success": 0.2, "reward": 1.0})  # numbers only
-        self.assertEqual([(b["iteration"], b["value"]) for b in of(events, "best")], [(1, 0.6)])
-        # The final policy is the one after iteration 1: the weights of that iteration's checkpoint.
-        after_one = load_weights([c["path"] for c in of(events, "checkpoint") if c["iteration"] == 1][0])
+        self.assertEqual(validations[1]["best"], 0.6)
+        self.assertEqual([(b["iteration"], b["value"]) for b in of(events, "best")], [(2, 0.6)])
+        # The final policy is the one after iteration 2: the weights of that iteration's checkpoint.
+        after_two = load_weights([c["path"] for c in of(events, "checkpoint") if c["iteration"] == 2][0])
         final, last = load_weights(self.tiny.path("validated", "final")), load_weights(of(events, "checkpoint")[-1]["path"])
         for name in final:
-            self.assertTrue(torch.equal(final[name], after_one[name]), name)
+            self.assertTrue(torch.equal(final[name], after_two[name]), name)
         self.assertFalse(all(torch.equal(final[n], last[n]) for n in final), "the last iteration changed the weights")
-        self.assertEqual(of(events, "done")[0]["best"], {"iteration": 1, "value": 0.6})
+        self.assertEqual(of(events, "done")[0]["best"], {"iteration": 2, "value": 0.6, "tie": 0.7})
 
     def test_a_validation_command_without_scores_is_one_clear_error(self):
         cfg = self.config("unscored", self.fixture_rows(), iterations=1)

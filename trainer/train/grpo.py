@@ -218,9 +218,9 @@ class GrpoRun:
                         self.events.stderr, "VALIDATION_COMMAND_FAILED", "validation.command", "[validation] ")
             scores = read_scores(out, v.metric)
             value = scores[v.metric]
-            better = self.best is None or value > self.best["value"]
-            if better:
-                self.best = {"iteration": done, "value": value}
+            tie = scores.get(v.tie_metric) if v.tie_metric else None
+            if self.is_better(value, tie):
+                self.best = {"iteration": done, "value": value, **({"tie": tie} if tie is not None else {})}
                 best_dir = os.path.join(self.cfg.out_dir, "best")
                 write_metadata(best_dir, self.model.config, self.tokenizer, self.tokenizer_dir,
                                self.cfg.export.max_new_tokens)
@@ -232,6 +232,14 @@ class GrpoRun:
                              best_iteration=self.best["iteration"], best=self.best["value"],
                              seconds=round(time.monotonic() - t0, 3))
         self.rt.barrier()
+
+    def is_better(self, value: float, tie: float | None) -> bool:
+        """Whether a validation point beats the best so far: a higher metric, or the same metric and a
+        higher ``tie_metric`` (held-out success moves in steps of one task; ties are common)."""
+        if self.best is None or value > self.best["value"]:
+            return True
+        best_tie = self.best.get("tie")
+        return value == self.best["value"] and tie is not None and (best_tie is None or tie > best_tie)
 
     def restore_best(self) -> None:
         """With validation.keep_best: the weights of the best validated point, when it is not the last."""
