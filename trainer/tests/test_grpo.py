@@ -134,6 +134,35 @@ class GrpoTest(unittest.TestCase):
         self.assertFalse(all(torch.equal(final[n], last[n]) for n in final), "the last iteration changed the weights")
         self.assertEqual(of(events, "done")[0]["best"], {"iteration": 2, "value": 0.6, "tie": 0.7})
 
+    def test_a_resumed_run_keeps_the_best_point_its_checkpoint_recorded(self):
+        script = ("import json, sys; it = int(sys.argv[1]); "
+                  "json.dump({'success': [0.2, 0.6, 0.4, 0.3][it]}, open(sys.argv[2], 'w'))")
+        validation = {"command": [sys.executable, "-c", script, "{iteration}", "{out}"]}
+
+        def config(name):
+            path = self.config(name, self.fixture_rows())
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            data["validation"] = validation
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            return path
+        code, events, err = run_cli(["grpo", "--config", config("best-whole")])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(sorted(os.listdir(self.tiny.path("best-whole", "best"))), ["best.json", "iter-0001"])
+        # A run that stopped after iteration 2: its checkpoint and the best point it recorded survive.
+        after_two = [c["path"] for c in of(events, "checkpoint") if c["iteration"] == 2][0]
+        os.makedirs(self.tiny.path("best-partial", "checkpoints"))
+        shutil.copytree(after_two, self.tiny.path("best-partial", "checkpoints", os.path.basename(after_two)))
+        shutil.copytree(self.tiny.path("best-whole", "best"), self.tiny.path("best-partial", "best"))
+        code, events, err = run_cli(["grpo", "--config", config("best-partial")])
+        self.assertEqual(code, 0, err)
+        self.assertEqual([v["iteration"] for v in of(events, "validation")], [3])
+        self.assertEqual([b["iteration"] for b in of(events, "best")], [1])
+        a, b = load_weights(self.tiny.path("best-whole", "final")), load_weights(self.tiny.path("best-partial", "final"))
+        for name in a:
+            self.assertTrue(torch.equal(a[name], b[name]), name)
+
     def test_a_validation_command_without_scores_is_one_clear_error(self):
         cfg = self.config("unscored", self.fixture_rows(), iterations=1)
         with open(cfg, encoding="utf-8") as f:

@@ -101,13 +101,15 @@ class GrpoRun:
         self.fingerprint = fingerprint(cfg, _FINGERPRINT)
         self.iteration, self.step = 0, 0
         self.validation = cfg.validation
-        # The best validation point so far: {"iteration", "value"}; its weights are in <out_dir>/best.
+        # The best validation point so far: {"iteration", "value"[, "tie"]}; its weights are in
+        # best_dir(iteration). `saved_best` is the one the newest checkpoint recorded (a resume's).
         self.best: dict[str, Any] | None = None
         if state is not None:
             self.engine.optimizer.load_state_dict(state["optimizer"])
             check_fingerprint(events, state, self.fingerprint)
             self.iteration, self.step = state["loop"]["iteration"], state["step"]
             self.best = state["loop"].get("best")
+        self.saved_best = self.best
 
     def policy_for_rollouts(self, it: int) -> str:
         """Exports the current policy for the rollout command (rank 0); returns its folder."""
@@ -221,10 +223,7 @@ class GrpoRun:
             tie = scores.get(v.tie_metric) if v.tie_metric else None
             if self.is_better(value, tie):
                 self.best = {"iteration": done, "value": value, **({"tie": tie} if tie is not None else {})}
-                best_dir = os.path.join(self.cfg.out_dir, "best")
-                write_metadata(best_dir, self.model.config, self.tokenizer, self.tokenizer_dir,
-                               self.cfg.export.max_new_tokens)
-                save_weights(best_dir, self.model)
+                self.keep_best_weights()
             if not self.cfg.rollouts.keep_models:
                 shutil.rmtree(model_dir, ignore_errors=True)
             assert self.best is not None
@@ -232,6 +231,28 @@ class GrpoRun:
                              best_iteration=self.best["iteration"], best=self.best["value"],
                              seconds=round(time.monotonic() - t0, 3))
         self.rt.barrier()
+        if not self.rt.is_main:  # every rank knows the best point (rank 0 decided it)
+            self.best = read_best_record(self.cfg.out_dir) or self.best
+
+    def best_dir(self, iteration: int) -> str:
+        assert self.cfg.out_dir, "open_run requires out_dir"
+        return os.path.join(self.cfg.out_dir, "best", f"iter-{iteration:04d}")
+
+    def keep_best_weights(self) -> None:
+        """Writes the new best point's weights and record (rank 0); keeps besides it only the best
+        point the newest checkpoint recorded, which a resume from that checkpoint would restore."""
+        assert self.best is not None and self.cfg.out_dir, "a best point and an out_dir"
+        folder = self.best_dir(self.best["iteration"])
+        write_metadata(folder, self.model.config, self.tokenizer, self.tokenizer_dir, self.cfg.export.max_new_tokens)
+        save_weights(folder, self.model)
+        root = os.path.join(self.cfg.out_dir, "best")
+        with open(os.path.join(root, "best.json.tmp"), "w", encoding="utf-8") as f:
+            json.dump(self.best, f)
+        os.replace(os.path.join(root, "best.json.tmp"), os.path.join(root, "best.json"))
+        keep = {os.path.basename(folder)} | ({f"iter-{self.saved_best['iteration']:04d}"} if self.saved_best else set())
+        for name in os.listdir(root):
+            if name.startswith("iter-") and name not in keep:
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
     def is_better(self, value: float, tie: float | None) -> bool:
         """Whether a validation point beats the best so far: a higher metric, or the same metric and a
@@ -247,8 +268,7 @@ class GrpoRun:
             return
         if self.best["iteration"] == self.grpo.iterations:
             return
-        assert self.cfg.out_dir, "open_run requires out_dir"
-        sd, path = read_state_dict(os.path.join(self.cfg.out_dir, "best"))
+        sd, path = read_state_dict(self.best_dir(self.best["iteration"]))
         self.model.load_state_dict(match_weights(self.model, sd, path), strict=True)
         self.events.emit("best", iteration=self.best["iteration"], metric=self.validation.metric,
                          value=self.best["value"], iterations=self.grpo.iterations)
@@ -269,6 +289,7 @@ class GrpoRun:
                     path = save_checkpoint(self.cfg.out_dir, self.step, self.model, self.engine.optimizer, loop,
                                            self.tokenizer, self.tokenizer_dir, self.cfg.train.keep_checkpoints)
                     self.events.emit("checkpoint", step=self.step, iteration=it + 1, path=path)
+                self.saved_best = self.best
                 self.rt.barrier()
         identical = replicas_identical(self.model, self.rt)
         self.restore_best()
@@ -278,6 +299,16 @@ class GrpoRun:
 
 
 MAX_SCORES_BYTES = 1 << 20
+
+
+def read_best_record(out_dir: str | None) -> dict[str, Any] | None:
+    """The best validation point rank 0 recorded in ``<out_dir>/best/best.json``, if any."""
+    path = os.path.join(out_dir or "", "best", "best.json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        record = json.load(f)
+    return record if isinstance(record, dict) else None
 
 
 def read_scores(path: str, metric: str) -> dict[str, float]:
