@@ -287,6 +287,22 @@ async function main() {
 
   const demoRuns = path.join(WORK, 'runs/demonstrations');
   const rows = path.join(WORK, 'rows/demonstrations.jsonl');
+  /** The demonstrations' training rows (one act row per episode), into `out`, with `extra` options. */
+  const exportDemonstrations = (out, ...extra) =>
+    cli(
+      'export',
+      demoRuns,
+      '--out',
+      out,
+      // A recipe may keep the failed demonstrations (the GRPO sanity task's are half failures by design).
+      ...(recipe.demonstrationsOnlySuccessful === false ? [] : ['--only-successful']),
+      '--act-rows',
+      'episode',
+      '--rehearse-prompt',
+      JSON.stringify(recipe.rehearsePrompt),
+      ...slotArgs,
+      ...extra,
+    );
   const probeRows = path.join(WORK, 'rows/probe.jsonl');
   await stage(
     'demonstrations (reference policy, shadow mode, real tools)',
@@ -294,19 +310,7 @@ async function main() {
     async () => {
       await fs.rm(demoRuns, { recursive: true, force: true });
       await cli('run', dirs.demo, '--policy', 'reference', '--out', demoRuns, '--no-progress');
-      await cli(
-        'export',
-        demoRuns,
-        '--out',
-        rows,
-        // A recipe may keep the failed demonstrations (the GRPO sanity task's are half failures by design).
-        ...(recipe.demonstrationsOnlySuccessful === false ? [] : ['--only-successful']),
-        '--act-rows',
-        'episode',
-        '--rehearse-prompt',
-        JSON.stringify(recipe.rehearsePrompt),
-        ...slotArgs,
-      );
+      await exportDemonstrations(rows);
       if (counts.probe) {
         const probeRuns = path.join(WORK, 'runs/probe');
         await fs.rm(probeRuns, { recursive: true, force: true });
@@ -435,22 +439,7 @@ async function main() {
           memoryRuns,
           '--no-progress',
         );
-        await cli(
-          'export',
-          demoRuns,
-          '--out',
-          memoryRows,
-          ...(recipe.demonstrationsOnlySuccessful === false ? [] : ['--only-successful']),
-          '--act-rows',
-          'episode',
-          '--roles',
-          'act',
-          '--memory-from',
-          memoryRuns,
-          '--rehearse-prompt',
-          JSON.stringify(recipe.rehearsePrompt),
-          ...slotArgs,
-        );
+        await exportDemonstrations(memoryRows, '--roles', 'act', '--memory-from', memoryRuns);
         // Only the rows read with a memory: the plain demonstrations are in the SFT rows already.
         const lines = (await fs.readFile(memoryRows, 'utf8')).split('\n').filter(Boolean);
         const kept = lines.filter((l) => /\/memory-\d+$/.test(JSON.parse(l).id));
