@@ -37,6 +37,8 @@ import { readCheckedTrace } from './support/traceChecks';
 import { mixSeed } from '../../src/core/base/random';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { exportRows, readMemories } from '../../src/core/training/exportRows';
+import type { EnvaceRecord } from '../../src/core/training/envaceExport';
+import { exportEnvace } from '../../src/core/training/envaceExport';
 
 const byType = <T extends TraceEvent['type']>(events: readonly TraceEvent[], type: T) =>
   events.filter((e): e is Extract<TraceEvent, { type: T }> => e.type === type);
@@ -326,6 +328,14 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
       withMemory.filter((r) => r.episode === committed.episodeId).length,
       rows.filter((r) => r.episode === committed.episodeId).length,
       'an episode that read a memory is not written again',
+    );
+    // EnvACE's dataset of the committed episode holds the memory it read, after the system prompt.
+    const records: EnvaceRecord[] = [];
+    await exportEnvace([summary.traceFile], { onlySuccessful: false }, (r) => records.push(r));
+    const record = only(records, 'EnvACE record');
+    assert.deepEqual(
+      record.messages.filter((m) => m.role === 'system').map((m) => m.content),
+      ['You answer probe requests.', committed.context],
     );
   });
 

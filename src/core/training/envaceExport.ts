@@ -5,6 +5,7 @@ import { removeBlocks, stripAsciiWhitespace } from '../protocol/text';
 import type { ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';
 import { jsonTextWithLiterals } from '../protocol/pythonJson';
+import { episodeMessages } from '../runner/episode';
 import { actualEventToolText } from '../runner/toolMessages';
 import type { JudgeCheck, TaskFile } from '../tasks/format/taskFile';
 import { readTrace } from '../trace/format/reader';
@@ -261,7 +262,11 @@ export async function exportEnvace(
     const task = options.tasks?.get(ep.start.taskId);
     const system = ep.start.system ?? task?.system;
     const tools: ToolDefinition[] = ep.start.tools ?? [];
-    const messages: EnvaceMessage[] = system ? [{ role: 'system', content: system }] : [];
+    // What the policy read: the task's system prompt, then a committed episode's rehearsal memory.
+    const messages: EnvaceMessage[] = episodeMessages(system, ep.start.context).map((m) => ({
+      role: 'system',
+      content: m.content,
+    }));
     const turnCalls: { name: string; arguments: JsonValue }[][] = [];
     for (const turn of ep.turns) {
       if (turn.user !== undefined) {
