@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { mixSeed, mulberry32 } from '../../core/base/random';
+import { mixSeed, seededShuffle } from '../../core/base/random';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
 import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
 import { runTasks } from '../../core/runner/runner';
@@ -44,14 +44,10 @@ export function taskBatch<T extends { task: { id: string } }>(
   size: number,
   batch: number,
 ): T[] {
-  const order = [...tasks].sort((a, b) =>
-    a.task.id < b.task.id ? -1 : a.task.id > b.task.id ? 1 : 0,
+  const order = seededShuffle(
+    [...tasks].sort((a, b) => (a.task.id < b.task.id ? -1 : a.task.id > b.task.id ? 1 : 0)),
+    mixSeed(0, 'rollout batches'),
   );
-  const random = mulberry32(mixSeed(0, 'rollout batches'));
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]];
-  }
   const n = Math.min(size, order.length);
   return Array.from({ length: n }, (_, k) => order[(batch * n + k) % order.length]);
 }

@@ -13,6 +13,17 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
+/** A shuffled copy of `items` (Fisher-Yates over mulberry32): the same items and seed, the same order. */
+export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  const random = mulberry32(seed);
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 /**
  * A seed for one stream of random numbers, derived from a seed and labels (FNV-1a over their text,
  * then one mulberry32 step): distinct labels give unrelated streams, where `seed + k` made the k-th

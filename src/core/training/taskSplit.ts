@@ -1,4 +1,4 @@
-import { mulberry32 } from '../base/random';
+import { seededShuffle } from '../base/random';
 
 /**
  * Splits task ids into train and held-out sets: a seeded shuffle of the sorted ids, of which
@@ -11,12 +11,7 @@ export function splitTasks(
   heldOutFraction: number,
   seed: number,
 ): { train: Set<string>; heldOut: Set<string> } {
-  const ids = [...new Set(taskIds)].sort();
-  const random = mulberry32(seed);
-  for (let i = ids.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [ids[i], ids[j]] = [ids[j], ids[i]];
-  }
+  const ids = seededShuffle([...new Set(taskIds)].sort(), seed);
   let count = Math.round(heldOutFraction * ids.length);
   if (heldOutFraction > 0 && ids.length >= 2) count = Math.min(Math.max(count, 1), ids.length - 1);
   return { heldOut: new Set(ids.slice(0, count)), train: new Set(ids.slice(count)) };
