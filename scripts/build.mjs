@@ -40,6 +40,30 @@ const serverConfigs = servers.map((name) => ({
   target: 'node20',
 }));
 
+// The reference MCP servers the sample tasks use (`{ "builtin": "filesystem" }`, `"memory"`), bundled
+// from their npm packages so that the CLI and the installed extension carry them: ES modules (they
+// read import.meta.url), with a `require` for the CommonJS parts of their dependencies.
+const referenceServers = [
+  ['filesystem', '@modelcontextprotocol/server-filesystem'],
+  ['memory', '@modelcontextprotocol/server-memory'],
+].filter(([, pkgName]) => existsSync(`node_modules/${pkgName}/dist/index.js`));
+serverConfigs.push(
+  ...referenceServers.map(([name, pkgName]) => ({
+    ...common,
+    define: {},
+    alias: {},
+    entryPoints: [`node_modules/${pkgName}/dist/index.js`],
+    outfile: `dist/servers/${name}.mjs`,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    minify: true,
+    banner: {
+      js: "import { createRequire as __studioRequire } from 'node:module'; const require = __studioRequire(import.meta.url);",
+    },
+  })),
+);
+
 // The policy host bundles transformers.js (tokenizer and chat template); only onnxruntime-node
 // (native) stays outside, and sharp (images, never used here) is replaced by a stub.
 const policyHostConfig = {

@@ -1,14 +1,17 @@
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
 import { loadTasks } from '../../src/core/tasks/format/loader';
 import { BUILTIN_GENERATORS } from '../../src/servers/generators';
 import { REPO, ensureServerBundles } from '../support/servers';
+import { useTempDir } from './support/tempDir';
 
 const EXAMPLES = path.join(REPO, 'examples', 'tasks');
 
 describe('examples/tasks', function () {
   this.timeout(60_000);
+  const tmp = useTempDir('rehearsal-user-workspace-');
   before(() => {
     ensureServerBundles();
   });
@@ -50,5 +53,31 @@ describe('examples/tasks', function () {
     assert.equal(result.failed, 0);
     assert.ok(result.tasks.find((t) => t.id === 'memory-remember-colleague')?.success);
     assert.ok(result.tasks.find((t) => t.id === 'files-todo-list')?.success);
+  });
+
+  it("the third-party servers' tasks pass in a user's workspace, which has no node_modules (issue 27)", async () => {
+    // They used to start `${workspaceFolder}/node_modules/@modelcontextprotocol/server-*`, there only
+    // in this repository; the studio now carries both servers (`{ "builtin": "filesystem" }`).
+    const workspace = tmp();
+    for (const id of ['files-todo-list', 'memory-remember-colleague'])
+      await fs.copyFile(
+        path.join(EXAMPLES, `${id}.task.json`),
+        path.join(workspace, `${id}.task.json`),
+      );
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(['verify', workspace, '--workspace', workspace, '--json'], {
+      out: (s) => out.push(s),
+      err: (s) => err.push(s),
+      color: false,
+    });
+    const result = JSON.parse(out.join('\n')) as {
+      tasks: { id: string; success: boolean | null }[];
+    };
+    assert.equal(code, 0, JSON.stringify(result, null, 2) + err.join('\n'));
+    assert.deepEqual(result.tasks.map((t) => [t.id, t.success]).sort(), [
+      ['files-todo-list', true],
+      ['memory-remember-colleague', true],
+    ]);
   });
 });

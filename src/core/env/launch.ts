@@ -40,9 +40,14 @@ export function defaultBuiltinServersDir(): string {
   return path.join(studioRoot(), 'dist', 'servers');
 }
 
-/** The bundle of a built-in domain. */
+/**
+ * The bundle of a built-in server: `<name>.js` (a built-in domain), else `<name>.mjs` (a reference
+ * MCP server bundled as an ES module).
+ */
 export function builtinServerPath(name: string, dir = defaultBuiltinServersDir()): string {
-  return path.join(dir, `${name}.js`);
+  const commonJs = path.join(dir, `${name}.js`);
+  const esModule = path.join(dir, `${name}.mjs`);
+  return existsSync(commonJs) || !existsSync(esModule) ? commonJs : esModule;
 }
 
 /**
@@ -61,20 +66,32 @@ export async function resolveLaunch(
     if (!/^[a-z][a-z0-9-]*$/.test(def.builtin))
       throw new StudioError(
         'SERVER_CONFIG_INVALID',
-        `Server "${name}": "${def.builtin}" is not a built-in domain name.`,
+        `Server "${name}": "${def.builtin}" is not a built-in server name.`,
       );
     const bundle = builtinServerPath(def.builtin, ctx.builtinServersDir);
     if (!existsSync(bundle)) {
       throw new StudioError(
         'SERVER_START_FAILED',
-        `Server "${name}": the built-in domain "${def.builtin}" has no bundle at ${bundle}. Build it with \`node scripts/build.mjs\`, or check the domain name.`,
+        `Server "${name}": the built-in server "${def.builtin}" has no bundle at ${bundle}. Build it with \`node scripts/build.mjs\`, or check the name (the built-in domains, filesystem, memory).`,
       );
     }
-    // In the editor, process.execPath is Electron: run it as plain Node.
-    const env: { [k: string]: string } = process.versions['electron']
-      ? { ELECTRON_RUN_AS_NODE: '1' }
-      : {};
-    return { kind: 'stdio', command: process.execPath, args: [bundle], env, perEpisode: false };
+    // The bundle runs with this Node (in the editor, process.execPath is Electron: run it as plain
+    // Node); its args, env and cwd are a stdio definition's.
+    return resolveLaunch(
+      name,
+      {
+        type: 'stdio',
+        command: process.execPath,
+        args: [bundle, ...(def.args ?? [])],
+        env: {
+          ...(process.versions['electron'] ? { ELECTRON_RUN_AS_NODE: '1' } : {}),
+          ...def.env,
+        },
+        ...(def.cwd !== undefined ? { cwd: def.cwd } : {}),
+      },
+      ctx,
+      inputCache,
+    );
   }
   if (isStdioDefinition(def)) {
     const env: { [k: string]: string } = {};

@@ -95,7 +95,20 @@ export function parseServerDefinition(
     }
     return v as { [k: string]: string };
   };
-  if (typeof raw['builtin'] === 'string') return { builtin: raw['builtin'] };
+  // What a process is started with: a stdio definition's and a built-in server's.
+  const processFields = () => {
+    const args = raw['args'];
+    if (args !== undefined && (!Array.isArray(args) || args.some((a) => typeof a !== 'string')))
+      fail(`${at}/args`, 'must be an array of strings');
+    const cwd = raw['cwd'];
+    if (cwd !== undefined && typeof cwd !== 'string') fail(`${at}/cwd`, 'must be a string');
+    return {
+      ...(args !== undefined ? { args: args as string[] } : {}),
+      ...(raw['env'] !== undefined ? { env: strMap('env', true) } : {}),
+      ...(cwd !== undefined ? { cwd: cwd as string } : {}),
+    };
+  };
+  if (typeof raw['builtin'] === 'string') return { builtin: raw['builtin'], ...processFields() };
   if (typeof raw['replay'] === 'string') return { replay: raw['replay'] };
   const type =
     raw['type'] ??
@@ -104,21 +117,17 @@ export function parseServerDefinition(
     const command = raw['command'];
     if (typeof command !== 'string' || command === '')
       return fail(`${at}/command`, 'must be a non-empty string');
-    const args = raw['args'];
-    if (args !== undefined && (!Array.isArray(args) || args.some((a) => typeof a !== 'string')))
-      fail(`${at}/args`, 'must be an array of strings');
     const envFile = raw['envFile'];
     if (envFile !== undefined && typeof envFile !== 'string')
       fail(`${at}/envFile`, 'must be a string');
-    const cwd = raw['cwd'];
-    if (cwd !== undefined && typeof cwd !== 'string') fail(`${at}/cwd`, 'must be a string');
+    const { args, env, cwd } = processFields();
     return {
       type: 'stdio',
       command,
-      ...(args !== undefined ? { args: args as string[] } : {}),
-      ...(raw['env'] !== undefined ? { env: strMap('env', true) } : {}),
+      ...(args !== undefined ? { args } : {}),
+      ...(env !== undefined ? { env } : {}),
       ...(envFile !== undefined ? { envFile: envFile as string } : {}),
-      ...(cwd !== undefined ? { cwd: cwd as string } : {}),
+      ...(cwd !== undefined ? { cwd } : {}),
     };
   }
   if (type === 'http' || type === 'sse') {

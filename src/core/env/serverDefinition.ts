@@ -22,9 +22,16 @@ export interface HttpServerDefinition {
   headers?: { [name: string]: string };
 }
 
-/** One of the studio's built-in domains (`src/servers/<name>`), e.g. `{ "builtin": "retail" }`. */
+/**
+ * A server the studio carries: one of its built-in domains (`src/servers/<name>`), e.g.
+ * `{ "builtin": "retail" }`, or a reference MCP server bundled with it (`filesystem`, `memory`),
+ * run with the studio's own Node. `args`, `env` and `cwd` are those of a stdio definition.
+ */
 export interface BuiltinServerDefinition {
   builtin: string;
+  args?: string[];
+  env?: { [name: string]: string | null };
+  cwd?: string;
 }
 
 /** Actual responses taken from a recording file (see `ReplayRecording`). */
