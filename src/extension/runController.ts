@@ -34,6 +34,7 @@ import {
   settingServers,
 } from './settings';
 import { UNTRUSTED_REASON } from './trust';
+import { successText } from '../core/report/successText';
 
 /** What a run from the editor was asked to do. */
 export interface RunRequest {
@@ -56,6 +57,8 @@ export function apiKeySecret(url: string): string {
  */
 export class RunController extends Disposable {
   private current: { abort: AbortController; status: RunStatus; traceFile: string } | undefined;
+  /** The line the last finished run was announced with (its notification and the log). */
+  lastReport: string | undefined;
   readonly statusItem: vscode.StatusBarItem;
   private readonly finished = this._register(new vscode.EventEmitter<RunSummary>());
   /** Fires when a run ends (completed, failed or cancelled). */
@@ -368,11 +371,13 @@ export class RunController extends Disposable {
   private report(summary: RunSummary): void {
     const n = summary.episodes.length;
     const rewards = summary.episodes.map((e) => e.reward).filter((r): r is number => r !== null);
-    const successes = summary.episodes.filter((e) => e.success).length;
+    const successes = summary.episodes.filter((e) => e.success === true).length;
+    const graded = summary.episodes.filter((e) => e.success !== null).length;
     const mean = rewards.length
       ? ` · mean reward ${(rewards.reduce((a, b) => a + b, 0) / rewards.length).toFixed(2)}`
       : '';
-    const line = `${summary.runId}: ${summary.status}, ${counted(n, 'episode')}, success ${successes}/${n}${mean}`;
+    const line = `${summary.runId}: ${summary.status}, ${counted(n, 'episode')}, ${successText(successes, graded, n)}${mean}`;
+    this.lastReport = line;
     this.output.info(`run ${line}`);
     const actions = ['Show Report', 'Open Trajectory'];
     const shown =

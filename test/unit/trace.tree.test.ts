@@ -11,6 +11,7 @@ import {
   traceTreeChildren,
   traceTreeParent,
 } from '../../src/core/explorer/tree';
+import { successText } from '../../src/core/report/successText';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';
@@ -66,6 +67,25 @@ describe('Trace Explorer tree model', () => {
       [child(undefined, 'r-good').description, child(undefined, 'r-good').status],
       ['shadow · /elsewhere/model · 1 episode · 1/1 success', 'ok'],
     );
+  });
+
+  it('counts success over the graded episodes and says how many ended ungraded, as the notification and the summary do (issue 27)', async () => {
+    const file = path.join(tmp(), '.rehearsal', 'runs', 'r-mixed', 'trace.jsonl');
+    const trace = new TraceBuilder('r-mixed', 'shadow', 'reference');
+    trace.episode('t1').end({ success: true, reward: 1 });
+    trace.episode('t2').end({ success: false, reward: 0.2 });
+    trace.episode('t3').end({ success: null });
+    trace.episode('t4').end({ status: 'failed', success: null });
+    trace.episode('t5');
+    await trace.end().write(file);
+    await library.setFiles(await findRunTraces(tmp()));
+    assert.equal(
+      child(undefined, 'r-mixed').description,
+      'shadow · reference · 5 episodes · 1/2 success · 2 ungraded',
+    );
+    assert.equal(successText(4, 8, 10), '4/8 success · 2 ungraded');
+    assert.equal(successText(1, 1, 1), '1/1 success');
+    assert.equal(successText(0, 0, 3), '3 ungraded');
   });
 
   it('shows one node per run, newest first', () => {

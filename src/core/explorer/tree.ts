@@ -9,6 +9,7 @@ import type { AnnotationLookup, TreeFilter, TreeSort } from './treeFilter';
 import { callMatches, fidelityRank, isFilterActive, turnMatchesItself } from './treeFilter';
 import { describeAnnotation } from '../annotations/schema';
 import { shownPolicyPath } from '../trace/format/policyLabel';
+import { successText } from '../report/successText';
 
 /** How a node should look: drives the icon and colour in any host. */
 export type NodeStatus = 'ok' | 'mismatch' | 'error' | 'running' | 'pending' | 'info';
@@ -269,20 +270,27 @@ function lazyRunNode(library: TraceLibrary, file: string, head: TraceHead): Trac
 }
 
 /** How a run's episodes ended: graded ones, their successes, and those that failed to play. */
-function episodeOutcomes(index: TraceIndex): { graded: number; successes: number; failed: number } {
-  let graded = 0,
+function episodeOutcomes(index: TraceIndex): {
+  ended: number;
+  graded: number;
+  successes: number;
+  failed: number;
+} {
+  let ended = 0,
+    graded = 0,
     successes = 0,
     failed = 0;
   for (const ep of index.episodes) {
     const end = ep.end;
     if (!end) continue;
+    ended++;
     if (end.status === 'failed') failed++;
     if (end.success === true || end.success === false) {
       graded++;
       if (end.success) successes++;
     }
   }
-  return { graded, successes, failed };
+  return { ended, graded, successes, failed };
 }
 
 /** The run node of a trace file (or a problem node when it could not be read). */
@@ -321,7 +329,7 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
     run ? shownPolicyPath(run.policy.id, file) : '',
     counted(index.episodes.length, 'episode'),
   ].filter(Boolean);
-  if (outcome.graded) parts.push(`${outcome.successes}/${outcome.graded} success`);
+  if (outcome.ended) parts.push(successText(outcome.successes, outcome.graded, outcome.ended));
   if (skippedCount) parts.push(counted(skippedCount, 'skipped line'));
   // The icon follows the outcome: a completed run whose episodes failed is not a green check.
   const status: NodeStatus = skippedCount

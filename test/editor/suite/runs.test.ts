@@ -88,6 +88,8 @@ describe('Running tasks from the editor', function () {
     const run = (await rows(api)).find((r) => r.label === summary!.runId);
     assert.ok(run, 'the finished run is listed');
     assert.equal(run.description, 'shadow · reference · 1 episode · 1/1 success');
+    // The notification counts as the tree does (issue 27: it said 4/10 where the tree said 4/8).
+    assert.match(api.services.runs.lastReport ?? '', /: completed, 1 episode, 1\/1 success · mean/);
     assert.equal(run.icon, 'pass');
     assert.equal(api.services.runs.running, false);
     assert.equal(api.services.runs.statusItem.text, '$(hubot) reference · auto');
