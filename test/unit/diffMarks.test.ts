@@ -28,6 +28,22 @@ describe("pathAtOffset (the cursor's JSON path)", () => {
     assert.equal(pathAtOffset(text, 0), '$');
     assert.equal(pathAtOffset('not json', 2), undefined);
   });
+
+  it("names the line's path from its indentation or its trailing comma, where only a container holds the cursor (issue 27)", () => {
+    const text = pretty({ status: 'pending', items: [{ id: 1, tags: ['a', 'b'] }] });
+    const lineStart = (needle: string) => text.lastIndexOf('\n', text.indexOf(needle)) + 1;
+    // A fresh diff puts the cursor at column 1 of its first changed line: it used to name `$`.
+    assert.equal(pathAtOffset(text, lineStart('"status"')), '$.status');
+    assert.equal(pathAtOffset(text, lineStart('"id"')), '$.items[0].id');
+    assert.equal(pathAtOffset(text, lineStart('"b"') + 2), '$.items[0].tags[1]');
+    // Past the value: the comma and the end of the line.
+    assert.equal(pathAtOffset(text, text.indexOf('"a",') + 4), '$.items[0].tags[0]');
+    // An array item's opening brace names the item; a closing brace only its container.
+    assert.equal(pathAtOffset(text, lineStart('{\n      "id"')), '$.items[0]');
+    assert.equal(pathAtOffset(text, text.lastIndexOf('}')), '$');
+    // One-line JSON: the innermost path, as before.
+    assert.equal(pathAtOffset('{"a":1,"b":{"c":2}}', 13), '$.b.c');
+  });
 });
 
 describe('jsonPathRanges', () => {

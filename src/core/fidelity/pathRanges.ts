@@ -97,16 +97,25 @@ export function nearestPathRange(
 }
 
 /**
- * The innermost JSON path whose range holds `offset` (the cursor in a call's side), `$` when only
- * the whole value does, undefined when the text is not JSON.
+ * The JSON path the cursor at `offset` names in a call's side: the innermost path whose range holds
+ * it when that path starts on the cursor's line; else (the cursor in a line's indentation, or on the
+ * punctuation after a value, where only an enclosing container holds it) the outermost path that
+ * starts on that line, so that a cursor anywhere on `"status": "pending",` names `$.status`. `$`
+ * when no path starts on the line (`{`, `}`), undefined when the text is not JSON.
  */
 export function pathAtOffset(text: string, offset: number): string | undefined {
   const ranges = jsonPathRanges(text);
   if (!ranges) return undefined;
-  let best: PathRange | undefined;
+  const line = lineAt(lineStartOffsets(text), offset);
+  let innermost: PathRange | undefined;
+  let outermostOnLine: PathRange | undefined;
   for (const r of ranges.values()) {
-    if (offset < r.start || offset > r.end) continue;
-    if (!best || r.end - r.start < best.end - best.start) best = r;
+    if (offset >= r.start && offset <= r.end)
+      if (!innermost || r.end - r.start < innermost.end - innermost.start) innermost = r;
+    if (r.startLine === line)
+      if (!outermostOnLine || r.end - r.start > outermostOnLine.end - outermostOnLine.start)
+        outermostOnLine = r;
   }
+  const best = innermost?.startLine === line ? innermost : (outermostOnLine ?? innermost);
   return best?.path ?? '$';
 }

@@ -108,6 +108,10 @@ export function registerAnnotationFeatures(
         );
         return undefined;
       }
+      // The cursor on no field (`{`, `}`) names the whole response: ask where, as a call-level
+      // mark does, rather than mark `$` unasked.
+      if (jsonPath === '$')
+        return executeCommand('rehearsal.markFidelityError', { file: at.file, callId: at.callId });
       const lens = (
         await services.decorations.marksOf(at.file, at.callId).catch(() => undefined)
       )?.diff.lenses.find((l) => l.path === jsonPath);
