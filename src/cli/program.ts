@@ -30,6 +30,7 @@ const USAGE_ERRORS = new Set<StudioErrorCode>([
   'USAGE',
   'INVALID_ID',
   'RUN_SPEC_INVALID',
+  'RUN_SPEC_PATHS_MISSING',
   'UNKNOWN_CALL',
 ]);
 

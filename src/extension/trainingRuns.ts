@@ -9,7 +9,7 @@ import { isExported, planExport, planLaunch } from '../core/training/launch/back
 import type { LaunchPlan, TrainingBackend } from '../core/training/launch/launchPlan';
 import { formatCommand } from '../core/training/launch/launchPlan';
 import type { RunSpec } from '../core/training/launch/runSpec';
-import { loadRunSpec } from '../core/training/launch/runSpec';
+import { checkRunSpecPaths, loadRunSpec } from '../core/training/launch/runSpec';
 import type { TrainingOutcome } from '../core/training/launch/supervisor';
 import { TRAINER_LOG, TrainingProcess, latestCheckpoint } from '../core/training/launch/supervisor';
 import type { LaunchRecord } from '../core/training/run/trainingRun';
@@ -40,6 +40,8 @@ export class TrainingRuns extends Disposable {
   readonly log: vscode.OutputChannel;
   /** Asks before a launch; the editor tests replace it to read what is shown. */
   confirmLaunch: ConfirmLaunch = confirmWithModal;
+  /** Why the last launch could not start, as its error notification says (tests read it). */
+  lastLaunchError: string | undefined;
   private readonly ended = this._register(new vscode.EventEmitter<TrainingRun>());
   /** Fires when a run's process (and its export) has finished. */
   readonly onDidEnd = this.ended.event;
@@ -99,7 +101,11 @@ export class TrainingRuns extends Disposable {
           ? await freePort()
           : undefined;
       plan = planLaunch(spec, backend, { masterPort, ...this.python() });
+      // Every path the run reads must be there before the person is asked (issue 27: the example
+      // run file's base and rows did not exist in a workspace and the confirmation said nothing).
+      checkRunSpecPaths(spec);
     } catch (err) {
+      this.lastLaunchError = errorMessage(err);
       showLaunchError(err);
       return undefined;
     }
@@ -144,6 +150,7 @@ export class TrainingRuns extends Disposable {
     try {
       proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
     } catch (err) {
+      this.lastLaunchError = errorMessage(err);
       showLaunchError(err, 'the training run could not start: ');
       return undefined;
     }

@@ -462,13 +462,32 @@ describe('training runs: real trainer processes', function () {
   });
 
   it("reports a crash with the trainer's coded error and the log tail", async () => {
-    const file = await writeSpec({ base: path.join(dir(), 'no-such-model') });
+    // A model folder (the launch checks that) without its tokenizer: the trainer fails.
+    const broken = path.join(dir(), 'model-without-tokenizer');
+    await fs.mkdir(broken);
+    await fs.copyFile(path.join(model, 'config.json'), path.join(broken, 'config.json'));
+    const file = await writeSpec({ base: broken });
     const r = await rehearse('train', '--config', file, '--no-progress');
     assert.equal(r.code, 1);
     assert.match(
       r.errLines.find((l) => l.startsWith('rehearse: ')) ?? '',
-      /^rehearse: the trainer failed: TOKENIZER_MISSING: No tokenizer\.json in \S+no-such-model/,
+      /^rehearse: the trainer failed: TOKENIZER_MISSING: No tokenizer\.json in \S+model-without-tokenizer/,
     );
+  });
+
+  it('a base or rows file that is not there is one clear error before the trainer starts (issue 27)', async () => {
+    const file = await writeSpec({
+      base: '../no-such-model',
+      data: { train: ['rows.jsonl', 'missing.jsonl'] },
+    });
+    const r = await rehearse('train', '--config', file, '--no-progress');
+    assert.equal(r.code, 2);
+    assert.equal(r.errLines.length, 1, r.err);
+    assert.match(
+      r.errLines[0],
+      /^rehearse: The training run \S+run\.json names 2 paths that are not there: \$\.base "\.\.\/no-such-model" \(\S+\) is not a model folder .*; \$\.data\.train\[1\] "missing\.jsonl" \(\S+\) does not exist: export rows there first/,
+    );
+    assert.ok(!(await fs.readdir(dir())).includes('.rehearsal'), 'no run folder was made');
   });
 
   it('torchrun: 2 CPU processes (gloo) train 2 steps, events read through the worker prefix, replicas identical', async () => {

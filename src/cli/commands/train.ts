@@ -10,7 +10,7 @@ import {
   formatCommand,
   shellQuote,
 } from '../../core/training/launch/launchPlan';
-import { loadRunSpec } from '../../core/training/launch/runSpec';
+import { checkRunSpecPaths, loadRunSpec } from '../../core/training/launch/runSpec';
 import type { TrainerEvent, TrainingOutcome } from '../../core/training/launch/supervisor';
 import {
   TRAINER_LOG,
@@ -97,6 +97,7 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
     return 0;
   }
 
+  checkRunSpecPaths(spec);
   io.err(`command: ${formatCommand(plan)}`);
   if (resumeFrom) io.err(`resuming from ${resumeFrom}`);
   const proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });

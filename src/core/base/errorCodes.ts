@@ -102,6 +102,8 @@ export const STUDIO_ERROR_CODES = {
     'A training run file has faults (missing or wrong fields for its backend); `details.faults` lists them: fix the run file (docs/training-runs.md).',
   RUN_SPEC_UNREADABLE:
     'A training run file cannot be read or is not JSON: check the path and fix the file.',
+  RUN_SPEC_PATHS_MISSING:
+    'A training run file names a base model or rows file that is not there; `details.faults` lists each with what to do: fix the path or export the rows first.',
   SERVER_CONFIG_INVALID:
     'A tool server configuration (setting, .vscode/mcp.json or task) is invalid; the message gives the JSON path: fix it (docs/task-format.md).',
   SERVER_NOT_CONFIGURED:

@@ -376,13 +376,50 @@ describe('Training runs from the editor', function () {
     assert.equal(new Set(steps).size, steps.length, 'no step is plotted twice');
   });
 
-  it('a run that fails says why on the dashboard and offers Resume', async () => {
+  it('a run file whose base or rows are not there says which before anything starts (issue 27)', async () => {
     const api = await studio();
     const file = await writeRunFile(
-      'editor-broken',
+      'editor-missing-paths',
       { steps: 2 },
       path.join(workspaceFolder(), 'no-such-model'),
     );
+    await fs.rm(path.join(trainingFolder(), 'rows.jsonl'));
+    const asked: string[] = [];
+    const runs = api.services.training;
+    const confirm = runs.confirmLaunch;
+    runs.confirmLaunch = async (message) => {
+      asked.push(message);
+      return false;
+    };
+    try {
+      const started = await vscode.commands.executeCommand<TrainingRun | undefined>(
+        'rehearsal.startTrainingRun',
+        file,
+      );
+      assert.equal(started, undefined);
+    } finally {
+      runs.confirmLaunch = confirm;
+    }
+    assert.deepEqual(asked, [], 'nothing to confirm: the run cannot start');
+    const said = runs.lastLaunchError ?? '';
+    assert.match(said, /names 2 paths that are not there/);
+    assert.match(said, /\$\.base "\.\.\/no-such-model" .* is not a model folder/);
+    assert.match(
+      said,
+      /\$\.data\.train\[0\] "rows\.jsonl" .* does not exist: export rows there first/,
+    );
+  });
+
+  it('a run that fails says why on the dashboard and offers Resume', async () => {
+    const api = await studio();
+    // A model folder (the launch checks that) without the tokenizer the trainer needs.
+    const broken = path.join(workspaceFolder(), 'model-without-tokenizer');
+    await fs.mkdir(broken, { recursive: true });
+    await fs.copyFile(
+      path.join(process.env.REHEARSAL_EDITOR_MODEL!, 'config.json'),
+      path.join(broken, 'config.json'),
+    );
+    const file = await writeRunFile('editor-broken', { steps: 2 }, broken);
     const started = (await vscode.commands.executeCommand<TrainingRun>(
       'rehearsal.startTrainingRun',
       file,
@@ -394,7 +431,7 @@ describe('Training runs from the editor', function () {
       const s = dashboard.lastPosted!;
       assert.equal(s.state.status, 'failed');
       assert.equal(s.state.error?.code, 'TOKENIZER_MISSING');
-      assert.match(s.state.error!.message, /no-such-model/);
+      assert.match(s.state.error!.message, /model-without-tokenizer/);
       assert.equal(s.actions.resume, true);
     });
   });

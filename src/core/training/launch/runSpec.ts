@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import Ajv from 'ajv';
@@ -188,6 +189,42 @@ export function parseRunSpec(text: string, file: string): RunSpec {
     data,
     hardware: { ...spec.hardware },
   };
+}
+
+/**
+ * The paths a run reads that are not there, each as `$.field "as written" (absolute path): what to
+ * do`: the base model (a folder with config.json) and every rows file. Empty when all exist.
+ */
+export function missingRunSpecPaths(spec: RunSpec): string[] {
+  const faults: string[] = [];
+  const folder = path.dirname(spec.file);
+  const shown = (p: string) => `"${path.relative(folder, p) || '.'}" (${p})`;
+  if (!existsSync(path.join(spec.base, 'config.json')))
+    faults.push(
+      `$.base ${shown(spec.base)} is not a model folder (no config.json): name a policy folder such as models/default, relative to the run file`,
+    );
+  for (const [field, files] of [
+    ['$.data.train', spec.data.train],
+    ['$.data.grounding', spec.data.grounding],
+  ] as const)
+    files.forEach((file, i) => {
+      if (!existsSync(file))
+        faults.push(
+          `${field}[${i}] ${shown(file)} does not exist: export rows there first (rehearse export <runs> --out <file>, or Export Training Rows in the editor)`,
+        );
+    });
+  return faults;
+}
+
+/** Throws RUN_SPEC_PATHS_MISSING naming every path of the run that is not there. */
+export function checkRunSpecPaths(spec: RunSpec): void {
+  const faults = missingRunSpecPaths(spec);
+  if (faults.length)
+    throw new StudioError(
+      'RUN_SPEC_PATHS_MISSING',
+      `The training run ${spec.file} names ${faults.length === 1 ? 'a path that is' : `${faults.length} paths that are`} not there: ${faults.join('; ')}.`,
+      { faults },
+    );
 }
 
 /** Reads a run spec file (`rehearse train --config <file>`). */
