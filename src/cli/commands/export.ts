@@ -1,61 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import type { RehearsePromptOptions } from '../../core/protocol/rehearsePrompt';
-import { parseRehearsePromptOptions } from '../../core/protocol/rehearsePrompt';
-import { loadTasks } from '../../core/tasks/format/loader';
-import type { TaskFile } from '../../core/tasks/format/taskFile';
-import { resolveTraceArgument } from '../../core/trace/format/discover';
-import type { DatasetRow } from '../../core/training/datasetRow';
-import type { EnvaceRecord } from '../../core/training/envaceExport';
-import { exportEnvace } from '../../core/training/envaceExport';
-import { exportRows, readMemories } from '../../core/training/exportRows';
-import { splitFileNames, splitTasks } from '../../core/training/taskSplit';
-import { counted } from '../../core/base/counted';
+import type { ExportArgs } from '../../core/training/datasetExport';
+import { exportDataset } from '../../core/training/datasetExport';
 import type { CliIO } from '../io';
 import { outFileArg } from '../outArg';
 
-/** Options of `rehearse export`. */
-export interface ExportArgs {
-  out?: string;
-  format?: string;
-  source?: string;
-  onlySuccessful?: boolean;
-  roles?: string;
-  actualRehearsals?: boolean;
-  policyRehearsals?: boolean;
-  tasks?: string[];
-  rehearsePrompt?: string;
-  group?: string;
-  actRows?: string;
-  runs?: string;
-  tools?: string;
-  onlyMismatches?: boolean;
-  splitByTask?: string;
-  seed?: string;
-  json?: boolean;
-  /** False with --no-annotations. */
-  annotations?: boolean;
-  identifierSlots?: boolean;
-  memoryFrom?: string[];
-}
-
-const list = (value: string | undefined) =>
-  value === undefined
-    ? undefined
-    : new Set(
-        value
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      );
-
-/** What was written where, by split. */
-interface Written {
-  file: string;
-  items: number;
-  tasks: string[];
-}
+export type { ExportArgs } from '../../core/training/datasetExport';
 
 /**
  * `rehearse export <trace...> --out rows.jsonl`: training rows for the trainer from recorded runs, or
@@ -67,23 +16,16 @@ export async function exportCommand(
   args: ExportArgs,
   io: CliIO,
 ): Promise<number> {
-  const settings = exportSettings(args);
-  const { out, format, heldOutFraction, seed } = settings;
-  const runs = list(args.runs);
-  const files = (await Promise.all(traces.map(resolveTraceArgument))).flat();
-  const taskFiles = args.tasks?.length
-    ? new Map((await loadTasks(args.tasks)).map((t) => [t.task.id, t.task]))
-    : undefined;
-  await mkdir(path.dirname(path.resolve(out)), { recursive: true });
-
-  // Items are kept until the split is known (the held-out tasks depend on every task exported).
-  const items: ExportItem[] = [];
-  const { summaryText, summaryJson } =
-    format === 'envace'
-      ? await collectEnvace(files, args, runs, taskFiles, items)
-      : await collectRows(files, args, settings, runs, taskFiles, items);
-  const written = await writeItems(items, settings);
-
+  if (!args.out)
+    throw new StudioError(
+      'USAGE',
+      'Missing --out <file>: where to write the rows (JSONL) or, with --format envace, the tool dataset (JSON).',
+    );
+  outFileArg(args.out, '--out', 'the rows, JSONL, or with --format envace the tool dataset, JSON');
+  const { summaryText, summaryJson, written, format, heldOutFraction, seed } = await exportDataset(
+    traces,
+    args,
+  );
   if (args.json) {
     io.out(
       JSON.stringify(
@@ -109,224 +51,4 @@ export async function exportCommand(
       'parquet for verl\'s data.train_files: python3 -c "import json,sys,pyarrow as pa,pyarrow.parquet as pq; pq.write_table(pa.Table.from_pylist(json.load(open(sys.argv[1]))), sys.argv[2])" <file.json> <file.parquet>',
     );
   return 0;
-}
-
-/** The export's options, checked in the order the user reads them. */
-interface ExportSettings {
-  out: string;
-  format: 'rows' | 'envace';
-  source: 'demonstration' | 'rollout';
-  roles: string[];
-  rehearsePrompt: RehearsePromptOptions | undefined;
-  actRows: 'turn' | 'episode';
-  heldOutFraction: number | undefined;
-  seed: number;
-}
-
-/** Checks the command line's options (a usage error on the first wrong one) and reads their values. */
-function exportSettings(args: ExportArgs): ExportSettings {
-  if (!args.out)
-    throw new StudioError(
-      'USAGE',
-      'Missing --out <file>: where to write the rows (JSONL) or, with --format envace, the tool dataset (JSON).',
-    );
-  outFileArg(args.out, '--out', 'the rows, JSONL, or with --format envace the tool dataset, JSON');
-  const format = args.format ?? 'rows';
-  if (format !== 'rows' && format !== 'envace')
-    throw new StudioError('USAGE', `--format must be rows or envace, not "${format}".`);
-  const source = args.source ?? 'demonstration';
-  if (source !== 'demonstration' && source !== 'rollout')
-    throw new StudioError('USAGE', `--source must be demonstration or rollout, not "${source}".`);
-  const roles = (args.roles ?? 'act,rehearse').split(',').map((r) => r.trim());
-  for (const r of roles)
-    if (r !== 'act' && r !== 'rehearse')
-      throw new StudioError('USAGE', `--roles takes act and/or rehearse, not "${r}".`);
-  let rehearsePrompt: RehearsePromptOptions | undefined;
-  if (args.rehearsePrompt) {
-    let value: unknown;
-    try {
-      value = JSON.parse(args.rehearsePrompt);
-    } catch {
-      throw new StudioError(
-        'USAGE',
-        '--rehearse-prompt must be a JSON object, e.g. \'{"includeTools": false}\' or \'{"profile": "compact"}\'.',
-      );
-    }
-    const parsed = parseRehearsePromptOptions(value);
-    if (!parsed.ok) throw new StudioError('USAGE', `--rehearse-prompt: ${parsed.message}.`);
-    rehearsePrompt = parsed.options;
-  }
-  const actRows = args.actRows ?? 'turn';
-  if (actRows !== 'turn' && actRows !== 'episode')
-    throw new StudioError('USAGE', `--act-rows must be turn or episode, not "${actRows}".`);
-  let heldOutFraction: number | undefined;
-  if (args.splitByTask !== undefined) {
-    heldOutFraction = Number(args.splitByTask);
-    if (!(heldOutFraction > 0 && heldOutFraction < 1))
-      throw new StudioError(
-        'USAGE',
-        `--split-by-task takes the held-out fraction, a number between 0 and 1 (e.g. 0.2), not "${args.splitByTask}".`,
-      );
-  }
-  const seed = Number(args.seed ?? 0);
-  if (!Number.isInteger(seed) || seed < 0)
-    throw new StudioError('USAGE', `--seed must be an integer ≥ 0, not "${args.seed}".`);
-  return { out: args.out, format, source, roles, rehearsePrompt, actRows, heldOutFraction, seed };
-}
-
-/** One exported row or record, written once the split is known (`index`: its number in its file). */
-interface ExportItem {
-  task: string;
-  text: (index: number) => string;
-}
-
-/** What the export found, as a line for people and an object for --json. */
-interface Collected {
-  summaryText: string;
-  summaryJson: Record<string, unknown>;
-}
-
-type TaskFiles = Map<string, TaskFile> | undefined;
-
-/** `--format envace`: EnvACE's tool dataset records. */
-async function collectEnvace(
-  files: string[],
-  args: ExportArgs,
-  runs: Set<string> | undefined,
-  taskFiles: TaskFiles,
-  items: ExportItem[],
-): Promise<Collected> {
-  const summary = await exportEnvace(
-    files,
-    { onlySuccessful: !!args.onlySuccessful, runs, tasks: taskFiles },
-    (record: EnvaceRecord) => {
-      // `index` counts within each file; `original_index` is the record's number in the whole export:
-      // EnvACE looks every call up by `uuid = original_index` in one JSON that serves train and
-      // validation (agent_system/dataset/checklist_dataset.py, env_kwargs.uuid), so the two split
-      // files must not reuse a number.
-      items.push({
-        task: record.extra_info.studio_task,
-        text: (index) => JSON.stringify({ ...record, extra_info: { ...record.extra_info, index } }),
-      });
-    },
-  );
-  const summaryText =
-    `${counted(summary.records, 'EnvACE record')} from ${counted(summary.tasks.length, 'task')}` +
-    (summary.skipped.length
-      ? `; ${counted(summary.skipped.length, 'episode')} skipped:\n${summary.skipped.map((s) => `  ${s.episode}: ${s.reason}`).join('\n')}`
-      : '') +
-    (summary.skippedLines ? `\n${summary.skippedLines} unreadable trace lines skipped` : '');
-  return { summaryText, summaryJson: { format: 'envace', ...summary } };
-}
-
-/** `--format rows`: the trainer's act and rehearse rows. */
-async function collectRows(
-  files: string[],
-  args: ExportArgs,
-  settings: ExportSettings,
-  runs: Set<string> | undefined,
-  taskFiles: TaskFiles,
-  items: ExportItem[],
-): Promise<Collected> {
-  const memories = args.memoryFrom?.length
-    ? await readMemories((await Promise.all(args.memoryFrom.map(resolveTraceArgument))).flat())
-    : undefined;
-  if (memories && settings.source !== 'demonstration')
-    throw new StudioError(
-      'USAGE',
-      '--memory-from writes demonstrations again with a rehearsal memory; it goes with --source demonstration.',
-    );
-  if (memories && memories.size === 0)
-    throw new StudioError(
-      'USAGE',
-      `--memory-from: no committed private-rehearsal episode with a memory in ${args.memoryFrom!.join(', ')} (record them with \`rehearse run --mode private\`).`,
-    );
-  const summary = await exportRows(
-    files,
-    {
-      actSource: settings.source,
-      onlySuccessful: !!args.onlySuccessful,
-      roles: settings.roles as ('act' | 'rehearse')[],
-      actualRehearsals: args.actualRehearsals !== false,
-      policyRehearsals: !!args.policyRehearsals,
-      rehearsePrompt: settings.rehearsePrompt,
-      taskInfo: taskFiles
-        ? (id) => {
-            const t = taskFiles.get(id);
-            return t ? { examples: t.examples, system: t.system } : undefined;
-          }
-        : undefined,
-      group: args.group ? (taskId) => `${taskId}/${args.group}` : undefined,
-      actRows: settings.actRows,
-      runs,
-      tools: list(args.tools),
-      onlyMismatches: !!args.onlyMismatches,
-      annotations: args.annotations !== false,
-      identifierSlots: !!args.identifierSlots,
-      ...(memories ? { memories: (taskId: string) => memories.get(taskId) ?? [] } : {}),
-    },
-    (row: DatasetRow) => {
-      items.push({ task: row.task ?? '', text: () => JSON.stringify(row) });
-    },
-  );
-  const bySource = Object.entries(summary.bySource)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-  const skipped = [
-    summary.skippedEpisodes ? counted(summary.skippedEpisodes, 'episode') : '',
-    summary.skippedRuns ? `${counted(summary.skippedRuns, 'run')} (--runs)` : '',
-    summary.filteredCalls
-      ? `${counted(summary.filteredCalls, 'call')} (--tools/--only-mismatches)`
-      : '',
-    summary.skippedLines ? counted(summary.skippedLines, 'unreadable trace line') : '',
-    summary.skippedAnnotationLines
-      ? counted(summary.skippedAnnotationLines, 'unreadable annotation line')
-      : '',
-  ]
-    .filter(Boolean)
-    .join(', ');
-  const summaryText =
-    `${summary.rows.act} act and ${summary.rows.rehearse} rehearse rows from ${counted(summary.episodes, 'episode')} of ${counted(summary.tasks.length, 'task')}` +
-    (bySource ? ` (${bySource})` : '') +
-    (summary.annotatedCalls ? `; ${counted(summary.annotatedCalls, 'annotated call')}` : '') +
-    (skipped ? `; skipped ${skipped}` : '');
-  return { summaryText, summaryJson: { format: 'rows', ...summary } };
-}
-
-/** Writes the items to --out, or split by task into its train and held-out files. */
-async function writeItems(items: ExportItem[], settings: ExportSettings): Promise<Written[]> {
-  const written: Written[] = [];
-  const writeSelected = async (file: string, selected: ExportItem[]) => {
-    const lines = selected.map((item, i) => item.text(i));
-    const text =
-      settings.format === 'envace'
-        ? `[\n${lines.join(',\n')}\n]\n`
-        : lines.map((l) => l + '\n').join('');
-    await writeFile(file, text);
-    written.push({
-      file,
-      items: selected.length,
-      tasks: [...new Set(selected.map((s) => s.task))].sort(),
-    });
-  };
-  if (settings.heldOutFraction !== undefined) {
-    const split = splitTasks(
-      items.map((i) => i.task),
-      settings.heldOutFraction,
-      settings.seed,
-    );
-    const names = splitFileNames(settings.out);
-    await writeSelected(
-      names.train,
-      items.filter((i) => split.train.has(i.task)),
-    );
-    await writeSelected(
-      names.heldOut,
-      items.filter((i) => split.heldOut.has(i.task)),
-    );
-  } else {
-    await writeSelected(settings.out, items);
-  }
-  return written;
 }
