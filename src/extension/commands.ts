@@ -41,6 +41,14 @@ export type TrainingRunTarget = { outDir: string };
  */
 export type CompareTarget = { outDir?: string; a?: PolicyChoice; b?: PolicyChoice; trace?: string };
 
+/**
+ * What Export Training Rows exports: a run (its tree node, or `file`), where to (`out`, asked when
+ * missing), which calls (`onlyMismatches`, asked when missing) and the held-out fraction of tasks
+ * (`splitByTask`, default 0.2: `<out>.train.jsonl` and `<out>.heldout.jsonl`; 0 for one file).
+ */
+export type ExportRowsTarget =
+  TraceTreeNode | { file?: string; out?: string; onlyMismatches?: boolean; splitByTask?: number };
+
 /** An episode to show in the Trajectory panel. */
 export type EpisodeTarget = { file: string; episodeId: string; callId?: string } | TraceTreeNode;
 
@@ -85,6 +93,7 @@ export interface CommandArgs {
   'rehearsal.clearExplorerFilter': [];
   'rehearsal.showMore': [file?: string];
   'rehearsal.startTrainingRun': [runFile?: PathTarget];
+  'rehearsal.exportTrainingRows': [target?: ExportRowsTarget];
   'rehearsal.openTrainingRun': [outDir?: PathTarget];
   'rehearsal.cancelTrainingRun': [target?: TrainingRunTarget];
   'rehearsal.resumeTrainingRun': [target?: TrainingRunTarget];
@@ -135,6 +144,7 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.clearExplorerFilter': { title: 'Clear Trace Explorer Filter', icon: '$(clear-all)' },
   'rehearsal.showMore': { title: 'Show More', icon: '$(more)' },
   'rehearsal.startTrainingRun': { title: 'Start Training Run...', icon: '$(rocket)' },
+  'rehearsal.exportTrainingRows': { title: 'Export Training Rows...', icon: '$(export)' },
   'rehearsal.openTrainingRun': { title: 'Open Training Run...', icon: '$(graph-line)' },
   'rehearsal.cancelTrainingRun': { title: 'Cancel Training Run', icon: '$(debug-stop)' },
   'rehearsal.resumeTrainingRun': { title: 'Resume Training Run...', icon: '$(debug-continue)' },

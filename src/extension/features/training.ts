@@ -15,6 +15,7 @@ import type { PolicyComparison } from '../../core/training/comparePolicies';
 import { comparePolicies } from '../../core/training/comparePolicies';
 import { comparedSnapshot } from '../../core/training/dashboard/compareView';
 import type { CompareSnapshot } from '../../core/training/dashboard/compareView';
+import { exportDataset } from '../../core/training/datasetExport';
 import { isExported } from '../../core/training/launch/backends';
 import { loadRunSpec } from '../../core/training/launch/runSpec';
 import { EVENTS_FILE } from '../../core/training/launch/supervisor';
@@ -69,6 +70,89 @@ export function registerTrainingFeatures(
   };
 
   context.subscriptions.push(
+    registerCommand('rehearsal.exportTrainingRows', async (target) => {
+      if (!ensureTrusted('export training rows')) return undefined;
+      // A run's tree node (its context menu), or what a caller already knows; the rest is asked.
+      const given = (target ?? {}) as {
+        file?: string;
+        out?: string;
+        onlyMismatches?: boolean;
+        splitByTask?: number;
+      };
+      const file =
+        given.file ?? (await pickTrace(services, 'Export training rows from which run?'));
+      if (!file) return undefined;
+      const onlyMismatches =
+        given.onlyMismatches ??
+        (
+          await vscode.window.showQuickPick(
+            [
+              {
+                label: 'Every call',
+                description: 'act and rehearse rows of the whole run (SFT on it)',
+                only: false,
+              },
+              {
+                label: 'Only the mismatched calls',
+                description:
+                  'rows of the calls whose rehearsal missed, with their marks (grounding)',
+                only: true,
+              },
+            ],
+            { title: 'Export Training Rows', placeHolder: 'Which calls?' },
+          )
+        )?.only;
+      if (onlyMismatches === undefined) return undefined;
+      const folder = workspaceFolderFor(file) ?? path.dirname(file);
+      const asked =
+        given.out ??
+        (await vscode.window.showInputBox({
+          title: 'Export Training Rows',
+          prompt:
+            'Rows file (JSONL), relative to the workspace; split by task into .train.jsonl and .heldout.jsonl',
+          value: path.join(STUDIO_FOLDER, 'datasets', 'rows.jsonl'),
+          validateInput: (v) =>
+            v.trim() === ''
+              ? 'Name a file'
+              : !v.trim().endsWith('.jsonl')
+                ? 'A .jsonl file'
+                : undefined,
+        }));
+      if (!asked) return undefined;
+      const out = path.resolve(folder, asked.trim());
+      const split = given.splitByTask ?? 0.2;
+      try {
+        const result = await vscode.window.withProgress(
+          {
+            location: vscode.ProgressLocation.Notification,
+            title: `Rehearsal: exporting training rows from ${path.basename(path.dirname(file))}`,
+          },
+          () =>
+            exportDataset([file], {
+              out,
+              onlyMismatches,
+              ...(split > 0 ? { splitByTask: String(split) } : {}),
+            }),
+        );
+        const shown = result.written.map((w) => `${path.basename(w.file)} (${w.items})`).join(', ');
+        void vscode.window
+          .showInformationMessage(
+            `Rehearsal: exported ${result.summaryText}; wrote ${shown}.`,
+            'Open Rows',
+          )
+          .then((a) => {
+            if (a === 'Open Rows' && result.written[0])
+              void vscode.window.showTextDocument(vscode.Uri.file(result.written[0].file));
+          });
+        return result;
+      } catch (err) {
+        void vscode.window.showErrorMessage(
+          `Rehearsal: cannot export training rows: ${errorMessage(err)}`,
+        );
+        return undefined;
+      }
+    }),
+
     registerCommand('rehearsal.startTrainingRun', async (target) => {
       if (!ensureTrusted('start training runs')) return undefined;
       const file = target ? fsPath(target) : await pickRunFile();

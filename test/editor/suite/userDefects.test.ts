@@ -1,8 +1,12 @@
 // Defects a new user hit with the installed extension (issue 27): each test failed before its fix.
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Annotation } from '../../../src/core/annotations/schema';
-import { closeAllEditors, freshShadowRun, studio } from './helpers';
+import type { DatasetExport } from '../../../src/core/training/datasetExport';
+import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
+import { closeAllEditors, freshShadowRun, rowAt, studio, workspaceFolder } from './helpers';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -41,5 +45,48 @@ describe('Defects a new user hit (issue 27)', () => {
     const a = await withEnter<Annotation | undefined>('rehearsal.markPathAtCursor');
     assert.ok(a, 'the mark was saved');
     assert.equal(a.path, `$.${key}`);
+  });
+
+  it("Export Training Rows from a run's context menu writes the train and held-out rows a run file names", async () => {
+    const api = await studio();
+    const run = await rowAt(api, [SAMPLE_RUN_IDS.shadow]);
+    const studioExtension = vscode.extensions.all.find(
+      (e) => (e.packageJSON as { name?: string }).name === 'rehearsal-studio',
+    );
+    assert.ok(studioExtension, 'the extension is installed');
+    const menu = (
+      studioExtension.packageJSON as {
+        contributes: { menus: { 'view/item/context': { command: string; when: string }[] } };
+      }
+    ).contributes.menus['view/item/context'];
+    assert.ok(
+      menu.some(
+        (m) =>
+          m.command === 'rehearsal.exportTrainingRows' &&
+          /viewItem == rehearsal\.run\b/.test(m.when),
+      ),
+      "the run rows' context menu offers it",
+    );
+    // The tree node, as the context menu passes it, with the rows file a person would type; the
+    // question "which calls?" answered with Enter (every call).
+    const result = await withEnter<DatasetExport | undefined>('rehearsal.exportTrainingRows', {
+      ...run.node,
+      out: '.rehearsal/datasets/editor-rows.jsonl',
+    });
+    assert.ok(result, 'exported');
+    const dir = path.join(workspaceFolder(), '.rehearsal', 'datasets');
+    assert.deepEqual(
+      result.written.map((w) => path.relative(dir, w.file)),
+      ['editor-rows.train.jsonl', 'editor-rows.heldout.jsonl'],
+    );
+    let rows = 0;
+    for (const w of result.written) {
+      const lines = (await fs.readFile(w.file, 'utf8')).split('\n').filter(Boolean);
+      assert.equal(lines.length, w.items);
+      for (const l of lines) assert.ok(['act', 'rehearse'].includes(JSON.parse(l).role));
+      rows += lines.length;
+    }
+    assert.ok(rows > 0, 'the sample run has rows');
+    assert.match(result.summaryText, /act and \d+ rehearse rows from 3 episodes/);
   });
 });
