@@ -13,9 +13,11 @@ import type { TraceLibrary } from '../core/trace/index/library';
 export const CALL_SCHEME = 'rehearsal-call';
 
 /**
- * Builds the URI of one side: `rehearsal-call:/<callId>/<side>.call.json?<trace file>` (`.txt` for
- * text). The `.call.json` ending gives JSON sides the `rehearsal-json` language (JSON highlighting,
- * CodeLenses shown in the diff editor), without changing how other JSON files look.
+ * Builds the URI of one side: `rehearsal-call:/<callId>/<side>.call.json?<trace file>`
+ * (`.call.txt` for text). The `.call.json` ending gives JSON sides the `rehearsal-json` language
+ * (JSON highlighting, CodeLenses shown in the diff editor), and `.call.txt` text sides the
+ * `rehearsal-text` language (wrapped: a rehearsal that did not parse is often one long line),
+ * without changing how other files look.
  */
 export function callSideUri(
   file: string,
@@ -25,7 +27,7 @@ export function callSideUri(
 ): vscode.Uri {
   return vscode.Uri.from({
     scheme: CALL_SCHEME,
-    path: `/${callId}/${side}.${language === 'json' ? 'call.json' : 'txt'}`,
+    path: `/${callId}/${side}.${language === 'json' ? 'call.json' : 'call.txt'}`,
     query: file,
   });
 }
@@ -53,6 +55,9 @@ export function parseCallUri(
 export class CallDiffDocuments extends Disposable implements vscode.TextDocumentContentProvider {
   private readonly changed = this._register(new vscode.EventEmitter<vscode.Uri>());
   readonly onDidChange = this.changed.event;
+  private readonly parseErrors = this._register(
+    vscode.languages.createDiagnosticCollection('rehearsal-rehearsals'),
+  );
 
   constructor(private readonly library: TraceLibrary) {
     super();
@@ -108,6 +113,20 @@ export class CallDiffDocuments extends Disposable implements vscode.TextDocument
       preview: true,
       ...options,
     });
+    // A rehearsal that did not parse: an error where it failed, on the rehearsed side.
+    const failed = callSideDocument(view, 'rehearsal').parseError;
+    if (failed) {
+      const doc = await vscode.workspace.openTextDocument(rehearsal);
+      const at = doc.positionAt(failed.offset);
+      const line = doc.lineAt(at.line).range;
+      const diagnostic = new vscode.Diagnostic(
+        new vscode.Range(at, line.end.isAfter(at) ? line.end : at.translate(0, 1)),
+        `rehearsal parse error ${failed.message}`,
+        vscode.DiagnosticSeverity.Error,
+      );
+      diagnostic.source = 'Rehearsal';
+      this.parseErrors.set(rehearsal, [diagnostic]);
+    }
     return { rehearsal, actual };
   }
 

@@ -19,6 +19,8 @@ export interface ReviewCurrent {
   tool: string;
   /** The kind a one-key mark gives, from the call's diff (as `rehearse annotate --mismatches`). */
   suggestedKind: keyof typeof ANNOTATION_KIND_LABELS;
+  /** The parse error's code when the rehearsal did not parse: such a rehearsal cannot be acceptable. */
+  parseError?: string;
 }
 
 /** What a review reads and writes: the traces, their annotations and the call diffs (a part of the services). */
@@ -56,9 +58,17 @@ export class ReviewSession extends Disposable {
   }
 
   /** "12 / 137 reviewed", or undefined when no review is under way. */
+  /** What the status bar offers for the call under review. */
+  get statusText(): string {
+    return this.status.text;
+  }
+
   get progress(): string | undefined {
     return this.state ? `${this.state.reviewed} / ${this.state.total} reviewed` : undefined;
   }
+
+  /** What the last refused key said (tests read it). */
+  refusal: string | undefined;
 
   get active(): boolean {
     return this.file !== undefined;
@@ -84,10 +94,15 @@ export class ReviewSession extends Disposable {
     await this.showNext();
   }
 
-  /** Marks the call's rehearsal acceptable, and moves on. */
+  /** Marks the call's rehearsal acceptable, and moves on; a rehearsal that did not parse is refused, said. */
   async accept(): Promise<void> {
     const c = this.current;
     if (!c) return;
+    if (c.parseError) {
+      this.refusal = `Rehearsal: the rehearsal of ${c.callId} did not parse (${c.parseError}), so it cannot be acceptable: M marks it (${ANNOTATION_KIND_LABELS[c.suggestedKind]}), S skips it.`;
+      void vscode.window.showWarningMessage(this.refusal);
+      return;
+    }
     await this.services.annotations.accept(c.file, { callId: c.callId, tool: c.tool });
     await this.showNext();
   }
@@ -146,13 +161,16 @@ export class ReviewSession extends Disposable {
         callId: next,
         tool: view.entry.tool,
         suggestedKind: suggestedCallKind(view),
+        ...(view.rehearsal && !view.rehearsal.result.ok
+          ? { parseError: view.rehearsal.result.code }
+          : {}),
       };
       await this.services.callDiffs.show(file, next, { preview: true });
     } catch (err) {
       return this.stop(`Rehearsal: cannot show ${next}: ${errorMessage(err)}`);
     }
     const kind = ANNOTATION_KIND_LABELS[this.current.suggestedKind];
-    this.status.text = `$(checklist) Review ${this.progress} · M mark (${kind}) · A accept · S skip · T trajectory · Esc stop`;
+    this.status.text = `$(checklist) Review ${this.progress} · M mark (${kind})${this.current.parseError ? '' : ' · A accept'} · S skip · T trajectory · Esc stop`;
     this.status.tooltip = `Reviewing the calls whose rehearsal missed, least faithful first: ${this.current.tool} ${next}. Click for the actions.`;
     this.status.show();
     await vscode.commands.executeCommand('setContext', REVIEWING_CONTEXT, true);

@@ -9,6 +9,9 @@ import {
   pathAtOffset,
 } from '../../src/core/fidelity/pathRanges';
 import { loadCallView } from '../../src/core/trace/index/callView';
+import type { CallView } from '../../src/core/trace/index/callView';
+import { callSideDocument } from '../../src/core/explorer/callDocument';
+import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import { annotationMarks, callDiffMarks } from '../../src/core/explorer/diffMarks';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleShadowRun } from '../builders/samples';
@@ -177,5 +180,36 @@ describe('callDiffMarks', () => {
       'a path the rehearsal lacks is shown at its nearest ancestor',
     );
     assert.equal(placed[3].range.startLine, 0);
+  });
+});
+
+describe('callSideDocument: a rehearsal that did not parse (issue 27)', () => {
+  const sideOf = (raw: string) => {
+    const parsed = parseRehearsalOutput(raw);
+    assert.ok(!parsed.ok);
+    const view = {
+      rehearsal: { text: raw, result: { ok: false as const, ...parsed.error } },
+    } as unknown as CallView;
+    return callSideDocument(view, 'rehearsal');
+  };
+
+  it('says where the JSON failed and points the error at that place in the raw output', () => {
+    const raw =
+      '<think>\nlooking up\n</think>\n<execution_result>\n{"user_id": "u1",\n "name": }\n</execution_result>';
+    const doc = sideOf(raw);
+    assert.equal(doc.language, 'plaintext');
+    assert.match(
+      doc.text,
+      /^Rehearsal parse error SIMULATOR_JSON_DECODE_ERROR: .*\(raw output line 6, column 10\)\n/,
+    );
+    assert.ok(doc.parseError);
+    assert.equal(doc.text.slice(doc.parseError.offset, doc.parseError.offset + 1), '}');
+    assert.match(doc.parseError.message, /^SIMULATOR_JSON_DECODE_ERROR: /);
+  });
+
+  it('points at the output itself when it has no tag', () => {
+    const doc = sideOf('The order was delivered.');
+    assert.match(doc.text, /\(raw output line 1, column 1\)\n\nRaw rehearsal output:\nThe order/);
+    assert.equal(doc.text.slice(doc.parseError!.offset), 'The order was delivered.\n');
   });
 });

@@ -1,10 +1,42 @@
 import { canonicalJson } from '../base/canonicalJson';
+import { jsonErrorOffset } from '../base/jsonErrorOffset';
+import {
+  EXECUTION_RESULT_CLOSE,
+  EXECUTION_RESULT_OPEN,
+  EXECUTION_RESULT_START,
+} from '../protocol/rehearsalParser';
+import { findBlocks } from '../protocol/text';
 import type { CallView } from '../trace/index/callView';
 
 /** One side of a call's diff as a document: its text and whether it is JSON. */
 export interface CallSideDocument {
   text: string;
   language: 'json' | 'plaintext';
+  /** Where a rehearsal that did not parse failed: an offset into `text`, and the error in one line. */
+  parseError?: { offset: number; message: string };
+}
+
+const RAW_HEADING = '\n\nRaw rehearsal output:\n';
+const LEADING_WS = /^[ \t\n\r]*/;
+
+/**
+ * Where in a rehearsal's raw output its parse error is: in the first `<execution_result>` block's
+ * body, where its JSON first goes wrong; a malformed block points at its tag; an output with no tag
+ * at its start.
+ */
+function rehearsalErrorOffset(raw: string): number {
+  const block = findBlocks(raw, EXECUTION_RESULT_OPEN, EXECUTION_RESULT_CLOSE)[0];
+  const tag = raw.indexOf(EXECUTION_RESULT_START);
+  if (!block) return Math.max(0, tag);
+  const bodyStart =
+    block.start + EXECUTION_RESULT_OPEN.length + (LEADING_WS.exec(block.inner)?.[0].length ?? 0);
+  return Math.min(bodyStart + (jsonErrorOffset(block.inner.trim()) ?? 0), raw.length);
+}
+
+/** 1-based line and column of an offset. */
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  return { line: before.split('\n').length, column: offset - before.lastIndexOf('\n') };
 }
 
 /**
@@ -17,9 +49,18 @@ export function callSideDocument(view: CallView, side: 'rehearsal' | 'actual'): 
     const r = view.rehearsal;
     if (!r) return { text: 'This call was not rehearsed.\n', language: 'plaintext' };
     if (!r.result.ok) {
+      const inRaw = rehearsalErrorOffset(r.text);
+      const { line, column } = lineColumn(r.text, inRaw);
+      // One line, whatever the parser's message quotes of the output.
+      const message = r.result.message.replace(/\s*\n\s*/g, ' ');
+      const heading = `Rehearsal parse error ${r.result.code}: ${message} (raw output line ${line}, column ${column})`;
       return {
-        text: `Rehearsal parse error ${r.result.code}: ${r.result.message}\n\nRaw rehearsal output:\n${r.text}\n`,
+        text: `${heading}${RAW_HEADING}${r.text}\n`,
         language: 'plaintext',
+        parseError: {
+          offset: heading.length + RAW_HEADING.length + inRaw,
+          message: `${r.result.code}: ${message}`,
+        },
       };
     }
     return { text: canonicalJson(r.result.value, { indent: 2 }) + '\n', language: 'json' };

@@ -1,3 +1,4 @@
+import { jsonErrorOffset } from '../base/jsonErrorOffset';
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../protocol/actParser';
 import { findBlocks } from '../protocol/text';
 import type { TurnEvent } from '../trace/format/schema';
@@ -14,10 +15,9 @@ export interface TurnDocument {
 const ASCII_WS = /^[ \t\n\r]*/;
 
 /**
- * What the policy wrote in a turn, as it wrote it, with the position of its parse error: a JSON
- * error's "position N" counts from the start of the first tool-call block's body (after its
- * leading whitespace), as the act parser read it; other errors point at the first block, or at the
- * start.
+ * What the policy wrote in a turn, as it wrote it, with the position of its parse error: where the
+ * JSON of the first tool-call block's body first goes wrong (its start when the JSON is fine and
+ * something else failed); with no block, the first tag or the start.
  */
 export function turnDocument(event: TurnEvent): TurnDocument {
   const text = event.text;
@@ -28,7 +28,7 @@ export function turnDocument(event: TurnEvent): TurnDocument {
   if (!block) return { text, error, errorOffset: Math.max(0, text.indexOf(TOOL_CALL_OPEN)) };
   const bodyStart =
     block.start + TOOL_CALL_OPEN.length + (ASCII_WS.exec(block.inner)?.[0].length ?? 0);
-  const at = /position (\d+)/.exec(event.parse.message);
-  const offset = at ? bodyStart + Number(at[1]) : bodyStart;
+  const body = block.inner.slice(bodyStart - block.start - TOOL_CALL_OPEN.length);
+  const offset = bodyStart + (jsonErrorOffset(body.trimEnd()) ?? 0);
   return { text, error, errorOffset: Math.min(offset, text.length) };
 }

@@ -80,11 +80,15 @@ export function registerReviewFeatures(context: vscode.ExtensionContext, service
           detail: `kind ${c.suggestedKind}, severity major`,
           run: () => executeCommand('rehearsal.reviewMark'),
         },
-        {
-          label: '$(check) Rehearsal acceptable',
-          description: 'A',
-          run: () => executeCommand('rehearsal.reviewAccept'),
-        },
+        ...(c.parseError
+          ? []
+          : [
+              {
+                label: '$(check) Rehearsal acceptable',
+                description: 'A',
+                run: () => executeCommand('rehearsal.reviewAccept'),
+              },
+            ]),
         {
           label: '$(arrow-right) Skip',
           description: 'S',

@@ -116,14 +116,29 @@ describe('Call diff', () => {
       callId: 'e2.t3.c1',
     });
     const { input } = activeDiffTab();
-    assert.equal(input.original.path, '/e2.t3.c1/rehearsal.txt');
+    assert.equal(input.original.path, '/e2.t3.c1/rehearsal.call.txt');
     const left = await text(input.original);
-    assert.equal(left.languageId, 'plaintext');
-    assert.match(left.text, /^Rehearsal parse error NO_EXECUTION_RESULT_TAG_FOUND: /);
+    // Wrapped (issue 27: one long unwrapped line), and where it failed: the heading and an error.
+    assert.equal(left.languageId, 'rehearsal-text');
+    assert.equal(
+      vscode.workspace
+        .getConfiguration('editor', { uri: input.original, languageId: 'rehearsal-text' })
+        .get('wordWrap'),
+      'on',
+    );
+    assert.match(
+      left.text,
+      /^Rehearsal parse error NO_EXECUTION_RESULT_TAG_FOUND: .* \(raw output line 1, column 1\)\n/,
+    );
     assert.match(
       left.text,
       /Raw rehearsal output:\nThe order was delivered; I will report it\.\n$/,
     );
+    const diagnostics = vscode.languages.getDiagnostics(input.original);
+    assert.equal(diagnostics.length, 1);
+    assert.match(diagnostics[0].message, /^rehearsal parse error NO_EXECUTION_RESULT_TAG_FOUND: /);
+    const doc = await vscode.workspace.openTextDocument(input.original);
+    assert.equal(doc.offsetAt(diagnostics[0].range.start), left.text.indexOf('The order was'));
     assert.equal((await text(input.modified)).text, sortedJson(actualValue('e2.t3.c1')));
   });
 

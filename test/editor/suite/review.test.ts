@@ -35,6 +35,15 @@ describe('Review Mismatches', () => {
       'format_error',
       'a rehearsal that did not parse: its kind preselected',
     );
+    // A on a rehearsal that did not parse is refused and said (issue 27: it accepted without a word).
+    assert.doesNotMatch(api.services.review!.statusText, /A accept/);
+    await vscode.commands.executeCommand('rehearsal.reviewAccept');
+    assert.match(
+      review().refusal ?? '',
+      /e2\.t3\.c1 did not parse \(NO_EXECUTION_RESULT_TAG_FOUND\)/,
+    );
+    assert.equal((await api.services.annotations.ensure(file)).size, 0, 'nothing accepted');
+    assert.equal(review().current?.callId, 'e2.t3.c1');
     await vscode.commands.executeCommand('rehearsal.reviewMark');
     await showing('e1.t3.c1', '1 / 4 reviewed');
     await vscode.commands.executeCommand('rehearsal.reviewSkip');
