@@ -1,7 +1,13 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { episodeOutcome, fidelityBadge, tracesNewestFirst } from '../../core/explorer/tree';
+import {
+  episodeOutcome,
+  fidelityBadge,
+  runNode,
+  tracesNewestFirst,
+} from '../../core/explorer/tree';
 import { fidelityRank } from '../../core/explorer/treeFilter';
+import type { TraceLibrary } from '../../core/trace/index/library';
 import type { Services } from '../services';
 
 /** Quick pick over every call of every indexed trace, least faithful first. */
@@ -38,6 +44,32 @@ export async function pickCall(
   });
 }
 
+/** `2026-12-03 14:54` from a run id that starts with its time (`20261203-145411-...`). */
+function runDate(runId: string): string | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})/.exec(runId);
+  return m ? `${m[1]}-${m[2]}-${m[3]} ${m[4]}:${m[5]}` : undefined;
+}
+
+/**
+ * The quick-pick items of runs: each says what the Trace Explorer's row says (mode, policy,
+ * episodes, success), its date and its folder (issue 27: the pickers showed only ids and paths).
+ */
+export function runPickItems(
+  library: TraceLibrary,
+  files: readonly string[],
+): (vscode.QuickPickItem & { file: string })[] {
+  return files.map((f) => {
+    const node = runNode(library, f);
+    const date = runDate(node.label);
+    return {
+      label: node.label,
+      description: node.description,
+      detail: [date, vscode.workspace.asRelativePath(path.dirname(f))].filter(Boolean).join(' · '),
+      file: f,
+    };
+  });
+}
+
 /** Quick pick of a trace, newest run first; the only one without asking. */
 export async function pickTrace(
   { library }: Services,
@@ -46,12 +78,11 @@ export async function pickTrace(
 ): Promise<string | undefined> {
   const files = tracesNewestFirst(library).filter((f) => !exclude.includes(f));
   if (files.length <= 1) return files[0];
-  const runId = (f: string) =>
-    library.index(f)?.run?.runId ?? library.head(f)?.run?.runId ?? path.basename(path.dirname(f));
-  const picked = await vscode.window.showQuickPick(
-    files.map((f) => ({ label: runId(f), description: f, file: f })),
-    { placeHolder },
-  );
+  const picked = await vscode.window.showQuickPick(runPickItems(library, files), {
+    placeHolder,
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
   return picked?.file;
 }
 

@@ -6,7 +6,15 @@ import * as vscode from 'vscode';
 import type { Annotation } from '../../../src/core/annotations/schema';
 import type { DatasetExport } from '../../../src/core/training/datasetExport';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
-import { closeAllEditors, freshShadowRun, rowAt, studio, workspaceFolder } from './helpers';
+import { runPickItems } from '../../../src/extension/features/pickers';
+import {
+  closeAllEditors,
+  freshShadowRun,
+  rowAt,
+  studio,
+  traceFile,
+  workspaceFolder,
+} from './helpers';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -45,6 +53,14 @@ describe('Defects a new user hit (issue 27)', () => {
     const a = await withEnter<Annotation | undefined>('rehearsal.markPathAtCursor');
     assert.ok(a, 'the mark was saved');
     assert.equal(a.path, `$.${key}`);
+  });
+
+  it('the run pickers say mode, policy, success and date, not only ids and paths', async () => {
+    const api = await studio();
+    const [item] = runPickItems(api.services.library, [traceFile(SAMPLE_RUN_IDS.shadow)]);
+    assert.equal(item.label, SAMPLE_RUN_IDS.shadow);
+    assert.match(item.description ?? '', /^shadow · models\/default · 3 episodes · 1\/3 success/);
+    assert.match(item.detail ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2} · \.rehearsal\/runs\//);
   });
 
   it("Export Training Rows from a run's context menu writes the train and held-out rows a run file names", async () => {
