@@ -11,6 +11,7 @@ import {
   traceTreeChildren,
   traceTreeParent,
 } from '../../src/core/explorer/tree';
+import { shownPolicyPath } from '../../src/core/trace/format/policyLabel';
 import { successText } from '../../src/core/report/successText';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
@@ -351,5 +352,25 @@ describe('fidelityBadge', () => {
       text: 'tool error TOOL_TIMEOUT',
       status: 'error',
     });
+  });
+});
+
+describe('shownPolicyPath', () => {
+  it("shows an older installation's default policy as models/default, not its install path (issue 27)", () => {
+    const old =
+      '/root/.vscode-server/extensions/rehearsal-studio.rehearsal-studio-0.1.0-linux-x64/models/default';
+    assert.equal(shownPolicyPath(old), 'models/default');
+    assert.equal(
+      shownPolicyPath(
+        '/home/u/.vscode/extensions/rehearsal-studio.rehearsal-studio-0.2.3/models/default',
+      ),
+      'models/default',
+    );
+    // Another model folder that happens to be called default is shown as recorded.
+    assert.equal(shownPolicyPath('/data/models/default'), '/data/models/default');
+    assert.equal(
+      shownPolicyPath('/x/rehearsal-studio.rehearsal-studio-0.1.0/models/other'),
+      '/x/rehearsal-studio.rehearsal-studio-0.1.0/models/other',
+    );
   });
 });

@@ -42,6 +42,9 @@ export function shownPolicyPath(id: string, traceFile?: string): string {
   } catch {
     /* not inside an installation */
   }
+  // The default policy of another installation of the extension (a run recorded before an update
+  // moved it to `<publisher>.rehearsal-studio-<new version>`): still the default policy.
+  if (isInstalledDefaultPolicy(id)) return DEFAULT_POLICY_PATH;
   const runs = traceFile ? path.dirname(path.dirname(path.resolve(traceFile))) : undefined;
   if (
     runs &&
@@ -54,4 +57,15 @@ export function shownPolicyPath(id: string, traceFile?: string): string {
       return relative.split(path.sep).join('/');
   }
   return id;
+}
+
+/** `<editor extensions>/<publisher>.rehearsal-studio-<version>[-<platform>]/models/default`. */
+function isInstalledDefaultPolicy(id: string): boolean {
+  const parts = path.resolve(id).split(path.sep);
+  const [install, models, folder] = parts.slice(-3);
+  return (
+    models === 'models' &&
+    folder === 'default' &&
+    /^[a-z0-9-]+\.rehearsal-studio-\d+\.\d+\.\d+/i.test(install ?? '')
+  );
 }
