@@ -50,7 +50,15 @@ export type ExportRowsTarget =
   TraceTreeNode | { file?: string; out?: string; onlyMismatches?: boolean; splitByTask?: number };
 
 /** An episode to show in the Trajectory panel. */
-export type EpisodeTarget = { file: string; episodeId: string; callId?: string } | TraceTreeNode;
+export type EpisodeTarget =
+  | {
+      file: string;
+      episodeId: string;
+      callId?: string;
+      /** Beside the active editor, leaving it the focus (a review's T). */
+      beside?: boolean;
+    }
+  | TraceTreeNode;
 
 export interface CommandArgs {
   'rehearsal.refreshTraces': [];

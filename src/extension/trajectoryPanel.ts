@@ -39,16 +39,26 @@ export class TrajectoryPanels
     this.restoreAfterReload(TRAJECTORY_VIEW_TYPE);
   }
 
-  /** Shows an episode, reusing its panel if it is open. */
-  show(file: string, episodeId: string, focusCallId?: string): TrajectoryPanel {
+  /**
+   * Shows an episode, reusing its panel if it is open. `beside`: in the next editor group without
+   * taking the focus, so that what has it (a review's diff and its one-key actions) keeps it.
+   */
+  show(
+    file: string,
+    episodeId: string,
+    focusCallId?: string,
+    { beside = false }: { beside?: boolean } = {},
+  ): TrajectoryPanel {
     return this.showPanel(
       key(file, episodeId),
-      (open) => open.focus(focusCallId),
+      (open) => open.focus(focusCallId, beside),
       () => {
         const panel = vscode.window.createWebviewPanel(
           TRAJECTORY_VIEW_TYPE,
           title(file, episodeId),
-          { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+          beside
+            ? { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }
+            : { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
           this.options(),
         );
         return new TrajectoryPanel(panel, file, episodeId, this.ctx, focusCallId);
@@ -142,9 +152,9 @@ export class TrajectoryPanel extends SnapshotHost<TrajectorySnapshot> {
   }
 
   /** Brings the panel to the front, scrolled to a call. */
-  focus(callId?: string): void {
+  focus(callId?: string, preserveFocus = false): void {
     this.focusCallId = callId;
-    this.panel.reveal();
+    this.panel.reveal(undefined, preserveFocus);
     this.schedule();
   }
 

@@ -64,10 +64,13 @@ export function registerReviewFeatures(context: vscode.ExtensionContext, service
       const c = review.current;
       if (!c) return;
       const view = await services.callDiffs.load(c.file, c.callId);
+      // Beside the diff, which keeps the focus: M, A, S and T go on working (issue 27: after T the
+      // keys went to the panel while the status bar still offered them).
       await executeCommand('rehearsal.openTrajectory', {
         file: c.file,
         episodeId: view.entry.episodeId,
         callId: c.callId,
+        beside: true,
       });
     }),
     registerCommand('rehearsal.reviewActions', async () => {

@@ -141,7 +141,8 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
     registerCommand('rehearsal.openTrajectory', async (target) => {
       const episode = await resolveEpisode(services, target);
       if (!episode) return undefined;
-      return trajectories.show(episode.file, episode.episodeId, episode.callId);
+      const beside = !!target && 'beside' in target && target.beside === true;
+      return trajectories.show(episode.file, episode.episodeId, episode.callId, { beside });
     }),
 
     registerCommand('rehearsal.filterExplorer', async (filter) => {
