@@ -388,6 +388,21 @@ export async function runUiChecks(
           await call.locator('table.diff').innerText(),
           /\$\.status\s+value differs\s+"pending"\s+"delivered"/,
         );
+        // A long value (the fulfillments the rehearsal missed) wraps in its column: the table stays
+        // within the view and every "Mark..." is on screen (issue 27).
+        const layout = await view.locator('table.diff').evaluateAll((tables) =>
+          tables.map((t) => ({
+            overflow: t.scrollWidth - (t.parentElement as HTMLElement).clientWidth,
+            marksOut: [...t.querySelectorAll('.mark-path')].filter(
+              (b) => b.getBoundingClientRect().right > document.documentElement.clientWidth + 1,
+            ).length,
+          })),
+        );
+        assert.ok(layout.length > 0);
+        for (const l of layout) {
+          assert.ok(l.overflow <= 1, `a diff table is ${l.overflow}px wider than its place`);
+          assert.equal(l.marksOut, 0, 'a Mark... button is out of the view');
+        }
         assert.match(
           await call.locator('.annotations').innerText(),
           /⚑ hallucinated value \(major\) at \$\.status — guessed pending; the order was delivered/,
