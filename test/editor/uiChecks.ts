@@ -393,7 +393,7 @@ export async function runUiChecks(
         const layout = await view.locator('table.diff').evaluateAll((tables) =>
           tables.map((t) => ({
             overflow: t.scrollWidth - (t.parentElement as HTMLElement).clientWidth,
-            marksOut: [...t.querySelectorAll('.mark-path')].filter(
+            marksOut: Array.from(t.querySelectorAll('.mark-path')).filter(
               (b) => b.getBoundingClientRect().right > document.documentElement.clientWidth + 1,
             ).length,
           })),
