@@ -7,6 +7,7 @@ import { runsProtocol } from '../core/report/runsProtocol';
 import type { TraceLibrary } from '../core/trace/index/library';
 import type { CallDiffDocuments } from './callDiff';
 import { RUNS_VIEW_TYPE } from './commands';
+import { executeCommand } from './registerCommand';
 import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
 
 /**
@@ -56,6 +57,24 @@ export class CompareRunsPanel extends SnapshotPanel<
           viewColumn: vscode.ViewColumn.Beside,
           preview: false,
         });
+      }),
+    );
+    this._register(
+      this.connection.onRequest(runsProtocol.openTask, async ({ taskId }) => {
+        const snapshot = this.lastPosted;
+        const task = snapshot?.tasks.find((t) => t.taskId === taskId);
+        if (!task) return;
+        if (task.a)
+          await executeCommand('rehearsal.openTrajectory', {
+            file: this.files.a,
+            episodeId: task.a.episodeId,
+          });
+        if (task.b)
+          await executeCommand('rehearsal.openTrajectory', {
+            file: this.files.b,
+            episodeId: task.b.episodeId,
+            beside: true,
+          });
       }),
     );
     this._register(this.panel.onDidDispose(() => this.dispose()));

@@ -669,6 +669,18 @@ export async function runUiChecks(
           await view.locator('table.pairs tr.pair td:nth-child(2)').allInnerTexts(),
           ['find_user_id_by_email', 'get_order_details'],
         );
+        // The regression first, marked, with its change of field F1; each task row can be opened.
+        assert.deepEqual(
+          await view
+            .locator('table.pairs tr.pair')
+            .evaluateAll((rows) => rows.map((r) => r.classList.contains('regression'))),
+          [true, false],
+        );
+        assert.match(
+          await view.locator('table.pairs tr.pair').first().innerText(),
+          /find_user_id_by_email[\s\S]*-1\.00/,
+        );
+        assert.equal(await view.locator('table.tasks vscode-button.open-task').count(), 3);
         await shot('compare-runs');
         await view.locator('table.pairs tr.pair').nth(1).locator('vscode-button.open-pair').click();
         await workbench.page

@@ -1,7 +1,8 @@
 /**
- * The Compare Runs panel: two runs of the same tasks, per task (success and mean field F1 of each)
- * and the calls where one rehearsed right and the other wrong, each row's button opening both
- * diffs. The host computes every value.
+ * The Compare Runs panel: two runs of the same tasks, per task (success, mean field F1 and key
+ * Jaccard, parse errors; each row's button opens both Trajectories) and per call whose rehearsal
+ * scored differently (field F1, key Jaccard, error state, parse; each row's button opens both
+ * diffs), regressions first. The host computes every value.
  */
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { RunComparison, TaskSide } from '../../src/core/report/compareRuns';
@@ -16,13 +17,140 @@ host.on(runsProtocol.snapshot, ({ snapshot }) => show(snapshot));
 const f2 = (x: number | null | undefined) => (x === null || x === undefined ? '—' : x.toFixed(2));
 const success = (s: TaskSide | undefined) => (s ? `${s.successes}/${s.graded}` : 'not played');
 
-function delta(a: number | null | undefined, b: number | null | undefined): HTMLElement {
-  if (a === null || a === undefined || b === null || b === undefined) return h('td', {}, '—');
-  const d = b - a;
+function delta(d: number | null | undefined): HTMLElement {
+  if (d === null || d === undefined) return h('td', {}, '—');
   return h(
     'td',
-    { class: d > 0 ? 'up' : d < 0 ? 'down' : '' },
+    { class: d > 1e-9 ? 'up' : d < -1e-9 ? 'down' : '' },
     `${d >= 0 ? '+' : ''}${d.toFixed(2)}`,
+  );
+}
+
+const minus = (a: number | null | undefined, b: number | null | undefined) =>
+  a === null || a === undefined || b === null || b === undefined ? null : b - a;
+
+/** `agrees → differs` of a yes/no score, marked when it changed. */
+function flip(a: boolean | null, b: boolean | null, yes: string, no: string): HTMLElement {
+  const word = (x: boolean | null) => (x === null ? '—' : x ? yes : no);
+  if (a === b) return h('td', {}, word(a));
+  return h('td', { class: b ? 'up' : 'down' }, `${word(a)} → ${word(b)}`);
+}
+
+function button(label: string, onclick: () => void, cls: string): HTMLElement {
+  return h('vscode-button', { appearance: 'secondary', class: cls, onclick }, label);
+}
+
+function tasksTable(c: RunComparison): HTMLElement {
+  const regressions = c.tasks.filter((t) => t.regression).length;
+  return h(
+    'table',
+    { class: 'per-tool tasks' },
+    h(
+      'caption',
+      {},
+      `Per task (${c.tasks.length}; ${regressions} where B did worse, listed first)`,
+    ),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ...[
+          'task',
+          'A success',
+          'B success',
+          'A mean F1',
+          'B mean F1',
+          'Δ F1',
+          'Δ key Jaccard',
+          'parse errors A → B',
+          '',
+        ].map((t) => h('th', { scope: 'col' }, t)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      ...c.tasks.map((t) =>
+        h(
+          'tr',
+          { class: t.regression ? 'task regression' : 'task', 'data-task': t.taskId },
+          h('th', { scope: 'row' }, t.taskId),
+          h('td', {}, success(t.a)),
+          h('td', {}, success(t.b)),
+          h('td', {}, f2(t.a?.meanFieldF1)),
+          h('td', {}, f2(t.b?.meanFieldF1)),
+          delta(minus(t.a?.meanFieldF1, t.b?.meanFieldF1)),
+          delta(minus(t.a?.meanKeyJaccard, t.b?.meanKeyJaccard)),
+          h('td', {}, `${t.a?.parseErrors ?? '—'} → ${t.b?.parseErrors ?? '—'}`),
+          h(
+            'td',
+            {},
+            button(
+              'Open both',
+              () => void host.request(runsProtocol.openTask, { taskId: t.taskId }),
+              'open-task',
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function pairsTable(c: RunComparison): HTMLElement {
+  const regressions = c.pairs.filter((p) => p.regression).length;
+  return h(
+    'table',
+    { class: 'per-tool pairs' },
+    h(
+      'caption',
+      {},
+      `Calls whose rehearsal scored differently: ${regressions} worse in B (first), ${c.pairs.length - regressions} better`,
+    ),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ...['task', 'tool', 'A', 'B', 'Δ F1', 'Δ key Jaccard', 'error state', 'parse', ''].map(
+          (t) => h('th', { scope: 'col' }, t),
+        ),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      ...c.pairs.map((p) =>
+        h(
+          'tr',
+          {
+            class: `pair ${p.regression ? 'regression' : 'improvement'} a-${p.a.verdict}`,
+            'data-a': p.a.callId,
+            'data-b': p.b.callId,
+          },
+          h('th', { scope: 'row' }, p.taskId),
+          h('td', {}, p.tool),
+          h('td', {}, `${p.a.callId} · ${p.a.badge}`),
+          h('td', {}, `${p.b.callId} · ${p.b.badge}`),
+          delta(p.change.fieldF1),
+          delta(p.change.keyJaccard),
+          flip(p.a.scores.errorState, p.b.scores.errorState, 'agrees', 'differs'),
+          flip(p.a.scores.parsed, p.b.scores.parsed, 'parsed', 'did not parse'),
+          h(
+            'td',
+            {},
+            button(
+              'Open both diffs',
+              () => void host.request(runsProtocol.openPair, { a: p.a.callId, b: p.b.callId }),
+              'open-pair',
+            ),
+          ),
+        ),
+      ),
+    ),
   );
 }
 
@@ -37,91 +165,19 @@ function show(c: RunComparison): void {
       h('p', { class: 'meta' }, h('strong', {}, 'A '), `${c.a.runId} · ${c.a.policy}`),
       h('p', { class: 'meta' }, h('strong', {}, 'B '), `${c.b.runId} · ${c.b.policy}`),
     ),
-    h(
-      'table',
-      { class: 'per-tool tasks' },
-      h('caption', {}, `Per task (${c.tasks.length})`),
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ...['task', 'A success', 'B success', 'A mean F1', 'B mean F1', 'Δ F1 (B − A)'].map((t) =>
-            h('th', { scope: 'col' }, t),
-          ),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        ...c.tasks.map((t) =>
-          h(
-            'tr',
-            {},
-            h('th', { scope: 'row' }, t.taskId),
-            h('td', {}, success(t.a)),
-            h('td', {}, success(t.b)),
-            h('td', {}, f2(t.a?.meanFieldF1)),
-            h('td', {}, f2(t.b?.meanFieldF1)),
-            delta(t.a?.meanFieldF1, t.b?.meanFieldF1),
-          ),
-        ),
-      ),
-    ),
+    tasksTable(c),
     h(
       'p',
       { class: 'meta' },
-      `${c.matchedCalls} calls matched in both runs (same task, episode, turn, position and tool); ${c.pairs.length + c.morePairs} where one rehearsed right and the other wrong${c.morePairs ? ` (the first ${c.pairs.length} listed)` : ''}.`,
+      `${c.matchedCalls} calls matched in both runs (same task, episode, turn, position and tool); ${c.pairs.length + c.morePairs} whose rehearsal scored differently${c.morePairs ? ` (the first ${c.pairs.length} listed)` : ''}.`,
     ),
     c.pairs.length
-      ? h(
-          'table',
-          { class: 'per-tool pairs' },
-          h('caption', {}, 'Rehearsed right in one run, wrong in the other'),
-          h(
-            'thead',
-            {},
-            h('tr', {}, ...['task', 'tool', 'A', 'B', ''].map((t) => h('th', { scope: 'col' }, t))),
-          ),
-          h(
-            'tbody',
-            {},
-            ...c.pairs.map((p) =>
-              h(
-                'tr',
-                { class: `pair a-${p.a.verdict}`, 'data-a': p.a.callId, 'data-b': p.b.callId },
-                h('th', { scope: 'row' }, p.taskId),
-                h('td', {}, p.tool),
-                h(
-                  'td',
-                  { class: p.a.verdict === 'right' ? 'up' : 'down' },
-                  `${p.a.callId} · ${p.a.badge}`,
-                ),
-                h(
-                  'td',
-                  { class: p.b.verdict === 'right' ? 'up' : 'down' },
-                  `${p.b.callId} · ${p.b.badge}`,
-                ),
-                h(
-                  'td',
-                  {},
-                  h(
-                    'vscode-button',
-                    {
-                      appearance: 'secondary',
-                      class: 'open-pair',
-                      onclick: () =>
-                        void host.request(runsProtocol.openPair, { a: p.a.callId, b: p.b.callId }),
-                    },
-                    'Open both diffs',
-                  ),
-                ),
-              ),
-            ),
-          ),
-        )
-      : h('p', { class: 'meta' }, 'No call was rehearsed right in one run and wrong in the other.'),
+      ? pairsTable(c)
+      : h(
+          'p',
+          { class: 'meta' },
+          'Every call matched in both runs was rehearsed with the same scores.',
+        ),
   );
   host.notify(runsProtocol.rendered, { tasks: c.tasks.length, pairs: c.pairs.length });
 }

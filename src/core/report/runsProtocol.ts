@@ -10,10 +10,14 @@ import {
 } from '../base/panelProtocol';
 import type { RunComparison, RunsMessage, RunsRequest } from './compareRuns';
 
-/** The Compare Runs panel's protocol: `ready`, snapshots, what it drew, and opening a pair's two diffs. */
+/**
+ * The Compare Runs panel's protocol: `ready`, snapshots, what it drew, opening a call's two diffs,
+ * and a task's two Trajectories.
+ */
 export const runsProtocol = {
   ready: readyNotification,
   snapshot: snapshotNotification<RunComparison>(),
   rendered: notification<Omit<Extract<RunsMessage, { type: 'rendered' }>, 'type'>>('rendered'),
-  openPair: request<Omit<RunsRequest, 'method'>>('openPair'),
+  openPair: request<Omit<Extract<RunsRequest, { method: 'openPair' }>, 'method'>>('openPair'),
+  openTask: request<Omit<Extract<RunsRequest, { method: 'openTask' }>, 'method'>>('openTask'),
 };

@@ -64,7 +64,7 @@ describe('Compare runs', () => {
   beforeEach(closeAllEditors);
   after(closeAllEditors);
 
-  it('puts two runs of the same tasks side by side: per task, and the calls one rehearsed right and the other wrong', async () => {
+  it('puts two runs of the same tasks side by side: per task, and the calls whose rehearsal scored differently, regressions first', async () => {
     const api = await studio();
     const file = path.join(
       workspaceFolder(),
@@ -94,13 +94,16 @@ describe('Compare runs', () => {
       ],
       [0, 1],
     );
+    // Regressions first, with each score's change (issue 27: only exact/not-exact flips were shown).
     assert.deepEqual(
-      c.pairs.map((p) => [p.tool, p.a.verdict, p.b.verdict]),
+      c.pairs.map((p) => [p.tool, p.a.verdict, p.b.verdict, p.regression]),
       [
-        ['find_user_id_by_email', 'right', 'wrong'],
-        ['get_order_details', 'wrong', 'right'],
+        ['find_user_id_by_email', 'right', 'wrong', true],
+        ['get_order_details', 'wrong', 'right', false],
       ],
     );
+    assert.ok((c.pairs[0].change.fieldF1 ?? 0) < 0 && (c.pairs[1].change.fieldF1 ?? 0) > 0);
+    assert.equal(c.tasks.find((t) => t.taskId === 'retail-test-0007')?.b?.episodeId, 'e1');
     await waitUntil(
       [panel.onDidRender],
       'the tables drawn',
