@@ -151,9 +151,37 @@ async function runSuite(browser: Browser, fixture: Fixture): Promise<SuiteResult
   });
 }
 
-/** Drives the workbench through the browser; resolves with each check's result. */
+/** `npm run package`'s .vsix, made once per run of the editor tests (the UI and packaged phases install it). */
+let vsixMade: Promise<string> | undefined;
+function packagedVsix(fixture: Fixture): Promise<string> {
+  vsixMade ??= timed(timings, 'npm run package', async () => {
+    const vsix = path.join(fixture.root, 'rehearsal-studio.vsix');
+    const built = spawnSync(process.execPath, ['scripts/package.mjs', '--out', vsix], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    if (built.status !== 0)
+      throw new Error(
+        `npm run package failed (${built.status ?? built.signal}):\n${built.stdout}${built.stderr}`,
+      );
+    return vsix;
+  });
+  return vsixMade;
+}
+
+/**
+ * Drives the workbench through the browser; resolves with each check's result. The extension is
+ * the packaged one, installed from the .vsix as a user installs it (issue 27: what ships is what is
+ * tested: runs, diffs, marks, review, the panels and training); it trains with the test command's
+ * environment.
+ */
 async function runUi(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
   const model = await scriptedModel((line) => log(line));
+  const vsix = await packagedVsix(fixture);
+  await timed(timings, 'ui: code-server --install-extension', () =>
+    installExtension(codeServerEntry(REPO), path.join(fixture.root, 'ui-session'), vsix),
+  );
   return withWorkbench(
     browser,
     fixture,
@@ -161,9 +189,7 @@ async function runUi(browser: Browser, fixture: Fixture): Promise<UiCheckResult[
     devTrainerEnv(),
     async (server, { page, consoleLines }) => {
       await timed(timings, 'ui: load the workbench page', () =>
-        page.goto(
-          workbenchUrl(server, { folder: fixture.uiWorkspace, extensionDevelopmentPath: REPO }),
-        ),
+        page.goto(workbenchUrl(server, { folder: fixture.uiWorkspace })),
       );
       const results = await timed(timings, 'ui: checks in the browser', () =>
         withTimeout(
@@ -232,18 +258,7 @@ async function runUntrusted(browser: Browser, fixture: Fixture): Promise<UiCheck
  * session's environment does not name one either), then driven through the workbench.
  */
 async function runPackaged(browser: Browser, fixture: Fixture): Promise<UiCheckResult[]> {
-  const vsix = path.join(fixture.root, 'rehearsal-studio.vsix');
-  await timed(timings, 'packaged: npm run package', async () => {
-    const built = spawnSync(process.execPath, ['scripts/package.mjs', '--out', vsix], {
-      cwd: REPO,
-      encoding: 'utf8',
-      timeout: 180_000,
-    });
-    if (built.status !== 0)
-      throw new Error(
-        `npm run package failed (${built.status ?? built.signal}):\n${built.stdout}${built.stderr}`,
-      );
-  });
+  const vsix = await packagedVsix(fixture);
   const sessionDir = path.join(fixture.root, 'packaged-session');
   const extensionDir = await timed(timings, 'packaged: code-server --install-extension', () =>
     installExtension(codeServerEntry(REPO), sessionDir, vsix),
@@ -341,7 +356,7 @@ async function main(): Promise<number> {
       }
     }
     if (!only || only === 'ui') {
-      log('ui: checks through the workbench DOM (Playwright)');
+      log('ui: checks through the workbench DOM (Playwright), the packaged .vsix installed');
       try {
         ui = await timed(timings, 'ui phase', () => runUi(browser, fixture));
         const failed = ui.filter((r) => !r.ok);
