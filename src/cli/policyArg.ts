@@ -16,6 +16,8 @@ export interface PolicyArgs {
   model?: string;
   device?: string;
   threads?: string;
+  /** Constrain a tool call's name to the offered tools (model folders). */
+  constrainToolNames?: boolean;
 }
 
 const DEVICES = ['auto', 'cpu', 'cuda', 'webgpu'];
@@ -76,7 +78,13 @@ export async function openPolicy(
   const threads = args.threads ? Number(args.threads) : undefined;
   if (threads !== undefined && !(threads > 0))
     throw new StudioError('USAGE', `--threads must be a positive number, not "${args.threads}".`);
-  return OnnxPolicy.start({ modelDir: dir, device, threads, log });
+  return OnnxPolicy.start({
+    modelDir: dir,
+    device,
+    threads,
+    log,
+    constrainToolNames: args.constrainToolNames === true,
+  });
 }
 
 /**

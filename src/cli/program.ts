@@ -270,7 +270,11 @@ function withPolicyOptions(cmd: Command): Command {
     )
     .option('--model <name>', 'the model name, for an endpoint policy')
     .option('--device <device>', 'auto, cpu, cuda or webgpu (model folders)', 'auto')
-    .option('--threads <n>', 'CPU threads of the model (default: chosen by model size)');
+    .option('--threads <n>', 'CPU threads of the model (default: chosen by model size)')
+    .option(
+      '--constrain-tool-names',
+      "model folders: decode a tool call's name as one of the task's tools only (as vLLM's guided decoding)",
+    );
 }
 
 /** The commands that play a policy: `run`, `replay` and `rollout`. */

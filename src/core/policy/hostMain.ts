@@ -77,6 +77,7 @@ function main(): void {
           minTokens: params.minTokens,
           sampling: params.sampling,
           stopStrings: params.stopStrings,
+          toolNames: params.toolNames,
           signal: abort.signal,
           onToken: params.stream
             ? (sample, delta) =>

@@ -45,6 +45,8 @@ export interface GenerateParams {
   minTokens?: number;
   sampling: SamplingSettings;
   stopStrings?: string[];
+  /** Constrain a tool call's name to these (decoding constrained to the offered tools). */
+  toolNames?: string[];
   stream: boolean;
 }
 /** Raw texts and the token counters of one generation. */

@@ -32,6 +32,8 @@ export class OnnxPolicy extends Disposable implements Policy {
     modelDir: string,
     private readonly defaults: SamplingSettings,
     readonly identifierSlots: boolean,
+    /** A tool call's name is decoded as one of the offered tools' names only. */
+    readonly constrainToolNames = false,
   ) {
     super();
     this._register(host);
@@ -46,7 +48,11 @@ export class OnnxPolicy extends Disposable implements Policy {
 
   /** Starts a host for a model folder. */
   static async start(
-    options: PolicyHostOptions & { sampling?: Partial<SamplingSettings> },
+    options: PolicyHostOptions & {
+      sampling?: Partial<SamplingSettings>;
+      /** Decode a tool call's name as one of the offered tools' only (vLLM's guided decoding). */
+      constrainToolNames?: boolean;
+    },
   ): Promise<OnnxPolicy> {
     const { identifierSlots } = await readPolicySettings(options.modelDir);
     const host = await PolicyHostClient.start(options);
@@ -55,6 +61,7 @@ export class OnnxPolicy extends Disposable implements Policy {
       options.modelDir,
       { ...GREEDY, ...options.sampling },
       identifierSlots === true,
+      options.constrainToolNames === true,
     );
   }
 
@@ -81,6 +88,7 @@ export class OnnxPolicy extends Disposable implements Policy {
       {
         messages: slots ? slots.hideMessages(request.messages) : request.messages,
         tools: request.tools,
+        ...(this.constrainToolNames ? { toolNames: request.tools.map((t) => t.name) } : {}),
         session: request.session,
         n: 1,
         maxTokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act,

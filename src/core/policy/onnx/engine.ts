@@ -99,8 +99,21 @@ export class OnnxEngine {
   }
 
   /** Generates from token ids, with texts decoded by this model's tokenizer; concurrent calls decode together. */
-  generate(req: Omit<GenerateRequest, 'decode'>): Promise<GenerateResult> {
-    return this.decoder.generate({ ...req, decode: (ids) => this.decode(ids) });
+  generate(req: Omit<GenerateRequest, 'decode' | 'tokenPieces'>): Promise<GenerateResult> {
+    return this.decoder.generate({
+      ...req,
+      decode: (ids) => this.decode(ids),
+      tokenPieces: (size) => this.tokenPieces(size),
+    });
+  }
+
+  private pieces: string[] | undefined;
+
+  /** Each token's text, decoded once per model (the tool-name constraint reads them). */
+  private tokenPieces(size: number): readonly string[] {
+    if (this.pieces?.length !== size)
+      this.pieces = Array.from({ length: size }, (_, id) => this.decode([id]));
+    return this.pieces;
   }
 
   endSession(key: string): void {

@@ -1,5 +1,6 @@
 import type { SamplingSettings } from '../sampling/sampling';
 import { sampleToken, seededRandom } from '../sampling/sampling';
+import { allowedNameTokens, maskLogits } from '../sampling/toolNameConstraint';
 import { TextStream } from './textStream';
 
 /** One generation: a prompt, how many samples, how to sample and when to stop. */
@@ -16,6 +17,13 @@ export interface GenerateRequest {
   stopStrings?: string[];
   /** Token ids to text, for streaming, stop strings and the final texts. */
   decode?: (ids: number[]) => string;
+  /**
+   * Decoding constrained to these tool names: the `"name"` of a `<tool_call>` is always one of
+   * them (see toolNameConstraint.ts). Needs `decode` and `tokenPieces`.
+   */
+  toolNames?: readonly string[];
+  /** Each token id's text (ids below `size`), for the tool-name constraint; memoised by its owner. */
+  tokenPieces?: (size: number) => readonly string[];
   signal?: AbortSignal;
   onToken?: (sample: number, delta: string) => void;
 }
@@ -66,16 +74,24 @@ export class Generation {
     this.samples = Array.from({ length: n }, () => ({ ids: [], text: '', finish: undefined }));
     const decode = req.decode;
     this.streams =
-      decode && (req.onToken || req.stopStrings?.length)
+      decode && (req.onToken || req.stopStrings?.length || this.constrained)
         ? this.samples.map(() => new TextStream(decode))
         : undefined;
     this.eos = new Set(eosTokenIds);
+  }
+
+  private get constrained(): boolean {
+    return !!(this.req.toolNames?.length && this.req.tokenPieces && this.req.decode);
   }
 
   /** Picks sample `i`'s next token from the logits row at `offset`, records it, and applies the stop rules. */
   pick(i: number, logits: Float32Array, offset: number, vocabSize: number): number {
     const { req } = this;
     const s = this.samples[i];
+    if (this.constrained) {
+      const allowed = allowedNameTokens(s.text, req.toolNames!, req.tokenPieces!(vocabSize));
+      if (allowed) maskLogits(logits, offset, vocabSize, allowed);
+    }
     const token = sampleToken(logits, offset, vocabSize, req.sampling, this.randoms[i]);
     s.ids.push(token);
     if (this.eos.has(token) && s.ids.length > (req.minTokens ?? 0)) {
