@@ -6,6 +6,9 @@
 //     held-out task success, mean reward and rehearsal fidelity, per training seed.
 //  B. Private rehearsal helps at test time: the committed policy (POLICY) with budget 0, 2 and 4,
 //     parallel and sequential (imagined episodes sampled at REHEARSAL_TEMPERATURE, a seed each).
+//  C. The committed policy's own GRPO (train:default's scale, one training seed): POLICY vs the point
+//     its GRPO started from (RECIPE_START: .rehearsal/training/default/sft-memory/final, else sft/final),
+//     and vs the SFT (BASE); only when that work folder is there.
 // 95% intervals: bootstrap over held-out tasks (2,000 resamples, seeded); the differences between arms
 // (imagined - none, imagined - real, budget 2 - budget 0, ...) are paired: each task's difference of
 // its seed-averaged values, resampled over tasks. Each arm's compute is counted: GRPO episodes and the
@@ -48,6 +51,12 @@ const sftFinal = path.join(ROOT, '.rehearsal/training/default/sft/final');
 const BASE = path.resolve(
   env('BASE', existsSync(path.join(sftFinal, 'config.json')) ? sftFinal : POLICY, POLICY),
 );
+// C: where the committed policy's own GRPO (the recipe's scale, one training seed) started: the SFT
+// with private-rehearsal memories when the recipe has that stage, else the SFT. Unset when missing.
+const recipeStart = ['sft-memory', 'sft']
+  .map((stage) => path.join(ROOT, '.rehearsal/training/default', stage, 'final'))
+  .find((dir) => existsSync(path.join(dir, 'config.json')));
+const RECIPE_START = process.env.RECIPE_START ?? (QUICK ? undefined : recipeStart);
 // Three training seeds (and three private-rehearsal seeds), 100 held-out tasks per domain by default.
 const SEEDS = env('SEEDS', '0,1,2', '0').split(',').map(Number);
 const ITERATIONS = Number(env('ITERATIONS', '2', '1'));
@@ -391,6 +400,13 @@ async function main() {
   }
   // B: test-time private rehearsal with the committed policy.
   const budget0 = POLICY === BASE ? none : await evaluate('eval-policy-budget0', POLICY);
+  // C: the committed policy against the point its recipe's GRPO started from (same held-out tasks).
+  const recipeStartEval =
+    RECIPE_START && POLICY !== BASE
+      ? path.resolve(RECIPE_START) === BASE
+        ? none
+        : await evaluate('eval-recipe-start', path.resolve(RECIPE_START))
+      : null;
   const privateRuns = [];
   for (const budget of BUDGETS) {
     for (const order of ['parallel', 'sequential']) {
@@ -426,6 +442,11 @@ async function main() {
       difference('imagined-vs-real', metric, arms.imagined, arms.real),
       difference('real-vs-none', metric, arms.real, [none]),
     );
+    if (recipeStartEval)
+      differences.push(
+        difference('recipe-grpo-vs-start', metric, [budget0], [recipeStartEval]),
+        difference('policy-vs-sft', metric, [budget0], [none]),
+      );
     for (const budget of BUDGETS)
       differences.push(
         difference(`budget${budget}-vs-budget0`, metric, privateOf(budget, 'sequential'), [
@@ -470,6 +491,20 @@ async function main() {
     row('budget 0 (shadow)', summarise([budget0])),
     ...privateRuns.map((p) => row(`budget ${p.budget}, ${p.order}`, p.summary)),
     '',
+    ...(recipeStartEval
+      ? [
+          `### C. The committed policy's own GRPO (${RECIPE.grpo.grpo?.iterations ?? '?'} iterations of imagined rollouts at the recipe's scale, one training seed, the best validated point) vs where it started`,
+          '',
+          header,
+          row(`SFT (${path.relative(ROOT, BASE)})`, summarise([none])),
+          row(
+            `GRPO's start (${path.relative(ROOT, path.resolve(RECIPE_START))})`,
+            summarise([recipeStartEval]),
+          ),
+          row(`committed policy (${path.relative(ROOT, POLICY)})`, summarise([budget0])),
+          '',
+        ]
+      : []),
     "### Paired differences (each task's difference of its seed-averaged values; 95% bootstrap interval over tasks)",
     '',
     '| difference | metric | mean | 95% interval |',
@@ -513,6 +548,13 @@ async function main() {
           imagined: summarise(arms.imagined),
           real: summarise(arms.real),
         },
+        recipeGrpo: recipeStartEval
+          ? {
+              start: path.resolve(RECIPE_START),
+              startSummary: summarise([recipeStartEval]),
+              policy: summarise([budget0]),
+            }
+          : null,
         privateRehearsal: [
           { budget: 0, order: 'none', summary: summarise([budget0]) },
           ...privateRuns.map(({ evaluations: _e, ...p }) => p),
