@@ -8,6 +8,7 @@ import { loadCallView } from '../core/trace/index/callView';
 import type { CallSide } from '../core/explorer/diffMarks';
 import { isValidId } from '../core/trace/format/ids';
 import type { TraceLibrary } from '../core/trace/index/library';
+import { parseErrorDiagnostic } from './parseErrorDiagnostic';
 
 /** The URI scheme of the two sides of a call's diff. */
 export const CALL_SCHEME = 'rehearsal-call';
@@ -117,15 +118,9 @@ export class CallDiffDocuments extends Disposable implements vscode.TextDocument
     const failed = callSideDocument(view, 'rehearsal').parseError;
     if (failed) {
       const doc = await vscode.workspace.openTextDocument(rehearsal);
-      const at = doc.positionAt(failed.offset);
-      const line = doc.lineAt(at.line).range;
-      const diagnostic = new vscode.Diagnostic(
-        new vscode.Range(at, line.end.isAfter(at) ? line.end : at.translate(0, 1)),
-        `rehearsal parse error ${failed.message}`,
-        vscode.DiagnosticSeverity.Error,
-      );
-      diagnostic.source = 'Rehearsal';
-      this.parseErrors.set(rehearsal, [diagnostic]);
+      this.parseErrors.set(rehearsal, [
+        parseErrorDiagnostic(doc, failed.offset, `rehearsal parse error ${failed.message}`),
+      ]);
     }
     return { rehearsal, actual };
   }

@@ -7,6 +7,7 @@ import type { TraceLibrary } from '../core/trace/index/library';
 import type { TurnEvent } from '../core/trace/format/schema';
 import type { TurnDocument } from '../core/explorer/turnDocument';
 import { turnDocument } from '../core/explorer/turnDocument';
+import { parseErrorDiagnostic } from './parseErrorDiagnostic';
 
 /** The URI scheme of a turn's raw text. */
 export const TURN_SCHEME = 'rehearsal-turn';
@@ -56,16 +57,14 @@ export class TurnTextDocuments extends Disposable implements vscode.TextDocument
     );
     if (doc.errorOffset !== undefined && doc.error) {
       const at = editor.document.positionAt(doc.errorOffset);
-      const line = editor.document.lineAt(at.line).range;
       editor.selection = new vscode.Selection(at, at);
-      editor.revealRange(line, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-      const diagnostic = new vscode.Diagnostic(
-        new vscode.Range(at, line.end.isAfter(at) ? line.end : at.translate(0, 1)),
-        `act parse error ${doc.error}`,
-        vscode.DiagnosticSeverity.Error,
+      editor.revealRange(
+        editor.document.lineAt(at.line).range,
+        vscode.TextEditorRevealType.InCenterIfOutsideViewport,
       );
-      diagnostic.source = 'Rehearsal';
-      this.diagnostics.set(uri, [diagnostic]);
+      this.diagnostics.set(uri, [
+        parseErrorDiagnostic(editor.document, doc.errorOffset, `act parse error ${doc.error}`),
+      ]);
       vscode.window.setStatusBarMessage(`Rehearsal: ${turnId}: ${doc.error}`, 8000);
     }
     return editor;

@@ -9,6 +9,22 @@ import { useTempDir } from './support/tempDir';
 
 const EXAMPLES = path.join(REPO, 'examples', 'tasks');
 
+/** `rehearse verify <tasks> --workspace <folder> --json`: its exit code, report and stderr. */
+async function verify(tasks: string, workspace: string) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(['verify', tasks, '--workspace', workspace, '--json'], {
+    out: (s) => out.push(s),
+    err: (s) => err.push(s),
+    color: false,
+  });
+  const result = JSON.parse(out.join('\n')) as {
+    tasks: { id: string; success: boolean | null; reward: number | null }[];
+    failed: number;
+  };
+  return { code, result, err: err.join('\n') };
+}
+
 describe('examples/tasks', function () {
   this.timeout(60_000);
   const tmp = useTempDir('rehearsal-user-workspace-');
@@ -38,18 +54,8 @@ describe('examples/tasks', function () {
   });
 
   it('all pass their own checks with `rehearse verify examples/tasks` from the repository root', async () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(['verify', EXAMPLES, '--workspace', REPO, '--json'], {
-      out: (s) => out.push(s),
-      err: (s) => err.push(s),
-      color: false,
-    });
-    const result = JSON.parse(out.join('\n')) as {
-      tasks: { id: string; success: boolean | null; reward: number | null }[];
-      failed: number;
-    };
-    assert.equal(code, 0, JSON.stringify(result, null, 2) + err.join('\n'));
+    const { code, result, err } = await verify(EXAMPLES, REPO);
+    assert.equal(code, 0, JSON.stringify(result, null, 2) + err);
     assert.equal(result.failed, 0);
     assert.ok(result.tasks.find((t) => t.id === 'memory-remember-colleague')?.success);
     assert.ok(result.tasks.find((t) => t.id === 'files-todo-list')?.success);
@@ -64,17 +70,8 @@ describe('examples/tasks', function () {
         path.join(EXAMPLES, `${id}.task.json`),
         path.join(workspace, `${id}.task.json`),
       );
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(['verify', workspace, '--workspace', workspace, '--json'], {
-      out: (s) => out.push(s),
-      err: (s) => err.push(s),
-      color: false,
-    });
-    const result = JSON.parse(out.join('\n')) as {
-      tasks: { id: string; success: boolean | null }[];
-    };
-    assert.equal(code, 0, JSON.stringify(result, null, 2) + err.join('\n'));
+    const { code, result, err } = await verify(workspace, workspace);
+    assert.equal(code, 0, JSON.stringify(result, null, 2) + err);
     assert.deepEqual(result.tasks.map((t) => [t.id, t.success]).sort(), [
       ['files-todo-list', true],
       ['memory-remember-colleague', true],

@@ -40,58 +40,52 @@ function button(label: string, onclick: () => void, cls: string): HTMLElement {
   return h('vscode-button', { appearance: 'secondary', class: cls, onclick }, label);
 }
 
-function tasksTable(c: RunComparison): HTMLElement {
-  const regressions = c.tasks.filter((t) => t.regression).length;
+/** A table of the panel: its caption, column titles and rows. */
+function table(cls: string, caption: string, columns: string[], rows: HTMLElement[]): HTMLElement {
   return h(
     'table',
-    { class: 'per-tool tasks' },
-    h(
-      'caption',
-      {},
-      `Per task (${c.tasks.length}; ${regressions} where B did worse, listed first)`,
-    ),
-    h(
-      'thead',
-      {},
+    { class: `per-tool ${cls}` },
+    h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, ...columns.map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, ...rows),
+  );
+}
+
+function tasksTable(c: RunComparison): HTMLElement {
+  const regressions = c.tasks.filter((t) => t.regression).length;
+  return table(
+    'tasks',
+    `Per task (${c.tasks.length}; ${regressions} where B did worse, listed first)`,
+    [
+      'task',
+      'A success',
+      'B success',
+      'A mean F1',
+      'B mean F1',
+      'Δ F1',
+      'Δ key Jaccard',
+      'parse errors A → B',
+      '',
+    ],
+    c.tasks.map((t) =>
       h(
         'tr',
-        {},
-        ...[
-          'task',
-          'A success',
-          'B success',
-          'A mean F1',
-          'B mean F1',
-          'Δ F1',
-          'Δ key Jaccard',
-          'parse errors A → B',
-          '',
-        ].map((t) => h('th', { scope: 'col' }, t)),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      ...c.tasks.map((t) =>
+        { class: t.regression ? 'task regression' : 'task', 'data-task': t.taskId },
+        h('th', { scope: 'row' }, t.taskId),
+        h('td', {}, success(t.a)),
+        h('td', {}, success(t.b)),
+        h('td', {}, f2(t.a?.meanFieldF1)),
+        h('td', {}, f2(t.b?.meanFieldF1)),
+        delta(minus(t.a?.meanFieldF1, t.b?.meanFieldF1)),
+        delta(minus(t.a?.meanKeyJaccard, t.b?.meanKeyJaccard)),
+        h('td', {}, `${t.a?.parseErrors ?? '—'} → ${t.b?.parseErrors ?? '—'}`),
         h(
-          'tr',
-          { class: t.regression ? 'task regression' : 'task', 'data-task': t.taskId },
-          h('th', { scope: 'row' }, t.taskId),
-          h('td', {}, success(t.a)),
-          h('td', {}, success(t.b)),
-          h('td', {}, f2(t.a?.meanFieldF1)),
-          h('td', {}, f2(t.b?.meanFieldF1)),
-          delta(minus(t.a?.meanFieldF1, t.b?.meanFieldF1)),
-          delta(minus(t.a?.meanKeyJaccard, t.b?.meanKeyJaccard)),
-          h('td', {}, `${t.a?.parseErrors ?? '—'} → ${t.b?.parseErrors ?? '—'}`),
-          h(
-            'td',
-            {},
-            button(
-              'Open both',
-              () => void host.request(runsProtocol.openTask, { taskId: t.taskId }),
-              'open-task',
-            ),
+          'td',
+          {},
+          button(
+            'Open both',
+            () => void host.request(runsProtocol.openTask, { taskId: t.taskId }),
+            'open-task',
           ),
         ),
       ),
@@ -101,52 +95,33 @@ function tasksTable(c: RunComparison): HTMLElement {
 
 function pairsTable(c: RunComparison): HTMLElement {
   const regressions = c.pairs.filter((p) => p.regression).length;
-  return h(
-    'table',
-    { class: 'per-tool pairs' },
-    h(
-      'caption',
-      {},
-      `Calls whose rehearsal scored differently: ${regressions} worse in B (first), ${c.pairs.length - regressions} better`,
-    ),
-    h(
-      'thead',
-      {},
+  return table(
+    'pairs',
+    `Calls whose rehearsal scored differently: ${regressions} worse in B (first), ${c.pairs.length - regressions} better`,
+    ['task', 'tool', 'A', 'B', 'Δ F1', 'Δ key Jaccard', 'error state', 'parse', ''],
+    c.pairs.map((p) =>
       h(
         'tr',
-        {},
-        ...['task', 'tool', 'A', 'B', 'Δ F1', 'Δ key Jaccard', 'error state', 'parse', ''].map(
-          (t) => h('th', { scope: 'col' }, t),
-        ),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      ...c.pairs.map((p) =>
+        {
+          class: `pair ${p.regression ? 'regression' : 'improvement'} a-${p.a.verdict}`,
+          'data-a': p.a.callId,
+          'data-b': p.b.callId,
+        },
+        h('th', { scope: 'row' }, p.taskId),
+        h('td', {}, p.tool),
+        h('td', {}, `${p.a.callId} · ${p.a.badge}`),
+        h('td', {}, `${p.b.callId} · ${p.b.badge}`),
+        delta(p.change.fieldF1),
+        delta(p.change.keyJaccard),
+        flip(p.a.scores.errorState, p.b.scores.errorState, 'agrees', 'differs'),
+        flip(p.a.scores.parsed, p.b.scores.parsed, 'parsed', 'did not parse'),
         h(
-          'tr',
-          {
-            class: `pair ${p.regression ? 'regression' : 'improvement'} a-${p.a.verdict}`,
-            'data-a': p.a.callId,
-            'data-b': p.b.callId,
-          },
-          h('th', { scope: 'row' }, p.taskId),
-          h('td', {}, p.tool),
-          h('td', {}, `${p.a.callId} · ${p.a.badge}`),
-          h('td', {}, `${p.b.callId} · ${p.b.badge}`),
-          delta(p.change.fieldF1),
-          delta(p.change.keyJaccard),
-          flip(p.a.scores.errorState, p.b.scores.errorState, 'agrees', 'differs'),
-          flip(p.a.scores.parsed, p.b.scores.parsed, 'parsed', 'did not parse'),
-          h(
-            'td',
-            {},
-            button(
-              'Open both diffs',
-              () => void host.request(runsProtocol.openPair, { a: p.a.callId, b: p.b.callId }),
-              'open-pair',
-            ),
+          'td',
+          {},
+          button(
+            'Open both diffs',
+            () => void host.request(runsProtocol.openPair, { a: p.a.callId, b: p.b.callId }),
+            'open-pair',
           ),
         ),
       ),
