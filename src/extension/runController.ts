@@ -34,7 +34,7 @@ import {
   settingServers,
 } from './settings';
 import { UNTRUSTED_REASON } from './trust';
-import { successText } from '../core/report/successText';
+import { successText } from '../core/explorer/successText';
 
 /** What a run from the editor was asked to do. */
 export interface RunRequest {

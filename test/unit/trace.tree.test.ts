@@ -12,7 +12,7 @@ import {
   traceTreeParent,
 } from '../../src/core/explorer/tree';
 import { shownPolicyPath } from '../../src/core/trace/format/policyLabel';
-import { successText } from '../../src/core/report/successText';
+import { successText } from '../../src/core/explorer/successText';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { useTempDir } from './support/tempDir';

@@ -9,7 +9,7 @@ import type { AnnotationLookup, TreeFilter, TreeSort } from './treeFilter';
 import { callMatches, fidelityRank, isFilterActive, turnMatchesItself } from './treeFilter';
 import { describeAnnotation } from '../annotations/schema';
 import { shownPolicyPath } from '../trace/format/policyLabel';
-import { successText } from '../report/successText';
+import { successText } from './successText';
 
 /** How a node should look: drives the icon and colour in any host. */
 export type NodeStatus = 'ok' | 'mismatch' | 'error' | 'running' | 'pending' | 'info';
