@@ -488,7 +488,7 @@ export async function runUiChecks(
           row: 'Transfer 105',
         });
         await workbench
-          .notification(/completed, 1 episode, success 1\/1 · mean reward 1\.00/)
+          .notification(/completed, 1 episode, 1\/1 success · mean reward 1\.00/)
           .waitFor({ timeout: 60_000 });
         await workbench.openViewContainer('Rehearsal');
         let runLabel = '';
@@ -703,7 +703,9 @@ export async function runUiChecks(
         await workbench.activeTab().filter({ hasText: 'get_order_details e2.t3.c1' }).waitFor();
         const progress = page.locator('.part.statusbar .statusbar-item', { hasText: 'Review' });
         await progress.filter({ hasText: '0 / 4 reviewed' }).waitFor();
-        assert.match(await progress.innerText(), /M mark \(format error\) · A accept · S skip/);
+        // A rehearsal that did not parse cannot be acceptable: the status bar offers M and S, not A.
+        assert.match(await progress.innerText(), /M mark \(format error\) · S skip/);
+        assert.doesNotMatch(await progress.innerText(), /A accept/);
         await shot('review-queue');
         // One key, in the diff's editor.
         await page.locator('.monaco-diff-editor .editor.modified .view-lines').first().click();

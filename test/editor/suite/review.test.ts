@@ -51,17 +51,22 @@ describe('Review Mismatches', () => {
     // T opens the Trajectory beside the diff, which keeps the focus, so the one-key bindings
     // (`editorTextFocus && resourceScheme == rehearsal-call`) go on working (issue 27).
     await vscode.commands.executeCommand('rehearsal.reviewTrajectory');
-    const trajectory = vscode.window.tabGroups.all
-      .flatMap((g) => g.tabs)
-      .find((t) => t.input instanceof vscode.TabInputWebview && /^Trajectory e3 /.test(t.label));
-    assert.ok(trajectory, 'the Trajectory of e3 is open');
+    await waitUntil(
+      [vscode.window.tabGroups.onDidChangeTabs, vscode.window.tabGroups.onDidChangeTabGroups],
+      'the Trajectory of e3 beside the diff',
+      () => {
+        const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+        const trajectory = tabs.find((t) => t.label.startsWith('Trajectory e3 '));
+        assert.ok(trajectory, `no Trajectory e3 tab: ${tabs.map((t) => t.label).join(', ')}`);
+        assert.notEqual(trajectory.group, vscode.window.tabGroups.activeTabGroup);
+      },
+    );
     assert.equal(
       vscode.window.activeTextEditor?.document.uri.scheme,
       'rehearsal-call',
       'the diff still has the focus',
     );
     assert.match(activeDiffTab().tab.label, /e3\.t1\.c1: rehearsed ↔ actual/);
-    assert.notEqual(trajectory.group, vscode.window.tabGroups.activeTabGroup);
     await vscode.commands.executeCommand('rehearsal.reviewAccept');
     await showing('e1.t2.c1', '3 / 4 reviewed');
     // A key pressed in another call's diff does not mark the call under review.
