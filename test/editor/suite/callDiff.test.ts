@@ -126,6 +126,15 @@ describe('Call diff', () => {
         .get('wordWrap'),
       'on',
     );
+    // The diff editor takes its options from its modified side's language: the actual JSON's.
+    for (const languageId of ['rehearsal-text', 'rehearsal-json'])
+      assert.equal(
+        vscode.workspace
+          .getConfiguration('diffEditor', { uri: input.modified, languageId })
+          .get('wordWrap'),
+        'on',
+        languageId,
+      );
     assert.match(
       left.text,
       /^Rehearsal parse error NO_EXECUTION_RESULT_TAG_FOUND: .* \(raw output line 1, column 1\)\n/,
