@@ -1,5 +1,5 @@
 import { canonicalJson } from '../base/canonicalJson';
-import { jsonErrorOffset } from '../base/jsonErrorOffset';
+import { blockJsonErrorOffset } from '../base/jsonErrorOffset';
 import {
   EXECUTION_RESULT_CLOSE,
   EXECUTION_RESULT_OPEN,
@@ -17,7 +17,6 @@ export interface CallSideDocument {
 }
 
 const RAW_HEADING = '\n\nRaw rehearsal output:\n';
-const LEADING_WS = /^[ \t\n\r]*/;
 
 /**
  * Where in a rehearsal's raw output its parse error is: in the first `<execution_result>` block's
@@ -28,9 +27,7 @@ function rehearsalErrorOffset(raw: string): number {
   const block = findBlocks(raw, EXECUTION_RESULT_OPEN, EXECUTION_RESULT_CLOSE)[0];
   const tag = raw.indexOf(EXECUTION_RESULT_START);
   if (!block) return Math.max(0, tag);
-  const bodyStart =
-    block.start + EXECUTION_RESULT_OPEN.length + (LEADING_WS.exec(block.inner)?.[0].length ?? 0);
-  return Math.min(bodyStart + (jsonErrorOffset(block.inner.trim()) ?? 0), raw.length);
+  return Math.min(blockJsonErrorOffset(block, EXECUTION_RESULT_OPEN.length), raw.length);
 }
 
 /** 1-based line and column of an offset. */

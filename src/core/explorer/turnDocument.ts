@@ -1,4 +1,4 @@
-import { jsonErrorOffset } from '../base/jsonErrorOffset';
+import { blockJsonErrorOffset } from '../base/jsonErrorOffset';
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../protocol/actParser';
 import { findBlocks } from '../protocol/text';
 import type { TurnEvent } from '../trace/format/schema';
@@ -12,8 +12,6 @@ export interface TurnDocument {
   error?: string;
 }
 
-const ASCII_WS = /^[ \t\n\r]*/;
-
 /**
  * What the policy wrote in a turn, as it wrote it, with the position of its parse error: where the
  * JSON of the first tool-call block's body first goes wrong (its start when the JSON is fine and
@@ -26,9 +24,6 @@ export function turnDocument(event: TurnEvent): TurnDocument {
   const blocks = findBlocks(text, TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
   const block = blocks[0];
   if (!block) return { text, error, errorOffset: Math.max(0, text.indexOf(TOOL_CALL_OPEN)) };
-  const bodyStart =
-    block.start + TOOL_CALL_OPEN.length + (ASCII_WS.exec(block.inner)?.[0].length ?? 0);
-  const body = block.inner.slice(bodyStart - block.start - TOOL_CALL_OPEN.length);
-  const offset = bodyStart + (jsonErrorOffset(body.trimEnd()) ?? 0);
+  const offset = blockJsonErrorOffset(block, TOOL_CALL_OPEN.length);
   return { text, error, errorOffset: Math.min(offset, text.length) };
 }
