@@ -96,7 +96,7 @@ def _command_module(name):
 def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Runs one command; returns the exit status."""
     events = EventStream(stdout, stderr)
-    runtime_started = False
+    runtime_started = finished = False
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: Te
         events.emit("start", command=args.command, version=__version__, events_version=EVENTS_VERSION,
                     pid=os.getpid(), config=args.config and os.path.abspath(args.config), **runtime.describe())
         _command_module(args.command)(cfg, events, runtime)
+        finished = True
         return 0
     except TrainerError as e:
         events.enabled = True
@@ -139,4 +140,4 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: Te
         events.close()
         if runtime_started:
             from . import runtime as rt
-            rt.stop()
+            rt.stop(ok=finished)

@@ -5,6 +5,7 @@ group (gloo on CPU, nccl on CUDA) and takes ``cuda:<LOCAL_RANK>`` when it runs o
 """
 from __future__ import annotations
 
+import gc
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +85,16 @@ def start(cfg: TrainerConfig) -> Runtime:
     return Runtime(device, rank, world, local_rank, allocator=tuned)
 
 
-def stop() -> None:
-    """Leaves the process group (torchrun can hang at exit when it is left open)."""
+def stop(ok: bool = True) -> None:
+    """Leaves the process group (torchrun can hang at exit when it is left open).
+
+    Objects that hold the group (DDP's reducer) are collected first: left to the interpreter's
+    exit, gloo's threads are torn down after the group and the process aborts ("terminate called
+    without an active exception"), seen on loaded machines. After a clean run the ranks meet at a
+    barrier so that none tears down while a peer still talks to it; after a failure they do not
+    (a peer that never arrives would hold the others until the group's timeout)."""
     if dist.is_available() and dist.is_initialized():
+        gc.collect()
+        if ok:
+            dist.barrier()
         dist.destroy_process_group()
