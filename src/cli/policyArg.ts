@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../core/base/errors';
-import { studioRoot } from '../core/base/studioRoot';
+import { DEFAULT_POLICY_WORD, defaultModelFolder } from '../core/base/studioRoot';
 import { didYouMean } from '../core/base/suggest';
 import { EndpointPolicy } from '../core/policy/endpointPolicy';
 import type { DeviceSetting } from '../core/policy/onnx/device';
@@ -24,10 +24,6 @@ const DEVICES = ['auto', 'cpu', 'cuda', 'webgpu'];
 /** The policies `--policy` names by word; anything else is a model folder or an endpoint. */
 const POLICY_NAMES = ['default', 'reference'];
 
-/** The embedded default policy's folder. */
-export function defaultPolicyDir(): string {
-  return path.join(studioRoot(), 'models', 'default');
-}
 
 /**
  * Resolves `--policy`: `default` (the embedded policy), `reference` (the tasks' reference solutions),
@@ -69,8 +65,8 @@ export async function openPolicy(
         `Unknown policy "${spec}" (no such folder). Did you mean --policy ${near}?`,
       );
   }
-  const dir = spec === 'default' ? defaultPolicyDir() : path.resolve(spec);
-  if (spec === 'default' && !existsSync(dir))
+  const dir = spec === DEFAULT_POLICY_WORD ? defaultModelFolder() : path.resolve(spec);
+  if (spec === DEFAULT_POLICY_WORD && !existsSync(dir))
     throw new StudioError(
       'MODEL_NOT_FOUND',
       `The default policy is missing at ${dir}; build it with \`npm run train:default\`.`,

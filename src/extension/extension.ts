@@ -13,7 +13,7 @@ import { registerTrainerEnvFeatures, trainerPythonOptions } from './features/tra
 import { registerTrainingFeatures } from './features/training';
 import { RunController } from './runController';
 import type { Services } from './services';
-import { annotationAuthor } from './settings';
+import { annotationAuthor, keepPolicySelectionsIn } from './settings';
 import { TraceExplorerProvider } from './traceExplorer';
 import { TraceWatcher } from './traceWatcher';
 import { TrainingDashboards } from './trainingDashboard';
@@ -50,6 +50,8 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
         { outDir: run.outDir },
       );
   }, trainerPythonOptions(context));
+  // Before the run controller listens to configuration changes (it reads the choice then).
+  context.subscriptions.push(keepPolicySelectionsIn(context.workspaceState));
   const services: Services = {
     output,
     library,

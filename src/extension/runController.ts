@@ -27,6 +27,7 @@ import { CONTEXT_KEYS } from './commands';
 import { executeCommand } from './registerCommand';
 import {
   policyChoice,
+  policyChoiceSource,
   policyDevice,
   policyThreads,
   runConcurrency,
@@ -420,7 +421,11 @@ export class RunController extends Disposable {
       label = 'no policy';
     }
     item.text = `$(hubot) ${label} · ${policyDevice()}`;
-    item.tooltip = `Rehearsal Studio policy: ${label}, device setting ${policyDevice()}. Click to select another policy.`;
+    const source =
+      policyChoiceSource() === 'selection'
+        ? 'chosen with Select Policy for this workspace'
+        : 'from the settings (rehearsal.policy)';
+    item.tooltip = `Rehearsal Studio policy: ${label} (${source}), device setting ${policyDevice()}. Click to select another policy.`;
     item.command = 'rehearsal.selectPolicy';
   }
 }

@@ -27,8 +27,60 @@ function config(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
 }
 
-/** The policy chosen in the settings (throws a coded error that says which setting to fix). */
+/** The settings that name the policy; editing one of them hands the choice back to the settings. */
+const POLICY_SETTINGS = [
+  'rehearsal.policy.kind',
+  'rehearsal.policy.modelFolder',
+  'rehearsal.policy.endpoint.url',
+  'rehearsal.policy.endpoint.model',
+] as const;
+
+/** The key of Select Policy's choice in the extension's workspace state. */
+const SELECTED_POLICY = 'rehearsal.selectedPolicy';
+let selections: vscode.Memento | undefined;
+
+/**
+ * Keeps Select Policy's choices in `state` (the extension's workspace state: the editor remembers
+ * them per workspace across sessions, and no file of the project is written). Call it at activation,
+ * before anything listens to configuration changes: when a policy setting is edited afterwards, the
+ * settings win again, since the person changed them last.
+ */
+export function keepPolicySelectionsIn(state: vscode.Memento): vscode.Disposable {
+  selections = state;
+  return vscode.workspace.onDidChangeConfiguration((e) => {
+    if (POLICY_SETTINGS.some((s) => e.affectsConfiguration(s)) && state.get(SELECTED_POLICY))
+      void state.update(SELECTED_POLICY, undefined);
+  });
+}
+
+/** The policy Select Policy chose for this workspace, when it chose one and it is still valid. */
+function selectedPolicy(): PolicyChoice | undefined {
+  const stored = selections?.get<Partial<Record<string, string>>>(SELECTED_POLICY);
+  if (!stored || typeof stored !== 'object') return undefined;
+  try {
+    return policyChoiceFromSettings({
+      kind: stored['kind'],
+      modelFolder: stored['folder'],
+      endpointUrl: stored['url'],
+      endpointModel: stored['model'],
+    });
+  } catch {
+    return undefined; // written by another version: the settings decide
+  }
+}
+
+/** Where the current policy choice comes from (the status bar's tooltip says it). */
+export function policyChoiceSource(): 'selection' | 'settings' {
+  return selectedPolicy() ? 'selection' : 'settings';
+}
+
+/**
+ * The policy runs use: the one Select Policy chose for this workspace, else the settings' (throws a
+ * coded error that says which setting to fix).
+ */
 export function policyChoice(): PolicyChoice {
+  const selected = selectedPolicy();
+  if (selected) return selected;
   const c = config();
   return policyChoiceFromSettings(
     {
@@ -64,18 +116,14 @@ export function trainerPython(): string | undefined {
   return value.includes('/') && !path.isAbsolute(value) && root ? path.join(root, value) : value;
 }
 
-/** Writes the policy choice: to the workspace when one is open (policies belong to projects), else to the user settings. */
+/**
+ * Remembers a policy choice for this workspace (Select Policy, Use Trained Model as Policy) in the
+ * editor's workspace state. It writes no settings file: a person who wants the choice in
+ * `.vscode/settings.json` (to share it) sets `rehearsal.policy.*` there.
+ */
 export async function savePolicyChoice(choice: PolicyChoice): Promise<void> {
-  const c = config();
-  const target = vscode.workspace.workspaceFolders?.length
-    ? vscode.ConfigurationTarget.Workspace
-    : vscode.ConfigurationTarget.Global;
-  await c.update('policy.kind', choice.kind, target);
-  if (choice.kind === 'modelFolder') await c.update('policy.modelFolder', choice.folder, target);
-  if (choice.kind === 'endpoint') {
-    await c.update('policy.endpoint.url', choice.url, target);
-    await c.update('policy.endpoint.model', choice.model, target);
-  }
+  if (!selections) throw new Error('keepPolicySelectionsIn was not called at activation');
+  await selections.update(SELECTED_POLICY, choice);
 }
 
 /** The value of `rehearsal.servers` (the shape of mcp.json's `servers`). */

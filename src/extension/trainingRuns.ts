@@ -106,7 +106,7 @@ export class TrainingRuns extends Disposable {
       checkRunSpecPaths(spec);
     } catch (err) {
       this.lastLaunchError = errorMessage(err);
-      showLaunchError(err);
+      showLaunchError(err, '', runFile);
       return undefined;
     }
     const run = await this.open(plan.outDir);
@@ -297,16 +297,45 @@ export class TrainingRuns extends Disposable {
 }
 
 /** A launch that could not start; a missing or stale environment offers to set it up. */
-function showLaunchError(err: unknown, prefix = ''): void {
-  const env =
-    err instanceof StudioError &&
-    (err.code === 'TRAINER_ENV_MISSING' || err.code === 'TRAINER_PYTHON_MISSING');
-  const actions = env ? ['Set Up Trainer', 'Open Settings'] : [];
+function showLaunchError(err: unknown, prefix = '', runFile?: string): void {
+  const code = err instanceof StudioError ? err.code : undefined;
+  const env = code === 'TRAINER_ENV_MISSING' || code === 'TRAINER_PYTHON_MISSING';
+  // The run's rows file is not there yet: the usual first step in a workspace is to export it.
+  const rows =
+    code === 'RUN_SPEC_PATHS_MISSING'
+      ? ((err as StudioError).details?.['rows'] as string[] | undefined)?.[0]
+      : undefined;
+  const actions = env
+    ? ['Set Up Trainer', 'Open Settings']
+    : rows
+      ? ['Export Training Rows', 'Open Run File']
+      : [];
   void vscode.window
     .showErrorMessage(`Rehearsal: ${prefix}${errorMessage(err)}`, ...actions)
     .then((a) => {
       if (a === 'Set Up Trainer') void executeCommand('rehearsal.setUpTrainer');
       if (a === 'Open Settings')
         void vscode.commands.executeCommand('workbench.action.openSettings', 'rehearsal.trainer');
+      if (a === 'Export Training Rows' && rows)
+        void executeCommand('rehearsal.exportTrainingRows', exportTargetFor(rows, runFile));
+      if (a === 'Open Run File' && runFile)
+        void vscode.window.showTextDocument(vscode.Uri.file(runFile));
     });
+}
+
+/**
+ * What Export Training Rows is given to write a run's missing rows file: `x.train.jsonl` is the
+ * train half of exporting `x.jsonl` split by task (the held-out half beside it); any other name is
+ * written whole. The run file is offered again once the rows are there.
+ */
+function exportTargetFor(
+  rows: string,
+  runFile: string | undefined,
+): { out: string; splitByTask?: number; thenTrain?: string } {
+  const split = /\.train\.jsonl$/i.test(rows);
+  return {
+    out: split ? rows.replace(/\.train\.jsonl$/i, '.jsonl') : rows,
+    ...(split ? {} : { splitByTask: 0 }),
+    ...(runFile ? { thenTrain: runFile } : {}),
+  };
 }

@@ -32,7 +32,7 @@ export interface Fixture {
   uiWorkspace: string;
   /** Opened without trusting it, to check that the studio only views there. */
   untrustedWorkspace: string;
-  /** Opened by the packaged extension: an empty folder, as a user's project starts. */
+  /** Opened by the packaged extension: a copy of examples/workspace (its sample runs and run file), as a user has it. */
   packagedWorkspace: string;
   dispose(): Promise<void>;
 }
@@ -48,7 +48,7 @@ export async function createFixture(): Promise<Fixture> {
   await writeSampleWorkspace(untrustedWorkspace);
   for (const ws of [suiteWorkspace, uiWorkspace, untrustedWorkspace]) await addTask(ws);
   const packagedWorkspace = path.join(root, 'packaged-workspace');
-  await fs.mkdir(packagedWorkspace, { recursive: true });
+  await fs.cp(path.join(REPO, 'examples', 'workspace'), packagedWorkspace, { recursive: true });
   return {
     root,
     suiteWorkspace,

@@ -1,20 +1,21 @@
 /**
  * Checks of the packaged extension, installed from the `.vsix` that `npm run package` makes, as a
- * user has it: no repository beside it and no trainer environment yet. Start Training Run says that
- * the environment is missing and offers Set Up Trainer; that makes the environment (the pinned
- * trainer/requirements.txt the .vsix carries) with progress; then a tiny training run starts from
- * the installed extension's own trainer and finishes with an exported model.
+ * user has it: no repository beside it, no trainer environment yet, and a copy of
+ * `examples/workspace` open. Start Training Run on the workspace's example run file says that the
+ * environment is missing and offers Set Up Trainer; that makes the environment (the pinned
+ * trainer/requirements.txt the .vsix carries) with progress. Then the same run file says its rows
+ * are not there and offers Export Training Rows; once they are exported it trains from the
+ * installed extension's own trainer and default policy, and its model is exported.
  */
 import * as assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { UiCheckOptions, UiCheckResult } from './uiChecks';
-import { runChecks, writeTinyRunFile } from './uiChecks';
+import { runChecks } from './uiChecks';
 import type { Workbench } from './workbench';
 
 /** Options of {@link runPackagedChecks}. */
 export interface PackagedCheckOptions extends UiCheckOptions {
-  model: string;
   /** The installed extension's folder (under the session's extensions folder). */
   extensionDir: string;
   /** The folder the extension's Set Up Trainer makes (its global storage's `trainer-env`). */
@@ -22,6 +23,9 @@ export interface PackagedCheckOptions extends UiCheckOptions {
   /** How long Set Up Trainer may take (pip installs torch). */
   setupTimeoutMs: number;
 }
+
+/** The example run file of examples/workspace, as the workspace has it. */
+const RUN_FILE = 'retail-grounding.run.json';
 
 export async function runPackagedChecks(
   workbench: Workbench,
@@ -32,10 +36,22 @@ export async function runPackagedChecks(
     page.screenshot({ path: path.join(options.screenshots, `${name}.png`) });
   const startRun = () =>
     workbench.pick('Rehearsal: Start Training Run', {
-      loaded: 'vsix-tiny.run.json',
-      query: 'vsix-tiny',
-      row: 'vsix-tiny.run.json',
+      loaded: RUN_FILE,
+      query: 'retail-grounding',
+      row: RUN_FILE,
     });
+  const runFile = JSON.parse(await fs.readFile(path.join(options.workspace, RUN_FILE), 'utf8')) as {
+    name: string;
+    hyperparameters: { train: { steps: number } };
+  };
+  const runDir = path.join(options.workspace, '.rehearsal', 'training', runFile.name);
+  /** Picks the quick pick row that has `text` (typed to filter it first). */
+  const choose = async (text: string) => {
+    await workbench.quickPickRows().filter({ hasText: text }).first().waitFor({ timeout: 30_000 });
+    await workbench.quickInput().fill(text);
+    await workbench.quickPickRows().filter({ hasText: text }).first().waitFor();
+    await page.keyboard.press('Enter');
+  };
   const checks: [string, () => Promise<void>][] = [
     [
       'packaged: without an environment, Start Training Run says to set up the trainer and offers Set Up Trainer',
@@ -44,7 +60,6 @@ export async function runPackagedChecks(
         // The installed extension's views are there once the extension host has read it.
         await workbench.openViewContainer('Rehearsal');
         await workbench.pane('Trace Explorer').waitFor({ timeout: options.loadTimeoutMs });
-        await writeTinyRunFile(options.workspace, options.model, 'vsix-tiny');
         await startRun();
         const error = workbench.notification(/trainer's Python environment is not set up/);
         await error.waitFor({ timeout: 30_000 });
@@ -71,10 +86,31 @@ export async function runPackagedChecks(
       },
     ],
     [
-      "packaged: a tiny training run starts from the installed extension's trainer and exports its model",
+      'packaged: the example run file names its missing rows and offers Export Training Rows, which writes them from a sample run',
       async () => {
         await workbench.closeEditors();
         await startRun();
+        const missing = workbench.notification(
+          /names a path that is not there: \$\.data\.train\[0\] "\.rehearsal\/datasets\/rows\.train\.jsonl"/,
+        );
+        await missing.waitFor({ timeout: 30_000 });
+        assert.equal(await workbench.dialog().count(), 0, 'no launch was offered');
+        await shot('packaged-rows-missing');
+        await missing.locator('.monaco-button', { hasText: 'Export Training Rows' }).click();
+        await choose('shadow-sample');
+        await choose('Every call');
+        const exported = workbench.notification(/wrote rows\.train\.jsonl \(\d+\)/);
+        await exported.waitFor({ timeout: 60_000 });
+        assert.ok(
+          existsSync(path.join(options.workspace, '.rehearsal', 'datasets', 'rows.train.jsonl')),
+          'the rows are where the run file reads them',
+        );
+        await exported.locator('.monaco-button', { hasText: 'Start Training Run' }).click();
+      },
+    ],
+    [
+      "packaged: the example run file trains from the installed extension's trainer and default policy, and exports its model",
+      async () => {
         await workbench.dialog().waitFor({ timeout: 60_000 });
         const command = await workbench.dialog().innerText();
         assert.ok(
@@ -86,13 +122,32 @@ export async function runPackagedChecks(
           `the launch uses the environment Set Up Trainer made: ${command}`,
         );
         await workbench.dialogButton('Start').click();
-        await workbench.activeTab().filter({ hasText: 'Training vsix-tiny' }).waitFor();
+        await workbench
+          .activeTab()
+          .filter({ hasText: `Training ${runFile.name}` })
+          .waitFor();
+        const config = JSON.parse(
+          await fs.readFile(path.join(runDir, 'trainer-config.json'), 'utf8'),
+        ) as { model: { path: string } };
+        assert.equal(
+          config.model.path,
+          path.join(options.extensionDir, 'models', 'default'),
+          '"default" is the installed extension\'s policy',
+        );
         const view = workbench.webview();
         await view
           .locator('vscode-badge.run-status', { hasText: 'done' })
-          .waitFor({ timeout: 120_000 });
-        assert.match(await view.locator('.progress-text').innerText(), /^step 8 of 8/);
+          .waitFor({ timeout: 300_000 });
+        const steps = runFile.hyperparameters.train.steps;
+        assert.match(
+          await view.locator('.progress-text').innerText(),
+          new RegExp(`^step ${steps} of ${steps}`),
+        );
         await view.locator('.after-run', { hasText: 'Exported' }).waitFor({ timeout: 60_000 });
+        assert.ok(
+          existsSync(path.join(runDir, 'final', 'onnx', 'model.onnx')),
+          'the model is exported',
+        );
         await shot('packaged-training-done');
       },
     ],

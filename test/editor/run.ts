@@ -10,8 +10,9 @@
  *    (uiChecks.ts), with screenshots in `test-results/editor/`.
  *
  * 4. Untrusted: the studio in Restricted Mode.
- * 5. Packaged: the .vsix of `npm run package` installed in a fresh code-server sets up its trainer
- *    environment from the palette and finishes a tiny training run (packagedChecks.ts).
+ * 5. Packaged: the .vsix of `npm run package` installed in a fresh code-server, a copy of
+ *    examples/workspace open, sets up its trainer environment from the palette, exports the rows
+ *    the workspace's example run file names and trains it (packagedChecks.ts).
  *
  * Exits non-zero when anything fails. Every step has a deadline, and code-server and Chromium are
  * always stopped. Environment: REHEARSAL_EDITOR_GREP (run matching suite tests only),
@@ -52,9 +53,9 @@ const STAGE_TIMEOUT_MS = Number(process.env.REHEARSAL_EDITOR_TIMEOUT_S ?? 900) *
 const SUITE_TIMEOUT_MS = 360_000;
 const UI_TIMEOUT_MS = 240_000;
 const UNTRUSTED_TIMEOUT_MS = 120_000;
-/** The packaged phase: Set Up Trainer installs torch with pip (from its cache or index), then a tiny run. */
+/** The packaged phase: Set Up Trainer installs torch with pip (from its cache or index), then the example run. */
 const PACKAGED_SETUP_TIMEOUT_MS = 300_000;
-const PACKAGED_TIMEOUT_MS = 480_000;
+const PACKAGED_TIMEOUT_MS = 600_000;
 const WORKBENCH_LOAD_MS = 60_000;
 
 const timings: Record<string, number> = {};
@@ -271,7 +272,6 @@ async function runPackaged(browser: Browser, fixture: Fixture): Promise<UiCheckR
     'rehearsal-studio.rehearsal-studio',
     'trainer-env',
   );
-  const model = await scriptedModel((line) => log(line));
   // TRAINER_PYTHON empty: the launch must find the environment the extension made, not the repository's.
   return withWorkbench(
     browser,
@@ -289,7 +289,6 @@ async function runPackaged(browser: Browser, fixture: Fixture): Promise<UiCheckR
             loadTimeoutMs: WORKBENCH_LOAD_MS,
             log: (l) => console.log(l),
             workspace: fixture.packagedWorkspace,
-            model,
             extensionDir,
             envDir,
             setupTimeoutMs: PACKAGED_SETUP_TIMEOUT_MS,

@@ -4,12 +4,12 @@ import { promises as fs } from 'node:fs';
 import type { StudioError } from '../../src/core/base/errors';
 import {
   choiceRehearses,
-  defaultModelFolder,
   describePolicyChoice,
   openPolicyFor,
   policyChoiceFromSettings,
   settingsForPolicy,
 } from '../../src/core/runner/policyChoice';
+import { defaultModelFolder } from '../../src/core/base/studioRoot';
 import { RunStatus } from '../../src/core/runner/runStatus';
 import { fromRoot } from './support/paths';
 import { useTempDir } from './support/tempDir';

@@ -7,7 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
 import { planExport, planLaunch } from '../../src/core/training/launch/backends';
-import { parseRunSpec } from '../../src/core/training/launch/runSpec';
+import { checkRunSpecPaths, parseRunSpec } from '../../src/core/training/launch/runSpec';
+import { defaultModelFolder } from '../../src/core/base/studioRoot';
 import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
 import { TrainingProcess } from '../../src/core/training/launch/supervisor';
 import { randomTestModel } from '../support/testModels';
@@ -488,6 +489,68 @@ describe('training runs: real trainer processes', function () {
       /^rehearse: The training run \S+run\.json names 2 paths that are not there: \$\.base "\.\.\/no-such-model" \(\S+\) is not a model folder .*; \$\.data\.train\[1\] "missing\.jsonl" \(\S+\) does not exist: export rows there first/,
     );
     assert.ok(!(await fs.readdir(dir())).includes('.rehearsal'), 'no run folder was made');
+  });
+
+  it("the example workspace's run file works in a copy of it: the default policy by name, rows once exported", async () => {
+    // What a user has: a copy of examples/workspace, not the repository around it.
+    const ws = path.join(dir(), 'workspace');
+    await fs.cp(path.join(repoRoot(), 'examples', 'workspace'), ws, { recursive: true });
+    const file = path.join(ws, 'retail-grounding.run.json');
+    const before = await rehearse('train', '--config', file, '--dry-run');
+    assert.equal(before.code, 2);
+    assert.match(
+      before.errLines[0] ?? '',
+      /names a path that is not there: \$\.data\.train\[0\] "\.rehearsal\/datasets\/rows\.train\.jsonl" .* does not exist: export rows there first/,
+    );
+    let missing: unknown;
+    try {
+      checkRunSpecPaths(parseRunSpec(await fs.readFile(file, 'utf8'), file));
+    } catch (err) {
+      missing = err;
+    }
+    assert.ok(missing instanceof StudioError && missing.code === 'RUN_SPEC_PATHS_MISSING');
+    assert.deepEqual(missing.details?.['rows'], [
+      path.join(ws, '.rehearsal', 'datasets', 'rows.train.jsonl'),
+    ]);
+
+    process.chdir(ws);
+    const exported = await rehearse(
+      'export',
+      '.rehearsal/runs/20261129-120000-shadow-sample',
+      '--out',
+      '.rehearsal/datasets/rows.jsonl',
+      '--split-by-task',
+      '0.2',
+    ).finally(() => process.chdir(repoRoot()));
+    assert.equal(exported.code, 0, exported.err);
+    const after = await rehearse('train', '--config', file, '--dry-run');
+    assert.equal(after.code, 0, after.err);
+    const spec = parseRunSpec(await fs.readFile(file, 'utf8'), file);
+    assert.equal(spec.base, defaultModelFolder(), '"default" is the embedded policy');
+    assert.equal(spec.out_dir, path.join(ws, '.rehearsal', 'training', 'retail-grounding'));
+    assert.match(after.out, /would start from the base model/);
+  });
+
+  it('envace: "default" as the base is refused, since the cluster does not have the studio\'s policy', () => {
+    const spec = parseRunSpec(
+      JSON.stringify({
+        objective: 'grpo',
+        base: 'default',
+        envace: {
+          root: '/opt/EnvACE',
+          tool_dataset: '/d.json',
+          train_files: '/d.parquet',
+          judge: { urls: ['http://judge'] },
+        },
+      }),
+      '/w/run.json',
+    );
+    assert.throws(
+      () => planLaunch(spec, 'envace'),
+      (err: StudioError) =>
+        err.code === 'RUN_SPEC_INVALID' &&
+        /name the model as the cluster sees it/.test(err.message),
+    );
   });
 
   it('torchrun: 2 CPU processes (gloo) train 2 steps, events read through the worker prefix, replicas identical', async () => {

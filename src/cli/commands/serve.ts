@@ -6,7 +6,7 @@ import type { DeviceSetting } from '../../core/policy/onnx/device';
 import { OpenAICompatibleServer } from '../../core/policy/openaiServer';
 import { readPolicySettings } from '../../core/policy/policySettings';
 import type { CliIO } from '../io';
-import { defaultPolicyDir } from '../policyArg';
+import { defaultModelFolder } from '../../core/base/studioRoot';
 
 /** `rehearse serve --policy <model> [--port N]`: the local policy as an OpenAI-compatible endpoint. */
 export async function serveCommand(
@@ -26,7 +26,7 @@ export async function serveCommand(
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new StudioError('USAGE', `--port must be a port number, not "${args.port}".`);
   const dir =
-    !args.policy || args.policy === 'default' ? defaultPolicyDir() : path.resolve(args.policy);
+    !args.policy || args.policy === 'default' ? defaultModelFolder() : path.resolve(args.policy);
   const { identifierSlots } = await readPolicySettings(dir);
   const host = await PolicyHostClient.start({
     modelDir: dir,

@@ -78,6 +78,8 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
     .join(' ');
 
   if (!plan.runsHere) return handOver(plan, args, io);
+  // A dry run says whether the run would start: every path it reads must be there (issue 27).
+  checkRunSpecPaths(spec);
   const resumeFrom = await latestCheckpoint(plan.outDir);
   if (args.dryRun) {
     if (args.json)
@@ -97,7 +99,6 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
     return 0;
   }
 
-  checkRunSpecPaths(spec);
   io.err(`command: ${formatCommand(plan)}`);
   if (resumeFrom) io.err(`resuming from ${resumeFrom}`);
   const proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });

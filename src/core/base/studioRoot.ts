@@ -26,3 +26,11 @@ export function studioRoot(): string {
     dir = parent;
   }
 }
+
+/** The word that names the embedded default policy (`--policy default`, a run file's `"base"`). */
+export const DEFAULT_POLICY_WORD = 'default';
+
+/** The embedded default policy of an installation: `models/default` beside its package.json. */
+export function defaultModelFolder(): string {
+  return path.join(studioRoot(), 'models', 'default');
+}

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
-import { studioRoot } from '../base/studioRoot';
+import { defaultModelFolder } from '../base/studioRoot';
 import { EndpointPolicy } from '../policy/endpointPolicy';
 import type { DeviceSetting } from '../policy/onnx/device';
 import { OnnxPolicy } from '../policy/onnxPolicy';
@@ -25,10 +25,6 @@ export const POLICY_KINDS = ['default', 'modelFolder', 'endpoint', 'reference'] 
 /** Where devices are allowed. */
 export const DEVICE_SETTINGS: readonly DeviceSetting[] = ['auto', 'cpu', 'cuda', 'webgpu'];
 
-/** The embedded default policy of an installation: `models/default` beside its package.json. */
-export function defaultModelFolder(): string {
-  return path.join(studioRoot(), 'models', 'default');
-}
 
 /** The raw setting values a choice is read from. */
 export interface PolicySettingValues {

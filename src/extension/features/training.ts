@@ -78,6 +78,8 @@ export function registerTrainingFeatures(
         out?: string;
         onlyMismatches?: boolean;
         splitByTask?: number;
+        /** A run file to offer to start once the rows are written (its rows were missing). */
+        thenTrain?: string;
       };
       const file =
         given.file ?? (await pickTrace(services, 'Export training rows from which run?'));
@@ -135,14 +137,17 @@ export function registerTrainingFeatures(
             }),
         );
         const shown = result.written.map((w) => `${path.basename(w.file)} (${w.items})`).join(', ');
+        const next = given.thenTrain ? ['Start Training Run'] : [];
         void vscode.window
           .showInformationMessage(
             `Rehearsal: exported ${result.summaryText}; wrote ${shown}.`,
+            ...next,
             'Open Rows',
           )
           .then((a) => {
             if (a === 'Open Rows' && result.written[0])
               void vscode.window.showTextDocument(vscode.Uri.file(result.written[0].file));
+            if (a === 'Start Training Run' && given.thenTrain) void training.start(given.thenTrain);
           });
         return result;
       } catch (err) {

@@ -33,12 +33,31 @@ describe('Running tasks from the editor', function () {
     await config().update('run.episodesPerTask', undefined, vscode.ConfigurationTarget.Workspace);
   });
 
-  it('Select Policy writes the choice to the workspace settings and shows it in the status bar', async () => {
+  it('Select Policy remembers the choice for the workspace without writing its settings, and shows it in the status bar', async () => {
     const api = await studio();
-    assert.equal(config().get('policy.kind'), 'reference');
-    assert.equal(config().inspect('policy.kind')?.workspaceValue, 'reference');
+    // Issue 27: the choice was written to .vscode/settings.json unasked.
+    assert.equal(config().inspect('policy.kind')?.workspaceValue, undefined);
+    const settingsFile = path.join(workspaceFolder(), '.vscode', 'settings.json');
+    const settings = await fs.readFile(settingsFile, 'utf8').catch(() => '');
+    assert.ok(!settings.includes('rehearsal.policy'), settings);
     assert.equal(api.services.runs.statusItem.text, '$(hubot) reference · auto');
+    assert.match(String(api.services.runs.statusItem.tooltip), /chosen with Select Policy/);
     assert.equal(api.services.runs.statusItem.command, 'rehearsal.selectPolicy');
+
+    // A policy setting edited afterwards wins: the person changed it last.
+    await config().update('policy.kind', 'default', vscode.ConfigurationTarget.Workspace);
+    try {
+      await waitUntil(
+        [vscode.workspace.onDidChangeConfiguration],
+        'the status bar follows the edited setting',
+        () => assert.match(api.services.runs.statusItem.text, /^\$\(hubot\) default/),
+      );
+      assert.match(String(api.services.runs.statusItem.tooltip), /from the settings/);
+    } finally {
+      await config().update('policy.kind', undefined, vscode.ConfigurationTarget.Workspace);
+      await vscode.commands.executeCommand('rehearsal.selectPolicy', { kind: 'reference' });
+    }
+    assert.equal(api.services.runs.statusItem.text, '$(hubot) reference · auto');
   });
 
   it('runs a built-in task: the trace is written under .rehearsal/runs and its calls appear in the tree while it runs', async () => {
@@ -204,7 +223,6 @@ describe('Running with a model folder that rehearses', function () {
 
   it('Select Policy with a model folder shows it in the status bar', async () => {
     const api = await studio();
-    assert.equal(config().get('policy.modelFolder'), model);
     assert.equal(
       api.services.runs.statusItem.text,
       `$(hubot) model ${path.basename(model!)} · auto`,

@@ -16,7 +16,6 @@ import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { weatherRows } from '../../support/trainingRows';
 import { closeAllEditors, studio, traceFile, waitUntil, workspaceFolder } from './helpers';
 
-const config = () => vscode.workspace.getConfiguration('rehearsal');
 const trainingFolder = () => path.join(workspaceFolder(), 'training');
 
 /** Writes `<workspace>/training/<name>.run.json`: sft from the scripted test model on 16 rows, on one CPU thread. */
@@ -89,8 +88,8 @@ describe('Training runs from the editor', function () {
     await closeAllEditors();
   });
   after(async () => {
-    await config().update('policy.kind', undefined, vscode.ConfigurationTarget.Workspace);
-    await config().update('policy.modelFolder', undefined, vscode.ConfigurationTarget.Workspace);
+    // Back to the default policy (Use Trained Model as Policy chose the trained one).
+    await vscode.commands.executeCommand('rehearsal.selectPolicy', { kind: 'default' });
     await closeAllEditors();
   });
 
@@ -205,9 +204,10 @@ describe('Training runs from the editor', function () {
   it('Use Trained Model as Policy selects the new model, and the next run starts the policy host on it without a restart', async () => {
     const api = await studio();
     assert.ok(run?.model, 'the previous test trained and exported a model');
-    await vscode.commands.executeCommand('rehearsal.useTrainedPolicy', { outDir: run.outDir });
-    assert.equal(config().get('policy.kind'), 'modelFolder');
-    assert.equal(config().get('policy.modelFolder'), run.model);
+    const choice = await vscode.commands.executeCommand('rehearsal.useTrainedPolicy', {
+      outDir: run.outDir,
+    });
+    assert.deepEqual(choice, { kind: 'modelFolder', folder: run.model });
     assert.equal(api.services.runs.statusItem.text, '$(hubot) model final · auto');
     const summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.replayTrace', {
       file: traceFile(SAMPLE_RUN_IDS.shadow),

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { studioRoot } from '../../base/studioRoot';
+import { defaultModelFolder } from '../../base/studioRoot';
 import type { PolicyInfo } from './schema';
 
 /**
@@ -37,7 +37,7 @@ export const DEFAULT_POLICY_PATH = 'models/default';
 export function shownPolicyPath(id: string, traceFile?: string): string {
   if (!path.isAbsolute(id)) return id.split(path.sep).join('/');
   try {
-    if (path.resolve(id) === path.join(studioRoot(), 'models', 'default'))
+    if (path.resolve(id) === defaultModelFolder())
       return DEFAULT_POLICY_PATH;
   } catch {
     /* not inside an installation */

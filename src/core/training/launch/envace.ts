@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { StudioError } from '../../base/errors';
+import { DEFAULT_POLICY_WORD } from '../../base/studioRoot';
 import type { LaunchPlan } from './launchPlan';
 import { shellQuote } from './launchPlan';
 import type { RunSpec } from './runSpec';
@@ -79,6 +80,11 @@ function envaceSettings(spec: RunSpec): EnvaceSettings {
       `${spec.file}: the envace backend needs ${missing.join(', ')} (paths on the cluster; see docs/training-runs.md).`,
     );
   }
+  if (spec.baseAsWritten === DEFAULT_POLICY_WORD)
+    throw new StudioError(
+      'RUN_SPEC_INVALID',
+      `${spec.file}: $.base "${DEFAULT_POLICY_WORD}" is the studio's own small policy, which EnvACE's cluster does not have: name the model as the cluster sees it (a Hugging Face id such as Qwen/Qwen3-8B, or a path there).`,
+    );
   const root = e.root!;
   const judgeBackend = e.judge?.backend ?? 'sglang';
   const judgeModel =

@@ -6,6 +6,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import runSchema from '../../../../schemas/training-run.schema.json';
 import trainerConfigSchema from '../../../../schemas/trainer-config.schema.json';
 import { StudioError } from '../../base/errors';
+import { DEFAULT_POLICY_WORD, defaultModelFolder } from '../../base/studioRoot';
 import type { PathSegment } from '../../fidelity/jsonPath';
 import { formatJsonPath } from '../../fidelity/jsonPath';
 import { STUDIO_FOLDER } from '../../trace/format/discover';
@@ -181,7 +182,9 @@ export function parseRunSpec(text: string, file: string): RunSpec {
     ...spec,
     file: absolute,
     name,
-    base: resolve(spec.base),
+    // "default" is the studio's embedded policy, wherever the studio is installed (as --policy
+    // default), so that a run file works in any workspace; a folder named so is "./default".
+    base: spec.base === DEFAULT_POLICY_WORD ? defaultModelFolder() : resolve(spec.base),
     baseAsWritten: spec.base,
     out_dir: spec.out_dir
       ? resolve(spec.out_dir)
@@ -201,7 +204,7 @@ export function missingRunSpecPaths(spec: RunSpec): string[] {
   const shown = (p: string) => `"${path.relative(folder, p) || '.'}" (${p})`;
   if (!existsSync(path.join(spec.base, 'config.json')))
     faults.push(
-      `$.base ${shown(spec.base)} is not a model folder (no config.json): name a policy folder such as models/default, relative to the run file`,
+      `$.base ${shown(spec.base)} is not a model folder (no config.json): name a model folder relative to the run file, or "default" for the studio's default policy`,
     );
   for (const [field, files] of [
     ['$.data.train', spec.data.train],
@@ -219,11 +222,13 @@ export function missingRunSpecPaths(spec: RunSpec): string[] {
 /** Throws RUN_SPEC_PATHS_MISSING naming every path of the run that is not there. */
 export function checkRunSpecPaths(spec: RunSpec): void {
   const faults = missingRunSpecPaths(spec);
+  // The rows files that are missing (absolute), so that an editor can offer to export them.
+  const rows = [...spec.data.train, ...spec.data.grounding].filter((f) => !existsSync(f));
   if (faults.length)
     throw new StudioError(
       'RUN_SPEC_PATHS_MISSING',
       `The training run ${spec.file} names ${faults.length === 1 ? 'a path that is' : `${faults.length} paths that are`} not there: ${faults.join('; ')}.`,
-      { faults },
+      { faults, rows },
     );
 }
 
