@@ -24,7 +24,6 @@ const DEVICES = ['auto', 'cpu', 'cuda', 'webgpu'];
 /** The policies `--policy` names by word; anything else is a model folder or an endpoint. */
 const POLICY_NAMES = ['default', 'reference'];
 
-
 /**
  * Resolves `--policy`: `default` (the embedded policy), `reference` (the tasks' reference solutions),
  * an `http(s)://` endpoint (with `--model`; key from REHEARSAL_API_KEY or OPENAI_API_KEY), or a model

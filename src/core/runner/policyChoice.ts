@@ -25,7 +25,6 @@ export const POLICY_KINDS = ['default', 'modelFolder', 'endpoint', 'reference'] 
 /** Where devices are allowed. */
 export const DEVICE_SETTINGS: readonly DeviceSetting[] = ['auto', 'cpu', 'cuda', 'webgpu'];
 
-
 /** The raw setting values a choice is read from. */
 export interface PolicySettingValues {
   kind?: string;

@@ -37,8 +37,7 @@ export const DEFAULT_POLICY_PATH = 'models/default';
 export function shownPolicyPath(id: string, traceFile?: string): string {
   if (!path.isAbsolute(id)) return id.split(path.sep).join('/');
   try {
-    if (path.resolve(id) === defaultModelFolder())
-      return DEFAULT_POLICY_PATH;
+    if (path.resolve(id) === defaultModelFolder()) return DEFAULT_POLICY_PATH;
   } catch {
     /* not inside an installation */
   }
