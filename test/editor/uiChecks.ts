@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import type { Locator } from 'playwright-core';
 import { sampleAfterRun } from '../builders/samples';
 import { SAMPLE_RUN_IDS } from '../builders/sampleWorkspace';
+import { runIdShort } from '../../src/core/trace/format/ids';
 import { weatherRows } from '../support/trainingRows';
 import type { RenderedRow, Workbench } from './workbench';
 
@@ -68,22 +69,31 @@ export async function runUiChecks(
         await workbench.openViewContainer('Rehearsal');
         await workbench
           .treeRows(explorer)
-          .filter({ hasText: SAMPLE_RUN_IDS.imagine })
+          .filter({ hasText: runIdShort(SAMPLE_RUN_IDS.imagine) })
           .waitFor({ timeout: options.loadTimeoutMs });
         await eventually(async () => {
           const rows = await workbench.readRows(explorer);
+          const runs = rows.filter((r) => r.level === 1);
           assert.deepEqual(
-            rows.filter((r) => r.level === 1).map((r) => [r.label, r.description]),
+            runs.map((r) => [r.label, r.description]),
             [
               [
-                SAMPLE_RUN_IDS.torn,
-                'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line',
+                'shadow-crashed',
+                '1/3 success · models/default · 1 skipped line · 2026-11-29 13:00',
               ],
-              [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes · 1/3 success'],
-              [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode · 1/1 success'],
+              ['shadow-sample', '1/3 success · models/default · 2026-11-29 12:00'],
+              ['imagine-sample', '1/1 success · models/default · 2026-11-29 11:30'],
             ],
             describeRows(rows),
           );
+          // Issue 27: at the default side bar width the run id filled the row and hid the rest. The
+          // mode (the label's first word) and the success count are seen (the policy next, cut).
+          for (const r of runs)
+            assert.match(
+              r.shownDescription,
+              /^\d\/\d success · /,
+              `${r.label}: seen "${r.shownDescription}" of "${r.description}"`,
+            );
         });
         await shot('trace-explorer');
       },
@@ -97,19 +107,19 @@ export async function runUiChecks(
         await toggle(
           workbench,
           explorer,
-          (r) => r.level === 1 && r.label === SAMPLE_RUN_IDS.torn,
+          (r) => r.level === 1 && r.label === runIdShort(SAMPLE_RUN_IDS.torn),
           false,
         );
         await toggle(
           workbench,
           explorer,
-          (r) => r.level === 1 && r.label === SAMPLE_RUN_IDS.imagine,
+          (r) => r.level === 1 && r.label === runIdShort(SAMPLE_RUN_IDS.imagine),
           false,
         );
         await eventually(async () => {
           const rows = await workbench.readRows(explorer);
           assert.deepEqual(
-            childrenOf(rows, SHADOW).map((r) => [r.label, r.description]),
+            childrenOf(rows, runIdShort(SHADOW)).map((r) => [r.label, r.description]),
             [
               ['e1 retail-test-0007', 'failure · reward 0.50'],
               ['e2 retail-test-0012', 'success · reward 1.00'],
@@ -496,12 +506,19 @@ export async function runUiChecks(
           const rows = await workbench.readRows(explorer);
           const run = rows.find(
             (r) =>
-              r.level === 1 && r.description === 'shadow · reference · 1 episode · 1/1 success',
+              r.level === 1 &&
+              r.label.startsWith('shadow-') &&
+              /^1\/1 success · reference · /.test(r.description),
           );
           assert.ok(run, describeRows(rows));
           runLabel = run.label;
         });
-        await toggle(workbench, explorer, (r) => r.level === 1 && r.label === SHADOW, false);
+        await toggle(
+          workbench,
+          explorer,
+          (r) => r.level === 1 && r.label === runIdShort(SHADOW),
+          false,
+        );
         await toggle(workbench, explorer, (r) => r.level === 1 && r.label === runLabel, true);
         await toggle(workbench, explorer, (r) => r.level === 2 && r.label === 'e1 bank-0011', true);
         await toggle(

@@ -12,6 +12,8 @@ export interface RenderedRow {
   description: string;
   /** Undefined for rows that cannot expand. */
   expanded: boolean | undefined;
+  /** The part of the description a person sees: the rest is cut by the side bar's edge (an ellipsis). */
+  shownDescription: string;
 }
 
 /** Helpers over a page that shows code-server's workbench. */
@@ -86,14 +88,32 @@ export class Workbench {
           expanded: row.hasAttribute('aria-expanded')
             ? row.getAttribute('aria-expanded') === 'true'
             : undefined,
+          shownDescription: (() => {
+            // The characters whose box ends before the label's clipping edge (less the ellipsis).
+            const text = row.querySelector('.label-description')?.firstChild;
+            const clip = row.querySelector('.monaco-icon-label-container') ?? row;
+            if (!text?.textContent) return '';
+            const cut = clip.scrollWidth > clip.clientWidth;
+            const edge = clip.getBoundingClientRect().right - (cut ? 12 : 0);
+            const range = document.createRange();
+            let shown = 0;
+            for (let i = 1; i <= text.textContent.length; i++) {
+              range.setStart(text, 0);
+              range.setEnd(text, i);
+              if (range.getBoundingClientRect().right > edge + 0.5) break;
+              shown = i;
+            }
+            return text.textContent.slice(0, shown).trim();
+          })(),
         }))
         // The list recycles row elements, so DOM order is not display order.
         .sort((a, b) => a.index - b.index)
-        .map(({ level, label, description, expanded }) => ({
+        .map(({ level, label, description, expanded, shownDescription }) => ({
           level,
           label,
           description,
           expanded,
+          shownDescription,
         })),
     );
   }

@@ -81,7 +81,7 @@ describe('large traces: first level from the first and last lines, index on dema
       assert.equal(episodes.length, 300);
       assert.equal(
         traceTreeChildren(library)[0].description,
-        'shadow · models/default · 300 episodes · 300/300 success',
+        'shadow · 300/300 success · models/default',
       );
       // A run shows a page of its episodes (or calls), then one node for the rest.
       const paged = traceTreeChildren(library, traceTreeChildren(library)[0], {

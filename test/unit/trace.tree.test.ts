@@ -60,13 +60,13 @@ describe('Trace Explorer tree model', () => {
     assert.deepEqual(shape(child(undefined, 'r-failures')), {
       kind: 'run',
       label: 'r-failures',
-      description: 'shadow · models/mine · 2 episodes · 0/2 success',
+      description: 'shadow · 0/2 success · models/mine',
       status: 'mismatch',
       hasChildren: true,
     });
     assert.deepEqual(
       [child(undefined, 'r-good').description, child(undefined, 'r-good').status],
-      ['shadow · /elsewhere/model · 1 episode · 1/1 success', 'ok'],
+      ['shadow · 1/1 success · /elsewhere/model', 'ok'],
     );
   });
 
@@ -82,7 +82,7 @@ describe('Trace Explorer tree model', () => {
     await library.setFiles(await findRunTraces(tmp()));
     assert.equal(
       child(undefined, 'r-mixed').description,
-      'shadow · reference · 5 episodes · 1/2 success · 2 ungraded',
+      'shadow · 1/2 success · 2 ungraded · reference · 5 episodes',
     );
     assert.equal(successText(4, 8, 10), '4/8 success · 2 ungraded');
     assert.equal(successText(1, 1, 1), '1/1 success');
@@ -93,15 +93,16 @@ describe('Trace Explorer tree model', () => {
     assert.deepEqual(traceTreeChildren(library).map(shape), [
       {
         kind: 'run',
-        label: '20261129-120000-shadow-sample',
-        description: 'shadow · models/default · 3 episodes · 1/3 success',
+        // The id without its stamp; the mode is the label's first word; the date last (issue 27).
+        label: 'shadow-sample',
+        description: '1/3 success · models/default · 2026-11-29 12:00',
         status: 'error',
         hasChildren: true,
       },
       {
         kind: 'run',
-        label: '20261129-113000-imagine-sample',
-        description: 'imagine · models/default · 1 episode · 1/1 success',
+        label: 'imagine-sample',
+        description: '1/1 success · models/default · 2026-11-29 11:30',
         status: 'ok',
         hasChildren: true,
       },
@@ -109,7 +110,7 @@ describe('Trace Explorer tree model', () => {
   });
 
   it('shows episodes with their grade', () => {
-    const run = child(undefined, '20261129-120000-shadow-sample');
+    const run = child(undefined, 'shadow-sample');
     assert.deepEqual(traceTreeChildren(library, run).map(shape), [
       {
         kind: 'episode',
@@ -136,7 +137,7 @@ describe('Trace Explorer tree model', () => {
   });
 
   it('shows turns with their calls, parse errors and final answers', () => {
-    const run = child(undefined, '20261129-120000-shadow-sample');
+    const run = child(undefined, 'shadow-sample');
     assert.deepEqual(traceTreeChildren(library, child(run, 'e1 retail-test-0007')).map(shape), [
       {
         kind: 'turn',
@@ -183,7 +184,7 @@ describe('Trace Explorer tree model', () => {
   });
 
   it('shows each call with its fidelity badge', () => {
-    const run = child(undefined, '20261129-120000-shadow-sample');
+    const run = child(undefined, 'shadow-sample');
     const calls = (episode: string, turn: string) =>
       traceTreeChildren(library, child(child(run, episode), turn)).map(shape);
     assert.deepEqual(calls('e1 retail-test-0007', 'turn 1'), [

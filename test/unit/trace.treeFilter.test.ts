@@ -66,7 +66,7 @@ describe('Trace Explorer filters, search and sort', () => {
 
   it('shows only mismatched calls, with their episodes and turns, and hides runs without any', () => {
     assert.deepEqual(outline(library, { filter: { mismatches: true } }), [
-      'shadow-run | shadow · models/default · 3 episodes · 1/3 success',
+      'shadow-run | 1/3 success · models/default',
       '  e1 retail-test-0007 | failure · reward 0.50',
       '    turn 2 | get_order_details · F1 0.78',
       '      get_order_details | F1 0.78',
@@ -80,7 +80,7 @@ describe('Trace Explorer filters, search and sort', () => {
 
   it('shows rehearsal and act parse errors', () => {
     assert.deepEqual(outline(library, { filter: { parseErrors: true } }), [
-      'shadow-run | shadow · models/default · 3 episodes · 1/3 success',
+      'shadow-run | 1/3 success · models/default',
       '  e2 retail-test-0012 | success · reward 1.00',
       '    turn 2 | parse error JSON_DECODE_ERROR',
       '    turn 3 | get_order_details · parse error NO_EXECUTION_RESULT_TAG_FOUND',
@@ -90,7 +90,7 @@ describe('Trace Explorer filters, search and sort', () => {
 
   it('shows only annotated calls, with a badge for errors and for accepted rehearsals', () => {
     assert.deepEqual(outline(library, withAnnotations({ filter: { annotated: true } })), [
-      'shadow-run | shadow · models/default · 3 episodes · 1/3 success',
+      'shadow-run | 1/3 success · models/default',
       '  e1 retail-test-0007 | failure · reward 0.50',
       '    turn 2 | get_order_details · F1 0.78',
       '      get_order_details | ⚑ 1 · F1 0.78',

@@ -9,6 +9,7 @@ import type { AnnotationLookup, TreeFilter, TreeSort } from './treeFilter';
 import { callMatches, fidelityRank, isFilterActive, turnMatchesItself } from './treeFilter';
 import { describeAnnotation } from '../annotations/schema';
 import { shownPolicyPath } from '../trace/format/policyLabel';
+import { runIdDate, runIdShort } from '../trace/format/ids';
 import { successText } from './successText';
 
 /** How a node should look: drives the icon and colour in any host. */
@@ -236,9 +237,12 @@ function lazyRunNode(library: TraceLibrary, file: string, head: TraceHead): Trac
   const indexState = progress
     ? `indexing ${Math.floor((100 * progress.scannedBytes) / Math.max(1, progress.totalBytes))}%`
     : 'not indexed';
+  const id = run?.runId ?? runFolder;
+  const label = runIdShort(id);
+  const date = runIdDate(id);
   const parts = [
     run ? run.mode : 'no run event',
-    run ? run.policy.id : '',
+    run ? shownPolicyPath(run.policy.id, file) : '',
     formatBytes(head.size),
     indexState,
   ].filter(Boolean);
@@ -250,7 +254,7 @@ function lazyRunNode(library: TraceLibrary, file: string, head: TraceHead): Trac
       ? 'running'
       : 'mismatch';
   const tooltip = [
-    run?.runId ?? runFolder,
+    id,
     file,
     `${formatBytes(head.size)}: large traces are indexed when opened`,
     ...(head.problem ? [head.problem] : []),
@@ -261,8 +265,8 @@ function lazyRunNode(library: TraceLibrary, file: string, head: TraceHead): Trac
     id: `${file}#`,
     file,
     entityId: file,
-    label: run?.runId ?? runFolder,
-    description: parts.join(' · '),
+    label,
+    description: [...parts, ...(date ? [date] : [])].join(' · '),
     tooltip,
     status,
     hasChildren: true,
@@ -324,13 +328,21 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
   const torn = index.tornLastLine;
   const skippedCount = index.skippedCount + (torn ? 1 : 0);
   const outcome = episodeOutcomes(index);
+  // Issue 27: at the default side bar width the whole run id filled the row. The row's label is the
+  // id without its start stamp (the date goes last); the mode is said once, by the label when the id
+  // begins with it; the success count comes first, then the policy; the episode count only while
+  // some episodes have not ended (the success count says how many did).
+  const id = run?.runId ?? runFolder;
+  const label = runIdShort(id);
+  const mode = run ? run.mode : 'no run event';
   const parts = [
-    run ? run.mode : 'no run event',
+    label === mode || label.startsWith(`${mode}-`) ? '' : mode,
+    outcome.ended ? successText(outcome.successes, outcome.graded, outcome.ended) : '',
     run ? shownPolicyPath(run.policy.id, file) : '',
-    counted(index.episodes.length, 'episode'),
+    outcome.ended < index.episodes.length ? counted(index.episodes.length, 'episode') : '',
+    skippedCount ? counted(skippedCount, 'skipped line') : '',
   ].filter(Boolean);
-  if (outcome.ended) parts.push(successText(outcome.successes, outcome.graded, outcome.ended));
-  if (skippedCount) parts.push(counted(skippedCount, 'skipped line'));
+  const date = runIdDate(id);
   // The icon follows the outcome: a completed run whose episodes failed is not a green check.
   const status: NodeStatus = skippedCount
     ? 'mismatch'
@@ -345,9 +357,11 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
     .slice(0, 5)
     .map((s) => `line ${s.line}: ${s.reason}`);
   const tooltip = [
-    `${run?.runId ?? runFolder}`,
+    id,
     file,
+    ...(parts.includes(mode) ? [] : [mode]),
     ...parts,
+    ...(outcome.ended < index.episodes.length ? [] : [counted(index.episodes.length, 'episode')]),
     runScoreSummary(index),
     ...skipped,
   ].join('\n');
@@ -356,8 +370,8 @@ export function runNode(library: TraceLibrary, file: string): TraceTreeNode {
     id: `${file}#`,
     file,
     entityId: file,
-    label: run?.runId ?? runFolder,
-    description: parts.join(' · '),
+    label,
+    description: [...parts, ...(date ? [date] : [])].join(' · '),
     tooltip,
     status,
     hasChildren: index.episodes.length > 0,

@@ -44,12 +44,6 @@ export async function pickCall(
   });
 }
 
-/** `2026-12-03 14:54` from a run id that starts with its time (`20261203-145411-...`). */
-function runDate(runId: string): string | undefined {
-  const m = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})/.exec(runId);
-  return m ? `${m[1]}-${m[2]}-${m[3]} ${m[4]}:${m[5]}` : undefined;
-}
-
 /**
  * The quick-pick items of runs: each says what the Trace Explorer's row says (mode, policy,
  * episodes, success), its date and its folder (issue 27: the pickers showed only ids and paths).
@@ -60,11 +54,10 @@ export function runPickItems(
 ): (vscode.QuickPickItem & { file: string })[] {
   return files.map((f) => {
     const node = runNode(library, f);
-    const date = runDate(node.label);
     return {
       label: node.label,
-      description: node.description,
-      detail: [date, vscode.workspace.asRelativePath(path.dirname(f))].filter(Boolean).join(' · '),
+      description: node.description, // ends with the run's date
+      detail: vscode.workspace.asRelativePath(path.dirname(f)),
       file: f,
     };
   });

@@ -16,7 +16,7 @@ describe('Commands', () => {
     await sampleImagineRun(runId).write(file);
     await vscode.commands.executeCommand('rehearsal.openTrace', file);
     const run = await row(api, runId);
-    assert.equal(run.description, 'imagine · models/default · 1 episode · 1/1 success');
+    assert.equal(run.description, '1/1 success · models/default · 2026-11-29 10:00');
     assert.equal(run.node.file, file);
   });
 

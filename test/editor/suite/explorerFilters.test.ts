@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { runIdShort } from '../../../src/core/trace/format/ids';
 import * as vscode from 'vscode';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { row, rows, studio } from './helpers';
@@ -19,7 +20,7 @@ describe('Trace Explorer filters, search and sort', () => {
       ['e1 retail-test-0007', 'e3 retail-test-0031'],
     );
     assert.ok(
-      !(await rows(api)).some((r) => r.label === SAMPLE_RUN_IDS.imagine) ||
+      !(await rows(api)).some((r) => r.label === runIdShort(SAMPLE_RUN_IDS.imagine)) ||
         (await rows(api, (await row(api, SAMPLE_RUN_IDS.imagine)).node)).length > 0,
       'runs without mismatches are hidden',
     );
@@ -61,6 +62,6 @@ describe('Trace Explorer filters, search and sort', () => {
         'F1 0.00 · error state differs · e1.t3.c1',
       ],
     );
-    assert.equal(api.services.explorer.getParent(calls[0].node)?.label, SHADOW);
+    assert.equal(api.services.explorer.getParent(calls[0].node)?.label, runIdShort(SHADOW));
   });
 });

@@ -9,6 +9,7 @@ import type { TraceTreeNode } from '../../../src/core/explorer/tree';
 import { sampleTraceFile } from '../../builders/sampleWorkspace';
 import { sampleShadowRun } from '../../builders/samples';
 import { withTimeout } from '../timeout';
+import { runIdShort } from '../../../src/core/trace/format/ids';
 
 /** `publisher.name` from package.json. */
 export const EXTENSION_ID = 'rehearsal-studio.rehearsal-studio';
@@ -61,14 +62,19 @@ export async function rows(api: RehearsalStudioApi, parent?: TraceTreeNode): Pro
   );
 }
 
-/** The row with this label under `parent`; fails with the labels that are there. */
+/**
+ * The row with this label under `parent`; fails with the labels that are there. At the root a run's
+ * id names its row too (the row shows the id without its start stamp).
+ */
 export async function row(
   api: RehearsalStudioApi,
   label: string,
   parent?: TraceTreeNode,
 ): Promise<Row> {
   const all = await rows(api, parent);
-  const found = all.find((r) => r.label === label);
+  const found = all.find(
+    (r) => r.label === label || (!parent && r.node.kind === 'run' && r.label === runIdShort(label)),
+  );
   assert.ok(
     found,
     `no row ${JSON.stringify(label)} under ${parent ? parent.label : 'the root'}; rows: ${JSON.stringify(all.map((r) => r.label))}`,

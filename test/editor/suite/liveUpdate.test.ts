@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { runIdShort } from '../../../src/core/trace/format/ids';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -20,11 +21,11 @@ describe('Live update', () => {
       // Only the workspace file watcher can tell the editor about this new trace.
       await waitForLibrary(api, 'the new run (file watcher)', async () => {
         const run = await row(api, runId);
-        assert.equal(run.description, 'shadow · models/default · 1 episode');
+        assert.match(run.description, /^models\/default · 1 episode · \d{4}-\d\d-\d\d \d\d:\d\d$/);
         assert.equal(run.icon, 'loading~spin', 'a run without run.end is still running');
         assert.equal((await row(api, 'e1 retail-test-0060', run.node)).description, 'running');
       });
-      assert.equal((await rows(api))[0].label, runId, 'the newest run is listed first');
+      assert.equal((await rows(api))[0].label, runIdShort(runId), 'the newest run is listed first');
 
       const turn = episode
         .turn(
@@ -75,7 +76,7 @@ describe('Live update', () => {
     await waitForLibrary(api, 'the crashed run', async () => {
       assert.equal(
         (await row(api, runId)).description,
-        'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line',
+        '1/3 success · models/default · 1 skipped line · 2026-11-29 17:00',
       );
     });
 
@@ -102,7 +103,7 @@ describe('Live update', () => {
       const run = await row(api, runId);
       assert.equal(
         run.description,
-        'shadow · models/default · 4 episodes · 2/4 success · 1 skipped line',
+        '2/4 success · models/default · 1 skipped line · 2026-11-29 17:00',
       );
       assert.equal(
         (await row(api, 'e4 retail-test-0099', run.node)).description,
@@ -128,7 +129,10 @@ describe('Live update', () => {
         live.builder.episode('retail-test-0061', { instruction: 'Where is my order #W6000061?' });
         await live.flush();
         await waitForLibrary(api, 'the unwatched run (listing of the runs folder)', async () => {
-          assert.equal((await row(api, runId)).description, 'shadow · models/default · 1 episode');
+          assert.match(
+            (await row(api, runId)).description,
+            /^models\/default · 1 episode · \d{4}-\d\d-\d\d \d\d:\d\d$/,
+          );
         });
       } finally {
         await live.close();

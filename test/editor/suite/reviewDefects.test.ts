@@ -87,7 +87,7 @@ describe('Review defects', () => {
     await vscode.commands.executeCommand('rehearsal.refreshTraces');
     await waitForLibrary(api, 'the run', async () => {
       const run = await row(api, runId);
-      assert.equal(run.description, 'shadow · checkpoints/sft-3 · 1 episode · 0/1 success');
+      assert.equal(run.description, '0/1 success · checkpoints/sft-3 · 2026-12-02 09:00');
       assert.equal(run.icon, 'diff-modified', 'no success: not a green check');
     });
   });

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { runIdShort } from '../../../src/core/trace/format/ids';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { outline, row, rowAt, rows, studio, traceFile } from './helpers';
 
@@ -9,17 +10,14 @@ describe('Trace Explorer', () => {
   it('lists the runs, newest first, with mode, policy and episode count', async () => {
     const api = await studio();
     // Other tests add runs of their own; these are the fixture's.
-    const samples: string[] = Object.values(SAMPLE_RUN_IDS);
+    const samples: string[] = Object.values(SAMPLE_RUN_IDS).map(runIdShort);
     const runs = (await rows(api)).filter((r) => samples.includes(r.label));
     assert.deepEqual(
       runs.map((r) => [r.label, r.description]),
       [
-        [
-          SAMPLE_RUN_IDS.torn,
-          'shadow · models/default · 3 episodes · 1/3 success · 1 skipped line',
-        ],
-        [SAMPLE_RUN_IDS.shadow, 'shadow · models/default · 3 episodes · 1/3 success'],
-        [SAMPLE_RUN_IDS.imagine, 'imagine · models/default · 1 episode · 1/1 success'],
+        ['shadow-crashed', '1/3 success · models/default · 1 skipped line · 2026-11-29 13:00'],
+        ['shadow-sample', '1/3 success · models/default · 2026-11-29 12:00'],
+        ['imagine-sample', '1/1 success · models/default · 2026-11-29 11:30'],
       ],
       (await outline(api)).join('\n'),
     );
@@ -97,7 +95,7 @@ describe('Trace Explorer', () => {
 
   it('knows the parent of every node, so that reveal works', async () => {
     const api = await studio();
-    const path = [SHADOW, 'e1 retail-test-0007', 'turn 2', 'get_order_details'];
+    const path = [runIdShort(SHADOW), 'e1 retail-test-0007', 'turn 2', 'get_order_details'];
     let node = (await rowAt(api, path)).node;
     for (const expected of path.slice(0, -1).reverse()) {
       const parent = api.services.explorer.getParent(node);
@@ -111,7 +109,7 @@ describe('Trace Explorer', () => {
   it('shows the torn last line of a crashed run as a skipped line, not as a run still being written', async () => {
     const api = await studio();
     const torn = await row(api, SAMPLE_RUN_IDS.torn);
-    assert.match(torn.description, /· 1 skipped line$/);
+    assert.match(torn.description, /· 1 skipped line · 2026-11-29 13:00$/);
     assert.match(String(torn.item.tooltip), /line \d+: torn last line/);
     assert.notEqual(torn.icon, 'loading~spin', 'a crashed run must not spin as if it were running');
     // Everything before the torn line is still there.

@@ -28,6 +28,23 @@ export function newRunId(mode: string, now: Date = new Date()): string {
   return `${stamp}-${mode}-${randomBytes(3).toString('hex')}`;
 }
 
+const RUN_STAMP = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})\d{2}-(.+)$/;
+
+/**
+ * A run id as a row shows it: without the start stamp `newRunId` puts first (`shadow-3fa2c1` for
+ * `20261129-191500-shadow-3fa2c1`); the stamp is the row's date ({@link runIdDate}). Other ids as
+ * they are.
+ */
+export function runIdShort(runId: string): string {
+  return RUN_STAMP.exec(runId)?.[6] ?? runId;
+}
+
+/** The start of a run, `2026-11-29 19:15` (UTC), read from its id's stamp; undefined without one. */
+export function runIdDate(runId: string): string | undefined {
+  const m = RUN_STAMP.exec(runId);
+  return m ? `${m[1]}-${m[2]}-${m[3]} ${m[4]}:${m[5]}` : undefined;
+}
+
 /** Episode id from its index: `e1`, `e2`, ... */
 export function episodeId(index: number): string {
   return `e${index + 1}`;
