@@ -19,6 +19,12 @@ export const REQUIREMENTS = 'requirements.txt';
 export const DEV_REQUIREMENTS = 'requirements-dev.txt';
 /** Exact versions of the packages the requirements pull in. */
 export const CONSTRAINTS = 'constraints.txt';
+/**
+ * Packages installed without their dependencies (pip's `--no-deps`): `bfcl-eval`, whose declared
+ * dependencies are every model vendor's SDK, while its multi-turn backends need only the standard
+ * library and mpmath (in {@link REQUIREMENTS}).
+ */
+export const NO_DEPS_REQUIREMENTS = 'requirements-nodeps.txt';
 /** Written into an environment once its setup has finished: what it was made from. */
 export const ENV_MARKER = 'rehearsal-env.json';
 /** The oldest Python the trainer runs on. */
@@ -78,7 +84,12 @@ export function envPython(envDir: string): string {
 /** The hash of the requirements an environment is made from: a changed pin makes it stale. */
 export function requirementsHash(dev: boolean, root = trainerRoot()): string {
   const hash = createHash('sha256');
-  for (const file of [REQUIREMENTS, CONSTRAINTS, ...(dev ? [DEV_REQUIREMENTS] : [])])
+  for (const file of [
+    REQUIREMENTS,
+    CONSTRAINTS,
+    NO_DEPS_REQUIREMENTS,
+    ...(dev ? [DEV_REQUIREMENTS] : []),
+  ])
     hash.update(readFileSync(path.join(root, 'trainer', file)));
   return hash.digest('hex').slice(0, 16);
 }
@@ -360,6 +371,26 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
     throw new StudioError(
       'TRAINER_ENV_SETUP_FAILED',
       `pip could not install the trainer's packages into ${envDir}: ${lastLine(installed.stderr || installed.stdout)}. Check that PyPI (or your index) is reachable, then run \`${SETUP_COMMAND}\` again.`,
+    );
+  progress('installing bfcl-eval (without its dependencies)', 0.9);
+  const noDeps = await runToEnd(
+    [
+      python,
+      '-m',
+      'pip',
+      'install',
+      '--progress-bar',
+      'off',
+      '--no-deps',
+      '-r',
+      path.join(trainer, NO_DEPS_REQUIREMENTS),
+    ],
+    { signal: options.signal, onLine: options.onLog },
+  );
+  if (noDeps.code !== 0)
+    throw new StudioError(
+      'TRAINER_ENV_SETUP_FAILED',
+      `pip could not install ${NO_DEPS_REQUIREMENTS} into ${envDir}: ${lastLine(noDeps.stderr || noDeps.stdout)}. Check that PyPI (or your index) is reachable, then run \`${SETUP_COMMAND}\` again.`,
     );
   progress('checking that torch imports', 0.95);
   const probe = await probeTorch(python);
