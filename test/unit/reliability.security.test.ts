@@ -504,6 +504,10 @@ describe('security: the training launch preview is exactly what runs', () => {
       { mode: 0o755 },
     );
     await fs.writeFile(path.join(tmp(), 'rows.jsonl'), '');
+    // The base is a model folder (the launch checks that it is there), named to tempt a shell.
+    const base = path.join(tmp(), 'models', 'base $HOME `x`');
+    await fs.mkdir(base, { recursive: true });
+    await fs.writeFile(path.join(base, 'config.json'), '{}');
     const runFile = path.join(tmp(), 'run.json');
     await fs.writeFile(
       runFile,

@@ -52,8 +52,9 @@ def answers_file(records: str) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(records)), "possible_answer", os.path.basename(records))
 
 
-def read_json_lines(path: str, what: str) -> list[dict[str, Any]]:
-    """A BFCL data file (one JSON object per line), bounded in size; a bad line is a coded error."""
+def read_json_lines(path: str, what: str, key: str = "id") -> list[dict[str, Any]]:
+    """A BFCL data file (one JSON object per line, each with a string ``key``), bounded in size; a
+    bad line is a coded error."""
     try:
         size = os.path.getsize(path)
     except OSError as e:
@@ -71,8 +72,9 @@ def read_json_lines(path: str, what: str) -> list[dict[str, Any]]:
                 value = json.loads(line)
             except json.JSONDecodeError as e:
                 raise TrainerError("BFCL_RECORD_INVALID", f"{path}:{number}: not JSON ({e.msg}).") from e
-            if not isinstance(value, dict) or not isinstance(value.get("id"), str):
-                raise TrainerError("BFCL_RECORD_INVALID", f"{path}:{number}: not a BFCL record (an object with an id).")
+            if not isinstance(value, dict) or not isinstance(value.get(key), str):
+                raise TrainerError("BFCL_RECORD_INVALID", f"{path}:{number}: not a BFCL {what} line (an object with "
+                                   f"a {key}).")
             out.append(value)
             if len(out) > MAX_RECORDS:
                 raise TrainerError("BFCL_FILE_TOO_LARGE", f"{path} holds more than {MAX_RECORDS} records.")
