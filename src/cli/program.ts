@@ -6,6 +6,8 @@ import { diffCommand } from './commands/diff';
 import { generateCommand } from './commands/generate';
 import type { ImportFormat } from './commands/import';
 import { importCommand } from './commands/import';
+import type { ImportBfclArgs } from './commands/importBfcl';
+import { importBfclCommand } from './commands/importBfcl';
 import { importRolloutsCommand } from './commands/importRollouts';
 import { verifyCommand } from './commands/verify';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
@@ -122,9 +124,15 @@ function registerTraceCommands(program: Command, cli: CliContext): void {
     .argument('<trace...>', 'trace.jsonl files, run folders, or a workspace with .rehearsal/runs')
     .option('--calls', 'also list every call, least faithful first')
     .option('--json', 'print the report as JSON')
-    .action(async (traces: string[], opts: { json?: boolean; calls?: boolean }) => {
-      cli.exit(await reportCommand(traces, opts, cli.ioFor()));
-    });
+    .option(
+      '--format <format>',
+      'fidelity (default), or bfcl: accuracy per BFCL-v4 multi-turn category, as its leaderboard reports it',
+    )
+    .action(
+      async (traces: string[], opts: { json?: boolean; calls?: boolean; format?: string }) => {
+        cli.exit(await reportCommand(traces, opts, cli.ioFor()));
+      },
+    );
 
   program
     .command('diff')
@@ -173,6 +181,25 @@ function registerImportCommands(program: Command, cli: CliContext): void {
         cli.exit(await importCommand(format as ImportFormat, file, opts, cli.ioFor()));
       });
   }
+  importer
+    .command('bfcl')
+    .description(
+      'import BFCL-v4 multi-turn records as tasks graded as BFCL grades them (from the installed bfcl-eval: base, miss_param, miss_func, long_context; or a records file)',
+    )
+    .argument('<records>', 'a category of the installed bfcl-eval, or a records file (JSON lines)')
+    .option('--out <dir>', 'where to write tasks/ (default: .rehearsal/imports/bfcl-<name>)')
+    .option(
+      '--answers <file>',
+      'the ground truth (default: possible_answer/<same name> beside the records)',
+    )
+    .option('--limit <n>', 'import the first n records only')
+    .option(
+      '--python <path>',
+      "the studio's Python (default: its environment, `rehearse trainer setup`)",
+    )
+    .action(async (records: string, opts: ImportBfclArgs) => {
+      cli.exit(await importBfclCommand(records, opts, cli.ioFor()));
+    });
   importer
     .command('envace-rollouts')
     .description(

@@ -1,3 +1,4 @@
+import { resolveTrainerPython } from '../core/training/pythonEnv';
 import * as vscode from 'vscode';
 import { AnnotationLibrary } from '../core/annotations/library';
 import { TraceLibrary } from '../core/trace/index/library';
@@ -64,7 +65,10 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
     explorer: new TraceExplorerProvider(library, annotations),
     annotationsView: new AnnotationsViewProvider(library, annotations),
     decorations: new CallDiffDecorations(library, annotations, callDiffs),
-    runs: new RunController(library, context.secrets, output),
+    runs: new RunController(library, context.secrets, output, () => {
+      const { python, envDir } = trainerPythonOptions(context)();
+      return resolveTrainerPython({ option: python, envDir }).python;
+    }),
     trajectories: new TrajectoryPanels({
       extensionUri: context.extensionUri,
       library,

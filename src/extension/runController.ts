@@ -1,3 +1,4 @@
+import { resolveTrainerPython } from '../core/training/pythonEnv';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { counted } from '../core/base/counted';
@@ -69,6 +70,8 @@ export class RunController extends Disposable {
     private readonly library: TraceLibrary,
     private readonly secrets: vscode.SecretStorage,
     private readonly output: vscode.LogOutputChannel,
+    /** The studio's Python environment's interpreter (built-in Python servers); may throw. */
+    private readonly python: () => string = () => resolveTrainerPython().python,
   ) {
     super();
     this.statusItem = this._register(
@@ -155,6 +158,7 @@ export class RunController extends Disposable {
           runId,
           tasks: request.tasks,
           policy,
+          grade: { python: this.python },
           settings,
           concurrency: runConcurrency() ?? DEFAULT_CONCURRENCY[policy.info.kind],
           signal,
@@ -164,6 +168,7 @@ export class RunController extends Disposable {
               settingServers: settingServers(),
               resolveInput,
               log: (line) => this.output.info(`[server] ${line}`),
+              python: this.python,
             }),
           onEvent: (e) => {
             status.observe(e);

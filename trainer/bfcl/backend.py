@@ -137,11 +137,13 @@ class World:
                 if not method_name.startswith("_"):
                     self.methods[method_name] = method
 
-    def call(self, name: str, arguments: dict[str, Any]) -> str:
+    def call(self, name: str, arguments: Any) -> str:
         """Runs one call; its result as the model reads it (an error is a result too)."""
         method = self.methods.get(name)
         if method is None:
             return f"Error during execution: name '{name}' is not defined"
+        if not isinstance(arguments, dict):
+            return "Error during execution: the arguments are not an object"
         try:
             # A copy, as BFCL's evaluated string makes new values: a method may keep or change them.
             return render_result(method(**copy.deepcopy(arguments)))

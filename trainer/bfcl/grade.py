@@ -83,3 +83,36 @@ def irrelevance(ground_truth: Sequence[Sequence[str]], model: ModelTurns) -> lis
     """The turns with an empty ground truth in which the model still made calls."""
     return [t for t, truth in enumerate(ground_truth)
             if not truth and t < len(model) and any(act for act in model[t])]
+
+
+def main() -> int:
+    """``python -m trainer.bfcl.grade``: reads ``{record, records?, ground_truth, model}`` as JSON on
+    stdin (``model``: per user turn, per act, ``[name, arguments]``), prints the verdict as one JSON
+    line; a fault in what was given prints ``{"error": ...}`` (exit 0: the item is not evaluated)."""
+    import json
+    import sys
+
+    from ..errors import TrainerError
+    from .backend import read_json_lines, records_file
+    try:
+        given = json.loads(sys.stdin.read())
+        record_id = given["record"]
+        category = record_id.rsplit("_", 1)[0].removeprefix("multi_turn_")
+        path = given.get("records") or records_file(category)
+        record = next((r for r in read_json_lines(path, "records") if r["id"] == record_id), None)
+        if record is None:
+            raise TrainerError("BFCL_RECORD_MISSING", f"No record {record_id!r} in {path}.")
+        model = [[[(str(name), args) for name, args in act] for act in turn] for turn in given["model"]]
+        verdict = grade(record, given["ground_truth"], model)
+    except TrainerError as e:
+        print(json.dumps({"error": f"{e.code}: {e.message}"}))
+        return 0
+    except (KeyError, TypeError, ValueError) as e:
+        print(json.dumps({"error": f"BFCL_GRADE_INPUT: the grader's input is not what it reads ({e!r})."}))
+        return 0
+    print(json.dumps(verdict, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

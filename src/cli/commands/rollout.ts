@@ -1,3 +1,4 @@
+import { studioPython } from '../studioPython';
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
@@ -137,9 +138,11 @@ export async function rolloutCommand(
       runsDir,
       tasks,
       policy,
+      grade: { python: studioPython },
       settings,
       concurrency: concurrencyFor(concurrency, policy.info.kind),
-      openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd() }),
+      openEnvironment: (t) =>
+        openTaskEnvironment(t, { workspaceFolder: process.cwd(), python: studioPython }),
     });
   } finally {
     policy.dispose();

@@ -1,3 +1,4 @@
+import { studioPython } from '../studioPython';
 import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
@@ -182,11 +183,16 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
       runsDir,
       tasks,
       policy,
+      grade: { python: studioPython },
       settings: runSettings,
       concurrency: concurrencyFor(concurrency, policy.info.kind),
       signal: abort.signal,
       openEnvironment: (t) =>
-        openTaskEnvironment(t, { workspaceFolder: process.cwd(), log: (l) => logLines.push(l) }),
+        openTaskEnvironment(t, {
+          workspaceFolder: process.cwd(),
+          log: (l) => logLines.push(l),
+          python: studioPython,
+        }),
       onProgress: (p) =>
         bar?.update(p.done, {
           inFlight: p.inFlight ?? 0,

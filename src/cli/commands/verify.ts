@@ -1,3 +1,4 @@
+import { studioPython } from '../studioPython';
 import * as path from 'node:path';
 import { canonicalJson } from '../../core/base/canonicalJson';
 import { StudioError, errorMessage } from '../../core/base/errors';
@@ -41,6 +42,7 @@ export async function verifyCommand(
     workspaceFolder,
     resolveInput: cliInputResolver(),
     log: options.verbose ? (line) => io.err(line) : undefined,
+    python: studioPython,
   };
   // Each slot of tasks in flight has its own environments (servers keep state).
   const slots = Array.from(
@@ -108,7 +110,10 @@ async function verifyTask(
     };
   try {
     const env = await environmentFor(loaded, host, envs);
-    const play = await playReference(loaded.task, env);
+    const play = await playReference(loaded.task, env, {
+      python: studioPython,
+      baseDir: loaded.baseDir,
+    });
     return {
       id: loaded.task.id,
       reward: play.grade.reward,

@@ -28,7 +28,17 @@ export interface LaunchContext extends VariableContext {
   baseDir: string;
   /** Folder of the built-in server bundles (`dist/servers`); see {@link defaultBuiltinServersDir}. */
   builtinServersDir?: string;
+  /** The studio's Python environment's interpreter, for the built-in Python servers (may throw). */
+  python?: () => string;
 }
+
+/**
+ * Built-in servers written in Python, by name: the module `python -m` runs, from the studio's own
+ * folder (PYTHONPATH), on the studio's Python environment (`rehearse trainer setup` makes it).
+ */
+export const PYTHON_BUILTINS: Readonly<Record<string, string>> = {
+  bfcl: 'trainer.bfcl.server',
+};
 
 /**
  * The folder holding the built-in server bundles: `servers/` beside the running bundle
@@ -68,6 +78,29 @@ export async function resolveLaunch(
         'SERVER_CONFIG_INVALID',
         `Server "${name}": "${def.builtin}" is not a built-in server name.`,
       );
+    const module = Object.hasOwn(PYTHON_BUILTINS, def.builtin)
+      ? PYTHON_BUILTINS[def.builtin]
+      : undefined;
+    if (module !== undefined) {
+      const python = ctx.python?.();
+      if (!python)
+        throw new StudioError(
+          'SERVER_START_FAILED',
+          `Server "${name}": the built-in server "${def.builtin}" runs on the studio's Python environment, which this host did not name. Run \`rehearse trainer setup\`, then the task again from the CLI or the editor.`,
+        );
+      return resolveLaunch(
+        name,
+        {
+          type: 'stdio',
+          command: python,
+          args: ['-m', module, ...(def.args ?? [])],
+          env: { PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE', ...def.env },
+          ...(def.cwd !== undefined ? { cwd: def.cwd } : {}),
+        },
+        ctx,
+        inputCache,
+      );
+    }
     const bundle = builtinServerPath(def.builtin, ctx.builtinServersDir);
     if (!existsSync(bundle)) {
       throw new StudioError(

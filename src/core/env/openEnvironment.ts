@@ -24,6 +24,11 @@ export interface EnvironmentHost {
   log?: (line: string) => void;
   /** Folder of the built-in server bundles (default: found beside the running code). */
   builtinServersDir?: string;
+  /**
+   * The interpreter of the studio's Python environment, which runs the built-in Python servers
+   * (`bfcl`); asked only when a task uses one, and may throw the coded error that says to set it up.
+   */
+  python?: () => string;
   /** Limit for starting a server (default 30 s). */
   startTimeoutMs?: number;
   /** Limit for reset and snapshot calls (default 30 s). */
@@ -89,6 +94,7 @@ export async function openEnvironment(
       inputs,
       resolveInput: host.resolveInput,
       builtinServersDir: host.builtinServersDir,
+      python: host.python,
     };
     const launch = await resolveLaunch(name, def, ctx, inputCache);
     backends.push(

@@ -5,7 +5,7 @@ import type { Grade, GradeOptions } from '../tasks/checks/grade';
 import { gradeEpisode, gradeOfFailedEpisode, withoutStateItems } from '../tasks/checks/grade';
 import type { EpisodeTranscript, TranscriptCall, TranscriptTurn } from '../tasks/checks/transcript';
 import type { TaskFile } from '../tasks/format/taskFile';
-import { DEFAULT_TASK_LIMITS } from '../tasks/format/taskFile';
+import { DEFAULT_TASK_LIMITS, offeredTools } from '../tasks/format/taskFile';
 import { buildRehearsePrompt } from '../protocol/rehearsePrompt';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { Policy, RehearsalSample } from '../policy/types';
@@ -113,7 +113,10 @@ interface EpisodePlay {
   ctx: EpisodeContext;
   limits: typeof DEFAULT_TASK_LIMITS;
   real: boolean;
+  /** The tools offered in the current user turn ({@link offeredTools}). */
   tools: ToolDefinition[];
+  /** Every tool of the environment. */
+  allTools: ToolDefinition[];
   signal: AbortSignal;
   envace: EnvaceGrader | undefined;
   messages: ChatMessage[];
@@ -149,7 +152,9 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
     clearTimeout(timeout);
     return started.failed;
   }
-  const { tools } = started;
+  const allTools = started.tools;
+  // Tools a later user turn adds are held back until then (BFCL's miss_func).
+  const tools = offeredTools(allTools, task.turns, 0);
 
   const system = task.system;
   await emit(episodeStart(ctx, { system, tools }));
@@ -158,6 +163,7 @@ export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> 
     limits,
     real,
     tools,
+    allTools,
     signal,
     envace,
     messages: episodeMessages(system, ctx.context),
@@ -264,6 +270,7 @@ async function playUserTurns(
 ): Promise<EpisodeEnding | undefined> {
   const { ctx, envace } = play;
   for (const [userIndex, userTurn] of ctx.task.turns.entries()) {
+    play.tools = offeredTools(play.allTools, ctx.task.turns, userIndex);
     play.messages.push({ role: 'user', content: userTurn.user });
     const transcriptTurn: TranscriptTurn = { user: userTurn.user, calls: [] };
     turns.push(transcriptTurn);

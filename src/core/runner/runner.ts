@@ -275,7 +275,7 @@ async function playTaskEpisode(
       env,
       settings: episodeSettings,
       emit,
-      grade: options.grade,
+      grade: { ...options.grade, baseDir: loaded.baseDir },
       signal: options.signal,
       onProgress: onEpisodeProgress,
     });
@@ -292,7 +292,7 @@ async function playTaskEpisode(
       env,
       settings: episodeSettings,
       emit,
-      grade: options.grade,
+      grade: { ...options.grade, baseDir: loaded.baseDir },
       signal: options.signal,
       onProgress: onEpisodeProgress,
     });

@@ -4,6 +4,7 @@ import type { Judge } from './judge';
 import type { ItemResult } from './ruleChecks';
 import { evaluateAnswer, evaluateCall, evaluateNoCall, evaluateState } from './ruleChecks';
 import type { EpisodeTranscript } from './transcript';
+import { evaluateBfcl } from './bfclCheck';
 
 /** An episode's grade, the shape `episode.end` records. */
 export interface Grade {
@@ -25,6 +26,13 @@ export interface Grade {
 export interface GradeOptions {
   /** Evaluates judge items; without it they are `passed: null` (not evaluated). */
   judge?: Judge;
+  /**
+   * The studio's Python environment's interpreter, which grades `bfcl` items; without it they are
+   * not evaluated. May throw the coded error that says to set the environment up.
+   */
+  python?: () => string;
+  /** The task file's folder (a `bfcl` item's `records` is relative to it). */
+  baseDir?: string;
 }
 
 /** The id of a check: its own, or `check-<index>`. */
@@ -50,6 +58,8 @@ async function evaluate(
       return options.judge
         ? options.judge.evaluate(check, transcript)
         : { passed: null, detail: 'not evaluated: no judge endpoint is configured' };
+    case 'bfcl':
+      return evaluateBfcl(check, transcript, options);
   }
 }
 

@@ -209,6 +209,13 @@ function semanticFault(task: TaskFile): Fault | undefined {
       }
     }
   }
+  for (const [t, turn] of task.turns.entries())
+    for (const [i, name] of (turn.addTools ?? []).entries())
+      if (allow && !allow.has(name))
+        return {
+          at: ['turns', t, 'addTools', i],
+          message: `"${name}" is not in the task's tool allow-list`,
+        };
   return undefined;
 }
 

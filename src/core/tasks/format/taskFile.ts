@@ -12,6 +12,22 @@ export type TaskSplit = 'train' | 'validation' | 'test';
 /** One user message; the agent answers each in turn. */
 export interface UserTurn {
   user: string;
+  /**
+   * Tools offered from this turn on and held back before it (BFCL's miss_func: a function the model
+   * cannot see until the user says it was added).
+   */
+  addTools?: string[];
+}
+
+/** The tools offered during user turn `turn`: all, less those a later turn adds. */
+export function offeredTools<T extends { name: string }>(
+  tools: readonly T[],
+  turns: readonly UserTurn[],
+  turn: number,
+): T[] {
+  const later = new Set(turns.slice(turn + 1).flatMap((t) => t.addTools ?? []));
+  const now = new Set(turns.slice(0, turn + 1).flatMap((t) => t.addTools ?? []));
+  return tools.filter((t) => now.has(t.name) || !later.has(t.name));
 }
 
 /** Episode limits. */
@@ -117,7 +133,21 @@ export interface JudgeCheck extends CheckBase {
 }
 
 /** Any checklist item. */
-export type CheckSpec = StateCheck | CallCheck | NoCallCheck | AnswerCheck | JudgeCheck;
+/**
+ * A BFCL-v4 multi-turn record's verdict (docs/task-format.md, BFCL-v4): BFCL's state and response
+ * checks after every user turn, computed in the studio's Python environment.
+ */
+export interface BfclCheck extends CheckBase {
+  kind: 'bfcl';
+  /** The record's id (`multi_turn_base_0`). */
+  record: string;
+  /** Its records file, relative to the task file; default: the installed bfcl-eval's. */
+  records?: string;
+  /** Per user turn, BFCL's ground-truth call strings. */
+  groundTruth: string[][];
+}
+
+export type CheckSpec = StateCheck | CallCheck | NoCallCheck | AnswerCheck | JudgeCheck | BfclCheck;
 
 /** The reference solution of one user turn: the calls, in order, then the final answer. */
 export interface ReferenceTurn {

@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { errorMessage } from '../../base/errors';
+import { studioRoot } from '../../base/studioRoot';
+import type { BfclCheck } from '../format/taskFile';
+import type { ItemResult } from './ruleChecks';
+import type { EpisodeTranscript } from './transcript';
+
+/** How long BFCL's checks of one episode may take (a long_context world is large). */
+const GRADE_TIMEOUT_MS = 120_000;
+/** The most the grader may print (its verdict is one short JSON line). */
+const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A BFCL-v4 multi-turn item (docs/task-format.md, BFCL-v4): the episode's calls, per user turn,
+ * graded by `python -m trainer.bfcl.grade` (the studio's own code, which gives BFCL's
+ * `multi_turn_checker` verdict: a test compares them on every record) on the installed bfcl-eval's
+ * backends. Without the studio's Python environment the item is not evaluated, and says why.
+ */
+export async function evaluateBfcl(
+  check: BfclCheck,
+  transcript: EpisodeTranscript,
+  options: { python?: () => string; baseDir?: string },
+): Promise<ItemResult> {
+  let python: string | undefined;
+  try {
+    python = options.python?.();
+  } catch (err) {
+    return { passed: null, detail: `not evaluated: ${errorMessage(err)}` };
+  }
+  if (!python)
+    return {
+      passed: null,
+      detail:
+        "not evaluated: BFCL's checks run in the studio's Python environment, which was not given (rehearse trainer setup)",
+    };
+  const input = JSON.stringify({
+    record: check.record,
+    ...(check.records
+      ? { records: path.resolve(options.baseDir ?? process.cwd(), check.records) }
+      : {}),
+    ground_truth: check.groundTruth,
+    // One act per user turn: BFCL's verdict depends on the calls and their order, not on how the
+    // model grouped them into acts.
+    model: transcript.turns.map((t) => [t.calls.map((c) => [c.name, c.arguments])]),
+  });
+  try {
+    const out = await runGrader(python, input);
+    const verdict = JSON.parse(out) as { valid?: unknown; message?: unknown; error?: unknown };
+    if (typeof verdict.error === 'string')
+      return { passed: null, detail: `not evaluated: ${verdict.error}` };
+    if (typeof verdict.valid !== 'boolean')
+      return { passed: null, detail: `not evaluated: the grader answered ${out.slice(0, 200)}` };
+    return verdict.valid
+      ? { passed: true }
+      : { passed: false, detail: typeof verdict.message === 'string' ? verdict.message : 'failed' };
+  } catch (err) {
+    return { passed: null, detail: `not evaluated: ${errorMessage(err)}` };
+  }
+}
+
+function runGrader(python: string, input: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(python, ['-m', 'trainer.bfcl.grade'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE' },
+      timeout: GRADE_TIMEOUT_MS,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      if (stdout.length > MAX_OUTPUT_BYTES) child.kill();
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr = (stderr + d).slice(-4000);
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve(stdout.trim().split('\n').at(-1) ?? '');
+      else
+        reject(
+          new Error(
+            `the BFCL grader (${python} -m trainer.bfcl.grade) ended with ${signal ?? `exit ${code}`}: ${stderr.trim().split('\n').at(-1) ?? ''}`,
+          ),
+        );
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
