@@ -397,6 +397,59 @@ describe("the README's command lines, run in a fresh workspace", function () {
         ok(await inWorkspace('gpu', 'install', '--help'), 'gpu install --help');
       },
     ],
+    [
+      'rehearse import bfcl base',
+      async () => {
+        const r = ok(await inWorkspace('import', 'bfcl', 'base'), 'import bfcl base');
+        assert.match(r.out, /^wrote 200 task\(s\) to \S+\.rehearsal\/imports\/bfcl-base\/tasks/);
+      },
+    ],
+    [
+      'rehearse verify .rehearsal/imports/bfcl-base/tasks',
+      async () => {
+        // All 200 take minutes (the README gives the time); three of them, as the line runs them.
+        const some = path.join(ws, 'bfcl-some');
+        await fs.mkdir(some);
+        for (const id of ['multi_turn_base_0', 'multi_turn_base_1', 'multi_turn_base_2'])
+          await fs.copyFile(
+            path.join(ws, '.rehearsal', 'imports', 'bfcl-base', 'tasks', `${id}.task.json`),
+            path.join(some, `${id}.task.json`),
+          );
+        const r = ok(await inWorkspace('verify', some), 'verify bfcl');
+        assert.match(r.out, /3 of 3 tasks pass their own checks/);
+      },
+    ],
+    [
+      'rehearse run .rehearsal/imports/bfcl-base/tasks --policy <model folder | http://host:port/v1 --model <name>>',
+      async () => {
+        // Two tasks with the default policy's folder (an endpoint takes --model the same way).
+        const task = (id: string) =>
+          path.join('.rehearsal', 'imports', 'bfcl-base', 'tasks', `${id}.task.json`);
+        const r = ok(
+          await inWorkspace(
+            'run',
+            task('multi_turn_base_0'),
+            task('multi_turn_base_1'),
+            '--policy',
+            model,
+            '--no-progress',
+          ),
+          'run bfcl',
+        );
+        assert.match(r.out, /^trace: /m);
+      },
+    ],
+    [
+      'rehearse report --format bfcl .rehearsal/runs',
+      async () => {
+        const r = ok(
+          await inWorkspace('report', '--format', 'bfcl', '.rehearsal/runs'),
+          'report --format bfcl',
+        );
+        assert.match(r.out, /^multi_turn_base\s+2\s+\d\s+\d+\.\d%$/m);
+        assert.match(r.out, /^overall \(mean of the categories\): \d+\.\d%$/m);
+      },
+    ],
   ];
 
   it('every README command line has a step here, and every step a README line', () => {

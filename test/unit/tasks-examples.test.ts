@@ -6,6 +6,7 @@ import { loadTasks } from '../../src/core/tasks/format/loader';
 import { BUILTIN_GENERATORS } from '../../src/servers/generators';
 import { REPO, ensureServerBundles } from '../support/servers';
 import { useTempDir } from './support/tempDir';
+import { rehearse } from './support/cli';
 
 const EXAMPLES = path.join(REPO, 'examples', 'tasks');
 
@@ -35,7 +36,7 @@ describe('examples/tasks', function () {
   it('holds tasks of both built-in domains and of two third-party npm servers', async () => {
     const tasks = await loadTasks([EXAMPLES]);
     const domains = new Set(tasks.map((t) => t.task.domain));
-    for (const d of ['retail', 'bank', 'memory', 'filesystem'])
+    for (const d of ['retail', 'bank', 'memory', 'filesystem', 'bfcl'])
       assert.ok(domains.has(d), `no ${d} example`);
   });
 
@@ -51,6 +52,18 @@ describe('examples/tasks', function () {
         `${task.id} drifted from its generator: regenerate it with \`rehearse generate ${task.domain} --start ${task.seed} --count 1 --out examples/tasks\``,
       );
     }
+  });
+
+  it('the BFCL example is exactly what `rehearse import bfcl base` writes for its record', async () => {
+    const out = tmp();
+    const r = await rehearse('import', 'bfcl', 'base', '--limit', '1', '--out', out);
+    assert.equal(r.code, 0, r.err);
+    const name = 'multi_turn_base_0.task.json';
+    assert.deepEqual(
+      JSON.parse(await fs.readFile(path.join(EXAMPLES, name), 'utf8')),
+      JSON.parse(await fs.readFile(path.join(out, 'tasks', name), 'utf8')),
+      'regenerate it: rehearse import bfcl base --limit 1 --out <dir>, then copy tasks/multi_turn_base_0.task.json',
+    );
   });
 
   it('all pass their own checks with `rehearse verify examples/tasks` from the repository root', async () => {
