@@ -194,6 +194,10 @@ function registerImportCommands(program: Command, cli: CliContext): void {
     )
     .option('--limit <n>', 'import the first n records only')
     .option(
+      '--backend <folder>',
+      "a bfcl_eval package folder (a BFCL checkout's) to use instead of the installed one",
+    )
+    .option(
       '--python <path>',
       "the studio's Python (default: its environment, `rehearse trainer setup`)",
     )

@@ -5,8 +5,10 @@
  * multi_turn_checker on every record).
  */
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import { ensureServerBundles } from '../support/servers';
 import { rehearse } from './support/cli';
@@ -73,6 +75,57 @@ describe('BFCL-v4 multi-turn: imported, played on its backends, graded as BFCL g
     const end = events.find((e) => e.type === 'episode.end');
     assert.ok(end?.type === 'episode.end');
     assert.equal(end.success, true);
+  });
+
+  it('--backend uses a bfcl_eval folder other than the installed one, for the import, the server and the check', async () => {
+    const { python } = resolveTrainerPython();
+    const installed = execFileSync(python, [
+      '-c',
+      'import bfcl_eval, os; print(os.path.dirname(bfcl_eval.__file__))',
+    ])
+      .toString()
+      .trim();
+    const copy = path.join(dir(), 'checkout', 'bfcl_eval');
+    await fs.cp(installed, copy, { recursive: true });
+    // The copy's first record says where it came from.
+    const records = path.join(copy, 'data', 'BFCL_v4_multi_turn_base.json');
+    const lines = (await fs.readFile(records, 'utf8')).split('\n');
+    lines[0] = lines[0].replace('"content": "Move ', '"content": "(from the checkout) Move ');
+    await fs.writeFile(records, lines.join('\n'));
+    const out = path.join(dir(), 'from-checkout');
+    const r = await rehearse(
+      'import',
+      'bfcl',
+      'base',
+      '--limit',
+      '1',
+      '--backend',
+      copy,
+      '--out',
+      out,
+    );
+    assert.equal(r.code, 0, r.err);
+    const file = path.join(out, 'tasks', 'multi_turn_base_0.task.json');
+    const task = JSON.parse(await fs.readFile(file, 'utf8')) as {
+      turns: { user: string }[];
+      servers: { bfcl: { args: string[] } };
+      checks: { backend?: string }[];
+    };
+    assert.match(task.turns[0].user, /^\(from the checkout\) Move/);
+    const named = path.relative(path.join(out, 'tasks'), copy);
+    assert.deepEqual(task.servers.bfcl.args.slice(-2), ['--backend', named]);
+    assert.equal(task.checks[0].backend, named);
+    const verified = await rehearse('verify', file);
+    assert.equal(verified.code, 0, verified.out + verified.err);
+
+    const notBfcl = path.join(dir(), 'bfcl_eval');
+    await fs.mkdir(notBfcl);
+    const refused = await rehearse('import', 'bfcl', 'base', '--backend', notBfcl, '--out', out);
+    assert.equal(refused.code, 2);
+    assert.match(
+      refused.err,
+      /BFCL_BACKEND_INVALID: \S+bfcl_eval is not BFCL's package folder .*: it lacks __init__\.py/,
+    );
   });
 
   it('bad input is one clear error: not a category or file, a bad limit', async () => {

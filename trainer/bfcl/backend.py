@@ -15,6 +15,7 @@ import importlib
 import inspect
 import json
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,30 @@ MAX_RECORDS = 100_000
 
 #: What to run when the package is missing (the trainer environment installs it: requirements-bfcl.txt).
 INSTALL_HINT = "rehearse trainer setup (it installs bfcl-eval), or pip install --no-deps bfcl-eval mpmath"
+
+
+#: What a BFCL package folder holds (``--backend``): its backends, their config and its data.
+_PACKAGE_PARTS = ("__init__.py", os.path.join("constants", "executable_backend_config.py"),
+                  os.path.join("eval_checker", "multi_turn_eval", "func_source_code"), "data")
+
+
+def use_backend(folder: str) -> str:
+    """Makes ``import bfcl_eval`` find the package at ``folder`` (a ``bfcl_eval`` folder, such as a
+    checkout's ``berkeley-function-call-leaderboard/bfcl_eval``) instead of the installed one; returns
+    its real path. A folder that is not BFCL's package is a coded error."""
+    real = os.path.realpath(folder)
+    missing = [p for p in _PACKAGE_PARTS if not os.path.exists(os.path.join(real, p))]
+    if os.path.basename(real) != "bfcl_eval" or missing:
+        why = f"it lacks {', '.join(missing)}" if missing else "it is not named bfcl_eval"
+        raise TrainerError("BFCL_BACKEND_INVALID", f"{folder} is not BFCL's package folder (bfcl_eval, with constants/, "
+                           f"eval_checker/multi_turn_eval/func_source_code/ and data/): {why}.")
+    loaded = sys.modules.get("bfcl_eval")
+    if loaded is not None:
+        if os.path.realpath(os.path.dirname(loaded.__file__ or "")) != real:
+            raise TrainerError("BFCL_BACKEND_INVALID", f"Another bfcl_eval is already loaded here ({loaded.__file__}).")
+        return real
+    sys.path.insert(0, os.path.dirname(real))
+    return real
 
 
 def package_dir() -> str:

@@ -93,9 +93,11 @@ def main() -> int:
     import sys
 
     from ..errors import TrainerError
-    from .backend import read_json_lines, records_file
+    from .backend import read_json_lines, records_file, use_backend
     try:
         given = json.loads(sys.stdin.read())
+        if given.get("backend"):
+            use_backend(given["backend"])
         record_id = given["record"]
         category = record_id.rsplit("_", 1)[0].removeprefix("multi_turn_")
         path = given.get("records") or records_file(category)

@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from ..errors import TrainerError
-from .backend import CATEGORIES, World, answers_file, category_of, read_json_lines, records_file
+from .backend import CATEGORIES, World, answers_file, category_of, read_json_lines, records_file, use_backend
 from .grade import ground_truth_calls
 
 #: What BFCL's runner says at a miss_func turn (``DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC``).
@@ -39,8 +39,9 @@ def user_text(turn: Any) -> str:
     return "\n\n".join(str(m.get("content", "")) for m in turn if isinstance(m, dict) and m.get("role") == "user")
 
 
-def task_for(record: dict[str, Any], truth: list[list[str]], records_arg: str | None) -> dict[str, Any]:
-    """The task file of one record."""
+def task_for(record: dict[str, Any], truth: list[list[str]], records_arg: str | None,
+             backend_arg: str | None = None) -> dict[str, Any]:
+    """The task file of one record (``records_arg``, ``backend_arg``: relative to the task)."""
     rid = record["id"]
     question = record.get("question")
     if not isinstance(question, list) or not question:
@@ -64,9 +65,11 @@ def task_for(record: dict[str, Any], truth: list[list[str]], records_arg: str | 
         if not text:
             raise TrainerError("BFCL_RECORD_INVALID", f"turn {t} has no user message")
         turns.append({"user": text, **({"addTools": [str(n) for n in added]} if added else {})})
-    server_args = ["--id", rid, *(["--records", records_arg] if records_arg else [])]
+    server_args = ["--id", rid, *(["--records", records_arg] if records_arg else []),
+                   *(["--backend", backend_arg] if backend_arg else [])]
     check: dict[str, Any] = {"id": "bfcl", "kind": "bfcl", "record": rid, "groundTruth": truth,
-                             **({"records": records_arg} if records_arg else {})}
+                             **({"records": records_arg} if records_arg else {}),
+                             **({"backend": backend_arg} if backend_arg else {})}
     return {
         "version": 1,
         "id": rid,
@@ -75,7 +78,8 @@ def task_for(record: dict[str, Any], truth: list[list[str]], records_arg: str | 
         "split": "test",
         "tags": ["bfcl", category_of(rid)],
         "turns": turns,
-        "servers": {"bfcl": {"builtin": "bfcl", "args": server_args, **({"cwd": "."} if records_arg else {})}},
+        "servers": {"bfcl": {"builtin": "bfcl", "args": server_args,
+                             **({"cwd": "."} if records_arg or backend_arg else {})}},
         "checks": [check],
         "limits": {"maxTurns": STEPS_PER_TURN * len(turns), "maxCallsPerTurn": 16},
         "reference": {"turns": reference},
@@ -88,8 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="the folder to write tasks/ into")
     parser.add_argument("--answers", help="the ground truth (default: possible_answer/<same name> beside the records)")
     parser.add_argument("--limit", type=int, help="import the first N records only")
+    parser.add_argument("--backend", help="a bfcl_eval package folder to use instead of the installed one (its "
+                        "records, ground truth and backends); the tasks name it for their server and check")
     args = parser.parse_args(argv)
     try:
+        backend = use_backend(args.backend) if args.backend else None
         packaged = args.source in CATEGORIES
         records = records_file(args.source) if packaged else os.path.abspath(args.source)
         answers_path = os.path.abspath(args.answers) if args.answers else answers_file(records)
@@ -110,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             if not isinstance(truth, list) or not all(isinstance(t, list) for t in truth):
                 raise TrainerError("BFCL_RECORD_INVALID", f"no ground truth for it in {answers_path}")
             records_arg = None if packaged else os.path.relpath(records, out_tasks)
-            task = task_for(record, truth, records_arg)
+            task = task_for(record, truth, records_arg, backend and os.path.relpath(backend, out_tasks))
         except TrainerError as e:
             skipped += 1
             print(f"record {rid}: skipped: {e.message}", file=sys.stderr)

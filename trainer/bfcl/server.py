@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 from ..errors import TrainerError
-from .backend import World, package_dir, read_json_lines, records_file
+from .backend import World, package_dir, read_json_lines, records_file, use_backend
 
 RESET_TOOL = "rehearsal__reset"
 SNAPSHOT_TOOL = "rehearsal__snapshot"
@@ -139,8 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--category", help="read the record from the installed bfcl-eval's data (default: from its id)")
     where.add_argument("--records", help="read the record from this records file (JSON lines)")
+    parser.add_argument("--backend", help="a bfcl_eval package folder to use instead of the installed one")
     args = parser.parse_args(argv)
     try:
+        if args.backend:
+            use_backend(args.backend)
         category = args.category or args.id.rsplit("_", 1)[0].removeprefix("multi_turn_")
         record = find_record(args.records or records_file(category), args.id)
         asyncio.run(serve(record))

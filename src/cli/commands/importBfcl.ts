@@ -18,6 +18,8 @@ export interface ImportBfclArgs {
   answers?: string;
   limit?: string;
   python?: string;
+  /** A bfcl_eval package folder to use instead of the installed one. */
+  backend?: string;
 }
 
 /**
@@ -44,6 +46,8 @@ export async function importBfclCommand(
     );
   if (args.answers !== undefined && !existsSync(args.answers))
     throw new StudioError('USAGE', `--answers ${args.answers} does not exist.`);
+  if (args.backend !== undefined && !existsSync(args.backend))
+    throw new StudioError('USAGE', `--backend ${args.backend} does not exist.`);
   const name = category ? source : path.basename(source).replace(/\.[^.]*$/, '') || 'records';
   const out = path.resolve(
     outFolderArg(
@@ -61,6 +65,7 @@ export async function importBfclCommand(
     out,
     ...(args.answers ? ['--answers', path.resolve(args.answers)] : []),
     ...(args.limit ? ['--limit', args.limit] : []),
+    ...(args.backend ? ['--backend', path.resolve(args.backend)] : []),
   ];
   const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>(
     (resolve, reject) => {

@@ -39,6 +39,9 @@ export async function evaluateBfcl(
     ...(check.records
       ? { records: path.resolve(options.baseDir ?? process.cwd(), check.records) }
       : {}),
+    ...(check.backend
+      ? { backend: path.resolve(options.baseDir ?? process.cwd(), check.backend) }
+      : {}),
     ground_truth: check.groundTruth,
     // One act per user turn: BFCL's verdict depends on the calls and their order, not on how the
     // model grouped them into acts.

@@ -143,6 +143,8 @@ export interface BfclCheck extends CheckBase {
   record: string;
   /** Its records file, relative to the task file; default: the installed bfcl-eval's. */
   records?: string;
+  /** A bfcl_eval package folder used instead of the installed one, relative to the task file. */
+  backend?: string;
   /** Per user turn, BFCL's ground-truth call strings. */
   groundTruth: string[][];
 }
