@@ -1,3 +1,4 @@
+import { buildBfclAccuracy } from '../core/report/bfclAccuracy';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunSummarySnapshot } from '../core/report/runSummary';
@@ -60,7 +61,12 @@ export class RunSummaryPanel extends SnapshotPanel<
   }
 
   protected async snapshot(): Promise<RunSummarySnapshot> {
-    return runSummary(await this.library.requireIndex(this.file));
+    const summary = runSummary(await this.library.requireIndex(this.file));
+    // A run of BFCL-v4 tasks (their ids are BFCL's records) also shows BFCL's accuracy per
+    // category; the verdicts are read from the trace, only for such runs.
+    if (!summary.episodes.taskIds.some((id) => id.startsWith('multi_turn_'))) return summary;
+    const bfcl = await buildBfclAccuracy([this.file]);
+    return bfcl.categories.length ? { ...summary, bfcl } : summary;
   }
 }
 

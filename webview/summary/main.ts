@@ -320,6 +320,42 @@ function show(s: RunSummarySnapshot): void {
         s.device ? `on ${s.device}` : undefined,
       ),
     ),
+    s.bfcl
+      ? h(
+          'table',
+          { class: 'per-tool bfcl' },
+          h(
+            'caption',
+            {},
+            `BFCL-v4 accuracy per category (BFCL's verdict per record) · overall ${s.bfcl.overall === null ? '—' : `${(100 * s.bfcl.overall).toFixed(1)}%`}`,
+          ),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ...['category', 'graded', 'passed', 'accuracy'].map((t) =>
+                h('th', { scope: 'col' }, t),
+              ),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            ...s.bfcl.categories.map((c) =>
+              h(
+                'tr',
+                {},
+                h('th', { scope: 'row' }, c.category),
+                h('td', {}, String(c.graded)),
+                h('td', {}, String(c.passed)),
+                h('td', {}, pct(c.passed, c.graded)),
+              ),
+            ),
+          ),
+        )
+      : undefined,
     s.perTool.length
       ? h(
           'table',

@@ -14,6 +14,7 @@ import type { NodeStatus } from '../explorer/tree';
 import { episodeOutcome } from '../explorer/tree';
 import { policyLabel } from '../trace/format/policyLabel';
 import type { TraceIndex } from '../trace/index/traceIndex';
+import type { BfclAccuracyReport } from './bfclAccuracy';
 
 /** One tool's calls in a run. */
 export interface ToolFidelity {
@@ -71,6 +72,8 @@ export interface RunSummarySnapshot {
   };
   perTool: ToolFidelity[];
   episodes: EpisodeColumns;
+  /** BFCL-v4 accuracy per multi-turn category, for a run of BFCL tasks (`rehearse report --format bfcl`). */
+  bfcl?: BfclAccuracyReport;
 }
 
 const mean = (sum: number, n: number) => (n > 0 ? sum / n : null);

@@ -1,8 +1,10 @@
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { sampleAfterRun } from '../../builders/samples';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
+import type { RunSummary } from '../../../src/core/runner/runner';
 import type { CompareRunsPanel } from '../../../src/extension/compareRunsPanel';
 import type { RunSummaryPanel } from '../../../src/extension/runSummaryPanel';
 import {
@@ -18,6 +20,55 @@ import {
 describe('Run summary', () => {
   beforeEach(closeAllEditors);
   after(closeAllEditors);
+
+  it('a run of BFCL-v4 tasks shows BFCL accuracy per category, from the bfcl check of each episode', async function () {
+    this.timeout(120_000);
+    const api = await studio();
+    // The example record, run from the editor with its ground truth (the reference policy).
+    const folder = path.join(workspaceFolder(), 'bfcl');
+    await fs.mkdir(folder, { recursive: true });
+    const task = path.join(folder, 'multi_turn_base_0.task.json');
+    await fs.copyFile(
+      path.join(
+        __dirname,
+        '..',
+        '..',
+        '..',
+        '..',
+        'examples',
+        'tasks',
+        'multi_turn_base_0.task.json',
+      ),
+      task,
+    );
+    await vscode.commands.executeCommand('rehearsal.selectPolicy', { kind: 'reference' });
+    const summary = await vscode.commands.executeCommand<RunSummary>(
+      'rehearsal.runTask',
+      vscode.Uri.file(task),
+    );
+    assert.equal(summary?.status, 'completed', JSON.stringify(summary?.error));
+    const file = path.join(workspaceFolder(), '.rehearsal', 'runs', summary.runId, 'trace.jsonl');
+    await waitForLibrary(api, 'the BFCL run indexed', async () => {
+      assert.ok(api.services.library.index(file)?.runEnd, 'the run is indexed to its end');
+    });
+    const panel = await vscode.commands.executeCommand<RunSummaryPanel>(
+      'rehearsal.showRunSummary',
+      { file },
+    );
+    await waitUntil(
+      [panel.onDidPost],
+      'the snapshot with BFCL accuracy',
+      () => assert.ok(panel.lastPosted?.bfcl),
+      30_000,
+    );
+    assert.deepEqual(panel.lastPosted!.bfcl, {
+      categories: [
+        { category: 'multi_turn_base', graded: 1, passed: 1, accuracy: 1, notEvaluated: 0 },
+      ],
+      overall: 1,
+      otherEpisodes: 0,
+    });
+  });
 
   it("opens from a run's row: the run's metrics, fidelity per tool, and a drawn row per episode", async () => {
     const api = await studio();
