@@ -106,6 +106,10 @@ def main() -> int:
             raise TrainerError("BFCL_RECORD_MISSING", f"No record {record_id!r} in {path}.")
         model = [[[(str(name), args) for name, args in act] for act in turn] for turn in given["model"]]
         verdict = grade(record, given["ground_truth"], model)
+        # BFCL's irrelevance check, which its runner does not apply: said, not graded.
+        extra = irrelevance(given["ground_truth"], model)
+        if extra:
+            verdict["irrelevance"] = extra
     except TrainerError as e:
         print(json.dumps({"error": f"{e.code}: {e.message}"}))
         return 0

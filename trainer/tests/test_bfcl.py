@@ -118,6 +118,31 @@ class AgreementTest(unittest.TestCase):
         self.assertEqual(irrelevance(truth, model), [empty[0]])
 
 
+class GraderProcessTest(unittest.TestCase):
+    def test_the_grader_reads_json_and_says_the_verdict_and_irrelevant_turns(self):
+        import json
+        import subprocess
+        import sys
+
+        from .helpers import REPO, subprocess_env
+        path = records_file("miss_func")
+        record = read_json_lines(path, "records")[0]
+        truth = next(a["ground_truth"] for a in read_json_lines(answers_file(path), "answers") if a["id"] == record["id"])
+        model = [[[list(c) for c in act] for act in turn] for turn in variants(record, truth)["reference"]]
+        empty = next(t for t, calls in enumerate(truth) if not calls)
+        model[empty] = [[["ls", {}]]]
+
+        def run(given: dict) -> dict:
+            proc = subprocess.run([sys.executable, "-m", "trainer.bfcl.grade"], input=json.dumps(given), cwd=REPO,
+                                  env=subprocess_env(), capture_output=True, text=True, timeout=120, check=True)
+            return json.loads(proc.stdout.strip().splitlines()[-1])
+        verdict = run({"record": record["id"], "ground_truth": truth, "model": model})
+        self.assertEqual((verdict["valid"], verdict["irrelevance"]), (True, [empty]))
+        self.assertTrue(run({"record": "multi_turn_base_999999", "ground_truth": [], "model": []})["error"]
+                        .startswith("BFCL_RECORD_MISSING"))
+        self.assertTrue(run({"ground_truth": []})["error"].startswith("BFCL_GRADE_INPUT"))
+
+
 class CallsTest(unittest.TestCase):
     def test_call_strings_are_parsed_never_evaluated(self):
         self.assertEqual(parse_call("mv(source='a.txt', destination='b')"), ("mv", [], {"source": "a.txt", "destination": "b"}))

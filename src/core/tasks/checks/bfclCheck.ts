@@ -49,14 +49,28 @@ export async function evaluateBfcl(
   });
   try {
     const out = await runGrader(python, input);
-    const verdict = JSON.parse(out) as { valid?: unknown; message?: unknown; error?: unknown };
+    const verdict = JSON.parse(out) as {
+      valid?: unknown;
+      message?: unknown;
+      error?: unknown;
+      irrelevance?: unknown;
+    };
     if (typeof verdict.error === 'string')
       return { passed: null, detail: `not evaluated: ${verdict.error}` };
     if (typeof verdict.valid !== 'boolean')
       return { passed: null, detail: `not evaluated: the grader answered ${out.slice(0, 200)}` };
-    return verdict.valid
-      ? { passed: true }
-      : { passed: false, detail: typeof verdict.message === 'string' ? verdict.message : 'failed' };
+    const extra = Array.isArray(verdict.irrelevance) ? verdict.irrelevance.join(', ') : '';
+    if (verdict.valid)
+      return extra
+        ? {
+            passed: true,
+            detail: `passed; calls in turn(s) ${extra}, whose ground truth is empty (BFCL's irrelevance check: BFCL's runner does not apply it)`,
+          }
+        : { passed: true };
+    return {
+      passed: false,
+      detail: typeof verdict.message === 'string' ? verdict.message : 'failed',
+    };
   } catch (err) {
     return { passed: null, detail: `not evaluated: ${errorMessage(err)}` };
   }
