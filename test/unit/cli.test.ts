@@ -376,6 +376,7 @@ describe('rehearse CLI', () => {
         ['rollout', 'x.task.json', '--out', tmp()],
         ['run', 'x.task.json', '--policy', 'reference', '--out', path.join(file, 'runs')],
         ['import', 'envace-rollouts', tmp(), '--out', file],
+        ['import', 'bfcl', 'base', '--out', file],
       ]) {
         const line = oneLineError(await rehearse(...argv), 2);
         assert.match(

@@ -13,8 +13,9 @@ import type { FuzzTarget } from './targets';
  * values) run in-process in a scratch workspace. The promise: each ends in time with exit 0, 1 or
  * 2, and nothing it prints is an "internal error" or "unexpected error" (an uncoded exception).
  * Left out: `serve` (it runs until interrupted; its requests are the serve target's), `gpu install`
- * (it downloads), the default policy (loading and playing it takes seconds per input), and `train`
- * without `--dry-run` or `--backend envace` (it would start a training run).
+ * (it downloads), the default policy (loading and playing it takes seconds per input), `train`
+ * without `--dry-run` or `--backend envace` (it would start a training run), and `import bfcl` (it
+ * starts the studio's Python per input; its bad input is bfcl.test.ts's).
  */
 
 /** Value kinds an option takes. */
