@@ -345,53 +345,40 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
       );
   }
   const trainer = path.join(trainerRoot(), 'trainer');
-  const argv = [
-    python,
-    '-m',
-    'pip',
-    'install',
-    '--progress-bar',
-    'off',
-    '-r',
-    path.join(trainer, dev ? DEV_REQUIREMENTS : REQUIREMENTS),
-    '-c',
-    path.join(trainer, CONSTRAINTS),
-  ];
+  /** `pip install <args>` into the environment; a failure is one coded error that says what to do. */
+  const pipInstall = async (args: string[], what: string, onLine?: (line: string) => void) => {
+    const r = await runToEnd([python, '-m', 'pip', 'install', '--progress-bar', 'off', ...args], {
+      signal: options.signal,
+      onLine,
+    });
+    if (r.code !== 0)
+      throw new StudioError(
+        'TRAINER_ENV_SETUP_FAILED',
+        `pip could not install ${what} into ${envDir}: ${lastLine(r.stderr || r.stdout)}. Check that PyPI (or your index) is reachable, then run \`${SETUP_COMMAND}\` again.`,
+      );
+  };
   progress('installing the pinned packages (torch first: the largest)', 0.05);
   const state = { collected: 0, total: dev ? 50 : 25 };
-  const installed = await runToEnd(argv, {
-    signal: options.signal,
-    onLine: (line) => {
+  await pipInstall(
+    [
+      '-r',
+      path.join(trainer, dev ? DEV_REQUIREMENTS : REQUIREMENTS),
+      '-c',
+      path.join(trainer, CONSTRAINTS),
+    ],
+    "the trainer's packages",
+    (line) => {
       options.onLog?.(line);
       const said = pipProgress(line, state);
       if (said) progress(said, Math.min(0.9, 0.05 + (0.8 * state.collected) / state.total));
     },
-  });
-  if (installed.code !== 0)
-    throw new StudioError(
-      'TRAINER_ENV_SETUP_FAILED',
-      `pip could not install the trainer's packages into ${envDir}: ${lastLine(installed.stderr || installed.stdout)}. Check that PyPI (or your index) is reachable, then run \`${SETUP_COMMAND}\` again.`,
-    );
-  progress('installing bfcl-eval (without its dependencies)', 0.9);
-  const noDeps = await runToEnd(
-    [
-      python,
-      '-m',
-      'pip',
-      'install',
-      '--progress-bar',
-      'off',
-      '--no-deps',
-      '-r',
-      path.join(trainer, NO_DEPS_REQUIREMENTS),
-    ],
-    { signal: options.signal, onLine: options.onLog },
   );
-  if (noDeps.code !== 0)
-    throw new StudioError(
-      'TRAINER_ENV_SETUP_FAILED',
-      `pip could not install ${NO_DEPS_REQUIREMENTS} into ${envDir}: ${lastLine(noDeps.stderr || noDeps.stdout)}. Check that PyPI (or your index) is reachable, then run \`${SETUP_COMMAND}\` again.`,
-    );
+  progress('installing bfcl-eval (without its dependencies)', 0.9);
+  await pipInstall(
+    ['--no-deps', '-r', path.join(trainer, NO_DEPS_REQUIREMENTS)],
+    NO_DEPS_REQUIREMENTS,
+    options.onLog,
+  );
   progress('checking that torch imports', 0.95);
   const probe = await probeTorch(python);
   if (!probe.torch)
