@@ -7,6 +7,7 @@ import type { RunOptions, RunSummary } from '../../../src/core/runner/runner';
 import { runTasks } from '../../../src/core/runner/runner';
 import type { RunSettings } from '../../../src/core/runner/settings';
 import { openTaskEnvironment } from '../../../src/core/tasks/taskEnvironment';
+import { studioPython } from '../../../src/cli/studioPython';
 import type { LoadedTask } from '../../../src/core/tasks/format/taskFile';
 import { scriptedModel } from '../../support/scriptedModel';
 import { ensurePolicyHostBundle, ensureServerBundles } from '../../support/servers';
@@ -47,7 +48,10 @@ export function useRuns(): {
         runsDir: runsDir(),
         tasks,
         policy,
-        openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: process.cwd() }),
+        // A host as the CLI is: the studio's Python runs the BFCL example's server and check.
+        openEnvironment: (t) =>
+          openTaskEnvironment(t, { workspaceFolder: process.cwd(), python: studioPython }),
+        grade: { python: studioPython },
         settings: { maxTokens: TEST_MAX_TOKENS, ...settings },
         ...extra,
       });
