@@ -900,7 +900,7 @@ export async function runUntrustedChecks(
         await workbench.openViewContainer('Rehearsal');
         await workbench
           .treeRows(explorer)
-          .filter({ hasText: SHADOW })
+          .filter({ hasText: runIdShort(SHADOW) })
           .waitFor({ timeout: options.loadTimeoutMs });
         await page
           .locator('.part.statusbar .statusbar-item', { hasText: 'Rehearsal: view only' })
