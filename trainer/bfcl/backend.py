@@ -106,6 +106,14 @@ def read_json_lines(path: str, what: str, key: str = "id") -> list[dict[str, Any
     return out
 
 
+def find_record(records: str, record_id: str) -> dict[str, Any]:
+    """The record of that id in a records file; its absence is a coded error."""
+    for record in read_json_lines(records, "records"):
+        if record["id"] == record_id:
+            return record
+    raise TrainerError("BFCL_RECORD_MISSING", f"No record {record_id!r} in {records}.")
+
+
 def category_of(record_id: str) -> str:
     """``multi_turn_base`` for ``multi_turn_base_12`` (BFCL's test category of a record)."""
     return record_id.rsplit("_", 1)[0]

@@ -93,7 +93,7 @@ def main() -> int:
     import sys
 
     from ..errors import TrainerError
-    from .backend import read_json_lines, records_file, use_backend
+    from .backend import find_record, records_file, use_backend
     try:
         given = json.loads(sys.stdin.read())
         if given.get("backend"):
@@ -101,9 +101,7 @@ def main() -> int:
         record_id = given["record"]
         category = record_id.rsplit("_", 1)[0].removeprefix("multi_turn_")
         path = given.get("records") or records_file(category)
-        record = next((r for r in read_json_lines(path, "records") if r["id"] == record_id), None)
-        if record is None:
-            raise TrainerError("BFCL_RECORD_MISSING", f"No record {record_id!r} in {path}.")
+        record = find_record(path, record_id)
         model = [[[(str(name), args) for name, args in act] for act in turn] for turn in given["model"]]
         verdict = grade(record, given["ground_truth"], model)
         # BFCL's irrelevance check, which its runner does not apply: said, not graded.

@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 from ..errors import TrainerError
-from .backend import World, package_dir, read_json_lines, records_file, use_backend
+from .backend import World, find_record, package_dir, read_json_lines, records_file, use_backend
 
 RESET_TOOL = "rehearsal__reset"
 SNAPSHOT_TOOL = "rehearsal__snapshot"
@@ -88,13 +88,6 @@ def snapshot_value(value: Any, depth: int = 0, path: tuple[int, ...] = ()) -> An
         return {k: snapshot_value(v, depth + 1, inner) for k, v in vars(value).items()
                 if not k.startswith("_") and id(v) not in inner}
     return str(value)
-
-
-def find_record(records: str, record_id: str) -> dict[str, Any]:
-    for record in read_json_lines(records, "records"):
-        if record["id"] == record_id:
-            return record
-    raise TrainerError("BFCL_RECORD_MISSING", f"No record {record_id!r} in {records}.")
 
 
 async def serve(record: dict[str, Any]) -> None:
