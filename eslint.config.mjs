@@ -8,7 +8,7 @@ const noVscode = {
       paths: [
         {
           name: 'vscode',
-          message: 'Only src/extension/ may import vscode (see DESIGN.md, Layers).',
+          message: 'Only src/extension/ may import vscode (see ARCHITECTURE.md, Layers).',
         },
       ],
       patterns: [
@@ -39,6 +39,97 @@ const typedCommands = {
         'Run and register rehearsal.* commands through src/extension/registerCommand.ts (typed by commands.ts).',
     },
   ],
+};
+
+// One write path (docs/reliability.md, "One write path"): every file the studio writes goes through
+// src/core/base/writePath.ts, which keeps it inside the workspace's .rehearsal/ or the folder the
+// user named. Anywhere else in src/, an fs call that writes, makes, moves or removes is an error;
+// opens are allowed for reading only ('r').
+const FS_MODULES = new Set(['fs', 'node:fs', 'fs/promises', 'node:fs/promises']);
+const FS_WRITES = new Set(
+  [
+    'writeFile',
+    'appendFile',
+    'createWriteStream',
+    'mkdir',
+    'mkdtemp',
+    'rename',
+    'rm',
+    'rmdir',
+    'unlink',
+    'copyFile',
+    'cp',
+    'symlink',
+    'link',
+    'truncate',
+    'ftruncate',
+    'write',
+    'writev',
+    'chmod',
+    'lchmod',
+    'fchmod',
+    'chown',
+    'lchown',
+    'fchown',
+    'utimes',
+    'lutimes',
+    'futimes',
+  ].flatMap((n) => [n, `${n}Sync`]),
+);
+const WRITE_PATH_MESSAGE =
+  'Write files through src/core/base/writePath.ts (openForWrite, writeFileInside, mkdirInside, ...): it keeps writes inside .rehearsal/ or the --out the user named.';
+const readOnlyOpen = (call) => {
+  const flags = call.arguments[1];
+  return (
+    call.arguments.length < 2 ||
+    (flags.type === 'Literal' && typeof flags.value === 'string' && /^rs?$/.test(flags.value))
+  );
+};
+const oneWritePath = {
+  meta: { type: 'problem', schema: [], messages: { write: WRITE_PATH_MESSAGE } },
+  create(context) {
+    const fsObjects = new Set();
+    const openNames = new Set();
+    return {
+      ImportDeclaration(node) {
+        if (!FS_MODULES.has(node.source.value) || node.importKind === 'type') return;
+        for (const s of node.specifiers) {
+          if (s.type !== 'ImportSpecifier') fsObjects.add(s.local.name);
+          else if (s.importKind === 'type') continue;
+          else if (s.imported.name === 'promises') fsObjects.add(s.local.name);
+          else if (FS_WRITES.has(s.imported.name)) context.report({ node: s, messageId: 'write' });
+          else if (s.imported.name === 'open' || s.imported.name === 'openSync')
+            openNames.add(s.local.name);
+        }
+      },
+      MemberExpression(node) {
+        let object = node.object;
+        // fs.promises.writeFile
+        if (object.type === 'MemberExpression' && object.property.name === 'promises')
+          object = object.object;
+        if (object.type !== 'Identifier' || !fsObjects.has(object.name)) return;
+        const name = node.property.type === 'Identifier' ? node.property.name : node.property.value;
+        if (FS_WRITES.has(name)) context.report({ node, messageId: 'write' });
+        else if (
+          (name === 'open' || name === 'openSync') &&
+          !(
+            node.parent.type === 'CallExpression' &&
+            node.parent.callee === node &&
+            readOnlyOpen(node.parent)
+          )
+        )
+          context.report({ node, messageId: 'write' });
+      },
+      CallExpression(node) {
+        if (
+          node.callee.type === 'Identifier' &&
+          openNames.has(node.callee.name) &&
+          !readOnlyOpen(node)
+        )
+          context.report({ node, messageId: 'write' });
+      },
+    };
+  },
 };
 
 export default tseslint.config(
@@ -87,5 +178,61 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
+    // Numbers from outside: one timer helper (docs/reliability.md, "Numbers from outside"). Node
+    // fires a delay past 2^31 - 1 ms, a negative or a NaN one at once; every timer of src/ is set
+    // through safeTimeout/safeInterval/delayMs of src/core/base/timers.ts, which clamp the delay.
+    // A rule of its own (not no-restricted-syntax, which other config objects set) and no
+    // exemption but the helper itself.
+    files: ['src/**/*.ts'],
+    ignores: ['src/core/base/timers.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        ...['setTimeout', 'setInterval'].map((name) => ({
+          name,
+          message: `Set timers through safeTimeout/safeInterval/delayMs (src/core/base/timers.ts): Node fires a delay past 2^31 - 1 ms, negative or NaN at once.`,
+        })),
+      ],
+    },
+  },
+  {
+    // One write path: fs writes only in src/core/base/writePath.ts (see oneWritePath above).
+    files: ['src/**/*.ts'],
+    ignores: ['src/core/base/writePath.ts'],
+    plugins: { rehearsal: { rules: { 'one-write-path': oneWritePath } } },
+    rules: { 'rehearsal/one-write-path': 'error' },
+  },
+  // Terminal text: the CLI and the core reach a terminal only through src/cli/io.ts, where every
+  // line passes through terminalText (controls shown escaped). Exempt: src/cli/io.ts itself, and
+  // what writes a protocol rather than terminal text: the policy host (JSON-RPC on stdout, its
+  // console sent to stderr, which the client reads as log lines) and src/servers (MCP servers,
+  // outside these globs: their stdio is MCP, their stderr a log the studio reads line by line).
+  {
+    files: ['src/cli/**/*.ts', 'src/core/**/*.ts'],
+    ignores: ['src/cli/io.ts', 'src/core/policy/hostMain.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['stdout', 'stderr'].map((property) => ({
+          object: 'process',
+          property,
+          message: 'Write to the terminal through the CliIO of src/cli/io.ts (terminalText).',
+        })),
+        {
+          object: 'console',
+          message: 'Write to the terminal through the CliIO of src/cli/io.ts (terminalText).',
+        },
+      ],
+      'no-restricted-syntax': [
+        ...typedCommands['no-restricted-syntax'],
+        {
+          selector:
+            'ImportDeclaration[source.value=/^(node:)?process$/] > ImportSpecifier[imported.name=/^std(out|err)$/]',
+          message: 'Write to the terminal through the CliIO of src/cli/io.ts (terminalText).',
+        },
+      ],
+    },
   },
 );

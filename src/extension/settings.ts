@@ -2,7 +2,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DeviceSetting } from '../core/policy/onnx/device';
-import { MAX_CONCURRENCY } from '../core/runner/concurrency';
+import {
+  concurrencyFromSettings,
+  runDefaultsFromSettings,
+  threadsFromSettings,
+} from '../core/runner/editorSettings';
 import type { RunSettings } from '../core/runner/settings';
 import type { PolicyChoice } from '../core/runner/policyChoice';
 import { DEVICE_SETTINGS, policyChoiceFromSettings } from '../core/runner/policyChoice';
@@ -20,6 +24,8 @@ export const RESTRICTED_SETTINGS = [
   'rehearsal.policy.modelFolder',
   'rehearsal.policy.endpoint.url',
   'rehearsal.policy.endpoint.model',
+  'rehearsal.judge.endpoint',
+  'rehearsal.judge.model',
   'rehearsal.trainer.python',
 ] as const;
 
@@ -99,10 +105,10 @@ export function policyDevice(): DeviceSetting {
   return (DEVICE_SETTINGS as readonly string[]).includes(d) ? (d as DeviceSetting) : 'auto';
 }
 
-/** CPU threads of the policy host (undefined: its own choice). */
+/** CPU threads of the policy host (undefined: its own choice; SETTING_INVALID out of range). */
 export function policyThreads(): number | undefined {
-  const n = config().get<number>('policy.threads', 0);
-  return n > 0 ? n : undefined;
+  const c = config();
+  return threadsFromSettings((key) => c.get(key));
 }
 
 /**
@@ -126,38 +132,30 @@ export async function savePolicyChoice(choice: PolicyChoice): Promise<void> {
   await selections.update(SELECTED_POLICY, choice);
 }
 
+/** `rehearsal.judge.endpoint` and `rehearsal.judge.model`: the judge of runs started from the editor (empty: none). */
+export function judgeSettings(): { endpoint: string; model: string } {
+  const c = config();
+  return {
+    endpoint: c.get<string>('judge.endpoint', '').trim(),
+    model: c.get<string>('judge.model', '').trim(),
+  };
+}
+
 /** The value of `rehearsal.servers` (the shape of mcp.json's `servers`). */
 export function settingServers(): unknown {
   return config().get('servers', {});
 }
 
-/** How runs started from the editor play their episodes. */
+/** How runs started from the editor play their episodes (SETTING_INVALID for a number out of range). */
 export function runDefaults(): Partial<RunSettings> {
   const c = config();
-  const temperature = Math.max(0, c.get<number>('run.temperature', 0));
-  const seed = Math.trunc(c.get<number>('run.seed', 0));
-  return {
-    episodesPerTask: Math.max(1, Math.trunc(c.get<number>('run.episodesPerTask', 1))),
-    sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
-    onParseError: c.get<string>('run.onParseError', 'end') === 'feedback' ? 'feedback' : 'end',
-    reward: c.get<string>('run.reward', 'studio') === 'envace' ? 'envace' : 'studio',
-    parse: c.get<string>('run.parse', 'studio') === 'envace' ? 'envace' : 'studio',
-    privateRehearsal: {
-      budget: Math.max(1, Math.trunc(c.get<number>('run.privateRehearsal.budget', 3))),
-      order:
-        c.get<string>('run.privateRehearsal.order', 'sequential') === 'parallel'
-          ? 'parallel'
-          : 'sequential',
-    },
-  };
+  return runDefaultsFromSettings((key) => c.get(key));
 }
 
 /** `rehearsal.run.concurrency`: episodes in flight, or undefined for the policy kind's default. */
 export function runConcurrency(): number | undefined {
-  const n = config().get<number | null>('run.concurrency', null);
-  return typeof n === 'number' && Number.isFinite(n)
-    ? Math.max(1, Math.min(MAX_CONCURRENCY, Math.trunc(n)))
-    : undefined;
+  const c = config();
+  return concurrencyFromSettings((key) => c.get(key));
 }
 
 /** Who annotations are written by: the setting, or the OS user name. */

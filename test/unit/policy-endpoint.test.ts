@@ -6,6 +6,7 @@ import * as assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createServer as createHttpServer, request } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { freePort } from '../../src/core/base/freePort';
 import type { StudioError } from '../../src/core/base/errors';
 import { ENDPOINT_RETRIES, EndpointPolicy } from '../../src/core/policy/endpointPolicy';
@@ -186,9 +187,12 @@ describe("endpoint policy against the studio's own OpenAI-compatible server", fu
       ],
       [
         { messages: [{ role: 'user', content: 'x' }], max_tokens: -3 },
-        /"max_tokens" must be a whole number of at least 1/,
+        /"max_tokens" must be a whole number from 1 to 10,000,000, not -3/,
       ],
-      [{ messages: [{ role: 'user', content: 'x' }], n: 99 }, /"n" may be at most 16/],
+      [
+        { messages: [{ role: 'user', content: 'x' }], n: 99 },
+        /"n" must be a whole number from 1 to 16, not 99/,
+      ],
       [
         { messages: [{ role: 'user', content: 'x' }], max_tokens: 100_000 },
         /exceeds the model's 4096 positions/,
@@ -199,11 +203,11 @@ describe("endpoint policy against the studio's own OpenAI-compatible server", fu
       ],
       [
         { messages: [{ role: 'user', content: 'x' }], top_p: 0 },
-        /"top_p" must be a number from 0 \(excluded\) to 1, not 0/,
+        /"top_p" must be a number above 0 to 1, not 0/,
       ],
       [
         { messages: [{ role: 'user', content: 'x' }], seed: -7.5 },
-        /"seed" must be a whole number from 0 to 4294967295, not -7.5/,
+        /"seed" must be a whole number from 0 to 4,294,967,295, not -7.5/,
       ],
       [
         { messages: [{ role: 'user', content: 'x' }], temperature: '0.7' },
@@ -232,6 +236,116 @@ describe("endpoint policy against the studio's own OpenAI-compatible server", fu
     );
     assert.equal(err.code, 'ENDPOINT_ERROR');
     assert.match(err.message, /answered 400: .*exceeds the model's 4096 positions/);
+  });
+
+  it('64 clients at once while one uploads a 16 MiB body: the body is refused 413, the 64 are answered meanwhile, memory stays bounded, and it serves after', async function () {
+    this.timeout(300_000);
+    const { port } = new URL(baseURL);
+    const answer = (res: IncomingMessage) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      });
+    const small = () =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: { 'content-type': 'application/json' },
+            agent: false,
+          },
+          (res) => answer(res).then(resolve, reject),
+        );
+        req.on('error', reject);
+        req.end(
+          JSON.stringify({
+            model: 'scripted',
+            messages: [{ role: 'user', content: caseMessage('ok') }],
+            tools: [PROBE_TOOL],
+          }),
+        );
+      });
+    // The big one: a chat request whose message is 16 MiB, sent 256 KiB at a time from one reused
+    // buffer (so the test itself holds no 16 MiB), declared in Content-Length as clients do.
+    const CHUNK = Buffer.alloc(256 * 1024, 'x');
+    const head = Buffer.from('{"model":"scripted","messages":[{"role":"user","content":"');
+    const tail = Buffer.from('"}]}');
+    const chunks = (16 * 1024 * 1024) / CHUNK.length;
+    const length = head.length + chunks * CHUNK.length + tail.length;
+    const rssBefore = process.memoryUsage().rss;
+    let bigAnswered: { status: number; body: string } | undefined;
+    let uploadStopped = false;
+    const big = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json', 'content-length': String(length) },
+      agent: false,
+    });
+    const bigDone = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      big.on('response', (res) =>
+        answer(res).then((a) => {
+          bigAnswered = a;
+          resolve(a);
+        }, reject),
+      );
+      // A server that refuses early may close before the upload ends; the answer is what counts.
+      big.on('error', (err) => {
+        uploadStopped = true;
+        if (!bigAnswered) reject(err);
+      });
+    });
+    const write = async (buffer: Buffer) => {
+      if (uploadStopped || bigAnswered) return;
+      if (!big.write(buffer))
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            big.off('drain', done);
+            big.off('close', done);
+            resolve();
+          };
+          big.on('drain', done);
+          big.on('close', done);
+        });
+    };
+    await write(head);
+    for (let i = 0; i < chunks / 2; i++) await write(CHUNK);
+    // Half the body is in: 64 clients ask at once, and all must be answered while it is still open.
+    const others = await Promise.all(Array.from({ length: 64 }, small));
+    const peakRss = process.memoryUsage().rss;
+    for (let i = chunks / 2; i < chunks; i++) await write(CHUNK);
+    await write(tail);
+    if (!uploadStopped) big.end();
+    const refused = await bigDone;
+    assert.deepEqual(
+      others.map((o) => o.status),
+      Array(64).fill(200),
+      `every one of the 64 answered: ${others.find((o) => o.status !== 200)?.body}`,
+    );
+    for (const o of others)
+      assert.equal(
+        (JSON.parse(o.body) as { choices: { finish_reason: string }[] }).choices[0].finish_reason,
+        'tool_calls',
+      );
+    assert.equal(refused.status, 413, refused.body);
+    assert.match(
+      (JSON.parse(refused.body) as { error: { message: string } }).error.message,
+      /too large/,
+    );
+    // Bounded: the server never held the body past its 16 MiB limit (the test's own share is the
+    // 64 small requests and a 256 KiB chunk).
+    const grownMb = (Math.max(peakRss, process.memoryUsage().rss) - rssBefore) / 2 ** 20;
+    assert.ok(grownMb < 160, `resident memory grew ${grownMb.toFixed(0)} MiB`);
+    // And it serves after.
+    assert.equal((await small()).status, 200);
   });
 
   it('`rehearse serve` serves a model folder until interrupted; bad arguments are one line, exit 2', async () => {
@@ -306,7 +420,10 @@ describe("endpoint policy against the studio's own OpenAI-compatible server", fu
 
     const bad = await cli('serve', '--policy', await scriptedModel(), '--port', 'eighty');
     assert.deepEqual([bad.code, bad.errLines.length], [2, 1]);
-    assert.match(bad.errLines[0], /^rehearse: --port must be a port number, not "eighty"/);
+    assert.match(
+      bad.errLines[0],
+      /^rehearse: --port must be a whole number from 0 to 65,535 \(0 picks a free one\), not "eighty"/,
+    );
   });
 
   it('`rehearse serve` on a port in use: one line that says what to do, exit 1, and its policy host ends with it', async () => {

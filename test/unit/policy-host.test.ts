@@ -20,6 +20,37 @@ import { RecordingPolicy } from './support/recordingPolicy';
 import { rejects } from './support/errors';
 import { useRuns } from './support/runnerFixture';
 
+/** This process's child processes (Linux: read from /proc), to see that a run leaves none behind. */
+async function childProcesses(): Promise<Map<number, string>> {
+  const children = new Map<number, string>();
+  for (const name of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8');
+      // The command is in parentheses and may hold spaces; the parent's pid is the second field after it.
+      const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(parent) !== process.pid || state === 'Z') continue;
+      const cmdline = await fs.readFile(`/proc/${name}/cmdline`, 'utf8');
+      children.set(Number(name), cmdline.split('\0').join(' ').trim());
+    } catch {
+      // Gone while being read.
+    }
+  }
+  return children;
+}
+
+/** The children started since `before` that are still alive after up to `ms` (empty when all ended). */
+async function childrenLeft(before: Map<number, string>, ms: number): Promise<string[]> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = [...(await childProcesses())]
+      .filter(([pid]) => !before.has(pid))
+      .map(([pid, cmd]) => `${pid} ${cmd}`);
+    if (left.length === 0 || Date.now() > until) return left;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 const CHAT: ChatMessage[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
 const TOOLS = [
   {
@@ -305,14 +336,14 @@ describe('policy host: a real ONNX model in its own process', function () {
       assert.equal(err.code, 'MODEL_FOLDER_INCONSISTENT');
       assert.match(
         err.message,
-        /num_hidden_layers is 1000000000; it must be a whole number from 1 to 512/,
+        /num_hidden_layers must be a whole number from 1 to 512, not 1000000000/,
       );
       const vocab = await edited('vocab-1e12', (c) => {
         c.vocab_size = 1e12;
       });
       assert.match(
         (await rejects(PolicyHostClient.start({ modelDir: vocab, device: 'cpu' }))).message,
-        /vocab_size is 1000000000000/,
+        /vocab_size must be a whole number from 2 to 4,000,000, not 1000000000000/,
       );
       const fewer = await edited('layers-fewer', (c) => {
         c.num_hidden_layers -= 1;
@@ -438,9 +469,11 @@ describe('policy host: a real ONNX model in its own process', function () {
     }
   });
 
-  it('kill -9 of the host with 8 episodes in flight ends all 8 with POLICY_HOST_CRASHED; no ninth starts; the trace reads', async () => {
+  it('kill -9 of the host with 8 episodes in flight ends all 8 with POLICY_HOST_CRASHED; no ninth starts; the run ends within seconds; no process is left; the trace reads', async () => {
+    const before = await childProcesses();
     const victim = await OnnxPolicy.start({ modelDir, device: 'cpu' });
     let killed = false;
+    let killedAt = 0;
     /** Counts the act requests in flight: the host dies once all 8 episodes wait on it. */
     class InFlight extends RecordingPolicy {
       pending = 0;
@@ -457,6 +490,7 @@ describe('policy host: a real ONNX model in its own process', function () {
       onActToken: () => {
         if (killed || watched.pending < 8) return;
         killed = true;
+        killedAt = Date.now();
         process.kill(victim.pid!, 'SIGKILL');
       },
     });
@@ -470,7 +504,12 @@ describe('policy host: a real ONNX model in its own process', function () {
         { episodesPerTask: 9, maxTokens: { act: 384, rehearse: 64 } },
         { concurrency: 8 },
       );
+      const endedAfterMs = Date.now() - killedAt;
       assert.ok(killed, 'the host was killed with 8 acts in flight');
+      // Not a speed figure: a run that waited on a dead host would hang until the episode timeout.
+      assert.ok(endedAfterMs < 15_000, `the run ended ${endedAfterMs} ms after the kill`);
+      // The host and the eight slots' MCP servers are all gone once the run has returned.
+      assert.deepEqual(await childrenLeft(before, 3000), [], 'processes left after the run');
       assert.deepEqual([summary.status, summary.error?.code], ['failed', 'POLICY_HOST_CRASHED']);
       assert.deepEqual(
         summary.episodes.map((e) => [e.episodeId, e.status]),

@@ -5,8 +5,6 @@
 // The editor tier checks trust in a real untrusted workspace (test/editor/uiChecks.ts, "untrusted: ...").
 import * as assert from 'node:assert/strict';
 import { existsSync, promises as fs, readFileSync, readdirSync } from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import fc from 'fast-check';
@@ -28,6 +26,7 @@ import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
 import { TrainingProcess } from '../../src/core/training/launch/supervisor';
 import { buildMessageHtml, buildWebviewHtml, newNonce } from '../../src/extension/webviewHtml';
 import { sampleShadowRun } from '../builders/samples';
+import { startChatServer } from '../support/chatServer';
 import { ensureServerBundles } from '../support/servers';
 import { rehearse } from './support/cli';
 import { repoRoot } from './support/paths';
@@ -87,6 +86,7 @@ describe('security: workspace trust', () => {
         ],
       ],
       ['src/extension/features/gpu.ts', ['rehearsal.installGpuSupport']],
+      ['src/extension/features/judge.ts', ['rehearsal.setJudgeApiKey']],
     ];
     for (const [file, commands] of gated) {
       for (const command of commands)
@@ -108,7 +108,7 @@ describe('security: workspace trust', () => {
     const trust = manifest.capabilities.untrustedWorkspaces;
     assert.equal(trust.supported, 'limited');
     const namesAProgram = Object.keys(manifest.contributes.configuration.properties).filter((k) =>
-      /servers|policy\.(kind|modelFolder|endpoint)|trainer\.python/.test(k),
+      /servers|policy\.(kind|modelFolder|endpoint)|judge\.(endpoint|model)|trainer\.python/.test(k),
     );
     assert.deepEqual([...trust.restrictedConfigurations].sort(), namesAProgram.sort());
   });
@@ -437,38 +437,21 @@ describe('security: the endpoint key', () => {
       !/getConfiguration\([^)]*\)\.update\([^)]*[Kk]ey/.test(runs),
       'a key is never written to settings',
     );
+    // The judge's key: under its own name, per endpoint, never in a setting.
+    const judge = read('src', 'extension', 'features', 'judge.ts');
+    const judgeKeys = [...judge.matchAll(/secrets\.(store|get|delete)\(([^,)]+)/g)];
+    assert.equal(judgeKeys.length, 2, 'Set Judge API Key stores and deletes the key');
+    for (const m of judgeKeys)
+      assert.match(m[2], /^judgeApiKeySecret\(/, `secret storage used under another key: ${m[0]}`);
+    assert.ok(!/\.update\(/.test(judge), 'the judge key is never written to settings');
   });
 
   it('the key goes to the endpoint as a bearer token and never into the trace or the run summary', async () => {
     ensureServerBundles();
     const KEY = 'sk-test-7f3a9c2e51d0';
-    const seen: (string | undefined)[] = [];
-    const server = http.createServer((req, res) => {
-      seen.push(req.headers.authorization);
-      req.resume();
-      req.on('end', () => {
-        res.setHeader('content-type', 'application/json');
-        res.end(
-          JSON.stringify({
-            id: 'c1',
-            object: 'chat.completion',
-            created: 0,
-            model: 'm',
-            choices: [
-              {
-                index: 0,
-                message: { role: 'assistant', content: 'Your order is on its way.' },
-                finish_reason: 'stop',
-              },
-            ],
-            usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
-          }),
-        );
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const server = await startChatServer(() => 'Your order is on its way.');
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const url = server.url;
       const task = await loadTaskFile(
         path.join(REPO, 'examples', 'tasks', 'retail-0000.task.json'),
       );
@@ -479,6 +462,7 @@ describe('security: the endpoint key', () => {
         policy,
         openEnvironment: (t) => openTaskEnvironment(t, { workspaceFolder: REPO }),
       });
+      const seen = server.requests.map((r) => r.authorization);
       assert.ok(seen.length >= 1 && seen.every((h) => h === `Bearer ${KEY}`), JSON.stringify(seen));
       assert.ok(
         !(await fs.readFile(summary.traceFile, 'utf8')).includes(KEY),
@@ -487,7 +471,7 @@ describe('security: the endpoint key', () => {
       assert.ok(!JSON.stringify(summary).includes(KEY));
       assert.equal(JSON.stringify(policy.info).includes(KEY), false);
     } finally {
-      server.close();
+      await server.close();
     }
   });
 });

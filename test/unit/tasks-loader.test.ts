@@ -69,7 +69,7 @@ const MUTATIONS: Mutation[] = [
       (t.checks[1] as unknown as Record<string, unknown>).weight = 'heavy';
     },
     '$.checks[1].weight',
-    /must be number/,
+    /must be a number from 0 to 1,000,000, not "heavy"/,
   ],
   [
     'an unknown top-level property',
@@ -202,7 +202,7 @@ const MUTATIONS: Mutation[] = [
       t.limits = { maxTurns: 0 };
     },
     '$.limits.maxTurns',
-    /must be >= 1/,
+    /must be a whole number from 1 to 10,000, not 0/,
   ],
 ];
 

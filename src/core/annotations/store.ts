@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { constants as fsConstants, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
 import { jsonLineKeysFirst } from '../base/json';
+import { openForWrite, removeInside, writeFileInside, writeRootOf } from '../base/writePath';
 import { ANNOTATIONS_FILE } from '../trace/format/discover';
 import { readLines } from '../trace/format/lineReader';
 import { cannotBeJsonObject, TORN_LAST_LINE } from '../trace/format/reader';
@@ -10,6 +11,7 @@ import { AnnotationSet } from './annotationSet';
 import type { AnnotationEvent, NewAnnotationEvent } from './schema';
 import { ANNOTATION_SCHEMA_VERSION } from './schema';
 import { validateAnnotationEvent } from './validate';
+import { delayMs } from '../base/timers';
 
 /** The annotations file of a trace: `annotations.jsonl` beside `trace.jsonl`. */
 export function annotationsFileFor(traceFile: string): string {
@@ -138,20 +140,13 @@ export function appendAnnotationEvent(
     .catch(() => undefined)
     .then(async () => {
       try {
-        await fs.mkdir(path.dirname(file), { recursive: true });
-        // O_NOFOLLOW: a link in the file's place is refused (ELOOP), not followed.
+        // O_NOFOLLOW: a link in the file's place is refused, not followed; so is a folder on the
+        // way that links out of the `.rehearsal` the run lies in.
         let handle;
         try {
-          handle = await fs.open(
-            file,
-            fsConstants.O_RDWR |
-              fsConstants.O_APPEND |
-              fsConstants.O_CREAT |
-              fsConstants.O_NOFOLLOW,
-            0o644,
-          );
+          handle = await openForWrite(writeRootOf(path.dirname(file)), file, 'a+');
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw notRegularFile(file, true);
+          if (err instanceof StudioError && err.details?.['link']) throw notRegularFile(file, true);
           throw err;
         }
         try {
@@ -197,13 +192,14 @@ const LOCK_WAIT_MS = 60_000;
  */
 export async function withAnnotationsLock<T>(file: string, work: () => Promise<T>): Promise<T> {
   const lock = `${file}.lock`;
-  await fs.mkdir(path.dirname(file), { recursive: true });
+  const root = writeRootOf(path.dirname(file));
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
-      await fs.writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
+      await writeFileInside(root, lock, `${process.pid}\n`, { flags: 'wx' });
       break;
     } catch (err) {
+      if (err instanceof StudioError) throw err;
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
         throw new StudioError(
           'ANNOTATION_WRITE_FAILED',
@@ -223,7 +219,7 @@ export async function withAnnotationsLock<T>(file: string, work: () => Promise<T
         }
       })();
     if (!alive) {
-      await fs.rm(lock, { force: true });
+      await removeInside(root, lock, { force: true });
       continue;
     }
     if (Date.now() > deadline) {
@@ -232,12 +228,12 @@ export async function withAnnotationsLock<T>(file: string, work: () => Promise<T
         `Another command (process ${holder}) is marking calls of this run (${lock}); wait for it, or delete the lock file if no such process runs.`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await delayMs(100);
   }
   try {
     return await work();
   } finally {
-    await fs.rm(lock, { force: true });
+    await removeInside(root, lock, { force: true });
   }
 }
 

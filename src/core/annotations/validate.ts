@@ -1,23 +1,15 @@
-import Ajv from 'ajv';
-import type { ValidateFunction } from 'ajv';
+import { schemaCheck } from '../base/jsonSchema';
 import annotationSchema from '../../../schemas/annotation.schema.json';
 import { describeValidationError } from '../trace/format/validate';
 import type { AnnotationEvent } from './schema';
 
-let compiled: ValidateFunction | undefined;
-
-function validator(): ValidateFunction {
-  compiled ??= new Ajv({ discriminator: true, strict: false, allErrors: false }).compile(
-    annotationSchema,
-  );
-  return compiled;
-}
+const checkAnnotation = schemaCheck(annotationSchema, { discriminator: true });
 
 /** Checks a value against schemas/annotation.schema.json. */
 export function validateAnnotationEvent(
   value: unknown,
 ): { ok: true; event: AnnotationEvent } | { ok: false; reason: string } {
-  const validate = validator();
-  if (validate(value)) return { ok: true, event: value as AnnotationEvent };
-  return { ok: false, reason: describeValidationError(validate.errors) };
+  const checked = checkAnnotation(value);
+  if (checked.ok) return { ok: true, event: value as AnnotationEvent };
+  return { ok: false, reason: describeValidationError(checked.errors) };
 }

@@ -42,8 +42,12 @@ export const STUDIO_ERROR_CODES = {
     "An endpoint's base URL is not a URL: give the server's base URL, e.g. http://127.0.0.1:8000/v1.",
   INVALID_ID:
     "A run, episode, call or annotation id has characters ids may not hold: use letters, digits, '.', '_', ':' or '-'.",
+  INVALID_JUDGE_ENDPOINT:
+    'The judge endpoint (--judge, rehearsal.judge.endpoint) is not an http(s) URL or holds credentials: give the base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1, and its key in REHEARSAL_JUDGE_API_KEY (the editor: Rehearsal: Set Judge API Key).',
   INVALID_TRACE_EVENT:
     'A trace event about to be written fails the trace schema: a bug in the caller; report it.',
+  JUDGE_MODEL_REQUIRED:
+    'The judge endpoint serves several models, or lists none: name one with --judge-model (the editor: rehearsal.judge.model).',
   MODEL_FILE_BROKEN:
     'A file of a policy folder (config, tokenizer, chat template, graph) cannot be loaded or lacks a value: re-export the model (`python3 -m trainer export`).',
   MODEL_FILE_MISSING:
@@ -63,6 +67,8 @@ export const STUDIO_ERROR_CODES = {
     'A policy that does not rehearse was asked to play imagined episodes: use shadow mode or a rehearsing policy.',
   NO_TASKS:
     'No task files (*.task.json) were found at the given paths: pass task files or a folder holding them.',
+  PATH_OUTSIDE_WORKSPACE:
+    "A file the studio was to write leads outside its folder (the workspace's .rehearsal/, or the --out you named) through a symbolic link or '..', is a link itself, or holds a NUL: remove the link, or name the folder you want written with --out.",
   POLICY_DECODE_FAILED:
     'A forward pass of the policy failed in onnxruntime; every request decoded in that pass failed with it, others go on: retry, and if it recurs run fewer episodes at once or use a smaller model.',
   POLICY_HOST_CRASHED:
@@ -86,6 +92,8 @@ export const STUDIO_ERROR_CODES = {
     "A prompt plus its new tokens exceeds the model's positions: shorten the task or lower max tokens.",
   REPLAY_INVALID:
     'A replay recording is not valid (schema, nesting past the depth bound): fix the recording (schemas/replay.schema.json).',
+  REQUEST_INVALID:
+    'A request to `rehearse serve` holds a number out of its range (`n`, `max_tokens`, `temperature`, `top_p`, `seed`): it is answered HTTP 400 naming the field and the range; fix the request.',
   ROLLOUTS_EMPTY:
     'An EnvACE rollout folder holds no <step>.jsonl files: pass the folder trainer.rollout_data_dir names.',
   ROLLOUTS_NOT_A_FOLDER:
@@ -110,6 +118,8 @@ export const STUDIO_ERROR_CODES = {
     'A task names a server configured neither in rehearsal.servers nor in .vscode/mcp.json: add it, or define it in the task.',
   SERVER_START_FAILED:
     'A tool server could not be started or did not finish the MCP handshake: check its command and its stderr.',
+  SETTING_INVALID:
+    'A rehearsal.* setting holds a number out of its range (or not a number); the message names the setting and the range: fix it in the settings.',
   SNAPSHOT_FAILED:
     "A tool server's snapshot admin tool failed: check the server (docs/task-format.md, admin tools).",
   TASK_INVALID:

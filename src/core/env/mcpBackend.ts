@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { clip } from '../base/clip';
+import { mkdtempInside, removeInside, tempRoot } from '../base/writePath';
 import { descendantsOf, signalAll } from './processTree';
 
 /** Characters of a server's error message quoted in ours. */
@@ -36,6 +36,8 @@ import { StderrLog } from './stderrLog';
 import type { McpTool } from './toolDefinitions';
 import { toToolDefinition } from './toolDefinitions';
 import { substituteEpisodeDir } from './variables';
+import type { TimerHandle } from '../base/timers';
+import { delayMs, safeTimeout } from '../base/timers';
 
 declare const STUDIO_VERSION: string | undefined;
 
@@ -65,7 +67,7 @@ const CLIENT_INFO = {
   name: 'rehearsal-studio',
   version: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : '0.0.0-dev',
 };
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+const delay = (ms: number) => delayMs(ms, { unref: true });
 
 /**
  * One MCP server (stdio child process or streamable HTTP) behind the {@link ToolBackend} interface:
@@ -145,7 +147,7 @@ export class McpBackend implements ToolBackend {
     const controller = new AbortController();
     let timedOut = false;
     let cancelled = false;
-    const timer = setTimeout(() => {
+    const timer = safeTimeout(() => {
       timedOut = true;
       controller.abort('timeout');
     }, options.timeoutMs);
@@ -292,7 +294,10 @@ export class McpBackend implements ToolBackend {
       let { command, args, env, cwd } = spec;
       if (spec.perEpisode) {
         await this.removeEpisodeDir();
-        const dir = (this.episodeDir = await mkdtemp(path.join(os.tmpdir(), 'rehearsal-episode-')));
+        const dir = (this.episodeDir = await mkdtempInside(
+          tempRoot(),
+          path.join(os.tmpdir(), 'rehearsal-episode-'),
+        ));
         command = substituteEpisodeDir(command, dir);
         args = args.map((a) => substituteEpisodeDir(a, dir));
         env = Object.fromEntries(
@@ -454,7 +459,8 @@ export class McpBackend implements ToolBackend {
   private async removeEpisodeDir(): Promise<void> {
     const dir = this.episodeDir;
     this.episodeDir = undefined;
-    if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    if (dir)
+      await removeInside(tempRoot(), dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
@@ -472,9 +478,9 @@ function schemaIssues(err: unknown): string {
 }
 
 async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(what)), ms);
+    timer = safeTimeout(() => reject(new Error(what)), ms);
   });
   try {
     return await Promise.race([p, deadline]);

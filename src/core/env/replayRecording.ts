@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import Ajv from 'ajv';
-import type { ValidateFunction } from 'ajv';
+import { schemaCheck } from '../base/jsonSchema';
 import replaySchema from '../../../schemas/replay.schema.json';
 import { StudioError } from '../base/errors';
 import type { JsonValue } from '../base/json';
@@ -24,11 +23,10 @@ export interface ReplayRecording {
   calls: RecordedCall[];
 }
 
-let compiled: ValidateFunction<ReplayRecording> | undefined;
+const checkRecording = schemaCheck(replaySchema);
 
 /** Checks a value against the replay schema; faults name the JSON path. */
 export function validateReplayRecording(value: unknown, where: string): ReplayRecording {
-  compiled ??= new Ajv({ strict: false, allErrors: false }).compile<ReplayRecording>(replaySchema);
   if (nestsDeeperThan(value, MAX_JSON_DEPTH + 8)) {
     throw new StudioError(
       'REPLAY_INVALID',
@@ -36,8 +34,9 @@ export function validateReplayRecording(value: unknown, where: string): ReplayRe
       { path: '/' },
     );
   }
-  if (compiled(value)) return value;
-  const e = compiled.errors?.[0];
+  const checked = checkRecording(value);
+  if (checked.ok) return value as ReplayRecording;
+  const e = checked.errors[0];
   const at = e?.instancePath || '/';
   throw new StudioError(
     'REPLAY_INVALID',

@@ -3,7 +3,7 @@ import { canonicalJson } from '../base/canonicalJson';
 import { Disposable } from '../base/disposable';
 import { StudioError, errorMessage } from '../base/errors';
 import { formatToolCalls, parseActOutput } from '../protocol/actParser';
-import { jsonTextWithLiterals } from '../protocol/pythonJson';
+import { jsonTextWithLiterals } from '../protocol/pythonJsonLoads';
 import { parseRehearsalOutput } from '../protocol/rehearsalParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';

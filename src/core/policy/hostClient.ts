@@ -17,6 +17,7 @@ import { StudioError } from '../base/errors';
 import { studioRoot } from '../base/studioRoot';
 import * as HostProtocol from './hostProtocol';
 import type { DeviceReport, DeviceSetting } from './onnx/device';
+import { delayMs, safeTimeout } from '../base/timers';
 
 /** How to start a policy host. */
 export interface PolicyHostOptions {
@@ -214,7 +215,7 @@ export class PolicyHostClient extends Disposable {
         .then(resolve, async (err) => {
           // A closed pipe can reject a request just before the process reports its exit: wait for it.
           if (!(err instanceof ResponseError) && !this.exitError) {
-            await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000))]);
+            await Promise.race([this.exited, delayMs(1000)]);
           }
           reject(this.exitError ?? toStudioError(err));
         })
@@ -227,7 +228,7 @@ export class PolicyHostClient extends Disposable {
     this.stopping = true;
     if (!this.exitError) {
       this.connection.sendRequest(HostProtocol.shutdown).catch(() => undefined);
-      const kill = setTimeout(() => this.child.kill('SIGKILL'), 2000);
+      const kill = safeTimeout(() => this.child.kill('SIGKILL'), 2000);
       this.child.once('exit', () => clearTimeout(kill));
     }
     super.dispose();

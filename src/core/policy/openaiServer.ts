@@ -11,7 +11,11 @@ import { formatToolCalls, parseActOutput } from '../protocol/actParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { PolicyHostClient } from './hostClient';
 import { IdentifierSlots } from '../protocol/identifierSlots';
-import { GREEDY, MAX_SAMPLES } from './sampling/sampling';
+import { GREEDY } from './sampling/sampling';
+import type { StudioErrorCode } from '../base/errorCodes';
+import { readOptionalNumber } from '../base/numbers';
+import type { OutsideNumberSpec } from '../base/numbers';
+import { OUTSIDE_NUMBERS } from '../base/outsideNumbers';
 import { DEFAULT_MAX_TOKENS } from './types';
 
 /** Largest request body accepted (a long conversation with tools is far smaller). */
@@ -26,51 +30,22 @@ class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The studio's code, when one says more than the status (`REQUEST_INVALID`). */
+    readonly code?: StudioErrorCode,
   ) {
     super(message);
   }
 }
 
-function positiveInteger(v: unknown, name: string): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
-    throw new HttpError(400, `"${name}" must be a whole number of at least 1.`);
-  return v;
-}
-
-/** A sampling number within OpenAI's range: `[min, max]`, or `(min, max]` when the minimum is excluded. */
-function numberIn(
-  v: unknown,
-  name: string,
-  min: number,
-  max: number,
-  minIncluded: boolean,
-): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (
-    typeof v !== 'number' ||
-    !Number.isFinite(v) ||
-    v > max ||
-    v < min ||
-    (!minIncluded && v === min)
-  ) {
-    throw new HttpError(
-      400,
-      `"${name}" must be a number from ${min}${minIncluded ? '' : ' (excluded)'} to ${max}, not ${JSON.stringify(v)}.`,
-    );
-  }
-  return v;
-}
-
-/** A sampling seed: a whole number from 0 to 2^32 - 1. */
-function seedOf(v: unknown): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffff_ffff)
-    throw new HttpError(
-      400,
-      `"seed" must be a whole number from 0 to 4294967295, not ${JSON.stringify(v)}.`,
-    );
-  return v;
+/** A number of the request body through the one reader, in its documented range (else HTTP 400). */
+function bodyNumber(
+  body: Record<string, unknown>,
+  spec: OutsideNumberSpec,
+  fallback: number,
+): number {
+  const read = readOptionalNumber(body[spec.name.slice(1, -1)], spec, fallback);
+  if (!read.ok) throw new HttpError(400, `${read.error.message}.`, read.error.code);
+  return read.value;
 }
 
 function str(v: unknown): string {
@@ -254,9 +229,8 @@ export class OpenAICompatibleServer {
           'Streaming responses are not supported by this server; send "stream": false.',
         );
       const tools = toolsOf(body['tools']);
-      const n = positiveInteger(body['n'], 'n') ?? 1;
-      if (n > MAX_SAMPLES) throw new HttpError(400, `"n" may be at most ${MAX_SAMPLES}.`);
-      const maxTokens = positiveInteger(body['max_tokens'], 'max_tokens') ?? DEFAULT_MAX_TOKENS.act;
+      const n = bodyNumber(body, OUTSIDE_NUMBERS.httpN, 1);
+      const maxTokens = bodyNumber(body, OUTSIDE_NUMBERS.httpMaxTokens, DEFAULT_MAX_TOKENS.act);
       const slots = this.slots ? new IdentifierSlots() : undefined;
       const messages = fromOpenAIMessages(body['messages']);
       const generated = await this.host.generate({
@@ -266,10 +240,9 @@ export class OpenAICompatibleServer {
         maxTokens,
         sampling: {
           ...GREEDY,
-          temperature:
-            numberIn(body['temperature'], 'temperature', 0, 2, true) ?? GREEDY.temperature,
-          topP: numberIn(body['top_p'], 'top_p', 0, 1, false) ?? 1,
-          seed: seedOf(body['seed']) ?? 0,
+          temperature: bodyNumber(body, OUTSIDE_NUMBERS.httpTemperature, GREEDY.temperature),
+          topP: bodyNumber(body, OUTSIDE_NUMBERS.httpTopP, 1),
+          seed: bodyNumber(body, OUTSIDE_NUMBERS.httpSeed, 0),
         },
       });
       const result = slots
@@ -322,10 +295,12 @@ export class OpenAICompatibleServer {
           : err instanceof StudioError && REQUEST_FAULTS.has(err.code)
             ? 400
             : 500;
+      const code = err instanceof HttpError ? err.code : undefined;
       send(status, {
         error: {
           message: errorMessage(err),
           type: status === 500 ? 'server_error' : 'invalid_request_error',
+          ...(code ? { code } : {}),
         },
       });
     }

@@ -1,4 +1,7 @@
 import type { EpisodeTally, FidelityReport, TraceSummary } from './fidelityReport';
+import type { NotEvaluatedChecks } from '../tasks/checks/notEvaluated';
+import { notEvaluatedParticulars } from '../tasks/checks/notEvaluated';
+import { clip } from '../base/clip';
 import { policyLabel } from '../trace/format/policyLabel';
 import type { Palette } from './textFormat';
 import { counted } from '../base/counted';
@@ -47,10 +50,19 @@ function episodeLine(label: string, t: EpisodeTally): string {
       ? ` · mean reward ${score(t.meanReward)}${t.notEvaluated.length ? ' over the checks evaluated' : ''}`
       : '';
   const skipped = t.notEvaluated.map(
-    (n) =>
-      `${counted(n.count, `${n.kind} check`)} ${n.detail.startsWith('not evaluated') ? n.detail : `not evaluated: ${n.detail}`}`,
+    (n) => `${counted(n.count, `${n.kind} check`)} not evaluated: ${notEvaluatedText(n)}`,
   );
   return `${label}${success}${reward}${skipped.length ? ` (${skipped.join('; ')})` : ''}`;
+}
+
+/**
+ * Why checks were not evaluated: the one detail they share, or their reason and the first one's
+ * particulars (a judge's text, an error) where those differ.
+ */
+export function notEvaluatedText(n: NotEvaluatedChecks): string {
+  if (!n.varied) return n.detail.replace(/^not evaluated(: )?/, '') || n.reason;
+  const first = notEvaluatedParticulars(n.detail);
+  return first ? `${n.reason} (first: ${clip(first, 120)})` : n.reason;
 }
 
 /** The human-readable fidelity report. */

@@ -1,8 +1,9 @@
-import { StudioError } from '../base/errors';
 import type { PolicyInfo } from '../trace/format/schema';
+import { requireNumber } from '../base/numbers';
+import { OUTSIDE_NUMBERS } from '../base/outsideNumbers';
 
 /** The most episodes a run keeps in flight: each holds its own servers and its own KV cache. */
-export const MAX_CONCURRENCY = 64;
+export const MAX_CONCURRENCY = OUTSIDE_NUMBERS.flagConcurrency.max;
 
 /**
  * Episodes in flight when nobody says: the reference policy and a model folder play 8 (the policy
@@ -24,14 +25,7 @@ export const CONCURRENCY_HELP = `episodes in flight at once, 1-${MAX_CONCURRENCY
  * policy kind's default then, {@link concurrencyFor}). Checked before any policy or server starts.
  */
 export function concurrencyArg(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = /^\s*\d{1,3}\s*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_CONCURRENCY)
-    throw new StudioError(
-      'USAGE',
-      `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not "${value}".`,
-    );
-  return n;
+  return requireNumber(value, OUTSIDE_NUMBERS.flagConcurrency, undefined, { text: true });
 }
 
 /** The concurrency a run uses: the one asked for, else the default of the policy's kind. */

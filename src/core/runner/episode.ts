@@ -32,6 +32,8 @@ import {
   rehearsedToolResult,
   simulatorErrorText,
 } from './toolMessages';
+import type { TimerHandle } from '../base/timers';
+import { safeTimeout } from '../base/timers';
 
 /** Writes one event of the run (the run's trace writer, plus live listeners). */
 export type EmitEvent = (event: NewTraceEvent) => Promise<TraceEvent>;
@@ -138,20 +140,33 @@ function ended(status: EpisodeStatus, code: string, message: string): Ended {
  * the messages or the transcript a grader sees in shadow mode.
  */
 export async function playEpisode(ctx: EpisodeContext): Promise<EpisodeOutcome> {
-  const { task, episodeId, policy, settings, emit } = ctx;
-  const limits = { ...DEFAULT_TASK_LIMITS, ...task.limits };
-  const real = ctx.mode === 'shadow' || settings.audit;
+  const limits = { ...DEFAULT_TASK_LIMITS, ...ctx.task.limits };
   const timer = new AbortController();
-  const timeout = setTimeout(() => timer.abort(), limits.episodeTimeoutMs);
-  const signal = ctx.signal ? AbortSignal.any([ctx.signal, timer.signal]) : timer.signal;
+  const timeout = safeTimeout(() => timer.abort(), limits.episodeTimeoutMs);
+  // Cleared however the episode ends, a failed write included: a pending timer would hold the
+  // process open until the episode's time is up (ten minutes by default).
+  try {
+    return await playWithin(ctx, limits, timer.signal, timeout);
+  } finally {
+    clearTimeout(timeout);
+  }
+}
+
+/** {@link playEpisode} under the episode's timer (`timeout`, which aborts `timedOut`). */
+async function playWithin(
+  ctx: EpisodeContext,
+  limits: typeof DEFAULT_TASK_LIMITS,
+  timedOut: AbortSignal,
+  timeout: TimerHandle,
+): Promise<EpisodeOutcome> {
+  const { task, episodeId, policy, settings, emit } = ctx;
+  const real = ctx.mode === 'shadow' || settings.audit;
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, timedOut]) : timedOut;
   // EnvACE's rule grades each user turn as it is answered (docs/task-format.md, Checks and scoring).
   const envace = settings.reward === 'envace' ? new EnvaceGrader(task, real, ctx.grade) : undefined;
 
   const started = await startTools(ctx, real);
-  if ('failed' in started) {
-    clearTimeout(timeout);
-    return started.failed;
-  }
+  if ('failed' in started) return started.failed;
   const allTools = started.tools;
   // Tools a later user turn adds are held back until then (BFCL's miss_func).
   const tools = offeredTools(allTools, task.turns, 0);

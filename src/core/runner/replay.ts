@@ -25,6 +25,7 @@ import { withDefaults } from './settings';
 import { actualEventToolText } from './toolMessages';
 import type { RunSummary } from './runner';
 import { forEachConcurrent, MAX_CONCURRENCY } from './concurrency';
+import { writeRootOf } from '../base/writePath';
 
 /** What a replay needs. */
 export interface ReplayOptions {
@@ -56,16 +57,37 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
       `The ${options.policy.info.kind} policy does not rehearse; replay needs a model folder or an endpoint.`,
     );
   const recorded = await readRecorded(options);
-  const { settings } = recorded;
 
   const runId = options.runId ?? newRunId('replay');
   const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
-  const writer = await TraceWriter.open(traceFile);
+  const writer = await TraceWriter.open(traceFile, { root: writeRootOf(options.runsDir) });
   const emit = async (e: NewTraceEvent): Promise<TraceEvent> => {
     const full = { v: 1, ts: new Date().toISOString(), ...e } as TraceEvent;
     await writer.append(full);
     return full;
   };
+  try {
+    return await replayInto(options, recorded, { runId, traceFile, emit });
+  } catch (err) {
+    // A trace that can no longer be written (a full disk): the replay fails with the writer's coded
+    // error, and the trace ends at its last whole event.
+    const lost = writer.writeFailure;
+    if (!lost) throw err;
+    const error = { code: lost.code, message: lost.message };
+    return { runId, traceFile, status: 'failed', episodes: [], error };
+  } finally {
+    await writer.close().catch(() => undefined);
+  }
+}
+
+/** {@link replayTrace} once its trace is open: the run event, every episode, the run's end. */
+async function replayInto(
+  options: ReplayOptions,
+  recorded: RecordedTrace,
+  out: { runId: string; traceFile: string; emit: Replay['emit'] },
+): Promise<RunSummary> {
+  const { runId, traceFile, emit } = out;
+  const { settings } = recorded;
   await emit({
     type: 'run',
     runId,
@@ -138,7 +160,6 @@ export async function replayTrace(options: ReplayOptions): Promise<RunSummary> {
   if (status === 'completed' && options.signal?.aborted) status = 'cancelled';
   const episodes = summaries.filter((e): e is RunSummary['episodes'][number] => !!e);
   await emit({ type: 'run.end', runId, status, ...(error ? { error } : {}) });
-  await writer.close();
   return { runId, traceFile, status, episodes, ...(error ? { error } : {}) };
 }
 

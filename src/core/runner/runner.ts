@@ -18,6 +18,7 @@ import { forEachConcurrent, MAX_CONCURRENCY } from './concurrency';
 import { playPrivateRehearsal } from './privateRehearsal';
 import type { RunSettings } from './settings';
 import { withDefaults } from './settings';
+import { writeRootOf } from '../base/writePath';
 
 declare const STUDIO_VERSION: string | undefined;
 
@@ -99,10 +100,21 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
   }
   const runId = options.runId ?? newRunId(settings.mode);
   const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
-  const writer = await TraceWriter.open(traceFile);
+  const writer = await TraceWriter.open(traceFile, { root: writeRootOf(options.runsDir) });
+  // A trace that can no longer be written (a full disk) stops the episodes in flight at once: nothing
+  // they did from then on could be kept.
+  const traceLost = new AbortController();
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, traceLost.signal])
+    : traceLost.signal;
   const emit = async (event: NewTraceEvent): Promise<TraceEvent> => {
     const full = { v: 1, ts: new Date().toISOString(), ...event } as TraceEvent;
-    await writer.append(full);
+    try {
+      await writer.append(full);
+    } catch (err) {
+      if (writer.writeFailure) traceLost.abort(writer.writeFailure);
+      throw err;
+    }
     options.onEvent?.(full);
     return full;
   };
@@ -114,6 +126,7 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     settings,
     mode: settings.mode,
     emit,
+    signal,
     concurrency,
     environments: Array.from({ length: concurrency }, () => new Map()),
     played: [],
@@ -122,17 +135,17 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     total: options.tasks.length * settings.episodesPerTask,
   };
 
-  await emit({
-    type: 'run',
-    runId,
-    mode: settings.mode,
-    policy: options.policy.info,
-    tasks: options.tasks.map((t) => t.task.id),
-    settings: settings as unknown as Record<string, never>,
-    studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
-  });
   let ended: RunEnding;
   try {
+    await emit({
+      type: 'run',
+      runId,
+      mode: settings.mode,
+      policy: options.policy.info,
+      tasks: options.tasks.map((t) => t.task.id),
+      settings: settings as unknown as Record<string, never>,
+      studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
+    });
     ended = await playTasks(run);
   } catch (err) {
     ended = {
@@ -149,11 +162,21 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
       ),
     );
   }
-  const { status, error: runError } = ended;
   // In the plan's order (task by task), whatever order they ended in.
   const episodes = run.played.filter((e): e is EpisodeSummary => e !== undefined);
-  await emit({ type: 'run.end', runId, status, ...(runError ? { error: runError } : {}) });
-  await writer.close();
+  const lost = writer.writeFailure;
+  if (lost) {
+    // The run's end cannot be written either: the trace ends at its last whole event.
+    await writer.close();
+    const error = { code: lost.code, message: lost.message };
+    return { runId, traceFile, status: 'failed', episodes, error };
+  }
+  const { status, error: runError } = ended;
+  try {
+    await emit({ type: 'run.end', runId, status, ...(runError ? { error: runError } : {}) });
+  } finally {
+    await writer.close();
+  }
   await saveIndex(traceFile, options.saveIndexAfterBytes ?? SNAPSHOT_MIN_BYTES);
   return { runId, traceFile, status, episodes, ...(runError ? { error: runError } : {}) };
 }
@@ -165,6 +188,8 @@ interface TaskRun {
   /** The run's mode (never replay: replayTrace plays those). */
   mode: Exclude<RunSettings['mode'], 'replay'>;
   emit: EmitEvent;
+  /** The run's signal: stopped by the caller, or by a trace that can no longer be written. */
+  signal: AbortSignal;
   concurrency: number;
   /** Environments by servers, one map per slot of episodes in flight. */
   environments: Map<string, Environment>[];
@@ -223,7 +248,7 @@ async function playTasks(run: TaskRun): Promise<RunEnding> {
         inFlight: run.inFlight,
       });
     },
-    () => !!options.signal?.aborted || run.fatal !== undefined,
+    () => run.signal.aborted || run.fatal !== undefined,
   );
   if (options.signal?.aborted) return { status: 'cancelled' };
   if (run.fatal) return { status: 'failed', error: run.fatal.error };
@@ -276,7 +301,7 @@ async function playTaskEpisode(
       settings: episodeSettings,
       emit,
       grade: { ...options.grade, baseDir: loaded.baseDir },
-      signal: options.signal,
+      signal: run.signal,
       onProgress: onEpisodeProgress,
     });
     outcome = played.committed;
@@ -293,7 +318,7 @@ async function playTaskEpisode(
       settings: episodeSettings,
       emit,
       grade: { ...options.grade, baseDir: loaded.baseDir },
-      signal: options.signal,
+      signal: run.signal,
       onProgress: onEpisodeProgress,
     });
   }

@@ -6,6 +6,7 @@ import { runCli } from '../../../src/cli/program';
 import { sampleImagineRun, sampleShadowRun } from '../../builders/samples';
 import { REPO } from '../servers';
 import type { FuzzTarget } from './targets';
+import { TERMINAL_CONTROL } from './terminalTextTarget';
 
 /**
  * The command line as a fuzz target: generated `rehearse` argument vectors (every command and
@@ -38,7 +39,13 @@ const COMMANDS: { argv: string[]; positional: number; options: Record<string, Ki
   {
     argv: ['verify'],
     positional: 2,
-    options: { '--workspace': 'path', '--verbose': 'flag', '--json': 'flag' },
+    options: {
+      '--workspace': 'path',
+      '--judge': 'word',
+      '--judge-model': 'word',
+      '--verbose': 'flag',
+      '--json': 'flag',
+    },
   },
   {
     argv: ['run'],
@@ -60,6 +67,8 @@ const COMMANDS: { argv: string[]; positional: number; options: Record<string, Ki
       '--seed': 'number',
       '--on-parse-error': 'word',
       '--reward': 'word',
+      '--judge': 'word',
+      '--judge-model': 'word',
       '--parse': 'word',
       '--no-progress': 'flag',
       '--calls': 'flag',
@@ -94,6 +103,8 @@ const COMMANDS: { argv: string[]; positional: number; options: Record<string, Ki
       '--audit': 'flag',
       '--real': 'flag',
       '--reward': 'word',
+      '--judge': 'word',
+      '--judge-model': 'word',
       '--act-rows': 'word',
     },
   },
@@ -216,6 +227,7 @@ const WORDS = [
   '',
   ' ',
   '\u0000',
+  '\u001b]0;title\u0007\u001b[2J\u009b31m\u202e',
   'ü',
   'x'.repeat(300),
   '-',
@@ -449,6 +461,8 @@ export const cliTarget: FuzzTarget = {
           `rehearse ${JSON.stringify(argv)} printed an uncoded error:\n${printed.slice(0, 2000)}`,
         );
         if (code !== 0) assert.ok(printed.trim() !== '', `exit ${code} without saying why`);
+        // Hostile words, paths and JSON in the arguments are echoed escaped, never raw.
+        assert.doesNotMatch(printed, TERMINAL_CONTROL, `rehearse ${JSON.stringify(argv)}`);
       } finally {
         clearTimeout(timer);
         process.chdir(cwd);

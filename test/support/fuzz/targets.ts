@@ -31,6 +31,9 @@ import { cliTarget } from './cliTarget';
 import { serveTarget } from './serveTarget';
 import { mcpTarget } from './mcpTarget';
 import { modelFolderTarget } from './modelFolderTarget';
+import { numbersTarget } from './numbersTarget';
+import { writePathTarget } from './writePathTarget';
+import { terminalTextTarget } from './terminalTextTarget';
 import { codeUnits, insertion, mutatedJson, mutatedText, mutatedTexts } from './mutate';
 
 /**
@@ -483,6 +486,9 @@ export function fuzzTargets(): FuzzTarget[] {
     serveTarget,
     mcpTarget,
     modelFolderTarget,
+    numbersTarget,
+    writePathTarget,
+    terminalTextTarget,
   ];
 }
 

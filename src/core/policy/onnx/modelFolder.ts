@@ -2,6 +2,9 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { describeOutsideValue } from '../../base/json';
 import { StudioError } from '../../base/errors';
+import { numberFaultError, readNumber } from '../../base/numbers';
+import type { OutsideNumberSpec } from '../../base/numbers';
+import { OUTSIDE_NUMBERS } from '../../base/outsideNumbers';
 
 /** What the policy host needs to know of a model folder (Hugging Face layout). */
 export interface ModelFolderInfo {
@@ -77,21 +80,12 @@ function num(
 
 /** The largest shapes a model folder may declare (far above any released model's). */
 export const MAX_SHAPE = {
-  layers: 512,
-  heads: 1024,
-  headDim: 4096,
-  vocab: 4_000_000,
-  positions: 10_000_000,
+  layers: OUTSIDE_NUMBERS.modelLayers.max,
+  heads: OUTSIDE_NUMBERS.modelHeads.max,
+  headDim: OUTSIDE_NUMBERS.modelHeadDim.max,
+  vocab: OUTSIDE_NUMBERS.modelVocab.max,
+  positions: OUTSIDE_NUMBERS.modelPositions.max,
 };
-
-const CONFIG_KEYS = {
-  numLayers: 'num_hidden_layers',
-  num_attention_heads: 'num_attention_heads',
-  numKeyValueHeads: 'num_key_value_heads',
-  headDim: 'head_dim (or hidden_size / num_attention_heads)',
-  vocabSize: 'vocab_size',
-  maxPositions: 'max_position_embeddings',
-} as const;
 
 /** Written by `python3 -m trainer export` beside the main graph unless `export.cascade` is false. */
 const CASCADE_FILE = 'onnx/model_cascade.onnx';
@@ -171,27 +165,26 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
     maxPositions: num(config, 'max_position_embeddings', 'config.json', 4096),
   };
   // Numbers no real model has would make the host allocate without end before the first token.
-  const bounds: [keyof typeof shape | 'num_attention_heads', number, number, number][] = [
-    ['numLayers', shape.numLayers, 1, MAX_SHAPE.layers],
-    ['num_attention_heads', heads, 1, MAX_SHAPE.heads],
-    ['numKeyValueHeads', shape.numKeyValueHeads, 1, heads],
-    ['headDim', shape.headDim, 1, MAX_SHAPE.headDim],
-    ['vocabSize', shape.vocabSize, 2, MAX_SHAPE.vocab],
-    ['maxPositions', shape.maxPositions, 1, MAX_SHAPE.positions],
-  ];
-  for (const [name, value, min, max] of bounds) {
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new StudioError(
-        'MODEL_FOLDER_INCONSISTENT',
-        `config.json of ${dir}: ${CONFIG_KEYS[name]} is ${value}; it must be a whole number from ${min} to ${max}. Re-export the model.`,
-      );
-    }
-  }
+  const inRange = (value: number, spec: OutsideNumberSpec) => {
+    const read = readNumber(value, spec);
+    if (!read.ok)
+      throw numberFaultError(read.error, `config.json of ${dir}`, 'Re-export the model.');
+  };
+  inRange(shape.numLayers, OUTSIDE_NUMBERS.modelLayers);
+  inRange(heads, OUTSIDE_NUMBERS.modelHeads);
+  inRange(shape.numKeyValueHeads, { ...OUTSIDE_NUMBERS.modelKeyValueHeads, max: heads });
+  inRange(shape.headDim, OUTSIDE_NUMBERS.modelHeadDim);
+  inRange(shape.vocabSize, OUTSIDE_NUMBERS.modelVocab);
+  inRange(shape.maxPositions, OUTSIDE_NUMBERS.modelPositions);
+  const padTokenId = ids(generation['pad_token_id'])[0] ?? ids(config['pad_token_id'])[0] ?? eos[0];
+  // A token id past the vocabulary would index outside the logits.
+  for (const id of [...eos, padTokenId])
+    inRange(id, { ...OUTSIDE_NUMBERS.modelTokenId, max: shape.vocabSize - 1 });
   return {
     dir,
     ...shape,
     eosTokenIds: eos,
-    padTokenId: ids(generation['pad_token_id'])[0] ?? ids(config['pad_token_id'])[0] ?? eos[0],
+    padTokenId,
     onnxFile,
     cascadeFile,
     hasChatTemplate: typeof tokenizerConfig['chat_template'] === 'string',

@@ -1,8 +1,9 @@
 import { mulberry32 } from '../../base/random';
+import { OUTSIDE_NUMBERS } from '../../base/outsideNumbers';
 
 /** How the next token is chosen. `temperature` 0 means greedy. */
 /** The most samples of one prompt decoded together (`rehearse run --samples`, `serve`'s `n`): each holds its own cache. */
-export const MAX_SAMPLES = 16;
+export const MAX_SAMPLES = OUTSIDE_NUMBERS.flagSamples.max;
 
 export interface SamplingSettings {
   temperature: number;

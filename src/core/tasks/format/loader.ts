@@ -1,10 +1,18 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import * as path from 'node:path';
-import Ajv from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from '../../base/jsonSchema';
+import { schemaCheck } from '../../base/jsonSchema';
 import taskSchema from '../../../../schemas/task.schema.json';
 import { StudioError } from '../../base/errors';
-import { describeOutsideValue, MAX_JSON_DEPTH, nestsDeeperThan } from '../../base/json';
+import {
+  describeOutsideValue,
+  isJsonObject,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+} from '../../base/json';
+import { readNumber } from '../../base/numbers';
+import type { OutsideNumberSpec } from '../../base/numbers';
+import { OUTSIDE_NUMBERS } from '../../base/outsideNumbers';
 import type { PathSegment } from '../../fidelity/jsonPath';
 import { formatJsonPath, parseJsonPath } from '../../fidelity/jsonPath';
 import type { CheckSpec, LoadedTask, Matcher, TaskFile } from './taskFile';
@@ -12,14 +20,7 @@ import type { CheckSpec, LoadedTask, Matcher, TaskFile } from './taskFile';
 /** File name ending of task files that {@link loadTasks} picks up in folders. */
 export const TASK_FILE_SUFFIX = '.task.json';
 
-let compiled: ValidateFunction | undefined;
-
-function validator(): ValidateFunction {
-  compiled ??= new Ajv({ discriminator: true, strict: false, allErrors: false }).compile(
-    taskSchema,
-  );
-  return compiled;
-}
+const checkTask = schemaCheck(taskSchema, { discriminator: true });
 
 /** A fault in a task: where (a JSONPath such as `$.checks[2].weight`) and what. */
 export interface TaskFault {
@@ -35,12 +36,58 @@ type Fault = { at: PathSegment[]; message: string };
  * turns, tools inside the allow-list, valid regular expressions). Returns the first fault, or none.
  */
 export function findTaskFault(value: unknown): TaskFault | undefined {
-  const validate = validator();
-  if (!validate(value)) return formatted(schemaFault(validate.errors));
+  // Numbers first: the schema's own message for 3000000000 would not say the range nor why.
+  const numbers = numberFault(value);
+  if (numbers) return formatted(numbers);
+  const checked = checkTask(value);
+  if (!checked.ok) return formatted(schemaFault(checked.errors));
   // Its own structure holds tool values (arguments, examples) about a dozen levels down.
   if (nestsDeeperThan(value, MAX_JSON_DEPTH + 12))
     return { path: '$', message: `nests deeper than ${MAX_JSON_DEPTH} levels in its tool values` };
   return formatted(semanticFault(value as TaskFile));
+}
+
+/** A task's numbers with their documented ranges (docs/reliability.md, "Numbers from outside"). */
+const LIMIT_NUMBERS: [string, OutsideNumberSpec][] = [
+  ['maxTurns', OUTSIDE_NUMBERS.taskMaxTurns],
+  ['maxCallsPerTurn', OUTSIDE_NUMBERS.taskMaxCallsPerTurn],
+  ['callTimeoutMs', OUTSIDE_NUMBERS.taskCallTimeoutMs],
+  ['episodeTimeoutMs', OUTSIDE_NUMBERS.taskEpisodeTimeoutMs],
+];
+const CHECK_NUMBERS: [string, OutsideNumberSpec][] = [
+  ['weight', OUTSIDE_NUMBERS.taskCheckWeight],
+  ['min', OUTSIDE_NUMBERS.taskCheckMin],
+  ['max', OUTSIDE_NUMBERS.taskCheckMax],
+];
+
+/** The first number of a task (limits, seed, check weights and counts) outside its range. */
+function numberFault(value: unknown): Fault | undefined {
+  if (!isJsonObject(value)) return undefined;
+  const at = (path: PathSegment[], v: unknown, spec: OutsideNumberSpec): Fault | undefined => {
+    if (v === undefined) return undefined;
+    const read = readNumber(v, spec);
+    return read.ok
+      ? undefined
+      : { at: path, message: `must be ${read.error.range}, not ${read.error.found}` };
+  };
+  const seed = at(['seed'], value['seed'], OUTSIDE_NUMBERS.taskSeed);
+  if (seed) return seed;
+  const limits = value['limits'];
+  if (isJsonObject(limits))
+    for (const [key, spec] of LIMIT_NUMBERS) {
+      const fault = at(['limits', key], limits[key], spec);
+      if (fault) return fault;
+    }
+  const checks = value['checks'];
+  if (Array.isArray(checks))
+    for (const [i, check] of checks.entries()) {
+      if (!isJsonObject(check)) continue;
+      for (const [key, spec] of CHECK_NUMBERS) {
+        const fault = at(['checks', i, key], check[key], spec);
+        if (fault) return fault;
+      }
+    }
+  return undefined;
 }
 
 function formatted(fault: ReturnType<typeof semanticFault>): TaskFault | undefined {

@@ -1,5 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { mkdirInside, writeFileInside, writeRootOf } from '../../base/writePath';
 import type { RecordedExample } from '../../protocol/types';
 import { validateReplayRecording } from '../../env/replayRecording';
 import { TASK_FILE_SUFFIX, parseTask } from '../format/loader';
@@ -39,8 +39,9 @@ export async function writeImport(
 ): Promise<WrittenImport> {
   const tasksDir = path.join(outDir, 'tasks');
   const recordingsDir = path.join(outDir, 'recordings');
-  await mkdir(tasksDir, { recursive: true });
-  await mkdir(recordingsDir, { recursive: true });
+  const root = writeRootOf(outDir);
+  await mkdirInside(root, tasksDir);
+  await mkdirInside(root, recordingsDir);
   const written: WrittenImport = {
     taskFiles: [],
     recordingFiles: [],
@@ -65,12 +66,12 @@ export async function writeImport(
     }
     const taskFile = path.join(tasksDir, `${task.id}${TASK_FILE_SUFFIX}`);
     const recordingFile = path.join(recordingsDir, `${task.id}.replay.json`);
-    await writeFile(recordingFile, JSON.stringify(t.recording, null, 2) + '\n');
-    await writeFile(taskFile, JSON.stringify(task, null, 2) + '\n');
+    await writeFileInside(root, recordingFile, JSON.stringify(t.recording, null, 2) + '\n');
+    await writeFileInside(root, taskFile, JSON.stringify(task, null, 2) + '\n');
     written.taskFiles.push(taskFile);
     written.recordingFiles.push(recordingFile);
   }
-  await writeFile(written.examplesFile, lines.length ? lines.join('\n') + '\n' : '');
+  await writeFileInside(root, written.examplesFile, lines.length ? lines.join('\n') + '\n' : '');
   written.examples = lines.length;
   written.skipped.sort((a, b) => a.index - b.index);
   return written;

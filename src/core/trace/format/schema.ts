@@ -9,7 +9,7 @@ import type { ToolDefinition } from '../../protocol/types';
 /** The trace schema version this studio writes (`v` on every event). See docs/trace-format.md. */
 export const TRACE_SCHEMA_VERSION = 1;
 
-/** How rehearsal and reality are combined in a run (DESIGN.md, Modes). */
+/** How rehearsal and reality are combined in a run (ARCHITECTURE.md, Modes). */
 export type RunMode = 'shadow' | 'imagine' | 'private' | 'replay';
 
 /** Fields every event carries. */
@@ -101,7 +101,7 @@ export interface TurnEvent extends EventBase {
   latencyMs?: number;
 }
 
-/** A rehearsal's parsed result, or its parse error with the code of DESIGN.md. */
+/** A rehearsal's parsed result, or its parse error and its code (ARCHITECTURE.md, Protocol). */
 export type RehearsalResult =
   { ok: true; value: JsonValue } | { ok: false; code: RehearsalParseErrorCode; message: string };
 
@@ -180,7 +180,9 @@ export interface EpisodeEndEvent extends EventBase {
   /**
    * The episode's reward under the run's rule (`run.settings.reward`; absent in older traces:
    * `studio`): the weighted share of passed checks, in [0, 1]; or, under `envace`, EnvACE's score
-   * (Σ passed weights of the answered user turns / user turns). Null when ungraded.
+   * (Σ passed weights of the answered user turns / user turns), above 1 when the weights are; an
+   * imported EnvACE rollout (`settings.source: envace-rollouts`) holds EnvACE's score, any finite
+   * number. Null when ungraded.
    */
   reward: number | null;
   success: boolean | null;

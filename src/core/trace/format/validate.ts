@@ -1,17 +1,9 @@
-import Ajv from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from '../../base/jsonSchema';
+import { schemaCheck } from '../../base/jsonSchema';
 import traceSchema from '../../../../schemas/trace.schema.json';
 import type { TraceEvent } from './schema';
 
-let compiled: ValidateFunction | undefined;
-
-function validator(): ValidateFunction {
-  // Compiled on first use: most processes that import the trace module never validate.
-  compiled ??= new Ajv({ discriminator: true, strict: false, allErrors: false }).compile(
-    traceSchema,
-  );
-  return compiled;
-}
+const checkEvent = schemaCheck(traceSchema, { discriminator: true });
 
 /** Why a value is not a valid trace event, as one line: `/runId must match pattern ...`. */
 export function describeValidationError(errors: ErrorObject[] | null | undefined): string {
@@ -24,7 +16,7 @@ export function describeValidationError(errors: ErrorObject[] | null | undefined
 export function validateTraceEvent(
   value: unknown,
 ): { ok: true; event: TraceEvent } | { ok: false; reason: string } {
-  const validate = validator();
-  if (validate(value)) return { ok: true, event: value as TraceEvent };
-  return { ok: false, reason: describeValidationError(validate.errors) };
+  const checked = checkEvent(value);
+  if (checked.ok) return { ok: true, event: value as TraceEvent };
+  return { ok: false, reason: describeValidationError(checked.errors) };
 }

@@ -1,7 +1,9 @@
-import { promises as fs } from 'node:fs';
+import type { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../base/errors';
 import { jsonLineKeysFirst } from '../../base/json';
+import type { WriteRoot } from '../../base/writePath';
+import { openForWrite, writeRootOf } from '../../base/writePath';
 import type { NewTraceEvent, TraceEvent } from './schema';
 import { TRACE_SCHEMA_VERSION } from './schema';
 import { validateTraceEvent } from './validate';
@@ -12,6 +14,8 @@ export interface TraceWriterOptions {
   durable?: boolean;
   /** Validate every event against the schema before writing it (default true). */
   validate?: boolean;
+  /** The folder the trace must stay inside (default: the `.rehearsal` it lies in, else its own folder). */
+  root?: WriteRoot;
 }
 
 // Header keys first, in a fixed order, so that a line's identity is readable from its first bytes.
@@ -30,35 +34,56 @@ export function serializeTraceEvent(event: TraceEvent): string {
  */
 export class TraceWriter {
   private queue: Promise<void> = Promise.resolve();
-  private failure: Error | undefined;
+  private failure: StudioError | undefined;
   private closed = false;
   private written = 0;
 
   private constructor(
     readonly file: string,
     private readonly handle: fs.FileHandle,
-    private readonly options: Required<TraceWriterOptions>,
+    private readonly options: Required<Omit<TraceWriterOptions, 'root'>>,
+    /** Bytes of whole lines in the file: a failed write is cut back to this. */
+    private size: number,
   ) {}
 
-  /** Opens (creating folders and file as needed) a trace for appending. */
+  /**
+   * Opens (creating folders and file as needed) a trace for appending, inside its root: a trace
+   * whose folder leads out of the root through a link is refused (PATH_OUTSIDE_WORKSPACE).
+   */
   static async open(file: string, options: TraceWriterOptions = {}): Promise<TraceWriter> {
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    const handle = await fs.open(file, 'a+');
-    const { size } = await handle.stat();
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      await handle.read(last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) await handle.appendFile('\n');
+    const root = options.root ?? writeRootOf(path.dirname(file));
+    const handle = await openForWrite(root, file, 'a+');
+    let size: number;
+    try {
+      size = (await handle.stat()).size;
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        await handle.read(last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) {
+          await handle.appendFile('\n');
+          size++;
+        }
+      }
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      throw err;
     }
-    return new TraceWriter(file, handle, {
-      durable: options.durable ?? true,
-      validate: options.validate ?? true,
-    });
+    return new TraceWriter(
+      file,
+      handle,
+      { durable: options.durable ?? true, validate: options.validate ?? true },
+      size,
+    );
   }
 
   /** Number of events written by this writer. */
   get eventsWritten(): number {
     return this.written;
+  }
+
+  /** Why writing failed (`TRACE_WRITE_FAILED`), once a write has failed; every later append fails with it. */
+  get writeFailure(): StudioError | undefined {
+    return this.failure;
   }
 
   /** Appends one event (adds `v` and `ts`); resolves when it is durably written. */
@@ -85,23 +110,39 @@ export class TraceWriter {
           ),
         );
     }
-    const line = serializeTraceEvent(full) + '\n';
+    const line = Buffer.from(serializeTraceEvent(full) + '\n', 'utf8');
     const next = this.queue.then(async () => {
       if (this.failure) throw this.failure;
       try {
-        await this.handle.appendFile(line, 'utf8');
+        await this.handle.appendFile(line);
         if (this.options.durable) await this.handle.datasync();
+        this.size += line.length;
         this.written++;
       } catch (err) {
         this.failure = new StudioError(
           'TRACE_WRITE_FAILED',
           `Could not write to ${this.file}: ${(err as Error).message}. Events already written are kept.`,
         );
+        await this.cutTornLine();
         throw this.failure;
       }
     });
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * A write that failed (a full disk) may have left part of its line: cut the file back to its whole
+   * lines, so that the trace ends as if the event had never been written. Cutting frees space, so it
+   * succeeds where the write did not; if it fails anyway, readers skip the torn line.
+   */
+  private async cutTornLine(): Promise<void> {
+    try {
+      await this.handle.truncate(this.size);
+      if (this.options.durable) await this.handle.datasync();
+    } catch {
+      // The torn line stays; readers skip and count it.
+    }
   }
 
   /** Waits for pending writes, then closes the file. */

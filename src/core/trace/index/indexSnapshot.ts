@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { openForWrite, removeInside, renameInside, writeRootOf } from '../../base/writePath';
 import type { FidelityScores } from '../../fidelity/scores';
 import type { DiffKind } from '../../fidelity/structuralDiff';
 import type { CallTable } from './callTable';
@@ -232,7 +233,9 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
   const file = snapshotFileOf(index.file);
   // Unique per save: the runner (at a run's end) and the explorer may save the same trace's index at once, in one process.
   const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await fs.open(temp, 'w');
+  // Inside the `.rehearsal` the trace lies in: a run folder that links out of it gets no index.
+  const root = writeRootOf(path.dirname(file));
+  const handle = await openForWrite(root, temp, 'w');
   try {
     const length = Buffer.alloc(4);
     length.writeUInt32LE(headerBytes.length);
@@ -252,10 +255,10 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
       await write(body);
     }
     await handle.close();
-    await fs.rename(temp, file);
+    await renameInside(root, temp, file);
   } catch (err) {
     await handle.close().catch(() => undefined);
-    await fs.rm(temp, { force: true });
+    await removeInside(root, temp, { force: true });
     throw err;
   }
   return file;
