@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import type { JsonValue } from '../../src/core/base/json';
 import { parseActOutput } from '../../src/core/protocol/actParser';
-import { jsonTextWithLiterals, parsePythonJson } from '../../src/core/protocol/pythonJson';
+import { jsonTextWithLiterals, parsePythonJson } from '../../src/core/protocol/pythonJsonLoads';
 import {
   PYTHON_WHITESPACE_CODE_POINTS,
   sanitizeForTokenizer,

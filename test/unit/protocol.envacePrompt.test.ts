@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
 import { readReplayRecording } from '../../src/core/env/replayRecording';
 import { loadTasks } from '../../src/core/tasks/format/loader';
-import { pythonJsonDumps, pythonNumber } from '../../src/core/base/pythonJson';
+import { pythonJsonDumps, pythonNumber } from '../../src/core/base/pythonJsonDumps';
 import type {
   RehearsePromptInput,
   RehearsePromptOptions,
@@ -23,6 +23,7 @@ import {
   parseRehearsePromptOptions,
 } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage } from '../../src/core/protocol/types';
+import { envaceToolSchema } from '../../src/core/protocol/envaceTools';
 import { fromRoot } from './support/paths';
 
 interface EnvaceVectors {
@@ -104,6 +105,33 @@ describe("rehearse prompt profile envace: EnvACE's simulator messages byte for b
       !unknown.ok && unknown.message.includes('must be general, compact or envace'),
       JSON.stringify(unknown),
     );
+  });
+  it("shows an MCP tool's schema as the exported record holds it: the shape verl validates (issue 29)", () => {
+    const tool = {
+      name: 'set_limit',
+      description: 'Set a limit.',
+      parameters: {
+        type: 'object',
+        properties: {
+          amount: { type: ['number', 'null'] },
+          level: { enum: [1, 2, 3] },
+          note: { anyOf: [{ type: 'null' }, { type: 'string' }], description: 'why' },
+        },
+      },
+    };
+    const [, user] = buildRehearsePrompt(
+      { tools: [tool], call: { name: 'set_limit', arguments: { amount: 5 } } },
+      { profile: 'envace' },
+    );
+    // What EnvACE's simulator reads is the record's tools: json.dumps(indent=0) of what the export wrote.
+    const recorded = pythonJsonDumps([envaceToolSchema(tool)], { indent: 0 });
+    assert.ok(
+      user.content.startsWith(`Candidate tools (whitelist for this sample):\n${recorded}\n\n`),
+      user.content.slice(0, 600),
+    );
+    assert.match(recorded, /"amount": \{\n"type": "number"\n\}/);
+    assert.match(recorded, /"enum": \[\n"1",\n"2",\n"3"\n\]/);
+    assert.match(recorded, /"required": \[\]/);
   });
 });
 

@@ -10,6 +10,7 @@ import type { ParseDialect } from '../../src/core/protocol/dialect';
 import { PARSE_DIALECTS } from '../../src/core/protocol/dialect';
 import { parseActOutput } from '../../src/core/protocol/actParser';
 import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
+import { parseErrorToolText } from '../../src/core/runner/toolMessages';
 import type {
   RehearsePromptInput,
   RehearsePromptOptions,
@@ -22,7 +23,7 @@ import { loadVectors } from './support/vectors';
 type ActExpected =
   | { kind: 'final' }
   | { kind: 'calls'; preamble: string; calls: { name: string; arguments: JsonValue }[] }
-  | { kind: 'error'; code: string };
+  | { kind: 'error'; code: string; feedback?: string };
 type RehearsalExpected =
   { ok: true; value: JsonValue; think?: string } | { ok: false; code: string };
 
@@ -55,6 +56,12 @@ function checkAct(input: string, e: ActExpected, dialect: ParseDialect): void {
     if (got.kind === 'error') {
       assert.equal(got.error.code, e.code);
       assert.ok(got.error.message.length > 0);
+      // The tool message EnvACE's envs.py writes for it, printed by CPython (envace_expected.py).
+      if (e.feedback !== undefined)
+        assert.equal(
+          parseErrorToolText(got.error.code, got.error.message, input, dialect),
+          e.feedback,
+        );
     }
     return;
   }

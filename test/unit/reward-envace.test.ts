@@ -7,8 +7,6 @@
 // verl/trainer/ppo/ray_trainer.py `apply_invalid_action_penalty` (coef 0.1 on rows whose text is empty).
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
@@ -23,6 +21,8 @@ import type { LoadedTask } from '../../src/core/tasks/format/taskFile';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { probeTask, REHEARSAL_ERROR_CASES } from '../support/scriptedModel';
 import { ensureServerBundles, fixtureServer } from '../support/servers';
+import type { JudgeServer } from '../support/judgeServer';
+import { startJudgeServer } from '../support/judgeServer';
 import { rehearse } from './support/cli';
 import { useRuns, useScriptedPolicy } from './support/runnerFixture';
 import { readCheckedTrace } from './support/traceChecks';
@@ -113,41 +113,13 @@ describe("--reward envace: EnvACE's checklist reward and episode rules", functio
   this.timeout(120_000);
   const { run } = useRuns();
   let judgeSays = true;
-  let judgeUrl = '';
-  const judgeServer = createServer((req, res) => {
-    req.resume();
-    req.on('end', () =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          id: 'c1',
-          object: 'chat.completion',
-          created: 0,
-          model: 'judge',
-          choices: [
-            {
-              index: 0,
-              finish_reason: 'stop',
-              message: {
-                role: 'assistant',
-                content: JSON.stringify({ reasoning: 'as configured', answer: judgeSays }),
-              },
-            },
-          ],
-        }),
-      ),
-    );
-  });
-  before((done) => {
+  let judge: JudgeServer;
+  before(async () => {
     ensureServerBundles();
-    judgeServer.listen(0, '127.0.0.1', () => {
-      judgeUrl = `http://127.0.0.1:${(judgeServer.address() as AddressInfo).port}/v1`;
-      done();
-    });
+    judge = await startJudgeServer({ answer: () => judgeSays, reasoning: () => 'as configured' });
   });
-  after((done) => {
-    judgeServer.close(() => done());
-  });
-  const grade = () => ({ judge: new EndpointJudge({ baseURL: judgeUrl, model: 'judge' }) });
+  after(() => judge.close());
+  const grade = () => ({ judge: new EndpointJudge({ baseURL: judge.url, model: 'judge' }) });
   const play = (task: LoadedTask, reward: 'studio' | 'envace' | undefined) =>
     run(new ReferencePolicy([task.task]), [task], reward ? { reward } : {}, { grade: grade() });
 

@@ -185,7 +185,7 @@ describe('rehearse run / replay / gpu check', function () {
       ],
       [
         ['run', okTask, '--episodes', '0'],
-        /--episodes must be a whole number of at least 1, not "0"/,
+        /--episodes must be a whole number from 1 to 10,000, not "0"/,
       ],
       [['run', okTask, '--samples', 'many'], /--samples must be a whole number/],
       [
@@ -193,13 +193,19 @@ describe('rehearse run / replay / gpu check', function () {
         /--order must be parallel or sequential/,
       ],
       [['run', okTask, '--audit'], /--audit goes with --mode imagine/],
-      [['run', okTask, '--temperature', '-1'], /--temperature must be a number >= 0/],
+      [
+        ['run', okTask, '--temperature', '-1'],
+        /--temperature must be a number from 0 to 2, not "-1"/,
+      ],
       [['run', okTask, '--on-parse-error', 'ignore'], /--on-parse-error must be end or feedback/],
       [
         ['run', okTask, '--policy', model, '--device', 'tpu'],
         /--device must be one of auto, cpu, cuda, webgpu, not "tpu"/,
       ],
-      [['run', okTask, '--policy', model, '--threads', '0'], /--threads must be a positive number/],
+      [
+        ['run', okTask, '--policy', model, '--threads', '0'],
+        /--threads must be a whole number from 1 to 1,024, not "0"/,
+      ],
       [
         ['run', okTask, '--policy', 'http://127.0.0.1:9/v1'],
         /An endpoint policy needs --model <name>/,
@@ -223,8 +229,14 @@ describe('rehearse run / replay / gpu check', function () {
         ['run', okTask, '--policy', model, '--device', 'cdua'],
         /--device must be one of auto, cpu, cuda, webgpu, not "cdua"\. Did you mean cuda\?/,
       ],
-      [['run', okTask, '--samples', '100000'], /--samples may be at most 16, not 100000/],
-      [['run', okTask, '--episodes', '1000000'], /--episodes may be at most 10000/],
+      [
+        ['run', okTask, '--samples', '100000'],
+        /--samples must be a whole number from 1 to 16, not "100000"/,
+      ],
+      [
+        ['run', okTask, '--episodes', '1000000'],
+        /--episodes must be a whole number from 1 to 10,000, not "1000000"/,
+      ],
       [
         ['run', okTask, '--policy', 'reference', '--out', okTask],
         /--out .*probe-ok\.task\.json is a file; pass a folder/,
@@ -324,6 +336,7 @@ describe('rehearse run / replay / gpu check', function () {
     assert.deepEqual(report.rehearsals?.notEvaluated, [
       {
         kind: 'state',
+        reason: 'an imagined trajectory has no real state',
         detail: 'not evaluated: an imagined trajectory has no real state',
         count: 2,
       },

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { EXIT } from '../../src/cli/io';
 import { runCli } from '../../src/cli/program';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
-import { toOpenAIMessages } from '../../src/core/policy/endpointPolicy';
+import { EndpointPolicy, toOpenAIMessages } from '../../src/core/policy/endpointPolicy';
 import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { envaceToolError } from '../../src/core/runner/parseDialect';
 import { parseActOutput } from '../../src/core/protocol/actParser';
@@ -22,6 +22,7 @@ import type { EnvaceRecord } from '../../src/core/training/envaceExport';
 import { exportEnvace } from '../../src/core/training/envaceExport';
 import { ACT_ERROR_CASES, probeTask } from '../support/scriptedModel';
 import { ensureServerBundles, fixtureServer } from '../support/servers';
+import { startChatServer } from '../support/chatServer';
 import { RecordingPolicy } from './support/recordingPolicy';
 import { readCheckedTrace } from './support/traceChecks';
 import { useRuns, useScriptedPolicy } from './support/runnerFixture';
@@ -100,6 +101,33 @@ describe('runner: the envace parse dialect', function () {
       record.extra_info.messages.filter((m) => m.role === 'tool').map((m) => m.content),
       [expected],
     );
+  });
+
+  it('a block holding [] is no call in EnvACE (tool_parser.py: no function calls, no error): the turn is the answer and is graded', async () => {
+    // A real OpenAI-compatible endpoint whose model writes `\n<tool_call>\n[]\n</tool_call>`.
+    const text = 'Nothing to look up.\n<tool_call>\n[]\n</tool_call>';
+    const server = await startChatServer(() => text);
+    const policy = new EndpointPolicy({ baseURL: server.url, model: 'm' });
+    try {
+      const task = probeTask('a', { maxTurns: 3 });
+      const envace = await run(policy, [task], { parse: 'envace' });
+      assert.deepEqual(
+        envace.trace.turns.map((t) => t.parse.kind),
+        ['final'],
+        'one act: the answer',
+      );
+      assert.equal(envace.trace.ends[0].status, 'completed');
+      assert.ok(
+        (envace.trace.ends[0].checks ?? []).every((c) => c.passed !== null),
+        'the turn was graded',
+      );
+      // The studio's dialect reads zero calls as a turn to act again, until the turn limit.
+      const studio = await run(policy, [task], {});
+      assert.ok(studio.trace.turns.length > 1, 'the studio asks again');
+    } finally {
+      policy.dispose();
+      await server.close();
+    }
   });
 
   it('the studio dialect keeps its own code for the same call', async () => {

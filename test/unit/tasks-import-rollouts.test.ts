@@ -264,7 +264,12 @@ describe('rehearse import envace-rollouts', () => {
     const events = await traceEvents(file);
     const run = events[0] as RunEvent;
     assert.equal(run.mode, 'imagine');
-    assert.deepEqual(run.settings, { source: 'envace-rollouts', file: '7.jsonl', step: 7 });
+    assert.deepEqual(run.settings, {
+      source: 'envace-rollouts',
+      file: '7.jsonl',
+      parse: 'envace',
+      step: 7,
+    });
     assert.equal(events[events.length - 1].type, 'run.end');
 
     const episodes = events.filter((e): e is EpisodeEvent => e.type === 'episode');
@@ -440,6 +445,53 @@ describe('rehearse import envace-rollouts', () => {
         row.output,
         'EnvACE score absent or not finite = episode reward / (1 checklists × 2 turns), training step 4',
       ],
+    );
+  });
+
+  it('a NaN call EnvACE executed and a score above 1 import whole: one trajectory, its rehearsal, the score as reward', async () => {
+    // EnvACE's json.loads reads NaN (tool_parser.py), executes the call and renders it in the next
+    // prompt; its reward, Σ passed weights per turn / turns, exceeds 1 when weights do.
+    const nan = { name: 'get_order', arguments: { order_id: 'W5', limit: '@NaN@' } };
+    const t = new Trajectory('You are a support agent.', 'Where is W5?')
+      .act({ think: 'Look W5 up.', calls: [nan] }, { responses: [pyJson({ status: 'lost' })] })
+      .act({ think: 'Answer.', content: 'W5 is lost.' });
+    const lines = [
+      dumpLine(t.rows[0], 1.5, 3),
+      dumpLine(simulatorRow(nan, simulated({ status: 'lost' })), 1.5, 3),
+      dumpLine(t.rows[1], 1.5, 3),
+    ].map((l) => l.replace(/\\?"@NaN@\\?"/g, 'NaN'));
+    assert.ok(
+      lines.every((l) => /"limit\\?": NaN/.test(l)),
+      'the caller, simulator and prompt rows hold NaN',
+    );
+    const dir = await rolloutDir({ '3.jsonl': lines.join('\n') + '\n' });
+    const r = await rehearse(
+      'import',
+      'envace-rollouts',
+      dir,
+      '--out',
+      path.join(tmp(), 'runs'),
+      '--no-progress',
+    );
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^3\.jsonl: 3 rows → 1 episode, 1 call \(1 rehearsed, 0 actual\): /m);
+    const events = await traceEvents(tracesIn(r.out)[0]);
+    assert.equal((events[0] as RunEvent).settings?.['parse'], 'envace');
+    const turns = events.filter((e): e is TurnEvent => e.type === 'turn');
+    assert.deepEqual(
+      turns.map((e) => e.parse.kind),
+      ['calls', 'final'],
+    );
+    assert.deepEqual(turns[0].parse.kind === 'calls' && turns[0].parse.calls[0].arguments, {
+      order_id: 'W5',
+      limit: { $numberDouble: 'NaN' },
+    });
+    const rehearsal = events.find((e): e is CallRehearsalEvent => e.type === 'call.rehearsal');
+    assert.deepEqual(rehearsal?.result, { ok: true, value: { status: 'lost' } });
+    const ends = events.filter((e): e is EpisodeEndEvent => e.type === 'episode.end');
+    assert.deepEqual(
+      ends.map((e) => [e.status, e.reward]),
+      [['completed', 1.5]],
     );
   });
 

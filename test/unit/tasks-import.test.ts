@@ -10,7 +10,10 @@ import { loadTasks } from '../../src/core/tasks/format/loader';
 import { playReference } from '../../src/core/tasks/referencePlayer';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import type { JudgeCheck, LoadedTask } from '../../src/core/tasks/format/taskFile';
+import type { GradeOptions } from '../../src/core/tasks/checks/grade';
+import type { Judge } from '../../src/core/tasks/checks/judge';
 import { FIXTURES } from '../support/servers';
+import { startJudgeServer } from '../support/judgeServer';
 
 const ENVACE = path.join(FIXTURES, 'import', 'envace-sample.json');
 const CHAT = path.join(FIXTURES, 'import', 'chat-sample.jsonl');
@@ -26,14 +29,19 @@ async function cli(args: string[]): Promise<{ code: number; out: string[]; err: 
   return { code, out, err };
 }
 
+/** A deterministic judge: every item passes (the reference solution is what the items describe). */
+const REFERENCE_JUDGE: Judge = {
+  evaluate: () => Promise.resolve({ passed: true, detail: 'judge: the reference solution' }),
+};
+
 /** Plays every task's reference against its replay environment; returns the grades by id. */
-async function playAll(tasks: LoadedTask[]) {
+async function playAll(tasks: LoadedTask[], options: GradeOptions = {}) {
   const grades = new Map<string, Awaited<ReturnType<typeof playReference>>>();
   for (const loaded of tasks) {
     const env = await openTaskEnvironment(loaded);
     try {
       assert.equal(env.source, 'replay');
-      grades.set(loaded.task.id, await playReference(loaded.task, env));
+      grades.set(loaded.task.id, await playReference(loaded.task, env, options));
     } finally {
       await env.close();
     }
@@ -134,13 +142,19 @@ describe('tasks: importers round-trip recorded data into runnable tasks', functi
       ],
     );
 
-    const grades = await playAll(tasks);
+    // The record's checklist is the task's checks, once: no call check derived beside it (issue 29).
+    assert.deepEqual(
+      multi.checks.map((c) => c.kind),
+      ['judge', 'judge', 'judge'],
+    );
+    for (const [id, play] of await playAll(tasks))
+      assert.ok(
+        play.grade.checks.every((c) => c.passed === null) && play.grade.success === null,
+        `${id}: judge items are not evaluated without a judge`,
+      );
+    const grades = await playAll(tasks, { judge: REFERENCE_JUDGE });
     for (const [id, play] of grades) {
       assert.equal(play.grade.success, true, `${id}: ${JSON.stringify(play.grade.checks)}`);
-      assert.ok(
-        play.grade.checks.filter((c) => c.kind === 'judge').every((c) => c.passed === null),
-        'judge items are not evaluated without a judge',
-      );
       assert.ok(
         play.transcript.turns.every((t) => t.calls.every((c) => c.outcome?.response)),
         'every reference call has a recorded answer',
@@ -279,11 +293,25 @@ describe('tasks: importers round-trip recorded data into runnable tasks', functi
     }
   });
 
-  it('imported folders pass `rehearse verify`', async () => {
+  it('imported folders pass `rehearse verify`, their checklists graded by a judge', async () => {
     await cli(['import', 'envace', ENVACE, '--out', out]);
-    const r = await cli(['verify', path.join(out, 'tasks')]);
-    assert.equal(r.code, 0, r.out.join('\n'));
-    assert.match(r.out.join('\n'), /2 of 2 tasks pass their own checks/);
+    const judge = await startJudgeServer({ answer: () => true });
+    try {
+      const r = await cli(['verify', path.join(out, 'tasks'), '--judge', judge.url]);
+      assert.equal(r.code, 0, r.out.join('\n'));
+      assert.match(r.out.join('\n'), /2 of 2 tasks pass their own checks/);
+      const items = (await loadTasks([path.join(out, 'tasks')])).flatMap((t) => t.task.checks);
+      assert.ok(items.length >= 2 && items.every((c) => c.kind === 'judge'));
+      assert.equal(judge.asked.length, items.length, 'each checklist item was asked of the judge');
+      const without = await cli(['verify', path.join(out, 'tasks')]);
+      assert.equal(without.code, 1);
+      assert.match(
+        without.out.join('\n'),
+        /judge items not evaluated: no judge endpoint is configured/,
+      );
+    } finally {
+      await judge.close();
+    }
   });
 
   it('exits 1 when nothing can be imported; without --out it writes into .rehearsal/imports/<file name>', async () => {

@@ -8,9 +8,10 @@ import { readReplayRecording } from '../../src/core/env/replayRecording';
 import { loadTasks } from '../../src/core/tasks/format/loader';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import type { EnvaceRecord } from '../../src/core/training/envaceExport';
-import { envaceToolSchema } from '../../src/core/training/envaceExport';
+import { envaceToolSchema } from '../../src/core/protocol/envaceTools';
 import { toFunctionSchema } from '../../src/core/protocol/types';
 import { ENVACE_REHEARSE_SYSTEM_PROMPT } from '../../src/core/protocol/envacePrompt';
+import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import { splitTasks } from '../../src/core/training/taskSplit';
 import { SAMPLE_RUN_IDS, writeSampleWorkspace } from '../builders/sampleWorkspace';
 import { rehearse } from './support/cli';
@@ -113,7 +114,10 @@ describe('rehearse export for training', () => {
     );
     const bad = await rehearse('export', ws, '--out', out, '--split-by-task', '1.5');
     assert.equal(bad.code, 2);
-    assert.match(bad.err, /--split-by-task takes the held-out fraction/);
+    assert.match(
+      bad.err,
+      /--split-by-task must be a number above 0 and below 1, not "1.5"\. It is the held-out fraction/,
+    );
   });
 
   it('--format envace: the golden tool dataset, with the fields EnvACE reads, and episodes it cannot hold skipped with a reason', async () => {
@@ -354,6 +358,72 @@ describe('rehearse export for training', () => {
     );
     assert.equal(bad.code, 2);
     assert.match(bad.err, /rehearsePrompt\.maxHistoryBytes does not apply to the envace profile/);
+  });
+
+  it("--rehearse-prompt envace on a studio task shows EnvACE's simulator what it sees for the exported record: its calls as few-shot, its tools as written (issue 29)", async () => {
+    const ws = await workspace();
+    const rowsFile = path.join(dir(), 'envace-rows.jsonl');
+    const dataset = path.join(dir(), 'envace.json');
+    const rows = async () => {
+      const r = await rehearse(
+        'export',
+        ws,
+        '--out',
+        rowsFile,
+        '--roles',
+        'rehearse',
+        '--rehearse-prompt',
+        '{"profile": "envace"}',
+      );
+      assert.equal(r.code, 0, r.err);
+      return readRows(rowsFile);
+    };
+    assert.equal((await rehearse('export', ws, '--out', dataset, '--format', 'envace')).code, 0);
+    // What EnvACE's simulator is given for a record: its own conversation's calls (import envace
+    // --own-examples reads them as EnvACE's _get_called_tools_and_response_static does, checked
+    // against EnvACE's builders in protocol.envacePrompt.test.ts) and its tools as the record holds them.
+    const imported = path.join(dir(), 'envace-own');
+    assert.equal(
+      (await rehearse('import', 'envace', dataset, '--out', imported, '--own-examples')).code,
+      0,
+    );
+    const records = JSON.parse(await fs.readFile(dataset, 'utf8')) as EnvaceRecord[];
+    const tasks = await loadTasks([path.join(imported, 'tasks')]);
+    const section = (user: string, from: string, to: string) =>
+      user.slice(user.indexOf(from), user.indexOf(to));
+    let compared = 0;
+    for (const row of await rows()) {
+      const record = records.find(
+        (r) => r.extra_info.studio_episode === row.episode && r.extra_info.studio_task === row.task,
+      );
+      if (!record) continue; // an episode the dataset leaves out (an act that did not parse)
+      const task = tasks.find((t) => t.task.id === `envace-${record.extra_info.original_index}`)!;
+      const call = row.messages[1].content.match(/- name: (\w+)/)![1];
+      const expected = buildRehearsePrompt(
+        {
+          tools: (
+            await readReplayRecording(
+              path.join(imported, 'recordings', `${task.task.id}.replay.json`),
+            )
+          ).tools,
+          examples: task.task.examples,
+          history: [],
+          call: { name: call, arguments: {} },
+        },
+        { profile: 'envace' },
+      )[1].content;
+      for (const [from, to] of [
+        ['Candidate tools', '\n\nPrevious tool calls'],
+        ['Previous tool calls', '\n\nCurrent conversation history'],
+      ] as const)
+        assert.equal(
+          section(row.messages[1].content, from, to),
+          section(expected, from, to),
+          `${row.id}: ${from}`,
+        );
+      compared++;
+    }
+    assert.ok(compared >= 3, `${compared} rows compared`);
   });
 
   it('--format envace round-trips through rehearse import envace: the same user turns, calls and actual responses', async () => {

@@ -1,5 +1,4 @@
 import * as path from 'node:path';
-import { SingleBar } from 'cli-progress';
 import { counted } from '../../core/base/counted';
 import { errorMessage } from '../../core/base/errors';
 import type { RolloutFile } from '../../core/tasks/import/envaceRolloutFiles';
@@ -7,7 +6,7 @@ import { listRolloutFiles, readRolloutFile } from '../../core/tasks/import/envac
 import type { RolloutTraceSummary } from '../../core/tasks/import/envaceRolloutTrace';
 import { writeRolloutTrace } from '../../core/tasks/import/envaceRolloutTrace';
 import type { CliIO } from '../io';
-import { EXIT } from '../io';
+import { EXIT, progressBar } from '../io';
 import { runsFolderArg } from '../runsFolderArg';
 
 /** A line for stdout, or for stderr. */
@@ -35,9 +34,8 @@ export async function importRolloutsCommand(
   const bar =
     options.progress === false || entries.length < 2
       ? undefined
-      : new SingleBar({
+      : progressBar({
           format: 'rollout files {bar} {value}/{total} | {file}',
-          stream: process.stderr,
           clearOnComplete: true,
           barsize: 24,
         });

@@ -1,9 +1,8 @@
 import { studioPython } from '../studioPython';
-import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
+import { writeRootOf, writeStreamInside } from '../../core/base/writePath';
 import { mixSeed, seededShuffle } from '../../core/base/random';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
 import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
@@ -17,9 +16,14 @@ import { outFileArg } from '../outArg';
 import type { PolicyArgs } from '../policyArg';
 import { openPolicy } from '../policyArg';
 import { rewardRuleArg } from './run';
+import type { JudgeArgs } from '../judgeArg';
+import { judgeSummaryLines, openJudgeArg } from '../judgeArg';
+import { buildFidelityReport } from '../../core/report/fidelityReport';
+import { requireNumber } from '../../core/base/numbers';
+import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
 
 /** Options of `rehearse rollout`. */
-export interface RolloutArgs extends PolicyArgs {
+export interface RolloutArgs extends PolicyArgs, JudgeArgs {
   out?: string;
   episodes?: string;
   concurrency?: string;
@@ -75,21 +79,15 @@ export async function rolloutCommand(
       'Missing --out <rows.jsonl>: where the trainer reads the rollout rows.',
     );
   outFileArg(args.out, '--out', 'the rollout rows, JSONL');
-  const episodes = Number(args.episodes ?? 4);
-  if (!Number.isInteger(episodes) || episodes < 2)
-    throw new StudioError(
-      'USAGE',
-      `--episodes must be a whole number of at least 2 (a GRPO group), not "${args.episodes}".`,
-    );
-  const temperature = Number(args.temperature ?? 1);
-  const seed = Number(args.seed ?? 0);
-  if (!(temperature > 0))
-    throw new StudioError(
-      'USAGE',
-      '--temperature must be above 0: a group of identical greedy rollouts teaches nothing.',
-    );
-  if (!Number.isInteger(seed))
-    throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
+  const text = { text: true };
+  const episodes = requireNumber(args.episodes, OUTSIDE_NUMBERS.flagRolloutEpisodes, 4, text);
+  const temperature = requireNumber(
+    args.temperature,
+    OUTSIDE_NUMBERS.flagRolloutTemperature,
+    1,
+    text,
+  );
+  const seed = requireNumber(args.seed, OUTSIDE_NUMBERS.flagSeed, 0, text);
   if (args.real && args.audit)
     throw new StudioError(
       'USAGE',
@@ -103,17 +101,11 @@ export async function rolloutCommand(
       `--act-rows must be turn (one act row per turn, pooled in the baselines as EnvACE pools them) or episode, not "${args.actRows}".`,
     );
   const concurrency = concurrencyArg(args.concurrency);
-  const batchSize = args.batchSize === undefined ? undefined : Number(args.batchSize);
-  const batch = Number(args.batch ?? 0);
-  if (batchSize !== undefined && !(Number.isInteger(batchSize) && batchSize >= 1))
-    throw new StudioError(
-      'USAGE',
-      `--batch-size must be a whole number of at least 1, not "${args.batchSize}".`,
-    );
-  if (!(Number.isInteger(batch) && batch >= 0))
-    throw new StudioError('USAGE', `--batch must be a whole number from 0, not "${args.batch}".`);
+  const batchSize = requireNumber(args.batchSize, OUTSIDE_NUMBERS.flagBatchSize, undefined, text);
+  const batch = requireNumber(args.batch, OUTSIDE_NUMBERS.flagBatch, 0, text);
   const all = await loadTasks(resolveTaskArguments(taskPaths));
   const tasks = batchSize === undefined ? all : taskBatch(all, batchSize, batch);
+  const judge = await openJudgeArg(args);
   const policy = await openPolicy(
     args,
     tasks.map((t) => t.task),
@@ -138,7 +130,7 @@ export async function rolloutCommand(
       runsDir,
       tasks,
       policy,
-      grade: { python: studioPython },
+      grade: { python: studioPython, judge },
       settings,
       concurrency: concurrencyFor(concurrency, policy.info.kind),
       openEnvironment: (t) =>
@@ -152,8 +144,7 @@ export async function rolloutCommand(
       'ROLLOUT_FAILED',
       `The rollout run ${summary.status}: ${summary.error?.code ?? ''} ${summary.error?.message ?? ''}`.trim(),
     );
-  await mkdir(path.dirname(path.resolve(args.out)), { recursive: true });
-  const out = createWriteStream(args.out);
+  const out = await writeStreamInside(writeRootOf(path.dirname(path.resolve(args.out))), args.out);
   const exported = await exportRows(
     [summary.traceFile],
     {
@@ -175,5 +166,11 @@ export async function rolloutCommand(
   io.out(
     `${summary.episodes.length} ${args.real ? 'real' : 'imagined'} episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${args.out} (trace ${summary.traceFile})`,
   );
+  // Judge items that were not evaluated leave the rewards without them: say how many and why.
+  if (tasks.some((t) => t.task.checks.some((c) => c.kind === 'judge'))) {
+    const report = await buildFidelityReport([summary.traceFile]);
+    const judged = judgeSummaryLines(report.notEvaluated);
+    if (judged.length) io.out(judged.join('\n'));
+  }
   return 0;
 }

@@ -1,5 +1,4 @@
 import { studioPython } from '../studioPython';
-import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import { loadTasks } from '../../core/tasks/format/loader';
@@ -14,15 +13,19 @@ import type { RunSettings } from '../../core/runner/settings';
 import type { RewardRule } from '../../core/tasks/checks/envaceReward';
 import { REWARD_RULES } from '../../core/tasks/checks/envaceReward';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
-import { MAX_SAMPLES } from '../../core/policy/sampling/sampling';
 import type { CliIO } from '../io';
+import { progressBar } from '../io';
 import { parseDialectArg } from '../parseDialectArg';
 import { runsFolderArg } from '../runsFolderArg';
 import type { PolicyArgs } from '../policyArg';
 import { devicesTried, openPolicy, policyJson } from '../policyArg';
+import type { JudgeArgs } from '../judgeArg';
+import { judgeSummaryLines, openJudgeArg } from '../judgeArg';
+import { requireNumber } from '../../core/base/numbers';
+import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
 
 /** Options of `rehearse run`. */
-export interface RunArgs extends PolicyArgs {
+export interface RunArgs extends PolicyArgs, JudgeArgs {
   mode?: string;
   audit?: boolean;
   episodes?: string;
@@ -44,22 +47,9 @@ export interface RunArgs extends PolicyArgs {
   calls?: boolean;
 }
 
-/** Upper bounds of the counts a command line gives: each multiplies what a run holds or plays. */
-const MAX_EPISODES_PER_TASK = 10_000;
-const MAX_BUDGET = 64;
-
-function positiveInt(
-  value: string | undefined,
-  name: string,
-  fallback: number,
-  max: number,
-): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1)
-    throw new StudioError('USAGE', `${name} must be a whole number of at least 1, not "${value}".`);
-  if (n > max) throw new StudioError('USAGE', `${name} may be at most ${max}, not ${n}.`);
-  return n;
+/** A number flag through the one reader, in its documented range (USAGE when out of it). */
+function flag(value: string | undefined, name: keyof typeof OUTSIDE_NUMBERS, fallback: number) {
+  return requireNumber(value, OUTSIDE_NUMBERS[name], fallback, { text: true });
 }
 
 /** `--reward`: the reward rule, validated against `--on-parse-error` (EnvACE's rule ends on any parse error). */
@@ -98,19 +88,13 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
       `--on-parse-error must be end or feedback, not "${onParseError}".`,
     );
   const parse = parseDialectArg(args.parse) ?? 'studio';
-  const temperature = args.temperature === undefined ? 0 : Number(args.temperature);
-  if (!(temperature >= 0))
-    throw new StudioError(
-      'USAGE',
-      `--temperature must be a number >= 0, not "${args.temperature}".`,
-    );
-  const rehearsalTemperature =
-    args.rehearsalTemperature === undefined ? undefined : Number(args.rehearsalTemperature);
-  if (rehearsalTemperature !== undefined && !(rehearsalTemperature >= 0))
-    throw new StudioError(
-      'USAGE',
-      `--rehearsal-temperature must be a number >= 0, not "${args.rehearsalTemperature}".`,
-    );
+  const temperature = flag(args.temperature, 'flagTemperature', 0);
+  const rehearsalTemperature = requireNumber(
+    args.rehearsalTemperature,
+    OUTSIDE_NUMBERS.flagRehearsalTemperature,
+    undefined,
+    { text: true },
+  );
   if (rehearsalTemperature !== undefined && mode !== 'private')
     throw new StudioError(
       'USAGE',
@@ -122,16 +106,14 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
       'USAGE',
       `--memory must be condensed (the policy writes it) or attempts (the imagined attempts themselves), not "${args.memory}".`,
     );
-  const seed = args.seed === undefined ? 0 : Number(args.seed);
-  if (!Number.isInteger(seed))
-    throw new StudioError('USAGE', `--seed must be a whole number, not "${args.seed}".`);
+  const seed = flag(args.seed, 'flagSeed', 0);
   return {
     mode: mode as RunSettings['mode'],
     audit: !!args.audit,
-    episodesPerTask: positiveInt(args.episodes, '--episodes', 1, MAX_EPISODES_PER_TASK),
-    rehearsalSamples: positiveInt(args.samples, '--samples', 1, MAX_SAMPLES),
+    episodesPerTask: flag(args.episodes, 'flagEpisodes', 1),
+    rehearsalSamples: flag(args.samples, 'flagSamples', 1),
     privateRehearsal: {
-      budget: positiveInt(args.budget, '--budget', 3, MAX_BUDGET),
+      budget: flag(args.budget, 'flagBudget', 3),
       order,
       ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}),
       ...(memory === 'attempts' ? { memory } : {}),
@@ -151,6 +133,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
   const tasks = await loadTasks(resolveTaskArguments(taskPaths));
   if (tasks.length === 0)
     throw new StudioError('NO_TASKS', `No task files (*.task.json) in ${taskPaths.join(', ')}.`);
+  const judge = await openJudgeArg(args);
   const logLines: string[] = [];
   const policy = await openPolicy(
     args,
@@ -162,9 +145,8 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
   const bar =
     args.progress === false
       ? undefined
-      : new SingleBar({
+      : progressBar({
           format: 'episodes {bar} {value}/{total} | {inFlight} in flight | {task} | {detail}',
-          stream: process.stderr,
           hideCursor: true,
           clearOnComplete: true,
           barsize: 24,
@@ -183,7 +165,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
       runsDir,
       tasks,
       policy,
-      grade: { python: studioPython },
+      grade: { python: studioPython, judge },
       settings: runSettings,
       concurrency: concurrencyFor(concurrency, policy.info.kind),
       signal: abort.signal,
@@ -214,6 +196,8 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     io.out(JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2));
   else {
     io.out(renderReport(report, palette(io.color)));
+    const judged = judgeSummaryLines(report.notEvaluated);
+    if (judged.length) io.out(judged.join('\n'));
     const devices = args.verbose ? devicesTried(policy) : undefined;
     io.out(`\n${devices ? `${devices}\n` : ''}trace: ${summary.traceFile}`);
   }

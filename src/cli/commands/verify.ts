@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { canonicalJson } from '../../core/base/canonicalJson';
 import { StudioError, errorMessage } from '../../core/base/errors';
 import type { JsonValue } from '../../core/base/json';
+import type { CheckVerdict } from '../../core/trace/format/schema';
 import type { EnvironmentHost } from '../../core/env/openEnvironment';
 import type { ToolEnvironment } from '../../core/env/toolEnvironment';
 import { loadTasks } from '../../core/tasks/format/loader';
@@ -14,6 +15,19 @@ import { counted } from '../../core/base/counted';
 import { concurrencyArg, concurrencyFor, forEachConcurrent } from '../../core/runner/concurrency';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
+import type { JudgeArgs } from '../judgeArg';
+import { judgeSummaryLines, openJudgeArg } from '../judgeArg';
+import type { Judge } from '../../core/tasks/checks/judge';
+import type { NotEvaluatedChecks } from '../../core/tasks/checks/notEvaluated';
+import { tallyNotEvaluated } from '../../core/tasks/checks/notEvaluated';
+
+/** Options of `rehearse verify`. */
+export interface VerifyArgs extends JudgeArgs {
+  workspace?: string;
+  json?: boolean;
+  verbose?: boolean;
+  concurrency?: string;
+}
 
 /** The CLI's answer to `${input:ID}`: the environment variable REHEARSE_INPUT_<ID>. */
 export function cliInputResolver(
@@ -30,13 +44,14 @@ export function cliInputResolver(
  */
 export async function verifyCommand(
   paths: string[],
-  options: { workspace?: string; json?: boolean; verbose?: boolean; concurrency?: string },
+  options: VerifyArgs,
   io: CliIO,
 ): Promise<number> {
   const concurrency = concurrencyFor(concurrencyArg(options.concurrency), 'reference');
   const tasks = await loadTasks(resolveTaskArguments(paths));
   if (!tasks.length)
     throw new StudioError('USAGE', `No task files (*.task.json) found in ${paths.join(', ')}.`);
+  const judge = await openJudgeArg(options);
   const workspaceFolder = path.resolve(options.workspace ?? process.cwd());
   const host: EnvironmentHost = {
     workspaceFolder,
@@ -52,16 +67,23 @@ export async function verifyCommand(
   const rows: VerifyRow[] = [];
   try {
     await forEachConcurrent(tasks, concurrency, async (loaded, index, slot) => {
-      rows[index] = await verifyTask(loaded, host, slots[slot]);
+      rows[index] = await verifyTask(loaded, host, slots[slot], judge);
     });
   } finally {
     await Promise.all(slots.flatMap((envs) => [...envs.values()].map((e) => e.close())));
   }
   const bad = rows.filter((r) => r.success !== true && !(r.error === 'no reference solution'));
+  const notEvaluated: NotEvaluatedChecks[] = [];
+  for (const r of rows) tallyNotEvaluated(notEvaluated, r.checks);
   if (options.json) {
     io.out(
       JSON.stringify(
-        { tasks: rows, passed: rows.length - bad.length, failed: bad.length },
+        {
+          tasks: rows.map(({ checks: _checks, ...row }) => row),
+          passed: rows.length - bad.length,
+          failed: bad.length,
+          notEvaluated,
+        },
         null,
         2,
       ),
@@ -81,6 +103,7 @@ export async function verifyCommand(
       for (const f of r.failed) io.out(`        ${f}`);
     }
     io.out(`${rows.length - bad.length} of ${counted(rows.length, 'task')} pass their own checks`);
+    for (const line of judgeSummaryLines(notEvaluated)) io.out(line);
   }
   return bad.length ? EXIT.failure : EXIT.ok;
 }
@@ -92,6 +115,8 @@ interface VerifyRow {
   success: boolean | null;
   failed: string[];
   error?: string;
+  /** Every item's verdict (for the count of items not evaluated; not printed). */
+  checks?: CheckVerdict[];
 }
 
 /** Plays a task's reference solution on an environment of its slot and grades it. */
@@ -99,6 +124,7 @@ async function verifyTask(
   loaded: LoadedTask,
   host: EnvironmentHost,
   envs: Map<string, ToolEnvironment>,
+  judge: Judge | undefined,
 ): Promise<VerifyRow> {
   if (!loaded.task.reference)
     return {
@@ -113,6 +139,7 @@ async function verifyTask(
     const play = await playReference(loaded.task, env, {
       python: studioPython,
       baseDir: loaded.baseDir,
+      judge,
     });
     return {
       id: loaded.task.id,
@@ -121,6 +148,7 @@ async function verifyTask(
       failed: play.grade.checks
         .filter((c) => c.passed === false)
         .map((c) => `${c.id}: ${c.detail ?? 'failed'}`),
+      checks: play.grade.checks,
     };
   } catch (err) {
     return {

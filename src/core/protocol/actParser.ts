@@ -32,19 +32,22 @@ const FORMAT_HINT = 'Expected "\\n<tool_call>\\n{"name": ..., "arguments": {...}
  * Parses the raw text of a policy turn with EnvACE's strict rules: a turn without `<tool_call>`
  * is a final answer; one malformed block invalidates the whole turn; a block may hold one call
  * object or a list of them; `parameters` is accepted as an alias of `arguments`. The `envace`
- * dialect reads JSON and whitespace as tool_parser.py's Python does (see dialect.ts). Never throws.
+ * dialect reads JSON and whitespace as tool_parser.py's Python does, guards the text as envs.py does
+ * first, and takes blocks that hold no call (`[]`) as a final answer (see dialect.ts). Never throws.
  */
 export function parseActOutput(text: string, options?: ParseOptions): ActParse {
   if (typeof text !== 'string') text = '';
-  const { strip, parseJson, passOn } = dialectRules(options);
+  const { strip, parseJson, passOn, guardText, noCallsIsFinal } = dialectRules(options);
   if (!text.includes(TOOL_CALL_START)) return { kind: 'final', text };
+  // The guard cannot make or break a tag; the parse reads the guarded text, `text` stays as written.
+  const guarded = guardText(text);
   const fail = (code: ActParseErrorCode, message: string): ActParse => ({
     kind: 'error',
     text,
     error: { code, message },
   });
 
-  const blocks = findBlocks(text, TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
+  const blocks = findBlocks(guarded, TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
   if (blocks.length === 0)
     return fail(
       'NO_TOOL_CALL_FOUND',
@@ -88,7 +91,8 @@ export function parseActOutput(text: string, options?: ParseOptions): ActParse {
       calls.push({ name: cleanName, arguments: passOn(args) });
     }
   }
-  const preamble = strip(text.slice(0, blocks[0].start));
+  if (calls.length === 0 && noCallsIsFinal) return { kind: 'final', text };
+  const preamble = strip(guarded.slice(0, blocks[0].start));
   return { kind: 'calls', text, preamble, calls };
 }
 

@@ -1,7 +1,7 @@
 import type { JsonValue } from '../base/json';
-import type { PythonJsonParse } from './pythonJson';
-import { parsePythonJson, sanitizedValue } from './pythonJson';
-import { stripPythonWhitespace } from './pythonText';
+import type { PythonJsonParse } from './pythonJsonLoads';
+import { parsePythonJson, sanitizedValue } from './pythonJsonLoads';
+import { sanitizeTextForTokenizer, stripPythonWhitespace } from './pythonText';
 import { parseStrictJson } from './strictJson';
 import { stripAsciiWhitespace } from './text';
 
@@ -9,7 +9,7 @@ import { stripAsciiWhitespace } from './text';
  * Which rules the act and rehearsal parsers follow. `studio` (the default): standard JSON and ASCII
  * whitespace only, the rules the Python trainer mirrors byte for byte and that every value of a
  * trace survives. `envace`: EnvACE's Python exactly (`json.loads`, `str.strip()`), so that a turn is
- * valid or not as it is in an EnvACE rollout; its non-finite numbers are stored encoded (pythonJson.ts).
+ * valid or not as it is in an EnvACE rollout; its non-finite numbers are stored encoded (pythonJsonLoads.ts).
  */
 export const PARSE_DIALECTS = ['studio', 'envace'] as const;
 
@@ -28,11 +28,33 @@ export interface DialectRules {
   parseJson(text: string): PythonJsonParse;
   /** What becomes of a parsed value (depth-bounded) on its way on: kept, or EnvACE's tokenizer guard. */
   passOn(v: JsonValue): JsonValue;
+  /**
+   * The policy's text as the act parser reads it: kept, or with EnvACE's tokenizer guard applied
+   * first (envs.py guards the caller's text, NUL included, before `parse_tool_calls` sees it).
+   */
+  guardText(s: string): string;
+  /**
+   * True when blocks that hold no call (`[]`) make the turn a final answer, as in EnvACE (no call,
+   * no error: the turn is judged); the studio keeps them a turn of zero calls.
+   */
+  noCallsIsFinal: boolean;
 }
 
 const RULES: Record<ParseDialect, DialectRules> = {
-  studio: { strip: stripAsciiWhitespace, parseJson: parseStrictJson, passOn: (v) => v },
-  envace: { strip: stripPythonWhitespace, parseJson: parsePythonJson, passOn: sanitizedValue },
+  studio: {
+    strip: stripAsciiWhitespace,
+    parseJson: parseStrictJson,
+    passOn: (v) => v,
+    guardText: (s) => s,
+    noCallsIsFinal: false,
+  },
+  envace: {
+    strip: stripPythonWhitespace,
+    parseJson: parsePythonJson,
+    passOn: sanitizedValue,
+    guardText: sanitizeTextForTokenizer,
+    noCallsIsFinal: true,
+  },
 };
 
 /** The primitives of the dialect the options name (the studio's when none). */

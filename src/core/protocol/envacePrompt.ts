@@ -8,10 +8,10 @@
  */
 import type { JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
-import { pythonJsonDumps } from '../base/pythonJson';
+import { pythonJsonDumps } from '../base/pythonJsonDumps';
 import { parseActOutput, TOOL_CALL_OPEN } from './actParser';
 import type { ChatMessage, RecordedExample, ToolDefinition } from './types';
-import { toFunctionSchema } from './types';
+import { envaceToolSchema } from './envaceTools';
 import {
   rstripPythonWhitespace,
   sanitizeTextForTokenizer,
@@ -49,7 +49,8 @@ export function buildEnvacePrompt(
   input: EnvacePromptInput,
   sections: EnvacePromptSections,
 ): ChatMessage[] {
-  const candidates = input.tools.map(toFunctionSchema);
+  // EnvACE's simulator sees the record's tools, which the dataset holds in verl's shape.
+  const candidates = input.tools.map(envaceToolSchema);
   const called = candidates.find((t) => t.function.name === input.call.name);
   const parts: string[] = [];
   if (sections.includeTools && candidates.length > 0)

@@ -4,21 +4,10 @@
  * JSON value (Python's repr of dicts, lists and strings).
  */
 import type { JsonValue } from '../base/json';
-import { pythonNumber } from '../base/pythonJson';
+import { pythonNumber } from '../base/pythonJsonDumps';
+import { pythonStringRepr as pyRepr } from '../protocol/pythonValue';
 
-export { pythonJsonDumps } from '../base/pythonJson';
-
-/** A string as Python's `repr` writes it: single quotes unless it holds one and no double quote. */
-function pyRepr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  const body = s
-    .replace(/\\/g, '\\\\')
-    .replace(/\n/g, '\\n')
-    .replace(/\r/g, '\\r')
-    .replace(/\t/g, '\\t')
-    .replace(new RegExp(quote, 'g'), `\\${quote}`);
-  return `${quote}${body}${quote}`;
-}
+export { pythonJsonDumps } from '../base/pythonJsonDumps';
 
 /** `str(value)` of a value `json.loads` returned: `None`, `True`, `{'a': 1}`, `['x']`. */
 export function pythonStr(value: JsonValue | undefined, top = true): string {

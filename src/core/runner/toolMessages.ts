@@ -3,8 +3,10 @@ import type { JsonObject, JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
 import { ENVACE_ERROR_CODES } from '../protocol/codes';
 import type { ParseDialect } from '../protocol/dialect';
-import { parsePythonJson } from '../protocol/pythonJson';
-import { stripPythonWhitespace } from '../protocol/pythonText';
+import { parsePythonJson } from '../protocol/pythonJsonLoads';
+import { sanitizeTextForTokenizer, stripPythonWhitespace } from '../protocol/pythonText';
+import type { PythonValue } from '../protocol/pythonValue';
+import { parsePythonValue, pythonGet, pythonStrOf } from '../protocol/pythonValue';
 import { parseStrictJson } from '../protocol/strictJson';
 import { TOOL_CALL_CLOSE, TOOL_CALL_OPEN } from '../protocol/actParser';
 import { findBlocks } from '../protocol/text';
@@ -75,7 +77,9 @@ export function parseErrorToolText(
   // strip in the envace dialect; the studio's own dialect keeps the blocks as JavaScript trims them).
   const envace = dialect === 'envace';
   const parseJson = envace ? parsePythonJson : parseStrictJson;
-  const blocks = findBlocks(turnText, TOOL_CALL_OPEN, TOOL_CALL_CLOSE).map((b) =>
+  // envs.py guards the caller's text before parse_tool_calls: the payload quotes the guarded text.
+  const seen = envace ? sanitizeTextForTokenizer(turnText) : turnText;
+  const blocks = findBlocks(seen, TOOL_CALL_OPEN, TOOL_CALL_CLOSE).map((b) =>
     envace ? stripPythonWhitespace(b.inner) : b.inner.trim(),
   );
   switch (code) {
@@ -100,6 +104,14 @@ export function parseErrorToolText(
         detail: message,
       });
     case 'INVALID_TOOL_NAME': {
+      if (envace) {
+        const act = pythonInvalidNameAction(blocks);
+        return pythonJsonDumps({
+          error_tool_call: 'INVALID_TOOL_NAME in one tool call',
+          raw_name: pythonStrOf(act?.name),
+          arguments: pythonStrOf(act?.arguments),
+        });
+      }
       const act = invalidNameAction(blocks, dialect);
       return pythonJsonDumps({
         error_tool_call: 'INVALID_TOOL_NAME in one tool call',
@@ -112,7 +124,7 @@ export function parseErrorToolText(
   }
 }
 
-/** The first action of the blocks whose name is not a non-empty string (INVALID_TOOL_NAME's). */
+/** The first action of the blocks whose name is not a non-empty string (INVALID_TOOL_NAME's), in the studio dialect. */
 function invalidNameAction(
   blocks: string[],
   dialect: ParseDialect,
@@ -132,6 +144,29 @@ function invalidNameAction(
 }
 
 /**
+ * The action tool_parser.py reports INVALID_TOOL_NAME for, in Python's own values (so that `str()`
+ * keeps `1.0`, big integers, `nan` and the key order as written): the first action with arguments
+ * whose name is not a string that is non-empty once stripped.
+ */
+function pythonInvalidNameAction(
+  blocks: string[],
+): { name: PythonValue | undefined; arguments: PythonValue | undefined } | undefined {
+  for (const b of blocks) {
+    const parsed = parsePythonValue(b);
+    if (!parsed) return undefined;
+    for (const act of parsed.type === 'list' ? parsed.items : [parsed]) {
+      const name = pythonGet(act, 'name');
+      let args = pythonGet(act, 'parameters');
+      if (args === undefined || args.type === 'None') args = pythonGet(act, 'arguments');
+      if (args === undefined || args.type === 'None') return undefined;
+      if (name?.type !== 'str' || !stripPythonWhitespace(name.value))
+        return { name, arguments: args };
+    }
+  }
+  return undefined;
+}
+
+/**
  * A tool error as EnvACE's simulator writes it (simulate_core/_error.py, `format_tool_error`):
  * `{"error_tool_call": {"code": ..., "message": ...[, "details": ...]}}` by `json.dumps(...,
  * ensure_ascii=True)`. The tool message of an imagined call whose rehearsal did not parse, and of a
@@ -141,4 +176,19 @@ export function simulatorErrorText(code: string, message: string, details?: Json
   return pythonJsonDumps({
     error_tool_call: details ? { code, message, details } : { code, message },
   });
+}
+
+/**
+ * A recorded actual response as EnvACE's tool message: a call that got no response (the tool failed,
+ * timed out, or does not exist) is `format_tool_error`'s `{"error_tool_call": ...}` whatever its
+ * code, since that is how every failure reaches EnvACE's caller and how `envs.py` knows a tool
+ * failed (`_last_tool_failed`: the turn scores 0 and the episode ends, as under `--reward envace`).
+ */
+export function envaceRecordToolText(actual: {
+  response?: ToolResultContent;
+  error?: { code: string; message: string; details?: JsonObject };
+}): string {
+  const e = actual.error;
+  if (e && !actual.response) return simulatorErrorText(e.code, e.message, e.details);
+  return actualEventToolText(actual);
 }

@@ -1,7 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { counted } from '../base/counted';
 import { StudioError } from '../base/errors';
+import { mkdirInside, writeFileInside, writeRootOf } from '../base/writePath';
 import type { RehearsePromptOptions } from '../protocol/rehearsePrompt';
 import { parseRehearsePromptOptions } from '../protocol/rehearsePrompt';
 import { loadTasks } from '../tasks/format/loader';
@@ -12,6 +12,8 @@ import type { EnvaceRecord } from './envaceExport';
 import { exportEnvace } from './envaceExport';
 import { exportRows, readMemories } from './exportRows';
 import { splitFileNames, splitTasks } from './taskSplit';
+import { requireNumber } from '../base/numbers';
+import { OUTSIDE_NUMBERS } from '../base/outsideNumbers';
 
 /**
  * The options of an export, as `rehearse export` takes them (the editor's Export Training Rows
@@ -81,7 +83,8 @@ export async function exportDataset(traces: string[], args: ExportArgs): Promise
   const taskFiles = args.tasks?.length
     ? new Map((await loadTasks(args.tasks)).map((t) => [t.task.id, t.task]))
     : undefined;
-  await mkdir(path.dirname(path.resolve(out)), { recursive: true });
+  // The folder --out names is the root: its own path may pass links, the files in it may not be links.
+  await mkdirInside(writeRootOf(path.dirname(path.resolve(out))), path.dirname(path.resolve(out)));
 
   // Items are kept until the split is known (the held-out tasks depend on every task exported).
   const items: ExportItem[] = [];
@@ -142,16 +145,12 @@ function exportSettings(args: ExportArgs): ExportSettings {
     throw new StudioError('USAGE', `--act-rows must be turn or episode, not "${actRows}".`);
   let heldOutFraction: number | undefined;
   if (args.splitByTask !== undefined) {
-    heldOutFraction = Number(args.splitByTask);
-    if (!(heldOutFraction > 0 && heldOutFraction < 1))
-      throw new StudioError(
-        'USAGE',
-        `--split-by-task takes the held-out fraction, a number between 0 and 1 (e.g. 0.2), not "${args.splitByTask}".`,
-      );
+    heldOutFraction = requireNumber(args.splitByTask, OUTSIDE_NUMBERS.flagHeldOut, undefined, {
+      text: true,
+      advice: 'It is the held-out fraction of the tasks, e.g. 0.2.',
+    });
   }
-  const seed = Number(args.seed ?? 0);
-  if (!Number.isInteger(seed) || seed < 0)
-    throw new StudioError('USAGE', `--seed must be an integer ≥ 0, not "${args.seed}".`);
+  const seed = requireNumber(args.seed, OUTSIDE_NUMBERS.flagSeed, 0, { text: true });
   return { out: args.out, format, source, roles, rehearsePrompt, actRows, heldOutFraction, seed };
 }
 
@@ -196,7 +195,10 @@ async function collectEnvace(
     (summary.skipped.length
       ? `; ${counted(summary.skipped.length, 'episode')} skipped:\n${summary.skipped.map((s) => `  ${s.episode}: ${s.reason}`).join('\n')}`
       : '') +
-    (summary.skippedLines ? `\n${summary.skippedLines} unreadable trace lines skipped` : '');
+    (summary.skippedLines ? `\n${summary.skippedLines} unreadable trace lines skipped` : '') +
+    (summary.checklists.calls
+      ? `\n${counted(summary.checklists.calls, 'record')} without its task's checks: the checklist is one item per recorded call, so EnvACE's reward is not the studio's (give --tasks <task files or folders>)`
+      : '');
   return { summaryText, summaryJson: { format: 'envace', ...summary } };
 }
 
@@ -278,13 +280,14 @@ async function collectRows(
 /** Writes the items to --out, or split by task into its train and held-out files. */
 async function writeItems(items: ExportItem[], settings: ExportSettings): Promise<Written[]> {
   const written: Written[] = [];
+  const root = writeRootOf(path.dirname(path.resolve(settings.out)));
   const writeSelected = async (file: string, selected: ExportItem[]) => {
     const lines = selected.map((item, i) => item.text(i));
     const text =
       settings.format === 'envace'
         ? `[\n${lines.join(',\n')}\n]\n`
         : lines.map((l) => l + '\n').join('');
-    await writeFile(file, text);
+    await writeFileInside(root, file, text);
     written.push({
       file,
       items: selected.length,

@@ -1,13 +1,13 @@
-import { canonicalJson } from '../base/canonicalJson';
-import type { JsonObject, JsonValue } from '../base/json';
-import { isJsonObject } from '../base/json';
+import type { JsonValue } from '../base/json';
 import { removeBlocks, stripAsciiWhitespace } from '../protocol/text';
 import type { ToolDefinition } from '../protocol/types';
-import { toFunctionSchema } from '../protocol/types';
-import { jsonTextWithLiterals } from '../protocol/pythonJson';
+import { jsonTextWithLiterals } from '../protocol/pythonJsonLoads';
 import { episodeMessages } from '../runner/episode';
-import { actualEventToolText } from '../runner/toolMessages';
-import type { JudgeCheck, TaskFile } from '../tasks/format/taskFile';
+import { envaceRecordToolText } from '../runner/toolMessages';
+import { envaceToolSchema } from '../protocol/envaceTools';
+import type { TaskFile } from '../tasks/format/taskFile';
+import type { ChecklistSource, EnvaceChecklistItem } from './envaceChecklist';
+import { envaceChecklist } from './envaceChecklist';
 import { readTrace } from '../trace/format/reader';
 import type {
   CallActualEvent,
@@ -24,39 +24,6 @@ export interface EnvaceMessage {
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
 }
-
-/** Where an item's evidence is, in EnvACE's words (`evidence[].from`, `focus_on`). */
-export type EnvaceFocus =
-  | 'user.content'
-  | 'assistant.content.thinking'
-  | 'assistant.content.user_visible_reply'
-  | 'assistant.tool_calls'
-  | 'tool.content';
-
-/**
- * One checklist item with every field EnvACE reads by key: `interaction.py` reads
- * `required_for_next_turn`, `focus_on` and `weight` of each item, `checklist_reward.py`
- * `question`, `focus_on`, `pass_condition`, `failure_examples` and `evidence[].snippet`
- * (agent_system/environments/env_package/checklist/). A missing key is a KeyError there, caught in
- * `envs.py`: the turn silently scores 0. So every key is written, empty when the studio has nothing.
- */
-export interface EnvaceChecklistItem {
-  id: string;
-  question: string;
-  focus_on: EnvaceFocus;
-  pass_condition: string;
-  failure_examples: string[];
-  evidence: { turn: number; step: number; from: EnvaceFocus; snippet: string }[];
-  required_for_next_turn: boolean;
-  weight: number;
-}
-
-const FOCUS: readonly string[] = [
-  'assistant.tool_calls',
-  'assistant.content.thinking',
-  'assistant.content.user_visible_reply',
-  'tool.content',
-];
 
 /**
  * One record of EnvACE's tool dataset (the JSON at `+env.checklist.dataset_path`, and the rows of
@@ -86,7 +53,7 @@ export interface EnvaceRecord {
 export interface EnvaceExportOptions {
   onlySuccessful?: boolean;
   runs?: ReadonlySet<string>;
-  /** The task files by id: their judge checks become the checklist (else one item per reference call). */
+  /** The task files by id: their checks become the checklist (else one item per recorded call). */
   tasks?: ReadonlyMap<string, TaskFile>;
 }
 
@@ -96,115 +63,14 @@ export interface EnvaceExportSummary {
   tasks: string[];
   skipped: { episode: string; reason: string }[];
   skippedLines: number;
+  /** How many records' checklists came from the task's checks, and how many from recorded calls. */
+  checklists: Record<ChecklistSource, number>;
 }
 
 interface EpisodeParts {
   start: EpisodeEvent;
   turns: TurnEvent[];
   actuals: Map<string, CallActualEvent>;
-}
-
-/** A property's JSON type as one string: verl takes `type: str` only. */
-function propertyType(p: JsonObject): string {
-  const t = p['type'];
-  if (typeof t === 'string') return t;
-  if (Array.isArray(t))
-    return (t.find((x) => typeof x === 'string' && x !== 'null') as string | undefined) ?? 'string';
-  for (const key of ['anyOf', 'oneOf']) {
-    const branches = p[key];
-    if (Array.isArray(branches)) {
-      for (const b of branches)
-        if (isJsonObject(b) && typeof b['type'] === 'string' && b['type'] !== 'null')
-          return b['type'];
-    }
-  }
-  if (Array.isArray(p['enum'])) return 'string';
-  if (isJsonObject(p['properties'])) return 'object';
-  if (p['items'] !== undefined) return 'array';
-  return 'string';
-}
-
-/**
- * A tool as EnvACE's verl takes it (verl/tools/schemas.py, `OpenAIFunctionToolSchema`): a
- * `description` string, `parameters` with a string `type`, `properties` each with a string `type`
- * and string `enum` values, and a `required` list. A record whose tools fail that model is dropped
- * without a word by `ChecklistDataset._filter_invalid_tool_schemas`, so an MCP schema is written in
- * that shape: a list or union type becomes its first non-null type, enum values become strings, a
- * missing `required` an empty list. Other keys of a property (`items`, `properties`) are kept.
- */
-export function envaceToolSchema(tool: ToolDefinition): {
-  type: 'function';
-  function: { name: string; description: string; parameters: JsonObject };
-} {
-  const base = toFunctionSchema(tool).function;
-  const params = isJsonObject(base.parameters) ? base.parameters : {};
-  const properties: JsonObject = {};
-  for (const [name, value] of Object.entries(
-    isJsonObject(params['properties']) ? params['properties'] : {},
-  )) {
-    const p = isJsonObject(value) ? value : {};
-    const { anyOf: _anyOf, oneOf: _oneOf, ...rest } = p;
-    const out: JsonObject = { ...rest, type: propertyType(p) };
-    if (typeof p['description'] !== 'string') delete out['description'];
-    if (Array.isArray(p['enum']))
-      out['enum'] = p['enum'].map((e) => (typeof e === 'string' ? e : canonicalJson(e)));
-    properties[name] = out;
-  }
-  const required = Array.isArray(params['required'])
-    ? params['required'].filter((r): r is string => typeof r === 'string')
-    : [];
-  return {
-    type: 'function',
-    function: {
-      name: base.name,
-      description: base.description,
-      parameters: { ...params, type: 'object', properties, required },
-    },
-  };
-}
-
-/** The checklist items of one user turn made from its reference calls, when the task has no judge checks. */
-function callItems(
-  calls: { name: string; arguments: JsonValue }[],
-  turn: number,
-): EnvaceChecklistItem[] {
-  return calls.map((c, k) => {
-    const args = canonicalJson(c.arguments);
-    return {
-      id: `t${turn}-call-${k + 1}`,
-      question: `Does the assistant call ${c.name} with the arguments ${args}?`,
-      focus_on: 'assistant.tool_calls',
-      pass_condition: `A ${c.name} call whose arguments match ${args}.`,
-      failure_examples: [],
-      evidence: [{ turn, step: k, from: 'assistant.tool_calls', snippet: `${c.name} ${args}` }],
-      // Not strict: a derived item does not end an EnvACE episode early (the studio's grader never does).
-      required_for_next_turn: false,
-      weight: 1,
-    };
-  });
-}
-
-function judgeItems(checks: JudgeCheck[], turn: number): EnvaceChecklistItem[] {
-  return checks
-    .filter((c) => (c.turn ?? 0) === turn)
-    .map((c, k) => {
-      // EnvACE allows four places to look; a task's own free text falls back to the visible reply.
-      const focus = (
-        c.focus_on && FOCUS.includes(c.focus_on)
-          ? c.focus_on
-          : 'assistant.content.user_visible_reply'
-      ) as EnvaceFocus;
-      return {
-        id: c.id ?? `t${turn}-judge-${k + 1}`,
-        question: c.question,
-        focus_on: focus,
-        pass_condition: c.pass_condition ?? '',
-        failure_examples: c.failure_examples ?? [],
-        evidence: (c.evidence ?? []).map((snippet, step) => ({ turn, step, from: focus, snippet })),
-        required_for_next_turn: c.required_for_next_turn ?? false,
-        weight: c.weight ?? 1,
-      };
-    });
 }
 
 /**
@@ -218,7 +84,13 @@ export async function exportEnvace(
   options: EnvaceExportOptions,
   write: (record: EnvaceRecord) => void,
 ): Promise<EnvaceExportSummary> {
-  const summary: EnvaceExportSummary = { records: 0, tasks: [], skipped: [], skippedLines: 0 };
+  const summary: EnvaceExportSummary = {
+    records: 0,
+    tasks: [],
+    skipped: [],
+    skippedLines: 0,
+    checklists: { checks: 0, calls: 0 },
+  };
   const tasks = new Set<string>();
   // A run parsed in the envace dialect wrote non-finite numbers as EnvACE reads them back: literals.
   let envaceDialect = false;
@@ -297,21 +169,22 @@ export async function exportEnvace(
         })),
       });
       for (const call of calls) {
-        const actual = ep.actuals.get(call.callId)!;
         messages.push({
           role: 'tool',
           tool_call_id: call.callId,
-          content: actualEventToolText(actual),
+          content: envaceRecordToolText(ep.actuals.get(call.callId)!),
         });
         turnCalls[turnCalls.length - 1]?.push({ name: call.name, arguments: call.arguments });
       }
     }
     const firstUser = messages.findIndex((m) => m.role === 'user');
     if (firstUser < 0) return skip('the episode has no user message');
-    const judges = (task?.checks ?? []).filter((c): c is JudgeCheck => c.kind === 'judge');
-    const checklist = turnCalls.map((calls, turn) =>
-      judges.length ? judgeItems(judges, turn) : callItems(calls, turn),
-    );
+    // EnvACE plays every user turn of a record from its messages (interaction.py reads the next user
+    // message there): an episode that ended early still carries the task's later user turns.
+    for (const later of task?.turns.slice(turnCalls.length) ?? [])
+      messages.push({ role: 'user', content: later.user });
+    const { checklist, source } = envaceChecklist(task, turnCalls);
+    summary.checklists[source]++;
     const prompt = messages.slice(0, firstUser + 1).map((m) => ({ ...m }));
     const index = summary.records++;
     tasks.add(ep.start.taskId);

@@ -32,6 +32,10 @@ import { compareCall } from '../trace/index/callView';
 import type { AnnotationSet } from '../annotations/annotationSet';
 import { annotationsFileFor, readAnnotations } from '../annotations/store';
 import { episodeMessages } from '../runner/episode';
+import { envaceRecordToolText } from '../runner/toolMessages';
+import { parsePythonJson } from '../protocol/pythonJsonLoads';
+import type { RecordedCall } from '../env/replayRecording';
+import { examplePairs } from '../tasks/import/conversation';
 import { groundingWeight, rowAnnotations } from './annotationWeights';
 import type { DatasetRow, RowSource } from './datasetRow';
 import { envaceRowReward } from '../tasks/checks/envaceReward';
@@ -135,7 +139,7 @@ export function actualRehearsalTarget(event: CallActualEvent): string | undefine
   let json: JsonValue;
   if (value.kind === 'json') json = value.value;
   else json = value.isError ? { error: value.text } : { result: value.text };
-  // A rehearsal must be a non-empty object or an array (DESIGN.md, Protocol).
+  // A rehearsal must be a non-empty object or an array (ARCHITECTURE.md, Protocol).
   if (isJsonObject(json) && Object.keys(json).length === 0) return undefined;
   if (!Array.isArray(json) && !isJsonObject(json)) json = { result: json };
   return formatRehearsal(canonicalJson(json));
@@ -270,6 +274,30 @@ interface EpisodeRows {
   rowReward: (text: string) => number | null;
 }
 
+/**
+ * EnvACE's few-shot for a demonstration's rehearse rows: every call of the record the episode
+ * exports to (`--format envace`), with its tool message as written there. EnvACE's simulator shows
+ * a sample's own reference conversation (`build_few_shot_examples_lines`), so a task with no
+ * examples of its own gets these under the `envace` profile, as `import envace --own-examples` would.
+ */
+function recordExamples(ep: EpisodeEvents): RecordedExample[] {
+  const calls: RecordedCall[] = [];
+  for (const turn of ep.turns) {
+    if (turn.parse.kind !== 'calls') continue;
+    for (const call of turn.parse.calls) {
+      const actual = ep.actuals.get(call.callId);
+      if (actual)
+        calls.push({
+          tool: call.name,
+          arguments: call.arguments,
+          response: { text: [envaceRecordToolText(actual)] },
+        });
+    }
+  }
+  // Read back as `import envace --own-examples` reads the record's tool messages.
+  return examplePairs(calls, parsePythonJson);
+}
+
 /** Writes an ended episode's rows, unless it is left out (cancelled, ungraded rollout, not successful when asked). */
 function emitEpisode(
   rows: RowExport,
@@ -302,12 +330,18 @@ function emitEpisode(
     task: ep.start.taskId,
     episode: ep.start.episodeId,
   };
+  const promptOptions = options.rehearsePrompt ?? settings.rehearsePrompt ?? {};
   const episode: EpisodeRows = {
     ep,
     notes,
     settings,
-    promptOptions: options.rehearsePrompt ?? settings.rehearsePrompt ?? {},
-    examples: info?.examples,
+    promptOptions,
+    examples:
+      !info?.examples?.length &&
+      promptOptions.profile === 'envace' &&
+      options.actSource === 'demonstration'
+        ? recordExamples(ep)
+        : info?.examples,
     tools: ep.start.tools ?? [],
     base,
     // A run under EnvACE's rule: each row's reward loses EnvACE's invalid-action penalty when its text is empty.

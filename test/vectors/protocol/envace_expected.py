@@ -31,9 +31,14 @@ def depth(v):
 
 
 def tokenizer_guard(s):
-    """mcp_tool.py `_sanitize_text_for_tokenizer` (lines 273-312), applied to the dumped value."""
+    """mcp_tool.py `_sanitize_text_for_tokenizer` (lines 273-312): NUL, lone surrogates and
+    noncharacters become U+FFFD. envs.py (line 232) applies it to the caller's whole text before
+    parse_tool_calls; tool_parser.py (line 103) again to the json.dumps text of the arguments, where a
+    NUL is already escaped."""
     return "".join(
-        "\ufffd" if (0xD800 <= ord(c) <= 0xDFFF or 0xFDD0 <= ord(c) <= 0xFDEF or (ord(c) & 0xFFFE) == 0xFFFE) else c
+        "\ufffd"
+        if (0xD800 <= ord(c) <= 0xDFFF or ord(c) == 0 or 0xFDD0 <= ord(c) <= 0xFDEF or (ord(c) & 0xFFFE) == 0xFFFE)
+        else c
         for c in s
     )
 
@@ -61,31 +66,62 @@ THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
 
 def act(text):
+    """tool_parser.py `parse_tool_calls` on the text envs.py hands it (lines 230-233), and envs.py's
+    reading of the outcome: no call and no error is a turn judged as an answer (lines 276-279). An
+    error carries `feedback`, the tool message envs.py writes (`json.dumps(payload,
+    ensure_ascii=True)`, line 265), but for NON_SERIALIZABLE_ARGUMENTS, whose detail is Python's own
+    exception text."""
+    text = tokenizer_guard(text)
     if "<tool_call>" not in text:
         return {"kind": "final"}
     blocks = list(TOOL_CALL.finditer(text))
+
+    def error(code, payload):
+        return {"kind": "error", "code": code, "feedback": json.dumps(payload, ensure_ascii=True)}
+
     if not blocks:
-        return {"kind": "error", "code": "NO_TOOL_CALL_FOUND"}
+        return error(
+            "NO_TOOL_CALL_FOUND",
+            {
+                "error_tool_call": "No tool call found. Please check your output format. "
+                'The correct (<tool_call>\n{"name": ..., "arguments": { ... }}\n</tool_call>).'
+            },
+        )
     calls = []
     for block in blocks:
+        stripped = block.group(1).strip()
         try:
-            value = json.loads(block.group(1).strip())
+            value = json.loads(stripped)
         except json.JSONDecodeError:
-            return {"kind": "error", "code": "JSON_DECODE_ERROR"}
+            return error(
+                "JSON_DECODE_ERROR", {"error_tool_call": f"One tool call can not be parsed as JSON: {stripped}"}
+            )
         for item in value if isinstance(value, list) else [value]:
             fields = item if isinstance(item, dict) else {}
             arguments = fields.get("parameters")
             if arguments is None:
                 arguments = fields.get("arguments")
             if arguments is None:
-                return {"kind": "error", "code": "NO_ARGUMENTS"}
+                return error(
+                    "NO_ARGUMENTS",
+                    {"error_tool_call": "No argumets found in one tool call. Use empty dict if no argument."},
+                )
             if depth(arguments) > STUDIO_MAX_DEPTH:
                 return {"kind": "error", "code": "NON_SERIALIZABLE_ARGUMENTS", "studioBound": "EnvACE takes it"}
             json.dumps(arguments, ensure_ascii=False)  # raises only past the recursion limit
             name = fields.get("name")
             if not isinstance(name, str) or not name.strip():
-                return {"kind": "error", "code": "INVALID_TOOL_NAME"}
+                return error(
+                    "INVALID_TOOL_NAME",
+                    {
+                        "error_tool_call": "INVALID_TOOL_NAME in one tool call",
+                        "raw_name": str(name),
+                        "arguments": str(arguments),
+                    },
+                )
             calls.append({"name": name.strip(), "arguments": passed_on(arguments)})
+    if not calls:
+        return {"kind": "final"}
     # The preamble is the studio's: the text before the first block, stripped the same way.
     return {"kind": "calls", "preamble": text[: blocks[0].start()].strip(), "calls": calls}
 

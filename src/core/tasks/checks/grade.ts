@@ -22,6 +22,9 @@ export interface Grade {
   notEvaluated: number;
 }
 
+/** Why a judge item is not evaluated when no judge was given (the CLI's `--judge`, `rehearsal.judge.endpoint`). */
+export const NO_JUDGE = 'no judge endpoint is configured';
+
 /** Options of {@link gradeEpisode}. */
 export interface GradeOptions {
   /** Evaluates judge items; without it they are `passed: null` (not evaluated). */
@@ -57,7 +60,7 @@ async function evaluate(
     case 'judge':
       return options.judge
         ? options.judge.evaluate(check, transcript)
-        : { passed: null, detail: 'not evaluated: no judge endpoint is configured' };
+        : { passed: null, detail: `not evaluated: ${NO_JUDGE}` };
     case 'bfcl':
       return evaluateBfcl(check, transcript, options);
   }

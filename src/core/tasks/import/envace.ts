@@ -1,8 +1,9 @@
 import type { JsonObject, JsonValue } from '../../base/json';
+import { ID_PATTERN } from '../../trace/format/ids';
 import { isJsonObject, outsideNumber } from '../../base/json';
 import type { ToolResultContent } from '../../fidelity/responseValue';
 import { outsideErrorCode } from '../../protocol/codes';
-import { parsePythonJson } from '../../protocol/pythonJson';
+import { parsePythonJson } from '../../protocol/pythonJsonLoads';
 import type { CheckSpec, JudgeCheck } from '../format/taskFile';
 import type { ConversationReading } from './conversation';
 import {
@@ -136,7 +137,9 @@ function importRecord(
   );
   const dataSource = typeof record['data_source'] === 'string' ? record['data_source'] : 'recorded';
   const server = safeId(dataSource).replace(/[:]/g, '-').slice(0, 64) || 'recorded';
-  const checks: CheckSpec[] = [...derivedCallChecks(conversation.callsByTurn), ...judge];
+  // The record's checklist is its reward: calls derived from the conversation stand in only when it
+  // has none (both together would count each call twice under --reward envace).
+  const checks: CheckSpec[] = judge.length ? judge : derivedCallChecks(conversation.callsByTurn);
   return {
     index,
     task: {
@@ -177,6 +180,7 @@ function judgeChecks(kwargs: JsonValue | undefined, turnCount: number): JudgeChe
       `"checklist_list" has ${checklist.length} turns but the conversation has ${turnCount} user turns`,
     );
   const out: JudgeCheck[] = [];
+  const ids = new Set<string>();
   checklist.forEach((items, turn) => {
     if (!Array.isArray(items)) throw new RecordError(`checklist turn ${turn} is not a list`);
     items.forEach((item, k) => {
@@ -199,8 +203,12 @@ function judgeChecks(kwargs: JsonValue | undefined, turnCount: number): JudgeChe
       const failures = Array.isArray(item['failure_examples'])
         ? item['failure_examples'].map((f) => (typeof f === 'string' ? f : JSON.stringify(f)))
         : [];
+      // An item's own id (the studio's export writes its check's) when it is a usable, unused one.
+      const own = typeof item['id'] === 'string' ? item['id'] : '';
+      const id = ID_PATTERN.test(own) && !ids.has(own) ? own : `judge-t${turn}-${k + 1}`;
+      ids.add(id);
       out.push({
-        id: `judge-t${turn}-${k + 1}`,
+        id,
         kind: 'judge',
         question: item['question'],
         ...(typeof item['focus_on'] === 'string' ? { focus_on: item['focus_on'] } : {}),

@@ -6,7 +6,9 @@ import type { ActParse, ParsedToolCall } from '../../protocol/actParser';
 import { parseActOutput, TOOL_CALL_START } from '../../protocol/actParser';
 import type { RehearsalParse } from '../../protocol/rehearsalParser';
 import { parseRehearsalOutput, THINK_CLOSE, THINK_OPEN } from '../../protocol/rehearsalParser';
-import { parseStrictJson } from '../../protocol/strictJson';
+import type { ParseOptions } from '../../protocol/dialect';
+import { parsePythonJson } from '../../protocol/pythonJsonLoads';
+import { stripPythonWhitespace } from '../../protocol/pythonText';
 import { findBlocks, stripAsciiWhitespace } from '../../protocol/text';
 import type { ToolDefinition } from '../../protocol/types';
 import {
@@ -29,7 +31,13 @@ import type { RolloutRow } from './envaceRolloutFiles';
  *   `envs.py:311-320`), rendered in the next prompt as `<tool_response>\n...\n</tool_response>`.
  *   A call whose response is no simulator row's came from EnvACE's tool layer (a cached dataset
  *   answer or a schema error, `mcp_tool.py:516-547`): that is its actual response.
+ * - Every text is parsed as EnvACE's Python read it (the `envace` dialect: `json.loads` takes NaN,
+ *   the caller's text is guarded first), so that a call EnvACE executed is a call here too, and the
+ *   next prompt, which renders it, continues its trajectory.
  */
+
+/** The rules EnvACE's own parsers follow (tool_parser.py, tool_simulator_agent.py). */
+export const ROLLOUT_PARSE: ParseOptions = { dialect: 'envace' };
 
 /** The first line of EnvACE's simulator system prompt (`simulate_core/prompts/simulator/validation_system_instruction.txt:1`). */
 export const SIMULATOR_SYSTEM_MARKER = 'You are a precise tool simulator.';
@@ -128,7 +136,8 @@ export function rebuildEpisodes(rows: readonly RolloutRow[]): RolloutEpisodes {
   const simulators = new Map<string, SimulatorRow[]>();
   for (const { row, copies } of unique.values()) {
     if (isSimulatorRow(row)) addSimulatorRow(simulators, row);
-    else callers.push({ row, copies, parse: parseActOutput(row.output), children: [] });
+    else
+      callers.push({ row, copies, parse: parseActOutput(row.output, ROLLOUT_PARSE), children: [] });
   }
   chainTurns(callers);
   const episodes = episodesOf(callers, simulators);
@@ -140,7 +149,7 @@ export function rebuildEpisodes(rows: readonly RolloutRow[]): RolloutEpisodes {
 function addSimulatorRow(simulators: Map<string, SimulatorRow[]>, row: RolloutRow): void {
   const key = simulatedCallKey(row.input);
   const list = simulators.get(key) ?? [];
-  list.push({ row, parse: parseRehearsalOutput(row.output), linked: false });
+  list.push({ row, parse: parseRehearsalOutput(row.output, ROLLOUT_PARSE), linked: false });
   simulators.set(key, list);
 }
 
@@ -172,7 +181,7 @@ function leadingJson(text: string): JsonValue | undefined {
     } else if (ch === '"') inString = true;
     else if (ch === '{' || ch === '[') depth++;
     else if ((ch === '}' || ch === ']') && --depth === 0) {
-      const parsed = parseStrictJson(text.slice(start, i + 1));
+      const parsed = parsePythonJson(text.slice(start, i + 1));
       return parsed.ok ? parsed.value : undefined;
     }
   }
@@ -232,7 +241,7 @@ function renderedTurn(continuation: string): string {
  * same reasoning and text before them, which tell apart samples of a group that made the same call.
  */
 function rendersTurn(turn: ActParse, rendered: string): boolean {
-  const shown = parseActOutput(rendered);
+  const shown = parseActOutput(rendered, ROLLOUT_PARSE);
   if (turn.kind === 'final') return shown.kind === 'final' && sameProse(turn.text, rendered, true);
   if (turn.kind !== 'calls' || shown.kind !== 'calls' || shown.calls.length !== turn.calls.length)
     return false;
@@ -388,7 +397,7 @@ function callsOf(
 
 /** True when a simulator output is the tool message EnvACE wrote: its JSON, or its error. */
 function answers(rehearsal: RehearsalParse, response: string): boolean {
-  const parsed = parseStrictJson(response.trim());
+  const parsed = parsePythonJson(stripPythonWhitespace(response));
   if (!parsed.ok) return false;
   if (rehearsal.ok) return canonicalJson(rehearsal.value) === canonicalJson(parsed.value);
   const error = isJsonObject(parsed.value) ? parsed.value['error_tool_call'] : undefined;

@@ -16,8 +16,9 @@ import {
 } from '../../trace/format/ids';
 import { TraceWriter } from '../../trace/format/writer';
 import type { RolloutEpisode, RolloutTurn } from './envaceRolloutEpisodes';
-import { rebuildEpisodes } from './envaceRolloutEpisodes';
+import { rebuildEpisodes, ROLLOUT_PARSE } from './envaceRolloutEpisodes';
 import type { RolloutFile } from './envaceRolloutFiles';
+import { writeRootOf } from '../../base/writePath';
 
 /** What the import of one rollout file wrote. */
 export interface RolloutTraceSummary {
@@ -68,7 +69,10 @@ export async function writeRolloutTrace(
   if (rebuilt.episodes.length === 0) return counts;
   const summary: RolloutTraceSummary = { runId, traceFile, ...counts };
   // Not synced event by event: an import interrupted by a crash is run again from its rollout files.
-  const writer = await TraceWriter.open(traceFile, { durable: false });
+  const writer = await TraceWriter.open(traceFile, {
+    durable: false,
+    root: writeRootOf(runsDir),
+  });
   try {
     const tasks = [...new Set(rebuilt.episodes.map((e) => taskId(label, e)))];
     await writer.append({
@@ -80,6 +84,8 @@ export async function writeRolloutTrace(
       settings: {
         source: 'envace-rollouts',
         file: path.basename(rollout.file),
+        // Parsed as EnvACE did: replays parse alike, exports write non-finite numbers back as literals.
+        parse: ROLLOUT_PARSE.dialect!,
         ...(step !== null ? { step } : {}),
       },
     });
@@ -179,7 +185,11 @@ function turnEvents(episodeId: string, index: number, turn: RolloutTurn): NewTra
   return events;
 }
 
-/** How the episode ended, and EnvACE's score as its reward (null outside [0, 1], the score kept in the check's detail). */
+/**
+ * How the episode ended, and EnvACE's score as its reward: any finite score, above 1 too (EnvACE's
+ * reward is Σ passed weights per turn / turns, its weights not normalised); the check's detail
+ * says how it was computed.
+ */
 function episodeEnd(episodeId: string, episode: RolloutEpisode): Omit<EpisodeEndEvent, 'v' | 'ts'> {
   const last = episode.turns[episode.turns.length - 1];
   const { score, step, numChecklists, maxNumTurns } = last.row;
@@ -220,7 +230,7 @@ function episodeEnd(episodeId: string, episode: RolloutEpisode): Omit<EpisodeEnd
     type: 'episode.end',
     episodeId,
     status,
-    reward: score !== null && score >= 0 && score <= 1 ? score : null,
+    reward: score,
     success: null,
     checks: [check],
     ...(last.parse.kind === 'final' ? { answer: last.parse.text } : {}),
