@@ -1,4 +1,5 @@
-// Bundles the extension, the CLI, the webviews and the built-in MCP servers with esbuild.
+// Bundles the extension, the CLI, the recipes' training lifecycle, the webviews and the built-in MCP
+// servers with esbuild.
 // `--watch` rebuilds on change; `--servers` builds only the servers (dist/servers/<domain>.js);
 // `--policy-host` only the policy host (dist/policy-host.js). Tests use both to need no full build.
 import { build, context } from 'esbuild';
@@ -101,6 +102,17 @@ const configs =
           banner: { js: '#!/usr/bin/env node' },
         },
         policyHostConfig,
+        // The training-run lifecycle for the recipes (scripts/train-default.mjs), which start runs
+        // the way `rehearse train` and the editor do.
+        {
+          ...common,
+          entryPoints: ['src/core/training/launch/lifecycle.ts'],
+          outfile: 'dist/training.js',
+          platform: 'node',
+          format: 'cjs',
+          target: 'node20',
+          external: nodeExternals,
+        },
         ...webviews.map((name) => ({
           ...common,
           entryPoints: [`webview/${name}/main.ts`],

@@ -2,12 +2,14 @@
 // recipe in training/default/recipe.json: tasks of the built-in domains, demonstrations by the
 // reference policy, a tokenizer and a model, SFT, role-wise GRPO on imagined rollouts played by the
 // studio's runner, export, and an evaluation on the test split whose scores go into manifest.json.
+// The training runs (SFT, GRPO) are run files in WORK, started through the lifecycle `rehearse train`
+// and the editor use (dist/training.js: backend, port, launch.json, supervision, final export).
 // Each stage is skipped when its output exists (the trainer itself resumes an interrupted run);
 // `--fresh` starts over. Work files live in .rehearsal/training/default (gitignored).
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
-import * as net from 'node:net';
+import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +27,8 @@ const onnxFiles = (dir) =>
     existsSync(path.join(dir, f)),
   );
 const CLI = path.join(ROOT, 'dist/cli.js');
+// The training-run lifecycle `rehearse train` and the editor start runs with (built by npm run build).
+const TRAINING = path.join(ROOT, 'dist/training.js');
 // The trainer's Python: $PYTHON, else as every launch picks it (scripts/trainer-python.sh).
 const PYTHON =
   process.env.PYTHON ??
@@ -77,17 +81,19 @@ function run(cmd, args, { onLine, env } = {}) {
   });
 }
 
-/** Trainer events as progress lines. */
-function trainerProgress(line) {
-  // Under torchrun (`--tee`) each worker line starts with `[default<rank>]:`; rank 0 speaks for all.
-  const ranked = /^\[default(\d+)\]:(.*)$/.exec(line);
-  if (ranked && ranked[1] !== '0') return;
+/** A line of a trainer's stdout (tokenizer, init): its event as a progress line. */
+function trainerLine(line) {
   let e;
   try {
-    e = JSON.parse(ranked ? ranked[2] : line);
+    e = JSON.parse(line);
   } catch {
     return;
   }
+  if (e && typeof e === 'object') trainerProgress(e);
+}
+
+/** Trainer events as progress lines. */
+function trainerProgress(e) {
   if (e.event === 'step') {
     const roles = Object.entries(e.roles ?? {})
       .map(
@@ -126,49 +132,45 @@ function trainerProgress(line) {
 const cli = (...args) =>
   run(process.execPath, [CLI, ...args], { onLine: (l) => process.env.VERBOSE && console.log(l) });
 const trainer = (command, config) =>
-  run(PYTHON, ['-m', 'trainer', command, '--config', config], { onLine: trainerProgress });
-// `processes` > 1: torchrun on this machine, one rank per core (gloo); `--redirects 1 --tee 1` avoids
-// torchrun's crash on this Python (shared/recipes/python).
-// The rendezvous port is a free one (torchrun's default, 29500, may be another run's).
-const distributedTrainer = async (command, config, processes) =>
-  processes > 1
-    ? run(
-        PYTHON,
-        [
-          '-m',
-          'torch.distributed.run',
-          '--nproc_per_node',
-          String(processes),
-          '--master_port',
-          String(await freePort()),
-          '--redirects',
-          '1',
-          '--tee',
-          '1',
-          '--monitor_interval',
-          '0.5',
-          '-m',
-          'trainer',
-          command,
-          '--config',
-          config,
-        ],
-        { onLine: trainerProgress, env: { OPENBLAS_NUM_THREADS: '1' } },
-      )
-    : trainer(command, config);
-/** A TCP port on loopback that nothing listens on now. */
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
+  run(PYTHON, ['-m', 'trainer', command, '--config', config], { onLine: trainerLine });
+
+/**
+ * A training run (sft, grpo) from its run file, started as `rehearse train` and the editor start one
+ * (dist/training.js): the backend from its hardware (torchrun, on a free port, for processes > 1),
+ * launch.json, supervision, resume from the run folder's newest checkpoint, the final export.
+ * `processes` > 1 adds `OPENBLAS_NUM_THREADS=1` (one rank per core; docs/default-policy.md measured
+ * it). Ctrl-C cancels the trainer (its process group is its own). Rejects when the run fails.
+ */
+async function trainingRun(runFile, processes = 1) {
+  const { prepareTrainingRun, startTrainingRun } = createRequire(import.meta.url)(TRAINING);
+  const prepared = await prepareTrainingRun({
+    runFile,
+    options: {
+      python: PYTHON,
+      ...(processes > 1 ? { extraEnv: { OPENBLAS_NUM_THREADS: '1' } } : {}),
+    },
   });
+  if (process.env.VERBOSE) console.error(`$ ${prepared.command}`);
+  const started = await startTrainingRun(prepared, {
+    onProcess: (proc) => process.env.VERBOSE && proc.onLog((line) => console.error(line)),
+  });
+  started.process.onEvent(trainerProgress);
+  const cancel = () => started.process.cancel();
+  process.on('SIGINT', cancel);
+  const { outcome, exportError } = await started.done.finally(() =>
+    process.removeListener('SIGINT', cancel),
+  );
+  if (outcome.status !== 'done')
+    throw new Error(
+      `${path.basename(runFile)}: ${outcome.error?.code}: ${outcome.error?.message}\n${outcome.stderrTail}`,
+    );
+  if (exportError)
+    throw new Error(`${path.basename(runFile)}: the final export failed: ${exportError}`);
+}
 // `--until <stage>` (tasks, demonstrations, tokenizer, init, sft, grpo, model) stops after that stage:
 // e.g. `--until init` prepares everything SFT needs, to run SFT on another machine (a GPU one) with
-// `python3 -m trainer sft --config <WORK>/sft-config.json` (its paths are relative to WORK).
+// `python3 -m trainer sft --config <WORK>/sft-config.json` (its paths are relative to WORK), or with the
+// studio there, `rehearse train --config <WORK>/sft.run.json`.
 const untilArg = process.argv.indexOf('--until');
 const UNTIL = untilArg > 0 ? process.argv[untilArg + 1] : undefined;
 // Wall minutes of each stage, kept in WORK/stage-minutes.json across resumed runs (a stage that was
@@ -225,7 +227,9 @@ const sha256 = async (file) =>
 async function main() {
   if (process.argv.includes('--fresh')) await fs.rm(WORK, { recursive: true, force: true });
   await fs.mkdir(WORK, { recursive: true });
-  if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first.');
+  for (const built of [CLI, TRAINING])
+    if (!existsSync(built))
+      throw new Error(`${path.relative(ROOT, built)} is missing: run \`npm run build\` first.`);
   const { tasks: counts, domains } = recipe;
   const dirs = {
     demo: path.join(WORK, 'tasks/demonstrations'),
@@ -340,6 +344,30 @@ async function main() {
     maxTokens: recipe.maxTokens,
     ...(recipe.identifierSlots ? { identifierSlots: true } : {}),
   };
+  /**
+   * A run file in WORK (docs/training-runs.md): its paths relative to WORK, like the trainer configs';
+   * `hyperparameters` go to the trainer config as they are.
+   */
+  const writeRunFile = async (
+    name,
+    { objective, base, outDir, train = [], threads, processes = 1, hyperparameters },
+  ) => {
+    const file = path.join(WORK, `${name}.run.json`);
+    await writeJson(file, {
+      name,
+      objective,
+      base: rel(base),
+      out_dir: rel(outDir),
+      seed: recipe.seed,
+      ...(train.length ? { data: { train: train.map(rel) } } : {}),
+      hardware: {
+        ...(threads !== undefined ? { threads } : {}),
+        ...(processes > 1 ? { processes } : {}),
+      },
+      hyperparameters,
+    });
+    return file;
+  };
   const tok = path.join(WORK, 'tokenizer');
   await stage(
     'tokenizer (byte-level BPE on the demonstrations)',
@@ -358,18 +386,32 @@ async function main() {
   const init = path.join(WORK, 'init');
   const sft = path.join(WORK, 'sft');
   // Written before the init stage, so that `--until init` leaves a complete SFT job that another machine
-  // (a GPU one) can run from a copy of WORK's rows, tokenizer and configs.
+  // (a GPU one) can run from a copy of WORK's rows, tokenizer and configs: sft.run.json, which this
+  // script starts, and the same job as the trainer's own config, sft-config.json, for a machine without
+  // the studio (scripts/prepare-gpu-bench.sh copies it).
   const sftConfig = path.join(WORK, 'sft-config.json');
   const { threads: sftThreads, processes: sftProcesses = 1, probe, ...sftRest } = recipe.sft;
+  const sftHyperparameters = {
+    ...sftRest,
+    train: { ...sftRest.train, export_at_end: true },
+    ...(probe && counts.probe ? { probe: { ...probe, rows: [rel(probeRows)] } } : {}),
+  };
   await writeJson(sftConfig, {
     seed: recipe.seed,
     threads: sftThreads,
     out_dir: rel(sft),
     model: { path: rel(init) },
-    ...sftRest,
+    ...sftHyperparameters,
     data: { ...sftRest.data, train: [rel(rows)] },
-    train: { ...sftRest.train, export_at_end: true },
-    ...(probe && counts.probe ? { probe: { ...probe, rows: [rel(probeRows)] } } : {}),
+  });
+  const sftRun = await writeRunFile('sft', {
+    objective: 'sft',
+    base: init,
+    outDir: sft,
+    train: [rows],
+    threads: sftThreads,
+    processes: sftProcesses,
+    hyperparameters: sftHyperparameters,
   });
   await stage('model (random initialisation)', path.join(WORK, 'init.done'), async () => {
     const config = path.join(WORK, 'init-config.json');
@@ -389,7 +431,7 @@ async function main() {
   await stage(
     'SFT on the demonstrations (act and rehearse roles)',
     path.join(WORK, 'sft.done'),
-    () => distributedTrainer('sft', sftConfig, sftProcesses),
+    () => trainingRun(sftRun, sftProcesses),
   );
 
   // Private rehearsal the policy was trained for (recipe.memory): the SFT policy rehearses privately on
@@ -453,18 +495,21 @@ async function main() {
       'SFT with rehearsal memories (continued from the SFT policy)',
       path.join(WORK, 'sft-memory.done'),
       async () => {
-        const config = path.join(WORK, 'sft-memory-config.json');
-        await writeJson(config, {
-          seed: recipe.seed,
+        const runFile = await writeRunFile('sft-memory', {
+          objective: 'sft',
+          base: path.join(sft, 'final'),
+          outDir: memorySft,
+          train: [rows, memoryRows],
           threads: sftThreads,
-          out_dir: rel(memorySft),
-          model: { path: rel(path.join(sft, 'final')) },
-          ...sftRest,
-          ...mSft,
-          data: { ...sftRest.data, train: [rel(rows), rel(memoryRows)] },
-          train: { ...sftRest.train, ...mSft.train, export_at_end: true },
+          processes: sftProcesses,
+          hyperparameters: {
+            ...sftRest,
+            ...mSft,
+            data: sftRest.data,
+            train: { ...sftRest.train, ...mSft.train, export_at_end: true },
+          },
         });
-        await distributedTrainer('sft', config, sftProcesses);
+        await trainingRun(runFile, sftProcesses);
       },
     );
   }
@@ -501,12 +546,7 @@ async function main() {
             path.join(dirs.validation, domain),
           );
       }
-      const config = path.join(WORK, 'grpo-config.json');
-      await writeJson(config, {
-        seed: recipe.seed,
-        threads,
-        out_dir: grpo,
-        model: { path: sftFinal },
+      const hyperparameters = {
         ...rest,
         grpo: { ...rest.grpo, temperature },
         ...(validation
@@ -557,8 +597,15 @@ async function main() {
               : []),
           ],
         },
+      };
+      const runFile = await writeRunFile('grpo', {
+        objective: 'grpo',
+        base: sftFinal,
+        outDir: grpo,
+        threads,
+        hyperparameters,
       });
-      await trainer('grpo', config);
+      await trainingRun(runFile);
     },
   );
 

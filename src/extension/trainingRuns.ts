@@ -1,19 +1,19 @@
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Disposable } from '../core/base/disposable';
 import { StudioError, errorMessage } from '../core/base/errors';
-import { freePort } from '../core/base/freePort';
 import type { PlanOptions } from '../core/training/launch/backends';
-import { isExported, planExport, planLaunch } from '../core/training/launch/backends';
-import type { LaunchPlan, TrainingBackend } from '../core/training/launch/launchPlan';
 import { formatCommand } from '../core/training/launch/launchPlan';
-import type { RunSpec } from '../core/training/launch/runSpec';
-import { checkRunSpecPaths, loadRunSpec } from '../core/training/launch/runSpec';
-import type { TrainingOutcome } from '../core/training/launch/supervisor';
-import { TRAINER_LOG, TrainingProcess, latestCheckpoint } from '../core/training/launch/supervisor';
-import type { LaunchRecord } from '../core/training/run/trainingRun';
-import { LAUNCH_RECORD, TrainingRun } from '../core/training/run/trainingRun';
+import type {
+  PreparedTrainingRun,
+  StartedTrainingRun,
+  TrainingRunHooks,
+  TrainingRunResult,
+} from '../core/training/launch/lifecycle';
+import { prepareTrainingRun, startTrainingRun } from '../core/training/launch/lifecycle';
+import type { TrainingOutcome, TrainingProcess } from '../core/training/launch/supervisor';
+import { TrainingRun } from '../core/training/run/trainingRun';
 import { CONTEXT_KEYS } from './commands';
 import { executeCommand } from './registerCommand';
 
@@ -90,25 +90,15 @@ export class TrainingRuns extends Disposable {
    * run once started; undefined when the person declined or the run file is wrong (said in a message).
    */
   async start(runFile: string): Promise<TrainingRun | undefined> {
-    let spec: RunSpec;
-    let plan: LaunchPlan;
+    let prepared: PreparedTrainingRun;
     try {
-      spec = await loadRunSpec(runFile);
-      const backend: TrainingBackend =
-        (spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1 ? 'torchrun' : 'local';
-      const masterPort =
-        backend === 'torchrun' && (spec.hardware.nodes ?? 1) === 1 && !spec.hardware.master_port
-          ? await freePort()
-          : undefined;
-      plan = planLaunch(spec, backend, { masterPort, ...this.python() });
-      // Every path the run reads must be there before the person is asked (issue 27: the example
-      // run file's base and rows did not exist in a workspace and the confirmation said nothing).
-      checkRunSpecPaths(spec);
+      prepared = await prepareTrainingRun({ runFile, options: this.python() });
     } catch (err) {
       this.lastLaunchError = errorMessage(err);
       showLaunchError(err, '', runFile);
       return undefined;
     }
+    const { spec, plan, command, resumeFrom } = prepared;
     const run = await this.open(plan.outDir);
     if (run.attached) {
       void vscode.window.showWarningMessage(
@@ -117,8 +107,6 @@ export class TrainingRuns extends Disposable {
       this.onAttention(run, 'show');
       return run;
     }
-    const command = formatCommand(plan);
-    const resumeFrom = await latestCheckpoint(plan.outDir);
     const confirmed = await this.confirmLaunch(
       `${resumeFrom ? 'Resume' : 'Start'} the training run "${spec.name}"?`,
       [
@@ -131,12 +119,6 @@ export class TrainingRuns extends Disposable {
     );
     if (!confirmed) return undefined;
 
-    const record: LaunchRecord = { runFile: spec.file, backend: plan.backend, command };
-    await fs.mkdir(plan.outDir, { recursive: true });
-    await fs.writeFile(
-      path.join(plan.outDir, LAUNCH_RECORD),
-      JSON.stringify(record, null, 1) + '\n',
-    );
     Object.assign(run, {
       runFile: spec.file,
       backend: plan.backend,
@@ -146,20 +128,38 @@ export class TrainingRuns extends Disposable {
     });
     this.log.appendLine(`$ ${command}`);
     if (resumeFrom) this.log.appendLine(`resuming from ${resumeFrom}`);
-    let proc: TrainingProcess;
+    let started: StartedTrainingRun;
     try {
-      proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
+      started = await startTrainingRun(prepared, this.hooksFor(run));
     } catch (err) {
       this.lastLaunchError = errorMessage(err);
       showLaunchError(err, 'the training run could not start: ');
       return undefined;
     }
-    run.attach(proc);
-    this.followLog(proc);
+    run.attach(started.process);
     this.updateContext();
-    run.finished = proc.done.then((outcome) => this.whenEnded(run, spec, outcome));
+    run.finished = started.done.then((result) => this.whenEnded(run, result));
     this.onAttention(run, 'show');
     return run;
+  }
+
+  /** How this editor follows a run's processes: the log channel, the run's state, the export's phase. */
+  private hooksFor(run: TrainingRun): TrainingRunHooks {
+    return {
+      onProcess: (proc) => this.followLog(proc),
+      onTrainerEnded: async (outcome) => {
+        await run.detach(outcome);
+        this.updateContext();
+        this.log.appendLine(
+          `${run.name}: ${outcome.status}${outcome.error ? ` (${outcome.error.code}: ${outcome.error.message})` : ''}`,
+        );
+      },
+      onExport: (plan) => {
+        run.afterRun = { phase: 'exporting' };
+        run.touch();
+        this.log.appendLine(`$ ${formatCommand(plan)}`);
+      },
+    };
   }
 
   /** Resumes a cancelled or crashed run from its newest checkpoint (the same command again). */
@@ -203,18 +203,10 @@ export class TrainingRuns extends Disposable {
     );
   }
 
-  private async whenEnded(
-    run: TrainingRun,
-    spec: RunSpec,
-    outcome: TrainingOutcome,
-  ): Promise<TrainingOutcome> {
-    await run.detach(outcome);
-    this.updateContext();
-    this.log.appendLine(
-      `${run.name}: ${outcome.status}${outcome.error ? ` (${outcome.error.code}: ${outcome.error.message})` : ''}`,
-    );
+  private whenEnded(run: TrainingRun, result: TrainingRunResult): TrainingOutcome {
+    const { outcome } = result;
     if (outcome.status === 'done') {
-      await this.exportFinal(run, spec, outcome);
+      this.offerModel(run, result);
     } else if (outcome.status === 'cancelled') {
       void vscode.window
         .showInformationMessage(
@@ -245,40 +237,22 @@ export class TrainingRuns extends Disposable {
     return outcome;
   }
 
-  /** Makes sure the final model is exported to ONNX (the trainer does it unless train.export_at_end is off), then offers it. */
-  private async exportFinal(
-    run: TrainingRun,
-    spec: RunSpec,
-    outcome: TrainingOutcome,
-  ): Promise<void> {
-    const final = outcome.final ?? run.state.final;
+  /** After a done run: its exported model offered (the lifecycle exported it if the trainer did not), or why the export failed. */
+  private offerModel(run: TrainingRun, result: TrainingRunResult): void {
+    const final = result.outcome.final;
     if (!final) return;
-    if (!isExported(final)) {
-      run.afterRun = { phase: 'exporting' };
+    if (result.exportError !== undefined) {
+      run.afterRun = { phase: 'failed', message: result.exportError };
       run.touch();
-      const plan = planExport(spec, final, this.python());
-      this.log.appendLine(`$ ${formatCommand(plan)}`);
-      try {
-        const proc = await TrainingProcess.start(plan, {
-          logFile: path.join(plan.outDir, TRAINER_LOG),
+      void vscode.window
+        .showErrorMessage(
+          `Rehearsal: the export of ${final} failed: ${result.exportError}`,
+          'Show Log',
+        )
+        .then((a) => {
+          if (a) this.log.show(true);
         });
-        this.followLog(proc);
-        const exported = await proc.done;
-        if (exported.status !== 'done')
-          throw new Error(`${exported.error?.code}: ${exported.error?.message}`);
-      } catch (err) {
-        run.afterRun = { phase: 'failed', message: errorMessage(err) };
-        run.touch();
-        void vscode.window
-          .showErrorMessage(
-            `Rehearsal: the export of ${final} failed: ${errorMessage(err)}`,
-            'Show Log',
-          )
-          .then((a) => {
-            if (a) this.log.show(true);
-          });
-        return;
-      }
+      return;
     }
     run.model = final;
     run.afterRun = { phase: 'exported' };

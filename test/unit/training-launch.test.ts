@@ -271,6 +271,37 @@ describe('training runs: run file and backends', () => {
     });
   });
 
+  it("probe and validation pass through to the trainer config, the probe's rows next to the run file", () => {
+    const spec = parseRunSpec(
+      JSON.stringify({
+        objective: 'sft',
+        base: 'm',
+        data: { train: ['r'] },
+        hyperparameters: {
+          probe: { every: 5, rows: ['rows/probe.jsonl'] },
+          validation: { every: 2, metric: 'success' },
+        },
+      }),
+      '/w/ws/run.json',
+    );
+    const config = planLaunch(spec, 'local', { python: '/usr/bin/python3' }).trainerConfig!;
+    assert.deepEqual(config['probe'], { every: 5, rows: ['/w/ws/rows/probe.jsonl'] });
+    assert.deepEqual(config['validation'], { every: 2, metric: 'success' });
+    const bad = parseRunSpec(
+      JSON.stringify({
+        objective: 'sft',
+        base: 'm',
+        data: { train: ['r'] },
+        hyperparameters: { probe: { evry: 5 } },
+      }),
+      '/w/ws/run.json',
+    );
+    assert.throws(
+      () => planLaunch(bad, 'local'),
+      /\$\.hyperparameters\.probe\.evry: unknown field/,
+    );
+  });
+
   it("export after the run: the trainer's export of the final model in place, with the spec's export settings", () => {
     const spec = parseRunSpec(
       JSON.stringify({

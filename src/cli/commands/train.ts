@@ -1,23 +1,19 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { SingleBar } from 'cli-progress';
+import type { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
-import { freePort } from '../../core/base/freePort';
-import { planLaunch } from '../../core/training/launch/backends';
+import { writeFileInside, writeRootOf } from '../../core/base/writePath';
 import type { LaunchPlan, TrainingBackend } from '../../core/training/launch/launchPlan';
 import {
   TRAINING_BACKENDS,
   formatCommand,
   shellQuote,
 } from '../../core/training/launch/launchPlan';
-import { checkRunSpecPaths, loadRunSpec } from '../../core/training/launch/runSpec';
-import type { TrainerEvent, TrainingOutcome } from '../../core/training/launch/supervisor';
-import {
-  TRAINER_LOG,
-  TrainingProcess,
-  latestCheckpoint,
-} from '../../core/training/launch/supervisor';
+import type { PreparedTrainingRun, TrainingRunResult } from '../../core/training/launch/lifecycle';
+import { prepareTrainingRun, startTrainingRun } from '../../core/training/launch/lifecycle';
+import type { TrainerEvent, TrainingProcess } from '../../core/training/launch/supervisor';
+import { TRAINER_LOG } from '../../core/training/launch/supervisor';
 import type { CliIO } from '../io';
+import { progressBar } from '../io';
 
 /** Options of `rehearse train`. */
 export interface TrainArgs {
@@ -43,8 +39,10 @@ function lossText(e: TrainerEvent): string {
 
 /**
  * `rehearse train --config run.json`: shows the exact command, starts the trainer on the chosen
- * backend, shows progress (steps, loss per role, tokens/s, ETA), and on Ctrl-C cancels the trainer
- * and says how to resume. `--backend envace` writes EnvACE's launch script and runs nothing.
+ * backend (by default the one the run file's hardware asks for), shows progress (steps, loss per
+ * role, tokens/s, ETA), exports the final model if the trainer did not, and on Ctrl-C cancels the
+ * trainer and says how to resume; all through the one training-run lifecycle the editor uses.
+ * `--backend envace` writes EnvACE's launch script and runs nothing.
  */
 export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> {
   if (!args.config)
@@ -52,117 +50,156 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
       'USAGE',
       'Missing --config <run.json>: the training run to start (see docs/training-runs.md).',
     );
-  const backend = (args.backend ?? 'local') as TrainingBackend;
-  if (!TRAINING_BACKENDS.includes(backend))
+  const named = args.backend as TrainingBackend | undefined;
+  if (named !== undefined && !TRAINING_BACKENDS.includes(named))
     throw new StudioError(
       'USAGE',
       `--backend must be one of ${TRAINING_BACKENDS.join(', ')}, not "${args.backend}".`,
     );
-  const spec = await loadRunSpec(args.config);
-  const masterPort =
-    backend === 'torchrun' &&
-    (spec.hardware.nodes ?? 1) === 1 &&
-    !spec.hardware.master_port &&
-    !args.dryRun
-      ? await freePort()
-      : undefined;
-  const plan = planLaunch(spec, backend, { masterPort, python: args.python });
-  const resumeCommand = [
-    'rehearse',
-    'train',
-    '--config',
-    args.config,
-    ...(backend !== 'local' ? ['--backend', backend] : []),
-  ]
-    .map(shellQuote)
-    .join(' ');
-
+  const prepared = await prepareTrainingRun({
+    runFile: args.config,
+    backend: named,
+    options: { python: args.python },
+    pickPort: !args.dryRun,
+  });
+  const { plan, resumeFrom } = prepared;
   if (!plan.runsHere) return handOver(plan, args, io);
-  // A dry run says whether the run would start: every path it reads must be there (issue 27).
-  checkRunSpecPaths(spec);
-  const resumeFrom = await latestCheckpoint(plan.outDir);
-  if (args.dryRun) {
-    if (args.json)
-      io.out(JSON.stringify({ plan: planJson(plan), resumeFrom: resumeFrom ?? null }, null, 2));
-    else {
-      io.out(`command: ${formatCommand(plan)}`);
-      io.out(`cwd: ${plan.cwd}`);
-      io.out(
-        `trainer config (written to ${plan.configFile} at launch):\n${JSON.stringify(plan.trainerConfig, null, 2)}`,
-      );
-      io.out(
-        resumeFrom
-          ? `would resume from ${resumeFrom}`
-          : 'would start from the base model (no checkpoint in the run folder)',
-      );
-    }
+  if (args.dryRun) return dryRun(prepared, args, io);
+
+  io.err(`command: ${prepared.command}`);
+  if (resumeFrom) io.err(`resuming from ${resumeFrom}`);
+  const progress = new TrainProgress(args, io);
+  // Ctrl-C stops the process running now: the trainer, or the final export after it.
+  let running: TrainingProcess | undefined;
+  const onSigint = () => {
+    io.err('\ncancelling the trainer (it stops at once; the newest checkpoint stays)...');
+    running?.cancel();
+  };
+  process.on('SIGINT', onSigint);
+  let result: TrainingRunResult;
+  try {
+    const started = await startTrainingRun(prepared, {
+      onProcess: (proc) => {
+        running = proc;
+        if (args.verbose) proc.onLog((line) => io.err(`[trainer] ${line}`));
+      },
+      onTrainerEnded: () => progress.stop(),
+      onExport: (exportPlan) => io.err(`export: ${formatCommand(exportPlan)}`),
+    });
+    started.process.onEvent((e) => progress.event(e));
+    result = await started.done;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    progress.stop();
+  }
+  return report(prepared, result, progress.steps, args, io);
+}
+
+/** `--dry-run`: the command, the trainer config and where it would resume; nothing written. */
+function dryRun(prepared: PreparedTrainingRun, args: TrainArgs, io: CliIO): number {
+  const { plan, resumeFrom } = prepared;
+  if (args.json) {
+    io.out(JSON.stringify({ plan: planJson(plan), resumeFrom: resumeFrom ?? null }, null, 2));
     return 0;
   }
+  io.out(`command: ${prepared.command}`);
+  io.out(`cwd: ${plan.cwd}`);
+  io.out(
+    `trainer config (written to ${plan.configFile} at launch):\n${JSON.stringify(plan.trainerConfig, null, 2)}`,
+  );
+  io.out(
+    resumeFrom
+      ? `would resume from ${resumeFrom}`
+      : 'would start from the base model (no checkpoint in the run folder)',
+  );
+  return 0;
+}
 
-  io.err(`command: ${formatCommand(plan)}`);
-  if (resumeFrom) io.err(`resuming from ${resumeFrom}`);
-  const proc = await TrainingProcess.start(plan, { logFile: path.join(plan.outDir, TRAINER_LOG) });
-  const bar =
-    args.progress === false || args.json
-      ? undefined
-      : new SingleBar({
-          format:
-            'train {bar} {value}/{total} steps | loss {loss} | {tps} tok/s | ETA {eta_formatted}',
-          stream: process.stderr,
-          barsize: 20,
-          etaBuffer: 20,
-        });
-  let barStarted = false;
-  const steps: TrainerEvent[] = [];
-  if (args.verbose) proc.onLog((line) => io.err(`[trainer] ${line}`));
-  proc.onEvent((e) => {
-    if (e.event === 'step') {
-      steps.push(e);
-      const total = Number(e['steps'] ?? e['iterations'] ?? 0) || Number(e['step']);
-      const payload = {
-        loss: lossText(e),
-        tps: typeof e['tokens_per_s'] === 'number' ? Math.round(e['tokens_per_s']) : '—',
-      };
-      if (bar && !barStarted) {
-        bar.start(total, Number(e['step']) - 1, payload);
-        barStarted = true;
-      }
-      bar?.setTotal(total);
-      bar?.update(Number(e['step']), payload);
-      if (!bar && !args.json)
-        io.err(`step ${String(e['step'])}/${total} · loss ${payload.loss} · ${payload.tps} tok/s`);
-    } else if (e.event === 'resume' && !args.json)
+/** The progress of a run on stderr: a bar (or a line per step), resumes and checkpoints. */
+class TrainProgress {
+  readonly steps: TrainerEvent[] = [];
+  private readonly bar: SingleBar | undefined;
+  private barStarted = false;
+
+  constructor(
+    private readonly args: TrainArgs,
+    private readonly io: CliIO,
+  ) {
+    this.bar =
+      args.progress === false || args.json
+        ? undefined
+        : progressBar({
+            format:
+              'train {bar} {value}/{total} steps | loss {loss} | {tps} tok/s | ETA {eta_formatted}',
+            barsize: 20,
+            etaBuffer: 20,
+          });
+  }
+
+  event(e: TrainerEvent): void {
+    const { bar, args, io } = this;
+    if (e.event === 'step') this.step(e);
+    else if (e.event === 'resume' && !args.json)
       io.err(`resumed from step ${String(e['step'])} (${String(e['path'])})`);
     else if (e.event === 'checkpoint' && !bar && !args.json)
       io.err(`checkpoint: step ${String(e['step'])} at ${String(e['path'])}`);
-  });
-  const onSigint = () => {
-    io.err('\ncancelling the trainer (it stops at once; the newest checkpoint stays)...');
-    proc.cancel();
-  };
-  process.on('SIGINT', onSigint);
-  let outcome: TrainingOutcome;
-  try {
-    outcome = await proc.done;
-  } finally {
-    process.removeListener('SIGINT', onSigint);
-    if (barStarted) bar?.stop();
   }
 
+  private step(e: TrainerEvent): void {
+    const { bar } = this;
+    this.steps.push(e);
+    const total = Number(e['steps'] ?? e['iterations'] ?? 0) || Number(e['step']);
+    const payload = {
+      loss: lossText(e),
+      tps: typeof e['tokens_per_s'] === 'number' ? Math.round(e['tokens_per_s']) : '—',
+    };
+    if (bar && !this.barStarted) {
+      bar.start(total, Number(e['step']) - 1, payload);
+      this.barStarted = true;
+    }
+    bar?.setTotal(total);
+    bar?.update(Number(e['step']), payload);
+    if (!bar && !this.args.json)
+      this.io.err(
+        `step ${String(e['step'])}/${total} · loss ${payload.loss} · ${payload.tps} tok/s`,
+      );
+  }
+
+  /** Ends the bar (once the trainer has ended, before the export or the summary). */
+  stop(): void {
+    if (this.barStarted) this.bar?.stop();
+    this.barStarted = false;
+  }
+}
+
+/** The summary of an ended run and the exit status: 0 done, 130 cancelled, 1 failed. */
+function report(
+  prepared: PreparedTrainingRun,
+  result: TrainingRunResult,
+  steps: TrainerEvent[],
+  args: TrainArgs,
+  io: CliIO,
+): number {
+  const { plan } = prepared;
+  const { outcome } = result;
   if (args.json)
     io.out(
-      JSON.stringify({ plan: planJson(plan), outcome, lastStep: steps.at(-1) ?? null }, null, 2),
+      JSON.stringify(
+        {
+          plan: planJson(plan),
+          outcome,
+          lastStep: steps.at(-1) ?? null,
+          model: result.model ?? null,
+          ...(result.exportError !== undefined ? { exportError: result.exportError } : {}),
+        },
+        null,
+        2,
+      ),
     );
-  if (outcome.status === 'done') {
-    if (!args.json)
-      io.out(
-        `done: ${steps.at(-1)?.['step'] ?? 0} steps${outcome.resumedFrom ? ` (resumed at step ${outcome.resumedFrom.step})` : ''} · final model ${outcome.final ?? '(not exported)'} · run folder ${plan.outDir}`,
-      );
-    return 0;
-  }
+  if (outcome.status === 'done') return reportDone(prepared, result, steps, args, io);
   if (outcome.status === 'cancelled') {
     io.err(
-      `rehearse: ${outcome.error?.message ?? 'cancelled'}${outcome.lastCheckpoint ? `\n  resume: ${resumeCommand}` : ''}`,
+      `rehearse: ${outcome.error?.message ?? 'cancelled'}${outcome.lastCheckpoint ? `\n  resume: ${resumeCommand(args)}` : ''}`,
     );
     return 130;
   }
@@ -173,6 +210,41 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
         : ''),
   );
   return 1;
+}
+
+/** A done run: its summary line, or why the export of its final model failed (exit 1). */
+function reportDone(
+  prepared: PreparedTrainingRun,
+  result: TrainingRunResult,
+  steps: TrainerEvent[],
+  args: TrainArgs,
+  io: CliIO,
+): number {
+  const { outcome } = result;
+  if (result.exportError !== undefined) {
+    io.err(
+      `rehearse: the export of ${outcome.final} failed: ${result.exportError} (all of it in ${path.join(prepared.plan.outDir, TRAINER_LOG)})`,
+    );
+    return 1;
+  }
+  if (!args.json)
+    io.out(
+      `done: ${steps.at(-1)?.['step'] ?? 0} steps${outcome.resumedFrom ? ` (resumed at step ${outcome.resumedFrom.step})` : ''} · final model ${result.model ?? outcome.final ?? '(not exported)'} · run folder ${prepared.plan.outDir}`,
+    );
+  return 0;
+}
+
+/** The command that resumes a cancelled run: the same one again. */
+function resumeCommand(args: TrainArgs): string {
+  return [
+    'rehearse',
+    'train',
+    '--config',
+    args.config ?? '',
+    ...(args.backend !== undefined && args.backend !== 'local' ? ['--backend', args.backend] : []),
+  ]
+    .map(shellQuote)
+    .join(' ');
 }
 
 function planJson(plan: LaunchPlan) {
@@ -195,8 +267,7 @@ async function handOver(plan: LaunchPlan, args: TrainArgs, io: CliIO): Promise<n
   const { script } = plan;
   if (script === undefined) throw new Error('An envace launch plan without its launch script.');
   if (!args.dryRun) {
-    await mkdir(plan.outDir, { recursive: true });
-    await writeFile(scriptFile, script, { mode: 0o755 });
+    await writeFileInside(writeRootOf(plan.outDir), scriptFile, script, { mode: 0o755 });
   }
   if (args.json) {
     io.out(

@@ -1,8 +1,7 @@
 import * as path from 'node:path';
-import { SingleBar } from 'cli-progress';
 import { defaultEnvDir, envStatus, setupTrainerEnv } from '../../core/training/pythonEnv';
 import type { CliIO } from '../io';
-import { EXIT } from '../io';
+import { EXIT, progressBar, stderrIsTerminal } from '../io';
 
 /** Options of `rehearse trainer setup`. */
 export interface TrainerSetupArgs {
@@ -27,11 +26,10 @@ export async function trainerSetupCommand(args: TrainerSetupArgs, io: CliIO): Pr
     abort.abort();
   };
   const bar =
-    args.json || !process.stderr.isTTY
+    args.json || !stderrIsTerminal()
       ? undefined
-      : new SingleBar({
+      : progressBar({
           format: 'trainer setup {bar} {message}',
-          stream: process.stderr,
           barsize: 20,
         });
   bar?.start(100, 0, { message: 'starting' });

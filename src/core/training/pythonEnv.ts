@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
+import { mkdirInside, namedRoot, removeInside, writeFileInside } from '../base/writePath';
 import { studioRoot } from '../base/studioRoot';
 
 /**
@@ -328,12 +328,15 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
     progress('up to date', 1);
     return { envDir, python, torch: marker.torch, upToDate: true };
   }
-  await rm(path.join(envDir, ENV_MARKER), { force: true });
+  // The environment folder is the studio's own (its install folder's .venv, $REHEARSAL_TRAINER_ENV,
+  // the editor's storage): a root of its own, named as it is.
+  const root = namedRoot(envDir);
+  await removeInside(root, path.join(envDir, ENV_MARKER), { force: true });
   if (!existsSync(python) || options.force) {
     const base = await findBasePython(options.basePython);
     progress(`creating the environment in ${envDir} with ${base}`, 0.02);
-    if (options.force) await rm(envDir, { recursive: true, force: true });
-    await mkdir(path.dirname(envDir), { recursive: true });
+    if (options.force) await removeInside(root, envDir, { recursive: true, force: true });
+    await mkdirInside(namedRoot(path.dirname(envDir)), path.dirname(envDir));
     const made = await runToEnd([base, '-m', 'venv', envDir], {
       onLine: options.onLog,
       signal: options.signal,
@@ -393,7 +396,11 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
     torch: probe.torch,
     created: new Date().toISOString(),
   };
-  await writeFile(path.join(envDir, ENV_MARKER), JSON.stringify(record, null, 1) + '\n');
+  await writeFileInside(
+    root,
+    path.join(envDir, ENV_MARKER),
+    JSON.stringify(record, null, 1) + '\n',
+  );
   progress(`ready: torch ${probe.torch}`, 1);
   return { envDir, python, torch: probe.torch, upToDate: false };
 }

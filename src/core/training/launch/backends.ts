@@ -27,6 +27,8 @@ export interface PlanOptions {
   masterPort?: number;
   /** The folder holding trainer/ (default: the studio's root). */
   trainerRoot?: string;
+  /** Variables a caller adds to the trainer's environment (shown in the command like the others). */
+  extraEnv?: Record<string, string>;
 }
 
 /**
@@ -125,6 +127,7 @@ export function trainerInvocation(options: PlanOptions = {}): {
     PYTHONPATH: root,
     // The trainer sets it too; torchrun's workers must inherit it (spin-waiting oversubscribes small machines).
     OMP_WAIT_POLICY: 'PASSIVE',
+    ...options.extraEnv,
   };
   return { python, root, env };
 }

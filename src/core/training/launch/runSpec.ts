@@ -1,11 +1,15 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import Ajv from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from '../../base/jsonSchema';
+import { schemaCheck } from '../../base/jsonSchema';
 import runSchema from '../../../../schemas/training-run.schema.json';
 import trainerConfigSchema from '../../../../schemas/trainer-config.schema.json';
 import { StudioError } from '../../base/errors';
+import { isJsonObject } from '../../base/json';
+import { readNumber } from '../../base/numbers';
+import type { OutsideNumberSpec } from '../../base/numbers';
+import { OUTSIDE_NUMBERS } from '../../base/outsideNumbers';
 import { DEFAULT_POLICY_WORD, defaultModelFolder } from '../../base/studioRoot';
 import type { PathSegment } from '../../fidelity/jsonPath';
 import { formatJsonPath } from '../../fidelity/jsonPath';
@@ -71,8 +75,8 @@ export interface RunSpec extends RunSpecFile {
   hardware: HardwareSpec;
 }
 
-let runValidator: ValidateFunction | undefined;
-let trainerValidator: ValidateFunction | undefined;
+const checkRunSpec = schemaCheck(runSchema, { allErrors: true });
+const checkTrainerConfig = schemaCheck(trainerConfigSchema, { allErrors: true });
 
 function pointerSegments(pointer: string): PathSegment[] {
   if (!pointer) return [];
@@ -98,14 +102,51 @@ function describeSchemaError(e: ErrorObject, prefix: PathSegment[] = []): string
   return `${formatJsonPath(at)}: ${message}`;
 }
 
+/** A run file's numbers, by where they are, with their documented ranges. */
+const RUN_NUMBERS: [string[], OutsideNumberSpec][] = [
+  [['seed'], OUTSIDE_NUMBERS.runSeed],
+  [['hardware', 'processes'], OUTSIDE_NUMBERS.runProcesses],
+  [['hardware', 'nodes'], OUTSIDE_NUMBERS.runNodes],
+  [['hardware', 'node_rank'], OUTSIDE_NUMBERS.runNodeRank],
+  [['hardware', 'master_port'], OUTSIDE_NUMBERS.runMasterPort],
+  [['hardware', 'threads'], OUTSIDE_NUMBERS.runThreads],
+  [['hyperparameters', 'data', 'max_length'], OUTSIDE_NUMBERS.runMaxLength],
+  [['envace', 'group_size'], OUTSIDE_NUMBERS.runGroupSize],
+  [['envace', 'train_batch_size'], OUTSIDE_NUMBERS.runTrainBatchSize],
+  [['envace', 'lr'], OUTSIDE_NUMBERS.runLr],
+  [['envace', 'max_prompt_length'], OUTSIDE_NUMBERS.runMaxPromptLength],
+  [['envace', 'max_response_length'], OUTSIDE_NUMBERS.runMaxResponseLength],
+  [['envace', 'save_freq'], OUTSIDE_NUMBERS.runSaveFreq],
+];
+
+/** Every number of a run file outside its range, as `$.path: must be ...` (absent and null: not faults). */
+function runNumberFaults(value: unknown): string[] {
+  const faults: string[] = [];
+  for (const [at, spec] of RUN_NUMBERS) {
+    let v: unknown = value;
+    for (const key of at) v = isJsonObject(v) ? v[key] : undefined;
+    if (v === undefined || v === null) continue;
+    const read = readNumber(v, spec);
+    if (!read.ok) faults.push(`${spec.name}: must be ${read.error.range}, not ${read.error.found}`);
+  }
+  return faults;
+}
+
 /**
- * Checks a parsed run spec against schemas/training-run.schema.json; returns every fault as
- * `$.path: message`, empty when valid.
+ * Checks a parsed run spec: its numbers against their documented ranges (core/base/numbers.ts),
+ * the rest against schemas/training-run.schema.json; returns every fault as `$.path: message`,
+ * empty when valid.
  */
 export function runSpecFaults(value: unknown): string[] {
-  runValidator ??= new Ajv({ strict: false, allErrors: true }).compile(runSchema);
-  if (runValidator(value)) return [];
-  return (runValidator.errors ?? []).map((e) => describeSchemaError(e));
+  const numbers = runNumberFaults(value);
+  const checked = checkRunSpec(value);
+  if (checked.ok) return numbers;
+  // A number out of range is named once, by the reader, whose message says the range.
+  const named = numbers.map((f) => f.slice(0, f.indexOf(':') + 1));
+  const schema = checked.errors
+    .map((e) => describeSchemaError(e))
+    .filter((f) => !named.some((n) => f.startsWith(n)));
+  return [...numbers, ...schema];
 }
 
 /**
@@ -113,9 +154,9 @@ export function runSpecFaults(value: unknown): string[] {
  * pass-through section is reported at its place in the run spec (`$.hyperparameters.optim.lr`).
  */
 export function trainerConfigFaults(config: unknown, passThrough: readonly string[]): string[] {
-  trainerValidator ??= new Ajv({ strict: false, allErrors: true }).compile(trainerConfigSchema);
-  if (trainerValidator(config)) return [];
-  return (trainerValidator.errors ?? []).map((e) => {
+  const checked = checkTrainerConfig(config);
+  if (checked.ok) return [];
+  return checked.errors.map((e) => {
     const first =
       pointerSegments(e.instancePath)[0] ??
       (e.params as { additionalProperty?: string }).additionalProperty;
@@ -264,7 +305,17 @@ export function trainerConfigFor(spec: RunSpec): Record<string, unknown> {
     model: { path: spec.base },
     data: { ...hyper['data'], train: spec.data.train },
   };
-  for (const key of ['optim', 'train', 'export'] as const) if (hyper[key]) config[key] = hyper[key];
+  for (const key of ['optim', 'train', 'export', 'validation'] as const)
+    if (hyper[key]) config[key] = hyper[key];
+  if (hyper['probe']) {
+    const probe = { ...hyper['probe'] };
+    // As rollouts.rows below: relative rows files keep meaning "next to the spec".
+    if (Array.isArray(probe['rows']))
+      probe['rows'] = probe['rows'].map((r) =>
+        typeof r === 'string' ? path.resolve(folder, r) : r,
+      );
+    config['probe'] = probe;
+  }
   if (spec.objective === 'grpo') {
     const grpo = { ...hyper['grpo'] };
     if (spec.data.grounding.length)

@@ -1,16 +1,18 @@
 import type { ChildProcessByStdio } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { WriteStream } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { StudioError } from '../../base/errors';
 import { Emitter } from '../../base/event';
 import type { Event } from '../../base/event';
+import { writeFileInside, writeRootOf, writeStreamInside } from '../../base/writePath';
 import { StderrLog } from '../../env/stderrLog';
 import { readLines } from '../../trace/format/lineReader';
 import type { LaunchPlan } from './launchPlan';
+import { safeTimeout } from '../../base/timers';
 
 /** The file of a run folder where the trainer appends every event (docs/trainer-events.md). */
 export const EVENTS_FILE = 'events.jsonl';
@@ -105,8 +107,11 @@ export class TrainingProcess {
         `The ${plan.backend} backend is launched on its cluster; the studio only generates its command.`,
       );
     if (plan.configFile && plan.trainerConfig) {
-      await mkdir(path.dirname(plan.configFile), { recursive: true });
-      await writeFile(plan.configFile, JSON.stringify(plan.trainerConfig, null, 1) + '\n');
+      await writeFileInside(
+        writeRootOf(plan.outDir),
+        plan.configFile,
+        JSON.stringify(plan.trainerConfig, null, 1) + '\n',
+      );
     }
     if (!existsSync(plan.argv[0]) && path.isAbsolute(plan.argv[0])) {
       throw new StudioError(
@@ -116,8 +121,11 @@ export class TrainingProcess {
     }
     let log: WriteStream | undefined;
     if (options.logFile) {
-      await mkdir(path.dirname(options.logFile), { recursive: true });
-      log = createWriteStream(options.logFile, { flags: 'a' });
+      log = await writeStreamInside(
+        writeRootOf(path.dirname(options.logFile)),
+        options.logFile,
+        'a',
+      );
     }
     const child = spawn(plan.argv[0], plan.argv.slice(1), {
       cwd: plan.cwd,
@@ -140,8 +148,8 @@ export class TrainingProcess {
     const grace = this.options.graceMs ?? 10_000;
     this.signal('SIGINT');
     this.timers.push(
-      setTimeout(() => this.signal('SIGTERM'), grace),
-      setTimeout(() => this.signal('SIGKILL'), 2 * grace),
+      safeTimeout(() => this.signal('SIGTERM'), grace),
+      safeTimeout(() => this.signal('SIGKILL'), 2 * grace),
     );
   }
 
@@ -219,29 +227,50 @@ export class TrainingProcess {
         outcome.exitCode = code;
         outcome.signal = signal;
         outcome.stderrTail = stderr.tail(4000);
-        if (spawnError) {
-          outcome.error = {
-            code: 'TRAINER_NOT_STARTED',
-            message: `${this.plan.argv[0]} could not be started: ${spawnError.message}`,
-          };
-        } else if (code === 0 && sawDone) {
-          outcome.status = 'done';
-        } else if (this.cancelled || code === 130 || lastError?.code === 'INTERRUPTED') {
-          outcome.status = 'cancelled';
-          outcome.error = { code: 'INTERRUPTED', message: resumeHint(outcome) };
-        } else {
-          const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
-          outcome.error = lastError ?? {
-            code: 'TRAINER_CRASHED',
-            message: `The trainer ${how} without reporting an error; see the log tail.`,
-          };
-        }
+        judge(outcome, {
+          program: this.plan.argv[0],
+          spawnError,
+          sawDone,
+          cancelled: this.cancelled,
+          lastError,
+        });
         this.eventEmitter.dispose();
         this.logEmitter.dispose();
         if (this.log) this.log.end(() => resolve(outcome));
         else resolve(outcome);
       });
     });
+  }
+}
+
+/** What the supervisor saw of an ended process, besides its exit code and signal. */
+interface EndSeen {
+  program: string;
+  spawnError: Error | undefined;
+  sawDone: boolean;
+  cancelled: boolean;
+  lastError: { code: string; message: string } | undefined;
+}
+
+/** Sets an ended process's status and error from its exit, its `done` event and its last `error`. */
+function judge(outcome: TrainingOutcome, seen: EndSeen): void {
+  const { exitCode: code, signal } = outcome;
+  if (seen.spawnError) {
+    outcome.error = {
+      code: 'TRAINER_NOT_STARTED',
+      message: `${seen.program} could not be started: ${seen.spawnError.message}`,
+    };
+  } else if (code === 0 && seen.sawDone) {
+    outcome.status = 'done';
+  } else if (seen.cancelled || code === 130 || seen.lastError?.code === 'INTERRUPTED') {
+    outcome.status = 'cancelled';
+    outcome.error = { code: 'INTERRUPTED', message: resumeHint(outcome) };
+  } else {
+    const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
+    outcome.error = seen.lastError ?? {
+      code: 'TRAINER_CRASHED',
+      message: `The trainer ${how} without reporting an error; see the log tail.`,
+    };
   }
 }
 

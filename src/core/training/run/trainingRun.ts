@@ -8,18 +8,10 @@ import type { TrainingRunState } from '../dashboard/runState';
 import { applyOutcome, applyTrainerEvent, emptyRunState } from '../dashboard/runState';
 import { isExported } from '../launch/backends';
 import type { TrainingBackend } from '../launch/launchPlan';
+import type { LaunchRecord } from '../launch/launchRecord';
+import { LAUNCH_RECORD } from '../launch/launchRecord';
 import type { TrainerEvent, TrainingOutcome, TrainingProcess } from '../launch/supervisor';
 import { EVENTS_FILE, readTrainerEvents } from '../launch/supervisor';
-
-/** What the editor records in a run folder when it launches a run: what Resume needs after a restart. */
-export const LAUNCH_RECORD = 'launch.json';
-
-/** The launch record's fields. */
-export interface LaunchRecord {
-  runFile: string;
-  backend: TrainingBackend;
-  command: string;
-}
 
 /**
  * One training run folder as the editor knows it: its state folded from the trainer's events (live
