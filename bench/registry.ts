@@ -42,6 +42,19 @@ export interface BenchSettings {
   warmup: number;
   /** Timed runs. */
   runs: number;
+  /** `--tiny`: every case at a size that runs in seconds, to prove it still runs (no timing kept). */
+  tiny?: boolean;
+}
+
+/** The environment variable `npm run bench -- --tiny` sets before the cases are imported. */
+export const BENCH_TINY_ENV = 'BENCH_TINY';
+
+/**
+ * A case's size: `full` for a measurement, `tiny` under `--tiny` (CI runs every case that way, so
+ * nothing that ships rots unseen). Read when a case's file is imported, so names can say the size.
+ */
+export function benchSize<T>(full: T, tiny: T): T {
+  return process.env[BENCH_TINY_ENV] === '1' ? tiny : full;
 }
 
 /** One benchmark case. */

@@ -5,15 +5,15 @@
 #        STAGES="unit python" npm test   (a subset)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STAGES="${STAGES:-setup lint build unit python recipes editor}"
+STAGES="${STAGES:-setup lint build unit python recipes bench editor}"
 T0=$(date +%s)
 stage() { printf '\n\033[1m== %s\033[0m (t+%ss)\n' "$1" "$(( $(date +%s) - T0 ))"; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 if has setup; then stage "system packages"; bash scripts/ensure-system-deps.sh; fi
 if [ ! -d node_modules ]; then echo "node_modules is missing: run npm ci first" >&2; exit 1; fi
-needs_python() { has lint || has unit || has python || has recipes || has editor; }
-if has build || has unit || has recipes || has editor || needs_python; then stage "type check and bundles"; npx tsc -p .; node scripts/build.mjs; fi
+needs_python() { has lint || has unit || has python || has recipes || has bench || has editor; }
+if has build || has unit || has recipes || has bench || has editor || needs_python; then stage "type check and bundles"; npx tsc -p .; node scripts/build.mjs; fi
 # The trainer's environment, as users get it (a venv from trainer/requirements*.txt; a no-op when it is
 # up to date). Every Python the tests start is this one (or $TRAINER_PYTHON when set).
 if needs_python && [ -z "${TRAINER_PYTHON:-}" ]; then stage "trainer environment"; node dist/cli.js trainer setup --dev; fi
@@ -38,6 +38,12 @@ if has recipes; then
   RECIPE=training/default/recipe.ci.json WORK="$TINY/train" MODEL="$TINY/model" node scripts/train-default.mjs
   QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node scripts/measure-envace.mjs
   WORK="$TINY/sanity" node scripts/grpo-sanity.mjs
+fi
+if has bench; then
+  # Every case of npm run bench at a tiny size, once, no target judged: a case that no longer runs
+  # (a renamed API, a changed trainer config) fails here instead of on the next person's measurement.
+  stage "bench cases at a tiny size (npm run bench -- --tiny)"
+  node out/bench/index.js --tiny
 fi
 if has editor && [ -f out/test/editor/run.js ]; then stage "editor tests (code-server extension host)"; node out/test/editor/run.js; fi
 stage "all tests passed"

@@ -6,10 +6,10 @@ import type { LargeTraceWorkspace } from '../data/largeTrace';
 import { largeTraceWorkspace } from '../data/largeTrace';
 import { retailDocument } from '../data/retail';
 import type { BenchCaseResult, BenchSettings, TimingStats } from '../registry';
-import { measure, quantile, registerBenchCase } from '../registry';
+import { benchSize, measure, quantile, registerBenchCase } from '../registry';
 
 /** Size of the generated trace: BENCH_LARGE_TRACE_MB, 1 GB unless told. */
-const MEGABYTES = Number(process.env.BENCH_LARGE_TRACE_MB ?? 1024);
+const MEGABYTES = Number(process.env.BENCH_LARGE_TRACE_MB ?? benchSize(1024, 2));
 
 function stats(samples: number[]): TimingStats {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -1,11 +1,11 @@
 import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import { policySizedModel } from '../../test/support/testModels';
-import { registerBenchCase, timingStats } from '../registry';
+import { benchSize, registerBenchCase, timingStats } from '../registry';
 import { median, retailPrompts } from '../support/policyBench';
 
-const SAMPLES = 8;
-const NEW_TOKENS = 64;
+const SAMPLES = benchSize(8, 2);
+const NEW_TOKENS = benchSize(64, 4);
 
 registerBenchCase({
   name: 'policy: n=8 rehearsal samples batched vs 8 sequential vs one',
@@ -39,7 +39,7 @@ registerBenchCase({
     let batchedDecodeStep = 0;
     let sharedPrefix = false;
     let singleDecodeStep = 0;
-    const runs = Math.max(2, Math.min(settings.runs, 4));
+    const runs = settings.tiny ? 1 : Math.max(2, Math.min(settings.runs, 4));
     try {
       await generate(1, 0);
       for (let r = 0; r < runs; r++) {

@@ -3,11 +3,11 @@ import type { GenerateResult } from '../../src/core/policy/hostProtocol';
 import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import type { ChatMessage } from '../../src/core/protocol/types';
 import { policySizedModel } from '../../test/support/testModels';
-import { registerBenchCase, timingStats } from '../registry';
+import { benchSize, registerBenchCase, timingStats } from '../registry';
 import { median, retailPrompts } from '../support/policyBench';
 
-const NEW_TOKENS = 64;
-const CONCURRENCY = [1, 4, 8];
+const NEW_TOKENS = benchSize(64, 4);
+const CONCURRENCY = benchSize([1, 4, 8], [1, 2]);
 
 registerBenchCase({
   name: 'policy: 1 vs 4 vs 8 concurrent episodes (continuous batching)',
@@ -43,7 +43,7 @@ registerBenchCase({
     const promptTokens: number[] = [];
     let reused = 0;
     let prefilled = 0;
-    const runs = Math.max(2, Math.min(settings.runs, 3));
+    const runs = settings.tiny ? 1 : Math.max(2, Math.min(settings.runs, 3));
     try {
       // Each session's prompt is encoded once, as an episode's first turn would be.
       for (let i = 0; i < Math.max(...CONCURRENCY); i++)

@@ -2,10 +2,10 @@ import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import { OnnxEngine } from '../../src/core/policy/onnx/engine';
 import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import { policySizedModel } from '../../test/support/testModels';
-import { registerBenchCase, timingStats } from '../registry';
+import { benchSize, registerBenchCase, timingStats } from '../registry';
 import { BareDecodeLoop, median, retailPrompts } from '../support/policyBench';
 
-const NEW_TOKENS = 64;
+const NEW_TOKENS = benchSize(64, 4);
 
 registerBenchCase({
   name: 'policy: decode time per token, policy host vs a bare onnxruntime loop',
@@ -25,7 +25,7 @@ registerBenchCase({
     const inHostTimes: number[] = [];
     const bareTimes: number[] = [];
     let streamed = 0;
-    const runs = Math.max(3, Math.min(settings.runs, 7));
+    const runs = settings.tiny ? 1 : Math.max(3, Math.min(settings.runs, 7));
     try {
       for (let i = 0; i < Math.min(settings.warmup, 1) + runs; i++) {
         let first = 0;

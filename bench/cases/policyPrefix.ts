@@ -18,10 +18,10 @@ import { loadTaskFile } from '../../src/core/tasks/format/loader';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import { ensureServerBundles, REPO } from '../../test/support/servers';
 import { policySizedModel } from '../../test/support/testModels';
-import { registerBenchCase, timingStats } from '../registry';
+import { benchSize, registerBenchCase, timingStats } from '../registry';
 
 /** Multi-turn example tasks: two user turns each, several calls. */
-const TASKS = ['bank-0058', 'retail-0008'];
+const TASKS = benchSize(['bank-0058', 'retail-0008'], ['retail-0008']);
 
 interface Prompt {
   session: string;

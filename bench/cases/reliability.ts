@@ -7,12 +7,12 @@ import { crashRunner } from '../../test/support/crash/runnerCrash';
 import { crashTraining } from '../../test/support/crash/trainingCrash';
 import { fuzzTargets, runFuzzTarget, runsFor } from '../../test/support/fuzz/targets';
 import type { BenchCaseResult, TimingStats } from '../registry';
-import { registerBenchCase, timingStats } from '../registry';
+import { benchSize, registerBenchCase, timingStats } from '../registry';
 
 /** Inputs per fuzz target: BENCH_FUZZ_RUNS, 100,000 unless told. */
-const FUZZ_RUNS = Number(process.env.BENCH_FUZZ_RUNS ?? 100_000);
+const FUZZ_RUNS = Number(process.env.BENCH_FUZZ_RUNS ?? benchSize(100_000, 20));
 /** Kills per crash campaign: BENCH_CRASH_KILLS, 100 unless told. */
-const KILLS = Number(process.env.BENCH_CRASH_KILLS ?? 100);
+const KILLS = Number(process.env.BENCH_CRASH_KILLS ?? benchSize(100, 1));
 /** The campaigns' seed: BENCH_CRASH_SEED replays one. */
 const SEED = Number(process.env.BENCH_CRASH_SEED ?? Date.now() % 1_000_000);
 
@@ -28,7 +28,7 @@ async function inScratch<T>(prefix: string, body: (dir: string) => Promise<T>): 
 registerBenchCase({
   name: `reliability: fuzzing, ${FUZZ_RUNS.toLocaleString('en')} inputs per parser`,
   description:
-    "The fuzz targets of test/support/fuzz (act and rehearsal parsers, trace line decoder, trace reader and explorer index on files, saved trace index, task loader, EnvACE and chat importers with what they write, annotation reader; the CLI's argument vectors, serve's HTTP requests, MCP server behaviour over time, model folder configs) with BENCH_FUZZ_RUNS generated and mutated inputs each (the last four their share of it: they start processes or load graphs); a failure prints its seed, input and error",
+    "The fuzz targets of test/support/fuzz (act and rehearsal parsers, trace line decoder, trace reader and explorer index on files, saved trace index, task loader, EnvACE and chat importers with what they write, annotation reader; the CLI's argument vectors, serve's HTTP requests, MCP server behaviour over time, model folder configs; the numbers reader, the write path and terminal text) with BENCH_FUZZ_RUNS generated and mutated inputs each (the last four their share of it: they start processes or load graphs); a failure prints its seed, input and error",
   targets: [{ fact: 'targets with an uncoded exception or a broken invariant', atMost: 0 }],
   async run(): Promise<BenchCaseResult> {
     return inScratch('rehearsal-bench-fuzz-', async (scratch) => {

@@ -4,14 +4,14 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { snapshotFileOf } from '../../src/core/trace/index/indexSnapshot';
 import { compactEpisodeTemplate, largeTraceWorkspace } from '../data/largeTrace';
-import { registerBenchCase, timingStats } from '../registry';
+import { benchSize, registerBenchCase, timingStats } from '../registry';
 import type { ScaleProbeResult } from '../support/scaleProbe';
 
 /** Calls in the generated trace: BENCH_SCALE_CALLS, a million unless told. */
-const CALLS = Number(process.env.BENCH_SCALE_CALLS ?? 1_000_000);
+const CALLS = Number(process.env.BENCH_SCALE_CALLS ?? benchSize(1_000_000, 1_000));
 const CALLS_PER_EPISODE = 10;
 /** Random calls opened once the index is built. */
-const SAMPLES = 2000;
+const SAMPLES = benchSize(2000, 20);
 
 registerBenchCase({
   name: `reliability: scale, a ${CALLS.toLocaleString('en')}-call trace`,

@@ -5,10 +5,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { rehearse as cli } from '../../test/unit/support/cli';
 import type { BenchCaseResult } from '../registry';
-import { registerBenchCase, timingStats } from '../registry';
+import { benchSize, registerBenchCase, timingStats } from '../registry';
 
-const LEVELS = [1, 4, 8];
-const TASKS_PER_DOMAIN = 20;
+const LEVELS = benchSize([1, 4, 8], [1, 2]);
+const TASKS_PER_DOMAIN = benchSize(20, 1);
 
 /** Runs the CLI in-process (the tests' helper); throws with its stderr when it fails. */
 async function rehearse(...argv: string[]): Promise<string> {

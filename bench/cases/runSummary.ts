@@ -4,10 +4,10 @@ import * as path from 'node:path';
 import { runSummary } from '../../src/core/report/runSummary';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { TraceBuilder } from '../../test/builders/traceBuilder';
-import { measure, registerBenchCase } from '../registry';
+import { benchSize, measure, registerBenchCase } from '../registry';
 
 /** Episodes of the generated run: BENCH_SUMMARY_EPISODES, 100,000 unless told. */
-const EPISODES = Number(process.env.BENCH_SUMMARY_EPISODES ?? 100_000);
+const EPISODES = Number(process.env.BENCH_SUMMARY_EPISODES ?? benchSize(100_000, 100));
 
 /** A shadow run of `EPISODES` short retail episodes: a lookup (rehearsed, answered, scored), then an answer. */
 async function writeRun(file: string): Promise<void> {

@@ -2,9 +2,9 @@ import { canonicalJson } from '../../src/core/base/canonicalJson';
 import { jsonScores } from '../../src/core/fidelity/scores';
 import { structuralDiff } from '../../src/core/fidelity/structuralDiff';
 import { perturb, retailDocument } from '../data/retail';
-import { measure, registerBenchCase } from '../registry';
+import { benchSize, measure, registerBenchCase } from '../registry';
 
-const BYTES = 1024 * 1024;
+const BYTES = benchSize(1024 * 1024, 16 * 1024);
 
 registerBenchCase({
   name: 'fidelity: structural diff of two 1 MB responses',

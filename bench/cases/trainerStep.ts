@@ -1,26 +1,14 @@
 import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
-import { registerBenchCase, timingStats } from '../registry';
+import { benchSize, registerBenchCase, timingStats } from '../registry';
 import type { TrainerBenchResult } from '../support/trainerBench';
 import { runTrainerBench } from '../support/trainerBench';
 
 const PYTHON = process.env.PYTHON ?? resolveTrainerPython().python;
 /** The shape of the issue's measurement: a default-policy-sized model, one micro-batch of 4 rows of 1,024 tokens, eager attention. */
-const ARGS = [
-  '--arch',
-  '5m',
-  '--seq',
-  '1024',
-  '--batch',
-  '4',
-  '--micro',
-  '4',
-  '--steps',
-  '5',
-  '--threads',
-  '2',
-  '--attention',
-  'eager',
-];
+const ARGS = benchSize(
+  ['--arch', '5m', '--seq', '1024', '--batch', '4', '--micro', '4', '--steps', '5'],
+  ['--arch', 'tiny', '--seq', '128', '--batch', '2', '--micro', '2', '--steps', '3'],
+).concat(['--threads', '2', '--attention', 'eager']);
 
 /** One `trainer.bench` process with glibc's allocator as it is (`default`) or as the trainer sets it (`tuned`). */
 function trainerBench(allocator: 'default' | 'tuned'): TrainerBenchResult {
@@ -36,7 +24,7 @@ registerBenchCase({
     "python3 -m trainer.bench (4.9M parameters, 4 rows × 1,024 tokens, 2 threads, eager attention; median of steps 3-5), glibc default and the trainer's allocator (trainer/allocator.py) in alternating processes",
   targets: [{ fact: 'tuned / default seconds per step', atMost: 0.8 }],
   run(settings) {
-    const pairs = Math.max(2, Math.min(4, Math.round(settings.runs / 5)));
+    const pairs = settings.tiny ? 1 : Math.max(2, Math.min(4, Math.round(settings.runs / 5)));
     const runs: Record<'default' | 'tuned', TrainerBenchResult[]> = { default: [], tuned: [] };
     for (let i = 0; i < pairs; i++)
       for (const a of ['default', 'tuned'] as const) runs[a].push(trainerBench(a));
