@@ -5,12 +5,8 @@ import { findRunTraces } from '../../src/core/trace/format/discover';
 import { TraceLibrary } from '../../src/core/trace/index/library';
 import type { CallEntry } from '../../src/core/trace/index/entries';
 import type { TraceTreeNode } from '../../src/core/explorer/tree';
-import {
-  callTreeNode,
-  fidelityBadge,
-  traceTreeChildren,
-  traceTreeParent,
-} from '../../src/core/explorer/tree';
+import { callTreeNode, traceTreeChildren, traceTreeParent } from '../../src/core/explorer/tree';
+import { fidelityBadge } from '../../src/core/fidelity/verdicts';
 import { shownPolicyPath } from '../../src/core/trace/format/policyLabel';
 import { successText } from '../../src/core/explorer/successText';
 import { TraceBuilder } from '../builders/traceBuilder';

@@ -12,7 +12,7 @@ import {
 } from '../base/panelMessages';
 import type { CallEntry } from '../trace/index/entries';
 import type { TraceIndex } from '../trace/index/traceIndex';
-import { fidelityBadge } from '../explorer/tree';
+import { fidelityBadge } from '../fidelity/verdicts';
 import type { RehearsalVerdict } from '../explorer/treeFilter';
 import { rehearsalVerdict } from '../explorer/treeFilter';
 

@@ -14,6 +14,8 @@ import { compareCall } from '../trace/index/callView';
 import type { CallComparison } from '../fidelity/compare';
 import type { AnnotationKind } from '../annotations/schema';
 import { suggestedCallKind } from '../annotations/suggest';
+import type { NotEvaluatedChecks } from '../tasks/checks/notEvaluated';
+import { tallyNotEvaluated } from '../tasks/checks/notEvaluated';
 
 /** Means of the fidelity scores over compared calls (`null`: nothing to average). */
 export interface ScoreMeans {
@@ -54,13 +56,7 @@ export interface TraceSummary {
   skippedCount: number;
 }
 
-/** Checks of one kind that were not evaluated, for one reason (`passed: null`). */
-export interface NotEvaluatedChecks {
-  kind: CheckVerdict['kind'];
-  /** The check's detail, e.g. "not evaluated: an imagined trajectory has no real state". */
-  detail: string;
-  count: number;
-}
+export type { NotEvaluatedChecks } from '../tasks/checks/notEvaluated';
 
 /** Outcome of a set of episodes: how many, how many graded and successful, their mean reward. */
 export interface EpisodeTally {
@@ -151,13 +147,7 @@ class EpisodeAccumulator {
       this.rewardSum += reward;
       this.rewardCount++;
     }
-    for (const c of checks ?? []) {
-      if (c.passed !== null) continue;
-      const detail = c.detail ?? 'not evaluated';
-      const seen = this.tally.notEvaluated.find((n) => n.kind === c.kind && n.detail === detail);
-      if (seen) seen.count++;
-      else this.tally.notEvaluated.push({ kind: c.kind, detail, count: 1 });
-    }
+    tallyNotEvaluated(this.tally.notEvaluated, checks);
   }
 
   result(): EpisodeTally {

@@ -10,8 +10,8 @@ import {
   readyMessageSchema,
   requestMessageSchema,
 } from '../base/panelMessages';
-import type { NodeStatus } from '../explorer/tree';
-import { episodeOutcome } from '../explorer/tree';
+import type { NodeStatus } from '../fidelity/verdicts';
+import { episodeOutcome } from '../fidelity/verdicts';
 import { policyLabel } from '../trace/format/policyLabel';
 import type { TraceIndex } from '../trace/index/traceIndex';
 import type { BfclAccuracyReport } from './bfclAccuracy';

@@ -22,8 +22,8 @@ import type {
   TurnEvent,
 } from '../trace/format/schema';
 import type { TraceIndex } from '../trace/index/traceIndex';
-import type { NodeStatus } from '../explorer/tree';
-import { fidelityBadge } from '../explorer/tree';
+import type { NodeStatus } from '../fidelity/verdicts';
+import { fidelityBadge } from '../fidelity/verdicts';
 import { StudioError } from '../base/errors';
 
 /** One side of a call as the Trajectory panel shows it. */
