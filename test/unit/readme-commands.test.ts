@@ -1,6 +1,7 @@
-// Every command line of the README, run as a newcomer would: in a workspace that starts with no
-// .rehearsal folder, with the embedded default policy, real built-in servers and the sample tasks.
-// A README line without an entry here fails the test, so the README cannot gain an untried command.
+// Every command line of the README, and of the docs pages its longer sections moved to, run as a
+// newcomer would: in a workspace that starts with no .rehearsal folder, with the embedded default
+// policy, real built-in servers and the sample tasks. A line without an entry here fails the test, so
+// these pages cannot gain an untried command.
 import * as assert from 'node:assert/strict';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -10,11 +11,15 @@ import { ensurePolicyHostBundle, ensureServerBundles, FIXTURES, REPO } from '../
 import type { CliRun } from './support/cli';
 import { rehearse } from './support/cli';
 
-/** The `rehearse` lines of the README's code blocks (continuation lines joined), without comments. */
+/** The README and the docs pages whose command lines are run here as the README's are. */
+const COMMAND_PAGES = ['README.md', 'docs/bfcl.md', 'docs/training.md'];
+
+/** The `rehearse` lines of the pages' code blocks (continuation lines joined), without comments. */
 function readmeCommandLines(): string[] {
   const lines: string[] = [];
   let inBlock = false;
-  for (const raw of readFileSync(path.join(REPO, 'README.md'), 'utf8').split('\n')) {
+  const text = COMMAND_PAGES.map((page) => readFileSync(path.join(REPO, page), 'utf8')).join('\n');
+  for (const raw of text.split('\n')) {
     if (raw.startsWith('```')) {
       inBlock = !inBlock;
       continue;
@@ -452,7 +457,7 @@ describe("the README's command lines, run in a fresh workspace", function () {
     ],
   ];
 
-  it('every README command line has a step here, and every step a README line', () => {
+  it('every command line of the README and its command pages has a step here, and every step a line', () => {
     assert.deepEqual([...readmeCommandLines()].sort(), steps.map(([line]) => line).sort());
   });
 
@@ -470,7 +475,10 @@ describe("the README's command lines, run in a fresh workspace", function () {
         scripts: Record<string, string>;
       }
     ).scripts;
-    for (const [, name] of readme.matchAll(/`npm run ([\w:-]+)/g))
-      assert.ok(scripts[name], `README names npm run ${name}, which package.json lacks`);
+    for (const page of COMMAND_PAGES)
+      for (const [, name] of readFileSync(path.join(REPO, page), 'utf8').matchAll(
+        /`npm run ([\w:-]+)/g,
+      ))
+        assert.ok(scripts[name], `${page} names npm run ${name}, which package.json lacks`);
   });
 });
