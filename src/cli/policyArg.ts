@@ -9,6 +9,8 @@ import { OnnxPolicy } from '../core/policy/onnxPolicy';
 import { ReferencePolicy } from '../core/policy/referencePolicy';
 import type { Policy } from '../core/policy/types';
 import type { TaskFile } from '../core/tasks/format/taskFile';
+import { requireNumber } from '../core/base/numbers';
+import { OUTSIDE_NUMBERS } from '../core/base/outsideNumbers';
 
 /** Options that pick and configure a policy on the command line. */
 export interface PolicyArgs {
@@ -70,9 +72,9 @@ export async function openPolicy(
       'MODEL_NOT_FOUND',
       `The default policy is missing at ${dir}; build it with \`npm run train:default\`.`,
     );
-  const threads = args.threads ? Number(args.threads) : undefined;
-  if (threads !== undefined && !(threads > 0))
-    throw new StudioError('USAGE', `--threads must be a positive number, not "${args.threads}".`);
+  const threads = requireNumber(args.threads, OUTSIDE_NUMBERS.flagThreads, undefined, {
+    text: true,
+  });
   return OnnxPolicy.start({
     modelDir: dir,
     device,

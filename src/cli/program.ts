@@ -9,7 +9,9 @@ import { importCommand } from './commands/import';
 import type { ImportBfclArgs } from './commands/importBfcl';
 import { importBfclCommand } from './commands/importBfcl';
 import { importRolloutsCommand } from './commands/importRollouts';
+import type { VerifyArgs } from './commands/verify';
 import { verifyCommand } from './commands/verify';
+import { JUDGE_HELP, JUDGE_MODEL_HELP } from './judgeArg';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
 import { annotateCommand } from './commands/annotate';
@@ -23,7 +25,7 @@ import { serveCommand } from './commands/serve';
 import { trainCommand } from './commands/train';
 import { trainerSetupCommand, trainerStatusCommand } from './commands/trainerEnv';
 import type { CliIO } from './io';
-import { EXIT } from './io';
+import { EXIT, terminalIO } from './io';
 
 declare const STUDIO_VERSION: string | undefined;
 
@@ -31,6 +33,8 @@ declare const STUDIO_VERSION: string | undefined;
 const USAGE_ERRORS = new Set<StudioErrorCode>([
   'USAGE',
   'INVALID_ID',
+  'INVALID_JUDGE_ENDPOINT',
+  'JUDGE_MODEL_REQUIRED',
   'RUN_SPEC_INVALID',
   'RUN_SPEC_PATHS_MISSING',
   'UNKNOWN_CALL',
@@ -38,13 +42,17 @@ const USAGE_ERRORS = new Set<StudioErrorCode>([
 
 /**
  * Runs the `rehearse` CLI with the given arguments (without `node` and the script) and returns the
- * exit code. Errors a user can cause become one clear line on stderr, never a stack trace.
+ * exit code. Errors a user can cause become one clear line on stderr, never a stack trace. `sink`
+ * gets the text as a terminal may show it (see {@link terminalIO}).
  */
-export async function runCli(argv: string[], io: CliIO): Promise<number> {
+export async function runCli(argv: string[], sink: CliIO): Promise<number> {
   let code: number = EXIT.ok;
+  // Every line, commander's usage errors and the error lines below included, goes through
+  // terminalIO: controls in an argument, a file or a message are shown escaped.
+  const io = terminalIO(sink, () => sink.color && program.opts().color !== false);
   const program = rootProgram(io);
   const cli: CliContext = {
-    ioFor: () => ({ ...io, color: io.color && program.opts().color !== false }),
+    ioFor: () => io,
     exit: (c) => {
       code = c;
     },
@@ -279,16 +287,13 @@ function registerTaskCommands(program: Command, cli: CliContext): void {
       '--concurrency <n>',
       `tasks played at once, 1-64 (default 8), each with its own servers`,
     )
+    .option('--judge <url>', JUDGE_HELP)
+    .option('--judge-model <name>', JUDGE_MODEL_HELP)
     .option('--verbose', "print the servers' stderr")
     .option('--json', 'print the results as JSON')
-    .action(
-      async (
-        tasks: string[],
-        opts: { workspace?: string; json?: boolean; verbose?: boolean; concurrency?: string },
-      ) => {
-        cli.exit(await verifyCommand(tasks, opts, cli.ioFor()));
-      },
-    );
+    .action(async (tasks: string[], opts: VerifyArgs) => {
+      cli.exit(await verifyCommand(tasks, opts, cli.ioFor()));
+    });
 }
 
 /** The options of a command that loads a policy. */
@@ -343,6 +348,8 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
       "studio (weighted share of passed checks) or envace (EnvACE's per-turn checklist reward; any error_tool_call ends the episode)",
       'studio',
     )
+    .option('--judge <url>', JUDGE_HELP)
+    .option('--judge-model <name>', JUDGE_MODEL_HELP)
     .option(
       '--parse <dialect>',
       "studio (standard JSON, ASCII whitespace) or envace (EnvACE's Python: NaN/Infinity valid, Unicode whitespace stripped)",
@@ -404,6 +411,8 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
       "studio (weighted share of passed checks) or envace (EnvACE's per-turn reward, invalid-action penalty on rows)",
       'studio',
     )
+    .option('--judge <url>', JUDGE_HELP)
+    .option('--judge-model <name>', JUDGE_MODEL_HELP)
     .option(
       '--act-rows <how>',
       "turn (one act row per turn, pooled per task and role as EnvACE's GRPO does) or episode (one row per episode training every turn)",
@@ -435,7 +444,7 @@ function registerExportCommands(program: Command, cli: CliContext): void {
     )
     .option(
       '--tasks <paths...>',
-      'task files or folders (few-shot examples, system prompts of older traces)',
+      'task files or folders (their checks become --format envace checklists; few-shot examples, system prompts of older traces)',
     )
     .option(
       '--rehearse-prompt <json>',
@@ -572,8 +581,7 @@ function registerPolicyHostCommands(program: Command, cli: CliContext): void {
     .option('--config <file>', 'the training run file (schemas/training-run.schema.json)')
     .option(
       '--backend <backend>',
-      'local, torchrun or envace (envace: write the launch script, run nothing)',
-      'local',
+      'local, torchrun or envace (envace: write the launch script, run nothing) (default: torchrun when the run file asks for several processes or nodes, else local)',
     )
     .option('--dry-run', 'print the exact command and trainer config, start nothing')
     .option('--no-progress', 'no progress bar (one line per step)')

@@ -77,6 +77,7 @@ export interface CommandArgs {
   'rehearsal.stopRun': [];
   'rehearsal.selectPolicy': [choice?: PolicyChoice];
   'rehearsal.setEndpointApiKey': [key?: string];
+  'rehearsal.setJudgeApiKey': [key?: string];
   'rehearsal.markFidelityError': [target?: MarkTarget];
   'rehearsal.markPathAtCursor': [];
   'rehearsal.reviewMismatches': [target?: { file: string } | TraceTreeNode];
@@ -128,6 +129,7 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.stopRun': { title: 'Stop Run', icon: '$(debug-stop)' },
   'rehearsal.selectPolicy': { title: 'Select Policy...', icon: '$(hubot)' },
   'rehearsal.setEndpointApiKey': { title: 'Set Endpoint API Key...', icon: '$(key)' },
+  'rehearsal.setJudgeApiKey': { title: 'Set Judge API Key...', icon: '$(key)' },
   'rehearsal.markFidelityError': { title: 'Mark Fidelity Error...', icon: '$(report)' },
   'rehearsal.markPathAtCursor': {
     title: 'Mark JSON Path at Cursor as Fidelity Error...',

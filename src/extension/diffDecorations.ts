@@ -12,6 +12,7 @@ import type { TraceLibrary } from '../core/trace/index/library';
 import type { CallDiffDocuments } from './callDiff';
 import { CALL_SCHEME, parseCallUri } from './callDiff';
 import type { MarkTarget } from './commands';
+import { safeTimeout } from '../core/base/timers';
 
 const KIND_WORDS: Record<DiffKind, string> = {
   changed: 'value differs',
@@ -186,7 +187,7 @@ export class CallDiffDecorations extends Disposable implements vscode.CodeLensPr
 
   private schedule(): void {
     clearTimeout(this.pending);
-    this.pending = setTimeout(() => void this.update(), 50);
+    this.pending = safeTimeout(() => void this.update(), 50);
   }
 
   /** Decorates every visible call document, and sets the diagnostics of every open one. */

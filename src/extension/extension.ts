@@ -8,6 +8,7 @@ import { CallDiffDecorations } from './diffDecorations';
 import { ReportDocuments } from './reportDocument';
 import { registerAnnotationFeatures } from './features/annotations';
 import { registerGpuFeatures } from './features/gpu';
+import { registerJudgeFeatures } from './features/judge';
 import { registerRunFeatures } from './features/runs';
 import { registerTraceFeatures } from './features/traces';
 import { registerTrainerEnvFeatures, trainerPythonOptions } from './features/trainerEnv';
@@ -101,6 +102,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   registerAnnotationFeatures(context, services);
   registerReviewFeatures(context, services);
   registerRunFeatures(context, services);
+  registerJudgeFeatures(context);
   registerGpuFeatures(context, services);
   registerTrainingFeatures(context, services);
   registerTrainerEnvFeatures(context, services);

@@ -32,11 +32,22 @@ import {
   policyDevice,
   policyThreads,
   runConcurrency,
+  judgeSettings,
   runDefaults,
   settingServers,
 } from './settings';
+import type { Judge } from '../core/tasks/checks/judge';
+import type { JudgeSettingNames } from '../core/tasks/checks/judgeEndpoint';
+import { JUDGE_API_KEY_ENV, openJudge } from '../core/tasks/checks/judgeEndpoint';
 import { UNTRUSTED_REASON } from './trust';
 import { successText } from '../core/explorer/successText';
+
+/** How the editor names its judge settings in messages. */
+const EDITOR_JUDGE_NAMES: JudgeSettingNames = {
+  endpoint: 'rehearsal.judge.endpoint',
+  model: 'rehearsal.judge.model',
+  key: '"Rehearsal: Set Judge API Key"',
+};
 
 /** What a run from the editor was asked to do. */
 export interface RunRequest {
@@ -49,6 +60,11 @@ export interface RunRequest {
 /** The secret-storage key of an endpoint's API key. */
 export function apiKeySecret(url: string): string {
   return `rehearsal.endpoint.apiKey:${url}`;
+}
+
+/** The secret-storage key of a judge endpoint's API key. */
+export function judgeApiKeySecret(url: string): string {
+  return `rehearsal.judge.apiKey:${url}`;
 }
 
 /**
@@ -153,12 +169,13 @@ export class RunController extends Disposable {
           }
           return answer;
         };
+        const judge = await this.openJudge();
         return runTasks({
           runsDir,
           runId,
           tasks: request.tasks,
           policy,
-          grade: { python: this.python },
+          grade: { python: this.python, judge },
           settings,
           concurrency: runConcurrency() ?? DEFAULT_CONCURRENCY[policy.info.kind],
           signal,
@@ -223,6 +240,22 @@ export class RunController extends Disposable {
         });
       },
     );
+  }
+
+  /**
+   * The judge `rehearsal.judge.*` names, with its key from secret storage (else the environment's
+   * REHEARSAL_JUDGE_API_KEY); undefined when no endpoint is set. Throws a coded error that says
+   * which setting to fix.
+   */
+  private async openJudge(): Promise<Judge | undefined> {
+    const { endpoint, model } = judgeSettings();
+    if (!endpoint) return undefined;
+    const apiKey =
+      (await this.secrets.get(judgeApiKeySecret(endpoint))) ??
+      (process.env[JUDGE_API_KEY_ENV] || undefined);
+    const opened = await openJudge({ endpoint, model, apiKey, names: EDITOR_JUDGE_NAMES });
+    this.output.info(`judge: ${opened.model} at ${endpoint}`);
+    return opened.judge;
   }
 
   private choice(): PolicyChoice | undefined {

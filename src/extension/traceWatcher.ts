@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { Disposable } from '../core/base/disposable';
 import { findRunTraces } from '../core/trace/format/discover';
 import type { TraceLibrary } from '../core/trace/index/library';
+import { safeInterval, safeTimeout } from '../core/base/timers';
 
 const DEBOUNCE_MS = 150;
 const LIVE_POLL_MS = 1000;
@@ -30,7 +31,7 @@ export class TraceWatcher extends Disposable {
     super();
     for (const folder of vscode.workspace.workspaceFolders ?? []) this.watchFolder(folder);
     this._register(vscode.workspace.onDidChangeWorkspaceFolders(() => void this.rescan()));
-    this.poll = setInterval(() => this.pollLiveRuns(), LIVE_POLL_MS);
+    this.poll = safeInterval(() => this.pollLiveRuns(), LIVE_POLL_MS);
     this._register({
       dispose: () => {
         clearInterval(this.poll);
@@ -90,7 +91,7 @@ export class TraceWatcher extends Disposable {
     clearTimeout(this.timers.get(file));
     this.timers.set(
       file,
-      setTimeout(() => {
+      safeTimeout(() => {
         this.timers.delete(file);
         void this.library.add(file);
       }, DEBOUNCE_MS),

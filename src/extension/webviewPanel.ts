@@ -4,6 +4,7 @@ import { errorMessage } from '../core/base/errors';
 import type { NotificationType } from '../core/base/panelProtocol';
 import { PanelConnection, readyNotification } from '../core/base/panelProtocol';
 import { buildWebviewHtml, newNonce } from './webviewHtml';
+import { safeTimeout } from '../core/base/timers';
 
 /** Options of the studio's webview panels: scripts on, resources only from the bundles and media/webview. */
 export function webviewPanelOptions(
@@ -113,7 +114,7 @@ export abstract class SnapshotHost<Snapshot> extends Disposable {
   schedule(): void {
     if (this.options.debounce) clearTimeout(this.pending);
     else if (this.pending) return;
-    this.pending = setTimeout(() => {
+    this.pending = safeTimeout(() => {
       this.pending = undefined;
       void this.push();
     }, this.options.delayMs ?? 100);

@@ -393,11 +393,11 @@ describe('rehearse CLI', () => {
           await rehearse('generate', 'retail', '--count', '99999999999999999999', '--out', tmp()),
           2,
         ),
-        /--count must be a whole number from 1 to 10000/,
+        /--count must be a whole number from 1 to 10,000, not "99999999999999999999"/,
       );
       assert.match(
         oneLineError(await rehearse('generate', 'retail', '--start', '1e12', '--out', tmp()), 2),
-        /--start must be a whole number from 0 to 2147483647/,
+        /--start must be a whole number from 0 to 2,147,483,647, not "1e12"/,
       );
     });
 

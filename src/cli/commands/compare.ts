@@ -1,4 +1,3 @@
-import { SingleBar } from 'cli-progress';
 import { counted } from '../../core/base/counted';
 import { StudioError } from '../../core/base/errors';
 import { annotationsFileFor, readAnnotations } from '../../core/annotations/store';
@@ -7,6 +6,7 @@ import { renderFidelityComparison } from '../../core/training/compareFidelity';
 import type { PolicyComparison } from '../../core/training/comparePolicies';
 import { comparePolicies } from '../../core/training/comparePolicies';
 import type { CliIO } from '../io';
+import { progressBar } from '../io';
 import { runsFolderArg } from '../runsFolderArg';
 import { openPolicy, policyJson } from '../policyArg';
 
@@ -44,7 +44,7 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
   const marked = args.onlyMarked ? await markedCalls(files[0]) : undefined;
   const runsDir = runsFolderArg(args.out);
   const infos: Partial<Record<'a' | 'b', Record<string, unknown>>> = {};
-  let bar: SingleBar | undefined;
+  let bar: ReturnType<typeof progressBar> | undefined;
   const side = (spec: string) => ({
     name: spec,
     open: () =>
@@ -67,9 +67,8 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
         bar =
           args.progress === false || args.json
             ? undefined
-            : new SingleBar({
+            : progressBar({
                 format: `${which.toUpperCase()} calls {bar} {value}/{total}`,
-                stream: process.stderr,
                 clearOnComplete: true,
                 barsize: 24,
               });

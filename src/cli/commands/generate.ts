@@ -1,7 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
 import { studioRoot } from '../../core/base/studioRoot';
+import { mkdirInside, writeFileInside, writeRootOf } from '../../core/base/writePath';
 import { generateTasks } from '../../core/tasks/generator';
 import { TASK_FILE_SUFFIX } from '../../core/tasks/format/loader';
 import type { TaskSplit } from '../../core/tasks/format/taskFile';
@@ -10,14 +10,13 @@ import { STUDIO_FOLDER } from '../../core/trace/format/discover';
 import { BUILTIN_GENERATORS } from '../../servers/generators';
 import type { CliIO } from '../io';
 import { outFolderArg } from '../outArg';
+import { requireNumber } from '../../core/base/numbers';
+import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
 
 const SPLITS: TaskSplit[] = ['train', 'validation', 'test'];
 /** Seeds 0-499 are each built-in domain's tasks (docs/task-format.md); splits take 80/10/10 of them by seed. */
 const DEFAULT_SEEDS = 500;
 const SPLIT_SHARE: Record<TaskSplit, number> = { train: 0.8, validation: 0.1, test: 0.1 };
-/** Most tasks one `generate` writes, and the largest first seed (outside numbers are bounded). */
-const MAX_GENERATED = 10_000;
-const MAX_SEED = 2 ** 31 - 1;
 
 /**
  * `rehearse generate <domain> [--out <dir>] [--count N] [--start S] [--split train|validation|test]`:
@@ -39,20 +38,13 @@ export async function generateCommand(
   const split = SPLITS.includes(options.split as TaskSplit)
     ? (options.split as TaskSplit)
     : undefined;
-  const count = Number(
-    options.count ?? (split ? DEFAULT_SEEDS * SPLIT_SHARE[split] : DEFAULT_SEEDS),
+  const count = requireNumber(
+    options.count,
+    OUTSIDE_NUMBERS.flagCount,
+    split ? DEFAULT_SEEDS * SPLIT_SHARE[split] : DEFAULT_SEEDS,
+    { text: true },
   );
-  const start = Number(options.start ?? 0);
-  if (!Number.isInteger(count) || count < 1 || count > MAX_GENERATED)
-    throw new StudioError(
-      'USAGE',
-      `--count must be a whole number from 1 to ${MAX_GENERATED}, not "${options.count}".`,
-    );
-  if (!Number.isInteger(start) || start < 0 || start > MAX_SEED)
-    throw new StudioError(
-      'USAGE',
-      `--start must be a whole number from 0 to ${MAX_SEED}, not "${options.start}".`,
-    );
+  const start = requireNumber(options.start, OUTSIDE_NUMBERS.flagStart, 0, { text: true });
   if (options.split !== undefined && !SPLITS.includes(options.split as TaskSplit))
     throw new StudioError('USAGE', `--split must be one of ${SPLITS.join(', ')}.`);
   const out = outFolderArg(
@@ -65,14 +57,16 @@ export async function generateCommand(
     start,
     split: options.split as TaskSplit | undefined,
   });
-  await mkdir(out, { recursive: true });
+  const root = writeRootOf(out);
+  await mkdirInside(root, out);
   const schema = path
     .relative(path.resolve(out), path.join(studioRoot(), 'schemas', 'task.schema.json'))
     .split(path.sep)
     .join('/');
   for (const task of tasks) {
     const { $schema: _ignored, ...rest } = task;
-    await writeFile(
+    await writeFileInside(
+      root,
       path.join(out, `${task.id}${TASK_FILE_SUFFIX}`),
       JSON.stringify({ $schema: schema, ...rest }, null, 2) + '\n',
     );

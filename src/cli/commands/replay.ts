@@ -1,4 +1,3 @@
-import { SingleBar } from 'cli-progress';
 import { StudioError } from '../../core/base/errors';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { renderReport } from '../../core/report/reportText';
@@ -8,6 +7,7 @@ import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
 import { replayTrace } from '../../core/runner/replay';
 import { resolveOneTrace } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
+import { progressBar } from '../io';
 import { parseDialectArg } from '../parseDialectArg';
 import { runsFolderArg } from '../runsFolderArg';
 import type { PolicyArgs } from '../policyArg';
@@ -39,9 +39,8 @@ export async function replayCommand(
   const bar =
     args.progress === false
       ? undefined
-      : new SingleBar({
+      : progressBar({
           format: 'calls {bar} {value}/{total} | {call}',
-          stream: process.stderr,
           clearOnComplete: true,
           barsize: 24,
         });

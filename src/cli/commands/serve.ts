@@ -7,6 +7,8 @@ import { OpenAICompatibleServer } from '../../core/policy/openaiServer';
 import { readPolicySettings } from '../../core/policy/policySettings';
 import type { CliIO } from '../io';
 import { defaultModelFolder } from '../../core/base/studioRoot';
+import { requireNumber } from '../../core/base/numbers';
+import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
 
 /** `rehearse serve --policy <model> [--port N]`: the local policy as an OpenAI-compatible endpoint. */
 export async function serveCommand(
@@ -22,9 +24,7 @@ export async function serveCommand(
       'The API key (--api-key or REHEARSAL_SERVE_API_KEY) must be 16 to 256 printable characters without spaces.',
     );
   const apiKey = given ?? `rs-${randomBytes(24).toString('base64url')}`;
-  const port = args.port === undefined ? 8000 : Number(args.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new StudioError('USAGE', `--port must be a port number, not "${args.port}".`);
+  const port = requireNumber(args.port, OUTSIDE_NUMBERS.flagPort, 8000, { text: true });
   const dir =
     !args.policy || args.policy === 'default' ? defaultModelFolder() : path.resolve(args.policy);
   const { identifierSlots } = await readPolicySettings(dir);

@@ -8,6 +8,8 @@
  * error }`. A {@link PanelConnection} sends and answers them over any {@link PanelTransport}.
  */
 import type { IDisposable } from './disposable';
+import type { TimerHandle } from './timers';
+import { safeTimeout } from './timers';
 
 /** A notification of a panel's protocol: a message with no answer, `{ type, ...params }` on the wire. */
 export interface NotificationType<Params extends object> {
@@ -111,7 +113,7 @@ export class PanelConnection implements IDisposable {
       method: string;
       resolve: (result: unknown) => void;
       reject: (err: Error) => void;
-      timer?: ReturnType<typeof setTimeout>;
+      timer?: TimerHandle;
     }
   >();
   private readonly notificationHandlers = new Map<string, (params: never) => void>();
@@ -149,10 +151,10 @@ export class PanelConnection implements IDisposable {
         method: string;
         resolve: (result: unknown) => void;
         reject: (err: Error) => void;
-        timer?: ReturnType<typeof setTimeout>;
+        timer?: TimerHandle;
       } = { method: type.method, resolve: resolve as (result: unknown) => void, reject };
       if (timeoutMs > 0) {
-        entry.timer = setTimeout(() => {
+        entry.timer = safeTimeout(() => {
           this.pending.delete(id);
           reject(
             new PanelRequestError(

@@ -1,11 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import {
-  episodeOutcome,
-  fidelityBadge,
-  runNode,
-  tracesNewestFirst,
-} from '../../core/explorer/tree';
+import { runNode, tracesNewestFirst } from '../../core/explorer/tree';
+import { episodeOutcome, fidelityBadge } from '../../core/fidelity/verdicts';
 import { fidelityRank } from '../../core/explorer/treeFilter';
 import type { TraceLibrary } from '../../core/trace/index/library';
 import type { Services } from '../services';
