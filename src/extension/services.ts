@@ -3,19 +3,19 @@ import type { AnnotationLibrary } from '../core/annotations/library';
 import type { AnnotationTreeNode } from '../core/annotations/tree';
 import type { TraceLibrary } from '../core/trace/index/library';
 import type { TraceTreeNode } from '../core/explorer/tree';
-import type { AnnotationsViewProvider } from './annotationsView';
-import type { CallDiffDocuments } from './callDiff';
-import type { TurnTextDocuments } from './turnText';
-import type { RunSummaryPanels } from './runSummaryPanel';
-import type { ReviewSession } from './reviewQueue';
-import type { CallDiffDecorations } from './diffDecorations';
-import type { ReportDocuments } from './reportDocument';
-import type { RunController } from './runController';
-import type { TraceExplorerProvider } from './traceExplorer';
-import type { TrainingDashboards } from './trainingDashboard';
-import type { TrainingRuns } from './trainingRuns';
-import type { TraceWatcher } from './traceWatcher';
-import type { TrajectoryPanels } from './trajectoryPanel';
+import type { AnnotationsViewProvider } from './features/annotations/annotationsView';
+import type { CallDiffDocuments } from './features/traces/callDiff';
+import type { TurnTextDocuments } from './features/traces/turnText';
+import type { RunSummaryPanels } from './features/traces/runSummaryPanel';
+import type { ReviewSession } from './features/review/reviewSession';
+import type { CallDiffDecorations } from './features/traces/diffDecorations';
+import type { ReportDocuments } from './features/traces/reportDocument';
+import type { RunController } from './features/runs/runController';
+import type { TraceExplorerProvider } from './features/traces/traceExplorer';
+import type { TrainingDashboards } from './features/training/trainingDashboard';
+import type { TrainingRuns } from './features/training/trainingRuns';
+import type { TraceWatcher } from './features/traces/traceWatcher';
+import type { TrajectoryPanels } from './features/traces/trajectoryPanel';
 
 /** The long-lived objects of one extension host, built once in `activate()`. */
 export interface Services {

@@ -67,7 +67,7 @@ describe('security: workspace trust', () => {
   it('every command that starts a process, stores a key or writes annotations is refused in an untrusted workspace', () => {
     const gated: [string, string[]][] = [
       [
-        'src/extension/features/runs.ts',
+        'src/extension/features/runs/registerRuns.ts',
         [
           'rehearsal.runTask',
           'rehearsal.runTaskPrivate',
@@ -77,7 +77,7 @@ describe('security: workspace trust', () => {
         ],
       ],
       [
-        'src/extension/features/annotations.ts',
+        'src/extension/features/annotations/registerAnnotations.ts',
         [
           'rehearsal.markFidelityError',
           'rehearsal.acceptRehearsal',
@@ -85,8 +85,8 @@ describe('security: workspace trust', () => {
           'rehearsal.deleteAnnotation',
         ],
       ],
-      ['src/extension/features/gpu.ts', ['rehearsal.installGpuSupport']],
-      ['src/extension/features/judge.ts', ['rehearsal.setJudgeApiKey']],
+      ['src/extension/features/runs/registerGpu.ts', ['rehearsal.installGpuSupport']],
+      ['src/extension/features/runs/registerJudge.ts', ['rehearsal.setJudgeApiKey']],
     ];
     for (const [file, commands] of gated) {
       for (const command of commands)

@@ -1,23 +1,23 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Annotation } from '../../core/annotations/schema';
-import { describeAnnotation } from '../../core/annotations/schema';
-import { annotationNode } from '../../core/annotations/tree';
-import { errorMessage } from '../../core/base/errors';
-import { TRACE_FILE } from '../../core/trace/format/discover';
-import type { TraceTreeNode } from '../../core/explorer/tree';
-import { callTreeNode } from '../../core/explorer/tree';
-import { promptEdit, promptMark } from '../annotationPrompts';
-import type { AnnotationTarget, CallTarget, MarkTarget } from '../commands';
-import { VIEWS } from '../commands';
-import { parseCallUri } from '../callDiff';
-import { activeCallTarget } from '../diffDecorations';
-import { pathAtOffset } from '../../core/fidelity/pathRanges';
-import { suggestedKind } from '../../core/annotations/suggest';
-import { executeCommand, registerCommand } from '../registerCommand';
-import type { Services } from '../services';
-import { ensureTrusted } from '../trust';
-import { pickCall } from './pickers';
+import type { Annotation } from '../../../core/annotations/schema';
+import { describeAnnotation } from '../../../core/annotations/schema';
+import { annotationNode } from '../../../core/annotations/tree';
+import { errorMessage } from '../../../core/base/errors';
+import { TRACE_FILE } from '../../../core/trace/format/discover';
+import type { TraceTreeNode } from '../../../core/explorer/tree';
+import { callTreeNode } from '../../../core/explorer/tree';
+import { promptEdit, promptMark } from './annotationPrompts';
+import type { AnnotationTarget, CallTarget, MarkTarget } from '../../commands';
+import { VIEWS } from '../../commands';
+import { parseCallUri } from '../traces/callDiff';
+import { activeCallTarget } from '../traces/diffDecorations';
+import { pathAtOffset } from '../../../core/fidelity/pathRanges';
+import { suggestedKind } from '../../../core/annotations/suggest';
+import { executeCommand, registerCommand } from '../../registerCommand';
+import type { Services } from '../../services';
+import { ensureTrusted } from '../../trust';
+import { pickCall } from '../../pickers';
 
 /** Fidelity annotations: mark, accept, edit, delete, the Annotations view, and keeping them in step with the files. */
 export function registerAnnotationFeatures(

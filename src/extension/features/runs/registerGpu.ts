@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import type { GpuSupportReport } from '../../core/policy/gpuSupport';
-import { checkGpuSupport, installGpuSupport } from '../../core/policy/gpuSupport';
-import { registerCommand } from '../registerCommand';
-import type { Services } from '../services';
+import { errorMessage } from '../../../core/base/errors';
+import type { GpuSupportReport } from '../../../core/policy/gpuSupport';
+import { checkGpuSupport, installGpuSupport } from '../../../core/policy/gpuSupport';
+import { registerCommand } from '../../registerCommand';
+import type { Services } from '../../services';
 
 function describe(report: GpuSupportReport): string {
   const missing = report.requirements.filter((r) => !r.found).map((r) => r.name);

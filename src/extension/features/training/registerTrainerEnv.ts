@@ -1,12 +1,12 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import type { PlanOptions } from '../../core/training/launch/backends';
-import { setupTrainerEnv } from '../../core/training/pythonEnv';
-import { registerCommand } from '../registerCommand';
-import type { Services } from '../services';
-import { trainerPython } from '../settings';
-import { ensureTrusted } from '../trust';
+import { errorMessage } from '../../../core/base/errors';
+import type { PlanOptions } from '../../../core/training/launch/backends';
+import { setupTrainerEnv } from '../../../core/training/pythonEnv';
+import { registerCommand } from '../../registerCommand';
+import type { Services } from '../../services';
+import { trainerPython } from '../../settings';
+import { ensureTrusted } from '../../trust';
 
 /**
  * The editor's trainer environment: in the extension's global storage, so that it outlives updates

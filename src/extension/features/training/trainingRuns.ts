@@ -1,21 +1,21 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Disposable } from '../core/base/disposable';
-import { StudioError, errorMessage } from '../core/base/errors';
-import type { PlanOptions } from '../core/training/launch/backends';
-import { formatCommand } from '../core/training/launch/launchPlan';
+import { Disposable } from '../../../core/base/disposable';
+import { StudioError, errorMessage } from '../../../core/base/errors';
+import type { PlanOptions } from '../../../core/training/launch/backends';
+import { formatCommand } from '../../../core/training/launch/launchPlan';
 import type {
   PreparedTrainingRun,
   StartedTrainingRun,
   TrainingRunHooks,
   TrainingRunResult,
-} from '../core/training/launch/lifecycle';
-import { prepareTrainingRun, startTrainingRun } from '../core/training/launch/lifecycle';
-import type { TrainingOutcome, TrainingProcess } from '../core/training/launch/supervisor';
-import { TrainingRun } from '../core/training/run/trainingRun';
-import { CONTEXT_KEYS } from './commands';
-import { executeCommand } from './registerCommand';
+} from '../../../core/training/launch/lifecycle';
+import { prepareTrainingRun, startTrainingRun } from '../../../core/training/launch/lifecycle';
+import type { TrainingOutcome, TrainingProcess } from '../../../core/training/launch/supervisor';
+import { TrainingRun } from '../../../core/training/run/trainingRun';
+import { CONTEXT_KEYS } from '../../commands';
+import { executeCommand } from '../../registerCommand';
 
 /** How many lines of the trainer's log a crash report quotes in its notification. */
 const NOTIFIED_TAIL_LINES = 6;

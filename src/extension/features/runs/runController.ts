@@ -1,31 +1,31 @@
-import { resolveTrainerPython } from '../core/training/pythonEnv';
+import { resolveTrainerPython } from '../../../core/training/pythonEnv';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { counted } from '../core/base/counted';
-import { Disposable } from '../core/base/disposable';
-import { errorMessage, StudioError } from '../core/base/errors';
-import type { Policy } from '../core/policy/types';
-import { replayTrace } from '../core/runner/replay';
-import type { RunProgress, RunSummary } from '../core/runner/runner';
-import { runTasks } from '../core/runner/runner';
-import type { RunSettings } from '../core/runner/settings';
-import type { PolicyChoice } from '../core/runner/policyChoice';
+import { counted } from '../../../core/base/counted';
+import { Disposable } from '../../../core/base/disposable';
+import { errorMessage, StudioError } from '../../../core/base/errors';
+import type { Policy } from '../../../core/policy/types';
+import { replayTrace } from '../../../core/runner/replay';
+import type { RunProgress, RunSummary } from '../../../core/runner/runner';
+import { runTasks } from '../../../core/runner/runner';
+import type { RunSettings } from '../../../core/runner/settings';
+import type { PolicyChoice } from '../../../core/runner/policyChoice';
 import {
   choiceRehearses,
   describePolicyChoice,
   openPolicyFor,
   settingsForPolicy,
-} from '../core/runner/policyChoice';
-import { RunStatus } from '../core/runner/runStatus';
-import { DEFAULT_CONCURRENCY } from '../core/runner/concurrency';
-import type { InputResolver } from '../core/env/variables';
-import { openTaskEnvironment } from '../core/tasks/taskEnvironment';
-import type { LoadedTask, TaskFile } from '../core/tasks/format/taskFile';
-import { runsFolder, TRACE_FILE } from '../core/trace/format/discover';
-import { newRunId } from '../core/trace/format/ids';
-import type { TraceLibrary } from '../core/trace/index/library';
-import { CONTEXT_KEYS } from './commands';
-import { executeCommand } from './registerCommand';
+} from '../../../core/runner/policyChoice';
+import { RunStatus } from '../../../core/runner/runStatus';
+import { DEFAULT_CONCURRENCY } from '../../../core/runner/concurrency';
+import type { InputResolver } from '../../../core/env/variables';
+import { openTaskEnvironment } from '../../../core/tasks/taskEnvironment';
+import type { LoadedTask, TaskFile } from '../../../core/tasks/format/taskFile';
+import { runsFolder, TRACE_FILE } from '../../../core/trace/format/discover';
+import { newRunId } from '../../../core/trace/format/ids';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import { CONTEXT_KEYS } from '../../commands';
+import { executeCommand } from '../../registerCommand';
 import {
   policyChoice,
   policyChoiceSource,
@@ -35,12 +35,12 @@ import {
   judgeSettings,
   runDefaults,
   settingServers,
-} from './settings';
-import type { Judge } from '../core/tasks/checks/judge';
-import type { JudgeSettingNames } from '../core/tasks/checks/judgeEndpoint';
-import { JUDGE_API_KEY_ENV, openJudge } from '../core/tasks/checks/judgeEndpoint';
-import { UNTRUSTED_REASON } from './trust';
-import { successText } from '../core/explorer/successText';
+} from '../../settings';
+import type { Judge } from '../../../core/tasks/checks/judge';
+import type { JudgeSettingNames } from '../../../core/tasks/checks/judgeEndpoint';
+import { JUDGE_API_KEY_ENV, openJudge } from '../../../core/tasks/checks/judgeEndpoint';
+import { UNTRUSTED_REASON } from '../../trust';
+import { successText } from '../../../core/explorer/successText';
 
 /** How the editor names its judge settings in messages. */
 const EDITOR_JUDGE_NAMES: JudgeSettingNames = {

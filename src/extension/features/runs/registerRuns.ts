@@ -1,20 +1,20 @@
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import { describePolicyChoice } from '../../core/runner/policyChoice';
-import { loadTasks, TASK_FILE_SUFFIX } from '../../core/tasks/format/loader';
-import { sampleTasksFolder } from '../../core/tasks/samples';
-import type { LoadedTask } from '../../core/tasks/format/taskFile';
-import type { TaskTarget } from '../commands';
-import { pickPolicy } from '../policyPicker';
-import { registerCommand } from '../registerCommand';
-import { apiKeySecret } from '../runController';
-import type { Services } from '../services';
-import { policyChoice, savePolicyChoice } from '../settings';
-import { TaskCodeLensProvider } from '../taskCodeLens';
-import { ensureTrusted } from '../trust';
-import { pickTrace } from './pickers';
+import { errorMessage } from '../../../core/base/errors';
+import { describePolicyChoice } from '../../../core/runner/policyChoice';
+import { loadTasks, TASK_FILE_SUFFIX } from '../../../core/tasks/format/loader';
+import { sampleTasksFolder } from '../../../core/tasks/samples';
+import type { LoadedTask } from '../../../core/tasks/format/taskFile';
+import type { TaskTarget } from '../../commands';
+import { pickPolicy } from './policyPicker';
+import { registerCommand } from '../../registerCommand';
+import { apiKeySecret } from './runController';
+import type { Services } from '../../services';
+import { policyChoice, savePolicyChoice } from '../../settings';
+import { TaskCodeLensProvider } from './taskCodeLens';
+import { ensureTrusted } from '../../trust';
+import { pickTrace } from '../../pickers';
 
 /** Running from the editor: Run Task (and with private rehearsal), Replay, Stop, Select Policy, the endpoint key. */
 export function registerRunFeatures(context: vscode.ExtensionContext, services: Services): void {

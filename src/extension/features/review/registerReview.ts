@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import { activeCallTarget } from '../diffDecorations';
-import { executeCommand, registerCommand } from '../registerCommand';
-import { ReviewSession } from '../reviewQueue';
-import type { Services } from '../services';
-import { ensureTrusted } from '../trust';
-import { pickTrace } from './pickers';
+import { errorMessage } from '../../../core/base/errors';
+import { activeCallTarget } from '../traces/diffDecorations';
+import { executeCommand, registerCommand } from '../../registerCommand';
+import { ReviewSession } from './reviewSession';
+import type { Services } from '../../services';
+import { ensureTrusted } from '../../trust';
+import { pickTrace } from '../../pickers';
 
 /** *Review Mismatches* and its one-key actions. */
 export function registerReviewFeatures(context: vscode.ExtensionContext, services: Services): void {

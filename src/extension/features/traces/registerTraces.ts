@@ -1,16 +1,16 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import { callTreeNode } from '../../core/explorer/tree';
-import type { TreeFilter, TreeSort } from '../../core/explorer/treeFilter';
-import type { Services } from '../services';
-import { registerCommand } from '../registerCommand';
-import type { CallTarget, EpisodeTarget } from '../commands';
-import { CONTEXT_KEYS, VIEWS } from '../commands';
-import { activeCallTarget } from '../diffDecorations';
-import { pickCall, pickEpisode, pickTrace } from './pickers';
-import { CompareRunsPanel } from '../compareRunsPanel';
-import type { TraceTreeNode } from '../../core/explorer/tree';
+import { errorMessage } from '../../../core/base/errors';
+import { callTreeNode } from '../../../core/explorer/tree';
+import type { TreeFilter, TreeSort } from '../../../core/explorer/treeFilter';
+import type { Services } from '../../services';
+import { registerCommand } from '../../registerCommand';
+import type { CallTarget, EpisodeTarget } from '../../commands';
+import { CONTEXT_KEYS, VIEWS } from '../../commands';
+import { activeCallTarget } from './diffDecorations';
+import { pickCall, pickEpisode, pickTrace } from '../../pickers';
+import { CompareRunsPanel } from './compareRunsPanel';
+import type { TraceTreeNode } from '../../../core/explorer/tree';
 
 /** The Trace Explorer, call diffs, reports and the Trajectory panel: browse recorded runs and compare rehearsed with actual. */
 export function registerTraceFeatures(context: vscode.ExtensionContext, services: Services): void {

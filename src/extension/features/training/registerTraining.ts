@@ -1,39 +1,39 @@
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import type { PolicyChoice } from '../../core/runner/policyChoice';
+import { errorMessage } from '../../../core/base/errors';
+import type { PolicyChoice } from '../../../core/runner/policyChoice';
 import {
   choiceRehearses,
   describePolicyChoice,
   modelFolderOf,
   openPolicyFor,
   settingsForPolicy,
-} from '../../core/runner/policyChoice';
-import { runsFolder, STUDIO_FOLDER } from '../../core/trace/format/discover';
-import type { PolicyComparison } from '../../core/training/comparePolicies';
-import { comparePolicies } from '../../core/training/comparePolicies';
-import { comparedSnapshot } from '../../core/training/dashboard/compareView';
-import type { CompareSnapshot } from '../../core/training/dashboard/compareView';
-import { exportDataset } from '../../core/training/datasetExport';
-import { isExported } from '../../core/training/launch/backends';
-import { loadRunSpec } from '../../core/training/launch/runSpec';
-import { EVENTS_FILE } from '../../core/training/launch/supervisor';
-import type { CompareTarget, TrainingRunTarget } from '../commands';
-import { ComparePanel } from '../comparePanel';
-import { registerCommand } from '../registerCommand';
-import type { Services } from '../services';
+} from '../../../core/runner/policyChoice';
+import { runsFolder, STUDIO_FOLDER } from '../../../core/trace/format/discover';
+import type { PolicyComparison } from '../../../core/training/comparePolicies';
+import { comparePolicies } from '../../../core/training/comparePolicies';
+import { comparedSnapshot } from '../../../core/training/dashboard/compareView';
+import type { CompareSnapshot } from '../../../core/training/dashboard/compareView';
+import { exportDataset } from '../../../core/training/datasetExport';
+import { isExported } from '../../../core/training/launch/backends';
+import { loadRunSpec } from '../../../core/training/launch/runSpec';
+import { EVENTS_FILE } from '../../../core/training/launch/supervisor';
+import type { CompareTarget, TrainingRunTarget } from '../../commands';
+import { ComparePanel } from './compareFidelityPanel';
+import { registerCommand } from '../../registerCommand';
+import type { Services } from '../../services';
 import {
   policyChoice,
   policyDevice,
   policyThreads,
   runDefaults,
   savePolicyChoice,
-} from '../settings';
-import type { TrainingRun } from '../../core/training/run/trainingRun';
-import { ensureTrusted } from '../trust';
-import { pickTrace } from './pickers';
-import { fsPath, workspaceFolderFor } from './runs';
+} from '../../settings';
+import type { TrainingRun } from '../../../core/training/run/trainingRun';
+import { ensureTrusted } from '../../trust';
+import { pickTrace } from '../../pickers';
+import { fsPath, workspaceFolderFor } from '../runs/registerRuns';
 
 /** The run file names the palette offers (examples/training/*.run.json). */
 const RUN_FILE_GLOB = '**/*.run.json';

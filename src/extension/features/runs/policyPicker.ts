@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { PolicyChoice } from '../core/runner/policyChoice';
-import { defaultModelFolder } from '../core/base/studioRoot';
+import type { PolicyChoice } from '../../../core/runner/policyChoice';
+import { defaultModelFolder } from '../../../core/base/studioRoot';
 import { apiKeySecret } from './runController';
 
 type Item = vscode.QuickPickItem & { policy?: PolicyChoice['kind'] };
