@@ -1,16 +1,13 @@
 import * as vscode from 'vscode';
-import { errorMessage } from '../../../core/base/errors';
 import { activeCallTarget } from '../traces/diffDecorations';
-import { executeCommand, registerCommand } from '../../registerCommand';
-import { ReviewSession } from './reviewSession';
+import { executeCommand, registerCommand, showError } from '../../registerCommand';
 import type { Services } from '../../services';
 import { ensureTrusted } from '../../trust';
 import { pickTrace } from '../../pickers';
 
 /** *Review Mismatches* and its one-key actions. */
 export function registerReviewFeatures(context: vscode.ExtensionContext, services: Services): void {
-  const review = new ReviewSession(services, context.workspaceState);
-  services.review = review;
+  const { review } = services;
   const act = (what: string, step: () => Promise<void>) => async () => {
     if (!review.active) return;
     // The one-key bindings work in any call diff: a key pressed in another call's diff than the
@@ -26,13 +23,10 @@ export function registerReviewFeatures(context: vscode.ExtensionContext, service
     try {
       await step();
     } catch (err) {
-      void vscode.window.showErrorMessage(
-        `Rehearsal: cannot ${what} ${review.current?.callId ?? ''}: ${errorMessage(err)}`,
-      );
+      showError(err, { prefix: `cannot ${what} ${review.current?.callId ?? ''}: ` });
     }
   };
   context.subscriptions.push(
-    review,
     registerCommand('rehearsal.reviewMismatches', async (target) => {
       if (!ensureTrusted('review and annotate calls')) return;
       const file =

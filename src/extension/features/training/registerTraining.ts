@@ -1,39 +1,20 @@
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../../core/base/errors';
 import type { PolicyChoice } from '../../../core/runner/policyChoice';
-import {
-  choiceRehearses,
-  describePolicyChoice,
-  modelFolderOf,
-  openPolicyFor,
-  settingsForPolicy,
-} from '../../../core/runner/policyChoice';
-import { runsFolder, STUDIO_FOLDER } from '../../../core/trace/format/discover';
-import type { PolicyComparison } from '../../../core/training/comparePolicies';
-import { comparePolicies } from '../../../core/training/comparePolicies';
-import { comparedSnapshot } from '../../../core/training/dashboard/compareView';
-import type { CompareSnapshot } from '../../../core/training/dashboard/compareView';
+import { describePolicyChoice } from '../../../core/runner/policyChoice';
+import { STUDIO_FOLDER } from '../../../core/trace/format/discover';
 import { exportDataset } from '../../../core/training/datasetExport';
-import { isExported } from '../../../core/training/launch/backends';
-import { loadRunSpec } from '../../../core/training/launch/runSpec';
 import { EVENTS_FILE } from '../../../core/training/launch/supervisor';
-import type { CompareTarget, TrainingRunTarget } from '../../commands';
-import { ComparePanel } from './compareFidelityPanel';
-import { registerCommand } from '../../registerCommand';
-import type { Services } from '../../services';
-import {
-  policyChoice,
-  policyDevice,
-  policyThreads,
-  runDefaults,
-  savePolicyChoice,
-} from '../../settings';
 import type { TrainingRun } from '../../../core/training/run/trainingRun';
-import { ensureTrusted } from '../../trust';
+import type { TrainingRunTarget } from '../../commands';
 import { pickTrace } from '../../pickers';
-import { fsPath, workspaceFolderFor } from '../runs/registerRuns';
+import { executeCommand, registerCommand, showError } from '../../registerCommand';
+import type { Services } from '../../services';
+import { savePolicyChoice } from '../../settings';
+import { ensureTrusted } from '../../trust';
+import { fsPath, workspaceFolderFor } from '../../workspacePaths';
+import { compareFidelity, pickModelFolder } from './compareFidelity';
 
 /** The run file names the palette offers (examples/training/*.run.json). */
 const RUN_FILE_GLOB = '**/*.run.json';
@@ -47,117 +28,161 @@ export function registerTrainingFeatures(
   context: vscode.ExtensionContext,
   services: Services,
 ): void {
-  const { training, dashboards } = services;
-  const runOf = async (
-    target: TrainingRunTarget | undefined,
-    placeHolder: string,
-    accept: (r: TrainingRun) => boolean,
-  ): Promise<TrainingRun | undefined> => {
-    if (target) return training.open(target.outDir);
-    const candidates = training.all.filter(accept);
-    if (candidates.length <= 1) return candidates[0];
-    return (
-      await vscode.window.showQuickPick(
-        candidates.map((r) => ({
-          label: r.name,
-          description: r.state.status,
-          detail: r.outDir,
-          run: r,
-        })),
-        { placeHolder },
-      )
-    )?.run;
-  };
+  followRunAttention(context, services);
+  registerExportCommand(context, services);
+  registerRunCommands(context, services);
+  registerTrainedPolicyCommands(context, services);
+}
 
+/** A run that starts or ends asks for its dashboard or for a follow-up command (Use as Policy, Compare, Resume). */
+function followRunAttention(context: vscode.ExtensionContext, services: Services): void {
+  const { training, dashboards } = services;
+  context.subscriptions.push(
+    training.onDidAskAttention(({ run, action }) => {
+      if (action === 'show') dashboards.show(run);
+      else
+        void executeCommand(
+          action === 'usePolicy'
+            ? 'rehearsal.useTrainedPolicy'
+            : action === 'compare'
+              ? 'rehearsal.compareFidelity'
+              : 'rehearsal.resumeTrainingRun',
+          { outDir: run.outDir },
+        );
+    }),
+  );
+}
+
+/** What Export Training Rows is given: a run's tree node (its context menu), or what a caller already knows. */
+interface ExportRequest {
+  file?: string;
+  out?: string;
+  onlyMismatches?: boolean;
+  splitByTask?: number;
+  /** A run file to offer to start once the rows are written (its rows were missing). */
+  thenTrain?: string;
+}
+
+/** Export Training Rows: a run's calls as act and rehearse rows, what is not given asked. */
+function registerExportCommand(context: vscode.ExtensionContext, services: Services): void {
   context.subscriptions.push(
     registerCommand('rehearsal.exportTrainingRows', async (target) => {
       if (!ensureTrusted('export training rows')) return undefined;
-      // A run's tree node (its context menu), or what a caller already knows; the rest is asked.
-      const given = (target ?? {}) as {
-        file?: string;
-        out?: string;
-        onlyMismatches?: boolean;
-        splitByTask?: number;
-        /** A run file to offer to start once the rows are written (its rows were missing). */
-        thenTrain?: string;
-      };
+      const given = (target ?? {}) as ExportRequest;
       const file =
         given.file ?? (await pickTrace(services, 'Export training rows from which run?'));
       if (!file) return undefined;
-      const onlyMismatches =
-        given.onlyMismatches ??
-        (
-          await vscode.window.showQuickPick(
-            [
-              {
-                label: 'Every call',
-                description: 'act and rehearse rows of the whole run (SFT on it)',
-                only: false,
-              },
-              {
-                label: 'Only the mismatched calls',
-                description:
-                  'rows of the calls whose rehearsal missed, with their marks (grounding)',
-                only: true,
-              },
-            ],
-            { title: 'Export Training Rows', placeHolder: 'Which calls?' },
-          )
-        )?.only;
+      const onlyMismatches = given.onlyMismatches ?? (await pickExportedCalls());
       if (onlyMismatches === undefined) return undefined;
       const folder = workspaceFolderFor(file) ?? path.dirname(file);
-      const asked =
-        given.out ??
-        (await vscode.window.showInputBox({
-          title: 'Export Training Rows',
-          prompt:
-            'Rows file (JSONL), relative to the workspace; split by task into .train.jsonl and .heldout.jsonl',
-          value: path.join(STUDIO_FOLDER, 'datasets', 'rows.jsonl'),
-          validateInput: (v) =>
-            v.trim() === ''
-              ? 'Name a file'
-              : !v.trim().endsWith('.jsonl')
-                ? 'A .jsonl file'
-                : undefined,
-        }));
+      const asked = given.out ?? (await askRowsFile());
       if (!asked) return undefined;
       const out = path.resolve(folder, asked.trim());
-      const split = given.splitByTask ?? 0.2;
       try {
-        const result = await vscode.window.withProgress(
-          {
-            location: vscode.ProgressLocation.Notification,
-            title: `Rehearsal: exporting training rows from ${path.basename(path.dirname(file))}`,
-          },
-          () =>
-            exportDataset([file], {
-              out,
-              onlyMismatches,
-              ...(split > 0 ? { splitByTask: String(split) } : {}),
-            }),
-        );
-        const shown = result.written.map((w) => `${path.basename(w.file)} (${w.items})`).join(', ');
-        const next = given.thenTrain ? ['Start Training Run'] : [];
-        void vscode.window
-          .showInformationMessage(
-            `Rehearsal: exported ${result.summaryText}; wrote ${shown}.`,
-            ...next,
-            'Open Rows',
-          )
-          .then((a) => {
-            if (a === 'Open Rows' && result.written[0])
-              void vscode.window.showTextDocument(vscode.Uri.file(result.written[0].file));
-            if (a === 'Start Training Run' && given.thenTrain) void training.start(given.thenTrain);
-          });
-        return result;
+        return await exportRows(services, file, { ...given, out, onlyMismatches });
       } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot export training rows: ${errorMessage(err)}`,
-        );
+        showError(err, { prefix: 'cannot export training rows: ' });
         return undefined;
       }
     }),
+  );
+}
 
+/** Every call, or only the mismatched ones; undefined when the person stops. */
+async function pickExportedCalls(): Promise<boolean | undefined> {
+  return (
+    await vscode.window.showQuickPick(
+      [
+        {
+          label: 'Every call',
+          description: 'act and rehearse rows of the whole run (SFT on it)',
+          only: false,
+        },
+        {
+          label: 'Only the mismatched calls',
+          description: 'rows of the calls whose rehearsal missed, with their marks (grounding)',
+          only: true,
+        },
+      ],
+      { title: 'Export Training Rows', placeHolder: 'Which calls?' },
+    )
+  )?.only;
+}
+
+/** The rows file, relative to the workspace. */
+function askRowsFile(): Thenable<string | undefined> {
+  return vscode.window.showInputBox({
+    title: 'Export Training Rows',
+    prompt:
+      'Rows file (JSONL), relative to the workspace; split by task into .train.jsonl and .heldout.jsonl',
+    value: path.join(STUDIO_FOLDER, 'datasets', 'rows.jsonl'),
+    validateInput: (v) =>
+      v.trim() === '' ? 'Name a file' : !v.trim().endsWith('.jsonl') ? 'A .jsonl file' : undefined,
+  });
+}
+
+/** Writes the rows with progress, then offers them (and the run file that waited for them). */
+async function exportRows(
+  { training }: Services,
+  file: string,
+  request: ExportRequest & { out: string; onlyMismatches: boolean },
+) {
+  const split = request.splitByTask ?? 0.2;
+  const result = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Rehearsal: exporting training rows from ${path.basename(path.dirname(file))}`,
+    },
+    () =>
+      exportDataset([file], {
+        out: request.out,
+        onlyMismatches: request.onlyMismatches,
+        ...(split > 0 ? { splitByTask: String(split) } : {}),
+      }),
+  );
+  const shown = result.written.map((w) => `${path.basename(w.file)} (${w.items})`).join(', ');
+  const next = request.thenTrain ? ['Start Training Run'] : [];
+  void vscode.window
+    .showInformationMessage(
+      `Rehearsal: exported ${result.summaryText}; wrote ${shown}.`,
+      ...next,
+      'Open Rows',
+    )
+    .then((a) => {
+      if (a === 'Open Rows' && result.written[0])
+        void vscode.window.showTextDocument(vscode.Uri.file(result.written[0].file));
+      if (a === 'Start Training Run' && request.thenTrain) void training.start(request.thenTrain);
+    });
+  return result;
+}
+
+/** The run a command means: given, the only candidate, or picked among the candidates. */
+async function trainingRunOf(
+  { training }: Services,
+  target: TrainingRunTarget | undefined,
+  placeHolder: string,
+  accept: (r: TrainingRun) => boolean,
+): Promise<TrainingRun | undefined> {
+  if (target) return training.open(target.outDir);
+  const candidates = training.all.filter(accept);
+  if (candidates.length <= 1) return candidates[0];
+  return (
+    await vscode.window.showQuickPick(
+      candidates.map((r) => ({
+        label: r.name,
+        description: r.state.status,
+        detail: r.outDir,
+        run: r,
+      })),
+      { placeHolder },
+    )
+  )?.run;
+}
+
+/** Start, open (its dashboard), cancel and resume a training run. */
+function registerRunCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { training, dashboards } = services;
+  context.subscriptions.push(
     registerCommand('rehearsal.startTrainingRun', async (target) => {
       if (!ensureTrusted('start training runs')) return undefined;
       const file = target ? fsPath(target) : await pickRunFile();
@@ -177,7 +202,8 @@ export function registerTrainingFeatures(
     }),
 
     registerCommand('rehearsal.cancelTrainingRun', async (target) => {
-      const run = await runOf(
+      const run = await trainingRunOf(
+        services,
         target,
         'Which training run do you want to cancel?',
         (r) => r.attached,
@@ -190,7 +216,8 @@ export function registerTrainingFeatures(
 
     registerCommand('rehearsal.resumeTrainingRun', async (target) => {
       if (!ensureTrusted('resume training runs')) return undefined;
-      const run = await runOf(
+      const run = await trainingRunOf(
+        services,
         target,
         'Which training run do you want to resume?',
         (r) => !r.attached && (r.state.status === 'cancelled' || r.state.status === 'failed'),
@@ -203,10 +230,20 @@ export function registerTrainingFeatures(
       }
       return training.resume(run);
     }),
+  );
+}
 
+/** What a finished run's model is for: Use Trained Model as Policy, Compare Policy Fidelity. */
+function registerTrainedPolicyCommands(context: vscode.ExtensionContext, services: Services): void {
+  context.subscriptions.push(
     registerCommand('rehearsal.useTrainedPolicy', async (target) => {
       if (!ensureTrusted('select a policy')) return undefined;
-      const run = await runOf(target, "Which training run's model?", (r) => r.model !== undefined);
+      const run = await trainingRunOf(
+        services,
+        target,
+        "Which training run's model?",
+        (r) => r.model !== undefined,
+      );
       const folder = run?.model ?? (await pickModelFolder());
       if (!folder) return undefined;
       const choice: PolicyChoice = { kind: 'modelFolder', folder };
@@ -296,158 +333,4 @@ async function pickRunFolder(): Promise<string | undefined> {
       })
     )?.[0]?.fsPath
   );
-}
-
-async function pickModelFolder(): Promise<string | undefined> {
-  return (
-    await vscode.window.showOpenDialog({
-      canSelectFolders: true,
-      canSelectFiles: false,
-      canSelectMany: false,
-      openLabel: 'Use This Model',
-      title: 'Trained model folder (with onnx/model.onnx)',
-    })
-  )?.[0]?.fsPath;
-}
-
-/** Policy A of a comparison: the run's base model, or the current policy; asked when both apply. */
-async function pickOldPolicy(
-  base: string | undefined,
-  b: PolicyChoice,
-): Promise<PolicyChoice | undefined> {
-  const options: (vscode.QuickPickItem & { choice: PolicyChoice })[] = [];
-  if (base && isExported(base))
-    options.push({
-      label: 'The base model of the run',
-      description: base,
-      choice: { kind: 'modelFolder', folder: base },
-    });
-  try {
-    const current = policyChoice();
-    const same =
-      modelFolderOf(current) !== undefined && modelFolderOf(current) === modelFolderOf(b);
-    if (
-      choiceRehearses(current) &&
-      !same &&
-      !options.some((o) => modelFolderOf(o.choice) === modelFolderOf(current))
-    )
-      options.push({
-        label: 'The current policy',
-        description: describePolicyChoice(current),
-        choice: current,
-      });
-  } catch {
-    /* no usable current policy */
-  }
-  if (options.length <= 1) return options[0]?.choice;
-  return (
-    await vscode.window.showQuickPick(options, {
-      placeHolder: 'Compare the new model (B) against which policy (A)?',
-    })
-  )?.choice;
-}
-
-const nameOf = (choice: PolicyChoice) => modelFolderOf(choice) ?? describePolicyChoice(choice);
-
-/**
- * Compares the rehearsals of two policies on a held-out trace (the core of `rehearse compare`) and
- * shows the per-tool deltas in a panel. The replays are recorded as runs of the workspace.
- */
-async function compareFidelity(
-  context: vscode.ExtensionContext,
-  services: Services,
-  target: CompareTarget,
-): Promise<{ comparison: PolicyComparison; panel: ComparePanel } | undefined> {
-  const run = target.outDir ? await services.training.open(target.outDir) : undefined;
-  let base = run?.base;
-  if (run && !base && run.runFile)
-    base = await loadRunSpec(run.runFile).then(
-      (s) => s.base,
-      () => undefined,
-    );
-  const bFolder = run?.model ?? (target.b ? undefined : await pickModelFolder());
-  const b: PolicyChoice | undefined =
-    target.b ?? (bFolder ? { kind: 'modelFolder', folder: bFolder } : undefined);
-  if (!b) return undefined;
-  const a = target.a ?? (await pickOldPolicy(base, b));
-  if (!a) {
-    void vscode.window.showInformationMessage(
-      'Rehearsal: nothing to compare the model with: select another policy first (Rehearsal: Select Policy), or compare from a run whose base model is exported.',
-    );
-    return undefined;
-  }
-  const trace =
-    target.trace ??
-    (await pickTrace(
-      services,
-      'Which held-out trace? Both policies rehearse its calls again (no tool runs).',
-    ));
-  if (!trace) return undefined;
-  const folder =
-    workspaceFolderFor(trace) ??
-    vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ??
-    path.dirname(trace);
-  const names = { trace, a: nameOf(a), b: nameOf(b) };
-  const panel = new ComparePanel(context.extensionUri, services.output, {
-    ...names,
-    status: 'running',
-    message: 'Starting policy A…',
-    notes: [],
-  });
-  const side = async (choice: PolicyChoice) => ({
-    name: nameOf(choice),
-    open: () =>
-      openPolicyFor(choice, {
-        device: policyDevice(),
-        threads: policyThreads(),
-        log: (l) => services.output.info(`[policy] ${l}`),
-      }),
-    settings: await settingsForPolicy(choice, runDefaults()),
-  });
-  let snapshot: CompareSnapshot;
-  let comparison: PolicyComparison | undefined;
-  try {
-    const [sideA, sideB] = [await side(a), await side(b)];
-    comparison = await vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: 'Rehearsal: comparing fidelity',
-        cancellable: true,
-      },
-      async (progress, token) => {
-        const abort = new AbortController();
-        token.onCancellationRequested(() => abort.abort());
-        return comparePolicies({
-          trace,
-          runsDir: runsFolder(folder),
-          a: sideA,
-          b: sideB,
-          signal: abort.signal,
-          onProgress: (which, p) => {
-            const message = `policy ${which.toUpperCase()}: ${p.done}/${p.total} calls rehearsed`;
-            progress.report({ message });
-            panel.update({ ...names, status: 'running', message, notes: [] });
-          },
-        });
-      },
-    );
-    for (const replay of [comparison.a, comparison.b])
-      if (replay) await services.library.add(replay.run.traceFile);
-    const stopped = [comparison.a, comparison.b].find((r) => r && r.run.status !== 'completed');
-    snapshot = comparison.comparison
-      ? comparedSnapshot(names, comparison.comparison)
-      : {
-          ...names,
-          status: stopped?.run.status === 'cancelled' ? 'cancelled' : 'failed',
-          message:
-            `The replay with ${stopped?.name} ${stopped?.run.status}: ${stopped?.run.error?.code ?? ''} ${stopped?.run.error?.message ?? ''}`.trim(),
-          notes: [],
-        };
-  } catch (err) {
-    snapshot = { ...names, status: 'failed', message: errorMessage(err), notes: [] };
-  }
-  panel.update(snapshot);
-  if (snapshot.status === 'failed')
-    void vscode.window.showErrorMessage(`Rehearsal: the comparison failed: ${snapshot.message}`);
-  return comparison ? { comparison, panel } : undefined;
 }
