@@ -40,14 +40,16 @@ export class ErrorNotifier {
 
   show(err: unknown, options: ShowErrorOptions = {}): void {
     const coded = err instanceof StudioError ? err : undefined;
-    const actions = [
+    const offered = [
       ...(options.actions ?? []),
       ...((coded && STUDIO_ERROR_ACTIONS[coded.code]) ?? []),
     ];
     if (!coded) {
       this.log.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
-      if (!actions.some((a) => a.label === SHOW_LOG)) actions.push(showLog(this.log));
+      offered.push(showLog(this.log));
     }
+    // The caller's button wins over the code's of the same name (its log, its command's argument).
+    const actions = offered.filter((a, i) => offered.findIndex((b) => b.label === a.label) === i);
     const message = `Rehearsal: ${options.prefix ?? ''}${errorMessage(err)}${coded ? ` (${coded.code})` : ''}`;
     const labels = actions.map((a) => a.label);
     this.last = { message, ...(coded ? { code: coded.code } : {}), actions: labels };

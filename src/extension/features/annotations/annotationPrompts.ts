@@ -1,6 +1,10 @@
 import * as vscode from 'vscode';
 import type { MarkInput } from '../../../core/annotations/library';
-import type { Annotation, AnnotationKind, AnnotationSeverity } from '../../../core/annotations/schema';
+import type {
+  Annotation,
+  AnnotationKind,
+  AnnotationSeverity,
+} from '../../../core/annotations/schema';
 import {
   ANNOTATION_KINDS,
   ANNOTATION_KIND_DESCRIPTIONS,

@@ -2,7 +2,10 @@ import * as vscode from 'vscode';
 import type { ParamsOf, RequestType } from '../../../core/base/panelProtocol';
 import { dashboardProtocol } from '../../../core/training/dashboard/dashboardProtocol';
 import type { TrainingDashboardSnapshot } from '../../../core/training/dashboard/protocol';
-import { isDashboardViewState, parseDashboardMessage } from '../../../core/training/dashboard/protocol';
+import {
+  isDashboardViewState,
+  parseDashboardMessage,
+} from '../../../core/training/dashboard/protocol';
 import { TRAINING_DASHBOARD_VIEW_TYPE } from '../../commands';
 import { PanelCollection } from '../../panelCollection';
 import { executeCommand } from '../../registerCommand';
