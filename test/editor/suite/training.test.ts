@@ -410,6 +410,23 @@ describe('Training runs from the editor', function () {
     );
   });
 
+  it('a launch whose Python is not there shows its code with Set Up Trainer and Open Settings (issue 31)', async () => {
+    const api = await studio();
+    const file = await writeRunFile('editor-no-python', { steps: 2 });
+    const spec = JSON.parse(await fs.readFile(file, 'utf8')) as { hardware: object };
+    spec.hardware = { ...spec.hardware, python: path.join(workspaceFolder(), 'no-such-python') };
+    await fs.writeFile(file, JSON.stringify(spec));
+    const started = await vscode.commands.executeCommand<TrainingRun | undefined>(
+      'rehearsal.startTrainingRun',
+      file,
+    );
+    assert.equal(started, undefined);
+    const shown = api.services.errors.last;
+    assert.equal(shown?.code, 'TRAINER_PYTHON_MISSING');
+    assert.match(shown.message, /no-such-python does not exist.*\(TRAINER_PYTHON_MISSING\)$/);
+    assert.deepEqual(shown.actions, ['Set Up Trainer', 'Open Settings']);
+  });
+
   it('a run that fails says why on the dashboard and offers Resume', async () => {
     const api = await studio();
     // A model folder (the launch checks that) without the tokenizer the trainer needs.
