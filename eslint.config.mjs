@@ -176,6 +176,24 @@ export default tseslint.config(
   },
   { files: ['src/**/*.ts'], rules: typedCommands },
   {
+    // One command wrapper: registerCommand.ts shows what a command throws (a StudioError with the
+    // action its code names, anything else logged), so no command registers around it.
+    files: ['src/extension/**/*.ts'],
+    ignores: ['src/extension/registerCommand.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        ...typedCommands['no-restricted-syntax'],
+        ...["[callee.object.name='commands']", "[callee.object.property.name='commands']"].map(
+          (object) => ({
+            selector: `CallExpression${object}[callee.property.name=/^register(TextEditor)?Command$/]`,
+            message:
+              'Register commands through registerCommand of src/extension/registerCommand.ts: it shows a StudioError with its action and logs any other error.',
+          }),
+        ),
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

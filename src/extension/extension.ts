@@ -1,30 +1,14 @@
-import { resolveTrainerPython } from '../core/training/pythonEnv';
-import * as vscode from 'vscode';
-import { AnnotationLibrary } from '../core/annotations/library';
-import { TraceLibrary } from '../core/trace/index/library';
-import { AnnotationsViewProvider } from './annotationsView';
-import { CallDiffDocuments } from './callDiff';
-import { CallDiffDecorations } from './diffDecorations';
-import { ReportDocuments } from './reportDocument';
-import { registerAnnotationFeatures } from './features/annotations';
-import { registerGpuFeatures } from './features/gpu';
-import { registerJudgeFeatures } from './features/judge';
-import { registerRunFeatures } from './features/runs';
-import { registerTraceFeatures } from './features/traces';
-import { registerTrainerEnvFeatures, trainerPythonOptions } from './features/trainerEnv';
-import { registerTrainingFeatures } from './features/training';
-import { RunController } from './runController';
+import type * as vscode from 'vscode';
+import { registerAnnotationFeatures } from './features/annotations/registerAnnotations';
+import { registerReviewFeatures } from './features/review/registerReview';
+import { registerGpuFeatures } from './features/runs/registerGpu';
+import { registerJudgeFeatures } from './features/runs/registerJudge';
+import { registerRunFeatures } from './features/runs/registerRuns';
+import { registerTraceFeatures } from './features/traces/registerTraces';
+import { registerTrainerEnvFeatures } from './features/training/registerTrainerEnv';
+import { registerTrainingFeatures } from './features/training/registerTraining';
 import type { Services } from './services';
-import { annotationAuthor, keepPolicySelectionsIn } from './settings';
-import { TraceExplorerProvider } from './traceExplorer';
-import { TraceWatcher } from './traceWatcher';
-import { TrainingDashboards } from './trainingDashboard';
-import { TrainingRuns } from './trainingRuns';
-import { executeCommand } from './registerCommand';
-import { TrajectoryPanels } from './trajectoryPanel';
-import { TurnTextDocuments } from './turnText';
-import { RunSummaryPanels } from './runSummaryPanel';
-import { registerReviewFeatures } from './features/review';
+import { createServices } from './services';
 
 /** What the extension hands to other extensions and to its own editor tests. */
 export interface RehearsalStudioApi {
@@ -35,68 +19,7 @@ export interface RehearsalStudioApi {
 
 /** Builds the services, then registers each feature. */
 export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
-  const output = vscode.window.createOutputChannel('Rehearsal Studio', { log: true });
-  const library = new TraceLibrary();
-  const annotations = new AnnotationLibrary(annotationAuthor);
-  const callDiffs = new CallDiffDocuments(library);
-  // A run that ends or is shown asks for its dashboard or for a follow-up command (Use as policy, Compare, Resume).
-  const training = new TrainingRuns((run, action) => {
-    if (action === 'show') services.dashboards.show(run);
-    else
-      void executeCommand(
-        action === 'usePolicy'
-          ? 'rehearsal.useTrainedPolicy'
-          : action === 'compare'
-            ? 'rehearsal.compareFidelity'
-            : 'rehearsal.resumeTrainingRun',
-        { outDir: run.outDir },
-      );
-  }, trainerPythonOptions(context));
-  // Before the run controller listens to configuration changes (it reads the choice then).
-  context.subscriptions.push(keepPolicySelectionsIn(context.workspaceState));
-  const services: Services = {
-    output,
-    library,
-    annotations,
-    callDiffs,
-    turnTexts: new TurnTextDocuments(library),
-    summaries: new RunSummaryPanels(context.extensionUri, output, library),
-    reports: new ReportDocuments(library),
-    watcher: new TraceWatcher(library, context.workspaceState),
-    explorer: new TraceExplorerProvider(library, annotations),
-    annotationsView: new AnnotationsViewProvider(library, annotations),
-    decorations: new CallDiffDecorations(library, annotations, callDiffs),
-    runs: new RunController(library, context.secrets, output, () => {
-      const { python, envDir } = trainerPythonOptions(context)();
-      return resolveTrainerPython({ option: python, envDir }).python;
-    }),
-    trajectories: new TrajectoryPanels({
-      extensionUri: context.extensionUri,
-      library,
-      annotations,
-      callDiffs,
-      output,
-    }),
-    training,
-    dashboards: new TrainingDashboards({ extensionUri: context.extensionUri, training, output }),
-  };
-  context.subscriptions.push(
-    output,
-    library,
-    annotations,
-    callDiffs,
-    services.turnTexts,
-    services.summaries,
-    services.watcher,
-    services.explorer,
-    services.annotationsView,
-    services.reports,
-    services.decorations,
-    services.runs,
-    services.trajectories,
-    training,
-    services.dashboards,
-  );
+  const services = createServices(context);
 
   registerTraceFeatures(context, services);
   registerAnnotationFeatures(context, services);
@@ -107,7 +30,8 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   registerTrainingFeatures(context, services);
   registerTrainerEnvFeatures(context, services);
 
-  const ready = services.watcher
+  const { watcher, library, annotations, output } = services;
+  const ready = watcher
     .rescan()
     .then(() => Promise.all(library.files.map((f) => annotations.ensure(f).catch(() => undefined))))
     .then(() => output.info(`Indexed ${library.files.length} trace(s).`));

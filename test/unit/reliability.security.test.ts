@@ -67,7 +67,7 @@ describe('security: workspace trust', () => {
   it('every command that starts a process, stores a key or writes annotations is refused in an untrusted workspace', () => {
     const gated: [string, string[]][] = [
       [
-        'src/extension/features/runs.ts',
+        'src/extension/features/runs/registerRuns.ts',
         [
           'rehearsal.runTask',
           'rehearsal.runTaskPrivate',
@@ -77,7 +77,7 @@ describe('security: workspace trust', () => {
         ],
       ],
       [
-        'src/extension/features/annotations.ts',
+        'src/extension/features/annotations/registerAnnotations.ts',
         [
           'rehearsal.markFidelityError',
           'rehearsal.acceptRehearsal',
@@ -85,8 +85,8 @@ describe('security: workspace trust', () => {
           'rehearsal.deleteAnnotation',
         ],
       ],
-      ['src/extension/features/gpu.ts', ['rehearsal.installGpuSupport']],
-      ['src/extension/features/judge.ts', ['rehearsal.setJudgeApiKey']],
+      ['src/extension/features/runs/registerGpu.ts', ['rehearsal.installGpuSupport']],
+      ['src/extension/features/runs/registerJudge.ts', ['rehearsal.setJudgeApiKey']],
     ];
     for (const [file, commands] of gated) {
       for (const command of commands)
@@ -430,7 +430,8 @@ describe('security: the endpoint key', () => {
       [],
     );
     const runs =
-      read('src', 'extension', 'features', 'runs.ts') + read('src', 'extension', 'policyPicker.ts');
+      read('src', 'extension', 'features', 'runs', 'registerRuns.ts') +
+      read('src', 'extension', 'features', 'runs', 'policyPicker.ts');
     for (const m of runs.matchAll(/secrets\.(store|get|delete)\(([^,)]+)/g))
       assert.match(m[2], /^apiKeySecret\(/, `secret storage used under another key: ${m[0]}`);
     assert.ok(
@@ -438,7 +439,7 @@ describe('security: the endpoint key', () => {
       'a key is never written to settings',
     );
     // The judge's key: under its own name, per endpoint, never in a setting.
-    const judge = read('src', 'extension', 'features', 'judge.ts');
+    const judge = read('src', 'extension', 'features', 'runs', 'registerJudge.ts');
     const judgeKeys = [...judge.matchAll(/secrets\.(store|get|delete)\(([^,)]+)/g)];
     assert.equal(judgeKeys.length, 2, 'Set Judge API Key stores and deletes the key');
     for (const m of judgeKeys)

@@ -3,11 +3,39 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { sampleImagineRun } from '../../builders/samples';
-import { row, rows, studio, waitForLibrary, workspaceFolder } from './helpers';
+import type { Annotation } from '../../../src/core/annotations/schema';
+import { freshShadowRun, row, rows, studio, waitForLibrary, workspaceFolder } from './helpers';
 
 describe('Commands', () => {
   // Beside the workspace, inside the fixture folder that the harness deletes at the end.
   const outside = () => path.join(path.dirname(workspaceFolder()), 'outside-the-workspace');
+
+  it('a command that fails with a StudioError shows its code and its action as a button (issue 31)', async () => {
+    const api = await studio();
+    const file = await freshShadowRun(api, '20261129-150000-shadow-error-action');
+    const gone = { id: 'no-such-annotation', callId: 'c1' } as Annotation;
+    const result = await vscode.commands.executeCommand(
+      'rehearsal.editAnnotation',
+      {
+        kind: 'annotation',
+        id: gone.id,
+        file,
+        label: '',
+        description: '',
+        tooltip: '',
+        annotation: gone,
+      },
+      { note: 'edited' },
+    );
+    assert.equal(result, undefined);
+    const shown = api.services.errors.last;
+    assert.equal(shown?.code, 'UNKNOWN_ANNOTATION');
+    assert.match(
+      shown.message,
+      /^Rehearsal: cannot edit the annotation: No annotation no-such-annotation .*\(UNKNOWN_ANNOTATION\)$/,
+    );
+    assert.deepEqual(shown.actions, ['Refresh Traces']);
+  });
 
   it('Open Trace adds a trace from outside the workspace to the Trace Explorer', async () => {
     const api = await studio();

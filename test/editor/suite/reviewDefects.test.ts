@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { TraceBuilder } from '../../builders/traceBuilder';
-import type { TrajectoryPanel } from '../../../src/extension/trajectoryPanel';
+import type { TrajectoryPanel } from '../../../src/extension/features/traces/trajectoryPanel';
 import {
   closeAllEditors,
   row,

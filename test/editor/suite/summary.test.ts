@@ -5,8 +5,8 @@ import * as vscode from 'vscode';
 import { sampleAfterRun } from '../../builders/samples';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import type { RunSummary } from '../../../src/core/runner/runner';
-import type { CompareRunsPanel } from '../../../src/extension/compareRunsPanel';
-import type { RunSummaryPanel } from '../../../src/extension/runSummaryPanel';
+import type { CompareRunsPanel } from '../../../src/extension/features/traces/compareRunsPanel';
+import type { RunSummaryPanel } from '../../../src/extension/features/traces/runSummaryPanel';
 import {
   closeAllEditors,
   row,

@@ -7,10 +7,10 @@ import { readTraceEvents } from '../../../src/core/trace/format/reader';
 import { planLaunch } from '../../../src/core/training/launch/backends';
 import { formatCommand } from '../../../src/core/training/launch/launchPlan';
 import { loadRunSpec } from '../../../src/core/training/launch/runSpec';
-import type { ComparePanel } from '../../../src/extension/comparePanel';
+import type { ComparePanel } from '../../../src/extension/features/training/compareFidelityPanel';
 import type { RehearsalStudioApi } from '../../../src/extension/extension';
 import type { PolicyComparison } from '../../../src/core/training/comparePolicies';
-import type { TrainingDashboard } from '../../../src/extension/trainingDashboard';
+import type { TrainingDashboard } from '../../../src/extension/features/training/trainingDashboard';
 import type { TrainingRun } from '../../../src/core/training/run/trainingRun';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
 import { weatherRows } from '../../support/trainingRows';
@@ -408,6 +408,23 @@ describe('Training runs from the editor', function () {
       said,
       /\$\.data\.train\[0\] "rows\.jsonl" .* does not exist: export rows there first/,
     );
+  });
+
+  it('a launch whose Python is not there shows its code with Set Up Trainer and Open Settings (issue 31)', async () => {
+    const api = await studio();
+    const file = await writeRunFile('editor-no-python', { steps: 2 });
+    const spec = JSON.parse(await fs.readFile(file, 'utf8')) as { hardware: object };
+    spec.hardware = { ...spec.hardware, python: path.join(workspaceFolder(), 'no-such-python') };
+    await fs.writeFile(file, JSON.stringify(spec));
+    const started = await vscode.commands.executeCommand<TrainingRun | undefined>(
+      'rehearsal.startTrainingRun',
+      file,
+    );
+    assert.equal(started, undefined);
+    const shown = api.services.errors.last;
+    assert.equal(shown?.code, 'TRAINER_PYTHON_MISSING');
+    assert.match(shown.message, /no-such-python does not exist.*\(TRAINER_PYTHON_MISSING\)$/);
+    assert.deepEqual(shown.actions, ['Set Up Trainer', 'Open Settings']);
   });
 
   it('a run that fails says why on the dashboard and offers Resume', async () => {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
-import type { TrajectoryPanel } from '../../../src/extension/trajectoryPanel';
+import type { TrajectoryPanel } from '../../../src/extension/features/traces/trajectoryPanel';
 import { closeAllEditors, rowAt, studio, traceFile, waitUntil } from './helpers';
 
 describe('Trajectory panel', () => {

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { Annotation } from '../../../src/core/annotations/schema';
 import type { DatasetExport } from '../../../src/core/training/datasetExport';
 import { SAMPLE_RUN_IDS } from '../../builders/sampleWorkspace';
-import { runPickItems } from '../../../src/extension/features/pickers';
+import { runPickItems } from '../../../src/extension/pickers';
 import {
   closeAllEditors,
   freshShadowRun,

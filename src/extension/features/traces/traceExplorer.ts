@@ -1,12 +1,12 @@
 import * as vscode from 'vscode';
-import type { AnnotationLibrary } from '../core/annotations/library';
-import { Disposable } from '../core/base/disposable';
-import type { TraceLibrary } from '../core/trace/index/library';
-import type { TraceTreeNode, TreeOptions } from '../core/explorer/tree';
-import type { NodeStatus } from '../core/fidelity/verdicts';
-import { RUN_PAGE_SIZE, traceTreeChildren, traceTreeParent } from '../core/explorer/tree';
-import type { TreeFilter, TreeSort } from '../core/explorer/treeFilter';
-import { describeTreeState, isFilterActive } from '../core/explorer/treeFilter';
+import type { AnnotationLibrary } from '../../../core/annotations/library';
+import { Disposable } from '../../../core/base/disposable';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import type { TraceTreeNode, TreeOptions } from '../../../core/explorer/tree';
+import type { NodeStatus } from '../../../core/fidelity/verdicts';
+import { RUN_PAGE_SIZE, traceTreeChildren, traceTreeParent } from '../../../core/explorer/tree';
+import type { TreeFilter, TreeSort } from '../../../core/explorer/treeFilter';
+import { describeTreeState, isFilterActive } from '../../../core/explorer/treeFilter';
 
 const ICONS: Record<NodeStatus, vscode.ThemeIcon> = {
   ok: new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),

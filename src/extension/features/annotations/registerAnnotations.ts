@@ -1,43 +1,37 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Annotation } from '../../core/annotations/schema';
-import { describeAnnotation } from '../../core/annotations/schema';
-import { annotationNode } from '../../core/annotations/tree';
-import { errorMessage } from '../../core/base/errors';
-import { TRACE_FILE } from '../../core/trace/format/discover';
-import type { TraceTreeNode } from '../../core/explorer/tree';
-import { callTreeNode } from '../../core/explorer/tree';
-import { promptEdit, promptMark } from '../annotationPrompts';
-import type { AnnotationTarget, CallTarget, MarkTarget } from '../commands';
-import { VIEWS } from '../commands';
-import { parseCallUri } from '../callDiff';
-import { activeCallTarget } from '../diffDecorations';
-import { pathAtOffset } from '../../core/fidelity/pathRanges';
-import { suggestedKind } from '../../core/annotations/suggest';
-import { executeCommand, registerCommand } from '../registerCommand';
-import type { Services } from '../services';
-import { ensureTrusted } from '../trust';
-import { pickCall } from './pickers';
+import type { Annotation } from '../../../core/annotations/schema';
+import { describeAnnotation } from '../../../core/annotations/schema';
+import { annotationNode } from '../../../core/annotations/tree';
+import { errorMessage } from '../../../core/base/errors';
+import { TRACE_FILE } from '../../../core/trace/format/discover';
+import type { TraceTreeNode } from '../../../core/explorer/tree';
+import { callTreeNode } from '../../../core/explorer/tree';
+import { promptEdit, promptMark } from './annotationPrompts';
+import type { AnnotationTarget, CallTarget, MarkTarget } from '../../commands';
+import { parseCallUri } from '../traces/callDiff';
+import { activeCallTarget } from '../traces/diffDecorations';
+import { pathAtOffset } from '../../../core/fidelity/pathRanges';
+import { suggestedKind } from '../../../core/annotations/suggest';
+import { executeCommand, registerCommand, showError } from '../../registerCommand';
+import type { Services } from '../../services';
+import { ensureTrusted } from '../../trust';
+import { pickCall } from '../../pickers';
 
 /** Fidelity annotations: mark, accept, edit, delete, the Annotations view, and keeping them in step with the files. */
 export function registerAnnotationFeatures(
   context: vscode.ExtensionContext,
   services: Services,
 ): void {
-  const { library, annotations, callDiffs, annotationsView } = services;
-  const view = vscode.window.createTreeView(VIEWS.annotations, {
-    treeDataProvider: annotationsView,
-    showCollapseAll: true,
-  });
-  services.annotationsTree = view;
-  const updateMessage = () => {
-    view.message = annotationsView.runs().some((r) => r.set.size > 0)
-      ? undefined
-      : "No annotations yet. Mark a fidelity error from a call's diff (its CodeLens), the Trace Explorer or the Trajectory panel.";
-  };
-  updateMessage();
+  keepAnnotationsLoaded(context, services);
+  keepAnnotationsMessage(context, services);
+  registerMarkCommands(context, services);
+  registerAnnotationCommands(context, services);
+}
 
-  // Read the annotations of every trace the library knows, and again whenever one changes on disk.
+/** Reads the annotations of every trace the library knows, and again whenever one changes on disk. */
+function keepAnnotationsLoaded(context: vscode.ExtensionContext, services: Services): void {
+  const { library, annotations } = services;
   const loadAll = async () => {
     await Promise.all(
       library.files
@@ -59,15 +53,31 @@ export function registerAnnotationFeatures(
     w.onDidDelete(reload);
     return w;
   });
-
   context.subscriptions.push(
-    view,
     ...watchers,
     library.onDidChange((file) => {
       if (file === undefined) void loadAll();
     }),
-    annotations.onDidChange(updateMessage),
+  );
+  void loadAll();
+}
 
+/** The Annotations view's message while it is empty. */
+function keepAnnotationsMessage(context: vscode.ExtensionContext, services: Services): void {
+  const { annotations, annotationsView, annotationsTree: view } = services;
+  const updateMessage = () => {
+    view.message = annotationsView.runs().some((r) => r.set.size > 0)
+      ? undefined
+      : "No annotations yet. Mark a fidelity error from a call's diff (its CodeLens), the Trace Explorer or the Trajectory panel.";
+  };
+  updateMessage();
+  context.subscriptions.push(annotations.onDidChange(updateMessage));
+}
+
+/** Mark a fidelity error (of a call, or of the JSON path at the cursor) and accept a rehearsal. */
+function registerMarkCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { annotations, callDiffs } = services;
+  context.subscriptions.push(
     registerCommand('rehearsal.markFidelityError', async (target) => {
       if (!ensureTrusted('mark fidelity errors')) return undefined;
       const call = await resolveMarkTarget(services, target);
@@ -80,9 +90,7 @@ export function registerAnnotationFeatures(
         await announce(services, call.file, a, 'Marked');
         return a;
       } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot mark ${call.callId}: ${errorMessage(err)}`,
-        );
+        showError(err, { prefix: `cannot mark ${call.callId}: ` });
         return undefined;
       }
     }),
@@ -140,13 +148,17 @@ export function registerAnnotationFeatures(
         await announce(services, call.file, a, 'Accepted the rehearsal of');
         return a;
       } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot annotate ${call.callId}: ${errorMessage(err)}`,
-        );
+        showError(err, { prefix: `cannot annotate ${call.callId}: ` });
         return undefined;
       }
     }),
+  );
+}
 
+/** Edit, delete and open an annotation. */
+function registerAnnotationCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { annotations, callDiffs } = services;
+  context.subscriptions.push(
     registerCommand('rehearsal.editAnnotation', async (target, changes) => {
       if (!ensureTrusted('edit annotations')) return;
       const found = await resolveAnnotation(services, target);
@@ -156,9 +168,7 @@ export function registerAnnotationFeatures(
       try {
         await annotations.edit(found.file, found.annotation.id, edit);
       } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot edit the annotation: ${errorMessage(err)}`,
-        );
+        showError(err, { prefix: 'cannot edit the annotation: ' });
       }
     }),
 
@@ -173,9 +183,7 @@ export function registerAnnotationFeatures(
           5000,
         );
       } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot delete the annotation: ${errorMessage(err)}`,
-        );
+        showError(err, { prefix: 'cannot delete the annotation: ' });
       }
     }),
 
@@ -200,13 +208,10 @@ export function registerAnnotationFeatures(
           editor.selection = new vscode.Selection(line, 0, line, 0);
         }
       } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot open the annotated call: ${errorMessage(err)}`,
-        );
+        showError(err, { prefix: 'cannot open the annotated call: ' });
       }
     }),
   );
-  void loadAll();
 }
 
 /** Says what was written, and shows it in the Annotations view. */
@@ -221,7 +226,7 @@ async function announce(
     5000,
   );
   const view = services.annotationsTree;
-  if (view?.visible)
+  if (view.visible)
     await view
       .reveal(annotationNode(file, a), { select: true, focus: false })
       .then(undefined, () => undefined);
@@ -280,7 +285,7 @@ async function resolveAnnotation(
 /** Reveals a call in the Trace Explorer. */
 export async function revealCall(services: Services, file: string, callId: string): Promise<void> {
   const node = callTreeNode(services.library, file, callId, services.explorer.options());
-  if (node && services.explorerTree?.visible)
+  if (node && services.explorerTree.visible)
     await services.explorerTree
       .reveal(node, { select: true, focus: false })
       .then(undefined, () => undefined);

@@ -1,10 +1,10 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { runNode, tracesNewestFirst } from '../../core/explorer/tree';
-import { episodeOutcome, fidelityBadge } from '../../core/fidelity/verdicts';
-import { fidelityRank } from '../../core/explorer/treeFilter';
-import type { TraceLibrary } from '../../core/trace/index/library';
-import type { Services } from '../services';
+import { runNode, tracesNewestFirst } from '../core/explorer/tree';
+import { episodeOutcome, fidelityBadge } from '../core/fidelity/verdicts';
+import { fidelityRank } from '../core/explorer/treeFilter';
+import type { TraceLibrary } from '../core/trace/index/library';
+import type { Services } from './services';
 
 /** Quick pick over every call of every indexed trace, least faithful first. */
 export async function pickCall(

@@ -1,19 +1,19 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { AnnotationLibrary } from '../core/annotations/library';
-import type { TraceLibrary } from '../core/trace/index/library';
-import type { HostMessage } from '../core/trajectory/protocol';
-import { isTrajectoryViewState, parsePanelMessage } from '../core/trajectory/protocol';
-import type { TrajectorySnapshot } from '../core/trajectory/snapshot';
-import { loadTrajectory } from '../core/trajectory/snapshot';
-import type { TrajectoryRequestParams } from '../core/trajectory/trajectoryProtocol';
-import { trajectoryProtocol } from '../core/trajectory/trajectoryProtocol';
+import type { AnnotationLibrary } from '../../../core/annotations/library';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import type { HostMessage } from '../../../core/trajectory/protocol';
+import { isTrajectoryViewState, parsePanelMessage } from '../../../core/trajectory/protocol';
+import type { TrajectorySnapshot } from '../../../core/trajectory/snapshot';
+import { loadTrajectory } from '../../../core/trajectory/snapshot';
+import type { TrajectoryRequestParams } from '../../../core/trajectory/trajectoryProtocol';
+import { trajectoryProtocol } from '../../../core/trajectory/trajectoryProtocol';
 import type { CallDiffDocuments } from './callDiff';
-import { TRAJECTORY_VIEW_TYPE } from './commands';
-import { UNTRUSTED_REASON } from './trust';
-import { PanelCollection } from './panelCollection';
-import { buildMessageHtml } from './webviewHtml';
-import { SnapshotHost, setWebviewPage, webviewPanelOptions } from './webviewPanel';
+import { TRAJECTORY_VIEW_TYPE } from '../../commands';
+import { UNTRUSTED_REASON } from '../../trust';
+import { PanelCollection } from '../../panelCollection';
+import { buildMessageHtml } from '../../webviewHtml';
+import { SnapshotHost, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
 
 /** What a panel needs from the rest of the extension. */
 export interface TrajectoryContext {

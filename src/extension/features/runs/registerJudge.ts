@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { registerCommand } from '../registerCommand';
-import { judgeApiKeySecret } from '../runController';
-import { judgeSettings } from '../settings';
-import { ensureTrusted } from '../trust';
+import { registerCommand } from '../../registerCommand';
+import { judgeApiKeySecret } from './runController';
+import { judgeSettings } from '../../settings';
+import { ensureTrusted } from '../../trust';
 
 /** The judge of `judge` items: Set Judge API Key (the endpoint and model are settings). */
 export function registerJudgeFeatures(context: vscode.ExtensionContext): void {

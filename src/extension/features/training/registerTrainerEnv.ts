@@ -1,27 +1,11 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import type { PlanOptions } from '../../core/training/launch/backends';
-import { setupTrainerEnv } from '../../core/training/pythonEnv';
-import { registerCommand } from '../registerCommand';
-import type { Services } from '../services';
-import { trainerPython } from '../settings';
-import { ensureTrusted } from '../trust';
-
-/**
- * The editor's trainer environment: in the extension's global storage, so that it outlives updates
- * of the extension (a changed pin makes it stale, and the next launch says so).
- */
-export function trainerEnvDir(context: vscode.ExtensionContext): string {
-  return path.join(context.globalStorageUri.fsPath, 'trainer-env');
-}
-
-/** What every launch from the editor passes to the core's launcher: the setting, else the editor's environment. */
-export function trainerPythonOptions(
-  context: vscode.ExtensionContext,
-): () => Pick<PlanOptions, 'python' | 'envDir'> {
-  return () => ({ python: trainerPython(), envDir: trainerEnvDir(context) });
-}
+import { errorMessage } from '../../../core/base/errors';
+import { setupTrainerEnv } from '../../../core/training/pythonEnv';
+import { registerCommand, showError, showLog } from '../../registerCommand';
+import type { Services } from '../../services';
+import { ensureTrusted } from '../../trust';
+import { trainerPython } from '../../settings';
+import { trainerEnvDir } from './trainerPython';
 
 /**
  * "Set Up Trainer": makes the environment training runs use (a venv with the extension's pinned
@@ -70,11 +54,7 @@ export function registerTrainerEnvFeatures(
         return result;
       } catch (err) {
         training.log.appendLine(errorMessage(err));
-        void vscode.window
-          .showErrorMessage(`Rehearsal: ${errorMessage(err)}`, 'Show Log')
-          .then((a) => {
-            if (a) training.log.show(true);
-          });
+        showError(err, { actions: [showLog(training.log)] });
         return undefined;
       }
     }),

@@ -1,13 +1,13 @@
 import * as vscode from 'vscode';
-import { suggestedCallKind } from '../core/annotations/suggest';
-import { ANNOTATION_KIND_LABELS } from '../core/annotations/schema';
-import type { ReviewQueueState } from '../core/explorer/reviewQueue';
-import { reviewQueue } from '../core/explorer/reviewQueue';
-import { Disposable } from '../core/base/disposable';
-import { errorMessage } from '../core/base/errors';
-import type { AnnotationLibrary } from '../core/annotations/library';
-import type { TraceLibrary } from '../core/trace/index/library';
-import type { CallDiffDocuments } from './callDiff';
+import { suggestedCallKind } from '../../../core/annotations/suggest';
+import { ANNOTATION_KIND_LABELS } from '../../../core/annotations/schema';
+import type { ReviewQueueState } from '../../../core/explorer/reviewQueue';
+import { reviewQueue } from '../../../core/explorer/reviewQueue';
+import { Disposable } from '../../../core/base/disposable';
+import { errorMessage } from '../../../core/base/errors';
+import type { AnnotationLibrary } from '../../../core/annotations/library';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import type { CallDiffDocuments } from '../traces/callDiff';
 
 /** The context key that is true while a review is under way (its one-key bindings). */
 export const REVIEWING_CONTEXT = 'rehearsal.reviewing';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { TASK_FILE_SUFFIX } from '../core/tasks/format/loader';
+import { TASK_FILE_SUFFIX } from '../../../core/tasks/format/loader';
 
 /** "Run Task" and "Run with Private Rehearsal" above the first line of every task file. */
 export class TaskCodeLensProvider implements vscode.CodeLensProvider {

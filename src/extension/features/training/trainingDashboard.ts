@@ -1,15 +1,18 @@
 import * as vscode from 'vscode';
-import type { ParamsOf, RequestType } from '../core/base/panelProtocol';
-import { dashboardProtocol } from '../core/training/dashboard/dashboardProtocol';
-import type { TrainingDashboardSnapshot } from '../core/training/dashboard/protocol';
-import { isDashboardViewState, parseDashboardMessage } from '../core/training/dashboard/protocol';
-import { TRAINING_DASHBOARD_VIEW_TYPE } from './commands';
-import { PanelCollection } from './panelCollection';
-import { executeCommand } from './registerCommand';
-import type { TrainingRun } from '../core/training/run/trainingRun';
+import type { ParamsOf, RequestType } from '../../../core/base/panelProtocol';
+import { dashboardProtocol } from '../../../core/training/dashboard/dashboardProtocol';
+import type { TrainingDashboardSnapshot } from '../../../core/training/dashboard/protocol';
+import {
+  isDashboardViewState,
+  parseDashboardMessage,
+} from '../../../core/training/dashboard/protocol';
+import { TRAINING_DASHBOARD_VIEW_TYPE } from '../../commands';
+import { PanelCollection } from '../../panelCollection';
+import { executeCommand } from '../../registerCommand';
+import type { TrainingRun } from '../../../core/training/run/trainingRun';
 import type { TrainingRuns } from './trainingRuns';
-import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
-import { buildMessageHtml } from './webviewHtml';
+import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
+import { buildMessageHtml } from '../../webviewHtml';
 
 /** What the dashboards need from the rest of the extension. */
 export interface DashboardContext {

@@ -1,14 +1,14 @@
 import * as vscode from 'vscode';
-import type { ParamsOf } from '../core/base/panelProtocol';
-import type { RunComparison } from '../core/report/compareRuns';
-import { compareRuns, parseRunsMessage } from '../core/report/compareRuns';
-import { policyLabel } from '../core/trace/format/policyLabel';
-import { runsProtocol } from '../core/report/runsProtocol';
-import type { TraceLibrary } from '../core/trace/index/library';
+import type { ParamsOf } from '../../../core/base/panelProtocol';
+import type { RunComparison } from '../../../core/report/compareRuns';
+import { compareRuns, parseRunsMessage } from '../../../core/report/compareRuns';
+import { policyLabel } from '../../../core/trace/format/policyLabel';
+import { runsProtocol } from '../../../core/report/runsProtocol';
+import type { TraceLibrary } from '../../../core/trace/index/library';
 import type { CallDiffDocuments } from './callDiff';
-import { RUNS_VIEW_TYPE } from './commands';
-import { executeCommand } from './registerCommand';
-import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
+import { RUNS_VIEW_TYPE } from '../../commands';
+import { executeCommand } from '../../registerCommand';
+import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
 
 /**
  * Two runs of the same tasks side by side: per task, the success and mean field F1 of each, and

@@ -1,13 +1,13 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Disposable } from '../core/base/disposable';
-import { errorMessage } from '../core/base/errors';
-import { callSideDocument } from '../core/explorer/callDocument';
-import type { CallView } from '../core/trace/index/callView';
-import { loadCallView } from '../core/trace/index/callView';
-import type { CallSide } from '../core/explorer/diffMarks';
-import { isValidId } from '../core/trace/format/ids';
-import type { TraceLibrary } from '../core/trace/index/library';
+import { Disposable } from '../../../core/base/disposable';
+import { errorMessage } from '../../../core/base/errors';
+import { callSideDocument } from '../../../core/explorer/callDocument';
+import type { CallView } from '../../../core/trace/index/callView';
+import { loadCallView } from '../../../core/trace/index/callView';
+import type { CallSide } from '../../../core/explorer/diffMarks';
+import { isValidId } from '../../../core/trace/format/ids';
+import type { TraceLibrary } from '../../../core/trace/index/library';
 import { parseErrorDiagnostic } from './parseErrorDiagnostic';
 
 /** The URI scheme of the two sides of a call's diff. */

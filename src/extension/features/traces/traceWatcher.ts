@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { Disposable } from '../core/base/disposable';
-import { findRunTraces } from '../core/trace/format/discover';
-import type { TraceLibrary } from '../core/trace/index/library';
-import { safeInterval, safeTimeout } from '../core/base/timers';
+import { Disposable } from '../../../core/base/disposable';
+import { findRunTraces } from '../../../core/trace/format/discover';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import { safeInterval, safeTimeout } from '../../../core/base/timers';
 
 const DEBOUNCE_MS = 150;
 const LIVE_POLL_MS = 1000;

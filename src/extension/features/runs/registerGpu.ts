@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import type { GpuSupportReport } from '../../core/policy/gpuSupport';
-import { checkGpuSupport, installGpuSupport } from '../../core/policy/gpuSupport';
-import { registerCommand } from '../registerCommand';
-import type { Services } from '../services';
+import { errorMessage } from '../../../core/base/errors';
+import type { GpuSupportReport } from '../../../core/policy/gpuSupport';
+import { checkGpuSupport, installGpuSupport } from '../../../core/policy/gpuSupport';
+import { registerCommand, showError, showLog } from '../../registerCommand';
+import type { Services } from '../../services';
 
 function describe(report: GpuSupportReport): string {
   const missing = report.requirements.filter((r) => !r.found).map((r) => r.name);
@@ -46,11 +46,7 @@ export function registerGpuFeatures(context: vscode.ExtensionContext, { output }
         void vscode.window.showInformationMessage(`Rehearsal: ${describe(report)}`);
       } catch (err) {
         output.error(errorMessage(err));
-        void vscode.window
-          .showErrorMessage(`Rehearsal: ${errorMessage(err)}`, 'Show Log')
-          .then((a) => {
-            if (a) output.show();
-          });
+        showError(err, { actions: [showLog(output)] });
       }
     }),
   );

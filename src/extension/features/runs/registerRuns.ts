@@ -1,23 +1,29 @@
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import { describePolicyChoice } from '../../core/runner/policyChoice';
-import { loadTasks, TASK_FILE_SUFFIX } from '../../core/tasks/format/loader';
-import { sampleTasksFolder } from '../../core/tasks/samples';
-import type { LoadedTask } from '../../core/tasks/format/taskFile';
-import type { TaskTarget } from '../commands';
-import { pickPolicy } from '../policyPicker';
-import { registerCommand } from '../registerCommand';
-import { apiKeySecret } from '../runController';
-import type { Services } from '../services';
-import { policyChoice, savePolicyChoice } from '../settings';
-import { TaskCodeLensProvider } from '../taskCodeLens';
-import { ensureTrusted } from '../trust';
-import { pickTrace } from './pickers';
+import { describePolicyChoice } from '../../../core/runner/policyChoice';
+import { loadTasks, TASK_FILE_SUFFIX } from '../../../core/tasks/format/loader';
+import { sampleTasksFolder } from '../../../core/tasks/samples';
+import type { LoadedTask } from '../../../core/tasks/format/taskFile';
+import type { TaskTarget } from '../../commands';
+import { pickPolicy } from './policyPicker';
+import { registerCommand, showError } from '../../registerCommand';
+import { fsPath, workspaceFolderFor } from '../../workspacePaths';
+import { apiKeySecret } from './runController';
+import type { Services } from '../../services';
+import { policyChoice, savePolicyChoice } from '../../settings';
+import { TaskCodeLensProvider } from './taskCodeLens';
+import { ensureTrusted } from '../../trust';
+import { pickTrace } from '../../pickers';
 
 /** Running from the editor: Run Task (and with private rehearsal), Replay, Stop, Select Policy, the endpoint key. */
 export function registerRunFeatures(context: vscode.ExtensionContext, services: Services): void {
+  registerTaskRunCommands(context, services);
+  registerPolicyCommands(context, services);
+}
+
+/** Run Task (and with private rehearsal, beside a task file as CodeLenses), Replay and Stop. */
+function registerTaskRunCommands(context: vscode.ExtensionContext, services: Services): void {
   const { runs } = services;
   const runWith =
     (mode: 'shadow' | 'private') => async (target?: TaskTarget, targets?: TaskTarget[]) => {
@@ -33,7 +39,7 @@ export function registerRunFeatures(context: vscode.ExtensionContext, services: 
       try {
         tasks = await loadTasks(paths);
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rehearsal: ${errorMessage(err)}`);
+        showError(err);
         return undefined;
       }
       if (tasks.length === 0) {
@@ -80,7 +86,13 @@ export function registerRunFeatures(context: vscode.ExtensionContext, services: 
       if (!runs.stop())
         void vscode.window.showInformationMessage('Rehearsal: no run is in progress.');
     }),
+  );
+}
 
+/** Select Policy, and the key of an endpoint policy. */
+function registerPolicyCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { runs } = services;
+  context.subscriptions.push(
     registerCommand('rehearsal.selectPolicy', async (choice) => {
       if (!ensureTrusted('select a policy')) return undefined;
       let current;
@@ -127,18 +139,6 @@ export function registerRunFeatures(context: vscode.ExtensionContext, services: 
       else await context.secrets.delete(apiKeySecret(choice.url));
     }),
   );
-}
-
-/** The path of a file or folder target. */
-export function fsPath(target: TaskTarget): string {
-  return typeof target === 'string' ? target : target.fsPath;
-}
-
-/** The workspace folder that holds a path, else the first one. */
-export function workspaceFolderFor(p: string): string | undefined {
-  const folders = vscode.workspace.workspaceFolders ?? [];
-  const inside = folders.find((f) => p === f.uri.fsPath || p.startsWith(f.uri.fsPath + path.sep));
-  return (inside ?? folders[0])?.uri.fsPath;
 }
 
 /** Task files of the workspace and the samples that ship with the studio, to pick from. */

@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
-import type { ParamsOf } from '../core/base/panelProtocol';
-import { compareProtocol } from '../core/training/dashboard/compareProtocol';
-import type { CompareSnapshot } from '../core/training/dashboard/compareView';
-import { parseCompareMessage } from '../core/training/dashboard/compareView';
-import { COMPARE_VIEW_TYPE } from './commands';
-import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
+import type { ParamsOf } from '../../../core/base/panelProtocol';
+import { compareProtocol } from '../../../core/training/dashboard/compareProtocol';
+import type { CompareSnapshot } from '../../../core/training/dashboard/compareView';
+import { parseCompareMessage } from '../../../core/training/dashboard/compareView';
+import { COMPARE_VIEW_TYPE } from '../../commands';
+import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
 
 /**
  * A fidelity comparison of two policies on a held-out trace: a table of per-tool `A→B (Δ)` and a

@@ -1,15 +1,15 @@
-import { buildBfclAccuracy } from '../core/report/bfclAccuracy';
+import { buildBfclAccuracy } from '../../../core/report/bfclAccuracy';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { RunSummarySnapshot } from '../core/report/runSummary';
-import { parseSummaryMessage, runSummary } from '../core/report/runSummary';
-import { summaryProtocol } from '../core/report/summaryProtocol';
-import type { ParamsOf } from '../core/base/panelProtocol';
-import type { TraceLibrary } from '../core/trace/index/library';
-import { SUMMARY_VIEW_TYPE } from './commands';
-import { PanelCollection } from './panelCollection';
-import { executeCommand } from './registerCommand';
-import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from './webviewPanel';
+import type { RunSummarySnapshot } from '../../../core/report/runSummary';
+import { parseSummaryMessage, runSummary } from '../../../core/report/runSummary';
+import { summaryProtocol } from '../../../core/report/summaryProtocol';
+import type { ParamsOf } from '../../../core/base/panelProtocol';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import { SUMMARY_VIEW_TYPE } from '../../commands';
+import { PanelCollection } from '../../panelCollection';
+import { executeCommand } from '../../registerCommand';
+import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
 
 /**
  * A run's summary: its metrics at the top (success, reward, parse validity, rehearsal validity,

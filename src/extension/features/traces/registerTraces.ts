@@ -1,26 +1,27 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core/base/errors';
-import { callTreeNode } from '../../core/explorer/tree';
-import type { TreeFilter, TreeSort } from '../../core/explorer/treeFilter';
-import type { Services } from '../services';
-import { registerCommand } from '../registerCommand';
-import type { CallTarget, EpisodeTarget } from '../commands';
-import { CONTEXT_KEYS, VIEWS } from '../commands';
-import { activeCallTarget } from '../diffDecorations';
-import { pickCall, pickEpisode, pickTrace } from './pickers';
-import { CompareRunsPanel } from '../compareRunsPanel';
-import type { TraceTreeNode } from '../../core/explorer/tree';
+import { callTreeNode } from '../../../core/explorer/tree';
+import type { TreeFilter, TreeSort } from '../../../core/explorer/treeFilter';
+import type { Services } from '../../services';
+import { registerCommand, showError } from '../../registerCommand';
+import type { CallTarget, EpisodeTarget } from '../../commands';
+import { CONTEXT_KEYS } from '../../commands';
+import { activeCallTarget } from './diffDecorations';
+import { pickCall, pickEpisode, pickTrace } from '../../pickers';
+import { CompareRunsPanel } from './compareRunsPanel';
+import type { TraceTreeNode } from '../../../core/explorer/tree';
 
 /** The Trace Explorer, call diffs, reports and the Trajectory panel: browse recorded runs and compare rehearsed with actual. */
 export function registerTraceFeatures(context: vscode.ExtensionContext, services: Services): void {
-  const { library, watcher, callDiffs, explorer, trajectories } = services;
-  const view = vscode.window.createTreeView(VIEWS.traceExplorer, {
-    treeDataProvider: explorer,
-    showCollapseAll: true,
-    canSelectMany: true,
-  });
-  services.explorerTree = view;
+  keepExplorerMessage(context, services);
+  registerExplorerCommands(context, services);
+  registerCallCommands(context, services);
+  registerRunViewCommands(context, services);
+}
+
+/** The Trace Explorer's description, its filtered context key and its empty-state message, kept in step. */
+function keepExplorerMessage(context: vscode.ExtensionContext, services: Services): void {
+  const { library, explorer, explorerTree: view } = services;
   const updateMessage = () => {
     view.description = explorer.stateDescription || undefined;
     void vscode.commands.executeCommand(
@@ -36,30 +37,17 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
     else view.message = undefined;
   };
   updateMessage();
-
   context.subscriptions.push(
-    view,
     library.onDidChange(updateMessage),
     explorer.onDidChangeState(updateMessage),
+  );
+}
 
+/** Refresh, Open Trace, and the explorer's filter, search, sort and Show More. */
+function registerExplorerCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { library, watcher, explorer } = services;
+  context.subscriptions.push(
     registerCommand('rehearsal.refreshTraces', () => watcher.rescan()),
-
-    registerCommand('rehearsal.showTurnText', async (target) => {
-      const turn =
-        target && 'entityId' in target
-          ? target.kind === 'turn'
-            ? { file: target.file, turnId: target.entityId }
-            : undefined
-          : target;
-      if (!turn) return;
-      try {
-        await services.turnTexts.show(turn.file, turn.turnId);
-      } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot show turn ${turn.turnId}: ${errorMessage(err)}`,
-        );
-      }
-    }),
 
     registerCommand('rehearsal.openTrace', async (file) => {
       const target =
@@ -80,6 +68,59 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
         );
     }),
 
+    registerCommand('rehearsal.filterExplorer', async (filter) => {
+      const next = filter ?? (await pickFilter(services));
+      if (next) explorer.setFilter({ ...next, text: filter ? next.text : explorer.filter.text });
+    }),
+
+    registerCommand('rehearsal.searchExplorer', async (text) => {
+      const query =
+        text ??
+        (await vscode.window.showInputBox({
+          title: 'Search the Trace Explorer',
+          prompt:
+            'Tool names, call or episode ids, task ids, error codes, final answers, annotation notes',
+          value: explorer.filter.text ?? '',
+        }));
+      if (query === undefined) return;
+      explorer.setFilter({ ...explorer.filter, text: query.trim() || undefined });
+    }),
+
+    registerCommand('rehearsal.sortExplorer', async (sort) => {
+      const next = sort ?? (await pickSort(explorer.sort));
+      if (next) explorer.setSort(next);
+    }),
+
+    registerCommand('rehearsal.clearExplorerFilter', () => {
+      explorer.setFilter({});
+      explorer.setSort('trace');
+    }),
+
+    registerCommand('rehearsal.showMore', (file) => {
+      if (file) explorer.showMore(file);
+    }),
+  );
+}
+
+/** One call or turn: its diff, its raw text, its episode's Trajectory panel. */
+function registerCallCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { library, callDiffs, explorer, explorerTree: view, trajectories } = services;
+  context.subscriptions.push(
+    registerCommand('rehearsal.showTurnText', async (target) => {
+      const turn =
+        target && 'entityId' in target
+          ? target.kind === 'turn'
+            ? { file: target.file, turnId: target.entityId }
+            : undefined
+          : target;
+      if (!turn) return;
+      try {
+        await services.turnTexts.show(turn.file, turn.turnId);
+      } catch (err) {
+        showError(err, { prefix: `cannot show turn ${turn.turnId}: ` });
+      }
+    }),
+
     registerCommand('rehearsal.showCallDiff', async (target) => {
       const chosen = target ? toCallTarget(target) : await pickCall(services);
       if (!chosen) return;
@@ -89,21 +130,30 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
         if (node && view.visible)
           await view.reveal(node, { select: true, focus: false }).then(undefined, () => undefined);
       } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot show call ${chosen.callId}: ${errorMessage(err)}`,
-        );
+        showError(err, { prefix: `cannot show call ${chosen.callId}: ` });
       }
     }),
 
+    registerCommand('rehearsal.openTrajectory', async (target) => {
+      const episode = await resolveEpisode(services, target);
+      if (!episode) return undefined;
+      const beside = !!target && 'beside' in target && target.beside === true;
+      return trajectories.show(episode.file, episode.episodeId, episode.callId, { beside });
+    }),
+  );
+}
+
+/** A whole run: its report, its summary panel, and two runs compared. */
+function registerRunViewCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { library, callDiffs } = services;
+  context.subscriptions.push(
     registerCommand('rehearsal.showReport', async (target) => {
       const file = target?.file ?? (await pickTrace(services));
       if (!file) return;
       try {
         await services.reports.show(file);
       } catch (err) {
-        void vscode.window.showErrorMessage(
-          `Rehearsal: cannot build the report: ${errorMessage(err)}`,
-        );
+        showError(err, { prefix: 'cannot build the report: ' });
       }
     }),
 
@@ -137,66 +187,30 @@ export function registerTraceFeatures(context: vscode.ExtensionContext, services
         b,
       });
     }),
-
-    registerCommand('rehearsal.openTrajectory', async (target) => {
-      const episode = await resolveEpisode(services, target);
-      if (!episode) return undefined;
-      const beside = !!target && 'beside' in target && target.beside === true;
-      return trajectories.show(episode.file, episode.episodeId, episode.callId, { beside });
-    }),
-
-    registerCommand('rehearsal.filterExplorer', async (filter) => {
-      const next = filter ?? (await pickFilter(services));
-      if (next) explorer.setFilter({ ...next, text: filter ? next.text : explorer.filter.text });
-    }),
-
-    registerCommand('rehearsal.searchExplorer', async (text) => {
-      const query =
-        text ??
-        (await vscode.window.showInputBox({
-          title: 'Search the Trace Explorer',
-          prompt:
-            'Tool names, call or episode ids, task ids, error codes, final answers, annotation notes',
-          value: explorer.filter.text ?? '',
-        }));
-      if (query === undefined) return;
-      explorer.setFilter({ ...explorer.filter, text: query.trim() || undefined });
-    }),
-
-    registerCommand('rehearsal.sortExplorer', async (sort) => {
-      const next =
-        sort ??
-        (
-          await vscode.window.showQuickPick<vscode.QuickPickItem & { sort: TreeSort }>(
-            [
-              {
-                label: 'As recorded',
-                description: explorer.sort === 'trace' ? 'current' : undefined,
-                detail: 'runs → episodes → turns → calls',
-                sort: 'trace',
-              },
-              {
-                label: 'Least faithful first',
-                description: explorer.sort === 'fidelity' ? 'current' : undefined,
-                detail: "each run's calls in one list: parse errors, tool errors, then by field F1",
-                sort: 'fidelity',
-              },
-            ],
-            { title: 'Sort the Trace Explorer' },
-          )
-        )?.sort;
-      if (next) explorer.setSort(next);
-    }),
-
-    registerCommand('rehearsal.clearExplorerFilter', () => {
-      explorer.setFilter({});
-      explorer.setSort('trace');
-    }),
-
-    registerCommand('rehearsal.showMore', (file) => {
-      if (file) explorer.showMore(file);
-    }),
   );
+}
+
+/** Quick pick of the explorer's order. */
+async function pickSort(current: TreeSort): Promise<TreeSort | undefined> {
+  return (
+    await vscode.window.showQuickPick<vscode.QuickPickItem & { sort: TreeSort }>(
+      [
+        {
+          label: 'As recorded',
+          description: current === 'trace' ? 'current' : undefined,
+          detail: 'runs → episodes → turns → calls',
+          sort: 'trace',
+        },
+        {
+          label: 'Least faithful first',
+          description: current === 'fidelity' ? 'current' : undefined,
+          detail: "each run's calls in one list: parse errors, tool errors, then by field F1",
+          sort: 'fidelity',
+        },
+      ],
+      { title: 'Sort the Trace Explorer' },
+    )
+  )?.sort;
 }
 
 function toCallTarget(target: CallTarget): { file: string; callId: string } | undefined {
@@ -213,7 +227,7 @@ async function resolveEpisode(
   // From the palette, what is selected in the tree is what the command is about (it asked "Which
   // episode?" with another one preselected).
   const selected =
-    !target && services.explorerTree?.visible ? services.explorerTree.selection[0] : undefined;
+    !target && services.explorerTree.visible ? services.explorerTree.selection[0] : undefined;
   if (
     selected &&
     (selected.kind === 'episode' || selected.kind === 'turn' || selected.kind === 'call')

@@ -1,31 +1,31 @@
-import { resolveTrainerPython } from '../core/training/pythonEnv';
+import { resolveTrainerPython } from '../../../core/training/pythonEnv';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { counted } from '../core/base/counted';
-import { Disposable } from '../core/base/disposable';
-import { errorMessage, StudioError } from '../core/base/errors';
-import type { Policy } from '../core/policy/types';
-import { replayTrace } from '../core/runner/replay';
-import type { RunProgress, RunSummary } from '../core/runner/runner';
-import { runTasks } from '../core/runner/runner';
-import type { RunSettings } from '../core/runner/settings';
-import type { PolicyChoice } from '../core/runner/policyChoice';
+import { counted } from '../../../core/base/counted';
+import { Disposable } from '../../../core/base/disposable';
+import { errorMessage } from '../../../core/base/errors';
+import type { Policy } from '../../../core/policy/types';
+import { replayTrace } from '../../../core/runner/replay';
+import type { RunProgress, RunSummary } from '../../../core/runner/runner';
+import { runTasks } from '../../../core/runner/runner';
+import type { RunSettings } from '../../../core/runner/settings';
+import type { PolicyChoice } from '../../../core/runner/policyChoice';
 import {
   choiceRehearses,
   describePolicyChoice,
   openPolicyFor,
   settingsForPolicy,
-} from '../core/runner/policyChoice';
-import { RunStatus } from '../core/runner/runStatus';
-import { DEFAULT_CONCURRENCY } from '../core/runner/concurrency';
-import type { InputResolver } from '../core/env/variables';
-import { openTaskEnvironment } from '../core/tasks/taskEnvironment';
-import type { LoadedTask, TaskFile } from '../core/tasks/format/taskFile';
-import { runsFolder, TRACE_FILE } from '../core/trace/format/discover';
-import { newRunId } from '../core/trace/format/ids';
-import type { TraceLibrary } from '../core/trace/index/library';
-import { CONTEXT_KEYS } from './commands';
-import { executeCommand } from './registerCommand';
+} from '../../../core/runner/policyChoice';
+import { RunStatus } from '../../../core/runner/runStatus';
+import { DEFAULT_CONCURRENCY } from '../../../core/runner/concurrency';
+import type { InputResolver } from '../../../core/env/variables';
+import { openTaskEnvironment } from '../../../core/tasks/taskEnvironment';
+import type { LoadedTask, TaskFile } from '../../../core/tasks/format/taskFile';
+import { runsFolder, TRACE_FILE } from '../../../core/trace/format/discover';
+import { newRunId } from '../../../core/trace/format/ids';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import { CONTEXT_KEYS } from '../../commands';
+import { executeCommand, showError, showLog } from '../../registerCommand';
 import {
   policyChoice,
   policyChoiceSource,
@@ -35,12 +35,12 @@ import {
   judgeSettings,
   runDefaults,
   settingServers,
-} from './settings';
-import type { Judge } from '../core/tasks/checks/judge';
-import type { JudgeSettingNames } from '../core/tasks/checks/judgeEndpoint';
-import { JUDGE_API_KEY_ENV, openJudge } from '../core/tasks/checks/judgeEndpoint';
-import { UNTRUSTED_REASON } from './trust';
-import { successText } from '../core/explorer/successText';
+} from '../../settings';
+import type { Judge } from '../../../core/tasks/checks/judge';
+import type { JudgeSettingNames } from '../../../core/tasks/checks/judgeEndpoint';
+import { JUDGE_API_KEY_ENV, openJudge } from '../../../core/tasks/checks/judgeEndpoint';
+import { UNTRUSTED_REASON } from '../../trust';
+import { successText } from '../../../core/explorer/successText';
 
 /** How the editor names its judge settings in messages. */
 const EDITOR_JUDGE_NAMES: JudgeSettingNames = {
@@ -284,11 +284,9 @@ export class RunController extends Disposable {
     try {
       return policyChoice();
     } catch (err) {
-      void vscode.window
-        .showErrorMessage(`Rehearsal: ${errorMessage(err)}`, 'Select Policy')
-        .then((a) => {
-          if (a) void executeCommand('rehearsal.selectPolicy');
-        });
+      showError(err, {
+        actions: [{ label: 'Select Policy', run: () => executeCommand('rehearsal.selectPolicy') }],
+      });
       return undefined;
     }
   }
@@ -321,39 +319,12 @@ export class RunController extends Disposable {
         async (progress, token) => {
           token.onCancellationRequested(() => abort.abort());
           progress.report({ message: 'starting the policy…' });
-          const apiKey =
-            choice.kind === 'endpoint'
-              ? ((await this.secrets.get(apiKeySecret(choice.url))) ??
-                process.env.REHEARSAL_API_KEY ??
-                process.env.OPENAI_API_KEY)
-              : undefined;
-          const policy = await openPolicyFor(choice, {
-            device: policyDevice(),
-            threads: policyThreads(),
-            apiKey,
-            tasks,
-            log: (l) => this.output.info(`[policy] ${l}`),
-          });
+          const policy = await this.openPolicy(choice, tasks);
           try {
             const status = new RunStatus(describePolicyChoice(choice), policy.info.device, what);
             this.current!.status = status;
             this.updateStatus();
-            const refresh = this.liveRefresher(traceFile);
-            let lastDone = -1;
-            const feed = (p?: RunProgress) => {
-              refresh();
-              this.updateStatus();
-              const counts = status.counts;
-              if (counts && counts.done !== lastDone) {
-                const increment =
-                  lastDone < 0 ? 0 : (100 * (counts.done - lastDone)) / Math.max(1, counts.total);
-                lastDone = counts.done;
-                progress.report({
-                  increment,
-                  message: `${counts.done}/${counts.total} ${what}${p?.taskId ? ` · ${p.taskId}` : ''}`,
-                });
-              }
-            };
+            const feed = this.progressFeed(status, traceFile, what, progress);
             const result = await body(policy, status, abort.signal, feed);
             await this.library.add(traceFile);
             return result;
@@ -364,15 +335,7 @@ export class RunController extends Disposable {
       );
     } catch (err) {
       this.output.error(errorMessage(err));
-      const code = err instanceof StudioError ? ` (${err.code})` : '';
-      void vscode.window
-        .showErrorMessage(
-          `Rehearsal: the run could not start${code}: ${errorMessage(err)}`,
-          'Show Log',
-        )
-        .then((a) => {
-          if (a) this.output.show();
-        });
+      showError(err, { prefix: 'the run could not start: ', actions: [showLog(this.output)] });
     } finally {
       this.current = undefined;
       void vscode.commands.executeCommand('setContext', CONTEXT_KEYS.running, false);
@@ -383,6 +346,48 @@ export class RunController extends Disposable {
       this.report(summary);
     }
     return summary;
+  }
+
+  /** Opens the policy of a run: an endpoint's key from secret storage or the environment. */
+  private async openPolicy(choice: PolicyChoice, tasks: TaskFile[]): Promise<Policy> {
+    const apiKey =
+      choice.kind === 'endpoint'
+        ? ((await this.secrets.get(apiKeySecret(choice.url))) ??
+          process.env.REHEARSAL_API_KEY ??
+          process.env.OPENAI_API_KEY)
+        : undefined;
+    return openPolicyFor(choice, {
+      device: policyDevice(),
+      threads: policyThreads(),
+      apiKey,
+      tasks,
+      log: (l) => this.output.info(`[policy] ${l}`),
+    });
+  }
+
+  /** What a run calls on progress: the explorer refreshed, the status bar and the notification's count. */
+  private progressFeed(
+    status: RunStatus,
+    traceFile: string,
+    what: string,
+    progress: vscode.Progress<{ message?: string; increment?: number }>,
+  ): (p?: RunProgress) => void {
+    const refresh = this.liveRefresher(traceFile);
+    let lastDone = -1;
+    return (p?: RunProgress) => {
+      refresh();
+      this.updateStatus();
+      const counts = status.counts;
+      if (counts && counts.done !== lastDone) {
+        const increment =
+          lastDone < 0 ? 0 : (100 * (counts.done - lastDone)) / Math.max(1, counts.total);
+        lastDone = counts.done;
+        progress.report({
+          increment,
+          message: `${counts.done}/${counts.total} ${what}${p?.taskId ? ` · ${p.taskId}` : ''}`,
+        });
+      }
+    };
   }
 
   // Coalesces refreshes: at most one in flight, and one more if events arrived meanwhile.

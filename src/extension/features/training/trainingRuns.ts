@@ -1,24 +1,31 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Disposable } from '../core/base/disposable';
-import { StudioError, errorMessage } from '../core/base/errors';
-import type { PlanOptions } from '../core/training/launch/backends';
-import { formatCommand } from '../core/training/launch/launchPlan';
+import { Disposable } from '../../../core/base/disposable';
+import { StudioError, errorMessage } from '../../../core/base/errors';
+import type { PlanOptions } from '../../../core/training/launch/backends';
+import { formatCommand } from '../../../core/training/launch/launchPlan';
 import type {
   PreparedTrainingRun,
   StartedTrainingRun,
   TrainingRunHooks,
   TrainingRunResult,
-} from '../core/training/launch/lifecycle';
-import { prepareTrainingRun, startTrainingRun } from '../core/training/launch/lifecycle';
-import type { TrainingOutcome, TrainingProcess } from '../core/training/launch/supervisor';
-import { TrainingRun } from '../core/training/run/trainingRun';
-import { CONTEXT_KEYS } from './commands';
-import { executeCommand } from './registerCommand';
+} from '../../../core/training/launch/lifecycle';
+import { prepareTrainingRun, startTrainingRun } from '../../../core/training/launch/lifecycle';
+import type { TrainingOutcome, TrainingProcess } from '../../../core/training/launch/supervisor';
+import { TrainingRun } from '../../../core/training/run/trainingRun';
+import { CONTEXT_KEYS } from '../../commands';
+import type { ErrorAction } from '../../errorActions';
+import { executeCommand, showError } from '../../registerCommand';
 
 /** How many lines of the trainer's log a crash report quotes in its notification. */
 const NOTIFIED_TAIL_LINES = 6;
+
+/** What a run asks of the editor: its dashboard shown, or a follow-up command (Use as Policy, Compare, Resume). */
+export interface TrainingRunAttention {
+  run: TrainingRun;
+  action: 'usePolicy' | 'compare' | 'resume' | 'show';
+}
 
 /** What a launch asks the person before it starts: the exact command. Replaceable by tests. */
 export type ConfirmLaunch = (message: string, detail: string) => Thenable<boolean>;
@@ -45,12 +52,11 @@ export class TrainingRuns extends Disposable {
   private readonly ended = this._register(new vscode.EventEmitter<TrainingRun>());
   /** Fires when a run's process (and its export) has finished. */
   readonly onDidEnd = this.ended.event;
+  private readonly attention = this._register(new vscode.EventEmitter<TrainingRunAttention>());
+  /** Fires when a run is shown or ends and asks for its dashboard or a follow-up command. */
+  readonly onDidAskAttention = this.attention.event;
 
   constructor(
-    private readonly onAttention: (
-      run: TrainingRun,
-      action: 'usePolicy' | 'compare' | 'resume' | 'show',
-    ) => void,
     /** The trainer's Python as the settings name it, and the editor's environment folder. */
     private readonly python: () => Pick<PlanOptions, 'python' | 'envDir'>,
   ) {
@@ -104,7 +110,7 @@ export class TrainingRuns extends Disposable {
       void vscode.window.showWarningMessage(
         `Rehearsal: the training run ${run.name} is already running.`,
       );
-      this.onAttention(run, 'show');
+      this.attention.fire({ run, action: 'show' });
       return run;
     }
     const confirmed = await this.confirmLaunch(
@@ -139,7 +145,7 @@ export class TrainingRuns extends Disposable {
     run.attach(started.process);
     this.updateContext();
     run.finished = started.done.then((result) => this.whenEnded(run, result));
-    this.onAttention(run, 'show');
+    this.attention.fire({ run, action: 'show' });
     return run;
   }
 
@@ -214,7 +220,7 @@ export class TrainingRuns extends Disposable {
           'Resume',
         )
         .then((a) => {
-          if (a) this.onAttention(run, 'resume');
+          if (a) this.attention.fire({ run, action: 'resume' });
         });
     } else {
       const tail = outcome.stderrTail
@@ -229,7 +235,7 @@ export class TrainingRuns extends Disposable {
           'Show Log',
         )
         .then((a) => {
-          if (a === 'Resume') this.onAttention(run, 'resume');
+          if (a === 'Resume') this.attention.fire({ run, action: 'resume' });
           if (a === 'Show Log') this.log.show(true);
         });
     }
@@ -264,37 +270,31 @@ export class TrainingRuns extends Disposable {
         'Compare Fidelity…',
       )
       .then((a) => {
-        if (a === 'Use as Policy') this.onAttention(run, 'usePolicy');
-        if (a === 'Compare Fidelity…') this.onAttention(run, 'compare');
+        if (a === 'Use as Policy') this.attention.fire({ run, action: 'usePolicy' });
+        if (a === 'Compare Fidelity…') this.attention.fire({ run, action: 'compare' });
       });
   }
 }
 
-/** A launch that could not start; a missing or stale environment offers to set it up. */
+/** A launch that could not start; a run file whose rows are not there yet offers to export them. */
 function showLaunchError(err: unknown, prefix = '', runFile?: string): void {
-  const code = err instanceof StudioError ? err.code : undefined;
-  const env = code === 'TRAINER_ENV_MISSING' || code === 'TRAINER_PYTHON_MISSING';
   // The run's rows file is not there yet: the usual first step in a workspace is to export it.
   const rows =
-    code === 'RUN_SPEC_PATHS_MISSING'
-      ? ((err as StudioError).details?.['rows'] as string[] | undefined)?.[0]
+    err instanceof StudioError && err.code === 'RUN_SPEC_PATHS_MISSING'
+      ? (err.details?.['rows'] as string[] | undefined)?.[0]
       : undefined;
-  const actions = env
-    ? ['Set Up Trainer', 'Open Settings']
-    : rows
-      ? ['Export Training Rows', 'Open Run File']
-      : [];
-  void vscode.window
-    .showErrorMessage(`Rehearsal: ${prefix}${errorMessage(err)}`, ...actions)
-    .then((a) => {
-      if (a === 'Set Up Trainer') void executeCommand('rehearsal.setUpTrainer');
-      if (a === 'Open Settings')
-        void vscode.commands.executeCommand('workbench.action.openSettings', 'rehearsal.trainer');
-      if (a === 'Export Training Rows' && rows)
-        void executeCommand('rehearsal.exportTrainingRows', exportTargetFor(rows, runFile));
-      if (a === 'Open Run File' && runFile)
-        void vscode.window.showTextDocument(vscode.Uri.file(runFile));
+  const actions: ErrorAction[] = [];
+  if (rows)
+    actions.push({
+      label: 'Export Training Rows',
+      run: () => executeCommand('rehearsal.exportTrainingRows', exportTargetFor(rows, runFile)),
     });
+  if (rows && runFile)
+    actions.push({
+      label: 'Open Run File',
+      run: () => vscode.window.showTextDocument(vscode.Uri.file(runFile)),
+    });
+  showError(err, { prefix, actions });
 }
 
 /**

@@ -1,11 +1,11 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { AnnotationLibrary } from '../core/annotations/library';
-import type { AnnotatedRun, AnnotationTreeNode } from '../core/annotations/tree';
-import { annotationTreeChildren, annotationTreeParent } from '../core/annotations/tree';
-import { Disposable } from '../core/base/disposable';
-import type { TraceLibrary } from '../core/trace/index/library';
-import { tracesNewestFirst } from '../core/explorer/tree';
+import type { AnnotationLibrary } from '../../../core/annotations/library';
+import type { AnnotatedRun, AnnotationTreeNode } from '../../../core/annotations/tree';
+import { annotationTreeChildren, annotationTreeParent } from '../../../core/annotations/tree';
+import { Disposable } from '../../../core/base/disposable';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import { tracesNewestFirst } from '../../../core/explorer/tree';
 
 const SEVERITY_ICONS: Record<string, vscode.ThemeIcon> = {
   critical: new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground')),

@@ -1,11 +1,11 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Disposable } from '../core/base/disposable';
-import { errorMessage } from '../core/base/errors';
-import { buildFidelityReport } from '../core/report/fidelityReport';
-import { renderReport } from '../core/report/reportText';
-import { palette } from '../core/report/textFormat';
-import type { TraceLibrary } from '../core/trace/index/library';
+import { Disposable } from '../../../core/base/disposable';
+import { errorMessage } from '../../../core/base/errors';
+import { buildFidelityReport } from '../../../core/report/fidelityReport';
+import { renderReport } from '../../../core/report/reportText';
+import { palette } from '../../../core/report/textFormat';
+import type { TraceLibrary } from '../../../core/trace/index/library';
 
 /** The URI scheme of fidelity reports. */
 export const REPORT_SCHEME = 'rehearsal-report';

@@ -1,15 +1,19 @@
 import * as vscode from 'vscode';
-import type { MarkInput } from '../core/annotations/library';
-import type { Annotation, AnnotationKind, AnnotationSeverity } from '../core/annotations/schema';
+import type { MarkInput } from '../../../core/annotations/library';
+import type {
+  Annotation,
+  AnnotationKind,
+  AnnotationSeverity,
+} from '../../../core/annotations/schema';
 import {
   ANNOTATION_KINDS,
   ANNOTATION_KIND_DESCRIPTIONS,
   ANNOTATION_KIND_LABELS,
   ANNOTATION_SEVERITIES,
   ANNOTATION_SEVERITY_DESCRIPTIONS,
-} from '../core/annotations/schema';
-import { suggestedCallKind, suggestedKind } from '../core/annotations/suggest';
-import type { CallView } from '../core/trace/index/callView';
+} from '../../../core/annotations/schema';
+import { suggestedCallKind, suggestedKind } from '../../../core/annotations/suggest';
+import type { CallView } from '../../../core/trace/index/callView';
 
 type Item<T> = vscode.QuickPickItem & { value: T };
 

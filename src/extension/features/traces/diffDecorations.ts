@@ -1,18 +1,18 @@
 import * as vscode from 'vscode';
-import type { AnnotationLibrary } from '../core/annotations/library';
-import type { Annotation } from '../core/annotations/schema';
-import { ANNOTATION_KIND_LABELS, describeAnnotation } from '../core/annotations/schema';
-import { suggestedKind } from '../core/annotations/suggest';
-import { Disposable } from '../core/base/disposable';
-import type { PathRange } from '../core/fidelity/pathRanges';
-import type { DiffKind } from '../core/fidelity/structuralDiff';
-import type { AnnotationMark, CallDiffMarks, CallSide } from '../core/explorer/diffMarks';
-import { annotationMarks, callDiffMarks } from '../core/explorer/diffMarks';
-import type { TraceLibrary } from '../core/trace/index/library';
+import type { AnnotationLibrary } from '../../../core/annotations/library';
+import type { Annotation } from '../../../core/annotations/schema';
+import { ANNOTATION_KIND_LABELS, describeAnnotation } from '../../../core/annotations/schema';
+import { suggestedKind } from '../../../core/annotations/suggest';
+import { Disposable } from '../../../core/base/disposable';
+import type { PathRange } from '../../../core/fidelity/pathRanges';
+import type { DiffKind } from '../../../core/fidelity/structuralDiff';
+import type { AnnotationMark, CallDiffMarks, CallSide } from '../../../core/explorer/diffMarks';
+import { annotationMarks, callDiffMarks } from '../../../core/explorer/diffMarks';
+import type { TraceLibrary } from '../../../core/trace/index/library';
 import type { CallDiffDocuments } from './callDiff';
 import { CALL_SCHEME, parseCallUri } from './callDiff';
-import type { MarkTarget } from './commands';
-import { safeTimeout } from '../core/base/timers';
+import type { MarkTarget } from '../../commands';
+import { safeTimeout } from '../../../core/base/timers';
 
 const KIND_WORDS: Record<DiffKind, string> = {
   changed: 'value differs',

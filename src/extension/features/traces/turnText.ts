@@ -1,12 +1,12 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { Disposable } from '../core/base/disposable';
-import { errorMessage } from '../core/base/errors';
-import { isValidId } from '../core/trace/format/ids';
-import type { TraceLibrary } from '../core/trace/index/library';
-import type { TurnEvent } from '../core/trace/format/schema';
-import type { TurnDocument } from '../core/explorer/turnDocument';
-import { turnDocument } from '../core/explorer/turnDocument';
+import { Disposable } from '../../../core/base/disposable';
+import { errorMessage } from '../../../core/base/errors';
+import { isValidId } from '../../../core/trace/format/ids';
+import type { TraceLibrary } from '../../../core/trace/index/library';
+import type { TurnEvent } from '../../../core/trace/format/schema';
+import type { TurnDocument } from '../../../core/explorer/turnDocument';
+import { turnDocument } from '../../../core/explorer/turnDocument';
 import { parseErrorDiagnostic } from './parseErrorDiagnostic';
 
 /** The URI scheme of a turn's raw text. */
