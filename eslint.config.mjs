@@ -216,6 +216,15 @@ export default tseslint.config(
     },
   },
   {
+    // A function does one thing (STYLE.md, Code): none of src/ runs past 80 lines of code.
+    // TEMPORARY: src/extension/ is being split by another branch; the merge removes this ignore.
+    files: ['src/**/*.ts'],
+    ignores: ['src/extension/**'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
     // One write path: fs writes only in src/core/base/writePath.ts (see oneWritePath above).
     files: ['src/**/*.ts'],
     ignores: ['src/core/base/writePath.ts'],

@@ -161,6 +161,14 @@ function registerImportCommands(program: Command, cli: CliContext): void {
     .description(
       'turn recorded data into tasks, replay recordings and few-shot pairs, or a Hugging Face checkpoint into a policy folder',
     );
+  registerRecordImports(importer, cli);
+  registerBfclImport(importer, cli);
+  registerEnvaceRolloutsImport(importer, cli);
+  registerCheckpointImport(importer, cli);
+}
+
+/** `import envace` and `import chat`: recorded conversations into tasks, recordings and examples. */
+function registerRecordImports(importer: Command, cli: CliContext): void {
   for (const [format, description, what] of [
     [
       'envace',
@@ -189,6 +197,10 @@ function registerImportCommands(program: Command, cli: CliContext): void {
         cli.exit(await importCommand(format as ImportFormat, file, opts, cli.ioFor()));
       });
   }
+}
+
+/** `import bfcl`: BFCL-v4 multi-turn records as tasks. */
+function registerBfclImport(importer: Command, cli: CliContext): void {
   importer
     .command('bfcl')
     .description(
@@ -212,6 +224,10 @@ function registerImportCommands(program: Command, cli: CliContext): void {
     .action(async (records: string, opts: ImportBfclArgs) => {
       cli.exit(await importBfclCommand(records, opts, cli.ioFor()));
     });
+}
+
+/** `import envace-rollouts`: an EnvACE training run's rollouts as traces. */
+function registerEnvaceRolloutsImport(importer: Command, cli: CliContext): void {
   importer
     .command('envace-rollouts')
     .description(
@@ -223,6 +239,10 @@ function registerImportCommands(program: Command, cli: CliContext): void {
     .action(async (dir: string, opts: { out?: string; progress?: boolean }) => {
       cli.exit(await importRolloutsCommand(dir, opts, cli.ioFor()));
     });
+}
+
+/** `import checkpoint`: a Hugging Face checkpoint into a policy folder. */
+function registerCheckpointImport(importer: Command, cli: CliContext): void {
   importer
     .command('checkpoint')
     .description(
@@ -315,6 +335,13 @@ function withPolicyOptions(cmd: Command): Command {
 
 /** The commands that play a policy: `run`, `replay` and `rollout`. */
 function registerPlayCommands(program: Command, cli: CliContext): void {
+  registerRunCommand(program, cli);
+  registerReplayCommand(program, cli);
+  registerRolloutCommand(program, cli);
+}
+
+/** `run`: tasks played with a policy against their real tools. */
+function registerRunCommand(program: Command, cli: CliContext): void {
   withPolicyOptions(
     program
       .command('run')
@@ -362,7 +389,10 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
     .action(async (tasks: string[], opts) => {
       cli.exit(await runCommand(tasks, opts, cli.ioFor()));
     });
+}
 
+/** `replay`: the rehearse role of a policy on a recorded trace's calls. */
+function registerReplayCommand(program: Command, cli: CliContext): void {
   withPolicyOptions(
     program
       .command('replay')
@@ -380,7 +410,10 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
     .action(async (trace: string, opts) => {
       cli.exit(await replayCommand(trace, opts, cli.ioFor()));
     });
+}
 
+/** `rollout`: GRPO rollouts written as rollout rows. */
+function registerRolloutCommand(program: Command, cli: CliContext): void {
   withPolicyOptions(
     program
       .command('rollout')
@@ -425,7 +458,12 @@ function registerPlayCommands(program: Command, cli: CliContext): void {
 
 /** `export` (training rows) and `export checkpoint`. */
 function registerExportCommands(program: Command, cli: CliContext): void {
-  const exporter = program
+  registerCheckpointExport(registerRowsExport(program, cli), cli);
+}
+
+/** `export` itself: training rows from recorded runs. Returns the command, parent of its subcommands. */
+function registerRowsExport(program: Command, cli: CliContext): Command {
+  return program
     .command('export')
     .description('write training rows (act and rehearse) for the trainer from recorded runs')
     .argument('<trace...>', 'trace.jsonl files, run folders, or a workspace with .rehearsal/runs')
@@ -488,6 +526,10 @@ function registerExportCommands(program: Command, cli: CliContext): void {
     .action(async (traces: string[], opts) => {
       cli.exit(await exportCommand(traces, opts, cli.ioFor()));
     });
+}
+
+/** `export checkpoint`: a policy folder as a Hugging Face folder. */
+function registerCheckpointExport(exporter: Command, cli: CliContext): void {
   exporter
     .command('checkpoint')
     .description(
@@ -573,6 +615,14 @@ function registerFidelityCommands(program: Command, cli: CliContext): void {
 
 /** `train`, `serve` and `gpu`: training runs and the local policy's host. */
 function registerPolicyHostCommands(program: Command, cli: CliContext): void {
+  registerTrainCommand(program, cli);
+  registerTrainerCommands(program, cli);
+  registerServeCommand(program, cli);
+  registerGpuCommands(program, cli);
+}
+
+/** `train`: a training run from a run file, watched. */
+function registerTrainCommand(program: Command, cli: CliContext): void {
   program
     .command('train')
     .description(
@@ -594,7 +644,10 @@ function registerPolicyHostCommands(program: Command, cli: CliContext): void {
     .action(async (opts) => {
       cli.exit(await trainCommand(opts, cli.ioFor()));
     });
+}
 
+/** `trainer setup` and `trainer status`: the trainer's Python environment. */
+function registerTrainerCommands(program: Command, cli: CliContext): void {
   const trainer = program
     .command('trainer')
     .description("the trainer's Python environment (torch and the libraries it pins)");
@@ -626,7 +679,10 @@ function registerPolicyHostCommands(program: Command, cli: CliContext): void {
     .action(async (opts) => {
       cli.exit(await trainerStatusCommand(opts, cli.ioFor()));
     });
+}
 
+/** `serve`: a local policy as an OpenAI-compatible endpoint. */
+function registerServeCommand(program: Command, cli: CliContext): void {
   program
     .command('serve')
     .description(
@@ -642,7 +698,10 @@ function registerPolicyHostCommands(program: Command, cli: CliContext): void {
     .action(async (opts) => {
       cli.exit(await serveCommand(opts, cli.ioFor()));
     });
+}
 
+/** `gpu check` and `gpu install`: CUDA support of the local policy. */
+function registerGpuCommands(program: Command, cli: CliContext): void {
   const gpu = program.command('gpu').description('GPU support of the local policy (CUDA)');
   gpu
     .command('check')

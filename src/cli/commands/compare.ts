@@ -28,60 +28,11 @@ export interface CompareArgs {
  * rehearsal validity, B − A. Task success is not compared: replay plays no episode.
  */
 export async function compareCommand(trace: string, args: CompareArgs, io: CliIO): Promise<number> {
-  const policies = args.policy ?? [];
-  if (policies.length !== 2)
-    throw new StudioError(
-      'USAGE',
-      `compare needs exactly two policies (--policy A --policy B), got ${policies.length}.`,
-    );
-  if (policies.includes('reference'))
-    throw new StudioError(
-      'USAGE',
-      'The reference policy does not rehearse; compare needs model folders or endpoints.',
-    );
+  const policies = twoRehearsingPolicies(args.policy ?? []);
   const files = [await resolveOneTrace(trace)];
   // --only-marked: the calls a person marked as fidelity errors in the trace's annotations.
   const marked = args.onlyMarked ? await markedCalls(files[0]) : undefined;
-  const runsDir = runsFolderArg(args.out);
-  const infos: Partial<Record<'a' | 'b', Record<string, unknown>>> = {};
-  let bar: ReturnType<typeof progressBar> | undefined;
-  const side = (spec: string) => ({
-    name: spec,
-    open: () =>
-      openPolicy(
-        { policy: spec, model: args.model, device: args.device, threads: args.threads },
-        [],
-      ),
-  });
-  let result: PolicyComparison;
-  try {
-    result = await comparePolicies({
-      trace: files[0],
-      runsDir,
-      a: side(policies[0]),
-      b: side(policies[1]),
-      calls: marked,
-      onPolicy: (which, policy) => {
-        infos[which] = policyJson(policy);
-        bar?.stop();
-        bar =
-          args.progress === false || args.json
-            ? undefined
-            : progressBar({
-                format: `${which.toUpperCase()} calls {bar} {value}/{total}`,
-                clearOnComplete: true,
-                barsize: 24,
-              });
-        bar?.start(1, 0);
-      },
-      onProgress: (_which, p) => {
-        bar?.setTotal(p.total);
-        bar?.update(p.done);
-      },
-    });
-  } finally {
-    bar?.stop();
-  }
+  const { result, infos } = await replayWithBoth(files[0], policies, marked, args);
   for (const replay of [result.a, result.b]) {
     if (replay && replay.run.status !== 'completed') {
       io.err(
@@ -119,6 +70,76 @@ export async function compareCommand(trace: string, args: CompareArgs, io: CliIO
     io.out(`replays: ${a.run.traceFile}, ${b.run.traceFile}`);
   }
   return 0;
+}
+
+/** The two `--policy` values, checked: exactly two, and neither the reference (which does not rehearse). */
+function twoRehearsingPolicies(policies: string[]): string[] {
+  if (policies.length !== 2)
+    throw new StudioError(
+      'USAGE',
+      `compare needs exactly two policies (--policy A --policy B), got ${policies.length}.`,
+    );
+  if (policies.includes('reference'))
+    throw new StudioError(
+      'USAGE',
+      'The reference policy does not rehearse; compare needs model folders or endpoints.',
+    );
+  return policies;
+}
+
+/**
+ * Replays the trace's calls with policy A, then B, with a progress bar per side (unless
+ * `--no-progress` or `--json`); returns the comparison and each policy's description.
+ */
+async function replayWithBoth(
+  traceFile: string,
+  policies: string[],
+  marked: Set<string> | undefined,
+  args: CompareArgs,
+): Promise<{
+  result: PolicyComparison;
+  infos: Partial<Record<'a' | 'b', Record<string, unknown>>>;
+}> {
+  const runsDir = runsFolderArg(args.out);
+  const infos: Partial<Record<'a' | 'b', Record<string, unknown>>> = {};
+  let bar: ReturnType<typeof progressBar> | undefined;
+  const side = (spec: string) => ({
+    name: spec,
+    open: () =>
+      openPolicy(
+        { policy: spec, model: args.model, device: args.device, threads: args.threads },
+        [],
+      ),
+  });
+  try {
+    const result = await comparePolicies({
+      trace: traceFile,
+      runsDir,
+      a: side(policies[0]),
+      b: side(policies[1]),
+      calls: marked,
+      onPolicy: (which, policy) => {
+        infos[which] = policyJson(policy);
+        bar?.stop();
+        bar =
+          args.progress === false || args.json
+            ? undefined
+            : progressBar({
+                format: `${which.toUpperCase()} calls {bar} {value}/{total}`,
+                clearOnComplete: true,
+                barsize: 24,
+              });
+        bar?.start(1, 0);
+      },
+      onProgress: (_which, p) => {
+        bar?.setTotal(p.total);
+        bar?.update(p.done);
+      },
+    });
+    return { result, infos };
+  } finally {
+    bar?.stop();
+  }
 }
 
 /** Ids of the calls of a trace that carry a fidelity-error mark; a usage error when there are none. */

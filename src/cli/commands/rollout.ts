@@ -73,36 +73,17 @@ export async function rolloutCommand(
   args: RolloutArgs,
   io: CliIO,
 ): Promise<number> {
-  if (!args.out)
-    throw new StudioError(
-      'USAGE',
-      'Missing --out <rows.jsonl>: where the trainer reads the rollout rows.',
-    );
-  outFileArg(args.out, '--out', 'the rollout rows, JSONL');
-  const text = { text: true };
-  const episodes = requireNumber(args.episodes, OUTSIDE_NUMBERS.flagRolloutEpisodes, 4, text);
-  const temperature = requireNumber(
-    args.temperature,
-    OUTSIDE_NUMBERS.flagRolloutTemperature,
-    1,
-    text,
-  );
-  const seed = requireNumber(args.seed, OUTSIDE_NUMBERS.flagSeed, 0, text);
-  if (args.real && args.audit)
-    throw new StudioError(
-      'USAGE',
-      '--audit goes with imagined rollouts; --real rollouts already run every tool.',
-    );
-  const reward = rewardRuleArg(args.reward);
-  const actRows = args.actRows ?? 'turn';
-  if (actRows !== 'turn' && actRows !== 'episode')
-    throw new StudioError(
-      'USAGE',
-      `--act-rows must be turn (one act row per turn, pooled in the baselines as EnvACE pools them) or episode, not "${args.actRows}".`,
-    );
-  const concurrency = concurrencyArg(args.concurrency);
-  const batchSize = requireNumber(args.batchSize, OUTSIDE_NUMBERS.flagBatchSize, undefined, text);
-  const batch = requireNumber(args.batch, OUTSIDE_NUMBERS.flagBatch, 0, text);
+  const {
+    out: outFile,
+    episodes,
+    temperature,
+    seed,
+    reward,
+    actRows,
+    concurrency,
+    batchSize,
+    batch,
+  } = rolloutOptions(args);
   const all = await loadTasks(resolveTaskArguments(taskPaths));
   const tasks = batchSize === undefined ? all : taskBatch(all, batchSize, batch);
   const judge = await openJudgeArg(args);
@@ -144,9 +125,83 @@ export async function rolloutCommand(
       'ROLLOUT_FAILED',
       `The rollout run ${summary.status}: ${summary.error?.code ?? ''} ${summary.error?.message ?? ''}`.trim(),
     );
-  const out = await writeStreamInside(writeRootOf(path.dirname(path.resolve(args.out))), args.out);
+  const exported = await writeRolloutRows(
+    summary.traceFile,
+    outFile,
+    args,
+    actRows,
+    identifierSlots,
+  );
+  const rewards = summary.episodes.map((e) => e.reward ?? 0);
+  const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
+  io.out(
+    `${summary.episodes.length} ${args.real ? 'real' : 'imagined'} episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${outFile} (trace ${summary.traceFile})`,
+  );
+  // Judge items that were not evaluated leave the rewards without them: say how many and why.
+  if (tasks.some((t) => t.task.checks.some((c) => c.kind === 'judge'))) {
+    const report = await buildFidelityReport([summary.traceFile]);
+    const judged = judgeSummaryLines(report.notEvaluated);
+    if (judged.length) io.out(judged.join('\n'));
+  }
+  return 0;
+}
+
+/** The flags of `rehearse rollout`, checked and read, in the order a user sees their errors. */
+function rolloutOptions(args: RolloutArgs) {
+  if (!args.out)
+    throw new StudioError(
+      'USAGE',
+      'Missing --out <rows.jsonl>: where the trainer reads the rollout rows.',
+    );
+  outFileArg(args.out, '--out', 'the rollout rows, JSONL');
+  const text = { text: true };
+  const episodes = requireNumber(args.episodes, OUTSIDE_NUMBERS.flagRolloutEpisodes, 4, text);
+  const temperature = requireNumber(
+    args.temperature,
+    OUTSIDE_NUMBERS.flagRolloutTemperature,
+    1,
+    text,
+  );
+  const seed = requireNumber(args.seed, OUTSIDE_NUMBERS.flagSeed, 0, text);
+  if (args.real && args.audit)
+    throw new StudioError(
+      'USAGE',
+      '--audit goes with imagined rollouts; --real rollouts already run every tool.',
+    );
+  const reward = rewardRuleArg(args.reward);
+  const actRows = args.actRows ?? 'turn';
+  if (actRows !== 'turn' && actRows !== 'episode')
+    throw new StudioError(
+      'USAGE',
+      `--act-rows must be turn (one act row per turn, pooled in the baselines as EnvACE pools them) or episode, not "${args.actRows}".`,
+    );
+  const concurrency = concurrencyArg(args.concurrency);
+  const batchSize = requireNumber(args.batchSize, OUTSIDE_NUMBERS.flagBatchSize, undefined, text);
+  const batch = requireNumber(args.batch, OUTSIDE_NUMBERS.flagBatch, 0, text);
+  return {
+    out: args.out,
+    episodes,
+    temperature,
+    seed,
+    reward,
+    actRows: actRows as 'turn' | 'episode',
+    concurrency,
+    batchSize,
+    batch,
+  };
+}
+
+/** Writes the rollout trace's rows to the `--out` file: act rows, and rehearse rows unless `--real`. */
+async function writeRolloutRows(
+  traceFile: string,
+  outFile: string,
+  args: RolloutArgs,
+  actRows: 'turn' | 'episode',
+  identifierSlots: boolean,
+) {
+  const out = await writeStreamInside(writeRootOf(path.dirname(path.resolve(outFile))), outFile);
   const exported = await exportRows(
-    [summary.traceFile],
+    [traceFile],
     {
       actSource: 'rollout',
       policyRehearsals: !args.real,
@@ -161,16 +216,5 @@ export async function rolloutCommand(
   await new Promise<void>((resolve, reject) =>
     out.end((err?: Error | null) => (err ? reject(err) : resolve())),
   );
-  const rewards = summary.episodes.map((e) => e.reward ?? 0);
-  const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
-  io.out(
-    `${summary.episodes.length} ${args.real ? 'real' : 'imagined'} episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${args.out} (trace ${summary.traceFile})`,
-  );
-  // Judge items that were not evaluated leave the rewards without them: say how many and why.
-  if (tasks.some((t) => t.task.checks.some((c) => c.kind === 'judge'))) {
-    const report = await buildFidelityReport([summary.traceFile]);
-    const judged = judgeSummaryLines(report.notEvaluated);
-    if (judged.length) io.out(judged.join('\n'));
-  }
-  return 0;
+  return exported;
 }

@@ -3,12 +3,15 @@ import { StudioError } from '../../core/base/errors';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
 import { loadTasks } from '../../core/tasks/format/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';
+import type { FidelityReport } from '../../core/report/fidelityReport';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { renderReport } from '../../core/report/reportText';
 import { palette } from '../../core/report/textFormat';
 import { counted } from '../../core/base/counted';
 import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
+import type { RunSummary } from '../../core/runner/runner';
 import { runTasks } from '../../core/runner/runner';
+import type { Policy } from '../../core/policy/types';
 import type { RunSettings } from '../../core/runner/settings';
 import type { RewardRule } from '../../core/tasks/checks/envaceReward';
 import { REWARD_RULES } from '../../core/tasks/checks/envaceReward';
@@ -141,21 +144,12 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     (line) => logLines.push(line),
   );
   const runSettings = await settingsForStartedPolicy(policy, settings);
-  const total = tasks.length * (settings.episodesPerTask ?? 1);
-  const bar =
-    args.progress === false
-      ? undefined
-      : progressBar({
-          format: 'episodes {bar} {value}/{total} | {inFlight} in flight | {task} | {detail}',
-          hideCursor: true,
-          clearOnComplete: true,
-          barsize: 24,
-        });
-  bar?.start(total, 0, {
-    inFlight: 0,
-    task: tasks[0].task.id,
-    detail: `policy ${policy.info.id}${policy.info.device ? ` on ${policy.info.device}` : ''}`,
-  });
+  const bar = startEpisodeBar(
+    args,
+    tasks.length * (settings.episodesPerTask ?? 1),
+    tasks[0].task.id,
+    policy,
+  );
   const abort = new AbortController();
   const onSigint = () => abort.abort();
   process.once('SIGINT', onSigint);
@@ -192,6 +186,39 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     policy.dispose();
   }
   const report = await buildFidelityReport([summary.traceFile], { listCalls: args.calls });
+  return printRunOutcome(summary, report, policy, args, io);
+}
+
+/** The episodes progress bar, started (none with `--no-progress`). */
+function startEpisodeBar(args: RunArgs, total: number, firstTaskId: string, policy: Policy) {
+  const bar =
+    args.progress === false
+      ? undefined
+      : progressBar({
+          format: 'episodes {bar} {value}/{total} | {inFlight} in flight | {task} | {detail}',
+          hideCursor: true,
+          clearOnComplete: true,
+          barsize: 24,
+        });
+  bar?.start(total, 0, {
+    inFlight: 0,
+    task: firstTaskId,
+    detail: `policy ${policy.info.id}${policy.info.device ? ` on ${policy.info.device}` : ''}`,
+  });
+  return bar;
+}
+
+/**
+ * Prints the run's report (or JSON) and the trace's path; returns the exit code: 1 when the run
+ * failed or episodes could not be played, 130 when it was cancelled, else 0.
+ */
+function printRunOutcome(
+  summary: RunSummary,
+  report: FidelityReport,
+  policy: Policy,
+  args: RunArgs,
+  io: CliIO,
+): number {
   if (args.json)
     io.out(JSON.stringify({ run: summary, policy: policyJson(policy), report }, null, 2));
   else {

@@ -4,7 +4,12 @@ import * as path from 'node:path';
 import { parseEnv } from 'node:util';
 import { StudioError } from '../base/errors';
 import { studioRoot } from '../base/studioRoot';
-import type { ServerDefinition } from './serverDefinition';
+import type {
+  BuiltinServerDefinition,
+  HttpServerDefinition,
+  ServerDefinition,
+  StdioServerDefinition,
+} from './serverDefinition';
 import { isBuiltinDefinition, isHttpDefinition, isStdioDefinition } from './serverDefinition';
 import type { VariableContext } from './variables';
 import { EPISODE_DIR_VARIABLE, substituteVariables } from './variables';
@@ -72,107 +77,122 @@ export async function resolveLaunch(
   inputCache = new Map<string, string>(),
 ): Promise<LaunchSpec> {
   const sub = (s: string) => substituteVariables(s, ctx, inputCache);
-  if (isBuiltinDefinition(def)) {
-    if (!/^[a-z][a-z0-9-]*$/.test(def.builtin))
-      throw new StudioError(
-        'SERVER_CONFIG_INVALID',
-        `Server "${name}": "${def.builtin}" is not a built-in server name.`,
-      );
-    const module = Object.hasOwn(PYTHON_BUILTINS, def.builtin)
-      ? PYTHON_BUILTINS[def.builtin]
-      : undefined;
-    if (module !== undefined) {
-      const python = ctx.python?.();
-      if (!python)
-        throw new StudioError(
-          'SERVER_START_FAILED',
-          `Server "${name}": the built-in server "${def.builtin}" runs on the studio's Python environment, which this host did not name. Run \`rehearse trainer setup\`, then the task again from the CLI or the editor.`,
-        );
-      return resolveLaunch(
-        name,
-        {
-          type: 'stdio',
-          command: python,
-          args: ['-m', module, ...(def.args ?? [])],
-          env: { PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE', ...def.env },
-          ...(def.cwd !== undefined ? { cwd: def.cwd } : {}),
-        },
-        ctx,
-        inputCache,
-      );
-    }
-    const bundle = builtinServerPath(def.builtin, ctx.builtinServersDir);
-    if (!existsSync(bundle)) {
-      throw new StudioError(
-        'SERVER_START_FAILED',
-        `Server "${name}": the built-in server "${def.builtin}" has no bundle at ${bundle}. Build it with \`node scripts/build.mjs\`, or check the name (the built-in domains, filesystem, memory).`,
-      );
-    }
-    // The bundle runs with this Node (in the editor, process.execPath is Electron: run it as plain
-    // Node); its args, env and cwd are a stdio definition's.
-    return resolveLaunch(
-      name,
-      {
-        type: 'stdio',
-        command: process.execPath,
-        args: [bundle, ...(def.args ?? [])],
-        env: {
-          ...(process.versions['electron'] ? { ELECTRON_RUN_AS_NODE: '1' } : {}),
-          ...def.env,
-        },
-        ...(def.cwd !== undefined ? { cwd: def.cwd } : {}),
-      },
-      ctx,
-      inputCache,
-    );
-  }
-  if (isStdioDefinition(def)) {
-    const env: { [k: string]: string } = {};
-    if (def.envFile) {
-      const file = path.resolve(ctx.baseDir, await sub(def.envFile));
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (err) {
-        throw new StudioError(
-          'SERVER_CONFIG_INVALID',
-          `Server "${name}": cannot read envFile ${file} (${(err as Error).message}).`,
-        );
-      }
-      Object.assign(env, parseEnv(text));
-    }
-    for (const [k, v] of Object.entries(def.env ?? {})) {
-      if (v === null) delete env[k];
-      else env[k] = await sub(v);
-    }
-    const args: string[] = [];
-    for (const a of def.args ?? []) args.push(await sub(a));
-    const command = await sub(def.command);
-    let cwd = def.cwd !== undefined ? await sub(def.cwd) : undefined;
-    // `${episodeDir}` is absolute once substituted; other relative folders resolve against the base.
-    if (cwd !== undefined && !cwd.startsWith(EPISODE_DIR_VARIABLE))
-      cwd = path.resolve(ctx.baseDir, cwd);
-    const perEpisode = [command, ...args, ...Object.values(env), cwd ?? ''].some((s) =>
-      s.includes(EPISODE_DIR_VARIABLE),
-    );
-    return { kind: 'stdio', command, args, env, ...(cwd !== undefined ? { cwd } : {}), perEpisode };
-  }
-  if (isHttpDefinition(def)) {
-    const headers: { [k: string]: string } = {};
-    for (const [k, v] of Object.entries(def.headers ?? {})) headers[k] = await sub(v);
-    const url = await sub(def.url);
-    try {
-      new URL(url);
-    } catch {
-      throw new StudioError(
-        'SERVER_CONFIG_INVALID',
-        `Server "${name}": "${url}" is not a valid URL.`,
-      );
-    }
-    return { kind: 'http', url, headers };
-  }
+  if (isBuiltinDefinition(def))
+    return resolveLaunch(name, builtinAsStdio(name, def, ctx), ctx, inputCache);
+  if (isStdioDefinition(def)) return resolveStdio(name, def, ctx.baseDir, sub);
+  if (isHttpDefinition(def)) return resolveHttp(name, def, sub);
   throw new StudioError(
     'SERVER_CONFIG_INVALID',
     `Server "${name}" is not an MCP server definition.`,
   );
+}
+
+/**
+ * The stdio definition a built-in server runs as: a Python built-in as `python -m <module>` on the
+ * studio's environment, else its bundle on this Node.
+ */
+function builtinAsStdio(
+  name: string,
+  def: BuiltinServerDefinition,
+  ctx: LaunchContext,
+): StdioServerDefinition {
+  if (!/^[a-z][a-z0-9-]*$/.test(def.builtin))
+    throw new StudioError(
+      'SERVER_CONFIG_INVALID',
+      `Server "${name}": "${def.builtin}" is not a built-in server name.`,
+    );
+  const module = Object.hasOwn(PYTHON_BUILTINS, def.builtin)
+    ? PYTHON_BUILTINS[def.builtin]
+    : undefined;
+  if (module !== undefined) {
+    const python = ctx.python?.();
+    if (!python)
+      throw new StudioError(
+        'SERVER_START_FAILED',
+        `Server "${name}": the built-in server "${def.builtin}" runs on the studio's Python environment, which this host did not name. Run \`rehearse trainer setup\`, then the task again from the CLI or the editor.`,
+      );
+    return {
+      type: 'stdio',
+      command: python,
+      args: ['-m', module, ...(def.args ?? [])],
+      env: { PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE', ...def.env },
+      ...(def.cwd !== undefined ? { cwd: def.cwd } : {}),
+    };
+  }
+  const bundle = builtinServerPath(def.builtin, ctx.builtinServersDir);
+  if (!existsSync(bundle)) {
+    throw new StudioError(
+      'SERVER_START_FAILED',
+      `Server "${name}": the built-in server "${def.builtin}" has no bundle at ${bundle}. Build it with \`node scripts/build.mjs\`, or check the name (the built-in domains, filesystem, memory).`,
+    );
+  }
+  // The bundle runs with this Node (in the editor, process.execPath is Electron: run it as plain
+  // Node); its args, env and cwd are a stdio definition's.
+  return {
+    type: 'stdio',
+    command: process.execPath,
+    args: [bundle, ...(def.args ?? [])],
+    env: {
+      ...(process.versions['electron'] ? { ELECTRON_RUN_AS_NODE: '1' } : {}),
+      ...def.env,
+    },
+    ...(def.cwd !== undefined ? { cwd: def.cwd } : {}),
+  };
+}
+
+/** A stdio definition resolved: `envFile` read, then `env`, args, command and `cwd` substituted. */
+async function resolveStdio(
+  name: string,
+  def: StdioServerDefinition,
+  baseDir: string,
+  sub: (s: string) => Promise<string>,
+): Promise<LaunchSpec> {
+  const env: { [k: string]: string } = {};
+  if (def.envFile) {
+    const file = path.resolve(baseDir, await sub(def.envFile));
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      throw new StudioError(
+        'SERVER_CONFIG_INVALID',
+        `Server "${name}": cannot read envFile ${file} (${(err as Error).message}).`,
+      );
+    }
+    Object.assign(env, parseEnv(text));
+  }
+  for (const [k, v] of Object.entries(def.env ?? {})) {
+    if (v === null) delete env[k];
+    else env[k] = await sub(v);
+  }
+  const args: string[] = [];
+  for (const a of def.args ?? []) args.push(await sub(a));
+  const command = await sub(def.command);
+  let cwd = def.cwd !== undefined ? await sub(def.cwd) : undefined;
+  // `${episodeDir}` is absolute once substituted; other relative folders resolve against the base.
+  if (cwd !== undefined && !cwd.startsWith(EPISODE_DIR_VARIABLE)) cwd = path.resolve(baseDir, cwd);
+  const perEpisode = [command, ...args, ...Object.values(env), cwd ?? ''].some((s) =>
+    s.includes(EPISODE_DIR_VARIABLE),
+  );
+  return { kind: 'stdio', command, args, env, ...(cwd !== undefined ? { cwd } : {}), perEpisode };
+}
+
+/** An http definition resolved: headers and URL substituted, the URL checked. */
+async function resolveHttp(
+  name: string,
+  def: HttpServerDefinition,
+  sub: (s: string) => Promise<string>,
+): Promise<LaunchSpec> {
+  const headers: { [k: string]: string } = {};
+  for (const [k, v] of Object.entries(def.headers ?? {})) headers[k] = await sub(v);
+  const url = await sub(def.url);
+  try {
+    new URL(url);
+  } catch {
+    throw new StudioError(
+      'SERVER_CONFIG_INVALID',
+      `Server "${name}": "${url}" is not a valid URL.`,
+    );
+  }
+  return { kind: 'http', url, headers };
 }

@@ -25,6 +25,7 @@ import { RESET_TOOL, SNAPSHOT_TOOL, isAdminTool } from './adminTools';
 import type { BackendAnswer, BackendCallOptions, ToolBackend } from './backend';
 import { envError } from './errors';
 import { limitedFetch } from './httpLimit';
+import type { ToolResultContent } from '../fidelity/responseValue';
 import type { LaunchSpec } from './launch';
 import {
   RESULT_LIMIT_BYTES,
@@ -68,6 +69,51 @@ const CLIENT_INFO = {
   version: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : '0.0.0-dev',
 };
 const delay = (ms: number) => delayMs(ms, { unref: true });
+
+/** A tool's result as the answer of the call: refused when nested too deep or too large. */
+function checkedResult(tool: string, response: ToolResultContent): BackendAnswer {
+  if (nestsDeeperThan(response.structured)) {
+    return {
+      error: envError(
+        'RESULT_TOO_DEEP',
+        `${tool} returned structured content nested deeper than ${MAX_JSON_DEPTH} levels; the result was not recorded.`,
+      ),
+    };
+  }
+  const size = resultSize(response);
+  if (size > RESULT_LIMIT_BYTES) {
+    return {
+      error: envError(
+        'RESULT_TOO_LARGE',
+        `${tool} returned ${size} bytes, over the ${RESULT_LIMIT_BYTES}-byte limit; the result was not recorded.`,
+      ),
+    };
+  }
+  return { response };
+}
+
+/**
+ * The answer of a call that ran past its time: a protocol error when the server wrote lines that are
+ * not JSON-RPC meanwhile (its answer may be among them), else a timeout.
+ */
+function timedOutAnswer(
+  s: Session,
+  tool: string,
+  timeoutMs: number,
+  faultsBefore: number,
+): BackendAnswer {
+  if (s.protocolFaults > faultsBefore) {
+    return {
+      error: envError(
+        'PROTOCOL_ERROR',
+        `${tool} gave no valid answer within ${timeoutMs} ms; meanwhile the server wrote ${s.protocolFaults - faultsBefore} line(s) that are not JSON-RPC on stdout (last: ${s.lastFault}).`,
+      ),
+    };
+  }
+  return {
+    error: envError('TOOL_TIMEOUT', `${tool} did not answer within ${timeoutMs} ms.`),
+  };
+}
 
 /**
  * One MCP server (stdio child process or streamable HTTP) behind the {@link ToolBackend} interface:
@@ -164,80 +210,58 @@ export class McpBackend implements ToolBackend {
         // The SDK's own timer is a backstop only: ours decides, so timeouts are told from server errors.
         { signal: controller.signal, timeout: options.timeoutMs + 5_000 },
       );
-      const response = toResultContent(result);
-      if (nestsDeeperThan(response.structured)) {
-        return {
-          error: envError(
-            'RESULT_TOO_DEEP',
-            `${tool} returned structured content nested deeper than ${MAX_JSON_DEPTH} levels; the result was not recorded.`,
-          ),
-        };
-      }
-      const size = resultSize(response);
-      if (size > RESULT_LIMIT_BYTES) {
-        return {
-          error: envError(
-            'RESULT_TOO_LARGE',
-            `${tool} returned ${size} bytes, over the ${RESULT_LIMIT_BYTES}-byte limit; the result was not recorded.`,
-          ),
-        };
-      }
-      return { response };
+      return checkedResult(tool, toResultContent(result));
     } catch (err) {
       if (cancelled)
         return { error: envError('CALL_CANCELLED', `The call to ${tool} was cancelled.`) };
-      if (timedOut) {
-        if (s.protocolFaults > faultsBefore) {
-          return {
-            error: envError(
-              'PROTOCOL_ERROR',
-              `${tool} gave no valid answer within ${options.timeoutMs} ms; meanwhile the server wrote ${s.protocolFaults - faultsBefore} line(s) that are not JSON-RPC on stdout (last: ${s.lastFault}).`,
-            ),
-          };
-        }
-        return {
-          error: envError('TOOL_TIMEOUT', `${tool} did not answer within ${options.timeoutMs} ms.`),
-        };
-      }
-      if (s.overflowed) {
-        return {
-          error: envError(
-            'RESULT_TOO_LARGE',
-            `${tool} sent a message over ${STDIO_MESSAGE_LIMIT_BYTES} bytes; the connection was closed and the server is restarted for the next episode.`,
-          ),
-        };
-      }
-      if (s.closed || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
-        await delay(30); // let the last stderr lines arrive
-        return {
-          error: envError(
-            'SERVER_CRASHED',
-            this.crashMessage(s, `stopped while ${tool} was running`),
-          ),
-        };
-      }
-      if (isSchemaError(err)) {
-        return {
-          error: envError(
-            'PROTOCOL_ERROR',
-            `${tool} answered with a result that is not an MCP tool result (${clip(schemaIssues(err), MESSAGE_CLIP)}).`,
-          ),
-        };
-      }
-      if (err instanceof McpError) {
-        // A JSON-RPC error answer is the tool's own error response: recorded as such.
-        return { response: { text: [err.message], isError: true } };
-      }
-      return {
-        error: envError(
-          'SERVER_CRASHED',
-          `Server "${this.name}" could not be reached while ${tool} was running: ${clip(errorMessage(err), MESSAGE_CLIP)}.`,
-        ),
-      };
+      if (timedOut) return timedOutAnswer(s, tool, options.timeoutMs, faultsBefore);
+      return await this.failedCallAnswer(s, tool, err);
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * The answer of a call whose request failed (not by timeout or cancellation): an overflow, a crash,
+   * a result that is not an MCP tool result, or the tool's own JSON-RPC error response.
+   */
+  private async failedCallAnswer(s: Session, tool: string, err: unknown): Promise<BackendAnswer> {
+    if (s.overflowed) {
+      return {
+        error: envError(
+          'RESULT_TOO_LARGE',
+          `${tool} sent a message over ${STDIO_MESSAGE_LIMIT_BYTES} bytes; the connection was closed and the server is restarted for the next episode.`,
+        ),
+      };
+    }
+    if (s.closed || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
+      await delay(30); // let the last stderr lines arrive
+      return {
+        error: envError(
+          'SERVER_CRASHED',
+          this.crashMessage(s, `stopped while ${tool} was running`),
+        ),
+      };
+    }
+    if (isSchemaError(err)) {
+      return {
+        error: envError(
+          'PROTOCOL_ERROR',
+          `${tool} answered with a result that is not an MCP tool result (${clip(schemaIssues(err), MESSAGE_CLIP)}).`,
+        ),
+      };
+    }
+    if (err instanceof McpError) {
+      // A JSON-RPC error answer is the tool's own error response: recorded as such.
+      return { response: { text: [err.message], isError: true } };
+    }
+    return {
+      error: envError(
+        'SERVER_CRASHED',
+        `Server "${this.name}" could not be reached while ${tool} was running: ${clip(errorMessage(err), MESSAGE_CLIP)}.`,
+      ),
+    };
   }
 
   async snapshot(timeoutMs: number): Promise<JsonValue | null> {
@@ -288,47 +312,7 @@ export class McpBackend implements ToolBackend {
   private async start(): Promise<void> {
     const stderr = new StderrLog(this.options.log, this.name);
     const flags = { overflowed: false };
-    let transport: StdioClientTransport | StreamableHTTPClientTransport;
-    const spec = this.spec;
-    if (spec.kind === 'stdio') {
-      let { command, args, env, cwd } = spec;
-      if (spec.perEpisode) {
-        await this.removeEpisodeDir();
-        const dir = (this.episodeDir = await mkdtempInside(
-          tempRoot(),
-          path.join(os.tmpdir(), 'rehearsal-episode-'),
-        ));
-        command = substituteEpisodeDir(command, dir);
-        args = args.map((a) => substituteEpisodeDir(a, dir));
-        env = Object.fromEntries(
-          Object.entries(env).map(([k, v]) => [k, substituteEpisodeDir(v, dir)]),
-        );
-        cwd = cwd === undefined ? undefined : substituteEpisodeDir(cwd, dir);
-      }
-      if (cwd !== undefined && !existsSync(cwd)) {
-        throw new StudioError(
-          'SERVER_START_FAILED',
-          `Server "${this.name}" could not be started: its working folder ${cwd} does not exist.`,
-        );
-      }
-      const stdio = new StdioClientTransport({
-        command,
-        args,
-        env,
-        ...(cwd ? { cwd } : {}),
-        stderr: 'pipe',
-        maxBufferSize: STDIO_MESSAGE_LIMIT_BYTES,
-      });
-      if (stdio.stderr) stderr.follow(stdio.stderr as Readable);
-      transport = stdio;
-    } else {
-      transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-        requestInit: { headers: spec.headers },
-        fetch: limitedFetch(STDIO_MESSAGE_LIMIT_BYTES, () => {
-          flags.overflowed = true;
-        }),
-      });
-    }
+    const transport = await this.openTransport(stderr, flags);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const session: Session = {
       client,
@@ -367,6 +351,55 @@ export class McpBackend implements ToolBackend {
         `Server "${this.name}" could not be started: ${clip(errorMessage(err), MESSAGE_CLIP)}.${tail ? ` Its stderr ends with:\n${tail}` : ' It wrote nothing on stderr.'}`,
       );
     }
+  }
+
+  /**
+   * The transport to the server: a stdio child process (in a fresh episode folder when its definition
+   * uses one), its stderr followed; or streamable HTTP, its messages limited in size.
+   */
+  private async openTransport(
+    stderr: StderrLog,
+    flags: { overflowed: boolean },
+  ): Promise<StdioClientTransport | StreamableHTTPClientTransport> {
+    const spec = this.spec;
+    if (spec.kind === 'stdio') {
+      let { command, args, env, cwd } = spec;
+      if (spec.perEpisode) {
+        await this.removeEpisodeDir();
+        const dir = (this.episodeDir = await mkdtempInside(
+          tempRoot(),
+          path.join(os.tmpdir(), 'rehearsal-episode-'),
+        ));
+        command = substituteEpisodeDir(command, dir);
+        args = args.map((a) => substituteEpisodeDir(a, dir));
+        env = Object.fromEntries(
+          Object.entries(env).map(([k, v]) => [k, substituteEpisodeDir(v, dir)]),
+        );
+        cwd = cwd === undefined ? undefined : substituteEpisodeDir(cwd, dir);
+      }
+      if (cwd !== undefined && !existsSync(cwd)) {
+        throw new StudioError(
+          'SERVER_START_FAILED',
+          `Server "${this.name}" could not be started: its working folder ${cwd} does not exist.`,
+        );
+      }
+      const stdio = new StdioClientTransport({
+        command,
+        args,
+        env,
+        ...(cwd ? { cwd } : {}),
+        stderr: 'pipe',
+        maxBufferSize: STDIO_MESSAGE_LIMIT_BYTES,
+      });
+      if (stdio.stderr) stderr.follow(stdio.stderr as Readable);
+      return stdio;
+    }
+    return new StreamableHTTPClientTransport(new URL(spec.url), {
+      requestInit: { headers: spec.headers },
+      fetch: limitedFetch(STDIO_MESSAGE_LIMIT_BYTES, () => {
+        flags.overflowed = true;
+      }),
+    });
   }
 
   private async connectAndList(session: Session): Promise<void> {

@@ -82,25 +82,8 @@ export function countAgreement(rehearsal: JsonValue, actual: JsonValue): Agreeme
   };
   const root = new SchemaNode();
   const stack: Visit[] = [{ r: rehearsal, a: actual, node: root, depth: 0 }];
-  const expand = (v: JsonValue, side: 'r' | 'a', node: SchemaNode, depth: number) => {
-    if (Array.isArray(v)) {
-      const child = node.item();
-      for (const c of v)
-        stack.push(
-          side === 'r'
-            ? { r: c, a: undefined, node: child, depth }
-            : { r: undefined, a: c, node: child, depth },
-        );
-    } else {
-      for (const [k, c] of Object.entries(v as { [k: string]: JsonValue })) {
-        stack.push(
-          side === 'r'
-            ? { r: c, a: undefined, node: node.key(k), depth }
-            : { r: undefined, a: c, node: node.key(k), depth },
-        );
-      }
-    }
-  };
+  const expand = (v: JsonValue, side: 'r' | 'a', node: SchemaNode, depth: number) =>
+    pushOneSide(stack, v, side, node, depth);
   while (stack.length) {
     const { r, a, node, depth } = stack.pop()!;
     if (r !== undefined) node.seen |= REHEARSAL;
@@ -120,28 +103,70 @@ export function countAgreement(rehearsal: JsonValue, actual: JsonValue): Agreeme
     if (rLeaf && aLeaf) {
       if (sameLeaf(r, a)) counts.commonLeaves++;
     } else if (sameType && !rLeaf && !aLeaf) {
-      // Both containers of one kind: their children share paths.
-      if (Array.isArray(r)) {
-        const ra = r;
-        const aa = a as JsonValue[];
-        const child = node.item();
-        for (let i = 0; i < Math.max(ra.length, aa.length); i++)
-          stack.push({ r: ra[i], a: aa[i], node: child, depth: depth + 1 });
-      } else {
-        const ro = r as { [k: string]: JsonValue };
-        const ao = a as { [k: string]: JsonValue };
-        for (const k of Object.keys(ro))
-          stack.push({ r: ro[k], a: own(ao, k), node: node.key(k), depth: depth + 1 });
-        for (const k of Object.keys(ao))
-          if (own(ro, k) === undefined)
-            stack.push({ r: undefined, a: ao[k], node: node.key(k), depth: depth + 1 });
-      }
+      pushSharedChildren(stack, r, a, node, depth + 1);
     } else {
       if (!rLeaf) expand(r, 'r', node, depth + 1);
       if (!aLeaf) expand(a, 'a', node, depth + 1);
     }
   }
-  // Every schema node below the root is a key path.
+  countKeyPaths(root, counts);
+  return counts;
+}
+
+/** Pushes the children of a container that only one side has (`side`) onto the walk's stack. */
+function pushOneSide(
+  stack: Visit[],
+  v: JsonValue,
+  side: 'r' | 'a',
+  node: SchemaNode,
+  depth: number,
+): void {
+  if (Array.isArray(v)) {
+    const child = node.item();
+    for (const c of v)
+      stack.push(
+        side === 'r'
+          ? { r: c, a: undefined, node: child, depth }
+          : { r: undefined, a: c, node: child, depth },
+      );
+  } else {
+    for (const [k, c] of Object.entries(v as { [k: string]: JsonValue })) {
+      stack.push(
+        side === 'r'
+          ? { r: c, a: undefined, node: node.key(k), depth }
+          : { r: undefined, a: c, node: node.key(k), depth },
+      );
+    }
+  }
+}
+
+/** Pushes the children of two containers of one kind (both arrays or both objects): they share paths. */
+function pushSharedChildren(
+  stack: Visit[],
+  r: JsonValue,
+  a: JsonValue,
+  node: SchemaNode,
+  depth: number,
+): void {
+  if (Array.isArray(r)) {
+    const ra = r;
+    const aa = a as JsonValue[];
+    const child = node.item();
+    for (let i = 0; i < Math.max(ra.length, aa.length); i++)
+      stack.push({ r: ra[i], a: aa[i], node: child, depth });
+  } else {
+    const ro = r as { [k: string]: JsonValue };
+    const ao = a as { [k: string]: JsonValue };
+    for (const k of Object.keys(ro))
+      stack.push({ r: ro[k], a: own(ao, k), node: node.key(k), depth });
+    for (const k of Object.keys(ao))
+      if (own(ro, k) === undefined)
+        stack.push({ r: undefined, a: ao[k], node: node.key(k), depth });
+  }
+}
+
+/** Counts the key paths (every schema node below the root), and those both sides have. */
+function countKeyPaths(root: SchemaNode, counts: AgreementCounts): void {
   const nodes: SchemaNode[] = [];
   const pushChildren = (n: SchemaNode) => {
     if (n.items) nodes.push(n.items);
@@ -154,5 +179,4 @@ export function countAgreement(rehearsal: JsonValue, actual: JsonValue): Agreeme
     if (n.seen === (REHEARSAL | ACTUAL)) counts.keysInBoth++;
     pushChildren(n);
   }
-  return counts;
 }

@@ -1,9 +1,12 @@
-import type { CancellationToken } from 'vscode-jsonrpc/node';
+import type { CancellationToken, MessageConnection } from 'vscode-jsonrpc/node';
 import { createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { StudioError, errorMessage } from '../base/errors';
 import * as HostProtocol from './hostProtocol';
 import { OnnxEngine } from './onnx/engine';
+
+/** What the engine answers one generation with. */
+type EngineGeneration = Awaited<ReturnType<OnnxEngine['generate']>>;
 
 /**
  * The policy host: a child process that owns the ONNX model and answers JSON-RPC over stdin/stdout.
@@ -39,18 +42,8 @@ function main(): void {
         maxSequences: params.maxSequences,
         kvCacheMb: params.kvCacheMb,
       });
-      const i = engine.info;
       console.error(`policy host: ${params.modelDir} on ${engine.device.device}`);
-      return {
-        device: engine.device,
-        model: {
-          dir: i.dir,
-          layers: i.numLayers,
-          vocabSize: i.vocabSize,
-          maxPositions: i.maxPositions,
-        },
-        batch: engine.decoder.limits,
-      };
+      return initializeResult(engine);
     } catch (err) {
       return fail(err);
     }
@@ -65,55 +58,9 @@ function main(): void {
         ),
       );
     try {
-      const abort = new AbortController();
-      const sub = token.onCancellationRequested(() => abort.abort());
-      const prompt = engine.encode(engine.renderChat(params.messages, params.tools));
-      const result = await engine
-        .generate({
-          promptIds: prompt,
-          session: params.session,
-          n: params.n,
-          maxTokens: params.maxTokens,
-          minTokens: params.minTokens,
-          sampling: params.sampling,
-          stopStrings: params.stopStrings,
-          toolNames: params.toolNames,
-          signal: abort.signal,
-          onToken: params.stream
-            ? (sample, delta) =>
-                void connection.sendNotification(HostProtocol.token, {
-                  requestId: params.requestId,
-                  sample,
-                  delta,
-                })
-            : undefined,
-        })
-        .finally(() => sub.dispose());
-      const completion = result.samples.reduce((s, x) => s + x.ids.length, 0);
-      stats.requests++;
-      // The prompt tokens read: a request cancelled while it waited for the batch read none.
-      stats.promptTokens += result.prefilled + result.reused;
-      stats.prefilled += result.prefilled;
-      stats.reused += result.reused;
-      stats.completionTokens += completion;
-      stats.decodeMs += result.decodeMs;
-      stats.decodeSteps += result.decodeSteps;
-      return {
-        samples: result.samples.map((s) => ({
-          text: s.text,
-          finish: s.finish,
-          completionTokens: s.ids.length,
-        })),
-        promptTokens: result.promptTokens,
-        prefilled: result.prefilled,
-        reused: result.reused,
-        prefillMs: result.prefillMs,
-        decodeMs: result.decodeMs,
-        decodeSteps: result.decodeSteps,
-        sharedPrefix: result.sharedPrefix,
-        batchRows: result.batchRows,
-        queuedMs: result.queuedMs,
-      };
+      const result = await generateOn(engine, params, token, connection);
+      countGeneration(stats, result);
+      return generateResult(result);
     } catch (err) {
       return fail(err);
     }
@@ -131,6 +78,90 @@ function main(): void {
   });
   connection.onClose(() => process.exit(0));
   connection.listen();
+}
+
+/**
+ * Runs one `generate` request on the engine: the chat rendered and encoded, cancelled with the
+ * request, each token sent as a notification when the request streams.
+ */
+function generateOn(
+  engine: OnnxEngine,
+  params: HostProtocol.GenerateParams,
+  token: CancellationToken,
+  connection: MessageConnection,
+): Promise<EngineGeneration> {
+  const abort = new AbortController();
+  const sub = token.onCancellationRequested(() => abort.abort());
+  const prompt = engine.encode(engine.renderChat(params.messages, params.tools));
+  return engine
+    .generate({
+      promptIds: prompt,
+      session: params.session,
+      n: params.n,
+      maxTokens: params.maxTokens,
+      minTokens: params.minTokens,
+      sampling: params.sampling,
+      stopStrings: params.stopStrings,
+      toolNames: params.toolNames,
+      signal: abort.signal,
+      onToken: params.stream
+        ? (sample, delta) =>
+            void connection.sendNotification(HostProtocol.token, {
+              requestId: params.requestId,
+              sample,
+              delta,
+            })
+        : undefined,
+    })
+    .finally(() => sub.dispose());
+}
+
+/** The answer to `initialize`: the device the model runs on, its shape and the batch limits. */
+function initializeResult(engine: OnnxEngine): HostProtocol.InitializeResult {
+  const i = engine.info;
+  return {
+    device: engine.device,
+    model: {
+      dir: i.dir,
+      layers: i.numLayers,
+      vocabSize: i.vocabSize,
+      maxPositions: i.maxPositions,
+    },
+    batch: engine.decoder.limits,
+  };
+}
+
+/** Adds one generation to the host's running totals. */
+function countGeneration(stats: HostProtocol.Stats, result: EngineGeneration): void {
+  const completion = result.samples.reduce((s, x) => s + x.ids.length, 0);
+  stats.requests++;
+  // The prompt tokens read: a request cancelled while it waited for the batch read none.
+  stats.promptTokens += result.prefilled + result.reused;
+  stats.prefilled += result.prefilled;
+  stats.reused += result.reused;
+  stats.completionTokens += completion;
+  stats.decodeMs += result.decodeMs;
+  stats.decodeSteps += result.decodeSteps;
+}
+
+/** The answer to `generate`: each sample's text and token count, and the batch's timings. */
+function generateResult(result: EngineGeneration): HostProtocol.GenerateResult {
+  return {
+    samples: result.samples.map((s) => ({
+      text: s.text,
+      finish: s.finish,
+      completionTokens: s.ids.length,
+    })),
+    promptTokens: result.promptTokens,
+    prefilled: result.prefilled,
+    reused: result.reused,
+    prefillMs: result.prefillMs,
+    decodeMs: result.decodeMs,
+    decodeSteps: result.decodeSteps,
+    sharedPrefix: result.sharedPrefix,
+    batchRows: result.batchRows,
+    queuedMs: result.queuedMs,
+  };
 }
 
 main();

@@ -251,29 +251,9 @@ export class OpenAICompatibleServer {
             samples: generated.samples.map((s) => ({ ...s, text: slots.reveal(s.text) })),
           }
         : generated;
-      const choices = result.samples.map((s, index) => {
-        const parsed = tools.length ? parseActOutput(s.text) : undefined;
-        if (parsed?.kind === 'calls') {
-          return {
-            index,
-            finish_reason: 'tool_calls',
-            message: {
-              role: 'assistant',
-              content: parsed.preamble || null,
-              tool_calls: parsed.calls.map((c, i) => ({
-                id: `call_${index}_${i}`,
-                type: 'function',
-                function: { name: c.name, arguments: canonicalJson(c.arguments) },
-              })),
-            },
-          };
-        }
-        return {
-          index,
-          finish_reason: s.finish === 'length' ? 'length' : 'stop',
-          message: { role: 'assistant', content: s.text },
-        };
-      });
+      const choices = result.samples.map((s, index) =>
+        completionChoice(s, index, tools.length > 0),
+      );
       const completion = result.samples.reduce((t, s) => t + s.completionTokens, 0);
       send(200, {
         id: `chatcmpl-${Date.now().toString(36)}`,
@@ -288,21 +268,58 @@ export class OpenAICompatibleServer {
         },
       });
     } catch (err) {
-      // A prompt the model cannot take is the request's fault, as vLLM answers it.
-      const status =
-        err instanceof HttpError
-          ? err.status
-          : err instanceof StudioError && REQUEST_FAULTS.has(err.code)
-            ? 400
-            : 500;
-      const code = err instanceof HttpError ? err.code : undefined;
-      send(status, {
-        error: {
-          message: errorMessage(err),
-          type: status === 500 ? 'server_error' : 'invalid_request_error',
-          ...(code ? { code } : {}),
-        },
-      });
+      const { status, body } = errorAnswer(err);
+      send(status, body);
     }
   }
+}
+
+/**
+ * One choice of a chat completion: the sample's tool calls when the request offered tools and the
+ * sample called some, else its text.
+ */
+function completionChoice(s: { text: string; finish: string }, index: number, withTools: boolean) {
+  const parsed = withTools ? parseActOutput(s.text) : undefined;
+  if (parsed?.kind === 'calls') {
+    return {
+      index,
+      finish_reason: 'tool_calls',
+      message: {
+        role: 'assistant',
+        content: parsed.preamble || null,
+        tool_calls: parsed.calls.map((c, i) => ({
+          id: `call_${index}_${i}`,
+          type: 'function',
+          function: { name: c.name, arguments: canonicalJson(c.arguments) },
+        })),
+      },
+    };
+  }
+  return {
+    index,
+    finish_reason: s.finish === 'length' ? 'length' : 'stop',
+    message: { role: 'assistant', content: s.text },
+  };
+}
+
+/** The status and OpenAI-shaped error body a failed request is answered with. */
+function errorAnswer(err: unknown): { status: number; body: unknown } {
+  // A prompt the model cannot take is the request's fault, as vLLM answers it.
+  const status =
+    err instanceof HttpError
+      ? err.status
+      : err instanceof StudioError && REQUEST_FAULTS.has(err.code)
+        ? 400
+        : 500;
+  const code = err instanceof HttpError ? err.code : undefined;
+  return {
+    status,
+    body: {
+      error: {
+        message: errorMessage(err),
+        type: status === 500 ? 'server_error' : 'invalid_request_error',
+        ...(code ? { code } : {}),
+      },
+    },
+  };
 }

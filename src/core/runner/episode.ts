@@ -507,94 +507,127 @@ interface CallResult {
   endEpisode?: EpisodeEnding;
 }
 
+/**
+ * Plays one tool call: rehearsed by the policy (when it rehearses), run on the real tool (when the
+ * mode does), and answered to the agent from the one the mode continues on.
+ */
 async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult | Ended> {
-  const { episodeId, settings, emit } = ctx;
   // Rehearse first: in shadow mode the prediction is made before the tool has answered.
   let rehearsalEvent: CallRehearsalEvent | undefined;
   let sample: RehearsalSample | undefined;
   if (ctx.policy.rehearses !== false) {
-    const prompt = buildRehearsePrompt(
-      {
-        tools: c.tools,
-        examples: ctx.task.examples,
-        history: c.history,
-        latestText: c.latestText,
-        call: { name: c.name, arguments: c.args },
-      },
-      settings.rehearsePrompt,
+    const rehearsed = await rehearseCall(ctx, c);
+    if (!('sample' in rehearsed)) return rehearsed;
+    ({ sample, rehearsalEvent } = rehearsed);
+  }
+  const actualEvent = c.real ? await callRealTool(ctx, c, rehearsalEvent) : undefined;
+  if (ctx.mode === 'shadow') return shadowCallResult(c, actualEvent!);
+  return imaginedCallResult(ctx, c, sample);
+}
+
+/** Asks the policy for the call's rehearsal and records it; ends the episode when it was stopped meanwhile. */
+async function rehearseCall(
+  ctx: EpisodeContext,
+  c: CallPlay,
+): Promise<{ sample: RehearsalSample; rehearsalEvent: CallRehearsalEvent } | Ended> {
+  const prompt = buildRehearsePrompt(
+    {
+      tools: c.tools,
+      examples: ctx.task.examples,
+      history: c.history,
+      latestText: c.latestText,
+      call: { name: c.name, arguments: c.args },
+    },
+    ctx.settings.rehearsePrompt,
+  );
+  const rehearsal = await ctx.policy.rehearse({
+    messages: prompt,
+    n: ctx.settings.rehearsalSamples,
+    session: c.rehearseSession,
+    sampling: ctx.settings.sampling.rehearse,
+    maxTokens: ctx.settings.maxTokens.rehearse,
+    signal: c.signal,
+  });
+  if (c.signal.aborted)
+    return abortReason(
+      ctx.signal,
+      ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs,
     );
-    const rehearsal = await ctx.policy.rehearse({
-      messages: prompt,
-      n: settings.rehearsalSamples,
-      session: c.rehearseSession,
-      sampling: settings.sampling.rehearse,
-      maxTokens: settings.maxTokens.rehearse,
-      signal: c.signal,
-    });
-    if (c.signal.aborted)
-      return abortReason(
-        ctx.signal,
-        ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs,
-      );
-    sample = {
-      ...rehearsal.samples[0],
-      parse: rehearsalParseIn(rehearsal.samples[0], settings.parse),
-    };
-    rehearsalEvent = (await emit({
-      type: 'call.rehearsal',
-      episodeId,
-      turnId: c.turnId,
-      callId: c.callId,
-      tool: c.name,
+  const sample: RehearsalSample = {
+    ...rehearsal.samples[0],
+    parse: rehearsalParseIn(rehearsal.samples[0], ctx.settings.parse),
+  };
+  const rehearsalEvent = (await ctx.emit({
+    type: 'call.rehearsal',
+    episodeId: ctx.episodeId,
+    turnId: c.turnId,
+    callId: c.callId,
+    tool: c.name,
+    arguments: c.args,
+    text: sample.text,
+    result: rehearsalResult(sample.parse),
+    tokens: rehearsal.tokens,
+    latencyMs: Math.round(rehearsal.latencyMs),
+  })) as CallRehearsalEvent;
+  return { sample, rehearsalEvent };
+}
+
+/** Runs the call on the real tool and records its answer, and the fidelity when it was rehearsed. */
+async function callRealTool(
+  ctx: EpisodeContext,
+  c: CallPlay,
+  rehearsalEvent: CallRehearsalEvent | undefined,
+): Promise<CallActualEvent> {
+  const outcome = await ctx.env!.call(c.name, c.args, {
+    signal: c.signal,
+    timeoutMs: ctx.task.limits?.callTimeoutMs,
+  });
+  const error =
+    outcome.error && ctx.settings.parse === 'envace'
+      ? envaceToolError(outcome.error, { name: c.name, args: c.args, taskId: ctx.task.id })
+      : outcome.error && { code: outcome.error.code, message: outcome.error.message };
+  const actualEvent = (await ctx.emit({
+    type: 'call.actual',
+    episodeId: ctx.episodeId,
+    turnId: c.turnId,
+    callId: c.callId,
+    tool: c.name,
+    source: ctx.env!.source,
+    ...(outcome.response ? { response: outcome.response } : {}),
+    ...(error ? { error } : {}),
+    server: outcome.server,
+    latencyMs: Math.round(outcome.latencyMs),
+  })) as CallActualEvent;
+  if (rehearsalEvent) await ctx.emit(fidelityEventFor(rehearsalEvent, actualEvent));
+  return actualEvent;
+}
+
+/** Shadow mode: the episode continues on the real tool's answer. */
+function shadowCallResult(c: CallPlay, actualEvent: CallActualEvent): CallResult {
+  const outcome = {
+    ...(actualEvent.response ? { response: actualEvent.response } : {}),
+    ...(actualEvent.error ? { error: actualEvent.error } : {}),
+  };
+  return {
+    kind: 'played',
+    transcriptCall: {
+      name: c.name,
       arguments: c.args,
-      text: sample.text,
-      result: rehearsalResult(sample.parse),
-      tokens: rehearsal.tokens,
-      latencyMs: Math.round(rehearsal.latencyMs),
-    })) as CallRehearsalEvent;
-  }
+      outcome: outcome as TranscriptCall['outcome'],
+    },
+    toolText: actualEventToolText(actualEvent),
+  };
+}
 
-  let actualEvent: CallActualEvent | undefined;
-  if (c.real) {
-    const outcome = await ctx.env!.call(c.name, c.args, {
-      signal: c.signal,
-      timeoutMs: ctx.task.limits?.callTimeoutMs,
-    });
-    const error =
-      outcome.error && settings.parse === 'envace'
-        ? envaceToolError(outcome.error, { name: c.name, args: c.args, taskId: ctx.task.id })
-        : outcome.error && { code: outcome.error.code, message: outcome.error.message };
-    actualEvent = (await emit({
-      type: 'call.actual',
-      episodeId,
-      turnId: c.turnId,
-      callId: c.callId,
-      tool: c.name,
-      source: ctx.env!.source,
-      ...(outcome.response ? { response: outcome.response } : {}),
-      ...(error ? { error } : {}),
-      server: outcome.server,
-      latencyMs: Math.round(outcome.latencyMs),
-    })) as CallActualEvent;
-    if (rehearsalEvent) await emit(fidelityEventFor(rehearsalEvent, actualEvent));
-  }
-
-  if (ctx.mode === 'shadow') {
-    const outcome = {
-      ...(actualEvent!.response ? { response: actualEvent!.response } : {}),
-      ...(actualEvent!.error ? { error: actualEvent!.error } : {}),
-    };
-    return {
-      kind: 'played',
-      transcriptCall: {
-        name: c.name,
-        arguments: c.args,
-        outcome: outcome as TranscriptCall['outcome'],
-      },
-      toolText: actualEventToolText(actualEvent),
-    };
-  }
-  // Imagine: the episode continues on the rehearsal.
+/**
+ * Imagine mode: the episode continues on the rehearsal; one that did not parse is a simulator error
+ * for the agent, and may end the episode.
+ */
+function imaginedCallResult(
+  ctx: EpisodeContext,
+  c: CallPlay,
+  sample: RehearsalSample | undefined,
+): CallResult {
   if (!sample)
     throw new StudioError(
       'NO_REHEARSAL',
@@ -604,7 +637,7 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult | 
     const text = simulatorErrorText(sample.parse.error.code, sample.parse.error.message);
     // Under EnvACE's rule the act's other calls run first, then the episode ends (playEpisode).
     const end: EpisodeEnding | undefined =
-      settings.onParseError === 'end' && settings.reward !== 'envace'
+      ctx.settings.onParseError === 'end' && ctx.settings.reward !== 'envace'
         ? {
             status: 'failed',
             code: sample.parse.error.code,

@@ -88,16 +88,7 @@ export interface RunSummary {
  */
 export async function runTasks(options: RunOptions): Promise<RunSummary> {
   const settings = withDefaults(options.settings ?? {});
-  // The id names the run's folder: one that could leave the runs folder is refused before anything else.
-  if (options.runId !== undefined) assertValidId(options.runId, 'run');
-  if (settings.mode === 'replay')
-    throw new StudioError('USAGE', 'Replay runs re-rehearse a recorded trace: use replayTrace.');
-  if (options.policy.rehearses === false && settings.mode !== 'shadow') {
-    throw new StudioError(
-      'USAGE',
-      `The ${options.policy.info.kind} policy does not rehearse, so it cannot play ${settings.mode} episodes (they go on with rehearsed responses); use shadow mode, or a model folder or endpoint policy.`,
-    );
-  }
+  const mode = playableMode(options, settings);
   const runId = options.runId ?? newRunId(settings.mode);
   const traceFile = path.join(options.runsDir, runId, TRACE_FILE);
   const writer = await TraceWriter.open(traceFile, { root: writeRootOf(options.runsDir) });
@@ -124,7 +115,7 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
   const run: TaskRun = {
     options,
     settings,
-    mode: settings.mode,
+    mode,
     emit,
     signal,
     concurrency,
@@ -135,33 +126,7 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     total: options.tasks.length * settings.episodesPerTask,
   };
 
-  let ended: RunEnding;
-  try {
-    await emit({
-      type: 'run',
-      runId,
-      mode: settings.mode,
-      policy: options.policy.info,
-      tasks: options.tasks.map((t) => t.task.id),
-      settings: settings as unknown as Record<string, never>,
-      studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
-    });
-    ended = await playTasks(run);
-  } catch (err) {
-    ended = {
-      status: 'failed',
-      error: {
-        code: err instanceof StudioError ? err.code : 'RUN_FAILED',
-        message: errorMessage(err),
-      },
-    };
-  } finally {
-    await Promise.all(
-      run.environments.flatMap((slot) =>
-        [...slot.values()].map((e) => e.close().catch(() => undefined)),
-      ),
-    );
-  }
+  const ended = await playRun(run, runId);
   // In the plan's order (task by task), whatever order they ended in.
   const episodes = run.played.filter((e): e is EpisodeSummary => e !== undefined);
   const lost = writer.writeFailure;
@@ -179,6 +144,58 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
   }
   await saveIndex(traceFile, options.saveIndexAfterBytes ?? SNAPSHOT_MIN_BYTES);
   return { runId, traceFile, status, episodes, ...(runError ? { error: runError } : {}) };
+}
+
+/**
+ * The run's mode, once the options can play it: a valid run id, not a replay, and a policy that
+ * rehearses unless the mode is shadow.
+ */
+function playableMode(options: RunOptions, settings: RunSettings): TaskRun['mode'] {
+  // The id names the run's folder: one that could leave the runs folder is refused before anything else.
+  if (options.runId !== undefined) assertValidId(options.runId, 'run');
+  if (settings.mode === 'replay')
+    throw new StudioError('USAGE', 'Replay runs re-rehearse a recorded trace: use replayTrace.');
+  if (options.policy.rehearses === false && settings.mode !== 'shadow') {
+    throw new StudioError(
+      'USAGE',
+      `The ${options.policy.info.kind} policy does not rehearse, so it cannot play ${settings.mode} episodes (they go on with rehearsed responses); use shadow mode, or a model folder or endpoint policy.`,
+    );
+  }
+  return settings.mode;
+}
+
+/**
+ * Records the run's start and plays its tasks; a fault becomes a failed ending. The environments are
+ * closed whatever happened.
+ */
+async function playRun(run: TaskRun, runId: string): Promise<RunEnding> {
+  const { options, settings } = run;
+  try {
+    await run.emit({
+      type: 'run',
+      runId,
+      mode: settings.mode,
+      policy: options.policy.info,
+      tasks: options.tasks.map((t) => t.task.id),
+      settings: settings as unknown as Record<string, never>,
+      studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
+    });
+    return await playTasks(run);
+  } catch (err) {
+    return {
+      status: 'failed',
+      error: {
+        code: err instanceof StudioError ? err.code : 'RUN_FAILED',
+        message: errorMessage(err),
+      },
+    };
+  } finally {
+    await Promise.all(
+      run.environments.flatMap((slot) =>
+        [...slot.values()].map((e) => e.close().catch(() => undefined)),
+      ),
+    );
+  }
 }
 
 /** A run in progress: its options, its environments by servers, and the episodes played so far. */

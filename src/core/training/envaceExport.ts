@@ -115,7 +115,7 @@ export async function exportEnvace(
         else if (e.type === 'episode.end') {
           const ep = episodes.get(e.episodeId);
           episodes.delete(e.episodeId);
-          if (ep) emit(ep, e);
+          if (ep) exportEpisode(ep, e, { options, envaceDialect, summary, tasks, write });
         }
       },
     });
@@ -123,84 +123,114 @@ export async function exportEnvace(
   }
   summary.tasks = [...tasks].sort();
   return summary;
+}
 
-  function emit(ep: EpisodeParts, end: EpisodeEndEvent): void {
-    const skip = (reason: string) => {
-      summary.skipped.push({ episode: ep.start.episodeId, reason });
-    };
-    if (end.status === 'cancelled') return skip('the episode was cancelled');
-    if (options.onlySuccessful && end.success !== true) return skip('not graded a success');
-    if (ep.start.role === 'imagined') return skip('an imagined episode of private rehearsal');
-    const task = options.tasks?.get(ep.start.taskId);
-    const system = ep.start.system ?? task?.system;
-    const tools: ToolDefinition[] = ep.start.tools ?? [];
-    // What the policy read: the task's system prompt, then a committed episode's rehearsal memory.
-    const messages: EnvaceMessage[] = episodeMessages(system, ep.start.context).map((m) => ({
-      role: 'system',
-      content: m.content,
-    }));
-    const turnCalls: { name: string; arguments: JsonValue }[][] = [];
-    for (const turn of ep.turns) {
-      if (turn.user !== undefined) {
-        messages.push({ role: 'user', content: turn.user });
-        turnCalls.push([]);
-      }
-      if (turn.parse.kind === 'error')
-        return skip(`turn ${turn.turnId} did not parse (${turn.parse.code})`);
-      if (turn.parse.kind !== 'calls') {
-        messages.push({ role: 'assistant', content: turn.text });
-        continue;
-      }
-      const calls = turn.parse.calls;
-      for (const call of calls)
-        if (!ep.actuals.has(call.callId)) return skip(`call ${call.callId} has no actual response`);
-      messages.push({
-        role: 'assistant',
-        content: stripAsciiWhitespace(removeBlocks(turn.text, '<tool_call>', '</tool_call>')),
-        tool_calls: calls.map((c) => ({
-          id: c.callId,
-          type: 'function',
-          function: {
-            name: c.name,
-            arguments: envaceDialect
-              ? jsonTextWithLiterals(c.arguments)
-              : JSON.stringify(c.arguments),
-          },
-        })),
-      });
-      for (const call of calls) {
-        messages.push({
-          role: 'tool',
-          tool_call_id: call.callId,
-          content: envaceRecordToolText(ep.actuals.get(call.callId)!),
-        });
-        turnCalls[turnCalls.length - 1]?.push({ name: call.name, arguments: call.arguments });
-      }
+/** Where {@link exportEpisode} writes, and what it goes by. */
+interface EpisodeExport {
+  options: EnvaceExportOptions;
+  /** The episode's run parsed in the envace dialect: non-finite numbers are written as literals. */
+  envaceDialect: boolean;
+  summary: EnvaceExportSummary;
+  tasks: Set<string>;
+  write: (record: EnvaceRecord) => void;
+}
+
+/**
+ * Writes one ended episode as an EnvACE record, or notes in the summary why it is left out
+ * (cancelled, not a success when only successes are asked for, imagined, unfaithful).
+ */
+function exportEpisode(ep: EpisodeParts, end: EpisodeEndEvent, into: EpisodeExport): void {
+  const { options, envaceDialect, summary, tasks, write } = into;
+  const skip = (reason: string) => {
+    summary.skipped.push({ episode: ep.start.episodeId, reason });
+  };
+  if (end.status === 'cancelled') return skip('the episode was cancelled');
+  if (options.onlySuccessful && end.success !== true) return skip('not graded a success');
+  if (ep.start.role === 'imagined') return skip('an imagined episode of private rehearsal');
+  const task = options.tasks?.get(ep.start.taskId);
+  const system = ep.start.system ?? task?.system;
+  const tools: ToolDefinition[] = ep.start.tools ?? [];
+  const conversation = episodeConversation(ep, system, envaceDialect);
+  if (typeof conversation === 'string') return skip(conversation);
+  const { messages, turnCalls } = conversation;
+  const firstUser = messages.findIndex((m) => m.role === 'user');
+  if (firstUser < 0) return skip('the episode has no user message');
+  // EnvACE plays every user turn of a record from its messages (interaction.py reads the next user
+  // message there): an episode that ended early still carries the task's later user turns.
+  for (const later of task?.turns.slice(turnCalls.length) ?? [])
+    messages.push({ role: 'user', content: later.user });
+  const { checklist, source } = envaceChecklist(task, turnCalls);
+  summary.checklists[source]++;
+  const prompt = messages.slice(0, firstUser + 1).map((m) => ({ ...m }));
+  const index = summary.records++;
+  tasks.add(ep.start.taskId);
+  write({
+    data_source: task?.domain ?? ep.start.taskId.split('-')[0] ?? 'rehearsal-studio',
+    messages: prompt,
+    prompt,
+    extra_info: {
+      index,
+      original_index: index,
+      tools: JSON.stringify(tools.map(envaceToolSchema)),
+      messages,
+      interaction_kwargs: { checklist_list: [checklist] },
+      studio_task: ep.start.taskId,
+      studio_episode: ep.start.episodeId,
+    },
+  });
+}
+
+/**
+ * The episode's conversation as EnvACE messages (system, user, assistant with tool calls, tool
+ * answers from the real tools) and the calls of each user turn; or why it cannot be written.
+ */
+function episodeConversation(
+  ep: EpisodeParts,
+  system: string | undefined,
+  envaceDialect: boolean,
+): { messages: EnvaceMessage[]; turnCalls: { name: string; arguments: JsonValue }[][] } | string {
+  // What the policy read: the task's system prompt, then a committed episode's rehearsal memory.
+  const messages: EnvaceMessage[] = episodeMessages(system, ep.start.context).map((m) => ({
+    role: 'system',
+    content: m.content,
+  }));
+  const turnCalls: { name: string; arguments: JsonValue }[][] = [];
+  for (const turn of ep.turns) {
+    if (turn.user !== undefined) {
+      messages.push({ role: 'user', content: turn.user });
+      turnCalls.push([]);
     }
-    const firstUser = messages.findIndex((m) => m.role === 'user');
-    if (firstUser < 0) return skip('the episode has no user message');
-    // EnvACE plays every user turn of a record from its messages (interaction.py reads the next user
-    // message there): an episode that ended early still carries the task's later user turns.
-    for (const later of task?.turns.slice(turnCalls.length) ?? [])
-      messages.push({ role: 'user', content: later.user });
-    const { checklist, source } = envaceChecklist(task, turnCalls);
-    summary.checklists[source]++;
-    const prompt = messages.slice(0, firstUser + 1).map((m) => ({ ...m }));
-    const index = summary.records++;
-    tasks.add(ep.start.taskId);
-    write({
-      data_source: task?.domain ?? ep.start.taskId.split('-')[0] ?? 'rehearsal-studio',
-      messages: prompt,
-      prompt,
-      extra_info: {
-        index,
-        original_index: index,
-        tools: JSON.stringify(tools.map(envaceToolSchema)),
-        messages,
-        interaction_kwargs: { checklist_list: [checklist] },
-        studio_task: ep.start.taskId,
-        studio_episode: ep.start.episodeId,
-      },
+    if (turn.parse.kind === 'error')
+      return `turn ${turn.turnId} did not parse (${turn.parse.code})`;
+    if (turn.parse.kind !== 'calls') {
+      messages.push({ role: 'assistant', content: turn.text });
+      continue;
+    }
+    const calls = turn.parse.calls;
+    for (const call of calls)
+      if (!ep.actuals.has(call.callId)) return `call ${call.callId} has no actual response`;
+    messages.push({
+      role: 'assistant',
+      content: stripAsciiWhitespace(removeBlocks(turn.text, '<tool_call>', '</tool_call>')),
+      tool_calls: calls.map((c) => ({
+        id: c.callId,
+        type: 'function',
+        function: {
+          name: c.name,
+          arguments: envaceDialect
+            ? jsonTextWithLiterals(c.arguments)
+            : JSON.stringify(c.arguments),
+        },
+      })),
     });
+    for (const call of calls) {
+      messages.push({
+        role: 'tool',
+        tool_call_id: call.callId,
+        content: envaceRecordToolText(ep.actuals.get(call.callId)!),
+      });
+      turnCalls[turnCalls.length - 1]?.push({ name: call.name, arguments: call.arguments });
+    }
   }
+  return { messages, turnCalls };
 }

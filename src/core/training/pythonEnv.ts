@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../base/errors';
+import type { WriteRoot } from '../base/writePath';
 import { mkdirInside, namedRoot, removeInside, writeFileInside } from '../base/writePath';
 import { studioRoot } from '../base/studioRoot';
 
@@ -332,21 +333,65 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
   // the editor's storage): a root of its own, named as it is.
   const root = namedRoot(envDir);
   await removeInside(root, path.join(envDir, ENV_MARKER), { force: true });
-  if (!existsSync(python) || options.force) {
-    const base = await findBasePython(options.basePython);
-    progress(`creating the environment in ${envDir} with ${base}`, 0.02);
-    if (options.force) await removeInside(root, envDir, { recursive: true, force: true });
-    await mkdirInside(namedRoot(path.dirname(envDir)), path.dirname(envDir));
-    const made = await runToEnd([base, '-m', 'venv', envDir], {
-      onLine: options.onLog,
-      signal: options.signal,
-    });
-    if (made.code !== 0 || !existsSync(python))
-      throw new StudioError(
-        'TRAINER_ENV_SETUP_FAILED',
-        `${base} -m venv ${envDir} failed: ${lastLine(made.stderr || made.stdout)} (Debian: apt-get install python3-venv).`,
-      );
-  }
+  if (!existsSync(python) || options.force) await makeVenv(envDir, python, root, options, progress);
+  await installPinnedPackages(python, envDir, dev, options, progress);
+  progress('checking that torch imports', 0.95);
+  const probe = await probeTorch(python);
+  if (!probe.torch)
+    throw new StudioError(
+      'TRAINER_ENV_SETUP_FAILED',
+      `The new environment in ${envDir} does not import the trainer's packages (${probe.problem}); run \`${SETUP_COMMAND} --force\` to make it again.`,
+    );
+  const record: EnvMarker = {
+    requirements: hash,
+    dev,
+    python: probe.python ?? '?',
+    torch: probe.torch,
+    created: new Date().toISOString(),
+  };
+  await writeFileInside(
+    root,
+    path.join(envDir, ENV_MARKER),
+    JSON.stringify(record, null, 1) + '\n',
+  );
+  progress(`ready: torch ${probe.torch}`, 1);
+  return { envDir, python, torch: probe.torch, upToDate: false };
+}
+
+/** Reports setup progress: a message, and the share done from 0 to 1. */
+type ProgressReport = (message: string, fraction: number) => void;
+
+/** Makes the venv with the base Python (from scratch with `force`); a failure says what to install. */
+async function makeVenv(
+  envDir: string,
+  python: string,
+  root: WriteRoot,
+  options: SetupOptions,
+  progress: ProgressReport,
+): Promise<void> {
+  const base = await findBasePython(options.basePython);
+  progress(`creating the environment in ${envDir} with ${base}`, 0.02);
+  if (options.force) await removeInside(root, envDir, { recursive: true, force: true });
+  await mkdirInside(namedRoot(path.dirname(envDir)), path.dirname(envDir));
+  const made = await runToEnd([base, '-m', 'venv', envDir], {
+    onLine: options.onLog,
+    signal: options.signal,
+  });
+  if (made.code !== 0 || !existsSync(python))
+    throw new StudioError(
+      'TRAINER_ENV_SETUP_FAILED',
+      `${base} -m venv ${envDir} failed: ${lastLine(made.stderr || made.stdout)} (Debian: apt-get install python3-venv).`,
+    );
+}
+
+/** pip installs the trainer's pinned packages (with the dev ones when `dev`), then bfcl-eval without its dependencies. */
+async function installPinnedPackages(
+  python: string,
+  envDir: string,
+  dev: boolean,
+  options: SetupOptions,
+  progress: ProgressReport,
+): Promise<void> {
   const trainer = path.join(trainerRoot(), 'trainer');
   /** `pip install <args>` into the environment; a failure is one coded error that says what to do. */
   const pipInstall = async (args: string[], what: string, onLine?: (line: string) => void) => {
@@ -382,27 +427,6 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
     NO_DEPS_REQUIREMENTS,
     options.onLog,
   );
-  progress('checking that torch imports', 0.95);
-  const probe = await probeTorch(python);
-  if (!probe.torch)
-    throw new StudioError(
-      'TRAINER_ENV_SETUP_FAILED',
-      `The new environment in ${envDir} does not import the trainer's packages (${probe.problem}); run \`${SETUP_COMMAND} --force\` to make it again.`,
-    );
-  const record: EnvMarker = {
-    requirements: hash,
-    dev,
-    python: probe.python ?? '?',
-    torch: probe.torch,
-    created: new Date().toISOString(),
-  };
-  await writeFileInside(
-    root,
-    path.join(envDir, ENV_MARKER),
-    JSON.stringify(record, null, 1) + '\n',
-  );
-  progress(`ready: torch ${probe.torch}`, 1);
-  return { envDir, python, torch: probe.torch, upToDate: false };
 }
 
 function lastLine(text: string): string {

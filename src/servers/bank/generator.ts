@@ -74,8 +74,34 @@ function otherType(t: Account['type']): Account['type'] {
   return t === 'checking' ? 'savings' : 'checking';
 }
 
-function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'): Draft | undefined {
-  const pairs: { cu: Customer; from: Account; to: Account; amount: number }[] = [];
+type TransferKind = 'ok' | 'insufficient' | 'frozen' | 'limit';
+
+/** A transfer between a customer's own accounts, of an amount for this kind of task. */
+interface TransferCase {
+  cu: Customer;
+  from: Account;
+  to: Account;
+  amount: number;
+}
+
+/** A transfer between a customer's own accounts: made (`ok`), or refused for the reason `kind` names. */
+function transferTask(c: Ctx, kind: TransferKind): Draft | undefined {
+  const pairs = transferCases(c, kind);
+  if (!pairs.length) return undefined;
+  const t = c.rng.pick(pairs);
+  const { cu, from, to, amount } = t;
+  const who = identify(c, cu);
+  const ask = `${c.rng.pick(['Please move', 'Can you transfer', "I'd like to transfer"])} ${money(amount)} from my ${from.type} account to my ${to.type} account.`;
+  const user = `${ask} ${who.phrase}`;
+  const lookups = [who.call, call('get_customer', { customer_id: cu.customer_id })];
+  return kind === 'ok'
+    ? completedTransfer(t, user, lookups)
+    : refusedTransfer(t, kind, user, lookups);
+}
+
+/** Every transfer between a customer's two accounts that makes a task of this kind, with its amount. */
+function transferCases(c: Ctx, kind: TransferKind): TransferCase[] {
+  const pairs: TransferCase[] = [];
   for (const cu of customers(c.world)) {
     for (const type of ['checking', 'savings'] as const) {
       const from = accountOf(c.world, cu, type);
@@ -94,45 +120,54 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
       if (amount !== undefined) pairs.push({ cu, from, to, amount });
     }
   }
-  if (!pairs.length) return undefined;
-  const { cu, from, to, amount } = c.rng.pick(pairs);
-  const who = identify(c, cu);
-  const ask = `${c.rng.pick(['Please move', 'Can you transfer', "I'd like to transfer"])} ${money(amount)} from my ${from.type} account to my ${to.type} account.`;
-  const lookups = [who.call, call('get_customer', { customer_id: cu.customer_id })];
+  return pairs;
+}
+
+/** The transfer is made: both balances move, and the answer names the amount. */
+function completedTransfer(t: TransferCase, user: string, lookups: ParsedToolCall[]): Draft {
+  const { from, to, amount } = t;
   const args = { from_account_id: from.account_id, to_account_id: to.account_id, amount };
-  if (kind === 'ok') {
-    return {
-      template: 'transfer',
-      description: `Transfer ${amount} from ${from.account_id} to ${to.account_id}.`,
-      steps: [
-        {
-          user: `${ask} ${who.phrase}`,
-          calls: [...lookups, call('transfer_between_accounts', args)],
-          answer: `Done: ${money(amount)} moved from your ${from.type} account to your ${to.type} account. Your ${from.type} balance is now ${money(cents(from.balance - amount))}.`,
-        },
-      ],
-      checks: [
-        {
-          id: 'from-balance',
-          kind: 'state',
-          server: 'bank',
-          path: balancePath(from.account_id),
-          equals: cents(from.balance - amount),
-          weight: 2,
-        },
-        {
-          id: 'to-balance',
-          kind: 'state',
-          server: 'bank',
-          path: balancePath(to.account_id),
-          equals: cents(to.balance + amount),
-          weight: 2,
-        },
-        writes([{ tool: 'transfer_between_accounts', target: from.account_id }]),
-        { id: 'answer-amount', kind: 'answer', numbers: [amount], weight: 1 },
-      ],
-    };
-  }
+  return {
+    template: 'transfer',
+    description: `Transfer ${amount} from ${from.account_id} to ${to.account_id}.`,
+    steps: [
+      {
+        user,
+        calls: [...lookups, call('transfer_between_accounts', args)],
+        answer: `Done: ${money(amount)} moved from your ${from.type} account to your ${to.type} account. Your ${from.type} balance is now ${money(cents(from.balance - amount))}.`,
+      },
+    ],
+    checks: [
+      {
+        id: 'from-balance',
+        kind: 'state',
+        server: 'bank',
+        path: balancePath(from.account_id),
+        equals: cents(from.balance - amount),
+        weight: 2,
+      },
+      {
+        id: 'to-balance',
+        kind: 'state',
+        server: 'bank',
+        path: balancePath(to.account_id),
+        equals: cents(to.balance + amount),
+        weight: 2,
+      },
+      writes([{ tool: 'transfer_between_accounts', target: from.account_id }]),
+      { id: 'answer-amount', kind: 'answer', numbers: [amount], weight: 1 },
+    ],
+  };
+}
+
+/** The transfer is refused (insufficient funds, a frozen account, the daily limit): nothing changes. */
+function refusedTransfer(
+  t: TransferCase,
+  kind: Exclude<TransferKind, 'ok'>,
+  user: string,
+  lookups: ParsedToolCall[],
+): Draft {
+  const { from, amount } = t;
   const read = call('get_account', { account_id: from.account_id });
   const answers = {
     insufficient: `Your ${from.type} account holds ${money(from.balance)}, which is not enough for a transfer of ${money(amount)}, so I cannot make it.`,
@@ -148,7 +183,7 @@ function transferTask(c: Ctx, kind: 'ok' | 'insufficient' | 'frozen' | 'limit'):
     template: `transfer_${kind}`,
     description: `Refuse a transfer of ${amount} from ${from.account_id} (${kind}).`,
     refusal: true,
-    steps: [{ user: `${ask} ${who.phrase}`, calls: [...lookups, read], answer: answers[kind] }],
+    steps: [{ user, calls: [...lookups, read], answer: answers[kind] }],
     checks: [
       unchanged(from, 'from-unchanged'),
       writes([], 2),
@@ -526,6 +561,7 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
   ],
 ];
 
+/** A card charge disputed: opened when it is within the window (`inWindow`), else refused as too old. */
 function disputeTask(c: Ctx, inWindow: boolean): Draft | undefined {
   const options = customers(c.world).flatMap((cu) =>
     uniquePurchases(c.world, cu)
@@ -554,50 +590,69 @@ function disputeTask(c: Ctx, inWindow: boolean): Draft | undefined {
       until: t.date,
     }),
   ];
-  const tPath = (f: string) => `$.transactions[${JSON.stringify(t.transaction_id)}].${f}`;
-  if (inWindow) {
-    return {
-      template: 'dispute',
-      description: `Dispute transaction ${t.transaction_id} (${reason}).`,
-      steps: [
-        {
-          user: `${ask} ${who.phrase}`,
-          calls: [
-            ...calls,
-            call('dispute_transaction', { transaction_id: t.transaction_id, reason }),
-          ],
-          answer: `I opened a dispute on the ${money(-t.amount)} charge at ${t.merchant} from ${t.date} (transaction ${t.transaction_id}).`,
-        },
-      ],
-      checks: [
-        {
-          id: 'dispute-open',
-          kind: 'state',
-          server: 'bank',
-          path: `${tPath('dispute')}.status`,
-          equals: 'open',
-          weight: 3,
-        },
-        {
-          id: 'dispute-reason',
-          kind: 'state',
-          server: 'bank',
-          path: `${tPath('dispute')}.reason`,
-          equals: reason,
-          weight: 1,
-        },
-        writes([{ tool: 'dispute_transaction', target: t.transaction_id }]),
-        { id: 'answer-dispute', kind: 'answer', contains: ['dispute'], weight: 1 },
-      ],
-    };
-  }
+  const user = `${ask} ${who.phrase}`;
+  return inWindow ? openedDispute(t, reason, user, calls) : refusedDispute(c, t, user, calls);
+}
+
+/** A state path of a field of the transaction. */
+function transactionPath(t: Transaction, field: string): string {
+  return `$.transactions[${JSON.stringify(t.transaction_id)}].${field}`;
+}
+
+/** The charge is recent enough: a dispute is opened with the reason given. */
+function openedDispute(
+  t: Transaction,
+  reason: string,
+  user: string,
+  calls: ParsedToolCall[],
+): Draft {
+  const tPath = (f: string) => transactionPath(t, f);
+  return {
+    template: 'dispute',
+    description: `Dispute transaction ${t.transaction_id} (${reason}).`,
+    steps: [
+      {
+        user,
+        calls: [
+          ...calls,
+          call('dispute_transaction', { transaction_id: t.transaction_id, reason }),
+        ],
+        answer: `I opened a dispute on the ${money(-t.amount)} charge at ${t.merchant} from ${t.date} (transaction ${t.transaction_id}).`,
+      },
+    ],
+    checks: [
+      {
+        id: 'dispute-open',
+        kind: 'state',
+        server: 'bank',
+        path: `${tPath('dispute')}.status`,
+        equals: 'open',
+        weight: 3,
+      },
+      {
+        id: 'dispute-reason',
+        kind: 'state',
+        server: 'bank',
+        path: `${tPath('dispute')}.reason`,
+        equals: reason,
+        weight: 1,
+      },
+      writes([{ tool: 'dispute_transaction', target: t.transaction_id }]),
+      { id: 'answer-dispute', kind: 'answer', contains: ['dispute'], weight: 1 },
+    ],
+  };
+}
+
+/** The charge is past the dispute window: the dispute is refused and nothing changes. */
+function refusedDispute(c: Ctx, t: Transaction, user: string, calls: ParsedToolCall[]): Draft {
+  const tPath = (f: string) => transactionPath(t, f);
   return {
     template: 'dispute_too_old',
     description: `Refuse to dispute ${t.transaction_id}, ${daysBetween(t.date, c.world.today)} days old.`,
     refusal: true,
     steps: [
       {
-        user: `${ask} ${who.phrase}`,
+        user,
         calls,
         answer: `That charge is from ${t.date}, more than ${DISPUTE_WINDOW_DAYS} days ago, so it can no longer be disputed.`,
       },

@@ -162,114 +162,162 @@ export function createBankWorld(seed: number): BankState {
     s.transactions[tid] = { transaction_id: tid, ...t };
     return tid;
   };
-
+  const b: WorldBuilder = { rng, s, id, tx };
   for (const [first, last] of distinctNames(rng, rng.int(8, 12))) {
-    const customer: Customer = {
-      customer_id: id('C', 6),
-      name: `${first} ${last}`,
-      email: `${first.toLowerCase()}.${last.toLowerCase()}@mailbox.test`,
-      phone: `+1-555-${rng.digits(3)}-${rng.digits(4)}`,
-      accounts: [],
-      cards: [],
-      payees: [],
-    };
-    const checking: Account = {
-      account_id: id('CHK', 8),
-      customer_id: customer.customer_id,
-      type: 'checking',
-      nickname: 'Everyday Checking',
-      balance: cents(rng.int(150, 9000) + rng.int(0, 99) / 100),
-      status: rng.chance(0.12) ? 'frozen' : 'active',
-      daily_transfer_limit: rng.pick([1000, 2500, 5000]),
-      transferred_today: 0,
-    };
-    const savings: Account = {
-      account_id: id('SAV', 8),
-      customer_id: customer.customer_id,
-      type: 'savings',
-      nickname: rng.pick(['Rainy Day Savings', 'High-Yield Savings', 'Vacation Fund']),
-      balance: cents(rng.int(400, 40000) + rng.int(0, 99) / 100),
-      status: rng.chance(0.08) ? 'frozen' : 'active',
-      daily_transfer_limit: rng.pick([1000, 2500, 5000]),
-      transferred_today: 0,
-    };
-    for (const a of [checking, savings]) {
-      s.accounts[a.account_id] = a;
-      customer.accounts.push(a.account_id);
-    }
-
-    for (let k = 0, n = rng.int(1, 2); k < n; k++) {
-      const card: Card = {
-        card_id: id('CARD', 6),
-        customer_id: customer.customer_id,
-        account_id: checking.account_id,
-        last_four: rng.digits(4),
-        status: rng.chance(0.1) ? 'frozen' : 'active',
-      };
-      if (card.status === 'frozen') card.frozen_reason = 'suspicious activity';
-      s.cards[card.card_id] = card;
-      customer.cards.push(card.card_id);
-    }
-    for (const [name, category] of rng.sample(PAYEE_NAMES, rng.int(1, 3))) {
-      const payee: Payee = {
-        payee_id: id('P', 6),
-        customer_id: customer.customer_id,
-        name,
-        category,
-        account_number: rng.digits(10),
-        routing_number: rng.pick(['021000021', '026009593', '111000614', '121000248']),
-      };
-      s.payees[payee.payee_id] = payee;
-      customer.payees.push(payee.payee_id);
-    }
-
-    const employer = rng.pick([
-      'Acme Corp',
-      'Northwind Traders',
-      'Globex Inc',
-      'Initech',
-      'Umbrella Health',
-    ]);
-    const pay = cents(rng.int(1400, 4200) + rng.int(0, 99) / 100);
-    for (let d = rng.int(1, 14); d <= 120; d += 14)
-      tx({
-        account_id: checking.account_id,
-        date: addDays(today, -d),
-        kind: 'deposit',
-        description: `Payroll ${employer}`,
-        amount: pay,
-      });
-    for (let k = 0, n = rng.int(12, 24); k < n; k++) {
-      const [merchant, lo, hi] = rng.pick(MERCHANTS);
-      const amount = lo === hi ? lo : cents(lo + rng.next() * (hi - lo));
-      tx({
-        account_id: checking.account_id,
-        date: addDays(today, -rng.int(0, 120)),
-        kind: 'card',
-        description: `Card purchase ${merchant}`,
-        merchant,
-        card_id: rng.pick(customer.cards),
-        amount: -amount,
-      });
-    }
-    for (const pid of customer.payees) {
-      const p = s.payees[pid];
-      tx({
-        account_id: checking.account_id,
-        date: addDays(today, -rng.int(5, 40)),
-        kind: 'bill_payment',
-        description: `Bill payment ${p.name}`,
-        amount: -cents(rng.int(40, 260) + rng.int(0, 99) / 100),
-      });
-    }
-    tx({
-      account_id: savings.account_id,
-      date: addDays(today, -rng.int(10, 90)),
-      kind: 'deposit',
-      description: 'Interest payment',
-      amount: cents(rng.int(1, 40) + rng.int(0, 99) / 100),
-    });
+    const customer = newCustomer(b, first, last);
+    const { checking, savings } = openAccounts(b, customer);
+    issueCards(b, customer, checking);
+    addPayees(b, customer);
+    writeHistory(b, customer, checking, savings);
     s.customers[customer.customer_id] = customer;
   }
   return s;
+}
+
+/** A bank world being made: its random source, the state so far, fresh ids and new transactions. */
+interface WorldBuilder {
+  rng: Random;
+  s: BankState;
+  /** A new id: `prefix` and `n` random digits, never one given before. */
+  id: (prefix: string, n: number) => string;
+  /** Adds a transaction with a new id; returns the id. */
+  tx: (t: Omit<Transaction, 'transaction_id'>) => string;
+}
+
+/** A customer with a name, email and phone, and no accounts yet. */
+function newCustomer(b: WorldBuilder, first: string, last: string): Customer {
+  const { rng, id } = b;
+  return {
+    customer_id: id('C', 6),
+    name: `${first} ${last}`,
+    email: `${first.toLowerCase()}.${last.toLowerCase()}@mailbox.test`,
+    phone: `+1-555-${rng.digits(3)}-${rng.digits(4)}`,
+    accounts: [],
+    cards: [],
+    payees: [],
+  };
+}
+
+/** The customer's checking and savings accounts, some frozen, each with a daily transfer limit. */
+function openAccounts(
+  b: WorldBuilder,
+  customer: Customer,
+): { checking: Account; savings: Account } {
+  const { rng, s, id } = b;
+  const checking: Account = {
+    account_id: id('CHK', 8),
+    customer_id: customer.customer_id,
+    type: 'checking',
+    nickname: 'Everyday Checking',
+    balance: cents(rng.int(150, 9000) + rng.int(0, 99) / 100),
+    status: rng.chance(0.12) ? 'frozen' : 'active',
+    daily_transfer_limit: rng.pick([1000, 2500, 5000]),
+    transferred_today: 0,
+  };
+  const savings: Account = {
+    account_id: id('SAV', 8),
+    customer_id: customer.customer_id,
+    type: 'savings',
+    nickname: rng.pick(['Rainy Day Savings', 'High-Yield Savings', 'Vacation Fund']),
+    balance: cents(rng.int(400, 40000) + rng.int(0, 99) / 100),
+    status: rng.chance(0.08) ? 'frozen' : 'active',
+    daily_transfer_limit: rng.pick([1000, 2500, 5000]),
+    transferred_today: 0,
+  };
+  for (const a of [checking, savings]) {
+    s.accounts[a.account_id] = a;
+    customer.accounts.push(a.account_id);
+  }
+  return { checking, savings };
+}
+
+/** One or two debit cards on the checking account, some frozen. */
+function issueCards(b: WorldBuilder, customer: Customer, checking: Account): void {
+  const { rng, s, id } = b;
+  for (let k = 0, n = rng.int(1, 2); k < n; k++) {
+    const card: Card = {
+      card_id: id('CARD', 6),
+      customer_id: customer.customer_id,
+      account_id: checking.account_id,
+      last_four: rng.digits(4),
+      status: rng.chance(0.1) ? 'frozen' : 'active',
+    };
+    if (card.status === 'frozen') card.frozen_reason = 'suspicious activity';
+    s.cards[card.card_id] = card;
+    customer.cards.push(card.card_id);
+  }
+}
+
+/** One to three payees of bills. */
+function addPayees(b: WorldBuilder, customer: Customer): void {
+  const { rng, s, id } = b;
+  for (const [name, category] of rng.sample(PAYEE_NAMES, rng.int(1, 3))) {
+    const payee: Payee = {
+      payee_id: id('P', 6),
+      customer_id: customer.customer_id,
+      name,
+      category,
+      account_number: rng.digits(10),
+      routing_number: rng.pick(['021000021', '026009593', '111000614', '121000248']),
+    };
+    s.payees[payee.payee_id] = payee;
+    customer.payees.push(payee.payee_id);
+  }
+}
+
+/** Four months of history: payroll every two weeks, card purchases, bill payments, savings interest. */
+function writeHistory(
+  b: WorldBuilder,
+  customer: Customer,
+  checking: Account,
+  savings: Account,
+): void {
+  const { rng, s, tx } = b;
+  const today = s.today;
+  const employer = rng.pick([
+    'Acme Corp',
+    'Northwind Traders',
+    'Globex Inc',
+    'Initech',
+    'Umbrella Health',
+  ]);
+  const pay = cents(rng.int(1400, 4200) + rng.int(0, 99) / 100);
+  for (let d = rng.int(1, 14); d <= 120; d += 14)
+    tx({
+      account_id: checking.account_id,
+      date: addDays(today, -d),
+      kind: 'deposit',
+      description: `Payroll ${employer}`,
+      amount: pay,
+    });
+  for (let k = 0, n = rng.int(12, 24); k < n; k++) {
+    const [merchant, lo, hi] = rng.pick(MERCHANTS);
+    const amount = lo === hi ? lo : cents(lo + rng.next() * (hi - lo));
+    tx({
+      account_id: checking.account_id,
+      date: addDays(today, -rng.int(0, 120)),
+      kind: 'card',
+      description: `Card purchase ${merchant}`,
+      merchant,
+      card_id: rng.pick(customer.cards),
+      amount: -amount,
+    });
+  }
+  for (const pid of customer.payees) {
+    const p = s.payees[pid];
+    tx({
+      account_id: checking.account_id,
+      date: addDays(today, -rng.int(5, 40)),
+      kind: 'bill_payment',
+      description: `Bill payment ${p.name}`,
+      amount: -cents(rng.int(40, 260) + rng.int(0, 99) / 100),
+    });
+  }
+  tx({
+    account_id: savings.account_id,
+    date: addDays(today, -rng.int(10, 90)),
+    kind: 'deposit',
+    description: 'Interest payment',
+    amount: cents(rng.int(1, 40) + rng.int(0, 99) / 100),
+  });
 }

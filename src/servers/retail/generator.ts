@@ -599,14 +599,46 @@ const TEMPLATES: [string, number, (c: Ctx) => Draft | undefined][] = [
   ],
 ];
 
+/** A delivered item and a variant of its product that differs from it in one option. */
+interface ExchangeCase {
+  user: User;
+  order: Order;
+  item: OrderItem;
+  target: { item_id: string; options: { [d: string]: string }; price: number };
+}
+
+/** What the user asks for, in the words a task's user turn says it. */
+interface ExchangeAsk {
+  /** The option the target differs in (`color`, `size`). */
+  dim: string;
+  ask: string;
+  who: { phrase: string; call: ParsedToolCall };
+  lookups: ParsedToolCall[];
+}
+
 /** An exchange for another variant: possible (`available`) or refused because it is out of stock. */
 function exchangeDraft(c: Ctx, available: boolean): Draft | undefined {
-  const options: {
-    user: User;
-    order: Order;
-    item: OrderItem;
-    target: { item_id: string; options: { [d: string]: string }; price: number };
-  }[] = [];
+  const options = exchangeCases(c, available);
+  if (!options.length) return undefined;
+  const ex = c.rng.pick(options);
+  const { user, order, item, target } = ex;
+  const who = identify(c, user);
+  const dim = Object.keys(target.options).find((d) => target.options[d] !== item.options[d])!;
+  const want =
+    dim === 'color' ? `${target.options[dim]} one` : `one with ${dim} ${target.options[dim]}`;
+  const ask = `${c.rng.pick(["I'd like to exchange", 'I want to swap', 'Please exchange'])} the ${itemLabel(item)} from order ${order.order_id} for the ${want}.`;
+  const lookups = [
+    who.call,
+    call('get_order_details', { order_id: order.order_id }),
+    call('get_product_details', { product_id: item.product_id }),
+  ];
+  const asked: ExchangeAsk = { dim, ask, who, lookups };
+  return available ? requestedExchange(ex, asked) : refusedExchange(ex, asked);
+}
+
+/** Every delivered item with a variant, in stock or not as `available` says, that differs in one option. */
+function exchangeCases(c: Ctx, available: boolean): ExchangeCase[] {
+  const options: ExchangeCase[] = [];
   for (const user of usersOf(c.world)) {
     for (const order of ordersOf(c.world, user).filter((o) => o.status === 'delivered')) {
       for (const item of order.items) {
@@ -619,49 +651,51 @@ function exchangeDraft(c: Ctx, available: boolean): Draft | undefined {
       }
     }
   }
-  if (!options.length) return undefined;
-  const { user, order, item, target } = c.rng.pick(options);
-  const who = identify(c, user);
-  const dim = Object.keys(target.options).find((d) => target.options[d] !== item.options[d])!;
-  const want =
-    dim === 'color' ? `${target.options[dim]} one` : `one with ${dim} ${target.options[dim]}`;
-  const ask = `${c.rng.pick(["I'd like to exchange", 'I want to swap', 'Please exchange'])} the ${itemLabel(item)} from order ${order.order_id} for the ${want}.`;
-  const lookups = [
-    who.call,
-    call('get_order_details', { order_id: order.order_id }),
-    call('get_product_details', { product_id: item.product_id }),
-  ];
-  if (!available) {
-    return {
-      template: 'exchange_unavailable',
-      description: `Refuse an exchange of ${item.item_id} for unavailable ${target.item_id}.`,
-      steps: [
-        {
-          user: `${ask} ${who.phrase}`,
-          calls: lookups,
-          answer: `I'm sorry, the ${item.name} with ${dim} ${target.options[dim]} is not available right now, so I cannot exchange it.`,
-        },
-      ],
-      checks: [
-        {
-          id: 'order-unchanged',
-          kind: 'state',
-          server: 'retail',
-          path: orderPath(order.order_id, 'status'),
-          equals: 'delivered',
-          weight: 2,
-        },
-        writes([], 2),
-        {
-          id: 'answer-unavailable',
-          kind: 'answer',
-          contains: ['not available', 'unavailable', 'out of stock'],
-          mode: 'any',
-          weight: 1,
-        },
-      ],
-    };
-  }
+  return options;
+}
+
+/** The wanted variant is out of stock: the exchange is refused and the order stays delivered. */
+function refusedExchange(ex: ExchangeCase, asked: ExchangeAsk): Draft {
+  const { order, item, target } = ex;
+  const { dim, ask, who, lookups } = asked;
+  return {
+    template: 'exchange_unavailable',
+    description: `Refuse an exchange of ${item.item_id} for unavailable ${target.item_id}.`,
+    steps: [
+      {
+        user: `${ask} ${who.phrase}`,
+        calls: lookups,
+        answer: `I'm sorry, the ${item.name} with ${dim} ${target.options[dim]} is not available right now, so I cannot exchange it.`,
+      },
+    ],
+    checks: [
+      {
+        id: 'order-unchanged',
+        kind: 'state',
+        server: 'retail',
+        path: orderPath(order.order_id, 'status'),
+        equals: 'delivered',
+        weight: 2,
+      },
+      writes([], 2),
+      {
+        id: 'answer-unavailable',
+        kind: 'answer',
+        contains: ['not available', 'unavailable', 'out of stock'],
+        mode: 'any',
+        weight: 1,
+      },
+    ],
+  };
+}
+
+/**
+ * The exchange is requested, the price difference settled on the original payment method (or, when
+ * that was a gift card, on another method of the user's).
+ */
+function requestedExchange(ex: ExchangeCase, asked: ExchangeAsk): Draft {
+  const { user, order, item, target } = ex;
+  const { dim, ask, who, lookups } = asked;
   let method = user.payment_methods[originalPayment(order)];
   const calls = lookups.slice();
   let methodText = 'the original payment method';

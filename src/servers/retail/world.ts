@@ -155,6 +155,26 @@ export function randomAddress(rng: Random): Address {
 export function createRetailWorld(seed: number): RetailState {
   const rng = new Random(seed);
   const ids = new Ids(rng);
+  const products = stockProducts(rng, ids);
+  const productList = Object.values(products);
+
+  const users: RetailState['users'] = {};
+  const orders: RetailState['orders'] = {};
+  for (const [first, last] of distinctNames(rng, rng.int(10, 14))) {
+    const user = newUser(rng, ids, first, last);
+    const orderCount = rng.int(1, 4);
+    for (let k = 0; k < orderCount; k++) {
+      const order = placeOrder(rng, ids, user, productList);
+      orders[order.order_id] = order;
+      user.orders.push(order.order_id);
+    }
+    users[user.user_id] = user;
+  }
+  return { products, users, orders };
+}
+
+/** The products: each template with five to nine of its option combinations as variants, most available. */
+function stockProducts(rng: Random, ids: Ids): RetailState['products'] {
   const products: RetailState['products'] = {};
   for (const t of PRODUCT_TEMPLATES) {
     const product: Product = { product_id: ids.make('', 10), name: t.name, variants: {} };
@@ -171,88 +191,90 @@ export function createRetailWorld(seed: number): RetailState {
     }
     products[product.product_id] = product;
   }
-  const productList = Object.values(products);
+  return products;
+}
 
-  const users: RetailState['users'] = {};
-  const orders: RetailState['orders'] = {};
-  for (const [first, last] of distinctNames(rng, rng.int(10, 14))) {
-    const userId = `${first.toLowerCase()}_${last.toLowerCase()}_${rng.digits(4)}`;
-    const payment_methods: User['payment_methods'] = {};
-    const kinds = rng.sample(['credit_card', 'gift_card', 'paypal'] as const, rng.int(1, 3));
-    if (!kinds.includes('credit_card') && !kinds.includes('paypal')) kinds.push('credit_card');
-    for (const source of kinds) {
-      const id = ids.make(`${source}_`, 7);
-      payment_methods[id] =
-        source === 'credit_card'
-          ? {
-              id,
-              source,
-              brand: rng.pick(['visa', 'mastercard', 'amex']),
-              last_four: rng.digits(4),
-            }
-          : source === 'gift_card'
-            ? { id, source, balance: rng.int(0, 300) }
-            : { id, source };
-    }
-    const user: User = {
-      user_id: userId,
-      name: { first_name: first, last_name: last },
-      email: `${first.toLowerCase()}.${last.toLowerCase()}${rng.int(1, 99)}@example.com`,
-      address: randomAddress(rng),
-      payment_methods,
-      orders: [],
-    };
-    const orderCount = rng.int(1, 4);
-    for (let k = 0; k < orderCount; k++) {
-      const orderId = ids.make('#W', 7);
-      const picked = rng.sample(productList, rng.int(1, 3));
-      const items: OrderItem[] = picked.map((p) => {
-        const v = rng.pick(Object.values(p.variants));
-        return {
-          item_id: v.item_id,
-          product_id: p.product_id,
-          name: p.name,
-          options: { ...v.options },
-          price: v.price,
-        };
-      });
-      const status = rng.weighted<OrderStatus>([
-        ['pending', 30],
-        ['processed', 12],
-        ['delivered', 45],
-        ['cancelled', 8],
-      ]);
-      const total = cents(items.reduce((s, i) => s + i.price, 0));
-      const payer = rng.pick(
-        Object.values(payment_methods)
-          .filter((m) => m.source !== 'gift_card' || (m.balance ?? 0) >= total)
-          .map((m) => m.id),
-      );
-      const order: Order = {
-        order_id: orderId,
-        user_id: userId,
-        created_at: `2025-${String(rng.int(1, 5)).padStart(2, '0')}-${String(rng.int(1, 28)).padStart(2, '0')}`,
-        address: rng.chance(0.85) ? { ...user.address } : randomAddress(rng),
-        items,
-        status,
-        payment_history: [{ transaction_type: 'payment', amount: total, payment_method_id: payer }],
-        fulfillments:
-          status === 'processed' || status === 'delivered'
-            ? [{ tracking_id: rng.digits(12), item_ids: items.map((i) => i.item_id) }]
-            : [],
-      };
-      if (status === 'cancelled') {
-        order.cancel_reason = rng.pick(['no longer needed', 'ordered by mistake']);
-        order.payment_history.push({
-          transaction_type: 'refund',
-          amount: total,
-          payment_method_id: payer,
-        });
-      }
-      orders[orderId] = order;
-      user.orders.push(orderId);
-    }
-    users[userId] = user;
+/** A user with one to three payment methods (always a credit card or PayPal among them) and no orders yet. */
+function newUser(rng: Random, ids: Ids, first: string, last: string): User {
+  const userId = `${first.toLowerCase()}_${last.toLowerCase()}_${rng.digits(4)}`;
+  const payment_methods: User['payment_methods'] = {};
+  const kinds = rng.sample(['credit_card', 'gift_card', 'paypal'] as const, rng.int(1, 3));
+  if (!kinds.includes('credit_card') && !kinds.includes('paypal')) kinds.push('credit_card');
+  for (const source of kinds) {
+    const id = ids.make(`${source}_`, 7);
+    payment_methods[id] =
+      source === 'credit_card'
+        ? {
+            id,
+            source,
+            brand: rng.pick(['visa', 'mastercard', 'amex']),
+            last_four: rng.digits(4),
+          }
+        : source === 'gift_card'
+          ? { id, source, balance: rng.int(0, 300) }
+          : { id, source };
   }
-  return { products, users, orders };
+  return {
+    user_id: userId,
+    name: { first_name: first, last_name: last },
+    email: `${first.toLowerCase()}.${last.toLowerCase()}${rng.int(1, 99)}@example.com`,
+    address: randomAddress(rng),
+    payment_methods,
+    orders: [],
+  };
+}
+
+/**
+ * One of the user's orders: one to three items, a status (pending, processed, delivered or
+ * cancelled), paid by a method that covers it, refunded when cancelled.
+ */
+function placeOrder(rng: Random, ids: Ids, user: User, productList: Product[]): Order {
+  const userId = user.user_id;
+  const payment_methods = user.payment_methods;
+  const orderId = ids.make('#W', 7);
+  const picked = rng.sample(productList, rng.int(1, 3));
+  const items: OrderItem[] = picked.map((p) => {
+    const v = rng.pick(Object.values(p.variants));
+    return {
+      item_id: v.item_id,
+      product_id: p.product_id,
+      name: p.name,
+      options: { ...v.options },
+      price: v.price,
+    };
+  });
+  const status = rng.weighted<OrderStatus>([
+    ['pending', 30],
+    ['processed', 12],
+    ['delivered', 45],
+    ['cancelled', 8],
+  ]);
+  const total = cents(items.reduce((s, i) => s + i.price, 0));
+  const payer = rng.pick(
+    Object.values(payment_methods)
+      .filter((m) => m.source !== 'gift_card' || (m.balance ?? 0) >= total)
+      .map((m) => m.id),
+  );
+  const order: Order = {
+    order_id: orderId,
+    user_id: userId,
+    created_at: `2025-${String(rng.int(1, 5)).padStart(2, '0')}-${String(rng.int(1, 28)).padStart(2, '0')}`,
+    address: rng.chance(0.85) ? { ...user.address } : randomAddress(rng),
+    items,
+    status,
+    payment_history: [{ transaction_type: 'payment', amount: total, payment_method_id: payer }],
+    fulfillments:
+      status === 'processed' || status === 'delivered'
+        ? [{ tracking_id: rng.digits(12), item_ids: items.map((i) => i.item_id) }]
+        : [],
+  };
+  if (status === 'cancelled') {
+    order.cancel_reason = rng.pick(['no longer needed', 'ordered by mistake']);
+    order.payment_history.push({
+      transaction_type: 'refund',
+      amount: total,
+      payment_method_id: payer,
+    });
+  }
+  return order;
 }

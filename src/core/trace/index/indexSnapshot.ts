@@ -159,9 +159,33 @@ async function fingerprint(traceFile: string, scanned: number): Promise<string> 
 /** Saves the index beside its trace (atomically: a temporary file renamed over the old one); returns the file. */
 export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> {
   const s = index.snapshotState();
-  const { episodes, turns, calls } = s;
   const stat = await fs.stat(index.file);
-  // Every table is columns already: the snapshot writes each column's rows as they are in memory.
+  const bodies = snapshotColumns(s).map(([name, kind, column, rows]): [SectionHeader, Buffer] => {
+    const bytes = Buffer.from(column.buffer, column.byteOffset, rows * ELEMENT_BYTES[kind]);
+    return [{ name, kind, bytes: bytes.length }, bytes];
+  });
+  // A turn of the event loop before the one long step left (the header's JSON): the explorer saves
+  // right after indexing, on the editor's thread.
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  const trace = {
+    scanned: s.scanned,
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    fingerprint: await fingerprint(index.file, s.scanned),
+  };
+  const header = snapshotHeader(
+    s,
+    trace,
+    bodies.map(([h]) => h),
+  );
+  const file = snapshotFileOf(index.file);
+  await writeSnapshotFile(file, Buffer.from(JSON.stringify(header), 'utf8'), bodies);
+  return file;
+}
+
+/** The index's tables as the sections to write: every table is columns already, written as they are in memory. */
+function snapshotColumns(s: IndexState): SectionSource[] {
+  const { episodes, turns, calls } = s;
   const idColumns = (prefix: string, ids: IdTable): SectionSource[] => [
     [`${prefix}.idBytes`, 'u8', ids.bytes, ids.used],
     [`${prefix}.idStarts`, 'f64', ids.starts, ids.count],
@@ -170,7 +194,7 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
   const e = episodes.count;
   const t = turns.count;
   const c = calls.count;
-  const columns: SectionSource[] = [
+  return [
     ...idColumns('episode', episodes.ids),
     ...EPISODE_COLUMNS.map((k): SectionSource => [
       `episode.${k}`,
@@ -188,22 +212,19 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
       [`call.lengths.${k}`, 'u32', calls.lengths[k], c],
     ]),
   ];
-  const bodies = columns.map(([name, kind, column, rows]): [SectionHeader, Buffer] => {
-    const bytes = Buffer.from(column.buffer, column.byteOffset, rows * ELEMENT_BYTES[kind]);
-    return [{ name, kind, bytes: bytes.length }, bytes];
-  });
-  // A turn of the event loop before the one long step left (the header's JSON): the explorer saves
-  // right after indexing, on the editor's thread.
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  const header: SnapshotHeader = {
+}
+
+/** The snapshot's JSON header: the trace it indexes, the index's state and texts, and the sections that follow. */
+function snapshotHeader(
+  s: IndexState,
+  trace: SnapshotHeader['trace'],
+  sections: SectionHeader[],
+): SnapshotHeader {
+  const { episodes, turns, calls } = s;
+  return {
     format: FORMAT,
     version: SNAPSHOT_VERSION,
-    trace: {
-      scanned: s.scanned,
-      size: stat.size,
-      mtimeMs: stat.mtimeMs,
-      fingerprint: await fingerprint(index.file, s.scanned),
-    },
+    trace,
     state: {
       run: s.run ?? null,
       runEnd: s.runEnd ?? null,
@@ -213,7 +234,7 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
       eventCount: s.eventCount,
       nextLine: s.nextLine,
     },
-    episodes: { count: e, texts: episodes.texts.list, taskIds: episodes.taskIds },
+    episodes: { count: episodes.count, texts: episodes.texts.list, taskIds: episodes.taskIds },
     turns: {
       count: turns.count,
       parseErrors: [...turns.parseErrors],
@@ -227,10 +248,19 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
       scoreSets: calls.scoreSets,
       countSets: calls.countSets,
     },
-    sections: bodies.map(([h]) => h),
+    sections,
   };
-  const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
-  const file = snapshotFileOf(index.file);
+}
+
+/**
+ * Writes the snapshot file atomically: magic, header length, header, then each section on an 8-byte
+ * boundary, into a temporary file renamed over `file`.
+ */
+async function writeSnapshotFile(
+  file: string,
+  headerBytes: Buffer,
+  bodies: [SectionHeader, Buffer][],
+): Promise<void> {
   // Unique per save: the runner (at a run's end) and the explorer may save the same trace's index at once, in one process.
   const temp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   // Inside the `.rehearsal` the trace lies in: a run folder that links out of it gets no index.
@@ -261,7 +291,6 @@ export async function saveIndexSnapshot(index: SnapshotSource): Promise<string> 
     await removeInside(root, temp, { force: true });
     throw err;
   }
-  return file;
 }
 
 /** Thrown inside the loader for a saved index that does not check out; the loader returns undefined for it. */
@@ -417,6 +446,13 @@ async function load<T>(traceFile: string, build: SnapshotBuild<T>): Promise<T> {
 
 /** The header's shapes and counts, before anything is built from it. */
 function checkHeader(h: SnapshotHeader): void {
+  checkTraceAndState(h);
+  checkTurnsAndCalls(h);
+  checkEpisodes(h);
+}
+
+/** The header's trace (what the snapshot indexes) and the index's state: run events, skipped lines. */
+function checkTraceAndState(h: SnapshotHeader): void {
   check(
     typeof h.trace === 'object' &&
       h.trace !== null &&
@@ -454,6 +490,10 @@ function checkHeader(h: SnapshotHeader): void {
       (st.skipped.length === MAX_SKIPPED_KEPT || st.skippedCount === st.skipped.length),
     'bad skipped count',
   );
+}
+
+/** The header's turns and calls: counts, rows that exist, ids, texts, scores that are shares. */
+function checkTurnsAndCalls(h: SnapshotHeader): void {
   check(typeof h.turns === 'object' && h.turns !== null && isCount(h.turns.count), 'bad turns');
   check(typeof h.calls === 'object' && h.calls !== null && isCount(h.calls.count), 'bad calls');
   const rowsOf = (list: unknown, isValue: (v: unknown) => boolean, rows = h.turns.count) =>
@@ -508,6 +548,10 @@ function checkHeader(h: SnapshotHeader): void {
     ),
     'bad call lists',
   );
+}
+
+/** The header's episodes: a count, texts, and a task id for each. */
+function checkEpisodes(h: SnapshotHeader): void {
   const ep = h.episodes;
   check(typeof ep === 'object' && ep !== null && isCount(ep.count), 'bad episodes');
   check(
@@ -522,109 +566,16 @@ function checkHeader(h: SnapshotHeader): void {
   );
 }
 
+/** Builds the index from a checked header and its sections; every column is checked before it is used. */
 function restore<T>(h: SnapshotHeader, sections: Map<string, Column>, build: SnapshotBuild<T>): T {
   const episodeCount = h.episodes.count;
   const turnCount = h.turns.count;
   const callCount = h.calls.count;
-  const column = <K extends ColumnKind>(
-    name: string,
-    kind: K,
-    rows: number,
-  ): InstanceType<(typeof ARRAYS)[K]> => {
-    const c = sections.get(name);
-    check(c instanceof ARRAYS[kind] && c.length === rows, `${name} missing`);
-    return c as InstanceType<(typeof ARRAYS)[K]>;
-  };
-  const idsOf = (prefix: string, rows: number) => {
-    const bytes = sections.get(`${prefix}.idBytes`);
-    check(Buffer.isBuffer(bytes), `${prefix} ids missing`);
-    return {
-      bytes,
-      starts: column(`${prefix}.idStarts`, 'f64', rows),
-      lengths: column(`${prefix}.idLengths`, 'u8', rows),
-    };
-  };
   const { scanned } = h.trace;
   const { nextLine } = h.state;
-
-  const episodeColumns = Object.fromEntries(
-    EPISODE_COLUMNS.map((k) => [k, sections.get(`episode.${k}`)]),
-  ) as unknown as EpisodeColumns;
-  check(
-    EPISODE_COLUMNS.every((k) => sections.get(`episode.${k}`)?.length === episodeCount),
-    'episode columns missing',
-  );
-  const nextTurns = column('episode.nextTurns', 'i32', turnCount);
-  checkLocations(
-    episodeColumns.lines,
-    episodeColumns.offsets,
-    episodeColumns.lengths,
-    scanned,
-    nextLine,
-    false,
-  );
-  checkLocations(
-    episodeColumns.endLines,
-    episodeColumns.endOffsets,
-    episodeColumns.endLengths,
-    scanned,
-    nextLine,
-    true,
-  );
-
-  const turnColumns = {
-    episodeRows: column('turn.episodeRows', 'i32', turnCount),
-    indexes: column('turn.indexes', 'i32', turnCount),
-    kinds: column('turn.kinds', 'u8', turnCount),
-    lines: column('turn.lines', 'u32', turnCount),
-    offsets: column('turn.offsets', 'f64', turnCount),
-    lengths: column('turn.lengths', 'u32', turnCount),
-    callStarts: column('turn.callStarts', 'i32', turnCount),
-    callCounts: column('turn.callCounts', 'i32', turnCount),
-    completionTokens: column('turn.completionTokens', 'f64', turnCount),
-    latencies: column('turn.latencies', 'f64', turnCount),
-  };
-  inRange(turnColumns.episodeRows, 0, episodeCount, 'turn episode');
-  inRange(turnColumns.kinds, 0, TURN_KINDS.length, 'turn kind');
-  checkLocations(
-    turnColumns.lines,
-    turnColumns.offsets,
-    turnColumns.lengths,
-    scanned,
-    nextLine,
-    false,
-  );
-  for (let r = 0; r < turnCount; r++) {
-    const start = turnColumns.callStarts[r];
-    const n = turnColumns.callCounts[r];
-    check(n >= 0 && (n === 0 || (start >= 0 && start + n <= callCount)), 'turn calls out of range');
-  }
-
-  const calls = {
-    turnRows: column('call.turnRows', 'i32', callCount),
-    tools: column('call.tools', 'u32', callCount),
-    rehearsalErrors: column('call.rehearsalErrors', 'u32', callCount),
-    actualErrors: column('call.actualErrors', 'u32', callCount),
-    indexes: column('call.indexes', 'i32', callCount),
-    actualIsError: column('call.actualIsError', 'u8', callCount),
-    comparable: column('call.comparable', 'u8', callCount),
-    scores: column('call.scores', 'u32', callCount),
-    counts: column('call.counts', 'u32', callCount),
-    lines: EVENT_KINDS.map((_, k) => column(`call.lines.${k}`, 'u32', callCount)),
-    offsets: EVENT_KINDS.map((_, k) => column(`call.offsets.${k}`, 'f64', callCount)),
-    lengths: EVENT_KINDS.map((_, k) => column(`call.lengths.${k}`, 'u32', callCount)),
-  };
-  EVENT_KINDS.forEach((_, k) =>
-    checkLocations(calls.lines[k], calls.offsets[k], calls.lengths[k], scanned, nextLine, true),
-  );
-  inRange(calls.turnRows, 0, turnCount, 'call turn');
-  inRange(calls.tools, 0, h.calls.texts.length, 'call tool');
-  inRange(calls.rehearsalErrors, 0, h.calls.texts.length, 'call error');
-  inRange(calls.actualErrors, 0, h.calls.texts.length, 'call error');
-  inRange(calls.actualIsError, 0, 3, 'call outcome');
-  inRange(calls.comparable, 0, COMPARABLE.length, 'call comparable');
-  inRange(calls.scores, 0, h.calls.scoreSets.length + 1, 'call scores');
-  inRange(calls.counts, 0, h.calls.countSets.length + 1, 'call counts');
+  const { episodeColumns, nextTurns } = restoredEpisodeColumns(h, sections);
+  const turnColumns = restoredTurnColumns(h, sections);
+  const calls = restoredCallColumns(h, sections);
   checkLocationOrder(nextLine, [
     [episodeColumns.lines, episodeColumns.offsets, episodeColumns.lengths],
     [episodeColumns.endLines, episodeColumns.endOffsets, episodeColumns.endLengths],
@@ -645,13 +596,13 @@ function restore<T>(h: SnapshotHeader, sections: Map<string, Column>, build: Sna
   // The tables' restore checks the ids (characters, bounds, no repeats) and the episodes' values.
   return build(state, (episodes: EpisodeTable, turns: TurnTable, table: CallTable) => {
     episodes.restore(
-      idsOf('episode', episodeCount),
+      idsOf(sections, 'episode', episodeCount),
       h.episodes.taskIds,
       h.episodes.texts,
       nextTurns,
       episodeColumns,
     );
-    turns.restore(idsOf('turn', turnCount), turnColumns);
+    turns.restore(idsOf(sections, 'turn', turnCount), turnColumns);
     for (const [row, code] of h.turns.parseErrors) turns.parseErrors.set(row, code);
     for (const [row, text] of h.turns.answerPreviews) turns.answerPreviews.set(row, text);
     for (const [row, rows] of h.turns.callLists) turns.callLists.set(row, rows);
@@ -662,4 +613,131 @@ function restore<T>(h: SnapshotHeader, sections: Map<string, Column>, build: Sna
       ...calls,
     });
   });
+}
+
+/** A section read as a column of `kind` with `rows` values; one missing or of another shape is unusable. */
+function column<K extends ColumnKind>(
+  sections: Map<string, Column>,
+  name: string,
+  kind: K,
+  rows: number,
+): InstanceType<(typeof ARRAYS)[K]> {
+  const c = sections.get(name);
+  check(c instanceof ARRAYS[kind] && c.length === rows, `${name} missing`);
+  return c as InstanceType<(typeof ARRAYS)[K]>;
+}
+
+/** The id table sections of episodes or turns (`prefix`). */
+function idsOf(sections: Map<string, Column>, prefix: string, rows: number) {
+  const bytes = sections.get(`${prefix}.idBytes`);
+  check(Buffer.isBuffer(bytes), `${prefix} ids missing`);
+  return {
+    bytes,
+    starts: column(sections, `${prefix}.idStarts`, 'f64', rows),
+    lengths: column(sections, `${prefix}.idLengths`, 'u8', rows),
+  };
+}
+
+/** The episodes' columns and their next-turn links, their event locations checked. */
+function restoredEpisodeColumns(h: SnapshotHeader, sections: Map<string, Column>) {
+  const episodeCount = h.episodes.count;
+  const turnCount = h.turns.count;
+  const { scanned } = h.trace;
+  const { nextLine } = h.state;
+  const episodeColumns = Object.fromEntries(
+    EPISODE_COLUMNS.map((k) => [k, sections.get(`episode.${k}`)]),
+  ) as unknown as EpisodeColumns;
+  check(
+    EPISODE_COLUMNS.every((k) => sections.get(`episode.${k}`)?.length === episodeCount),
+    'episode columns missing',
+  );
+  const nextTurns = column(sections, 'episode.nextTurns', 'i32', turnCount);
+  checkLocations(
+    episodeColumns.lines,
+    episodeColumns.offsets,
+    episodeColumns.lengths,
+    scanned,
+    nextLine,
+    false,
+  );
+  checkLocations(
+    episodeColumns.endLines,
+    episodeColumns.endOffsets,
+    episodeColumns.endLengths,
+    scanned,
+    nextLine,
+    true,
+  );
+  return { episodeColumns, nextTurns };
+}
+
+/** The turns' columns, their episodes, kinds, locations and call ranges checked. */
+function restoredTurnColumns(h: SnapshotHeader, sections: Map<string, Column>) {
+  const episodeCount = h.episodes.count;
+  const turnCount = h.turns.count;
+  const callCount = h.calls.count;
+  const { scanned } = h.trace;
+  const { nextLine } = h.state;
+  const turnColumns = {
+    episodeRows: column(sections, 'turn.episodeRows', 'i32', turnCount),
+    indexes: column(sections, 'turn.indexes', 'i32', turnCount),
+    kinds: column(sections, 'turn.kinds', 'u8', turnCount),
+    lines: column(sections, 'turn.lines', 'u32', turnCount),
+    offsets: column(sections, 'turn.offsets', 'f64', turnCount),
+    lengths: column(sections, 'turn.lengths', 'u32', turnCount),
+    callStarts: column(sections, 'turn.callStarts', 'i32', turnCount),
+    callCounts: column(sections, 'turn.callCounts', 'i32', turnCount),
+    completionTokens: column(sections, 'turn.completionTokens', 'f64', turnCount),
+    latencies: column(sections, 'turn.latencies', 'f64', turnCount),
+  };
+  inRange(turnColumns.episodeRows, 0, episodeCount, 'turn episode');
+  inRange(turnColumns.kinds, 0, TURN_KINDS.length, 'turn kind');
+  checkLocations(
+    turnColumns.lines,
+    turnColumns.offsets,
+    turnColumns.lengths,
+    scanned,
+    nextLine,
+    false,
+  );
+  for (let r = 0; r < turnCount; r++) {
+    const start = turnColumns.callStarts[r];
+    const n = turnColumns.callCounts[r];
+    check(n >= 0 && (n === 0 || (start >= 0 && start + n <= callCount)), 'turn calls out of range');
+  }
+  return turnColumns;
+}
+
+/** The calls' columns, their locations and references into the header's tables checked. */
+function restoredCallColumns(h: SnapshotHeader, sections: Map<string, Column>) {
+  const turnCount = h.turns.count;
+  const callCount = h.calls.count;
+  const { scanned } = h.trace;
+  const { nextLine } = h.state;
+  const calls = {
+    turnRows: column(sections, 'call.turnRows', 'i32', callCount),
+    tools: column(sections, 'call.tools', 'u32', callCount),
+    rehearsalErrors: column(sections, 'call.rehearsalErrors', 'u32', callCount),
+    actualErrors: column(sections, 'call.actualErrors', 'u32', callCount),
+    indexes: column(sections, 'call.indexes', 'i32', callCount),
+    actualIsError: column(sections, 'call.actualIsError', 'u8', callCount),
+    comparable: column(sections, 'call.comparable', 'u8', callCount),
+    scores: column(sections, 'call.scores', 'u32', callCount),
+    counts: column(sections, 'call.counts', 'u32', callCount),
+    lines: EVENT_KINDS.map((_, k) => column(sections, `call.lines.${k}`, 'u32', callCount)),
+    offsets: EVENT_KINDS.map((_, k) => column(sections, `call.offsets.${k}`, 'f64', callCount)),
+    lengths: EVENT_KINDS.map((_, k) => column(sections, `call.lengths.${k}`, 'u32', callCount)),
+  };
+  EVENT_KINDS.forEach((_, k) =>
+    checkLocations(calls.lines[k], calls.offsets[k], calls.lengths[k], scanned, nextLine, true),
+  );
+  inRange(calls.turnRows, 0, turnCount, 'call turn');
+  inRange(calls.tools, 0, h.calls.texts.length, 'call tool');
+  inRange(calls.rehearsalErrors, 0, h.calls.texts.length, 'call error');
+  inRange(calls.actualErrors, 0, h.calls.texts.length, 'call error');
+  inRange(calls.actualIsError, 0, 3, 'call outcome');
+  inRange(calls.comparable, 0, COMPARABLE.length, 'call comparable');
+  inRange(calls.scores, 0, h.calls.scoreSets.length + 1, 'call scores');
+  inRange(calls.counts, 0, h.calls.countSets.length + 1, 'call counts');
+  return calls;
 }

@@ -16,7 +16,13 @@ import { EpisodeTable } from './episodeTable';
 import { TurnTable } from './turnTable';
 import type { EventLocation, SkippedLine } from '../format/reader';
 import { decodeLine, keepSkipped, readEventAt, TORN_LAST_LINE } from '../format/reader';
-import type { RunEndEvent, RunEvent, TraceEvent } from '../format/schema';
+import type {
+  EpisodeEndEvent,
+  RunEndEvent,
+  RunEvent,
+  TraceEvent,
+  TurnEvent,
+} from '../format/schema';
 
 const PREVIEW_CHARS = 80;
 
@@ -444,41 +450,9 @@ export class TraceIndex {
         );
         return;
       }
-      case 'turn': {
-        const episode = this.episodeTable.row(e.episodeId);
-        if (episode === undefined) {
-          this.orphans++;
-          return;
-        }
-        const knownRow = this.turnTable.row(e.turnId);
-        const known = knownRow !== undefined;
-        // A turn listed again: its earlier calls keep their ids explicitly, as its call list is replaced.
-        if (known) for (const r of this.turnTable.callRows(knownRow)) this.callTable.keepId(r);
-        // The episode's own id string: half a million turns add up.
-        const row = this.turnTable.put(
-          e.turnId,
-          episode,
-          e.index,
-          location,
-          e.parse.kind,
-          e.tokens?.completion,
-          e.latencyMs,
-        );
-        if (e.parse.kind === 'error')
-          this.turnTable.parseErrors.set(row, this.shared.text(e.parse.code));
-        if (e.parse.kind === 'final')
-          this.turnTable.answerPreviews.set(
-            row,
-            this.shared.text(e.parse.answer.slice(0, PREVIEW_CHARS)),
-          );
-        if (e.parse.kind === 'calls') {
-          e.parse.calls.forEach((c, i) =>
-            this.turnTable.addCall(row, this.callTable.put(c.callId, row, c.name, i)),
-          );
-        }
-        if (!known) this.episodeTable.addTurn(episode, row);
+      case 'turn':
+        this.addTurn(e, location);
         return;
-      }
       case 'call.rehearsal': {
         const row = this.callFor(e.callId, e.turnId, e.episodeId, e.tool);
         if (row === undefined) return;
@@ -507,26 +481,66 @@ export class TraceIndex {
         this.callTable.setFidelity(row, e.comparable, e.scores, e.counts);
         return;
       }
-      case 'episode.end': {
-        const episode = this.episodeTable.row(e.episodeId);
-        if (episode === undefined) {
-          this.orphans++;
-          return;
-        }
-        this.episodeTable.setEnd(
-          episode,
-          {
-            status: e.status,
-            reward: e.reward,
-            success: e.success,
-            location,
-            ...(e.error ? { errorCode: e.error.code } : {}),
-          },
-          Date.parse(e.ts),
-        );
+      case 'episode.end':
+        this.addEpisodeEnd(e, location);
         return;
-      }
     }
+  }
+
+  /** A turn: its row (a turn listed again replaces its call list), its parse outcome, its calls. */
+  private addTurn(e: TurnEvent, location: EventLocation): void {
+    const episode = this.episodeTable.row(e.episodeId);
+    if (episode === undefined) {
+      this.orphans++;
+      return;
+    }
+    const knownRow = this.turnTable.row(e.turnId);
+    const known = knownRow !== undefined;
+    // A turn listed again: its earlier calls keep their ids explicitly, as its call list is replaced.
+    if (known) for (const r of this.turnTable.callRows(knownRow)) this.callTable.keepId(r);
+    // The episode's own id string: half a million turns add up.
+    const row = this.turnTable.put(
+      e.turnId,
+      episode,
+      e.index,
+      location,
+      e.parse.kind,
+      e.tokens?.completion,
+      e.latencyMs,
+    );
+    if (e.parse.kind === 'error')
+      this.turnTable.parseErrors.set(row, this.shared.text(e.parse.code));
+    if (e.parse.kind === 'final')
+      this.turnTable.answerPreviews.set(
+        row,
+        this.shared.text(e.parse.answer.slice(0, PREVIEW_CHARS)),
+      );
+    if (e.parse.kind === 'calls') {
+      e.parse.calls.forEach((c, i) =>
+        this.turnTable.addCall(row, this.callTable.put(c.callId, row, c.name, i)),
+      );
+    }
+    if (!known) this.episodeTable.addTurn(episode, row);
+  }
+
+  /** An episode's end: its status, reward and success on its row. */
+  private addEpisodeEnd(e: EpisodeEndEvent, location: EventLocation): void {
+    const episode = this.episodeTable.row(e.episodeId);
+    if (episode === undefined) {
+      this.orphans++;
+      return;
+    }
+    this.episodeTable.setEnd(
+      episode,
+      {
+        status: e.status,
+        reward: e.reward,
+        success: e.success,
+        location,
+        ...(e.error ? { errorCode: e.error.code } : {}),
+      },
+      Date.parse(e.ts),
+    );
   }
 
   private callFor(
