@@ -1,11 +1,9 @@
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
 import { groundingLoop, groundingSettings } from './groundingLoop';
 import { grpoSanity } from './grpoSanity';
 import { measureEnvace } from './measureEnvace';
 import { measureSettings } from './measureEnvace/settings';
 import { ROOT } from './shared/studio';
-import { trainDefault } from './trainDefault';
+import { isModelFolder, trainDefault } from './trainDefault';
 import { trainDefaultSettings } from './trainDefault/settings';
 import { validatePolicy } from './validatePolicy';
 
@@ -18,8 +16,6 @@ export interface RecipeEntry {
   run(env: Env, args: readonly string[]): Promise<void>;
 }
 
-const isModel = (dir: string) => existsSync(path.join(dir, 'config.json'));
-
 /** Every recipe by the name `node dist/recipes.js <name>` takes. */
 export const RECIPES: Record<string, RecipeEntry> = {
   'train-default': {
@@ -28,7 +24,7 @@ export const RECIPES: Record<string, RecipeEntry> = {
   },
   'measure-envace': {
     script: 'measure:envace',
-    run: (env, args) => measureEnvace(measureSettings(env, args, ROOT, isModel)),
+    run: (env, args) => measureEnvace(measureSettings(env, args, ROOT, isModelFolder)),
   },
   'grounding-loop': {
     script: 'measure:grounding',

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { parseTrainerEventLine } from '../../core/training/launch/supervisor';
+import { readTrainerEvents } from '../../core/training/launch/supervisor';
 import { readJson, writeJson } from '../shared/files';
 import { progressLog } from '../shared/log';
 import { ROOT } from '../shared/studio';
@@ -18,11 +18,9 @@ const readJsonl = async <T>(file: string): Promise<T[]> =>
 
 /** Each GRPO iteration's figures, from its rollout rows and its `rollouts` event. */
 async function sanityCurve(grpo: string): Promise<CurvePoint[]> {
-  const events = (await readFile(path.join(grpo, 'events.jsonl'), 'utf8'))
-    .split('\n')
-    .map(parseTrainerEventLine)
-    .filter((e) => e?.event === 'rollouts');
-  const signal = new Map(events.map((e) => [e!.iteration as number, e!.advantages as Advantages]));
+  const signal = new Map<number, Advantages>();
+  for (const e of (await readTrainerEvents(grpo)).events)
+    if (e.event === 'rollouts') signal.set(e.iteration as number, e.advantages as Advantages);
   const curve: CurvePoint[] = [];
   for (let it = 0; ; it++) {
     const file = path.join(grpo, 'rollouts', `iter-${String(it).padStart(4, '0')}`, 'rows.jsonl');
