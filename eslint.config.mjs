@@ -1,20 +1,37 @@
-// Layering is enforced here, as Jupyter's zones do: only src/extension may import `vscode`.
+// Layering is enforced here, as Jupyter's zones do: only src/extension may import `vscode`, and
+// nothing but the recipes' own entry imports src/recipes/.
 import tseslint from 'typescript-eslint';
 
+const vscodePath = {
+  name: 'vscode',
+  message: 'Only src/extension/ may import vscode (see ARCHITECTURE.md, Layers).',
+};
+const notExtension = {
+  group: ['**/extension/**', '**/extension'],
+  message: 'The core, CLI, servers, recipes and webviews must not depend on the extension layer.',
+};
+// The recipes (src/recipes/) are a layer above the core: only their entry (main.ts, bundled to
+// dist/recipes.js) starts them, so nothing else in src/ or webview/ may import them (their unit
+// test does).
+const notRecipes = {
+  group: ['**/recipes/**', '**/recipes'],
+  message: 'Nothing imports src/recipes/ but its own entry (see ARCHITECTURE.md, Layers).',
+};
 const noVscode = {
+  'no-restricted-imports': ['error', { paths: [vscodePath], patterns: [notExtension, notRecipes] }],
+};
+// The recipes may import the core and each other, never the CLI, the servers or the editor.
+const recipeImports = {
   'no-restricted-imports': [
     'error',
     {
-      paths: [
-        {
-          name: 'vscode',
-          message: 'Only src/extension/ may import vscode (see ARCHITECTURE.md, Layers).',
-        },
-      ],
+      paths: [vscodePath],
       patterns: [
+        notExtension,
         {
-          group: ['**/extension/**', '**/extension'],
-          message: 'The core, CLI, servers and webviews must not depend on the extension layer.',
+          group: ['**/cli/**', '**/cli', '**/servers/**', '**/servers'],
+          message:
+            'The recipes import only the core; they drive the CLI as a program (dist/cli.js).',
         },
       ],
     },
@@ -163,6 +180,11 @@ export default tseslint.config(
     files: ['src/core/**/*.ts', 'src/cli/**/*.ts', 'src/servers/**/*.ts', 'webview/**/*.ts'],
     rules: noVscode,
   },
+  {
+    files: ['src/extension/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [notRecipes] }] },
+  },
+  { files: ['src/recipes/**/*.ts'], rules: recipeImports },
   {
     // Type-aware: a promise nobody awaits, returns or marks with `void` is a lint error, not a habit.
     files: ['src/**/*.ts', 'webview/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],

@@ -1,4 +1,4 @@
-// Bundles the extension, the CLI, the recipes' training lifecycle, the webviews and the built-in MCP
+// Bundles the extension, the CLI, the recipes, the webviews and the built-in MCP
 // servers with esbuild.
 // `--watch` rebuilds on change; `--servers` builds only the servers (dist/servers/<domain>.js);
 // `--policy-host` only the policy host (dist/policy-host.js). Tests use both to need no full build.
@@ -102,12 +102,11 @@ const configs =
           banner: { js: '#!/usr/bin/env node' },
         },
         policyHostConfig,
-        // The training-run lifecycle for the recipes (scripts/train-default.mjs), which start runs
-        // the way `rehearse train` and the editor do.
+        // The recipes (src/recipes/: train:default, measure:*), `node dist/recipes.js <recipe>`.
         {
           ...common,
-          entryPoints: ['src/core/training/launch/lifecycle.ts'],
-          outfile: 'dist/training.js',
+          entryPoints: ['src/recipes/main.ts'],
+          outfile: 'dist/recipes.js',
           platform: 'node',
           format: 'cjs',
           target: 'node20',

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ruff and mypy over trainer/ (their settings: pyproject.toml), in the trainer's environment.
+# ruff over trainer/ and the experiments in lab/, mypy over trainer/ (their settings: pyproject.toml),
+# in the trainer's environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="$(bash scripts/trainer-python.sh)"
-"$PY" -m ruff check trainer
+"$PY" -m ruff check trainer lab
 "$PY" -m mypy trainer

@@ -29,15 +29,15 @@ if has python && [ -d trainer/tests ]; then
   OMP_WAIT_POLICY=PASSIVE "$(bash scripts/trainer-python.sh)" -m unittest discover -s trainer/tests -t . -v
 fi
 if has recipes; then
-  # Every stage of npm run train:default and npm run measure:envace at a tiny size (about 3 minutes),
+  # Every stage of npm run train:default and npm run measure:envace (src/recipes/) at a tiny size (about 3 minutes),
   # in a temporary folder, so that the recipes cannot rot; then GRPO's sanity task (about 2 minutes),
   # which fails when role-wise GRPO on imagined rollouts cannot learn a rewarded choice.
   stage "recipes at a tiny size (train:default, measure:envace, GRPO sanity task)"
   TINY=$(mktemp -d)
   trap 'rm -rf "$TINY"' EXIT
-  RECIPE=training/default/recipe.ci.json WORK="$TINY/train" MODEL="$TINY/model" node scripts/train-default.mjs
-  QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node scripts/measure-envace.mjs
-  WORK="$TINY/sanity" node scripts/grpo-sanity.mjs
+  RECIPE=training/default/recipe.ci.json WORK="$TINY/train" MODEL="$TINY/model" node dist/recipes.js train-default
+  QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node dist/recipes.js measure-envace
+  WORK="$TINY/sanity" node dist/recipes.js grpo-sanity
 fi
 if has bench; then
   # Every case of npm run bench at a tiny size, once, no target judged: a case that no longer runs

@@ -174,6 +174,23 @@ describe('import graph', () => {
     assert.deepEqual(found, [], `import cycles between files:\n  ${found.join('\n  ')}`);
   });
 
+  it('keeps the recipes a layer above the core: they import only the core, only their entry starts them', () => {
+    const recipes = path.join('src', 'recipes');
+    const core = path.join('src', 'core');
+    const inside = (file: string, dir: string) => file.startsWith(dir + path.sep);
+    const recipeFiles = [...files.keys()].filter((f) => inside(f, recipes));
+    assert.ok(recipeFiles.length > 5, `only ${recipeFiles.length} recipe files found`);
+    const wrong: string[] = [];
+    for (const [file, targets] of files)
+      for (const target of targets) {
+        if (inside(file, recipes) && !inside(target, recipes) && !inside(target, core))
+          wrong.push(`${file} → ${target} (a recipe imports only the core)`);
+        if (!inside(file, recipes) && inside(target, recipes))
+          wrong.push(`${file} → ${target} (only the recipes' entry starts them)`);
+      }
+    assert.deepEqual(wrong, [], `imports across the recipes' layer:\n  ${wrong.join('\n  ')}`);
+  });
+
   it('has no cycle between folders', () => {
     const found = cycles(folderGraph(files));
     assert.deepEqual(found, [], `import cycles between folders:\n  ${found.join('\n  ')}`);

@@ -4,8 +4,9 @@ with s = sigmoid(a) learned per key-value head, so that one layer can match "the
 copy of the current token" (an induction head) without first learning a previous-token head.
 
 Not exportable as is (the ONNX export and the cascade graph know nothing of it); checkpoints carry an
-extra ``smear`` parameter per layer. Usage: python3 scripts/smear-trainer.py sft --config CFG.json
+extra ``smear`` parameter per layer. Usage: python3 lab/smear-trainer.py sft --config CFG.json
 """
+
 import os
 import sys
 
@@ -67,4 +68,5 @@ llama.Attention.forward = _forward
 
 if __name__ == "__main__":
     from trainer.cli import main
+
     sys.exit(main(sys.argv[1:], sys.stdout, sys.stderr))

@@ -1,0 +1,82 @@
+import * as path from 'node:path';
+import { fromEnv } from '../trainDefault/settings';
+
+/** What measure:envace compares, at what size (every field has its environment variable). */
+export interface MeasureSettings {
+  quick: boolean;
+  /** `WORK`: .rehearsal/measure-envace (QUICK: measure-envace-quick). */
+  work: string;
+  /** `RECIPE`: the recipe whose GRPO settings every arm uses. */
+  recipeFile: string;
+  /** `POLICY`: the committed policy (B, C). */
+  policy: string;
+  /** `BASE`: where every GRPO arm starts (A): train:default's SFT when there, else POLICY. */
+  base: string;
+  /** `RECIPE_START`: where the committed policy's own GRPO started (C); none in QUICK. */
+  recipeStart?: string;
+  seeds: number[];
+  iterations: number;
+  /** `EPISODES`: default the recipe's own (recipe.grpo.episodes). */
+  episodes?: number;
+  grpoTasks: number;
+  heldout: number;
+  budgets: number[];
+  privateSeeds: number[];
+  rehearsalTemperature: number;
+  fresh: boolean;
+  publish: boolean;
+}
+
+/** Seeds no recipe of this repository uses: train:default takes the first train and test seeds. */
+export const GRPO_START = 20_000;
+export const HELDOUT_START = 30_000;
+export const DOMAINS = ['retail', 'bank'];
+
+const numbers = (text: string) => text.split(',').map(Number);
+
+/**
+ * The settings from the environment (QUICK=1: the tiny version CI runs) and arguments (`--fresh`,
+ * `--publish`); `isModel` says whether a folder holds a model (train:default's work is looked for).
+ */
+export function measureSettings(
+  env: Record<string, string | undefined>,
+  argv: readonly string[],
+  root: string,
+  isModel: (dir: string) => boolean,
+): MeasureSettings {
+  const quick = env.QUICK === '1';
+  const pick = (name: string, full: string, tiny: string) => env[name] ?? (quick ? tiny : full);
+  const trainWork = path.join(root, '.rehearsal/training/default');
+  const policy = fromEnv(env.POLICY, root, 'models/default');
+  const sftFinal = path.join(trainWork, 'sft/final');
+  const base = env.BASE ? path.resolve(env.BASE) : !quick && isModel(sftFinal) ? sftFinal : policy;
+  // C: the SFT with private-rehearsal memories when the recipe has that stage, else the SFT.
+  const recipeStart =
+    env.RECIPE_START ??
+    (quick
+      ? undefined
+      : ['sft-memory', 'sft'].map((s) => path.join(trainWork, s, 'final')).find(isModel));
+  const seeds = numbers(pick('SEEDS', '0,1,2', '0'));
+  return {
+    quick,
+    work: fromEnv(
+      env.WORK,
+      root,
+      quick ? '.rehearsal/measure-envace-quick' : '.rehearsal/measure-envace',
+    ),
+    recipeFile: fromEnv(env.RECIPE, root, 'training/default/recipe.json'),
+    policy,
+    base,
+    ...(recipeStart ? { recipeStart: path.resolve(recipeStart) } : {}),
+    seeds,
+    iterations: Number(pick('ITERATIONS', '2', '1')),
+    ...(env.EPISODES || quick ? { episodes: Number(pick('EPISODES', '', '2')) } : {}),
+    grpoTasks: Number(pick('GRPO_TASKS', '6', '1')),
+    heldout: Number(pick('HELDOUT', '100', '1')),
+    budgets: numbers(pick('BUDGETS', '2,4', '1')),
+    privateSeeds: numbers(pick('PRIVATE_SEEDS', seeds.join(','), '0')),
+    rehearsalTemperature: Number(pick('REHEARSAL_TEMPERATURE', '0.8', '0.8')),
+    fresh: argv.includes('--fresh'),
+    publish: argv.includes('--publish'),
+  };
+}

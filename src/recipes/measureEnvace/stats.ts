@@ -1,0 +1,118 @@
+// Intervals and paired differences over held-out tasks: bootstrap (2,000 resamples, seeded), so the
+// figures are the same on every run.
+
+/** One evaluation run: per-task outcomes and the report's figures. */
+export interface Evaluation {
+  trace: string;
+  tasks: { task: string; success: number; reward: number }[];
+  fieldF1: number[];
+  keyJaccard: number | null;
+  rehearsalValidity: number | null;
+  actValidity: number | null;
+}
+
+/** A mean and its 95% bootstrap interval over `n` units. */
+export interface Interval {
+  mean: number;
+  low: number;
+  high: number;
+  n: number;
+}
+
+/** A paired difference `a - b` of a metric over tasks. */
+export interface Difference {
+  name: string;
+  metric: 'success' | 'reward';
+  mean: number;
+  ci95: [number, number];
+  tasks: number;
+}
+
+/** Seeded PRNG (mulberry32). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const average = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Mean and 95% bootstrap interval of per-unit values (each unit: the mean of its list of values). */
+export function interval(units: readonly (readonly number[])[]): Interval {
+  const means = units.map(average);
+  const mean = means.reduce((a, b) => a + b, 0) / Math.max(1, means.length);
+  if (means.length < 2) return { mean, low: mean, high: mean, n: means.length };
+  const random = prng(1);
+  const draws: number[] = [];
+  for (let b = 0; b < 2000; b++) {
+    let s = 0;
+    for (let i = 0; i < means.length; i++) s += means[Math.floor(random() * means.length)];
+    draws.push(s / means.length);
+  }
+  draws.sort((x, y) => x - y);
+  return { mean, low: draws[49], high: draws[1949], n: means.length };
+}
+
+/** Each task's values of `field` over the evaluations given (seeds). */
+function valuesByTask(evaluations: readonly Evaluation[], field: 'success' | 'reward') {
+  const m = new Map<string, number[]>();
+  for (const e of evaluations)
+    for (const t of e.tasks) m.set(t.task, [...(m.get(t.task) ?? []), t[field]]);
+  return m;
+}
+
+/** Each task's value of `field`, averaged over the evaluations given (seeds). */
+export function perTask(evaluations: readonly Evaluation[], field: 'success' | 'reward') {
+  return new Map([...valuesByTask(evaluations, field)].map(([task, v]) => [task, average(v)]));
+}
+
+/**
+ * A paired difference `a - b` of `metric` over the held-out tasks both arms played: each task's
+ * difference of its seed-averaged values, its mean, and a 95% bootstrap interval over tasks.
+ */
+export function difference(
+  name: string,
+  metric: 'success' | 'reward',
+  a: readonly Evaluation[],
+  b: readonly Evaluation[],
+): Difference {
+  const pa = perTask(a, metric);
+  const pb = perTask(b, metric);
+  const diffs = [...pa.keys()].filter((t) => pb.has(t)).map((t) => [pa.get(t)! - pb.get(t)!]);
+  const d = interval(diffs);
+  return { name, metric, mean: d.mean, ci95: [d.low, d.high], tasks: d.n };
+}
+
+/** An arm's figures over held-out tasks (success and reward: each task averaged over seeds). */
+export interface Summary {
+  success: Interval;
+  reward: Interval;
+  fieldF1: Interval | null;
+  keyJaccard: number | null;
+  rehearsalValidity: number | null;
+  actValidity: number | null;
+}
+
+/** The mean of the values that are there, or null. */
+function meanOf(xs: readonly (number | null)[]): number | null {
+  const v = xs.filter((x): x is number => x !== null);
+  return v.length ? average(v) : null;
+}
+
+/** Success and reward over held-out tasks, each task's value averaged over the evaluations (seeds). */
+export function summarise(evaluations: readonly Evaluation[]): Summary {
+  const f1 = evaluations.flatMap((e) => e.fieldF1.map((x) => [x]));
+  return {
+    success: interval([...valuesByTask(evaluations, 'success').values()]),
+    reward: interval([...valuesByTask(evaluations, 'reward').values()]),
+    fieldF1: f1.length ? interval(f1) : null,
+    keyJaccard: meanOf(evaluations.map((e) => e.keyJaccard)),
+    rehearsalValidity: meanOf(evaluations.map((e) => e.rehearsalValidity)),
+    actValidity: meanOf(evaluations.map((e) => e.actValidity)),
+  };
+}

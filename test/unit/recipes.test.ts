@@ -1,0 +1,222 @@
+import * as assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { curveTable, sanityFailures } from '../../src/recipes/grpoSanity/figures';
+import type { CurvePoint } from '../../src/recipes/grpoSanity/figures';
+import { measureSettings } from '../../src/recipes/measureEnvace/settings';
+import { difference, interval, summarise } from '../../src/recipes/measureEnvace/stats';
+import type { Evaluation } from '../../src/recipes/measureEnvace/stats';
+import { RECIPES } from '../../src/recipes/recipes';
+import type { ProgressLog } from '../../src/recipes/shared/log';
+import { Stages, StoppedAfter, decideStage } from '../../src/recipes/shared/stages';
+import { describeTrainerEvent } from '../../src/recipes/shared/trainerEvents';
+import { trainPaths } from '../../src/recipes/trainDefault/context';
+import type { TrainContext } from '../../src/recipes/trainDefault/context';
+import { grpoHyperparameters } from '../../src/recipes/trainDefault/grpo';
+import type { Recipe } from '../../src/recipes/trainDefault/settings';
+import { trainDefaultSettings } from '../../src/recipes/trainDefault/settings';
+import { validationScores } from '../../src/recipes/validatePolicy';
+import { repoRoot } from './support/paths';
+import { useTempDir } from './support/tempDir';
+
+// The recipes' pure parts: settings from the environment, stage and resume decisions, the GRPO
+// settings they hand the trainer, and the statistics they publish. No process is started here; the
+// recipes themselves run end to end at a tiny size in scripts/test.sh's `recipes` stage.
+
+const ROOT = '/studio';
+const silent: ProgressLog = Object.assign(() => undefined, { started: Date.now() });
+
+describe('recipes: train:default settings', () => {
+  it('defaults to the committed recipe, its work folder and models/default', () => {
+    const s = trainDefaultSettings({}, [], ROOT);
+    assert.equal(s.recipeFile, '/studio/training/default/recipe.json');
+    assert.equal(s.work, '/studio/.rehearsal/training/default');
+    assert.equal(s.model, '/studio/models/default');
+    assert.equal(s.fresh, false);
+    assert.equal(s.until, undefined);
+  });
+
+  it('reads RECIPE, WORK and MODEL relative to the current folder, --fresh and --until', () => {
+    const env = { RECIPE: 'training/default/recipe.ci.json', WORK: '/tmp/w', MODEL: 'm' };
+    const s = trainDefaultSettings(env, ['--fresh', '--until', 'init'], ROOT);
+    assert.equal(s.recipeFile, path.resolve('training/default/recipe.ci.json'));
+    assert.equal(s.work, '/tmp/w');
+    assert.equal(s.model, path.resolve('m'));
+    assert.equal(s.fresh, true);
+    assert.equal(s.until, 'init');
+  });
+
+  it('refuses an --until that names no stage, instead of running every stage', () => {
+    assert.throws(
+      () => trainDefaultSettings({}, ['--until', 'sfft'], ROOT),
+      /--until takes one of/,
+    );
+    assert.throws(() => trainDefaultSettings({}, ['--until'], ROOT), /got nothing/);
+  });
+});
+
+describe('recipes: stages resume', () => {
+  const tmp = useTempDir();
+
+  it('decides from the mark and --until', () => {
+    assert.deepEqual(decideStage('sft', false), { run: true, stopAfter: false });
+    assert.deepEqual(decideStage('sft', true, 'sft'), { run: false, stopAfter: true });
+    assert.deepEqual(decideStage('init', true, 'sft'), { run: false, stopAfter: false });
+  });
+
+  it('runs a stage once, adds up its minutes, and stops after the --until stage', async () => {
+    let runs = 0;
+    const work = async () => {
+      runs++;
+    };
+    await new Stages(tmp(), silent).run('tasks', 'tasks', work);
+    await new Stages(tmp(), silent).run('tasks', 'tasks', work);
+    assert.equal(runs, 1);
+    assert.ok(existsSync(path.join(tmp(), 'tasks.done')));
+    const stages = new Stages(tmp(), silent, 'init');
+    await assert.rejects(stages.run('init', 'init', work), StoppedAfter);
+    assert.equal(runs, 2);
+    assert.deepEqual(Object.keys(await stages.minutes()).sort(), ['init', 'tasks']);
+  });
+
+  it('leaves no mark when a stage fails, so the next run does it again', async () => {
+    const stages = new Stages(tmp(), silent);
+    await assert.rejects(
+      stages.run('sft', 'sft', () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
+    assert.ok(!existsSync(path.join(tmp(), 'sft.done')));
+  });
+});
+
+describe('recipes: GRPO settings of train:default', () => {
+  const recipe = JSON.parse(
+    readFileSync(path.join(repoRoot(), 'training/default/recipe.ci.json'), 'utf8'),
+  ) as Recipe;
+  const ctx = (r: Recipe): TrainContext => ({
+    settings: { recipeFile: '', work: '/w', model: '/m', fresh: false },
+    recipe: r,
+    paths: trainPaths('/w'),
+    log: silent,
+    stages: new Stages('/w', silent),
+  });
+
+  it('hands the trainer its own settings, rollouts by `rehearse rollout` and validation', () => {
+    const h = grpoHyperparameters(ctx(recipe));
+    for (const own of ['threads', 'episodes', 'temperature', 'actRows', 'tasksPerIteration'])
+      assert.ok(!(own in h), own);
+    assert.equal((h.grpo as { temperature: number }).temperature, recipe.grpo.temperature);
+    assert.equal((h.train as { export_at_end: boolean }).export_at_end, true);
+    const rollout = (h.rollouts as { command: string[] }).command;
+    assert.deepEqual(rollout.slice(2, 4), ['rollout', '/w/tasks/grpo']);
+    assert.deepEqual(rollout.slice(-4), ['--batch-size', '1', '--batch', '{iteration}']);
+    const validation = (h.validation as { command: string[]; every: number }).command;
+    assert.ok(validation[1].endsWith(path.join('dist', 'recipes.js')), validation[1]);
+    assert.deepEqual(validation.slice(2, 4), ['validate-policy', '/w/tasks/validation']);
+  });
+
+  it('plays every GRPO task each iteration without validation when the recipe says neither', () => {
+    const { validation: _v, tasksPerIteration: _t, ...grpo } = recipe.grpo;
+    const h = grpoHyperparameters(ctx({ ...recipe, grpo }));
+    assert.ok(!('validation' in h));
+    assert.ok(!(h.rollouts as { command: string[] }).command.includes('--batch'));
+  });
+});
+
+describe('recipes: measure:envace settings', () => {
+  const none = () => false;
+
+  it('QUICK=1 is the tiny version: one seed, one iteration, POLICY as BASE, no section C', () => {
+    const s = measureSettings({ QUICK: '1' }, [], ROOT, () => true);
+    assert.deepEqual(s.seeds, [0]);
+    assert.equal(s.iterations, 1);
+    assert.equal(s.episodes, 2);
+    assert.equal(s.base, s.policy);
+    assert.equal(s.recipeStart, undefined);
+    assert.equal(s.work, '/studio/.rehearsal/measure-envace-quick');
+  });
+
+  it("starts from train:default's SFT and compares with its GRPO start when that work is there", () => {
+    const s = measureSettings({}, ['--publish'], ROOT, (dir) => dir.includes('/sft'));
+    assert.equal(s.base, '/studio/.rehearsal/training/default/sft/final');
+    assert.equal(s.recipeStart, '/studio/.rehearsal/training/default/sft-memory/final');
+    assert.equal(s.episodes, undefined, "the recipe's own episodes");
+    assert.equal(s.publish, true);
+    assert.equal(measureSettings({}, [], ROOT, none).base, '/studio/models/default');
+  });
+
+  it('reads every size from the environment', () => {
+    const env = { SEEDS: '3,4', BUDGETS: '8', HELDOUT: '5', EPISODES: '6', BASE: '/b' };
+    const s = measureSettings(env, [], ROOT, none);
+    assert.deepEqual([s.seeds, s.privateSeeds, s.budgets], [[3, 4], [3, 4], [8]]);
+    assert.deepEqual([s.heldout, s.episodes, s.base], [5, 6, '/b']);
+  });
+});
+
+describe('recipes: statistics and checks', () => {
+  const evaluation = (success: number[]): Evaluation => ({
+    trace: '',
+    tasks: success.map((s, i) => ({ task: `t${i}`, success: s, reward: s })),
+    fieldF1: [],
+    keyJaccard: null,
+    rehearsalValidity: null,
+    actValidity: null,
+  });
+
+  it('pairs differences by task and bootstraps the same interval on every run', () => {
+    const a = [evaluation([1, 1, 0, 1]), evaluation([1, 0, 0, 1])];
+    const b = [evaluation([0, 1, 0, 0])];
+    const d = difference('a-vs-b', 'success', a, b);
+    assert.equal(d.tasks, 4);
+    assert.equal(d.mean, (1 - 0 + (0.5 - 1) + 0 + 1) / 4);
+    assert.deepEqual(difference('a-vs-b', 'success', a, b), d);
+    assert.ok(d.ci95[0] <= d.mean && d.mean <= d.ci95[1]);
+    assert.deepEqual(interval([[0.5]]), { mean: 0.5, low: 0.5, high: 0.5, n: 1 });
+    assert.equal(summarise(a).fieldF1, null);
+  });
+
+  it('fails the GRPO sanity task unless the curve starts near chance and passes the goal', () => {
+    const point = (iteration: number, success: number, nonzero = 1): CurvePoint => ({
+      iteration,
+      episodes: 8,
+      success,
+      choices: { phone: 4, email: 4, other: 0 },
+      advantages: { rows: 8, nonzero_rows: nonzero },
+    });
+    assert.deepEqual(sanityFailures([point(0, 0.5), point(1, 0.95)]), []);
+    assert.match(sanityFailures([point(0, 0.95)]).join(), /not near chance/);
+    assert.match(sanityFailures([point(0, 0.5), point(1, 0.6)]).join(), /passed 0.9/);
+    assert.match(sanityFailures([point(0, 0.5, 0), point(1, 0.95)]).join(), /iterations 0 had/);
+    assert.match(sanityFailures([]).join(), /no GRPO iteration/);
+    assert.match(curveTable([point(0, 0.5)]), /0\.50 +4 +4 +0 +1\/8/);
+  });
+
+  it('scores a validation run with nothing graded as zeros, not NaN', () => {
+    const report = { successes: 0, graded: 0, meanReward: null, actParseValid: 0, turns: 0 };
+    assert.deepEqual(validationScores({ ...report, rehearsalParseValid: 0, rehearsed: 0 }), {
+      success: 0,
+      meanReward: 0,
+      toolCallParseValidity: 0,
+      rehearsalJsonValidity: 0,
+    });
+  });
+
+  it('prints a progress line for the trainer events a person follows, none for the rest', () => {
+    const step = { event: 'step', command: 'sft', step: 3, steps: 10, loss: 1.5, roles: {} };
+    assert.match(describeTrainerEvent(step) ?? '', /sft step 3\/10: loss 1\.5000/);
+    assert.match(describeTrainerEvent({ event: 'error', code: 'X', message: 'm' }) ?? '', /X: m/);
+    assert.equal(describeTrainerEvent({ event: 'done' }), undefined);
+  });
+});
+
+describe('recipes: entry', () => {
+  it('each npm script runs its recipe from the bundle', () => {
+    const pkg = JSON.parse(readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    for (const [name, recipe] of Object.entries(RECIPES)) {
+      if (!recipe.script) continue;
+      assert.match(pkg.scripts[recipe.script] ?? '', new RegExp(`node dist/recipes\\.js ${name}$`));
+    }
+  });
+});
