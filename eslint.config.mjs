@@ -251,14 +251,15 @@ export default tseslint.config(
     plugins: { rehearsal: { rules: { 'one-write-path': oneWritePath } } },
     rules: { 'rehearsal/one-write-path': 'error' },
   },
-  // Terminal text: the CLI and the core reach a terminal only through src/cli/io.ts, where every
-  // line passes through terminalText (controls shown escaped). Exempt: src/cli/io.ts itself, and
+  // Terminal text: the CLI and the core reach a terminal only through src/cli/io.ts, the recipes
+  // only through src/recipes/shared/terminal.ts; every line passes through terminalText (controls
+  // shown escaped). Exempt: src/cli/io.ts itself, and
   // what writes a protocol rather than terminal text: the policy host (JSON-RPC on stdout, its
   // console sent to stderr, which the client reads as log lines) and src/servers (MCP servers,
   // outside these globs: their stdio is MCP, their stderr a log the studio reads line by line).
   {
-    files: ['src/cli/**/*.ts', 'src/core/**/*.ts'],
-    ignores: ['src/cli/io.ts', 'src/core/policy/hostMain.ts'],
+    files: ['src/cli/**/*.ts', 'src/core/**/*.ts', 'src/recipes/**/*.ts'],
+    ignores: ['src/cli/io.ts', 'src/core/policy/hostMain.ts', 'src/recipes/shared/terminal.ts'],
     rules: {
       'no-restricted-properties': [
         'error',

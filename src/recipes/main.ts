@@ -2,19 +2,20 @@
 // The npm scripts train:default and measure:* run it after a build; nothing imports src/recipes/.
 import { errorMessage } from '../core/base/errors';
 import { RECIPES } from './recipes';
+import { sayError } from './shared/terminal';
 
 async function main(argv: readonly string[]): Promise<number> {
   const [name, ...args] = argv;
   const recipe = name === undefined ? undefined : RECIPES[name];
   if (!recipe) {
-    console.error(`usage: node dist/recipes.js <${Object.keys(RECIPES).join('|')}> [arguments]`);
+    sayError(`usage: node dist/recipes.js <${Object.keys(RECIPES).join('|')}> [arguments]`);
     return 2;
   }
   try {
     await recipe.run(process.env, args);
     return 0;
   } catch (err) {
-    console.error(`${recipe.script ?? name} failed: ${errorMessage(err)}`);
+    sayError(`${recipe.script ?? name} failed: ${errorMessage(err)}`);
     return 1;
   }
 }

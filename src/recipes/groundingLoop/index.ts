@@ -8,6 +8,7 @@ import { ROOT, rehearse, requireCli } from '../shared/studio';
 import { fromEnv } from '../trainDefault/settings';
 import type { Comparison } from './table';
 import { comparisonTable, groundingRunFile, splitHeldOut } from './table';
+import { say } from '../shared/terminal';
 
 /** Where the grounding loop works and at what size (`WORK`, `TASKS`, `STEPS`). */
 export interface GroundingSettings {
@@ -146,6 +147,6 @@ export async function groundingLoop(s: GroundingSettings, log = progressLog('gro
     ),
   ) as Comparison;
   await writeJson(path.join(s.work, 'compare.json'), json);
-  console.log(comparisonTable(json));
+  say(comparisonTable(json));
   log(`done: ${path.relative(ROOT, path.join(s.work, 'compare.json'))}`);
 }

@@ -9,6 +9,7 @@ import { trainDefault } from '../trainDefault';
 import { fromEnv } from '../trainDefault/settings';
 import type { Advantages, CurvePoint, RolloutRow } from './figures';
 import { GOAL, curveTable, goalReached, iterationFigures, sanityFailures } from './figures';
+import { say } from '../shared/terminal';
 
 const readJsonl = async <T>(file: string): Promise<T[]> =>
   (await readFile(file, 'utf8'))
@@ -50,7 +51,7 @@ export async function grpoSanity(env: Record<string, string | undefined>): Promi
   const manifest = await readJson<{ scores: { taskSuccess: number | null } }>(
     path.join(model, 'manifest.json'),
   );
-  console.log(`\n${curveTable(curve)}`);
+  say(`\n${curveTable(curve)}`);
   const reached = goalReached(curve);
   const failures = sanityFailures(curve);
   await writeJson(path.join(work, 'sanity.json'), {
@@ -62,9 +63,9 @@ export async function grpoSanity(env: Record<string, string | undefined>): Promi
     failures,
   });
   const where = reached ? `above ${GOAL} at iteration ${reached.iteration}` : `never above ${GOAL}`;
-  console.log(
+  say(
     `\nimagined-rollout success ${curve[0]?.success.toFixed(2)} after SFT; ${where}; greedy success on the test split after GRPO ${manifest.scores.taskSuccess}`,
   );
   if (failures.length) throw new Error(`GRPO sanity task FAILED:\n- ${failures.join('\n- ')}`);
-  console.log('GRPO sanity task passed.');
+  say('GRPO sanity task passed.');
 }

@@ -14,6 +14,7 @@ import { resultsJson, resultsMarkdown } from './results';
 import type { MeasureSettings } from './settings';
 import { DOMAINS, GRPO_START, HELDOUT_START } from './settings';
 import type { Evaluation } from './stats';
+import { say } from '../shared/terminal';
 
 /** The GRPO tasks and the held-out tasks (seeds no recipe uses), once. */
 async function tasks(ctx: MeasureContext): Promise<void> {
@@ -135,5 +136,5 @@ export async function measureEnvace(
   const md = resultsMarkdown(ctx, measured, results.effects, (Date.now() - log.started) / 60000);
   await writeText(path.join(s.work, 'results.md'), md + '\n');
   await writeJson(path.join(s.work, 'results.json'), results);
-  console.log(`\n${md}\n\n(${path.join(s.work, 'results.md')})`);
+  say(`\n${md}\n\n(${path.join(s.work, 'results.md')})`);
 }

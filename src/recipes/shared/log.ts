@@ -1,3 +1,5 @@
+import { say } from './terminal';
+
 /** A progress logger: each line prefixed with the recipe's name and the minutes since it began. */
 export interface ProgressLog {
   (message: string): void;
@@ -9,6 +11,6 @@ export interface ProgressLog {
 export function progressLog(name: string, now = Date.now): ProgressLog {
   const started = now();
   const log = (message: string) =>
-    console.log(`[${name} ${((now() - started) / 60000).toFixed(1)} min] ${message}`);
+    say(`[${name} ${((now() - started) / 60000).toFixed(1)} min] ${message}`);
   return Object.assign(log, { started });
 }

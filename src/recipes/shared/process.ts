@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { sayError } from './terminal';
 
 /** How {@link runProgram} runs a program. */
 export interface RunProgramOptions {
@@ -48,7 +49,7 @@ export function runProgram(
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     const outLines = lineReader(tail, (line) => options.onLine?.(line));
-    const errLines = lineReader(tail, (line) => options.verbose && console.error(line));
+    const errLines = lineReader(tail, (line) => options.verbose && sayError(line));
     child.stdout.on('data', (chunk: string) => {
       stdout += chunk;
       outLines(chunk);

@@ -4,6 +4,7 @@ import { parseTrainerEventLine } from '../../core/training/launch/supervisor';
 import { prepareTrainingRun, startTrainingRun } from '../../core/training/launch/lifecycle';
 import { runProgram } from './process';
 import { ROOT, trainerPython, verbose } from './studio';
+import { sayError } from './terminal';
 
 /** How {@link trainingRun} starts a run. */
 export interface TrainingRunOptions {
@@ -30,10 +31,10 @@ export async function trainingRun(
     runFile,
     options: { python: trainerPython(), ...extraEnv },
   });
-  if (verbose()) console.error(`$ ${prepared.command}`);
+  if (verbose()) sayError(`$ ${prepared.command}`);
   const started = await startTrainingRun(prepared, {
     onProcess: (proc) => {
-      if (verbose()) proc.onLog((line) => console.error(line));
+      if (verbose()) proc.onLog((line) => sayError(line));
     },
   });
   if (options.onEvent) started.process.onEvent(options.onEvent);

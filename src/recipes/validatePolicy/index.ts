@@ -1,5 +1,6 @@
 import { writeText } from '../shared/files';
 import { rehearse } from '../shared/studio';
+import { say } from '../shared/terminal';
 
 /** The scores GRPO's validation compares (docs/training-runs.md, `validation`). */
 export interface ValidationScores {
@@ -46,5 +47,5 @@ export async function validatePolicy(args: readonly string[]): Promise<void> {
   );
   const scores = validationScores((JSON.parse(stdout) as { report: RunReport }).report);
   await writeText(out, JSON.stringify(scores) + '\n');
-  console.log(`validation: ${JSON.stringify(scores)}`);
+  say(`validation: ${JSON.stringify(scores)}`);
 }
