@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { reviewQueue } from '../../src/core/explorer/reviewQueue';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 describe('review queue (Review Mismatches)', () => {
   const tmp = useTempDir();

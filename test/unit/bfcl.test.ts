@@ -11,8 +11,8 @@ import * as path from 'node:path';
 import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import { ensureServerBundles } from '../support/servers';
-import { rehearse } from './support/cli';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { useTempDir } from '../support/tempDir';
 
 describe('BFCL-v4 multi-turn: imported, played on its backends, graded as BFCL grades it', function () {
   this.timeout(300_000);

@@ -19,9 +19,9 @@ import type { ToolDefinition } from '../../src/core/protocol/types';
 import { toFunctionSchema } from '../../src/core/protocol/types';
 import { ensurePolicyHostBundle, ensureServerBundles } from '../support/servers';
 import { weatherRows } from '../support/trainingRows';
-import { rehearse } from './support/cli';
-import { repoRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { repoRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 import { TRAINER_PYTHON } from '../support/testModels';
 
 const run = promisify(execFile);

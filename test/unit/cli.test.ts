@@ -6,9 +6,9 @@ import { runCli } from '../../src/cli/program';
 import type { FidelityReport } from '../../src/core/report/fidelityReport';
 import { MAX_SKIPPED_KEPT } from '../../src/core/trace/format/reader';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
-import { rehearse } from './support/cli';
-import { assertGolden } from './support/golden';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { assertGolden } from '../support/golden';
+import { useTempDir } from '../support/tempDir';
 
 const SHADOW = '20261129-120000-shadow-sample';
 const IMAGINE = '20261129-113000-imagine-sample';

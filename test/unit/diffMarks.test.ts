@@ -15,7 +15,7 @@ import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import { annotationMarks, callDiffMarks } from '../../src/core/explorer/diffMarks';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const pretty = (v: unknown) => canonicalJson(v as never, { indent: 2 }) + '\n';
 

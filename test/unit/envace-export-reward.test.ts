@@ -13,8 +13,8 @@ import type { EpisodeEndEvent } from '../../src/core/trace/format/schema';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import { loadTasks } from '../../src/core/tasks/format/loader';
 import { ensureServerBundles } from '../support/servers';
-import { rehearse } from './support/cli';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { useTempDir } from '../support/tempDir';
 
 const SAMPLES = ['retail-0000', 'bank-0058', 'memory-remember-colleague'].map((id) =>
   path.join('examples', 'tasks', `${id}.task.json`),

@@ -17,9 +17,9 @@ import type { CheckVerdict } from '../../src/core/trace/format/schema';
 import type { JudgeServer } from '../support/judgeServer';
 import { startJudgeServer } from '../support/judgeServer';
 import { ensurePolicyHostBundle, ensureServerBundles, fixtureServer } from '../support/servers';
-import type { CliRun } from './support/cli';
-import { rehearse } from './support/cli';
-import { readCheckedTrace } from './support/traceChecks';
+import type { CliRun } from '../support/cli';
+import { rehearse } from '../support/cli';
+import { readCheckedTrace } from '../support/traceChecks';
 
 const JUDGE_KEY = 'judge-key-0123456789abcdef';
 

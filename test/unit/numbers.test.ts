@@ -23,9 +23,9 @@ import {
 } from '../../src/core/runner/editorSettings';
 import { loadTaskFile } from '../../src/core/tasks/format/loader';
 import { parseRunSpec } from '../../src/core/training/launch/runSpec';
-import { rehearse } from './support/cli';
-import { fromRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { fromRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 
 /** Collects the process warnings emitted while `fn` runs (and a tick after). */
 async function warningsDuring(fn: () => Promise<void>): Promise<string[]> {

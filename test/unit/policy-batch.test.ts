@@ -16,7 +16,7 @@ import { OpenAICompatibleServer } from '../../src/core/policy/openaiServer';
 import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import { ensurePolicyHostBundle, REPO } from '../support/servers';
 import { randomTestModel } from '../support/testModels';
-import { rejects } from './support/errors';
+import { rejects } from '../support/errors';
 
 const DEFAULT_POLICY = path.join(REPO, 'models', 'default');
 

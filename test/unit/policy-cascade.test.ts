@@ -19,7 +19,7 @@ import type { ModelFolderInfo } from '../../src/core/policy/onnx/modelFolder';
 import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
 import { GREEDY } from '../../src/core/policy/sampling/sampling';
 import { randomTestModel } from '../support/testModels';
-import { rejects } from './support/errors';
+import { rejects } from '../support/errors';
 
 /** A prompt of `length` token ids spread over the vocabulary (a random model needs no meaning). */
 const promptOf = (length: number, vocab: number) =>

@@ -23,9 +23,9 @@ import {
   scriptedModel,
 } from '../support/scriptedModel';
 import { ensurePolicyHostBundle } from '../support/servers';
-import { rehearse as cli } from './support/cli';
-import { rejects } from './support/errors';
-import { useRuns, useScriptedPolicy } from './support/runnerFixture';
+import { rehearse as cli } from '../support/cli';
+import { rejects } from '../support/errors';
+import { useRuns, useScriptedPolicy } from '../support/runnerFixture';
 
 const PROBE_TOOL = {
   type: 'function',

@@ -16,9 +16,9 @@ import type { ChatMessage } from '../../src/core/protocol/types';
 import { loadTaskFile } from '../../src/core/tasks/format/loader';
 import { ensurePolicyHostBundle, ensureServerBundles, REPO } from '../support/servers';
 import { randomTestModel } from '../support/testModels';
-import { RecordingPolicy } from './support/recordingPolicy';
-import { rejects } from './support/errors';
-import { useRuns } from './support/runnerFixture';
+import { RecordingPolicy } from '../support/recordingPolicy';
+import { rejects } from '../support/errors';
+import { useRuns } from '../support/runnerFixture';
 
 /** This process's child processes (Linux: read from /proc), to see that a run leaves none behind. */
 async function childProcesses(): Promise<Map<number, string>> {

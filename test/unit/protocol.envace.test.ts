@@ -13,7 +13,7 @@ import {
   stripPythonWhitespace,
 } from '../../src/core/protocol/pythonText';
 import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
-import { fromRoot } from './support/paths';
+import { fromRoot } from '../support/paths';
 import { TRAINER_PYTHON } from '../support/testModels';
 
 const PYTHON = TRAINER_PYTHON;

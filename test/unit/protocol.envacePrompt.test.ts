@@ -24,7 +24,7 @@ import {
 } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage } from '../../src/core/protocol/types';
 import { envaceToolSchema } from '../../src/core/protocol/envaceTools';
-import { fromRoot } from './support/paths';
+import { fromRoot } from '../support/paths';
 
 interface EnvaceVectors {
   envace_commit: string;

@@ -17,8 +17,8 @@ import type {
 } from '../../src/core/protocol/rehearsePrompt';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage } from '../../src/core/protocol/types';
-import type { VectorCase } from './support/vectors';
-import { loadVectors } from './support/vectors';
+import type { VectorCase } from '../support/vectors';
+import { loadVectors } from '../support/vectors';
 
 type ActExpected =
   | { kind: 'final' }

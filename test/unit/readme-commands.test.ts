@@ -8,8 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
 import { ensurePolicyHostBundle, ensureServerBundles, FIXTURES, REPO } from '../support/servers';
-import type { CliRun } from './support/cli';
-import { rehearse } from './support/cli';
+import type { CliRun } from '../support/cli';
+import { rehearse } from '../support/cli';
 
 /** The README and the docs pages whose command lines are run here as the README's are. */
 const COMMAND_PAGES = ['README.md', 'docs/bfcl.md', 'docs/training.md'];

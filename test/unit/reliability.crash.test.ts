@@ -8,7 +8,7 @@ import type { CrashReport } from '../support/crash/kill';
 import { crashRunner } from '../support/crash/runnerCrash';
 import { crashTraining } from '../support/crash/trainingCrash';
 import { randomTestModel } from '../support/testModels';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const SEED = Number(process.env['REHEARSAL_CRASH_SEED'] ?? Date.now() % 1_000_000);
 

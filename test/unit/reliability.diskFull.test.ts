@@ -11,8 +11,8 @@ import { TRACE_FILE } from '../../src/core/trace/format/discover';
 import { startGroup, killGroup } from '../support/crash/kill';
 import { ensurePolicyHostBundle, ensureServerBundles, REPO } from '../support/servers';
 import { randomTestModel } from '../support/testModels';
-import { useTempDir } from './support/tempDir';
-import { rehearse } from './support/cli';
+import { useTempDir } from '../support/tempDir';
+import { rehearse } from '../support/cli';
 
 /** The most a run may take to exit once its write failed: the hang this guards against lasted the episode timeout (10 min). */
 const PROMPT_EXIT_MS = 15_000;

@@ -17,8 +17,8 @@ import {
   fixtureServer,
   REPO,
 } from '../support/servers';
-import { useRuns } from './support/runnerFixture';
-import { useTempDir } from './support/tempDir';
+import { useRuns } from '../support/runnerFixture';
+import { useTempDir } from '../support/tempDir';
 
 /** Per-call timeout of the faulty task: every fault must be over well within it plus slack. */
 const CALL_TIMEOUT_MS = 2500;

@@ -13,8 +13,8 @@ import { StudioError } from '../../src/core/base/errors';
 import { readTrace } from '../../src/core/trace/format/reader';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { nested } from '../support/fuzz/mutate';
-import { fromRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { fromRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 import { fuzzTargets, runFuzzTarget, runsFor } from '../support/fuzz/targets';
 
 /** Inputs per target in the normal suite (REHEARSAL_FUZZ_RUNS to change). */

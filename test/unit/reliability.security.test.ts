@@ -28,9 +28,9 @@ import { buildMessageHtml, buildWebviewHtml, newNonce } from '../../src/extensio
 import { sampleShadowRun } from '../builders/samples';
 import { startChatServer } from '../support/chatServer';
 import { ensureServerBundles } from '../support/servers';
-import { rehearse } from './support/cli';
-import { repoRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { repoRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 
 const REPO = repoRoot();
 const read = (...p: string[]) => readFileSync(path.join(REPO, ...p), 'utf8');

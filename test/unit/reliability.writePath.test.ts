@@ -24,9 +24,9 @@ import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleShadowRun } from '../builders/samples';
 import { ensureServerBundles } from '../support/servers';
-import { rehearse } from './support/cli';
-import { repoRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { repoRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 
 const REPO = repoRoot();
 const TASK = path.join(REPO, 'examples', 'tasks', 'retail-0000.task.json');

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { compareRuns, parseRunsMessage } from '../../src/core/report/compareRuns';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { TraceBuilder } from '../builders/traceBuilder';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 /** A run of two tasks; `statusOf` is what its policy rehearsed for each task's order. */
 async function run(

@@ -5,7 +5,7 @@ import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { runCli } from '../../src/cli/program';
 import type { FidelityReport } from '../../src/core/report/fidelityReport';
 import { sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 describe("run summary (the Run Summary panel's data)", () => {
   const tmp = useTempDir();

@@ -23,9 +23,9 @@ import { probeTask, REHEARSAL_ERROR_CASES } from '../support/scriptedModel';
 import { ensureServerBundles, fixtureServer } from '../support/servers';
 import type { JudgeServer } from '../support/judgeServer';
 import { startJudgeServer } from '../support/judgeServer';
-import { rehearse } from './support/cli';
-import { useRuns, useScriptedPolicy } from './support/runnerFixture';
-import { readCheckedTrace } from './support/traceChecks';
+import { rehearse } from '../support/cli';
+import { useRuns, useScriptedPolicy } from '../support/runnerFixture';
+import { readCheckedTrace } from '../support/traceChecks';
 
 /** A task on the probe server, with its reference solution (one call per user turn, then an answer). */
 function probeReferenceTask(

@@ -15,8 +15,8 @@ import {
   writeProbeTasks,
 } from '../support/scriptedModel';
 import { ensurePolicyHostBundle, ensureServerBundles } from '../support/servers';
-import { rehearse } from './support/cli';
-import { readCheckedTrace } from './support/traceChecks';
+import { rehearse } from '../support/cli';
+import { readCheckedTrace } from '../support/traceChecks';
 
 const oneLine = (r: { code: number; out: string; errLines: string[] }, code: number): string => {
   assert.equal(r.code, code, r.errLines.join('\n'));

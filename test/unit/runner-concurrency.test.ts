@@ -24,14 +24,14 @@ import { TraceLibrary } from '../../src/core/trace/index/library';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { exportRows } from '../../src/core/training/exportRows';
-import { rehearse } from './support/cli';
+import { rehearse } from '../support/cli';
 import { MAX_HELD, PlannedOrder } from '../../src/core/trace/format/plannedOrder';
 import { compareIds } from '../../src/core/trace/format/ids';
 import { loadCallView } from '../../src/core/trace/index/callView';
 import { OK_CASE, REFUSED_CASE, REHEARSAL_ERROR_CASES, probeTask } from '../support/scriptedModel';
-import type { CheckedRun } from './support/runnerFixture';
-import { TEST_MAX_TOKENS, useRuns, useScriptedPolicy } from './support/runnerFixture';
-import { readCheckedTrace } from './support/traceChecks';
+import type { CheckedRun } from '../support/runnerFixture';
+import { TEST_MAX_TOKENS, useRuns, useScriptedPolicy } from '../support/runnerFixture';
+import { readCheckedTrace } from '../support/traceChecks';
 import { replayTrace } from '../../src/core/runner/replay';
 
 /**

@@ -23,9 +23,9 @@ import { exportEnvace } from '../../src/core/training/envaceExport';
 import { ACT_ERROR_CASES, probeTask } from '../support/scriptedModel';
 import { ensureServerBundles, fixtureServer } from '../support/servers';
 import { startChatServer } from '../support/chatServer';
-import { RecordingPolicy } from './support/recordingPolicy';
-import { readCheckedTrace } from './support/traceChecks';
-import { useRuns, useScriptedPolicy } from './support/runnerFixture';
+import { RecordingPolicy } from '../support/recordingPolicy';
+import { readCheckedTrace } from '../support/traceChecks';
+import { useRuns, useScriptedPolicy } from '../support/runnerFixture';
 import { TRAINER_PYTHON } from '../support/testModels';
 
 const PYTHON = TRAINER_PYTHON;

@@ -2,8 +2,8 @@
 // against the real probe server (whose `slow` case answers only after 30 s).
 import * as assert from 'node:assert/strict';
 import { OK_CASE, SLOW_CASE, TWO_CALLS_CASE, probeTask } from '../support/scriptedModel';
-import { RecordingPolicy } from './support/recordingPolicy';
-import { useRuns, useScriptedPolicy } from './support/runnerFixture';
+import { RecordingPolicy } from '../support/recordingPolicy';
+import { useRuns, useScriptedPolicy } from '../support/runnerFixture';
 
 describe('runner: limits and cancellation', function () {
   this.timeout(120_000);

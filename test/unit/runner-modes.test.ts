@@ -31,9 +31,9 @@ import {
   probeTask,
 } from '../support/scriptedModel';
 import { REPO } from '../support/servers';
-import { RecordingPolicy } from './support/recordingPolicy';
-import { useRuns, useScriptedPolicy } from './support/runnerFixture';
-import { readCheckedTrace } from './support/traceChecks';
+import { RecordingPolicy } from '../support/recordingPolicy';
+import { useRuns, useScriptedPolicy } from '../support/runnerFixture';
+import { readCheckedTrace } from '../support/traceChecks';
 import { mixSeed } from '../../src/core/base/random';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { exportRows, readMemories } from '../../src/core/training/exportRows';

@@ -14,8 +14,8 @@ import {
   probeCall,
   probeTask,
 } from '../support/scriptedModel';
-import { RecordingPolicy } from './support/recordingPolicy';
-import { useRuns, useScriptedPolicy } from './support/runnerFixture';
+import { RecordingPolicy } from '../support/recordingPolicy';
+import { useRuns, useScriptedPolicy } from '../support/runnerFixture';
 
 const ACT_CASES = ACT_PARSE_ERROR_CODES.map((code) => ({ code, ...ACT_ERROR_CASES[code] }));
 const REHEARSAL_CASES = REHEARSAL_PARSE_ERROR_CODES.map((code) => ({

@@ -12,7 +12,7 @@ import { loadIndexSnapshot } from '../../src/core/trace/index/traceIndex';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import type { LoadedTask } from '../../src/core/tasks/format/taskFile';
 import { ensureServerBundles, REPO } from '../support/servers';
-import { useRuns } from './support/runnerFixture';
+import { useRuns } from '../support/runnerFixture';
 
 describe('runner: the reference policy on the built-in example tasks', function () {
   this.timeout(120_000);

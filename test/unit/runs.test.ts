@@ -11,8 +11,8 @@ import {
 } from '../../src/core/runner/policyChoice';
 import { defaultModelFolder } from '../../src/core/base/studioRoot';
 import { RunStatus } from '../../src/core/runner/runStatus';
-import { fromRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { fromRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 
 describe('policy choice', () => {
   const tmp = useTempDir();

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { REPO } from '../support/servers';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 describe('ensure-system-deps.sh: the package lock', function () {
   this.timeout(30_000);

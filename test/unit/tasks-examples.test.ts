@@ -5,8 +5,8 @@ import { runCli } from '../../src/cli/program';
 import { loadTasks } from '../../src/core/tasks/format/loader';
 import { BUILTIN_GENERATORS } from '../../src/servers/generators';
 import { REPO, ensureServerBundles } from '../support/servers';
-import { useTempDir } from './support/tempDir';
-import { rehearse } from './support/cli';
+import { useTempDir } from '../support/tempDir';
+import { rehearse } from '../support/cli';
 
 const EXAMPLES = path.join(REPO, 'examples', 'tasks');
 

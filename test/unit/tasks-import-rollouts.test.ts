@@ -17,8 +17,8 @@ import type {
   TraceEvent,
   TurnEvent,
 } from '../../src/core/trace/format/schema';
-import { rehearse } from './support/cli';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { useTempDir } from '../support/tempDir';
 
 /*
  * A builder of EnvACE rollout dumps, in the format EnvACE (commit 173e941) writes, read from its code:

@@ -12,7 +12,7 @@ import {
   turnId,
 } from '../../src/core/trace/format/ids';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const isCoded = (code: string) => (err: unknown) => err instanceof StudioError && err.code === code;
 

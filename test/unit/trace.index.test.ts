@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const shadowLines = () => sampleShadowRun().text().split('\n').filter(Boolean);
 

@@ -7,7 +7,7 @@ import { saveIndexSnapshot, snapshotFileOf } from '../../src/core/trace/index/in
 import { loadIndexSnapshot, TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { codedOrNothing } from '../support/fuzz/targets';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const ts = '2026-11-29T12:00:00.000Z';
 

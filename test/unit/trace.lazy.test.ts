@@ -6,7 +6,7 @@ import { readTraceHead } from '../../src/core/trace/format/traceHead';
 import { traceTreeChildren, traceTreeParent } from '../../src/core/explorer/tree';
 import { sampleShadowRun } from '../builders/samples';
 import { TraceBuilder } from '../builders/traceBuilder';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 describe('large traces: first level from the first and last lines, index on demand', () => {
   const tmp = useTempDir();

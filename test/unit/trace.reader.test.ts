@@ -14,7 +14,7 @@ import {
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { readAnnotations } from '../../src/core/annotations/store';
 import { sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const sampleLines = () => sampleShadowRun().text().split('\n').filter(Boolean);
 

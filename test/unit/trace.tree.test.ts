@@ -11,7 +11,7 @@ import { shownPolicyPath } from '../../src/core/trace/format/policyLabel';
 import { successText } from '../../src/core/explorer/successText';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const shape = (n: TraceTreeNode) => ({
   kind: n.kind,

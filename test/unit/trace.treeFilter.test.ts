@@ -10,7 +10,7 @@ import {
   isFilterActive,
 } from '../../src/core/explorer/treeFilter';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 /** Every node under the root as `indent label | description`, the way the view renders it. */
 function outline(library: TraceLibrary, options: TreeOptions): string[] {

@@ -5,7 +5,7 @@ import { StudioError } from '../../src/core/base/errors';
 import { readTrace, readTraceEvents } from '../../src/core/trace/format/reader';
 import type { NewTraceEvent } from '../../src/core/trace/format/schema';
 import { TraceWriter } from '../../src/core/trace/format/writer';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const run = (runId = 'r1'): NewTraceEvent => ({
   type: 'run',

@@ -8,7 +8,7 @@ import type { FidelityComparison } from '../../src/core/training/compareFidelity
 import { OK_CASE, REFUSED_CASE, scriptedModel, writeProbeTasks } from '../support/scriptedModel';
 import { ensurePolicyHostBundle, ensureServerBundles } from '../support/servers';
 import { randomTestModel } from '../support/testModels';
-import { rehearse } from './support/cli';
+import { rehearse } from '../support/cli';
 
 describe('rehearse compare', function () {
   this.timeout(180_000);

@@ -14,10 +14,10 @@ import { ENVACE_REHEARSE_SYSTEM_PROMPT } from '../../src/core/protocol/envacePro
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import { splitTasks } from '../../src/core/training/taskSplit';
 import { SAMPLE_RUN_IDS, writeSampleWorkspace } from '../builders/sampleWorkspace';
-import { rehearse } from './support/cli';
-import { assertGolden } from './support/golden';
-import { useTempDir } from './support/tempDir';
-import { fromRoot } from './support/paths';
+import { rehearse } from '../support/cli';
+import { assertGolden } from '../support/golden';
+import { useTempDir } from '../support/tempDir';
+import { fromRoot } from '../support/paths';
 
 const readRows = async (file: string) =>
   (await fs.readFile(file, 'utf8'))

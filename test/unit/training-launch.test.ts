@@ -13,9 +13,9 @@ import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
 import { TrainingProcess } from '../../src/core/training/launch/supervisor';
 import { randomTestModel } from '../support/testModels';
 import { weatherRows } from '../support/trainingRows';
-import { rehearse } from './support/cli';
-import { repoRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { repoRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 
 function specError(text: string): string {
   try {

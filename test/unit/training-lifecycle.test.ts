@@ -14,8 +14,8 @@ import {
   prepareTrainingRun,
   startTrainingRun,
 } from '../../src/core/training/launch/lifecycle';
-import { rehearse } from './support/cli';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { useTempDir } from '../support/tempDir';
 
 /**
  * A stand-in for the trainer's Python: appends its argv and the variables the launcher sets to

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { StudioError } from '../../../src/core/base/errors';
+import { StudioError } from '../../src/core/base/errors';
 
 /** The coded error `promise` rejects with; fails when it resolves or rejects with anything else. */
 export async function rejects(promise: Promise<unknown>): Promise<StudioError> {

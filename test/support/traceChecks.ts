@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { readTraceEvents } from '../../../src/core/trace/format/reader';
+import { readTraceEvents } from '../../src/core/trace/format/reader';
 import type {
   CallActualEvent,
   CallRehearsalEvent,
@@ -10,7 +10,7 @@ import type {
   RunEvent,
   TraceEvent,
   TurnEvent,
-} from '../../../src/core/trace/format/schema';
+} from '../../src/core/trace/format/schema';
 
 /** A trace read back through the studio's reader: every line valid against schemas/trace.schema.json. */
 export interface CheckedTrace {

@@ -1,4 +1,4 @@
-import { runCli } from '../../../src/cli/program';
+import { runCli } from '../../src/cli/program';
 
 /** What one `rehearse` invocation printed and returned. */
 export interface CliRun {

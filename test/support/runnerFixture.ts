@@ -1,16 +1,16 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { OnnxPolicy } from '../../../src/core/policy/onnxPolicy';
-import type { Policy } from '../../../src/core/policy/types';
-import type { RunOptions, RunSummary } from '../../../src/core/runner/runner';
-import { runTasks } from '../../../src/core/runner/runner';
-import type { RunSettings } from '../../../src/core/runner/settings';
-import { openTaskEnvironment } from '../../../src/core/tasks/taskEnvironment';
-import { studioPython } from '../../../src/cli/studioPython';
-import type { LoadedTask } from '../../../src/core/tasks/format/taskFile';
-import { scriptedModel } from '../../support/scriptedModel';
-import { ensurePolicyHostBundle, ensureServerBundles } from '../../support/servers';
+import { OnnxPolicy } from '../../src/core/policy/onnxPolicy';
+import type { Policy } from '../../src/core/policy/types';
+import type { RunOptions, RunSummary } from '../../src/core/runner/runner';
+import { runTasks } from '../../src/core/runner/runner';
+import type { RunSettings } from '../../src/core/runner/settings';
+import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
+import { studioPython } from '../../src/cli/studioPython';
+import type { LoadedTask } from '../../src/core/tasks/format/taskFile';
+import { scriptedModel } from './scriptedModel';
+import { ensurePolicyHostBundle, ensureServerBundles } from './servers';
 import type { CheckedTrace } from './traceChecks';
 import { readCheckedTrace } from './traceChecks';
 

@@ -1,12 +1,12 @@
-import type { Event } from '../../../src/core/base/event';
+import type { Event } from '../../src/core/base/event';
 import type {
   ActRequest,
   ActResult,
   Policy,
   RehearseRequest,
   RehearseResult,
-} from '../../../src/core/policy/types';
-import type { PolicyInfo } from '../../../src/core/trace/format/schema';
+} from '../../src/core/policy/types';
+import type { PolicyInfo } from '../../src/core/trace/format/schema';
 
 /**
  * A real policy seen from the runner's side: every act and rehearse request is kept (what the
