@@ -1,7 +1,8 @@
-// Fuzzing of every parser of outside input (act and rehearsal parsers, trace reader and the
-// explorer's index, task loader, EnvACE and chat importers, annotation reader): generated and
-// mutated inputs; no exception escapes, every failure is data or a coded error. A few hundred
-// inputs each here; `npm run bench -- reliability` runs 100,000 each.
+// Fuzzing of every parser of outside input that runs in-process without starting one (act and
+// rehearsal parsers, trace reader and the explorer's index, task loader, EnvACE and chat importers,
+// annotation reader): generated and mutated inputs; no exception escapes, every failure is data or a
+// coded error. A few hundred inputs each here; `npm run bench -- reliability` runs 100,000 each. The
+// targets that start a process are fuzzed by test/e2e/reliability-fuzz-processes.test.ts.
 import * as assert from 'node:assert/strict';
 import { promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -28,7 +29,7 @@ describe('reliability: fuzzing the parsers of outside input', function () {
   });
   after(() => fs.rm(scratch, { recursive: true, force: true }));
 
-  for (const target of fuzzTargets()) {
+  for (const target of fuzzTargets().filter((t) => !t.startsProcesses)) {
     const runs = runsFor(target, RUNS);
     it(`${target.name}: ${runs} generated and mutated inputs, no uncoded exception`, async () => {
       const outcome = await runFuzzTarget(target, scratch, runs);
