@@ -21,7 +21,7 @@ if has unit || needs_bundles; then
   stage "type check"; rm -rf out/test; npx tsc -p .
 fi
 # The unit tier first: plain Node, no process started (test/support/noProcess.ts), well under a minute.
-if has unit; then stage "unit tests (mocha, no process)"; npx mocha --config .mocharc.unit.json; fi
+if has unit; then stage "unit tests (mocha, no process)"; npx mocha --config .mocharc.unit.json 'out/test/unit/**/*.test.js'; fi
 if needs_bundles; then stage "bundles"; node scripts/build.mjs; fi
 # The trainer's environment, as users get it (a venv from trainer/requirements*.txt; a no-op when it is
 # up to date). Every Python the tests start is this one (or $TRAINER_PYTHON when set).
@@ -32,7 +32,7 @@ if has lint; then
   npx prettier --check . || { echo "formatting differs: run npm run format" >&2; exit 1; }
   bash scripts/lint-python.sh
 fi
-if has e2e; then stage "end-to-end tests (mocha: servers, policy host, trainer)"; npx mocha --config .mocharc.e2e.json; fi
+if has e2e; then stage "end-to-end tests (mocha: servers, policy host, trainer)"; npx mocha --config .mocharc.e2e.json 'out/test/e2e/**/*.test.js'; fi
 if has python && [ -d trainer/tests ]; then
   stage "trainer tests (python)"
   OMP_WAIT_POLICY=PASSIVE "$(bash scripts/trainer-python.sh)" -m unittest discover -s trainer/tests -t . -v

@@ -63,9 +63,12 @@ workerThreads.Worker = class {
 // ES modules that imported these names see the replacements too.
 syncBuiltinESMExports();
 
+const enter = (runnable: Mocha.Runnable): void => {
+  current = runnable;
+};
 const run = Mocha.Runnable.prototype.run;
 Mocha.Runnable.prototype.run = function (this: Mocha.Runnable, done) {
-  current = this;
+  enter(this);
   return run.call(this, done);
 };
 
