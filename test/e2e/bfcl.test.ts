@@ -8,11 +8,11 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import { ensureServerBundles } from '../support/servers';
 import { rehearse } from '../support/cli';
 import { useTempDir } from '../support/tempDir';
+import { trainerPython } from '../support/trainerPython';
 
 describe('BFCL-v4 multi-turn: imported, played on its backends, graded as BFCL grades it', function () {
   this.timeout(300_000);
@@ -78,7 +78,7 @@ describe('BFCL-v4 multi-turn: imported, played on its backends, graded as BFCL g
   });
 
   it('--backend uses a bfcl_eval folder other than the installed one, for the import, the server and the check', async () => {
-    const { python } = resolveTrainerPython();
+    const python = trainerPython();
     const installed = execFileSync(python, [
       '-c',
       'import bfcl_eval, os; print(os.path.dirname(bfcl_eval.__file__))',

@@ -22,10 +22,9 @@ import { weatherRows } from '../support/trainingRows';
 import { rehearse } from '../support/cli';
 import { repoRoot } from '../support/paths';
 import { useTempDir } from '../support/tempDir';
-import { TRAINER_PYTHON } from '../support/testModels';
+import { trainerPython } from '../support/trainerPython';
 
 const run = promisify(execFile);
-const PYTHON = TRAINER_PYTHON;
 
 interface TrainerEvent {
   event: string;
@@ -39,7 +38,7 @@ interface Generation extends TrainerEvent {
 }
 
 async function trainer(...args: string[]): Promise<TrainerEvent[]> {
-  const { stdout } = await run(PYTHON, ['-m', 'trainer', ...args], {
+  const { stdout } = await run(trainerPython(), ['-m', 'trainer', ...args], {
     cwd: repoRoot(),
     env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' },
     maxBuffer: 256 << 20,
@@ -224,7 +223,7 @@ describe('import checkpoint: qwen3 and qwen2 Hugging Face folders become policy 
       const text = engine.renderChat(messages as never, tools);
       // EnvACE's side: jinja2 set up as transformers does, with enable_thinking=True.
       const python = await run(
-        PYTHON,
+        trainerPython(),
         [
           '-c',
           [
@@ -447,7 +446,7 @@ describe('EnvACE checkpoint pipeline: import, shadow run, fine-tune, export', fu
       await fs.access(path.join(hf, file));
     // The tensors load back: every one is the trained weight, rounded to bfloat16, and differs from the merge's.
     const check = await run(
-      PYTHON,
+      trainerPython(),
       [
         '-c',
         [
@@ -484,7 +483,7 @@ describe("a Qwen tokenizer.json (NFC, Oniguruma's \\p{L} \\p{N} \\s (?i:...)) en
   it('splits and encodes letters, numbers, spaces, contractions and decomposed accents to the same pieces and ids', async () => {
     const folder = path.join(dir(), 'qwen-shaped');
     const { stdout } = await run(
-      PYTHON,
+      trainerPython(),
       [
         '-c',
         [

@@ -15,6 +15,7 @@ import { loadTasks } from '../../src/core/tasks/format/loader';
 import { ensureServerBundles } from '../support/servers';
 import { rehearse } from '../support/cli';
 import { useTempDir } from '../support/tempDir';
+import { trainerPython } from '../support/trainerPython';
 
 const SAMPLES = ['retail-0000', 'bank-0058', 'memory-remember-colleague'].map((id) =>
   path.join('examples', 'tasks', `${id}.task.json`),
@@ -25,7 +26,7 @@ type Verdicts = Record<string, Record<string, { passed: boolean | null; kind: st
 
 /** EnvACE's score of each exported record (by the studio's episode id), from the Python formula. */
 function envaceScores(records: EnvaceRecord[], verdicts: Verdicts): Record<string, number> {
-  const out = execFileSync('python3', [FORMULA], {
+  const out = execFileSync(trainerPython(), [FORMULA], {
     input: JSON.stringify({ records, verdicts }),
     encoding: 'utf8',
   });

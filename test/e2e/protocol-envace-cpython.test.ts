@@ -14,14 +14,12 @@ import {
 } from '../../src/core/protocol/pythonText';
 import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import { fromRoot } from '../support/paths';
-import { TRAINER_PYTHON } from '../support/testModels';
-
-const PYTHON = TRAINER_PYTHON;
+import { trainerPython } from '../support/trainerPython';
 
 /** Runs a Python snippet that reads JSON on stdin and prints JSON. */
 function python(code: string, input: unknown): unknown {
   return JSON.parse(
-    execFileSync(PYTHON, ['-c', code], { input: JSON.stringify(input), encoding: 'utf8' }),
+    execFileSync(trainerPython(), ['-c', code], { input: JSON.stringify(input), encoding: 'utf8' }),
   ) as unknown;
 }
 
@@ -66,7 +64,7 @@ describe('protocol: the envace dialect against CPython', () => {
   it("every envace expectation of act.json and rehearsal.json is what CPython's json.loads and str.strip give today", () => {
     // Exits 1, naming the file, when a vector's envace field no longer matches the Python steps.
     const report = execFileSync(
-      PYTHON,
+      trainerPython(),
       [fromRoot('test', 'vectors', 'protocol', 'envace_expected.py'), '--check'],
       { encoding: 'utf8' },
     );

@@ -26,15 +26,13 @@ import { startChatServer } from '../support/chatServer';
 import { RecordingPolicy } from '../support/recordingPolicy';
 import { readCheckedTrace } from '../support/traceChecks';
 import { useRuns, useScriptedPolicy } from '../support/runnerFixture';
-import { TRAINER_PYTHON } from '../support/testModels';
-
-const PYTHON = TRAINER_PYTHON;
+import { trainerPython } from '../support/trainerPython';
 
 /** simulate_core/_error.py `format_tool_error`'s one line, run by Python: the bytes EnvACE writes. */
 function formatToolError(code: string, message: string, details: object): string {
   const script =
     'import json,sys; a = json.load(sys.stdin); print(json.dumps({"error_tool_call": {"code": a[0], "message": a[1], "details": a[2]}}, ensure_ascii=True), end="")';
-  return execFileSync(PYTHON, ['-c', script], {
+  return execFileSync(trainerPython(), ['-c', script], {
     input: JSON.stringify([code, message, details]),
     encoding: 'utf8',
   });

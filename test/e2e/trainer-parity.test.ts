@@ -11,14 +11,13 @@ import { promisify } from 'node:util';
 import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from '@huggingface/transformers' with {
   'resolution-mode': 'import',
 };
-import { TRAINER_PYTHON } from '../support/testModels';
+import { trainerPython } from '../support/trainerPython';
 
 // transformers.js is an ES module; a dynamic import loads it from this CommonJS test file.
 const transformers = import('@huggingface/transformers');
 
 const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../../..');
-const PYTHON = TRAINER_PYTHON;
 const MAX_NEW_TOKENS = 24;
 
 interface TrainerEvent {
@@ -43,7 +42,7 @@ interface Prompt {
 }
 
 async function trainer(args: string[]): Promise<TrainerEvent[]> {
-  const { stdout } = await run(PYTHON, ['-m', 'trainer', ...args], {
+  const { stdout } = await run(trainerPython(), ['-m', 'trainer', ...args], {
     cwd: REPO,
     env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' },
     maxBuffer: 256 << 20,
@@ -253,7 +252,7 @@ describe('trainer parity with transformers.js (tokenizer, chat template, ONNX ex
     await fs.mkdir(folder, { recursive: true });
     const python = await new Promise<{ template: string; texts: string[] }>((resolve, reject) => {
       const child = execFile(
-        PYTHON,
+        trainerPython(),
         [
           '-c',
           [

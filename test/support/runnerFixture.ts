@@ -7,7 +7,7 @@ import type { RunOptions, RunSummary } from '../../src/core/runner/runner';
 import { runTasks } from '../../src/core/runner/runner';
 import type { RunSettings } from '../../src/core/runner/settings';
 import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
-import { studioPython } from '../../src/cli/studioPython';
+import { trainerPython } from './trainerPython';
 import type { LoadedTask } from '../../src/core/tasks/format/taskFile';
 import { scriptedModel } from './scriptedModel';
 import { ensurePolicyHostBundle, ensureServerBundles } from './servers';
@@ -50,8 +50,8 @@ export function useRuns(): {
         policy,
         // A host as the CLI is: the studio's Python runs the BFCL example's server and check.
         openEnvironment: (t) =>
-          openTaskEnvironment(t, { workspaceFolder: process.cwd(), python: studioPython }),
-        grade: { python: studioPython },
+          openTaskEnvironment(t, { workspaceFolder: process.cwd(), python: trainerPython }),
+        grade: { python: trainerPython },
         settings: { maxTokens: TEST_MAX_TOKENS, ...settings },
         ...extra,
       });
