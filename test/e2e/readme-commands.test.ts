@@ -341,7 +341,7 @@ describe("the README's command lines, run in a fresh workspace", function () {
     [
       'rehearse train --config examples/training/sft.run.json',
       async () => {
-        // Fifty real steps take minutes; training itself is run by training-launch.test.ts. The dry run
+        // Fifty real steps take minutes; training itself is run by training-launch-processes.test.ts. The dry run
         // resolves the same file, base model and rows and prints the command it would start.
         const r = ok(
           await inWorkspace('train', '--config', 'examples/training/sft.run.json', '--dry-run'),
