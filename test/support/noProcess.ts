@@ -27,22 +27,24 @@ const SPAWNERS = [
 let current: Mocha.Runnable | undefined;
 const attempts: string[] = [];
 
+/** The test's source file, from its compiled one (out/test/unit/a.test.js: test/unit/a.test.ts). */
+const source = (compiled: string): string =>
+  path
+    .relative(process.cwd(), compiled)
+    .replace(/^out[\\/]/, '')
+    .replace(/\.js$/, '.ts');
+
 /** The test (or hook) running now, or the test file on the stack while files load. */
 function where(stack: string | undefined): string {
-  if (current) {
-    const file = current.file ? ` (${path.relative(process.cwd(), current.file)})` : '';
-    return `"${current.fullTitle()}"${file}`;
-  }
+  if (current) return `"${current.fullTitle()}"${current.file ? ` (${source(current.file)})` : ''}`;
   const file = /[\w./\\-]*test[\\/][\w./\\-]+\.test\.js/.exec(stack ?? '')?.[0];
-  return file ? `loading ${path.relative(process.cwd(), file)}` : 'a test of the unit tier';
+  return file ? `loading ${source(file)}` : 'a test of the unit tier';
 }
 
 function refuse(what: string): never {
-  const error = new Error();
-  const message = `${where(error.stack)}: this test starts a process (${what}): it belongs in test/e2e`;
+  const message = `${where(new Error().stack)}: this test starts a process (${what}): it belongs in test/e2e`;
   attempts.push(message);
-  error.message = message;
-  throw error;
+  throw new Error(message);
 }
 
 const describeCommand = (args: unknown[]): string =>
