@@ -13,19 +13,12 @@ import type { TraceTreeNode } from '../../src/core/explorer/tree';
 import { buildFidelityReport } from '../../src/core/report/fidelityReport';
 import { compareRuns } from '../../src/core/report/compareRuns';
 import { runSummary } from '../../src/core/report/runSummary';
-import {
-  concurrencyArg,
-  concurrencyFor,
-  forEachConcurrent,
-  MAX_CONCURRENCY,
-} from '../../src/core/runner/concurrency';
 import type { TraceEvent } from '../../src/core/trace/format/schema';
 import { TraceLibrary } from '../../src/core/trace/index/library';
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { exportRows } from '../../src/core/training/exportRows';
 import { rehearse } from '../support/cli';
-import { MAX_HELD, PlannedOrder } from '../../src/core/trace/format/plannedOrder';
 import { compareIds } from '../../src/core/trace/format/ids';
 import { loadCallView } from '../../src/core/trace/index/callView';
 import { OK_CASE, REFUSED_CASE, REHEARSAL_ERROR_CASES, probeTask } from '../support/scriptedModel';
@@ -289,79 +282,5 @@ describe('runner: many episodes at once', function () {
       'each task owns budget + 1 ids: its committed episode is the last',
     );
     assert.deepEqual(byEpisode(b.trace.events), byEpisode(a.trace.events));
-  });
-});
-
-describe('concurrency: the argument and the pool', () => {
-  it('PlannedOrder lets ended episodes out in id order, others at once, and holds a bounded number', () => {
-    const out: string[] = [];
-    const order = new PlannedOrder<string>((id) => out.push(id));
-    for (const id of ['e2', 'imported-7', 'e3', 'e1', 'e5']) order.add(id, id);
-    assert.deepEqual(out, ['imported-7', 'e1', 'e2', 'e3']);
-    order.flush();
-    assert.deepEqual(out, ['imported-7', 'e1', 'e2', 'e3', 'e5']);
-
-    const far: string[] = [];
-    const gaps = new PlannedOrder<string>((id) => far.push(id));
-    for (let n = MAX_HELD + 20; n > 10; n--) gaps.add(`e${n}`, `e${n}`);
-    assert.ok(far.length > 0, 'a trace whose first ids never come does not hold everything');
-    gaps.flush();
-    assert.equal(far.length, MAX_HELD + 10);
-    assert.equal(new Set(far).size, far.length, 'each episode once');
-  });
-
-  it('--concurrency takes 1 to 64; anything else is one usage error', () => {
-    assert.equal(concurrencyArg('1'), 1);
-    assert.equal(concurrencyArg('64'), 64);
-    assert.equal(concurrencyArg(undefined), undefined);
-    for (const bad of ['0', '-1', '1e9', 'abc', '65', '2.5', '', '0x8'])
-      assert.throws(
-        () => concurrencyArg(bad),
-        (err: Error & { code?: string }) =>
-          err.code === 'USAGE' &&
-          err.message ===
-            `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not "${bad}".`,
-        bad,
-      );
-    assert.equal(concurrencyFor(undefined, 'onnx'), 8);
-    assert.equal(concurrencyFor(undefined, 'endpoint'), 16);
-    assert.equal(concurrencyFor(3, 'endpoint'), 3);
-  });
-
-  it('keeps at most N in flight, starts in order, gives each a slot of its own, stops starting on request', async () => {
-    let inFlight = 0;
-    let most = 0;
-    const started: number[] = [];
-    const slotsBusy = new Set<number>();
-    await forEachConcurrent(
-      Array.from({ length: 20 }, (_, i) => i),
-      3,
-      async (item, _i, slot) => {
-        assert.ok(!slotsBusy.has(slot), `slot ${slot} is used by one item at a time`);
-        slotsBusy.add(slot);
-        started.push(item);
-        most = Math.max(most, ++inFlight);
-        await new Promise((r) => setTimeout(r, 1 + (item % 4)));
-        inFlight--;
-        slotsBusy.delete(slot);
-      },
-    );
-    assert.equal(most, 3);
-    assert.deepEqual(
-      started,
-      Array.from({ length: 20 }, (_, i) => i),
-    );
-
-    const ran: number[] = [];
-    await forEachConcurrent(
-      Array.from({ length: 20 }, (_, i) => i),
-      2,
-      async (item) => {
-        ran.push(item);
-        await new Promise((r) => setTimeout(r, 1));
-      },
-      () => ran.length >= 5,
-    );
-    assert.ok(ran.length >= 5 && ran.length <= 6, `${ran.length} started after the stop`);
   });
 });
