@@ -1,7 +1,10 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 
-/** The repository root, found from the compiled test's folder (tests run from `out/test/unit` or `out/test/e2e`). */
+/**
+ * The repository root, found from the compiled test's folder (tests run from `out/test/unit` or
+ * `out/test/e2e`).
+ */
 export function repoRoot(): string {
   let dir = __dirname;
   while (!existsSync(path.join(dir, 'package.json'))) {
