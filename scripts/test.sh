@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: system packages, lint, type check, bundles, unit tests,
-# Python trainer tests, then editor tests in a real VS Code extension host (code-server + Chromium).
+# The whole test suite, as CI runs it: system packages, the type check and the unit tier (it starts
+# no process), the bundles, lint, the end-to-end tier (real MCP servers, the policy host, the
+# trainer), the Python trainer tests, the recipes and bench cases at a tiny size, then editor tests in
+# a real VS Code extension host (code-server + Chromium). The tiers: CONTRIBUTING.md, Test tiers.
 # Usage: npm test            (everything)
-#        STAGES="unit python" npm test   (a subset)
+#        STAGES="unit e2e" npm test   (a subset; stages: setup unit build lint e2e python recipes bench editor)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STAGES="${STAGES:-setup lint build unit python recipes bench editor}"
+STAGES="${STAGES:-setup unit build lint e2e python recipes bench editor}"
 T0=$(date +%s)
 stage() { printf '\n\033[1m== %s\033[0m (t+%ss)\n' "$1" "$(( $(date +%s) - T0 ))"; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 if has setup; then stage "system packages"; bash scripts/ensure-system-deps.sh; fi
 if [ ! -d node_modules ]; then echo "node_modules is missing: run npm ci first" >&2; exit 1; fi
-needs_python() { has lint || has unit || has python || has recipes || has bench || has editor; }
-if has build || has unit || has recipes || has bench || has editor || needs_python; then stage "type check and bundles"; npx tsc -p .; node scripts/build.mjs; fi
+needs_python() { has lint || has e2e || has python || has recipes || has bench || has editor; }
+needs_bundles() { has build || has e2e || has recipes || has bench || has editor || needs_python; }
+if has unit || needs_bundles; then
+  # out/test afresh: a compiled test whose source was renamed or removed would still run.
+  stage "type check"; rm -rf out/test; npx tsc -p .
+fi
+# The unit tier first: plain Node, no process started (test/support/noProcess.ts), well under a minute.
+if has unit; then stage "unit tests (mocha, no process)"; npx mocha --config .mocharc.unit.json 'out/test/unit/**/*.test.js'; fi
+if needs_bundles; then stage "bundles"; node scripts/build.mjs; fi
 # The trainer's environment, as users get it (a venv from trainer/requirements*.txt; a no-op when it is
 # up to date). Every Python the tests start is this one (or $TRAINER_PYTHON when set).
 if needs_python && [ -z "${TRAINER_PYTHON:-}" ]; then stage "trainer environment"; node dist/cli.js trainer setup --dev; fi
@@ -23,7 +32,7 @@ if has lint; then
   npx prettier --check . || { echo "formatting differs: run npm run format" >&2; exit 1; }
   bash scripts/lint-python.sh
 fi
-if has unit; then stage "unit tests (mocha)"; npx mocha; fi
+if has e2e; then stage "end-to-end tests (mocha: servers, policy host, trainer)"; npx mocha --config .mocharc.e2e.json 'out/test/e2e/**/*.test.js'; fi
 if has python && [ -d trainer/tests ]; then
   stage "trainer tests (python)"
   OMP_WAIT_POLICY=PASSIVE "$(bash scripts/trainer-python.sh)" -m unittest discover -s trainer/tests -t . -v

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { rehearse as cli } from '../../test/unit/support/cli';
+import { rehearse as cli } from '../../test/support/cli';
 import type { BenchCaseResult } from '../registry';
 import { benchSize, registerBenchCase, timingStats } from '../registry';
 

@@ -35,7 +35,7 @@ let built: string | undefined;
 
 /**
  * Builds the built-in server bundles (`node scripts/build.mjs --servers`, about a second) once per
- * test process, so `npx mocha` after `tsc` needs no separate build step. Returns dist/servers.
+ * test process, so the e2e tier after `tsc` needs no separate build step. Returns dist/servers.
  */
 export function ensureServerBundles(): string {
   if (!built) {

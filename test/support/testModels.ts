@@ -2,11 +2,8 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { resolveTrainerPython } from '../../src/core/training/pythonEnv';
 import { REPO } from './servers';
-
-/** The trainer's Python, as every launch picks it: $TRAINER_PYTHON, else the studio's environment (`npm test` makes it). */
-export const TRAINER_PYTHON = resolveTrainerPython().python;
+import { trainerPython } from './trainerPython';
 
 /** Where test models are kept between runs: gitignored, one folder per content hash. */
 export const TEST_MODEL_CACHE = path.join(REPO, '.vscode-test', 'test-models');
@@ -21,7 +18,7 @@ export interface TrainerEvent {
 export function runTrainer(args: string[], timeoutMs = 600_000): Promise<TrainerEvent[]> {
   return new Promise((resolve, reject) => {
     execFile(
-      TRAINER_PYTHON,
+      trainerPython(),
       ['-m', 'trainer', ...args],
       {
         cwd: REPO,

@@ -15,8 +15,8 @@ import {
 } from '../../src/core/annotations/store';
 import { suggestedKind } from '../../src/core/annotations/suggest';
 import { validateAnnotationEvent } from '../../src/core/annotations/validate';
-import { fromRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { fromRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 
 const lines = async (file: string) =>
   (await fs.readFile(file, 'utf8'))

@@ -5,8 +5,8 @@ import { annotationsFileFor, appendAnnotationEvent } from '../../src/core/annota
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { exportRows } from '../../src/core/training/exportRows';
 import { sampleShadowRun } from '../builders/samples';
-import { rehearse } from './support/cli';
-import { useTempDir } from './support/tempDir';
+import { rehearse } from '../support/cli';
+import { useTempDir } from '../support/tempDir';
 
 describe('dataset export with fidelity annotations', () => {
   const tmp = useTempDir();

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
-import { repoRoot } from './support/paths';
+import { repoRoot } from '../support/paths';
 
 /** The source trees whose import graph must stay acyclic (STYLE.md: no cycle between files or folders). */
 const ROOTS = ['src', 'webview'];

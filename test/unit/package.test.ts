@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { type ParseError, parse as parseJsonc } from 'jsonc-parser';
 import { COMMAND_CATEGORY, COMMANDS, VIEWS } from '../../src/extension/commands';
-import { fromRoot } from './support/paths';
+import { fromRoot } from '../support/paths';
 
 interface Manifest {
   main: string;

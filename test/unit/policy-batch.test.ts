@@ -1,22 +1,20 @@
 // Continuous batching in the policy host: requests in flight decode together, one forward pass a step,
 // rows of different lengths padded on the left. A request's tokens must not depend on what it was
 // batched with (greedy, or sampled with its own seed); sessions, the cascade graph, cancellation and
-// errors stay per request; the batch and the KV cache stay within their bounds.
+// errors stay per request; the batch and the KV cache stay within their bounds. Across processes (the
+// policy host, `rehearse serve`): test/e2e/policy-batch-host.test.ts.
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { PolicyHostClient } from '../../src/core/policy/hostClient';
 import type { BatchLimits, ForwardPasses } from '../../src/core/policy/onnx/batchScheduler';
 import { BatchScheduler, batchLimits } from '../../src/core/policy/onnx/batchScheduler';
 import type { GenerateRequest, GenerateResult } from '../../src/core/policy/onnx/decoder';
 import { OnnxDecoder } from '../../src/core/policy/onnx/decoder';
 import type { ModelFolderInfo } from '../../src/core/policy/onnx/modelFolder';
 import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
-import { OpenAICompatibleServer } from '../../src/core/policy/openaiServer';
 import { GREEDY } from '../../src/core/policy/sampling/sampling';
-import { ensurePolicyHostBundle, REPO } from '../support/servers';
-import { randomTestModel } from '../support/testModels';
-import { rejects } from './support/errors';
+import { REPO } from '../support/servers';
+import { rejects } from '../support/errors';
 
 const DEFAULT_POLICY = path.join(REPO, 'models', 'default');
 
@@ -296,122 +294,5 @@ describe('policy host: requests in flight decode together (continuous batching)'
       assert.equal((await next('a')).reused, 120, 'a was kept');
       await s.dispose();
     });
-  });
-});
-
-describe('policy host process and `rehearse serve`: concurrent requests share decode passes', function () {
-  this.timeout(120_000);
-  let host: PolicyHostClient;
-
-  before(async function () {
-    this.timeout(300_000);
-    ensurePolicyHostBundle();
-    host = await PolicyHostClient.start({ modelDir: await randomTestModel(1), device: 'cpu' });
-  });
-  after(() => host?.dispose());
-
-  it('streams each request its own tokens and cancels one alone; the counters add up', async () => {
-    const before = await host.stats();
-    const ask = (
-      content: string,
-      maxTokens: number,
-      onToken: (d: string) => void,
-      signal?: AbortSignal,
-    ) =>
-      host.generate(
-        {
-          messages: [{ role: 'user', content }],
-          tools: [],
-          n: 1,
-          maxTokens,
-          minTokens: maxTokens,
-          sampling: GREEDY,
-        },
-        (_sample, delta) => onToken(delta),
-        signal,
-      );
-    const pieces: string[][] = [[], [], []];
-    const abort = new AbortController();
-    let later: Promise<Awaited<ReturnType<typeof ask>>>[] = [];
-    // The others are sent once the first has streamed a token, while it has 150 more to decode.
-    const first = ask('The first conversation', 160, (d) => {
-      if (pieces[0].push(d) === 1)
-        later = [
-          ask('A second, longer conversation about the weather in Oslo', 40, (x) =>
-            pieces[1].push(x),
-          ),
-          ask(
-            'The third one',
-            200,
-            (x) => {
-              if (pieces[2].push(x) === 5) abort.abort();
-            },
-            abort.signal,
-          ),
-        ];
-    });
-    const results = [await first, ...(await Promise.all(later))];
-    results.slice(0, 2).forEach((r, i) => {
-      // The stream holds back a character still incomplete at the end (this model writes bytes).
-      const streamed = pieces[i].join('');
-      assert.ok(streamed.length > 0 && r.samples[0].text.startsWith(streamed), `request ${i}`);
-      assert.equal(r.samples[0].finish, 'length');
-    });
-    assert.equal(results[2].samples[0].finish, 'cancelled');
-    assert.ok(results[2].samples[0].completionTokens < 200);
-    assert.ok((results[1].batchRows ?? 0) > 1, 'the second shared passes with the first');
-    const after = await host.stats();
-    const sum = (f: (r: (typeof results)[number]) => number) =>
-      results.reduce((s, r) => s + f(r), 0);
-    assert.equal(after.requests - before.requests, 3);
-    assert.equal(
-      after.promptTokens - before.promptTokens,
-      sum((r) => r.promptTokens),
-    );
-    assert.equal(
-      after.prefilled - before.prefilled + (after.reused - before.reused),
-      after.promptTokens - before.promptTokens,
-    );
-    assert.equal(
-      after.completionTokens - before.completionTokens,
-      sum((r) => r.samples[0].completionTokens),
-    );
-    assert.equal(
-      after.decodeSteps - before.decodeSteps,
-      sum((r) => r.decodeSteps),
-    );
-    assert.ok(after.decodePasses! - before.decodePasses! < after.decodeSteps - before.decodeSteps);
-  });
-
-  it('`rehearse serve`: two concurrent chat completions both complete, decoded in shared passes', async () => {
-    const server = new OpenAICompatibleServer(host, 'random');
-    const baseURL = await server.listen(0);
-    try {
-      const before = await host.stats();
-      const post = (content: string) =>
-        fetch(`${baseURL}/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ messages: [{ role: 'user', content }], max_tokens: 128 }),
-        });
-      const responses = await Promise.all([post('Hello there'), post('What is 2 + 2, exactly?')]);
-      const bodies = (await Promise.all(responses.map((r) => r.json()))) as {
-        choices: { message: { content: string } }[];
-        usage: { completion_tokens: number };
-      }[];
-      assert.deepEqual(
-        responses.map((r) => r.status),
-        [200, 200],
-      );
-      assert.ok(bodies.every((b) => b.usage.completion_tokens > 0));
-      const after = await host.stats();
-      assert.equal(after.requests - before.requests, 2);
-      assert.ok(
-        after.decodePasses! - before.decodePasses! < after.decodeSteps - before.decodeSteps,
-        `${after.decodePasses! - before.decodePasses!} passes for ${after.decodeSteps - before.decodeSteps} request steps: some were shared`,
-      );
-    } finally {
-      await server.close();
-    }
   });
 });

@@ -12,7 +12,7 @@ import { ReferencePolicy } from '../../src/core/policy/referencePolicy';
 import { loadTasks } from '../../src/core/tasks/format/loader';
 import type { EnvaceRecord } from '../../src/core/training/envaceExport';
 import { exportEnvace } from '../../src/core/training/envaceExport';
-import { useRuns } from './support/runnerFixture';
+import { useRuns } from '../support/runnerFixture';
 
 // Printed by /usr/bin/python3: format_tool_error("TOOL_NOT_AVAILABLE", "tool name 'refund' is not found.
 // Please check your function call and use provided tools.", {"tool": "refund", "original_index": "7"}).

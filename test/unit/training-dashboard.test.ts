@@ -21,7 +21,7 @@ import {
 } from '../../src/core/training/dashboard/runState';
 import { deltaBars } from '../../src/core/training/dashboard/compareView';
 import type { FidelityComparison } from '../../src/core/training/compareFidelity';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 const start = (t: number, command = 'sft'): TrainerEvent => ({
   event: 'start',

@@ -14,10 +14,10 @@ import { ENVACE_REHEARSE_SYSTEM_PROMPT } from '../../src/core/protocol/envacePro
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import { splitTasks } from '../../src/core/training/taskSplit';
 import { SAMPLE_RUN_IDS, writeSampleWorkspace } from '../builders/sampleWorkspace';
-import { rehearse } from './support/cli';
-import { assertGolden } from './support/golden';
-import { useTempDir } from './support/tempDir';
-import { fromRoot } from './support/paths';
+import { rehearse } from '../support/cli';
+import { assertGolden } from '../support/golden';
+import { useTempDir } from '../support/tempDir';
+import { fromRoot } from '../support/paths';
 
 const readRows = async (file: string) =>
   (await fs.readFile(file, 'utf8'))
@@ -381,7 +381,7 @@ describe('rehearse export for training', () => {
     assert.equal((await rehearse('export', ws, '--out', dataset, '--format', 'envace')).code, 0);
     // What EnvACE's simulator is given for a record: its own conversation's calls (import envace
     // --own-examples reads them as EnvACE's _get_called_tools_and_response_static does, checked
-    // against EnvACE's builders in protocol.envacePrompt.test.ts) and its tools as the record holds them.
+    // against EnvACE's builders in protocol-envace-prompt.test.ts) and its tools as the record holds them.
     const imported = path.join(dir(), 'envace-own');
     assert.equal(
       (await rehearse('import', 'envace', dataset, '--out', imported, '--own-examples')).code,

@@ -5,7 +5,7 @@ import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { loadTrajectory } from '../../src/core/trajectory/snapshot';
 import type { StudioError } from '../../src/core/base/errors';
 import { sampleShadowRun } from '../builders/samples';
-import { useTempDir } from './support/tempDir';
+import { useTempDir } from '../support/tempDir';
 
 describe('Trajectory snapshot', () => {
   const tmp = useTempDir();

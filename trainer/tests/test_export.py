@@ -2,8 +2,8 @@
 policy host's cascade graph beside it, weights past 2 GB move into one model.onnx_data (which the
 cascade graph shares), and test-model folders are reproducible from their seed. Where Python's
 onnxruntime is installed, both graphs compute what the PyTorch model computes (logits and caches).
-(Numerical parity with transformers.js: test/unit/trainer-parity.test.ts; of the cascade graph with
-the normal one in onnxruntime: test/unit/policy-cascade.test.ts.)"""
+(Numerical parity with transformers.js: test/e2e/trainer-parity.test.ts; of the cascade graph with
+the normal one in onnxruntime: test/e2e/policy-cascade.test.ts.)"""
 import hashlib
 import importlib.util
 import json

@@ -1,7 +1,7 @@
 """A tokenizer.json shaped like Qwen2/Qwen3's (NFC normalizer; a split pattern with \\p{L}, \\p{N}, \\s and
 (?i:...), written for Oniguruma) loads in the trainer, so an imported EnvACE checkpoint can be fine-tuned.
 The vocabulary is the embedded policy's (models/default); only the pre-tokenizer and normalizer are
-Qwen's. Parity with transformers.js on the same file: test/unit/checkpoint-import.test.ts."""
+Qwen's. Parity with transformers.js on the same file: test/e2e/checkpoint-import.test.ts."""
 import json
 import os
 import shutil

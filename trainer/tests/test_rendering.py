@@ -1,5 +1,5 @@
 """Rows -> training text and token ids: template + target + end token, loss on the target only.
-(Byte-identity with transformers.js' rendering: test/unit/trainer-parity.test.ts.)"""
+(Byte-identity with transformers.js' rendering: test/e2e/trainer-parity.test.ts.)"""
 import unittest
 
 import torch

@@ -1,5 +1,5 @@
 """The byte-level BPE tokenizer: training (Hugging Face tokenizers), the files it writes, encoding and
-decoding. (Ids equal transformers.js' ids: test/unit/trainer-parity.test.ts.)"""
+decoding. (Ids equal transformers.js' ids: test/e2e/trainer-parity.test.ts.)"""
 import json
 import os
 import random

@@ -2,7 +2,7 @@
 
 Only the shapes whose ids transformers.js (the policy host) is known to reproduce are read: a BPE
 model behind a Split + ByteLevel pre-tokenizer, no normalizer or NFC (this trainer's and Qwen's);
-``test/unit/trainer-parity.test.ts`` and ``checkpoint-import.test.ts`` check the ids. One rewrite keeps
+``test/e2e/trainer-parity.test.ts`` and ``checkpoint-import.test.ts`` check the ids. One rewrite keeps
 them equal: transformers.js folds the letters of ``(?i:...)`` as ASCII only, where tokenizers'
 Oniguruma folds Unicode (``'ſ`` would be the contraction ``'s``), so the loaded pattern spells the
 ASCII folding out.

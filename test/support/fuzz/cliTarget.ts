@@ -427,6 +427,7 @@ const UNCODED = /internal error|unexpected error/i;
 /** The `rehearse` CLI target (see the file's comment). */
 export const cliTarget: FuzzTarget = {
   name: 'CLI arguments (every command, in-process)',
+  startsProcesses: true,
   share: 0.1,
   property(scratch: string) {
     const root = path.join(scratch, 'cli');

@@ -51,6 +51,7 @@ function alive(pid: number): boolean {
 /** The MCP target (see the file's comment). */
 export const mcpTarget: FuzzTarget = {
   name: 'MCP server behaviour over time (real stdio server, scripted faults)',
+  startsProcesses: true,
   share: 0.05,
   property(scratch: string) {
     let n = 0;

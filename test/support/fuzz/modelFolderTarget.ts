@@ -39,6 +39,7 @@ const originals = new Map<string, string>();
 /** The model folder target (see the file's comment). */
 export const modelFolderTarget: FuzzTarget = {
   name: 'model folder configs (real ONNX graph and tokenizer, in-process)',
+  startsProcesses: true,
   share: 0.1,
   async setup(scratch: string) {
     model = path.join(scratch, 'fuzz-model');

@@ -204,6 +204,7 @@ let port = 0;
 /** The serve target (see the file's comment). */
 export const serveTarget: FuzzTarget = {
   name: 'serve requests (HTTP on loopback, scripted model)',
+  startsProcesses: true,
   share: 0.3,
   async setup() {
     ensurePolicyHostBundle();

@@ -49,6 +49,11 @@ export interface FuzzTarget {
   property(scratch: string): fc.IRawProperty<unknown[]>;
   /** Share of the suite's inputs this target runs (default 1): a target that starts processes runs fewer. */
   share?: number;
+  /**
+   * Starts a process (an MCP server, the policy host, the trainer, a program a command runs): the
+   * end-to-end tier fuzzes it (test/e2e/reliability-fuzz-processes.test.ts), the unit tier the rest.
+   */
+  startsProcesses?: boolean;
   /** Starts what the property needs (a server, a policy host), before `property` is called. */
   setup?(scratch: string): Promise<void>;
   /** Stops it, and checks what must hold after all the inputs. */

@@ -4,7 +4,7 @@ What EnvACE (commit 173e941) makes of each input, computed by CPython's own `jso
 `str.strip()` and `re` (standard library only), following the steps of
 agent_system/environments/env_package/checklist/tool_parser.py (`parse_tool_calls`, lines 48-118)
 and agent_system/agent/agents/checklist/tool_simulator_agent.py (`_parse_sim_response`, lines
-93-164). The studio's `envace` parse dialect must give the same (test/unit/protocol.vectors.test.ts).
+93-164). The studio's `envace` parse dialect must give the same (test/unit/protocol-vectors.test.ts).
 
 Run from the repository root:  /usr/bin/python3 test/vectors/protocol/envace_expected.py
 With --check it writes nothing and exits 1 when a file's envace expectations differ from CPython's.

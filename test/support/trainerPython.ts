@@ -1,0 +1,24 @@
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { REPO } from './servers';
+
+/**
+ * The trainer's Python for end-to-end tests, as scripts/trainer-python.sh picks it: `$TRAINER_PYTHON`,
+ * else the studio's environment (`$REHEARSAL_TRAINER_ENV` or the repository's `.venv`). Without one
+ * it throws the command to run, instead of the spawn error a missing interpreter would give. Call it
+ * where the test starts Python, not when its file loads, so that only those tests fail.
+ */
+export function trainerPython(): string {
+  const fromEnv = process.env['TRAINER_PYTHON'];
+  if (fromEnv) return fromEnv;
+  const envDir = process.env['REHEARSAL_TRAINER_ENV'] || path.join(REPO, '.venv');
+  const python =
+    process.platform === 'win32'
+      ? path.join(envDir, 'Scripts', 'python.exe')
+      : path.join(envDir, 'bin', 'python');
+  if (!existsSync(python) || !existsSync(path.join(envDir, 'rehearsal-env.json')))
+    throw new Error(
+      `No trainer environment in ${envDir}: run \`node dist/cli.js trainer setup --dev\` (npm test does).`,
+    );
+  return python;
+}
