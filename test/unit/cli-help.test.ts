@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
-import { rehearse } from './support/cli';
-import { assertGolden } from './support/golden';
-import { fromRoot } from './support/paths';
+import { rehearse } from '../support/cli';
+import { assertGolden } from '../support/golden';
+import { fromRoot } from '../support/paths';
 
 const GOLDEN_FOLDER = 'cli-help';
 

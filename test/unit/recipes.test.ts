@@ -16,8 +16,8 @@ import { grpoHyperparameters } from '../../src/recipes/trainDefault/grpo';
 import type { Recipe } from '../../src/recipes/trainDefault/settings';
 import { trainDefaultSettings } from '../../src/recipes/trainDefault/settings';
 import { validationScores } from '../../src/recipes/validatePolicy';
-import { repoRoot } from './support/paths';
-import { useTempDir } from './support/tempDir';
+import { repoRoot } from '../support/paths';
+import { useTempDir } from '../support/tempDir';
 
 // The recipes' pure parts: settings from the environment, stage and resume decisions, the GRPO
 // settings they hand the trainer, and the statistics they publish. No process is started here; the
