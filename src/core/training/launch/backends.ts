@@ -44,31 +44,40 @@ export function planLaunch(
   options: PlanOptions = {},
 ): LaunchPlan {
   if (backend === 'envace') return envaceLaunch(spec);
-  const { python, root, env } = trainerProcess(spec, options);
+  // The run file's faults before the environment's: a person fixes the file first, and a check of
+  // the file should not depend on what is installed.
   const trainerConfig = trainerConfigFor(spec);
+  const launcher = backend === 'local' ? localLauncher(spec) : torchrunLauncher(spec, options);
+  const { python, root, env } = trainerProcess(spec, options);
   const configFile = path.join(spec.out_dir, GENERATED_CONFIG);
-  const trainerArgs = ['-m', 'trainer', spec.objective, '--config', configFile];
-  if (backend === 'local') {
-    if ((spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1) {
-      throw new StudioError(
-        'USAGE',
-        `${spec.file} asks for ${spec.hardware.processes ?? 1} processes on ${spec.hardware.nodes ?? 1} nodes; the local backend runs one process. Use --backend torchrun.`,
-      );
-    }
-    return {
-      backend,
-      argv: [python, ...trainerArgs],
-      env,
-      cwd: root,
-      outDir: spec.out_dir,
-      trainerConfig,
-      configFile,
-      runsHere: true,
-    };
+  return {
+    backend,
+    argv: [python, ...launcher, '-m', 'trainer', spec.objective, '--config', configFile],
+    env,
+    cwd: root,
+    outDir: spec.out_dir,
+    trainerConfig,
+    configFile,
+    runsHere: true,
+  };
+}
+
+/** The local backend runs the trainer itself, one process: no launcher arguments. */
+function localLauncher(spec: RunSpec): string[] {
+  if ((spec.hardware.processes ?? 1) > 1 || (spec.hardware.nodes ?? 1) > 1) {
+    throw new StudioError(
+      'USAGE',
+      `${spec.file} asks for ${spec.hardware.processes ?? 1} processes on ${spec.hardware.nodes ?? 1} nodes; the local backend runs one process. Use --backend torchrun.`,
+    );
   }
+  return [];
+}
+
+/** torchrun's arguments (after the Python) for the spec's processes and nodes. */
+function torchrunLauncher(spec: RunSpec, options: PlanOptions): string[] {
   const processes = spec.hardware.processes ?? 1;
   const nodes = spec.hardware.nodes ?? 1;
-  const launcher = [python, '-m', 'torch.distributed.run', '--nproc_per_node', String(processes)];
+  const launcher = ['-m', 'torch.distributed.run', '--nproc_per_node', String(processes)];
   if (nodes > 1) {
     if (!spec.hardware.master_addr || spec.hardware.node_rank === undefined) {
       throw new StudioError(
@@ -91,16 +100,7 @@ export function planLaunch(
     if (port !== undefined) launcher.push('--master_port', String(port));
   }
   launcher.push('--redirects', '1', '--tee', '1', '--monitor_interval', '0.5');
-  return {
-    backend,
-    argv: [...launcher, ...trainerArgs],
-    env,
-    cwd: root,
-    outDir: spec.out_dir,
-    trainerConfig,
-    configFile,
-    runsHere: true,
-  };
+  return launcher;
 }
 
 /** The Python, the studio root and the environment of a trainer process of this spec. */
@@ -147,7 +147,6 @@ export function planExport(
   modelFolder: string,
   options: PlanOptions = {},
 ): LaunchPlan {
-  const { python, root, env } = trainerProcess(spec, options);
   const exportSection = spec.hyperparameters?.['export'];
   const trainerConfig: Record<string, unknown> = {
     device: 'cpu',
@@ -157,6 +156,8 @@ export function planExport(
   };
   const faults = trainerConfigFaults(trainerConfig, ['export']);
   if (faults.length) throw invalidRunSpec(spec.file, faults);
+  // The environment after the run file's faults, as in planLaunch.
+  const { python, root, env } = trainerProcess(spec, options);
   const configFile = path.join(spec.out_dir, EXPORT_CONFIG);
   return {
     backend: 'local',
