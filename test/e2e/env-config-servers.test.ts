@@ -1,27 +1,15 @@
 // Server definitions from mcp.json and the rehearsal.servers setting, with the servers started for
 // real. Reading and resolving the definitions: test/unit/env-config.test.ts.
 import * as assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { StudioError } from '../../src/core/base/errors';
 import type { JsonObject } from '../../src/core/base/json';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
+import { useMcpWorkspace } from '../support/mcpWorkspace';
 import { NPM_SERVERS, fixtureServer } from '../support/servers';
 
 describe('environment: server definitions from mcp.json and the rehearsal.servers setting', function () {
   this.timeout(30_000);
-  let ws: string;
-
-  beforeEach(async () => {
-    ws = await mkdtemp(path.join(os.tmpdir(), 'rehearsal-ws-'));
-    await mkdir(path.join(ws, '.vscode'));
-  });
-  afterEach(async () => {
-    await rm(ws, { recursive: true, force: true });
-  });
-
-  const writeMcpJson = (text: string) => writeFile(path.join(ws, '.vscode', 'mcp.json'), text);
+  const { ws, writeMcpJson } = useMcpWorkspace();
 
   it('runs a task server named after a server in mcp.json, and lets the setting override it', async () => {
     await writeMcpJson(
@@ -35,7 +23,11 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
         },
       }),
     );
-    const env = await openEnvironment({ kb: 'memory' }, { baseDir: ws }, { workspaceFolder: ws });
+    const env = await openEnvironment(
+      { kb: 'memory' },
+      { baseDir: ws() },
+      { workspaceFolder: ws() },
+    );
     try {
       await env.startEpisode();
       assert.ok(env.tools().some((t) => t.name === 'read_graph'));
@@ -46,8 +38,8 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
     }
     const overridden = await openEnvironment(
       { kb: 'memory' },
-      { baseDir: ws },
-      { workspaceFolder: ws, settingServers: { memory: fixtureServer('admin-echo.mjs') } },
+      { baseDir: ws() },
+      { workspaceFolder: ws(), settingServers: { memory: fixtureServer('admin-echo.mjs') } },
     );
     try {
       await overridden.startEpisode(1);
@@ -65,8 +57,8 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
     await writeMcpJson('{ "servers": { oops');
     const env = await openEnvironment(
       { counter: fixtureServer('admin-echo.mjs') },
-      { baseDir: ws },
-      { workspaceFolder: ws },
+      { baseDir: ws() },
+      { workspaceFolder: ws() },
     );
     try {
       await env.startEpisode(1);
@@ -78,7 +70,7 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
       await env.close();
     }
     await assert.rejects(
-      openEnvironment({ kb: 'memory' }, { baseDir: ws }, { workspaceFolder: ws }),
+      openEnvironment({ kb: 'memory' }, { baseDir: ws() }, { workspaceFolder: ws() }),
       (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID',
     );
   });

@@ -4,7 +4,6 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { StudioError } from '../../src/core/base/errors';
 import { openPolicyFor } from '../../src/core/runner/policyChoice';
 import { runTasks } from '../../src/core/runner/runner';
 import { loadTaskFile } from '../../src/core/tasks/format/loader';
@@ -12,37 +11,14 @@ import { openTaskEnvironment } from '../../src/core/tasks/taskEnvironment';
 import { ensureServerBundles } from '../support/servers';
 import { rehearse } from '../support/cli';
 import { repoRoot } from '../support/paths';
-import { useTempDir } from '../support/tempDir';
+import { listing, outside, useWritePathLayout } from '../support/writePathFixture';
 
 const REPO = repoRoot();
 const TASK = path.join(REPO, 'examples', 'tasks', 'retail-0000.task.json');
 
-const outside = (e: unknown) => e instanceof StudioError && e.code === 'PATH_OUTSIDE_WORKSPACE';
-
-/** Every file and folder under `dir`, relative, sorted. */
-async function listing(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  const walk = async (at: string) => {
-    for (const e of await fs.readdir(at, { withFileTypes: true })) {
-      found.push(path.relative(dir, path.join(at, e.name)));
-      if (e.isDirectory()) await walk(path.join(at, e.name));
-    }
-  };
-  await walk(dir);
-  return found.sort();
-}
-
 describe('one write path: writes stay inside .rehearsal/ or the --out named', function () {
   this.timeout(120_000);
-  const tmp = useTempDir('rehearsal-writepath-');
-  /** A workspace, and a folder outside it that the tests link to. */
-  const layout = async () => {
-    const ws = path.join(tmp(), 'ws');
-    const away = path.join(tmp(), 'away');
-    await fs.mkdir(path.join(ws, '.rehearsal'), { recursive: true });
-    await fs.mkdir(away, { recursive: true });
-    return { ws, away, runs: path.join(ws, '.rehearsal', 'runs') };
-  };
+  const { layout } = useWritePathLayout();
 
   it('`rehearse run` into a runs folder that links out of .rehearsal/: refused with what to do, nothing written outside', async () => {
     ensureServerBundles();

@@ -1,25 +1,15 @@
 import * as assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import * as os from 'node:os';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { StudioError } from '../../src/core/base/errors';
 import { resolveLaunch } from '../../src/core/env/launch';
 import { parseServersSetting, readWorkspaceMcpConfig } from '../../src/core/env/mcpConfig';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
+import { useMcpWorkspace } from '../support/mcpWorkspace';
 
 describe('environment: server definitions from mcp.json and the rehearsal.servers setting', function () {
   this.timeout(30_000);
-  let ws: string;
-
-  beforeEach(async () => {
-    ws = await mkdtemp(path.join(os.tmpdir(), 'rehearsal-ws-'));
-    await mkdir(path.join(ws, '.vscode'));
-  });
-  afterEach(async () => {
-    await rm(ws, { recursive: true, force: true });
-  });
-
-  const writeMcpJson = (text: string) => writeFile(path.join(ws, '.vscode', 'mcp.json'), text);
+  const { ws, writeMcpJson } = useMcpWorkspace();
 
   it('reads .vscode/mcp.json as VS Code writes it: comments, trailing commas, stdio without "type", http, inputs', async () => {
     await writeMcpJson(`{
@@ -30,7 +20,7 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
         "remote": { "type": "http", "url": "https://example.invalid/mcp", "headers": { "Authorization": "Bearer \${input:token}" } },
       },
     }`);
-    const catalog = await readWorkspaceMcpConfig(ws);
+    const catalog = await readWorkspaceMcpConfig(ws());
     assert.deepEqual(catalog.servers['memory'], {
       type: 'stdio',
       command: 'node',
@@ -46,19 +36,19 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
   });
 
   it('treats a missing mcp.json as no servers, and names the JSON path of a bad entry', async () => {
-    await rm(path.join(ws, '.vscode'), { recursive: true });
-    assert.deepEqual((await readWorkspaceMcpConfig(ws)).servers, {});
-    await mkdir(path.join(ws, '.vscode'));
+    await rm(path.join(ws(), '.vscode'), { recursive: true });
+    assert.deepEqual((await readWorkspaceMcpConfig(ws())).servers, {});
+    await mkdir(path.join(ws(), '.vscode'));
     await writeMcpJson('{ "servers": { "bad": { "command": "node", "args": "server.js" } } }');
     await assert.rejects(
-      readWorkspaceMcpConfig(ws),
+      readWorkspaceMcpConfig(ws()),
       (e: StudioError) =>
         e.code === 'SERVER_CONFIG_INVALID' &&
         /\/servers\/bad\/args must be an array of strings/.test(e.message),
     );
     await writeMcpJson('{ "servers": { "x": { "command": "node" }, }'); // unbalanced
     await assert.rejects(
-      readWorkspaceMcpConfig(ws),
+      readWorkspaceMcpConfig(ws()),
       (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /not valid JSON/.test(e.message),
     );
     assert.throws(
@@ -68,7 +58,7 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
   });
 
   it('resolves ${workspaceFolder}, ${env:...}, ${input:...} (asked once), envFile and relative cwd into an argument vector', async () => {
-    await writeFile(path.join(ws, '.env'), 'FROM_FILE=1\nSHARED=file\n');
+    await writeFile(path.join(ws(), '.env'), 'FROM_FILE=1\nSHARED=file\n');
     const asked: string[] = [];
     const spec = await resolveLaunch(
       's',
@@ -86,8 +76,8 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
         cwd: 'sub',
       },
       {
-        baseDir: ws,
-        workspaceFolder: ws,
+        baseDir: ws(),
+        workspaceFolder: ws(),
         env: { REHEARSAL_TEST_VAR: 'from-env' },
         resolveInput: async (id) => {
           asked.push(id);
@@ -97,29 +87,29 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
     );
     assert.equal(spec.kind, 'stdio');
     if (spec.kind !== 'stdio') return;
-    assert.equal(spec.command, `${ws}/bin/server`);
+    assert.equal(spec.command, `${ws()}/bin/server`);
     assert.deepEqual(
       spec.args,
       ['--token', 's3cret', '$(rm -rf /); echo "quoted"', 'from-env'],
       'arguments stay one vector element each, never a shell string',
     );
     assert.deepEqual(spec.env, { FROM_FILE: '1', SHARED: 'env', TOKEN: 's3cret' });
-    assert.equal(spec.cwd, path.join(ws, 'sub'));
+    assert.equal(spec.cwd, path.join(ws(), 'sub'));
     assert.deepEqual(asked, ['token']);
     assert.equal(spec.perEpisode, false);
   });
 
   it('takes a task\'s inline server without "type" as mcp.json does: stdio with a command, http with a url', async () => {
     const stdio = await resolveLaunch('s', { command: 'node', args: ['server.js'] } as never, {
-      baseDir: ws,
+      baseDir: ws(),
     });
     assert.deepEqual([stdio.kind, stdio.kind === 'stdio' && stdio.command], ['stdio', 'node']);
     const http = await resolveLaunch('h', { url: 'http://127.0.0.1:9/mcp' } as never, {
-      baseDir: ws,
+      baseDir: ws(),
     });
     assert.equal(http.kind, 'http');
     await assert.rejects(
-      resolveLaunch('n', { args: ['x'] } as never, { baseDir: ws }),
+      resolveLaunch('n', { args: ['x'] } as never, { baseDir: ws() }),
       (e: StudioError) =>
         e.code === 'SERVER_CONFIG_INVALID' && /not an MCP server definition/.test(e.message),
     );
@@ -127,7 +117,11 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
 
   it('rejects unknown variables and unanswered inputs with SERVER_CONFIG_INVALID', async () => {
     await assert.rejects(
-      resolveLaunch('s', { type: 'stdio', command: '${config:editor.fontSize}' }, { baseDir: ws }),
+      resolveLaunch(
+        's',
+        { type: 'stdio', command: '${config:editor.fontSize}' },
+        { baseDir: ws() },
+      ),
       (e: StudioError) => e.code === 'SERVER_CONFIG_INVALID' && /Unknown variable/.test(e.message),
     );
     await assert.rejects(
@@ -135,7 +129,7 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
         's',
         { type: 'stdio', command: 'x', args: ['${input:key}'] },
         {
-          baseDir: ws,
+          baseDir: ws(),
           inputs: [{ type: 'promptString', id: 'key', description: 'Your API key' }],
           resolveInput: async () => undefined,
         },
@@ -146,7 +140,7 @@ describe('environment: server definitions from mcp.json and the rehearsal.server
 
   it('reports a task server that is configured nowhere as SERVER_NOT_CONFIGURED', async () => {
     await assert.rejects(
-      openEnvironment({ kb: 'github' }, { baseDir: ws }, { workspaceFolder: ws }),
+      openEnvironment({ kb: 'github' }, { baseDir: ws() }, { workspaceFolder: ws() }),
       (e: StudioError) => e.code === 'SERVER_NOT_CONFIGURED' && /github/.test(e.message),
     );
   });

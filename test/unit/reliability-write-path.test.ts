@@ -7,7 +7,6 @@ import * as assert from 'node:assert/strict';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { appendAnnotationEvent } from '../../src/core/annotations/store';
-import { StudioError } from '../../src/core/base/errors';
 import {
   mkdirInside,
   namedRoot,
@@ -21,34 +20,11 @@ import {
 import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { sampleShadowRun } from '../builders/samples';
 import { rehearse } from '../support/cli';
-import { useTempDir } from '../support/tempDir';
-
-const outside = (e: unknown) => e instanceof StudioError && e.code === 'PATH_OUTSIDE_WORKSPACE';
-
-/** Every file and folder under `dir`, relative, sorted. */
-async function listing(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  const walk = async (at: string) => {
-    for (const e of await fs.readdir(at, { withFileTypes: true })) {
-      found.push(path.relative(dir, path.join(at, e.name)));
-      if (e.isDirectory()) await walk(path.join(at, e.name));
-    }
-  };
-  await walk(dir);
-  return found.sort();
-}
+import { listing, outside, useWritePathLayout } from '../support/writePathFixture';
 
 describe('one write path: writes stay inside .rehearsal/ or the --out named', function () {
   this.timeout(120_000);
-  const tmp = useTempDir('rehearsal-writepath-');
-  /** A workspace, and a folder outside it that the tests link to. */
-  const layout = async () => {
-    const ws = path.join(tmp(), 'ws');
-    const away = path.join(tmp(), 'away');
-    await fs.mkdir(path.join(ws, '.rehearsal'), { recursive: true });
-    await fs.mkdir(away, { recursive: true });
-    return { ws, away, runs: path.join(ws, '.rehearsal', 'runs') };
-  };
+  const { tmp, layout } = useWritePathLayout();
 
   it('no trace.index is saved into a run folder that links out of .rehearsal/ (it is, into a real one)', async () => {
     const { away, runs } = await layout();
