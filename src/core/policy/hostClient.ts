@@ -14,6 +14,7 @@ import { Disposable } from '../base/disposable';
 import { Emitter } from '../base/event';
 import { isStudioErrorCode } from '../base/errorCodes';
 import { StudioError } from '../base/errors';
+import { LineSplitter } from '../base/lines';
 import { studioRoot } from '../base/studioRoot';
 import * as HostProtocol from './hostProtocol';
 import type { DeviceReport, DeviceSetting } from './onnx/device';
@@ -109,20 +110,18 @@ export class PolicyHostClient extends Disposable {
     // The last stderr lines, quoted when the host dies.
     const stderrTail: string[] = [];
     child.stderr.setEncoding('utf8');
-    let partial = '';
-    child.stderr.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        options.log?.(line);
-        stderrTail.push(line);
-        if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-      }
+    const stderrLines = new LineSplitter((line) => {
+      options.log?.(line);
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
     });
+    child.stderr.on('data', (chunk: string) => stderrLines.push(chunk));
     const exited = new Promise<StudioError>((resolve) => {
       // 'close', not 'exit': the last stderr lines (V8's out-of-memory report) are read by then.
       child.on('close', (code, signal) =>
-        resolve(hostExitError(code, signal, [...stderrTail, partial].filter(Boolean).join('\n'))),
+        resolve(
+          hostExitError(code, signal, [...stderrTail, stderrLines.rest].filter(Boolean).join('\n')),
+        ),
       );
       child.on('error', (err) =>
         resolve(

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { LineSplitter } from '../../core/base/lines';
 import { sayError } from './terminal';
 
 /** How {@link runProgram} runs a program. */
@@ -15,17 +16,12 @@ export interface RunProgramOptions {
 }
 
 /** Lines of an output stream, split as they arrive; the last 30 are kept for an error message. */
-function lineReader(tail: string[], each: (line: string) => void): (chunk: string) => void {
-  let partial = '';
-  return (chunk) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      tail.push(line);
-      if (tail.length > 30) tail.shift();
-      each(line);
-    }
-  };
+function lineReader(tail: string[], each: (line: string) => void): LineSplitter {
+  return new LineSplitter((line) => {
+    tail.push(line);
+    if (tail.length > 30) tail.shift();
+    each(line);
+  });
 }
 
 /**
@@ -52,9 +48,9 @@ export function runProgram(
     const errLines = lineReader(tail, (line) => options.verbose && sayError(line));
     child.stdout.on('data', (chunk: string) => {
       stdout += chunk;
-      outLines(chunk);
+      outLines.push(chunk);
     });
-    child.stderr.on('data', errLines);
+    child.stderr.on('data', (chunk: string) => errLines.push(chunk));
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolve(stdout);

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { StudioError } from '../../base/errors';
 import { Emitter } from '../../base/event';
+import { LineSplitter } from '../../base/lines';
 import type { Event } from '../../base/event';
 import { writeFileInside, writeRootOf, writeStreamInside } from '../../base/writePath';
 import { StderrLog } from '../../env/stderrLog';
@@ -202,17 +203,13 @@ export class TrainingProcess {
       }
       this.eventEmitter.fire(e);
     };
-    let partial = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        const e = parseTrainerEventLine(line);
-        if (e) onEvent(e);
-        else if (line.trim()) stderr.push(line + '\n');
-      }
+    const stdout = new LineSplitter((line) => {
+      const e = parseTrainerEventLine(line);
+      if (e) onEvent(e);
+      else if (line.trim()) stderr.push(line + '\n');
     });
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => stdout.push(chunk));
     stderr.follow(child.stderr);
     return new Promise<TrainingOutcome>((resolve) => {
       let spawnError: Error | undefined;
@@ -221,7 +218,7 @@ export class TrainingProcess {
       });
       child.on('close', (code, signal) => {
         for (const t of this.timers) clearTimeout(t);
-        const last = parseTrainerEventLine(partial);
+        const last = parseTrainerEventLine(stdout.rest);
         if (last) onEvent(last);
         stderr.flush();
         outcome.exitCode = code;
