@@ -189,6 +189,63 @@ describe('Running tasks from the editor', function () {
     );
   });
 
+  it('grades judge items with the judge the settings name and the key Set Judge API Key stored (issue 29)', async () => {
+    // The reference policy plays the task's solution on every machine; the scripted test model, trained
+    // only on its probe prompts, says whatever its weights happen to say on a retail prompt (issue 39).
+    await studio();
+    const key = 'editor-judge-key-0123456789';
+    // A real endpoint that passes an item about cancelling and fails one about a refund.
+    const judge = await startJudgeServer({ key, answer: (q) => /cancel/i.test(q) });
+    const task = JSON.parse(await fs.readFile(taskUri().fsPath, 'utf8')) as Record<string, unknown>;
+    const judged = vscode.Uri.file(
+      path.join(workspaceFolder(), 'tasks', 'retail-0000-judged.task.json'),
+    );
+    await fs.writeFile(
+      judged.fsPath,
+      JSON.stringify({
+        ...task,
+        id: 'retail-0000-judged',
+        checks: [
+          { id: 'cancelled', kind: 'judge', question: 'Does the assistant cancel the order?' },
+          { id: 'refunded', kind: 'judge', question: 'Does the assistant offer a refund?' },
+        ],
+      }),
+    );
+    const verdicts = async (summary: RunSummary) => {
+      const { events } = await readTraceEvents(summary.traceFile);
+      const end = events.find((e) => e.type === 'episode.end');
+      assert.ok(end?.type === 'episode.end');
+      return Object.fromEntries((end.checks ?? []).map((c) => [c.id, c.passed]));
+    };
+    try {
+      await config().update('judge.endpoint', judge.url, vscode.ConfigurationTarget.Workspace);
+      await config().update('judge.model', 'judge', vscode.ConfigurationTarget.Workspace);
+      await vscode.commands.executeCommand('rehearsal.setJudgeApiKey', key);
+      let summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTask', judged);
+      assert.equal(summary.status, 'completed', JSON.stringify(summary.error));
+      const [run] = (await readTraceEvents(summary.traceFile)).events;
+      assert.equal(run.type === 'run' && run.policy.kind, 'reference');
+      assert.deepEqual(await verdicts(summary), { cancelled: true, refunded: false });
+      assert.equal(summary.episodes[0].reward, 0.5);
+      assert.equal(judge.asked.length, 2);
+      // The key is in secret storage, not in any setting; removed, the judge refuses the run's requests.
+      const settings = await fs.readFile(
+        path.join(workspaceFolder(), '.vscode', 'settings.json'),
+        'utf8',
+      );
+      assert.ok(!settings.includes(key), 'the key is not in settings.json');
+      await vscode.commands.executeCommand('rehearsal.setJudgeApiKey', '');
+      summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTask', judged);
+      assert.deepEqual(await verdicts(summary), { cancelled: null, refunded: null });
+      assert.equal(summary.episodes[0].reward, null);
+    } finally {
+      await config().update('judge.endpoint', undefined, vscode.ConfigurationTarget.Workspace);
+      await config().update('judge.model', undefined, vscode.ConfigurationTarget.Workspace);
+      await fs.rm(judged.fsPath, { force: true });
+      await judge.close();
+    }
+  });
+
   it('says what is wrong with a task file instead of running it', async () => {
     const bad = path.join(workspaceFolder(), 'tasks', 'broken.task.json');
     await fs.writeFile(bad, '{"version": 1, "id": "broken"}');
@@ -304,58 +361,5 @@ describe('Running with a model folder that rehearses', function () {
         assert.match(row.label, /^replay-/);
       },
     );
-  });
-
-  it('grades judge items with the judge the settings name and the key Set Judge API Key stored (issue 29)', async () => {
-    await studio();
-    const key = 'editor-judge-key-0123456789';
-    // A real endpoint that passes an item about cancelling and fails one about a refund.
-    const judge = await startJudgeServer({ key, answer: (q) => /cancel/i.test(q) });
-    const task = JSON.parse(await fs.readFile(taskUri().fsPath, 'utf8')) as Record<string, unknown>;
-    const judged = vscode.Uri.file(
-      path.join(workspaceFolder(), 'tasks', 'retail-0000-judged.task.json'),
-    );
-    await fs.writeFile(
-      judged.fsPath,
-      JSON.stringify({
-        ...task,
-        id: 'retail-0000-judged',
-        checks: [
-          { id: 'cancelled', kind: 'judge', question: 'Does the assistant cancel the order?' },
-          { id: 'refunded', kind: 'judge', question: 'Does the assistant offer a refund?' },
-        ],
-      }),
-    );
-    const verdicts = async (summary: RunSummary) => {
-      const { events } = await readTraceEvents(summary.traceFile);
-      const end = events.find((e) => e.type === 'episode.end');
-      assert.ok(end?.type === 'episode.end');
-      return Object.fromEntries((end.checks ?? []).map((c) => [c.id, c.passed]));
-    };
-    try {
-      await config().update('judge.endpoint', judge.url, vscode.ConfigurationTarget.Workspace);
-      await config().update('judge.model', 'judge', vscode.ConfigurationTarget.Workspace);
-      await vscode.commands.executeCommand('rehearsal.setJudgeApiKey', key);
-      let summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTask', judged);
-      assert.equal(summary.status, 'completed', JSON.stringify(summary.error));
-      assert.deepEqual(await verdicts(summary), { cancelled: true, refunded: false });
-      assert.equal(summary.episodes[0].reward, 0.5);
-      assert.equal(judge.asked.length, 2);
-      // The key is in secret storage, not in any setting; removed, the judge refuses the run's requests.
-      const settings = await fs.readFile(
-        path.join(workspaceFolder(), '.vscode', 'settings.json'),
-        'utf8',
-      );
-      assert.ok(!settings.includes(key), 'the key is not in settings.json');
-      await vscode.commands.executeCommand('rehearsal.setJudgeApiKey', '');
-      summary = await vscode.commands.executeCommand<RunSummary>('rehearsal.runTask', judged);
-      assert.deepEqual(await verdicts(summary), { cancelled: null, refunded: null });
-      assert.equal(summary.episodes[0].reward, null);
-    } finally {
-      await config().update('judge.endpoint', undefined, vscode.ConfigurationTarget.Workspace);
-      await config().update('judge.model', undefined, vscode.ConfigurationTarget.Workspace);
-      await fs.rm(judged.fsPath, { force: true });
-      await judge.close();
-    }
   });
 });
