@@ -23,7 +23,7 @@ import {
 } from '../../src/core/runner/toolMessages';
 import { parseActOutput } from '../../src/core/protocol/actParser';
 import { fixtureServer } from './servers';
-import { cachedModel, runTrainer } from './testModels';
+import { cachedModel, runTrainer, testModelSeed } from './testModels';
 
 // The scripted test model: a tiny policy trained by the project's own trainer until greedy decoding
 // reproduces a script exactly. Each probe task's user message names a case; the model answers it with
@@ -308,7 +308,8 @@ export const SCRIPT_TRAINING = {
   firstSteps: 260,
   moreSteps: 100,
   maxRounds: 5,
-  seed: 0,
+  /** `$REHEARSAL_TEST_MODEL_SEED`, 0 when unset: each seed is cached as a model of its own. */
+  seed: testModelSeed(),
 };
 
 /** Greedy outputs of a model folder for every row that differ from their target. */

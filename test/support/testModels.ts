@@ -8,6 +8,24 @@ import { trainerPython } from './trainerPython';
 /** Where test models are kept between runs: gitignored, one folder per content hash. */
 export const TEST_MODEL_CACHE = path.join(REPO, '.vscode-test', 'test-models');
 
+/** The environment variable that sets the scripted test model's training seed (`npm run test:seeds`). */
+export const TEST_MODEL_SEED_VARIABLE = 'REHEARSAL_TEST_MODEL_SEED';
+
+/**
+ * The training seed of the scripted test model: `$REHEARSAL_TEST_MODEL_SEED`, 0 when unset. Every
+ * seed gives other weights (as another machine's floating point does); the tests must pass with any
+ * weights that pass the model's self-check, and `npm run test:seeds` runs them with seeds 0 to 4.
+ */
+export function testModelSeed(): number {
+  const text = process.env[TEST_MODEL_SEED_VARIABLE];
+  if (text === undefined || text === '') return 0;
+  if (!/^\d{1,9}$/.test(text))
+    throw new Error(
+      `${TEST_MODEL_SEED_VARIABLE}=${JSON.stringify(text)}: give a whole number from 0 to 999999999, or unset it for seed 0.`,
+    );
+  return Number(text);
+}
+
 /** One JSON event of the trainer's stdout. */
 export interface TrainerEvent {
   event: string;
