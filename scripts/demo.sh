@@ -22,6 +22,9 @@ echo "== rehearse run $TASKS --policy $POLICY --mode shadow --calls"
 node dist/cli.js run $TASKS --policy "$POLICY" --mode shadow --calls | tee .rehearsal/demo-run.txt
 RUN=$(sed -n 's/^trace: //p' .rehearsal/demo-run.txt | tail -n 1)
 if [ -z "$RUN" ] || [ ! -f "$RUN" ]; then echo "demo: the run printed no trace path" >&2; exit 1; fi
+echo
+echo "== what the policy solved"
+node scripts/demo-outcome.mjs "$RUN" "$([ "$POLICY" = default ] && echo models/default || echo reference)"
 if [ "$POLICY" = default ]; then
   echo
   echo "== rehearse diff $RUN --worst    (the least faithful call: rehearsed (−) vs actual (+))"
