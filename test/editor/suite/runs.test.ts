@@ -148,21 +148,27 @@ describe('Running tasks from the editor', function () {
   it('Stop Run cancels the run in progress; the trace ends with run.end cancelled', async () => {
     const api = await studio();
     await config().update('run.episodesPerTask', 50, vscode.ConfigurationTarget.Workspace);
-    const started = vscode.commands.executeCommand<RunSummary>('rehearsal.runTask', taskUri());
-    await waitUntil(
-      [api.services.library.onDidChange],
-      'the first episode to end',
-      () => {
-        const file = api.services.runs.currentTrace;
-        assert.ok(
-          file && api.services.library.index(file)?.episodes.some((e) => e.end),
-          'no episode has ended yet',
-        );
-      },
-      60_000,
-    );
-    await vscode.commands.executeCommand('rehearsal.stopRun');
-    const summary = await started;
+    let summary: RunSummary;
+    try {
+      const started = vscode.commands.executeCommand<RunSummary>('rehearsal.runTask', taskUri());
+      await waitUntil(
+        [api.services.library.onDidChange],
+        'the first episode to end',
+        () => {
+          const file = api.services.runs.currentTrace;
+          assert.ok(
+            file && api.services.library.index(file)?.episodes.some((e) => e.end),
+            'no episode has ended yet',
+          );
+        },
+        60_000,
+      );
+      await vscode.commands.executeCommand('rehearsal.stopRun');
+      summary = await started;
+    } finally {
+      // The tests after this one play one episode a task.
+      await config().update('run.episodesPerTask', undefined, vscode.ConfigurationTarget.Workspace);
+    }
     assert.equal(summary.status, 'cancelled');
     assert.ok(summary.episodes.length < 50, `${summary.episodes.length} episodes ran`);
     const { events } = await readTraceEvents(summary.traceFile);
