@@ -11,7 +11,7 @@ The Python side of the rule the studio keeps in ``src/core/base/writePath.ts`` a
   resolve (``realpath``) inside the root's real folder, and a link in the file's own place is never
   written through; anything else is ``PATH_OUTSIDE_WORKSPACE``. A file is written atomically: a
   temporary file beside it (created exclusively, not through a link), flushed and fsynced, then
-  ``os.replace``\\ d over the target.
+  renamed over the target with ``os.replace``.
 
 As on the TypeScript side, the checks run before the open: a folder swapped for a link between the
 check and the write is not caught; the file's own place is.

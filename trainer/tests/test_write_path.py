@@ -3,13 +3,16 @@ or a coded refusal, every write lands inside the named folder's real path, and a
 whole or not at all. Each case lists the scratch folder around the root before and after: nothing
 outside the root may change."""
 import os
+import re
 import stat
 import tempfile
 import unittest
 from unittest import mock
 
 from ..errors import TrainerError
-from ..write_path import MAX_ID_LENGTH, make_folder, safe_id, write_file
+from ..write_path import ID_PATTERN, MAX_ID_LENGTH, make_folder, safe_id, write_file
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 HOSTILE_IDS = {
     "newline": "multi_turn_base_1\n../x",
@@ -69,6 +72,12 @@ class WritePathTest(unittest.TestCase):
         self.assertNotIn("\n", e.exception.message)
         self.assertLess(len(e.exception.message), 1000)
         return e.exception.message
+
+    def test_the_id_rule_is_the_studios(self):
+        with open(os.path.join(REPO, "src", "core", "trace", "format", "ids.ts"), encoding="utf-8") as f:
+            studio = re.search(r"export const ID_PATTERN = /\^(.*)\$/;", f.read())
+        assert studio is not None
+        self.assertEqual(ID_PATTERN.pattern, studio.group(1))
 
     def test_an_id_is_one_plain_segment_or_a_coded_refusal_saying_why(self):
         for good in ("multi_turn_base_0", "a.b:c-d_e", "m" * MAX_ID_LENGTH, "0"):
