@@ -128,6 +128,88 @@ describe('BFCL-v4 multi-turn: imported, played on its backends, graded as BFCL g
     );
   });
 
+  it('hostile record ids: one coded line each, the good records imported, nothing written outside --out', async () => {
+    // Issue 39: an id holding a newline and ../ killed the import with a traceback, importing none of
+    // the good records; `multi_turn_x/../../../x` wrote outside --out once tasks/multi_turn_x existed.
+    const scratch = path.join(dir(), 'hostile');
+    const out = path.join(scratch, 'out');
+    const outside = path.join(scratch, 'outside');
+    await fs.mkdir(path.join(out, 'tasks', 'multi_turn_x'), { recursive: true });
+    await fs.mkdir(outside);
+    await fs.writeFile(path.join(outside, 'victim.json'), 'theirs');
+    await fs.symlink(
+      path.join(outside, 'victim.json'),
+      path.join(out, 'tasks', 'multi_turn_base_7.task.json'),
+    );
+    await fs.symlink(outside, path.join(out, 'tasks', 'multi_turn_linked'));
+    const data = execFileSync(trainerPython(), [
+      '-c',
+      'import bfcl_eval, os; print(os.path.join(os.path.dirname(bfcl_eval.__file__), "data"))',
+    ])
+      .toString()
+      .trim();
+    const firstTwo = async (file: string) =>
+      (await fs.readFile(file, 'utf8'))
+        .split('\n')
+        .slice(0, 2)
+        .map((l) => JSON.parse(l) as { id: string });
+    const base = await firstTwo(path.join(data, 'BFCL_v4_multi_turn_base.json'));
+    const truth = await firstTwo(
+      path.join(data, 'possible_answer', 'BFCL_v4_multi_turn_base.json'),
+    );
+    const hostile: [string, string][] = [
+      ['multi_turn_base_1\n../x', 'INVALID_ID'],
+      ['multi_turn_x/../../../escaped', 'INVALID_ID'],
+      ['multi_turn_linked/escaped', 'INVALID_ID'],
+      [path.join(scratch, 'absolute'), 'INVALID_ID'],
+      ['..', 'INVALID_ID'],
+      ['multi_turn_nul\u0000', 'INVALID_ID'],
+      [`multi_turn_${'m'.repeat(300)}`, 'INVALID_ID'],
+      ['multi_turn_base_7', 'PATH_OUTSIDE_WORKSPACE'],
+    ];
+    const ids = [base[0].id, ...hostile.map(([id]) => id), base[1].id];
+    const source = (i: number) => (i === ids.length - 1 ? 1 : 0);
+    const records = path.join(scratch, 'records.json');
+    const answers = path.join(scratch, 'answers.json');
+    await fs.writeFile(
+      records,
+      ids.map((id, i) => JSON.stringify({ ...base[source(i)], id })).join('\n') + '\n',
+    );
+    await fs.writeFile(
+      answers,
+      ids.map((id, i) => JSON.stringify({ ...truth[source(i)], id })).join('\n') + '\n',
+    );
+    const before = await listTree(scratch);
+
+    const r = await rehearse('import', 'bfcl', records, '--answers', answers, '--out', out);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^wrote 2 task\(s\) to \S+ \(8 record\(s\) skipped\)/);
+    assert.equal(r.errLines.length, hostile.length, r.err);
+    r.errLines.forEach((line, i) => {
+      const [id, code] = hostile[i];
+      assert.ok(
+        line.startsWith(
+          `record ${id === 'multi_turn_base_7' ? id : JSON.stringify(id).slice(0, 20)}`,
+        ),
+        line,
+      );
+      assert.match(line, new RegExp(`: skipped: ${code}: `));
+    });
+    assert.match(r.errLines[7], /symbolic link/);
+    const after = await listTree(scratch);
+    const added = [...after.keys()].filter((k) => !before.has(k));
+    assert.deepEqual(added.sort(), [
+      path.join('out', 'tasks', 'multi_turn_base_0.task.json'),
+      path.join('out', 'tasks', 'multi_turn_base_1.task.json'),
+    ]);
+    for (const [entry, what] of before) assert.equal(after.get(entry), what, entry);
+    const verified = await rehearse(
+      'verify',
+      path.join(out, 'tasks', 'multi_turn_base_0.task.json'),
+    );
+    assert.equal(verified.code, 0, verified.out + verified.err);
+  });
+
   it('bad input is one clear error: not a category or file, a bad limit', async () => {
     const r = await rehearse('import', 'bfcl', 'web_search');
     assert.equal(r.code, 2);
@@ -140,3 +222,21 @@ describe('BFCL-v4 multi-turn: imported, played on its backends, graded as BFCL g
     assert.equal((await rehearse('import', 'bfcl', 'base', '--limit', '0')).code, 2);
   });
 });
+
+/** Every entry under `root` (relative path → a file's content, a link's target, or "folder"). */
+async function listTree(root: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      const rel = path.relative(root, p);
+      if (entry.isSymbolicLink()) out.set(rel, `link to ${await fs.readlink(p)}`);
+      else if (entry.isDirectory()) {
+        out.set(rel, 'folder');
+        await walk(p);
+      } else out.set(rel, await fs.readFile(p, 'utf8'));
+    }
+  };
+  await walk(root);
+  return out;
+}

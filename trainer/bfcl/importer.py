@@ -9,10 +9,13 @@ ground truth (positional arguments named by the method's signature). A category 
 installed bfcl-eval's own file and the server reads it there too; another records file is named to
 the server and the check relative to the task (``--records``).
 
-A record that cannot be imported (a class the backend lacks, a ground-truth call that does not
-parse, or one that fails on the record's own initial state) is skipped and reported on stderr as
-``record <id>: skipped: <reason>``; the last line on stdout is a JSON summary. Exit 1 when nothing
-was imported, 2 when the input cannot be read.
+A record that cannot be imported (an id that is not one plain file name, ``INVALID_ID``; a class the
+backend lacks, a ground-truth call that does not parse, or one that fails on the record's own initial
+state; a file the write path refuses, ``PATH_OUTSIDE_WORKSPACE``) is skipped and reported on stderr as
+one line, ``record <id>: skipped: <CODE>: <reason>`` (an id that is not valid is shown JSON-quoted),
+and the others are imported. Every file is written through ``trainer.write_path``: inside ``--out``
+judged by real paths, atomically. The last line on stdout is a JSON summary. Exit 1 when nothing was
+imported, 2 when the input cannot be read or ``--out`` cannot be written.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import sys
 from typing import Any
 
 from ..errors import TrainerError
+from ..write_path import make_folder, safe_id, shown_name, write_file
 from .backend import CATEGORIES, World, answers_file, category_of, read_json_lines, records_file, use_backend
 from .grade import ground_truth_calls
 
@@ -105,12 +109,22 @@ def main(argv: list[str] | None = None) -> int:
     except TrainerError as e:
         print(f"import bfcl: {e.code}: {e.message}", file=sys.stderr)
         return 2
-    out_tasks = os.path.join(os.path.abspath(args.out), "tasks")
-    os.makedirs(out_tasks, exist_ok=True)
+    out = os.path.abspath(args.out)
+    out_tasks = os.path.join(out, "tasks")
+    try:
+        make_folder(out, "tasks")
+    except TrainerError as e:
+        print(f"import bfcl: {e.code}: {e.message}", file=sys.stderr)
+        return 2
     written, skipped = 0, 0
+    # File names that differ only in case are one file on some systems: the second would replace the first.
+    taken: set[str] = set()
     for record in rows[: args.limit] if args.limit else rows:
         rid = record["id"]
         try:
+            safe_id(rid, "record")
+            if rid.casefold() in taken:
+                raise TrainerError("BFCL_RECORD_INVALID", "an earlier record has this id (file names may ignore case)")
             if not rid.startswith("multi_turn_"):
                 raise TrainerError("BFCL_CATEGORY", f"{category_of(rid)} is not a multi-turn category")
             truth = answers.get(rid)
@@ -118,16 +132,12 @@ def main(argv: list[str] | None = None) -> int:
                 raise TrainerError("BFCL_RECORD_INVALID", f"no ground truth for it in {answers_path}")
             records_arg = None if packaged else os.path.relpath(records, out_tasks)
             task = task_for(record, truth, records_arg, backend and os.path.relpath(backend, out_tasks))
+            write_file(out, ("tasks", f"{rid}.task.json"), json.dumps(task, indent=1, ensure_ascii=False) + "\n")
         except TrainerError as e:
             skipped += 1
-            print(f"record {rid}: skipped: {e.message}", file=sys.stderr)
+            print(f"record {shown_name(rid)}: skipped: {e.code}: {e.message}", file=sys.stderr)
             continue
-        path = os.path.join(out_tasks, f"{rid}.task.json")
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(task, f, indent=1, ensure_ascii=False)
-            f.write("\n")
-        os.replace(tmp, path)
+        taken.add(rid.casefold())
         written += 1
     print(json.dumps({"tasks": written, "skipped": skipped, "out": out_tasks, "records": records}))
     return 0 if written else 1

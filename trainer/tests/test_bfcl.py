@@ -3,8 +3,11 @@ code) gives the verdict of BFCL's own ``multi_turn_checker``, run from the insta
 every record of the four multi-turn categories: the ground truth played as the model (it must pass),
 and deliberately broken runs (a call dropped, an argument changed, an extra call, a turn left without
 calls, a turn missing), which must mostly fail, for the same reason on both sides."""
+import contextlib
 import copy
+import io
 import itertools
+import json
 import os
 import tempfile
 import unittest
@@ -14,6 +17,7 @@ from ..bfcl import backend
 from ..bfcl.backend import World, answers_file, category_of, read_json_lines, records_file
 from ..bfcl.calls import bind, format_call, parse_call
 from ..bfcl.grade import grade, ground_truth_calls, irrelevance
+from ..bfcl.importer import main as import_main
 from ..errors import TrainerError
 
 _names = itertools.count()
@@ -187,6 +191,38 @@ class BackendTest(unittest.TestCase):
         with self.assertRaises(TrainerError) as e:
             records_file("web_search")
         self.assertEqual(e.exception.code, "BFCL_CATEGORY")
+
+
+class ImporterTest(unittest.TestCase):
+    def test_hostile_record_ids_are_one_coded_line_each_and_the_good_records_are_imported(self):
+        base = read_json_lines(records_file("base"), "records")[:2]
+        truth = {a["id"]: a for a in read_json_lines(answers_file(records_file("base")), "answers")}
+        hostile = ["multi_turn_base_1\n../x", "multi_turn_x/../../escaped", "/tmp/multi_turn_abs", ".multi_turn_dot",
+                   "multi_turn_" + "m" * 200, "multi_turn_nul\0", "multi_turn_BASE_0"]
+        ids = [base[0]["id"], *hostile, base[1]["id"]]
+        with tempfile.TemporaryDirectory() as d:
+            records, answers = os.path.join(d, "records.json"), os.path.join(d, "answers.json")
+            with open(records, "w", encoding="utf-8") as r, open(answers, "w", encoding="utf-8") as a:
+                for i, rid in enumerate(ids):
+                    source = base[0 if i < len(ids) - 1 else 1]
+                    r.write(json.dumps({**source, "id": rid}) + "\n")
+                    a.write(json.dumps({**truth[source["id"]], "id": rid}) + "\n")
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = import_main([records, "--answers", answers, "--out", os.path.join(d, "out")])
+            self.assertEqual(code, 0)
+            self.assertEqual(json.loads(out.getvalue().splitlines()[-1])["tasks"], 2)
+            lines = err.getvalue().splitlines()
+            self.assertEqual(len(lines), len(hostile), lines)
+            for line, rid in zip(lines, hostile, strict=True):
+                shown = rid if rid == "multi_turn_BASE_0" else json.dumps(rid)[:20]
+                self.assertTrue(line.startswith(f"record {shown}"), line)
+            self.assertEqual([line.split(": ")[2] for line in lines], ["INVALID_ID"] * 6 + ["BFCL_RECORD_INVALID"])
+            self.assertIn("an earlier record has this id", lines[-1])
+            written = sorted(os.path.relpath(os.path.join(at, n), d) for at, dirs, files in os.walk(d) for n in dirs + files)
+            self.assertEqual(written, ["answers.json", "out", os.path.join("out", "tasks"),
+                                       os.path.join("out", "tasks", "multi_turn_base_0.task.json"),
+                                       os.path.join("out", "tasks", "multi_turn_base_1.task.json"), "records.json"])
 
 
 if __name__ == "__main__":
