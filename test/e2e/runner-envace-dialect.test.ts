@@ -259,7 +259,9 @@ describe('runner: the envace parse dialect', function () {
 
     it('1e999, NON_SERIALIZABLE_ARGUMENTS to the studio, is a valid call to EnvACE\'s json.loads: stored as {"$numberDouble": "Infinity"} and written back as Infinity', async () => {
       const hugenum = ACT_ERROR_CASES.NON_SERIALIZABLE_ARGUMENTS;
-      const { summary, trace } = await run(scripted(), [probeTask(hugenum.case)], {
+      // One turn: the scripted act is the only prompt here that is a row of the model's script (the
+      // tool's answer to {"n": Infinity} is not), so the episode ends after that turn's call.
+      const { summary, trace } = await run(scripted(), [probeTask(hugenum.case, { maxTurns: 1 })], {
         parse: 'envace',
       });
       assert.equal(summary.status, 'completed');

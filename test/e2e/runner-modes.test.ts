@@ -434,7 +434,12 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
     const policy = new RecordingPolicy(scripted());
     await run(policy, [probeTask(OK_CASE.case)], {
       episodesPerTask: 3,
-      sampling: { act: { temperature: 1, seed: 5 }, rehearse: { temperature: 1, seed: 6 } },
+      // top-k 1 keeps the sampled path (and its seeds) but decodes the script's greedy tokens, so
+      // every episode makes its call and rehearses it whatever the model's weights.
+      sampling: {
+        act: { temperature: 1, topK: 1, seed: 5 },
+        rehearse: { temperature: 1, topK: 1, seed: 6 },
+      },
     });
     const seeds = (prefix: string, of: { session?: string; sampling?: { seed?: number } }[]) => [
       ...new Set(of.filter((a) => a.session?.startsWith(prefix)).map((a) => a.sampling?.seed)),
