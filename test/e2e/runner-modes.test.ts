@@ -31,7 +31,7 @@ import {
   probeTask,
 } from '../support/scriptedModel';
 import { REPO } from '../support/servers';
-import { RecordingPolicy } from '../support/recordingPolicy';
+import { RecordingPolicy, withoutSystemMessages } from '../support/recordingPolicy';
 import { useRuns, useScriptedPolicy } from '../support/runnerFixture';
 import { readCheckedTrace } from '../support/traceChecks';
 import { mixSeed } from '../../src/core/base/random';
@@ -264,7 +264,9 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
   });
 
   it("private rehearsal: the memory is a system message of its own after the task's, and training rows keep it", async () => {
-    const policy = new RecordingPolicy(scripted());
+    // The runner's prompts carry system messages (the task's, the attempts', the memory); the model is
+    // shown them without, so that every act but the memory's own is a row of its script.
+    const policy = new RecordingPolicy(scripted(), { modelSees: withoutSystemMessages });
     const loaded = probeTask(OK_CASE.case);
     const task = { ...loaded, task: { ...loaded.task, system: 'You answer probe requests.' } };
     const { summary, trace } = await run(policy, [task], {

@@ -19,7 +19,15 @@ export class RecordingPolicy implements Policy {
 
   constructor(
     private readonly inner: Policy,
-    private readonly hooks: { onActToken?: (delta: string) => void } = {},
+    private readonly hooks: {
+      onActToken?: (delta: string) => void;
+      /**
+       * What the wrapped model is shown of an act request (the recording keeps the request whole):
+       * {@link withoutSystemMessages} keeps the scripted model on its script's rows where a test gives
+       * the task a system prompt or private rehearsal adds one.
+       */
+      modelSees?: (request: ActRequest) => ActRequest;
+    } = {},
   ) {}
 
   get info(): PolicyInfo {
@@ -34,8 +42,9 @@ export class RecordingPolicy implements Policy {
 
   act(request: ActRequest): Promise<ActResult> {
     this.acts.push(request);
+    const shown = this.hooks.modelSees ? this.hooks.modelSees(request) : request;
     return this.inner.act(
-      this.hooks.onActToken ? { ...request, onToken: this.hooks.onActToken } : request,
+      this.hooks.onActToken ? { ...shown, onToken: this.hooks.onActToken } : shown,
     );
   }
 
@@ -51,4 +60,13 @@ export class RecordingPolicy implements Policy {
   dispose(): void {
     // The wrapped policy belongs to the test.
   }
+}
+
+/**
+ * An act request without its system messages: the scripted model's rows have none, so a prompt that
+ * differs from a row only by a system message (the task's, private rehearsal's attempts or memory)
+ * becomes that row again, and the model's answer is its script whatever its weights (issue 39).
+ */
+export function withoutSystemMessages(request: ActRequest): ActRequest {
+  return { ...request, messages: request.messages.filter((m) => m.role !== 'system') };
 }

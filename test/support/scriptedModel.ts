@@ -7,10 +7,7 @@ import { parseTask } from '../../src/core/tasks/format/loader';
 import type { LoadedTask, TaskLimits } from '../../src/core/tasks/format/taskFile';
 import { formatToolCalls } from '../../src/core/protocol/actParser';
 import type { ActParseErrorCode, REHEARSAL_PARSE_ERROR_CODES } from '../../src/core/protocol/codes';
-import {
-  EXECUTION_RESULT_CLOSE,
-  parseRehearsalOutput,
-} from '../../src/core/protocol/rehearsalParser';
+import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import type { ChatMessage, ToolDefinition } from '../../src/core/protocol/types';
 import { toFunctionSchema } from '../../src/core/protocol/types';
@@ -312,7 +309,10 @@ export const SCRIPT_TRAINING = {
   seed: testModelSeed(),
 };
 
-/** Greedy outputs of a model folder for every row that differ from their target. */
+/** What the self-check asks (part of the cache key: a model cached under a weaker check is made again). */
+const SELF_CHECK = 'greedy, every row: its target, then the end token';
+
+/** Greedy outputs of a model folder for every row that differ from their target, then the end token. */
 export async function scriptMismatches(
   dir: string,
   rows: readonly ScriptRow[],
@@ -333,14 +333,17 @@ export async function scriptMismatches(
             : [],
         ),
       );
+      // No stop string: the row's text must end with the end token, as training taught it, so that
+      // every caller sees the script, with or without `</execution_result>` as a stop string (an
+      // endpoint's request has none; issue 39).
       const result = await engine.generate({
         promptIds: prompt,
         n: 1,
         maxTokens: 64,
         sampling: GREEDY,
-        ...(row.role === 'rehearse' ? { stopStrings: [EXECUTION_RESULT_CLOSE] } : {}),
       });
-      const got = result.samples[0].text;
+      const { text, finish } = result.samples[0];
+      const got = finish === 'eos' ? text : `${text} [${finish}: no end token]`;
       if (got !== row.target) out.push({ id: row.id, expected: row.target, got });
     }
     return out;
@@ -358,58 +361,66 @@ export async function scriptedModel(
   log: (line: string) => void = () => undefined,
 ): Promise<string> {
   const rows = await scriptRows();
-  return cachedModel('scripted', { rows, training: SCRIPT_TRAINING }, async (dir) => {
-    const work = path.join(dir, 'work');
-    await fs.mkdir(work, { recursive: true });
-    const rowsFile = path.join(work, 'rows.jsonl');
-    await fs.writeFile(rowsFile, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-    const t = SCRIPT_TRAINING;
-    const set = (key: string, value: unknown) => ['--set', `${key}=${JSON.stringify(value)}`];
-    await runTrainer([
-      'tokenizer',
-      ...set('out_dir', path.join(work, 'tokenizer')),
-      ...set('tokenizer.row_files', [rowsFile]),
-      ...set('tokenizer.vocab_size', t.tokenizer.vocab_size),
-    ]);
-    await runTrainer([
-      'init',
-      ...set('out_dir', path.join(work, 'init')),
-      ...set('model.tokenizer', path.join(work, 'tokenizer')),
-      ...set('model.architecture', t.architecture),
-      ...set('seed', t.seed),
-    ]);
-    let mismatches: { id: string; expected: string; got: string }[] = [];
-    for (let round = 1, steps = t.firstSteps; round <= t.maxRounds; round++, steps += t.moreSteps) {
-      const started = Date.now();
+  return cachedModel(
+    'scripted',
+    { rows, training: SCRIPT_TRAINING, selfCheck: SELF_CHECK },
+    async (dir) => {
+      const work = path.join(dir, 'work');
+      await fs.mkdir(work, { recursive: true });
+      const rowsFile = path.join(work, 'rows.jsonl');
+      await fs.writeFile(rowsFile, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const t = SCRIPT_TRAINING;
+      const set = (key: string, value: unknown) => ['--set', `${key}=${JSON.stringify(value)}`];
       await runTrainer([
-        'sft',
-        ...set('model.path', path.join(work, 'init')),
-        ...set('out_dir', path.join(work, 'sft')),
-        ...set('data.train', [rowsFile]),
-        ...set('seed', t.seed),
-        ...set('threads', 1),
-        ...set('optim', t.optim),
-        ...set('train.batch_size', t.train.batch_size),
-        ...set('train.micro_batch_size', t.train.micro_batch_size),
-        ...set('train.steps', steps),
-        ...set('train.checkpoint_every', steps),
-        ...set('train.keep_checkpoints', 1),
-        ...set('train.log_every', 50),
+        'tokenizer',
+        ...set('out_dir', path.join(work, 'tokenizer')),
+        ...set('tokenizer.row_files', [rowsFile]),
+        ...set('tokenizer.vocab_size', t.tokenizer.vocab_size),
       ]);
-      mismatches = await scriptMismatches(path.join(work, 'sft', 'final'), rows);
-      log(
-        `scripted model: round ${round} (${steps} steps, ${((Date.now() - started) / 1000).toFixed(1)} s): ${rows.length - mismatches.length}/${rows.length} rows reproduced`,
-      );
-      if (mismatches.length === 0) break;
-    }
-    if (mismatches.length) {
-      throw new Error(
-        `The scripted test model did not learn its script in ${t.maxRounds} rounds; rows still wrong:\n${mismatches.map((m) => `${m.id}: expected ${JSON.stringify(m.expected)}, got ${JSON.stringify(m.got)}`).join('\n')}`,
-      );
-    }
-    const final = path.join(work, 'sft', 'final');
-    for (const entry of await fs.readdir(final))
-      await fs.rename(path.join(final, entry), path.join(dir, entry));
-    await fs.rm(work, { recursive: true, force: true });
-  });
+      await runTrainer([
+        'init',
+        ...set('out_dir', path.join(work, 'init')),
+        ...set('model.tokenizer', path.join(work, 'tokenizer')),
+        ...set('model.architecture', t.architecture),
+        ...set('seed', t.seed),
+      ]);
+      let mismatches: { id: string; expected: string; got: string }[] = [];
+      for (
+        let round = 1, steps = t.firstSteps;
+        round <= t.maxRounds;
+        round++, steps += t.moreSteps
+      ) {
+        const started = Date.now();
+        await runTrainer([
+          'sft',
+          ...set('model.path', path.join(work, 'init')),
+          ...set('out_dir', path.join(work, 'sft')),
+          ...set('data.train', [rowsFile]),
+          ...set('seed', t.seed),
+          ...set('threads', 1),
+          ...set('optim', t.optim),
+          ...set('train.batch_size', t.train.batch_size),
+          ...set('train.micro_batch_size', t.train.micro_batch_size),
+          ...set('train.steps', steps),
+          ...set('train.checkpoint_every', steps),
+          ...set('train.keep_checkpoints', 1),
+          ...set('train.log_every', 50),
+        ]);
+        mismatches = await scriptMismatches(path.join(work, 'sft', 'final'), rows);
+        log(
+          `scripted model: round ${round} (${steps} steps, ${((Date.now() - started) / 1000).toFixed(1)} s): ${rows.length - mismatches.length}/${rows.length} rows reproduced`,
+        );
+        if (mismatches.length === 0) break;
+      }
+      if (mismatches.length) {
+        throw new Error(
+          `The scripted test model did not learn its script in ${t.maxRounds} rounds; rows still wrong:\n${mismatches.map((m) => `${m.id}: expected ${JSON.stringify(m.expected)}, got ${JSON.stringify(m.got)}`).join('\n')}`,
+        );
+      }
+      const final = path.join(work, 'sft', 'final');
+      for (const entry of await fs.readdir(final))
+        await fs.rename(path.join(final, entry), path.join(dir, entry));
+      await fs.rm(work, { recursive: true, force: true });
+    },
+  );
 }
