@@ -35,6 +35,8 @@ export async function openPolicy(
   args: PolicyArgs,
   tasks: readonly TaskFile[],
   log?: (line: string) => void,
+  /** What the devices' probes printed (`--verbose`); shown nowhere when absent. */
+  probeLog?: (line: string) => void,
 ): Promise<Policy> {
   const spec = args.policy ?? 'default';
   if (spec === 'reference') return new ReferencePolicy(tasks);
@@ -80,6 +82,7 @@ export async function openPolicy(
     device,
     threads,
     log,
+    probeLog,
     constrainToolNames: args.constrainToolNames === true,
   });
 }

@@ -385,7 +385,10 @@ function registerRunCommand(program: Command, cli: CliContext): void {
     .option('--no-progress', 'no progress bar')
     .option('--calls', 'also list every call, least faithful first (as rehearse report --calls)')
     .option('--json', 'print the run summary and report as JSON')
-    .option('--verbose', 'also say which devices the policy tried and why the others were not used')
+    .option(
+      '--verbose',
+      'also say which devices the policy tried, why the others were not used, and what onnxruntime said while it tried them',
+    )
     .action(async (tasks: string[], opts) => {
       cli.exit(await runCommand(tasks, opts, cli.ioFor()));
     });
@@ -406,7 +409,10 @@ function registerReplayCommand(program: Command, cli: CliContext): void {
     .option('--concurrency <n>', CONCURRENCY_HELP)
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the run summary and report as JSON')
-    .option('--verbose', 'also say which devices the policy tried and why the others were not used')
+    .option(
+      '--verbose',
+      'also say which devices the policy tried, why the others were not used, and what onnxruntime said while it tried them',
+    )
     .action(async (trace: string, opts) => {
       cli.exit(await replayCommand(trace, opts, cli.ioFor()));
     });
@@ -695,6 +701,7 @@ function registerServeCommand(program: Command, cli: CliContext): void {
       '--api-key <key>',
       'the key clients must send (default: REHEARSAL_SERVE_API_KEY, else a new one printed at start)',
     )
+    .option('--verbose', 'also print what onnxruntime said while it tried each device')
     .action(async (opts) => {
       cli.exit(await serveCommand(opts, cli.ioFor()));
     });

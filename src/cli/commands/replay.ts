@@ -35,7 +35,12 @@ export async function replayCommand(
       'USAGE',
       'The reference policy does not rehearse; replay needs a model folder or an endpoint.',
     );
-  const policy = await openPolicy(args, []);
+  const policy = await openPolicy(
+    args,
+    [],
+    undefined,
+    args.verbose ? (line) => io.err(`[policy] ${line}`) : undefined,
+  );
   const bar =
     args.progress === false
       ? undefined

@@ -142,6 +142,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     args,
     tasks.map((t) => t.task),
     (line) => logLines.push(line),
+    args.verbose ? (line) => io.err(`[policy] ${line}`) : undefined,
   );
   const runSettings = await settingsForStartedPolicy(policy, settings);
   const bar = startEpisodeBar(

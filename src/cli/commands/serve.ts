@@ -12,7 +12,7 @@ import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
 
 /** `rehearse serve --policy <model> [--port N]`: the local policy as an OpenAI-compatible endpoint. */
 export async function serveCommand(
-  args: { policy?: string; port?: string; device?: string; apiKey?: string },
+  args: { policy?: string; port?: string; device?: string; apiKey?: string; verbose?: boolean },
   io: CliIO,
 ): Promise<number> {
   // A key per launch unless one is given: any local program (or web page, were the checks of Host
@@ -32,6 +32,7 @@ export async function serveCommand(
     modelDir: dir,
     device: (args.device ?? 'auto') as DeviceSetting,
     log: (l) => io.err(l),
+    probeLog: args.verbose ? (l) => io.err(l) : undefined,
   });
   const server = new OpenAICompatibleServer(host, path.basename(dir), {
     identifierSlots: identifierSlots === true,

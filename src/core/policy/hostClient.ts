@@ -17,7 +17,9 @@ import { StudioError } from '../base/errors';
 import { LineSplitter } from '../base/lines';
 import { studioRoot } from '../base/studioRoot';
 import * as HostProtocol from './hostProtocol';
+import { HostStderr } from './hostStderr';
 import type { DeviceReport, DeviceSetting } from './onnx/device';
+import { describeDeviceChoice, withProbeReasons } from './onnx/device';
 import { delayMs, safeTimeout } from '../base/timers';
 
 /** How to start a policy host. */
@@ -29,8 +31,16 @@ export interface PolicyHostOptions {
   maxSequences?: number;
   /** Most KV cache the host holds, in MiB; its default is 1024. */
   kvCacheMb?: number;
-  /** Receives the host's stderr lines (logs, native warnings). */
+  /**
+   * Receives the host's own stderr lines (its logs, native warnings) and, once the model is loaded,
+   * one line saying which device runs it and why (`device: cpu (auto; cuda not used: ...)`).
+   */
   log?: (line: string) => void;
+  /**
+   * Receives what onnxruntime and Dawn printed while each device was tried (`probe cuda: ...`); left
+   * out, those lines are shown nowhere (verbose output passes one).
+   */
+  probeLog?: (line: string) => void;
   /** The Node executable; defaults to the current one (Electron runs it in Node mode). */
   nodePath?: string;
   /** The host script; defaults to `dist/policy-host.js` of this installation. */
@@ -61,8 +71,6 @@ export function hostExitError(
   }
   return new StudioError('POLICY_HOST_CRASHED', `The policy host exited (${how})${tail}`);
 }
-
-const STDERR_TAIL_LINES = 20;
 
 /**
  * Starts and speaks to the policy host process over JSON-RPC. A crash of the host rejects every
@@ -107,21 +115,15 @@ export class PolicyHostClient extends Disposable {
       new StreamMessageReader(child.stdout),
       new StreamMessageWriter(child.stdin),
     );
-    // The last stderr lines, quoted when the host dies.
-    const stderrTail: string[] = [];
+    // The host's own last lines are quoted when it dies; what the device probes printed is not.
+    const stderr = new HostStderr({ log: options.log, probeLog: options.probeLog });
     child.stderr.setEncoding('utf8');
-    const stderrLines = new LineSplitter((line) => {
-      options.log?.(line);
-      stderrTail.push(line);
-      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-    });
+    const stderrLines = new LineSplitter((line) => stderr.line(line));
     child.stderr.on('data', (chunk: string) => stderrLines.push(chunk));
     const exited = new Promise<StudioError>((resolve) => {
       // 'close', not 'exit': the last stderr lines (V8's out-of-memory report) are read by then.
       child.on('close', (code, signal) =>
-        resolve(
-          hostExitError(code, signal, [...stderrTail, stderrLines.rest].filter(Boolean).join('\n')),
-        ),
+        resolve(hostExitError(code, signal, stderr.lastWords(stderrLines.rest))),
       );
       child.on('error', (err) =>
         resolve(
@@ -152,7 +154,9 @@ export class PolicyHostClient extends Disposable {
       connection.dispose();
       throw toStudioError(err);
     }
-    const client = new PolicyHostClient(child, connection, init.device, exited);
+    const device = withProbeReasons(init.device, (d) => stderr.probeText(d));
+    options.log?.(describeDeviceChoice(options.device ?? 'auto', device));
+    const client = new PolicyHostClient(child, connection, device, exited);
     connection.onNotification(HostProtocol.token, (p) =>
       client.tokenListeners.get(p.requestId)?.(p.sample, p.delta),
     );

@@ -41,8 +41,13 @@ function main(): void {
       engine = await OnnxEngine.load(params.modelDir, params.device, params.threads, {
         maxSequences: params.maxSequences,
         kvCacheMb: params.kvCacheMb,
+        // The markers must stay in order with what the native providers print to fd 2 while they
+        // are tried: libuv writes to the pipe at once while it has room, and the client drains it.
+        onProbe: (device, phase) =>
+          console.error(
+            `${phase === 'begin' ? HostProtocol.PROBE_BEGIN : HostProtocol.PROBE_END} ${device}`,
+          ),
       });
-      console.error(`policy host: ${params.modelDir} on ${engine.device.device}`);
       return initializeResult(engine);
     } catch (err) {
       return fail(err);

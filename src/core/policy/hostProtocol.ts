@@ -104,3 +104,13 @@ export interface Stats {
 export const stats = new RequestType0<Stats, void>('stats');
 /** Releases the model and exits. */
 export const shutdown = new RequestType0<void, void>('shutdown');
+
+/**
+ * The lines the host writes on stderr before and after it tries a device (`<begin> cuda`).
+ * onnxruntime and Dawn report their probing (a provider library that is not there, no Vulkan
+ * loader) from native code straight to the process's stderr; the client tells those lines from the
+ * host's own by what lies between these two.
+ */
+export const PROBE_BEGIN = '\u001e rehearsal probe begin';
+/** Ends what {@link PROBE_BEGIN} began. */
+export const PROBE_END = '\u001e rehearsal probe end';

@@ -102,6 +102,8 @@ export interface OpenPolicyOptions {
   tasks?: readonly TaskFile[];
   /** The policy host's log lines. */
   log?: (line: string) => void;
+  /** What the devices' probes printed (onnxruntime, Dawn); shown nowhere when absent. */
+  probeLog?: (line: string) => void;
 }
 
 /** The model folder a choice runs, if it runs one. */
@@ -137,6 +139,7 @@ export async function openPolicyFor(
     device: options.device ?? 'auto',
     threads: options.threads,
     log: options.log,
+    probeLog: options.probeLog,
   });
 }
 

@@ -5,7 +5,7 @@ import { firstLine } from '../../base/clip';
 import { StudioError, errorMessage } from '../../base/errors';
 import type { BatchLimits, BatchStats } from './batchScheduler';
 import { BatchScheduler, batchLimits } from './batchScheduler';
-import type { DeviceAttempt, DeviceReport, DeviceSetting } from './device';
+import type { Device, DeviceAttempt, DeviceReport, DeviceSetting } from './device';
 import { devicesToTry, executionProvider, explainDeviceFailure } from './device';
 import type { GenerateRequest, GenerateResult } from './generation';
 import type { ModelFolderInfo } from './modelFolder';
@@ -85,12 +85,18 @@ export class OnnxDecoder {
     info: ModelFolderInfo,
     setting: DeviceSetting = 'auto',
     threads?: number,
-    options: { kvOnDevice?: boolean; limits?: BatchLimits } = {},
+    options: {
+      kvOnDevice?: boolean;
+      limits?: BatchLimits;
+      /** Called before and after each device is tried (the policy host marks its stderr so). */
+      onProbe?: (device: Device, phase: 'begin' | 'end') => void;
+    } = {},
   ): Promise<OnnxDecoder> {
     const attempts: DeviceAttempt[] = [];
     const main = path.join(info.dir, info.onnxFile);
     let file = main;
     for (const device of devicesToTry(setting)) {
+      options.onProbe?.(device, 'begin');
       try {
         // On a GPU the KV cache can stay in device memory between steps instead of a round trip per token.
         const location =
@@ -137,6 +143,8 @@ export class OnnxDecoder {
           ok: false,
           reason: explainDeviceFailure(device, errorMessage(err)),
         });
+      } finally {
+        options.onProbe?.(device, 'end');
       }
     }
     const why = attempts.map((a) => `${a.device}: ${a.reason}`).join('; ');

@@ -27,8 +27,11 @@ export function executionProvider(device: Device): string {
   return device;
 }
 
-/** A short, actionable reason from onnxruntime's long error text. */
-export function explainDeviceFailure(device: Device, message: string): string {
+/**
+ * The known cause in onnxruntime's or Dawn's text of a device that did not load (a missing library,
+ * no Vulkan loader), as a short reason; undefined when the text names none of them.
+ */
+export function knownDeviceFailure(device: Device, message: string): string | undefined {
   if (device === 'cuda') {
     if (
       /Failed to load shared library|providers_shared|providers_cuda|cannot open shared object/i.test(
@@ -47,6 +50,43 @@ export function explainDeviceFailure(device: Device, message: string): string {
     if (/adapter/i.test(message))
       return 'no WebGPU adapter (no GPU, or its driver offers no Vulkan)';
   }
+  return undefined;
+}
+
+/** A short, actionable reason from onnxruntime's long error text. */
+export function explainDeviceFailure(device: Device, message: string): string {
+  const known = knownDeviceFailure(device, message);
+  if (known) return known;
   const firstLine = message.split('\n').find((l) => l.trim()) ?? message;
   return firstLine.length > 200 ? firstLine.slice(0, 199) + '…' : firstLine;
+}
+
+/**
+ * The report with each failed device's reason taken from what its probe printed, where that names a
+ * cause (Dawn writes "Couldn't load Vulkan: libvulkan.so.1" to stderr, while the error it throws
+ * says only that no adapter was found).
+ */
+export function withProbeReasons(
+  report: DeviceReport,
+  probeText: (device: Device) => string,
+): DeviceReport {
+  return {
+    device: report.device,
+    attempts: report.attempts.map((a) => {
+      const known = a.ok ? undefined : knownDeviceFailure(a.device, probeText(a.device));
+      return known ? { ...a, reason: known } : a;
+    }),
+  };
+}
+
+/**
+ * The one line that says which device runs the policy and why:
+ * `device: cpu (auto; cuda: the CUDA provider libraries are not installed ...; webgpu: ...)`.
+ */
+export function describeDeviceChoice(setting: DeviceSetting, report: DeviceReport): string {
+  if (setting !== 'auto') return `device: ${report.device} (as set)`;
+  const skipped = report.attempts
+    .filter((a) => !a.ok)
+    .map((a) => `${a.device} not used: ${a.reason ?? 'failed'}`);
+  return `device: ${report.device} (auto; ${skipped.length ? skipped.join('; ') : 'the first it tries'})`;
 }

@@ -8,7 +8,7 @@ import { toFunctionSchema } from '../../protocol/types';
 import { batchLimits } from './batchScheduler';
 import type { GenerateRequest, GenerateResult } from './decoder';
 import { OnnxDecoder } from './decoder';
-import type { DeviceReport, DeviceSetting } from './device';
+import type { Device, DeviceReport, DeviceSetting } from './device';
 import type { ModelFolderInfo } from './modelFolder';
 import { readModelFolder } from './modelFolder';
 
@@ -28,7 +28,12 @@ export class OnnxEngine {
     dir: string,
     setting: DeviceSetting = 'auto',
     threads?: number,
-    batch: { maxSequences?: number; kvCacheMb?: number } = {},
+    batch: {
+      maxSequences?: number;
+      kvCacheMb?: number;
+      /** Called before and after each device is tried (see `OnnxDecoder.load`). */
+      onProbe?: (device: Device, phase: 'begin' | 'end') => void;
+    } = {},
   ): Promise<OnnxEngine> {
     const info = await readModelFolder(dir);
     transformersEnv.allowRemoteModels = false;
@@ -54,7 +59,7 @@ export class OnnxEngine {
     const limits = batchLimits(info, batch.kvCacheMb, batch.maxSequences);
     return new OnnxEngine(
       tokenizer,
-      await OnnxDecoder.load(info, setting, threads, { limits }),
+      await OnnxDecoder.load(info, setting, threads, { limits, onProbe: batch.onProbe }),
       dir,
     );
   }

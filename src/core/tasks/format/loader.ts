@@ -4,12 +4,8 @@ import type { ErrorObject } from '../../base/jsonSchema';
 import { schemaCheck } from '../../base/jsonSchema';
 import taskSchema from '../../../../schemas/task.schema.json';
 import { StudioError } from '../../base/errors';
-import {
-  describeOutsideValue,
-  isJsonObject,
-  MAX_JSON_DEPTH,
-  nestsDeeperThan,
-} from '../../base/json';
+import { describeOutsideValue, MAX_JSON_DEPTH, nestsDeeperThan } from '../../base/json';
+import { valuesAtNumberName } from '../../base/numberPlaces';
 import { readNumber } from '../../base/numbers';
 import type { OutsideNumberSpec } from '../../base/numbers';
 import { OUTSIDE_NUMBERS } from '../../base/outsideNumbers';
@@ -47,45 +43,22 @@ export function findTaskFault(value: unknown): TaskFault | undefined {
   return formatted(semanticFault(value as TaskFile));
 }
 
-/** A task's numbers with their documented ranges (docs/reliability.md, "Numbers from outside"). */
-const LIMIT_NUMBERS: [string, OutsideNumberSpec][] = [
-  ['maxTurns', OUTSIDE_NUMBERS.taskMaxTurns],
-  ['maxCallsPerTurn', OUTSIDE_NUMBERS.taskMaxCallsPerTurn],
-  ['callTimeoutMs', OUTSIDE_NUMBERS.taskCallTimeoutMs],
-  ['episodeTimeoutMs', OUTSIDE_NUMBERS.taskEpisodeTimeoutMs],
-];
-const CHECK_NUMBERS: [string, OutsideNumberSpec][] = [
-  ['weight', OUTSIDE_NUMBERS.taskCheckWeight],
-  ['min', OUTSIDE_NUMBERS.taskCheckMin],
-  ['max', OUTSIDE_NUMBERS.taskCheckMax],
-];
+/**
+ * Every number of a task file with its documented range (docs/reliability.md, "Numbers from
+ * outside"): the `TASK_INVALID` rows of {@link OUTSIDE_NUMBERS}, found by their names
+ * (`$.checks[i].weight`). schemas/task.schema.json states the same bounds (a unit test holds it).
+ */
+export const TASK_FILE_NUMBERS: readonly OutsideNumberSpec[] = Object.values(
+  OUTSIDE_NUMBERS,
+).filter((spec) => spec.code === 'TASK_INVALID');
 
 /** The first number of a task (limits, seed, check weights and counts) outside its range. */
 function numberFault(value: unknown): Fault | undefined {
-  if (!isJsonObject(value)) return undefined;
-  const at = (path: PathSegment[], v: unknown, spec: OutsideNumberSpec): Fault | undefined => {
-    if (v === undefined) return undefined;
-    const read = readNumber(v, spec);
-    return read.ok
-      ? undefined
-      : { at: path, message: `must be ${read.error.range}, not ${read.error.found}` };
-  };
-  const seed = at(['seed'], value['seed'], OUTSIDE_NUMBERS.taskSeed);
-  if (seed) return seed;
-  const limits = value['limits'];
-  if (isJsonObject(limits))
-    for (const [key, spec] of LIMIT_NUMBERS) {
-      const fault = at(['limits', key], limits[key], spec);
-      if (fault) return fault;
-    }
-  const checks = value['checks'];
-  if (Array.isArray(checks))
-    for (const [i, check] of checks.entries()) {
-      if (!isJsonObject(check)) continue;
-      for (const [key, spec] of CHECK_NUMBERS) {
-        const fault = at(['checks', i, key], check[key], spec);
-        if (fault) return fault;
-      }
+  for (const spec of TASK_FILE_NUMBERS)
+    for (const place of valuesAtNumberName(value, spec.name)) {
+      const read = readNumber(place.value, spec);
+      if (!read.ok)
+        return { at: place.at, message: `must be ${read.error.range}, not ${read.error.found}` };
     }
   return undefined;
 }

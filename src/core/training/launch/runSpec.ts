@@ -6,7 +6,7 @@ import { schemaCheck } from '../../base/jsonSchema';
 import runSchema from '../../../../schemas/training-run.schema.json';
 import trainerConfigSchema from '../../../../schemas/trainer-config.schema.json';
 import { StudioError } from '../../base/errors';
-import { isJsonObject } from '../../base/json';
+import { valuesAtNumberName } from '../../base/numberPlaces';
 import { readNumber } from '../../base/numbers';
 import type { OutsideNumberSpec } from '../../base/numbers';
 import { OUTSIDE_NUMBERS } from '../../base/outsideNumbers';
@@ -102,33 +102,27 @@ function describeSchemaError(e: ErrorObject, prefix: PathSegment[] = []): string
   return `${formatJsonPath(at)}: ${message}`;
 }
 
-/** A run file's numbers, by where they are, with their documented ranges. */
-const RUN_NUMBERS: [string[], OutsideNumberSpec][] = [
-  [['seed'], OUTSIDE_NUMBERS.runSeed],
-  [['hardware', 'processes'], OUTSIDE_NUMBERS.runProcesses],
-  [['hardware', 'nodes'], OUTSIDE_NUMBERS.runNodes],
-  [['hardware', 'node_rank'], OUTSIDE_NUMBERS.runNodeRank],
-  [['hardware', 'master_port'], OUTSIDE_NUMBERS.runMasterPort],
-  [['hardware', 'threads'], OUTSIDE_NUMBERS.runThreads],
-  [['hyperparameters', 'data', 'max_length'], OUTSIDE_NUMBERS.runMaxLength],
-  [['envace', 'group_size'], OUTSIDE_NUMBERS.runGroupSize],
-  [['envace', 'train_batch_size'], OUTSIDE_NUMBERS.runTrainBatchSize],
-  [['envace', 'lr'], OUTSIDE_NUMBERS.runLr],
-  [['envace', 'max_prompt_length'], OUTSIDE_NUMBERS.runMaxPromptLength],
-  [['envace', 'max_response_length'], OUTSIDE_NUMBERS.runMaxResponseLength],
-  [['envace', 'save_freq'], OUTSIDE_NUMBERS.runSaveFreq],
-];
+/**
+ * Every number of a run file with its documented range: the `RUN_SPEC_INVALID` rows of
+ * {@link OUTSIDE_NUMBERS}, found by their names (`$.hardware.threads`).
+ * schemas/training-run.schema.json states the same bounds (a unit test holds it).
+ */
+export const RUN_FILE_NUMBERS: readonly OutsideNumberSpec[] = Object.values(OUTSIDE_NUMBERS).filter(
+  (spec) => spec.code === 'RUN_SPEC_INVALID',
+);
 
 /** Every number of a run file outside its range, as `$.path: must be ...` (absent and null: not faults). */
 function runNumberFaults(value: unknown): string[] {
   const faults: string[] = [];
-  for (const [at, spec] of RUN_NUMBERS) {
-    let v: unknown = value;
-    for (const key of at) v = isJsonObject(v) ? v[key] : undefined;
-    if (v === undefined || v === null) continue;
-    const read = readNumber(v, spec);
-    if (!read.ok) faults.push(`${spec.name}: must be ${read.error.range}, not ${read.error.found}`);
-  }
+  for (const spec of RUN_FILE_NUMBERS)
+    for (const place of valuesAtNumberName(value, spec.name)) {
+      if (place.value === null) continue;
+      const read = readNumber(place.value, spec);
+      if (!read.ok)
+        faults.push(
+          `${formatJsonPath(place.at)}: must be ${read.error.range}, not ${read.error.found}`,
+        );
+    }
   return faults;
 }
 

@@ -362,6 +362,8 @@ export class RunController extends Disposable {
       apiKey,
       tasks,
       log: (l) => this.output.info(`[policy] ${l}`),
+      // Shown when the output channel's level is Debug or Trace ("Developer: Set Log Level").
+      probeLog: (l) => this.output.debug(`[policy] ${l}`),
     });
   }
 

@@ -116,6 +116,7 @@ async function comparedSide(services: Services, choice: PolicyChoice) {
         device: policyDevice(),
         threads: policyThreads(),
         log: (l: string) => services.output.info(`[policy] ${l}`),
+        probeLog: (l: string) => services.output.debug(`[policy] ${l}`),
       }),
     settings: await settingsForPolicy(choice, runDefaults()),
   };
