@@ -15,6 +15,7 @@ import { loadTasks } from '../../src/core/tasks/format/loader';
 import type { TaskFile } from '../../src/core/tasks/format/taskFile';
 import type { EnvaceRecord, EnvaceExportSummary } from '../../src/core/training/envaceExport';
 import { exportEnvace } from '../../src/core/training/envaceExport';
+import { envaceChecklist } from '../../src/core/training/envaceChecklist';
 import { fromRoot } from '../support/paths';
 import { useTempDir } from '../support/tempDir';
 
@@ -182,5 +183,56 @@ describe("the EnvACE export as EnvACE's own code reads it (issue 39, vectors)", 
       );
       return true;
     });
+  });
+});
+
+describe('envaceChecklist: where an untimed call item goes, and what no turn can express (issue 39)', () => {
+  const ok = { response: { text: ['{}'] } };
+  const call = (name: string, args: Record<string, string> = {}) => ({
+    name,
+    arguments: args,
+    outcome: ok,
+  });
+  const task = (checks: TaskFile['checks']): TaskFile =>
+    ({ turns: [{ user: 'one' }, { user: 'two' }], checks }) as unknown as TaskFile;
+
+  it('a call check met in the first user turn is judged there; a forbidden call after the first step is reported', () => {
+    const steps = [
+      [[call('find')], [call('add_payee')], []],
+      [[call('get')], [call('freeze_card')], []],
+    ];
+    const { checklist, unfaithful } = envaceChecklist(
+      task([
+        { id: 'added', kind: 'call', tool: 'add_payee', weight: 2 },
+        { id: 'no-freeze', kind: 'no_call', tool: 'freeze_card', weight: 0.5 },
+      ]),
+      {
+        steps,
+        verdicts: new Map([
+          ['added', true],
+          ['no-freeze', false],
+        ]),
+      },
+    );
+    assert.deepEqual(
+      checklist.map((t) => t.map((i) => i.id)),
+      [['added'], ['no-freeze']],
+    );
+    // EnvACE's judge passes no-freeze at the turn's first step, before the freeze_card call.
+    assert.deepEqual(unfaithful, [
+      { item: 'no-freeze', weight: 0.5, studio: false, envace: true, turn: 1 },
+    ]);
+  });
+
+  it('an item the studio could not grade stays at the last user turn', () => {
+    const { checklist, unfaithful } = envaceChecklist(
+      task([{ id: 'added', kind: 'call', tool: 'add_payee', weight: 2 }]),
+      { steps: [[[call('add_payee')], []]], verdicts: new Map([['added', null]]) },
+    );
+    assert.deepEqual(
+      checklist.map((t) => t.map((i) => i.id)),
+      [['answered-t0'], ['added']],
+    );
+    assert.deepEqual(unfaithful, []);
   });
 });
