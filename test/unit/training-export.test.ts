@@ -120,13 +120,13 @@ describe('rehearse export for training', () => {
     );
   });
 
-  it('--format envace: the golden tool dataset, with the fields EnvACE reads, and episodes it cannot hold skipped with a reason', async () => {
+  it('--format envace: the golden tool dataset, with the fields EnvACE reads, and an act that did not parse ending its record as in EnvACE', async () => {
     const out = path.join(dir(), 'envace.json');
     const r = await rehearse('export', await workspace(), '--out', out, '--format', 'envace');
     assert.equal(r.code, 0, r.err);
     assert.match(
       r.out,
-      /^exported 3 EnvACE records from 3 tasks; 1 episode skipped:\n {2}e2: turn e2\.t2 did not parse \(JSON_DECODE_ERROR\)/,
+      /^exported 4 EnvACE records from 4 tasks\n[^]*\n1 record ending on an act that did not parse, with EnvACE's error_tool_call message [^\n]*\n {2}e2 \([\w-]+\): turn e2\.t2 \(JSON_DECODE_ERROR\)/,
     );
     const text = await fs.readFile(out, 'utf8');
     await assertGolden('envace-export.json', text);
@@ -146,7 +146,13 @@ describe('rehearse export for training', () => {
       assert.ok(
         rec.extra_info.messages
           .filter((m) => m.role === 'tool')
-          .every((m) => typeof m.tool_call_id === 'string'),
+          .every((m) => typeof m.tool_call_id === 'string' || m.name === 'error_tool_call'),
+      );
+      // envs.py: an assistant message opens with the caller's <think> block (enable_thinking=True).
+      assert.ok(
+        rec.extra_info.messages
+          .filter((m) => m.role === 'assistant')
+          .every((m) => m.content.startsWith('<think>')),
       );
     }
   });
@@ -396,7 +402,9 @@ describe('rehearse export for training', () => {
       const record = records.find(
         (r) => r.extra_info.studio_episode === row.episode && r.extra_info.studio_task === row.task,
       );
-      if (!record) continue; // an episode the dataset leaves out (an act that did not parse)
+      // An episode the dataset leaves out, or one cut at an act that did not parse (EnvACE ends it
+      // there, so its record holds fewer calls than the studio's episode, which went on).
+      if (!record || record.extra_info.messages.some((m) => m.name === 'error_tool_call')) continue;
       const task = tasks.find((t) => t.task.id === `envace-${record.extra_info.original_index}`)!;
       const call = row.messages[1].content.match(/- name: (\w+)/)![1];
       const expected = buildRehearsePrompt(
@@ -435,7 +443,7 @@ describe('rehearse export for training', () => {
     const imported = path.join(dir(), 'imported');
     const r = await rehearse('import', 'envace', out, '--out', imported);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /imported 3 tasks.*\(0 skipped/);
+    assert.match(r.out, /imported 4 tasks.*\(0 skipped/);
     const records = JSON.parse(await fs.readFile(out, 'utf8')) as EnvaceRecord[];
     const tasks = (await loadTasks([path.join(imported, 'tasks')])).sort((a, b) =>
       a.task.id.localeCompare(b.task.id, 'en', { numeric: true }),
@@ -459,7 +467,7 @@ describe('rehearse export for training', () => {
         path.join(imported, 'recordings', `${task.id}.replay.json`),
       );
       const answers = rec.extra_info.messages
-        .filter((m) => m.role === 'tool')
+        .filter((m) => m.role === 'tool' && m.name !== 'error_tool_call')
         .map((m) => m.content);
       assert.equal(recording.calls.length, answers.length);
       assert.equal(

@@ -27,6 +27,8 @@ export const STUDIO_ERROR_CODES = {
     'An OpenAI-compatible endpoint answered with an error status: read its message and check the server and the model name.',
   ENDPOINT_UNREACHABLE:
     'An OpenAI-compatible endpoint cannot be reached: start the server or fix the base URL.',
+  ENVACE_TOOL_SCHEMA_INVALID:
+    "`rehearse export --format envace`: a tool's input schema holds what verl's OpenAIFunctionToolSchema refuses (a property's `enum` that is not a list), so EnvACE's dataset would drop the record without a word; the message names the tool, the task and the JSON path: fix the tool's schema, or leave its runs out (--runs).",
   EPISODE_FAILED:
     'An episode failed for a reason that is not a coded error; the message says why and the episode is recorded as failed.',
   GPU_INSTALLER_MISSING:

@@ -62,3 +62,29 @@ export function envaceToolSchema(tool: ToolDefinition): {
     },
   };
 }
+
+/**
+ * What in a tool's input schema makes verl's `OpenAIFunctionToolSchema` (verl/tools/schemas.py)
+ * refuse it after {@link envaceToolSchema}, with its JSON path in the input schema; undefined when
+ * it passes. The one fault left is a property's `enum` that is neither a list nor null (`"abc"`):
+ * `enum: list[str] | None` fails, and `ChecklistDataset._filter_invalid_tool_schemas` drops the whole
+ * record without a word. No list stands for it faithfully (JSON Schema wants a list; mcp_tool.py
+ * would test `value in "abc"`, a substring), so the export refuses it rather than guess.
+ */
+export function envaceToolSchemaFault(
+  tool: ToolDefinition,
+): { path: string; problem: string } | undefined {
+  const params = isJsonObject(tool.parameters) ? tool.parameters : {};
+  const properties = isJsonObject(params['properties']) ? params['properties'] : {};
+  for (const [name, value] of Object.entries(properties)) {
+    if (!isJsonObject(value) || !('enum' in value)) continue;
+    const e = value['enum'];
+    if (e === null || Array.isArray(e)) continue;
+    const key = /^[A-Za-z_$][\w$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
+    return {
+      path: `$.properties${key}.enum`,
+      problem: `is ${canonicalJson(e)}, not a list`,
+    };
+  }
+  return undefined;
+}

@@ -198,6 +198,12 @@ async function collectEnvace(
     (summary.skippedLines ? `\n${summary.skippedLines} unreadable trace lines skipped` : '') +
     (summary.checklists.calls
       ? `\n${counted(summary.checklists.calls, 'record')} without its task's checks: the checklist is one item per recorded call, so EnvACE's reward is not the studio's (give --tasks <task files or folders>)`
+      : '') +
+    (summary.unparsed.length
+      ? `\n${counted(summary.unparsed.length, 'record')} ending on an act that did not parse, with EnvACE's error_tool_call message (EnvACE ends the episode there; the turns before it keep their reward):\n${summary.unparsed.map((u) => `  ${u.episode} (${u.task}): turn ${u.turn} (${u.code})`).join('\n')}`
+      : '') +
+    (summary.unfaithful.length
+      ? `\n${counted(summary.unfaithful.length, 'checklist item')} EnvACE's judge cannot score as the studio did (the studio counts a call check's calls over the whole episode; EnvACE's judge sees one user turn's calls and passes an item that passes at any step of it):\n${summary.unfaithful.map((u) => `  ${u.episode} (${u.task}) ${u.item}, weight ${u.weight}, user turn ${u.turn + 1}: the studio ${u.studio ? 'passed' : 'failed'} it, EnvACE will ${u.envace ? 'pass' : 'fail'} it (the record's score ${u.scoreChange > 0 ? '+' : ''}${u.scoreChange})`).join('\n')}`
       : '');
   return { summaryText, summaryJson: { format: 'envace', ...summary } };
 }

@@ -2,7 +2,16 @@ import { canonicalJson } from '../base/canonicalJson';
 import type { JsonValue } from '../base/json';
 import { checkTurn } from '../tasks/checks/envaceReward';
 import { checkId } from '../tasks/checks/grade';
-import type { CheckSpec, JudgeCheck, Matcher, TaskFile } from '../tasks/format/taskFile';
+import { evaluateCall, evaluateNoCall } from '../tasks/checks/ruleChecks';
+import type { TranscriptCall } from '../tasks/checks/transcript';
+import type {
+  CallCheck,
+  CheckSpec,
+  JudgeCheck,
+  Matcher,
+  NoCallCheck,
+  TaskFile,
+} from '../tasks/format/taskFile';
 
 /** Where an item's evidence is, in EnvACE's words (`evidence[].from`, `focus_on`). */
 export type EnvaceFocus =
@@ -192,26 +201,100 @@ function callItems(
 }
 
 /**
+ * The calls of an episode as EnvACE's judge meets them: per user turn, per assistant step (one act
+ * of the policy: its calls with what came back; a final answer is a step without calls).
+ */
+export type TurnSteps = TranscriptCall[][][];
+
+/** A call item whose verdict EnvACE's judge cannot give as the studio did, wherever it is placed. */
+export interface UnfaithfulItem {
+  item: string;
+  weight: number;
+  /** The studio's verdict over the whole episode. */
+  studio: boolean;
+  /** What EnvACE's judge gives, read literally, at the user turn the item is exported in. */
+  envace: boolean;
+  /** The user turn (0-based) the item is exported in. */
+  turn: number;
+}
+
+/**
+ * EnvACE's verdict on a call or no-call item at one user turn, read literally: interaction.py judges
+ * every item at every assistant step of the turn, on the turn's messages up to that step (the earlier
+ * turns are only "Previous Messages"), and `_aggregate_turn_score` passes an item that passed at any
+ * step. The studio's own matchers decide each step.
+ */
+export function envaceLiteralVerdict(
+  check: CallCheck | NoCallCheck,
+  steps: readonly TranscriptCall[][],
+): boolean {
+  for (let k = 0; k < Math.max(1, steps.length); k++) {
+    const transcript = {
+      turns: [{ user: '', calls: steps.slice(0, k + 1).flat() }],
+      snapshot: { ok: false as const, error: 'not needed' },
+    };
+    const one = { ...check, turn: 0 };
+    const r =
+      check.kind === 'call'
+        ? evaluateCall(one as CallCheck, transcript)
+        : evaluateNoCall(one as NoCallCheck, transcript);
+    if (r.passed === true) return true;
+  }
+  return false;
+}
+
+/**
+ * The user turn an item is exported in. The studio grades a check without a `turn` over the whole
+ * episode, at the last user turn; EnvACE's judge sees one user turn's calls. A call or no-call check
+ * graded `true` or `false` goes to the latest user turn where EnvACE's judge, read literally, gives
+ * the same verdict (bank-0058's `add_payee` of the first user turn: that turn, not the last); when no
+ * turn does, it stays at the last and is reported. Every other check keeps the studio's turn.
+ */
+function placement(
+  check: CheckSpec,
+  id: string,
+  turns: number,
+  episode: { steps: TurnSteps; verdicts: ReadonlyMap<string, boolean | null> } | undefined,
+): { turn: number; unfaithful?: UnfaithfulItem } {
+  const turn = checkTurn(check, turns);
+  if (!episode || (check.kind !== 'call' && check.kind !== 'no_call') || check.turn !== undefined)
+    return { turn };
+  const studio = episode.verdicts.get(id);
+  // Not graded (the last user turn never answered): no turn of EnvACE scores it either.
+  if (typeof studio !== 'boolean') return { turn };
+  const literal = (t: number) => envaceLiteralVerdict(check, episode.steps[t] ?? []);
+  for (let t = turns - 1; t >= 0; t--) if (literal(t) === studio) return { turn: t };
+  return {
+    turn,
+    unfaithful: { item: id, weight: check.weight ?? 1, studio, envace: literal(turn), turn },
+  };
+}
+
+/**
  * An episode's checklist, one list of items per user turn of the task (EnvACE's `num_turns` is its
  * length), so that EnvACE's reward formula over it gives the studio's `--reward envace` figure:
  * with the task file, each of its checks becomes one item with the same id and weight, in the user
- * turn the studio grades it at (`checkTurn`: its `turn`, else the last); without one, one item per
- * recorded call. A turn left with no item gets the weight-0 {@link ANSWERED_ITEM}.
+ * turn the studio grades it at (`checkTurn`: its `turn`, else the last; a call or no-call check
+ * without a turn where EnvACE's judge sees what the studio saw, see {@link placement}); without one,
+ * one item per recorded call. A turn left with no item gets the weight-0 {@link ANSWERED_ITEM}.
+ * `episode` gives the recorded calls by user turn and step, and the studio's verdicts by item id.
  */
 export function envaceChecklist(
   task: TaskFile | undefined,
-  recordedCalls: { name: string; arguments: JsonValue }[][],
-): { checklist: EnvaceChecklistItem[][]; source: ChecklistSource } {
+  episode: { steps: TurnSteps; verdicts: ReadonlyMap<string, boolean | null> },
+): { checklist: EnvaceChecklistItem[][]; source: ChecklistSource; unfaithful: UnfaithfulItem[] } {
   const checks = task?.checks ?? [];
   const source: ChecklistSource = checks.length ? 'checks' : 'calls';
-  const turns = Math.max(task?.turns.length ?? 0, recordedCalls.length);
+  const turns = Math.max(task?.turns.length ?? 0, episode.steps.length);
   const checklist: EnvaceChecklistItem[][] = Array.from({ length: turns }, (_, t) =>
-    source === 'calls' ? callItems(recordedCalls[t] ?? [], t) : [],
+    source === 'calls' ? callItems((episode.steps[t] ?? []).flat(), t) : [],
   );
+  const unfaithful: UnfaithfulItem[] = [];
   if (source === 'checks')
     checks.forEach((c, i) => {
-      const turn = checkTurn(c, turns);
-      checklist[turn].push(checkItem(c, i, turn));
+      const placed = placement(c, checkId(c, i), turns, episode);
+      if (placed.unfaithful) unfaithful.push(placed.unfaithful);
+      checklist[placed.turn].push(checkItem(c, i, placed.turn));
     });
   checklist.forEach((items, turn) => {
     if (!items.length)
@@ -226,5 +309,5 @@ export function envaceChecklist(
         }),
       );
   });
-  return { checklist, source };
+  return { checklist, source, unfaithful };
 }

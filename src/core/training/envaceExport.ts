@@ -1,14 +1,24 @@
-import type { JsonValue } from '../base/json';
+import { StudioError } from '../base/errors';
 import { removeBlocks, stripAsciiWhitespace } from '../protocol/text';
 import type { ToolDefinition } from '../protocol/types';
 import { jsonTextWithLiterals } from '../protocol/pythonJsonLoads';
 import { episodeMessages } from '../runner/episode';
-import { envaceRecordToolText } from '../runner/toolMessages';
-import { envaceToolSchema } from '../protocol/envaceTools';
+import {
+  envaceRecordToolText,
+  PARSE_ERROR_TOOL_NAME,
+  parseErrorToolText,
+} from '../runner/toolMessages';
+import { envaceToolSchema, envaceToolSchemaFault } from '../protocol/envaceTools';
 import type { TaskFile } from '../tasks/format/taskFile';
-import type { ChecklistSource, EnvaceChecklistItem } from './envaceChecklist';
+import type {
+  ChecklistSource,
+  EnvaceChecklistItem,
+  TurnSteps,
+  UnfaithfulItem,
+} from './envaceChecklist';
 import { envaceChecklist } from './envaceChecklist';
 import { readTrace } from '../trace/format/reader';
+import type { TranscriptCall } from '../tasks/checks/transcript';
 import type {
   CallActualEvent,
   EpisodeEndEvent,
@@ -23,6 +33,8 @@ export interface EnvaceMessage {
   content: string;
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   tool_call_id?: string;
+  /** A tool message's name: `error_tool_call` on the message that reports an act that did not parse. */
+  name?: string;
 }
 
 /**
@@ -65,6 +77,10 @@ export interface EnvaceExportSummary {
   skippedLines: number;
   /** How many records' checklists came from the task's checks, and how many from recorded calls. */
   checklists: Record<ChecklistSource, number>;
+  /** Records that end on an act that did not parse: its `error_tool_call`, as EnvACE's episode ends. */
+  unparsed: { episode: string; task: string; turn: string; code: string }[];
+  /** Items EnvACE's judge will not score as the studio did, record by record (see `placement`). */
+  unfaithful: (UnfaithfulItem & { episode: string; task: string; scoreChange: number })[];
 }
 
 interface EpisodeParts {
@@ -75,9 +91,11 @@ interface EpisodeParts {
 
 /**
  * Turns recorded episodes into EnvACE tool-dataset records: each finished episode's conversation
- * with the real tools' responses (never the rehearsals), its tools and a checklist. Episodes that
- * cannot be written faithfully are left out with a reason: an act turn that did not parse (EnvACE's
- * data holds valid calls only), or a call with no recorded actual response (imagine mode without audit).
+ * with the real tools' responses (never the rehearsals), its tools and a checklist. An episode whose
+ * act did not parse ends there, as EnvACE's does: the act's text and the `error_tool_call` tool
+ * message envs.py writes. Episodes that cannot be written faithfully are left out with a reason: a
+ * call with no recorded actual response (imagine mode without audit). A tool whose input schema
+ * EnvACE's dataset would drop the record for is refused (ENVACE_TOOL_SCHEMA_INVALID).
  */
 export async function exportEnvace(
   files: readonly string[],
@@ -90,6 +108,8 @@ export async function exportEnvace(
     skipped: [],
     skippedLines: 0,
     checklists: { checks: 0, calls: 0 },
+    unparsed: [],
+    unfaithful: [],
   };
   const tasks = new Set<string>();
   // A run parsed in the envace dialect wrote non-finite numbers as EnvACE reads them back: literals.
@@ -150,17 +170,39 @@ function exportEpisode(ep: EpisodeParts, end: EpisodeEndEvent, into: EpisodeExpo
   const task = options.tasks?.get(ep.start.taskId);
   const system = ep.start.system ?? task?.system;
   const tools: ToolDefinition[] = ep.start.tools ?? [];
+  for (const tool of tools) {
+    const fault = envaceToolSchemaFault(tool);
+    if (fault)
+      throw new StudioError(
+        'ENVACE_TOOL_SCHEMA_INVALID',
+        `Tool ${tool.name} (task ${ep.start.taskId}, episode ${ep.start.episodeId}): ${fault.path} of its input schema ${fault.problem}. EnvACE's dataset (verl's OpenAIFunctionToolSchema in checklist_dataset.py) would drop the record without a word: fix the tool's schema (an enum is a list of values), or leave out the runs that hold it (--runs).`,
+        { tool: tool.name, task: ep.start.taskId, episode: ep.start.episodeId, path: fault.path },
+      );
+  }
   const conversation = episodeConversation(ep, system, envaceDialect);
   if (typeof conversation === 'string') return skip(conversation);
-  const { messages, turnCalls } = conversation;
+  const { messages, steps, unparsed } = conversation;
   const firstUser = messages.findIndex((m) => m.role === 'user');
   if (firstUser < 0) return skip('the episode has no user message');
   // EnvACE plays every user turn of a record from its messages (interaction.py reads the next user
   // message there): an episode that ended early still carries the task's later user turns.
-  for (const later of task?.turns.slice(turnCalls.length) ?? [])
+  for (const later of task?.turns.slice(steps.length) ?? [])
     messages.push({ role: 'user', content: later.user });
-  const { checklist, source } = envaceChecklist(task, turnCalls);
+  const verdicts = new Map((end.checks ?? []).map((c) => [c.id, c.passed]));
+  const { checklist, source, unfaithful } = envaceChecklist(task, { steps, verdicts });
   summary.checklists[source]++;
+  if (unparsed)
+    summary.unparsed.push({ episode: ep.start.episodeId, task: ep.start.taskId, ...unparsed });
+  for (const u of unfaithful) {
+    // reward_manager/checklist.py divides the turns' sum by the task's user turns.
+    const change = ((Number(u.envace) - Number(u.studio)) * u.weight) / checklist.length;
+    summary.unfaithful.push({
+      episode: ep.start.episodeId,
+      task: ep.start.taskId,
+      ...u,
+      scoreChange: Math.round(change * 1e6) / 1e6,
+    });
+  }
   const prompt = messages.slice(0, firstUser + 1).map((m) => ({ ...m }));
   const index = summary.records++;
   tasks.add(ep.start.taskId);
@@ -181,29 +223,62 @@ function exportEpisode(ep: EpisodeParts, end: EpisodeEndEvent, into: EpisodeExpo
 }
 
 /**
+ * An assistant message's content as EnvACE's caller writes it: Qwen3 generates with
+ * `enable_thinking=True` (run_checklist_share.sh), so its text opens with a `<think>` block, which
+ * `get_messages_str_v2` (checklist_reward.py) takes as the thinking, the rest as the user-visible
+ * reply; without one it reads the whole text as thinking and the reply as "None". A text without a
+ * block gets the empty one Qwen3's template writes (`<think>\n\n</think>\n\n`).
+ */
+export function envaceAssistantContent(text: string): string {
+  return /<think>[\s\S]*?<\/think>/.test(text) ? text : `<think>\n\n</think>\n\n${text}`;
+}
+
+/**
  * The episode's conversation as EnvACE messages (system, user, assistant with tool calls, tool
- * answers from the real tools) and the calls of each user turn; or why it cannot be written.
+ * answers from the real tools) and its calls by user turn and step; or why it cannot be written. An
+ * act that did not parse ends it (envs.py: the text as the assistant's content, no tool calls, then
+ * the `error_tool_call` tool message, and the episode is over).
  */
 function episodeConversation(
   ep: EpisodeParts,
   system: string | undefined,
   envaceDialect: boolean,
-): { messages: EnvaceMessage[]; turnCalls: { name: string; arguments: JsonValue }[][] } | string {
+):
+  | {
+      messages: EnvaceMessage[];
+      steps: TurnSteps;
+      unparsed?: { turn: string; code: string };
+    }
+  | string {
   // What the policy read: the task's system prompt, then a committed episode's rehearsal memory.
   const messages: EnvaceMessage[] = episodeMessages(system, ep.start.context).map((m) => ({
     role: 'system',
     content: m.content,
   }));
-  const turnCalls: { name: string; arguments: JsonValue }[][] = [];
+  const steps: TurnSteps = [];
   for (const turn of ep.turns) {
     if (turn.user !== undefined) {
       messages.push({ role: 'user', content: turn.user });
-      turnCalls.push([]);
+      steps.push([]);
     }
-    if (turn.parse.kind === 'error')
-      return `turn ${turn.turnId} did not parse (${turn.parse.code})`;
+    const step: TranscriptCall[] = [];
+    steps[steps.length - 1]?.push(step);
+    if (turn.parse.kind === 'error') {
+      messages.push({ role: 'assistant', content: envaceAssistantContent(turn.text) });
+      messages.push({
+        role: 'tool',
+        name: PARSE_ERROR_TOOL_NAME,
+        content: parseErrorToolText(
+          turn.parse.code,
+          turn.parse.message,
+          turn.text,
+          envaceDialect ? 'envace' : 'studio',
+        ),
+      });
+      return { messages, steps, unparsed: { turn: turn.turnId, code: turn.parse.code } };
+    }
     if (turn.parse.kind !== 'calls') {
-      messages.push({ role: 'assistant', content: turn.text });
+      messages.push({ role: 'assistant', content: envaceAssistantContent(turn.text) });
       continue;
     }
     const calls = turn.parse.calls;
@@ -211,7 +286,9 @@ function episodeConversation(
       if (!ep.actuals.has(call.callId)) return `call ${call.callId} has no actual response`;
     messages.push({
       role: 'assistant',
-      content: stripAsciiWhitespace(removeBlocks(turn.text, '<tool_call>', '</tool_call>')),
+      content: envaceAssistantContent(
+        stripAsciiWhitespace(removeBlocks(turn.text, '<tool_call>', '</tool_call>')),
+      ),
       tool_calls: calls.map((c) => ({
         id: c.callId,
         type: 'function',
@@ -224,13 +301,18 @@ function episodeConversation(
       })),
     });
     for (const call of calls) {
+      const actual = ep.actuals.get(call.callId)!;
       messages.push({
         role: 'tool',
         tool_call_id: call.callId,
-        content: envaceRecordToolText(ep.actuals.get(call.callId)!),
+        content: envaceRecordToolText(actual),
       });
-      turnCalls[turnCalls.length - 1]?.push({ name: call.name, arguments: call.arguments });
+      step.push({
+        name: call.name,
+        arguments: call.arguments,
+        outcome: { response: actual.response },
+      });
     }
   }
-  return { messages, turnCalls };
+  return { messages, steps };
 }

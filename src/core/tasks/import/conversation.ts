@@ -108,6 +108,24 @@ function inlineToolCalls(
 }
 
 /**
+ * An act that did not parse, as EnvACE records it (envs.py): its text with no tool calls, then a
+ * tool message named error_tool_call. It holds no call and no answer.
+ */
+function isUnparsedAct(m: JsonObject, next: unknown): boolean {
+  const calls = m['tool_calls'];
+  return !(Array.isArray(calls) && calls.length) && isParseErrorMessage(next);
+}
+
+/** The tool message envs.py writes after an act that did not parse. */
+function isParseErrorMessage(m: unknown): boolean {
+  return (
+    isJsonObject(m as JsonValue) &&
+    ['tool', 'observation'].includes((m as JsonObject)['role'] as string) &&
+    (m as JsonObject)['name'] === 'error_tool_call'
+  );
+}
+
+/**
  * Reads a message list (system, user, assistant with `tool_calls`, tool/observation messages) into
  * user turns, the reference solution (calls and final answer per user turn) and the recorded
  * answers. Tool answers are paired with calls by `tool_call_id` when present, else in order.
@@ -154,6 +172,7 @@ export function parseConversation(
     if (role === 'assistant' || role === 'gpt') {
       flushPending(where);
       const text = contentText(m['content'], where);
+      if (isUnparsedAct(m, messages[i + 1])) return;
       const listed = Array.isArray(m['tool_calls'])
         ? (m['tool_calls'] as unknown[]).map((c, k) =>
             parseToolCall(c, `${where} tool_calls[${k}]`, reading.parseJson),
@@ -164,10 +183,7 @@ export function parseConversation(
         pending = calls;
         for (const c of calls) {
           current.calls.push({ name: c.name, arguments: c.arguments });
-          out.callsByTurn[out.callsByTurn.length - 1].push({
-            name: c.name,
-            arguments: c.arguments,
-          });
+          out.callsByTurn.at(-1)?.push({ name: c.name, arguments: c.arguments });
         }
       } else {
         current.answer = answerText(text);
@@ -175,6 +191,7 @@ export function parseConversation(
       return;
     }
     if (role === 'tool' || role === 'observation' || role === 'function') {
+      if (!pending.length && isParseErrorMessage(m)) return;
       if (!pending.length) throw new RecordError(`${where}: a tool answer follows no tool call`);
       const id = m['tool_call_id'];
       let at = typeof id === 'string' ? pending.findIndex((p) => p.id === id) : 0;
