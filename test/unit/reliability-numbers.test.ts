@@ -14,6 +14,7 @@ import {
   timerDelay,
 } from '../../src/core/base/timers';
 import type { PolicyHostClient } from '../../src/core/policy/hostClient';
+import type { GenerateParams } from '../../src/core/policy/hostProtocol';
 import { readModelFolder } from '../../src/core/policy/onnx/modelFolder';
 import { OpenAICompatibleServer } from '../../src/core/policy/openaiServer';
 import {
@@ -277,6 +278,11 @@ describe('numbers from outside: one reader, one timer helper', () => {
           ],
           [{ n: 2.5 }, /"n" must be a whole number from 1 to 16, not 2.5/],
           [{ seed: 2 ** 32 }, /"seed" must be a whole number from 0 to 4,294,967,295/],
+          [{ min_tokens: -1 }, /"min_tokens" must be a whole number from 0 to 10,000,000, not -1/],
+          [
+            { max_tokens: 8, min_tokens: 9 },
+            /"min_tokens" \(9\) must not exceed "max_tokens" \(8\)/,
+          ],
         ];
         for (const [fields, message] of cases) {
           const response = await fetch(`${url}/chat/completions`, {
@@ -289,6 +295,45 @@ describe('numbers from outside: one reader, one timer helper', () => {
           assert.match(body.error.message, message);
         }
         assert.equal(asked, 0);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('serve\'s "min_tokens" reaches the policy host as its minTokens (vLLM\'s field); absent, none is sent', async () => {
+      const asked: Omit<GenerateParams, 'requestId' | 'stream'>[] = [];
+      const host = {
+        generate: (params: Omit<GenerateParams, 'requestId' | 'stream'>) => {
+          asked.push(params);
+          return Promise.resolve({
+            samples: [{ text: 'x', finish: 'length', completionTokens: params.maxTokens }],
+            promptTokens: 3,
+            prefilled: 3,
+            reused: 0,
+            prefillMs: 0,
+            decodeMs: 0,
+            decodeSteps: params.maxTokens,
+            sharedPrefix: false,
+          });
+        },
+      } as unknown as PolicyHostClient;
+      const server = new OpenAICompatibleServer(host, 'stub');
+      const url = await server.listen(0);
+      try {
+        for (const fields of [{ max_tokens: 8, min_tokens: 8 }, { max_tokens: 8 }]) {
+          const response = await fetch(`${url}/chat/completions`, {
+            method: 'POST',
+            body: JSON.stringify({ messages: [{ role: 'user', content: 'x' }], ...fields }),
+          });
+          assert.equal(response.status, 200);
+        }
+        assert.deepEqual(
+          asked.map((p) => [p.maxTokens, p.minTokens]),
+          [
+            [8, 8],
+            [8, undefined],
+          ],
+        );
       } finally {
         await server.close();
       }

@@ -95,7 +95,7 @@ export const STUDIO_ERROR_CODES = {
   REPLAY_INVALID:
     'A replay recording is not valid (schema, nesting past the depth bound): fix the recording (schemas/replay.schema.json).',
   REQUEST_INVALID:
-    'A request to `rehearse serve` holds a number out of its range (`n`, `max_tokens`, `temperature`, `top_p`, `seed`): it is answered HTTP 400 naming the field and the range; fix the request.',
+    'A request to `rehearse serve` holds a number out of its range (`n`, `max_tokens`, `min_tokens`, `temperature`, `top_p`, `seed`; `min_tokens` above `max_tokens`): it is answered HTTP 400 naming the field and the range; fix the request.',
   ROLLOUTS_EMPTY:
     'An EnvACE rollout folder holds no <step>.jsonl files: pass the folder trainer.rollout_data_dir names.',
   ROLLOUTS_NOT_A_FOLDER:

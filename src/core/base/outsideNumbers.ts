@@ -252,6 +252,14 @@ export const OUTSIDE_NUMBERS = {
     integer: true,
     code: 'REQUEST_INVALID',
   },
+  /** vLLM's `min_tokens`: the end token does not end a sample before this many tokens. */
+  httpMinTokens: {
+    name: '"min_tokens"',
+    min: 0,
+    max: MAX_POSITIONS,
+    integer: true,
+    code: 'REQUEST_INVALID',
+  },
   httpTemperature: { name: '"temperature"', min: 0, max: 2, code: 'REQUEST_INVALID' },
   httpTopP: { name: '"top_p"', min: 0, max: 1, minExcluded: true, code: 'REQUEST_INVALID' },
   httpSeed: { name: '"seed"', min: 0, max: MAX_SEED_32, integer: true, code: 'REQUEST_INVALID' },

@@ -6,6 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import {
   CancellationTokenSource,
   createMessageConnection,
+  ErrorCodes,
   ResponseError,
 } from 'vscode-jsonrpc/node';
 import type { MessageConnection } from 'vscode-jsonrpc/node';
@@ -51,6 +52,16 @@ export interface PolicyHostOptions {
    */
   maxHeapMb?: number;
 }
+
+/**
+ * Failures of the pipe to the host rather than answers from it: a request written as the host dies
+ * fails with one of these before the process reports its exit.
+ */
+const CONNECTION_FAILURES: ReadonlySet<number> = new Set([
+  ErrorCodes.MessageWriteError,
+  ErrorCodes.PendingResponseRejected,
+  ErrorCodes.ConnectionInactive,
+]);
 
 /** What V8 prints when a process runs out of heap. */
 const OUT_OF_MEMORY = /JavaScript heap out of memory|Reached heap limit|Allocation failed/;
@@ -185,6 +196,7 @@ export class PolicyHostClient extends Disposable {
     const cancel = new CancellationTokenSource();
     const onAbort = () => cancel.cancel();
     signal?.addEventListener('abort', onAbort);
+    if (signal?.aborted) cancel.cancel(); // 'abort' has fired already
     try {
       return await this.race(
         this.connection.sendRequest(
@@ -217,7 +229,8 @@ export class PolicyHostClient extends Disposable {
       request
         .then(resolve, async (err) => {
           // A closed pipe can reject a request just before the process reports its exit: wait for it.
-          if (!(err instanceof ResponseError) && !this.exitError) {
+          const answered = err instanceof ResponseError && !CONNECTION_FAILURES.has(err.code);
+          if (!answered && !this.exitError) {
             await Promise.race([this.exited, delayMs(1000)]);
           }
           reject(this.exitError ?? toStudioError(err));

@@ -97,6 +97,9 @@ function generateOn(
 ): Promise<EngineGeneration> {
   const abort = new AbortController();
   const sub = token.onCancellationRequested(() => abort.abort());
+  // A cancel that came before the request was dispatched gives a token already cancelled, whose
+  // event never fires (vscode-jsonrpc's `CancellationToken.Cancelled`).
+  if (token.isCancellationRequested) abort.abort();
   const prompt = engine.encode(engine.renderChat(params.messages, params.tools));
   return engine
     .generate({

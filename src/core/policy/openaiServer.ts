@@ -231,6 +231,14 @@ export class OpenAICompatibleServer {
       const tools = toolsOf(body['tools']);
       const n = bodyNumber(body, OUTSIDE_NUMBERS.httpN, 1);
       const maxTokens = bodyNumber(body, OUTSIDE_NUMBERS.httpMaxTokens, DEFAULT_MAX_TOKENS.act);
+      const minTokens = bodyNumber(body, OUTSIDE_NUMBERS.httpMinTokens, 0);
+      // As vLLM answers it: a floor above the ceiling is the request's fault.
+      if (minTokens > maxTokens)
+        throw new HttpError(
+          400,
+          `"min_tokens" (${minTokens}) must not exceed "max_tokens" (${maxTokens}).`,
+          'REQUEST_INVALID',
+        );
       const slots = this.slots ? new IdentifierSlots() : undefined;
       const messages = fromOpenAIMessages(body['messages']);
       const generated = await this.host.generate({
@@ -238,6 +246,7 @@ export class OpenAICompatibleServer {
         tools,
         n,
         maxTokens,
+        ...(minTokens > 0 ? { minTokens } : {}),
         sampling: {
           ...GREEDY,
           temperature: bodyNumber(body, OUTSIDE_NUMBERS.httpTemperature, GREEDY.temperature),
