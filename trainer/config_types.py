@@ -206,6 +206,7 @@ class GenerateSection(_Section):
     """``generate``: greedy decoding of a prompts file."""
     prompts: str | None = None
     max_new_tokens: int = 32
+    min_new_tokens: int = 0
     logits: bool = False
 
 

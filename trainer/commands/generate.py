@@ -47,8 +47,10 @@ def stop_ids(folder: str, model: LlamaForCausalLM) -> set[int]:
 
 @torch.no_grad()
 def greedy(model: LlamaForCausalLM, ids: list[int], max_new_tokens: int,
-           stop: set[int]) -> tuple[torch.Tensor | None, list[int]]:
-    """First-forward logits ``[S, V]`` and the greedy continuation (stops after an end token).
+           stop: set[int], min_new_tokens: int = 0) -> tuple[torch.Tensor | None, list[int]]:
+    """First-forward logits ``[S, V]`` and the greedy continuation, which stops after an end token
+    once it holds more than ``min_new_tokens`` tokens (an earlier end token is kept and decoding goes
+    on, as the policy host's ``minTokens``: parity tests fix the count of tokens they compare).
     An empty prompt has neither."""
     if not ids:
         return None, []
@@ -62,7 +64,7 @@ def greedy(model: LlamaForCausalLM, ids: list[int], max_new_tokens: int,
         nxt = int(logits[-1].argmax())
         out.append(nxt)
         seq.append(nxt)
-        if nxt in stop:
+        if nxt in stop and len(out) > min_new_tokens:
             break
         logits = forward(seq)
     return first, out
@@ -79,7 +81,7 @@ def run(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
     gen = cfg.generate
     for i, prompt in enumerate(prompts):
         ids, text = prompt_input(prompt, tokenizer)
-        first, out = greedy(model, ids, gen.max_new_tokens, stop)
+        first, out = greedy(model, ids, gen.max_new_tokens, stop, gen.min_new_tokens)
         fields = {"id": str(prompt.get("id", i)), "prompt_ids": ids, "ids": out, "text": tokenizer.decode(out)}
         if text is not None:
             fields["prompt_text"] = text
