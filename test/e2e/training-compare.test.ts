@@ -4,32 +4,42 @@ import * as assert from 'node:assert/strict';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { DEFAULT_RUN_SETTINGS } from '../../src/core/runner/settings';
 import type { FidelityComparison } from '../../src/core/training/compareFidelity';
+import type { ChatServer } from '../support/chatServer';
+import { startChatServer } from '../support/chatServer';
 import { OK_CASE, REFUSED_CASE, scriptedModel, writeProbeTasks } from '../support/scriptedModel';
 import { ensurePolicyHostBundle, ensureServerBundles } from '../support/servers';
-import { randomTestModel } from '../support/testModels';
 import { rehearse } from '../support/cli';
+
+/** What policy B (an endpoint) answers to every rehearsal: no `<execution_result>`, so it never parses. */
+const UNPARSED_REHEARSAL = 'I cannot tell what this tool would return.';
 
 describe('rehearse compare', function () {
   this.timeout(180_000);
   let dir = '';
   let scripted = '';
-  let random = '';
+  // Policy A: a copy of the scripted model with the file a trained policy carries (its token
+  // budgets, above the self-check's 64, so its rehearsals of the recorded calls are script rows).
+  let withConfig = '';
+  // Policy B: an endpoint whose every rehearsal is UNPARSED_REHEARSAL, whatever the machine.
+  let endpoint: ChatServer;
   let trace = '';
+  /** `--policy A --policy B` and what B needs (`--model`, the endpoint's model name). */
+  const bothPolicies = () => ['--policy', withConfig, '--policy', endpoint.url, '--model', 'm'];
   before(async function () {
     this.timeout(600_000);
     ensureServerBundles();
     ensurePolicyHostBundle();
-    [scripted, random] = await Promise.all([scriptedModel(), randomTestModel(1)]);
-    // A copy of the random model with the file a trained policy carries.
+    scripted = await scriptedModel();
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'compare-'));
-    const withConfig = path.join(dir, 'model');
-    await fs.cp(random, withConfig, { recursive: true });
+    withConfig = path.join(dir, 'model');
+    await fs.cp(scripted, withConfig, { recursive: true });
     await fs.writeFile(
       path.join(withConfig, 'rehearsal_config.json'),
-      JSON.stringify({ maxTokens: { act: 48, rehearse: 48 } }),
+      JSON.stringify({ maxTokens: { act: 96, rehearse: 96 } }),
     );
-    random = withConfig;
+    endpoint = await startChatServer(() => UNPARSED_REHEARSAL);
     const tasks = await writeProbeTasks(path.join(dir, 'tasks'), [OK_CASE.case, REFUSED_CASE.case]);
     const run = await rehearse(
       'run',
@@ -49,17 +59,16 @@ describe('rehearse compare', function () {
       .slice('trace: '.length);
   });
   after(async () => {
+    await endpoint?.close();
     await fs.rm(dir, { recursive: true, force: true });
   });
 
   it('shows per-tool deltas of validity and fidelity scores between the two policies, and says task success is not measured', async () => {
+    const asked = endpoint.requests.length;
     const r = await rehearse(
       'compare',
       trace,
-      '--policy',
-      scripted,
-      '--policy',
-      random,
+      ...bothPolicies(),
       '--out',
       path.join(dir, 'replays'),
       '--no-progress',
@@ -68,6 +77,7 @@ describe('rehearse compare', function () {
       '--json',
     );
     assert.equal(r.code, 0, r.err);
+    assert.equal(endpoint.requests.length - asked, 2, 'B rehearsed each recorded call');
     const { comparison, taskSuccessNote } = JSON.parse(r.out) as {
       comparison: FidelityComparison;
       taskSuccessNote: string;
@@ -75,15 +85,15 @@ describe('rehearse compare', function () {
     const probe = comparison.perTool.find((t) => t.tool === 'probe')!;
     assert.equal(probe.calls, 2);
     // The scripted model rehearses both calls in valid JSON (one exact, one predicting a refusal);
-    // the random model's rehearsals never parse.
+    // the endpoint's rehearsals never parse.
     assert.deepEqual(probe.validity, { a: 1, b: 0, delta: -1 });
     assert.deepEqual(probe.scores.exactMatch, { a: 0.5, b: null, delta: null });
     assert.deepEqual(probe.scores.errorAgreement, { a: 0.5, b: null, delta: null });
     assert.equal(comparison.taskSuccess, null);
     assert.match(taskSuccessNote, /replay .* plays no episode/);
 
-    // Each side is replayed with its model folder's rehearsal_config.json (how it was trained to be
-    // prompted): the random model's says 48 rehearse tokens; the scripted model has none (defaults).
+    // Each side is replayed with its own settings: A with its model folder's rehearsal_config.json
+    // (how it was trained to be prompted: 96 rehearse tokens), B, an endpoint, with the defaults.
     const runEvent = (side: 'a' | 'b') =>
       JSON.parse(
         readFileSync(
@@ -91,16 +101,16 @@ describe('rehearse compare', function () {
           'utf8',
         ).split('\n')[0],
       ) as { settings: { maxTokens: { rehearse: number } } };
-    assert.equal(runEvent('b').settings.maxTokens.rehearse, 48);
-    assert.notEqual(runEvent('a').settings.maxTokens.rehearse, 48);
+    assert.equal(runEvent('a').settings.maxTokens.rehearse, 96);
+    assert.equal(
+      runEvent('b').settings.maxTokens.rehearse,
+      DEFAULT_RUN_SETTINGS.maxTokens.rehearse,
+    );
 
     const table = await rehearse(
       'compare',
       trace,
-      '--policy',
-      scripted,
-      '--policy',
-      random,
+      ...bothPolicies(),
       '--out',
       path.join(dir, 'replays'),
       '--no-progress',
@@ -117,10 +127,7 @@ describe('rehearse compare', function () {
     const none = await rehearse(
       'compare',
       trace,
-      '--policy',
-      scripted,
-      '--policy',
-      random,
+      ...bothPolicies(),
       '--out',
       replays,
       '--no-progress',
@@ -170,10 +177,7 @@ describe('rehearse compare', function () {
     const r = await rehearse(
       'compare',
       trace,
-      '--policy',
-      scripted,
-      '--policy',
-      random,
+      ...bothPolicies(),
       '--out',
       replays,
       '--no-progress',
