@@ -21,6 +21,9 @@ const CHILD_DEADLINE_MS = 90_000;
 
 const RETAIL = path.join(REPO, 'examples', 'tasks', 'retail-0000.task.json');
 
+/** The size of the tmpfs the runs folder is: the trace can hold no more. */
+const DISK_BYTES = 64 * 1024;
+
 /**
  * Mounts a tmpfs of `size` on `dir`. Only root may; anyone else skips with the reason. As root a
  * failure is the test's failure, never a skip (a skipped test passes nothing).
@@ -132,6 +135,29 @@ async function runOnFullDisk(
   );
 }
 
+/**
+ * How many episodes of RETAIL fill the disk with their `episode` events alone, whatever a policy
+ * writes: the event holds the task's instruction and tools, the same for every policy, and each
+ * episode writes one as it starts. Measured on a reference run on an ordinary disk (`folder`).
+ */
+async function episodesThatFillTheDisk(folder: string): Promise<number> {
+  const recorded = await rehearse(
+    'run',
+    RETAIL,
+    '--policy',
+    'reference',
+    '--out',
+    folder,
+    '--no-progress',
+  );
+  assert.equal(recorded.code, 0, recorded.err);
+  const [run] = await fs.readdir(folder);
+  const episodeLine = (await fs.readFile(path.join(folder, run, TRACE_FILE), 'utf8'))
+    .split('\n')
+    .find((line) => line && (JSON.parse(line) as { type: string }).type === 'episode')!;
+  return Math.floor(DISK_BYTES / (Buffer.byteLength(episodeLine) + 1)) + 1;
+}
+
 describe('reliability: the disk fills while a run writes its trace (a real 64 KiB tmpfs)', function () {
   this.timeout(180_000);
   let runsDir = '';
@@ -143,7 +169,7 @@ describe('reliability: the disk fills while a run writes its trace (a real 64 Ki
   beforeEach(async function () {
     runsDir = path.join(scratch(), 'runs');
     await fs.mkdir(runsDir);
-    mountSmallTmpfs(this, runsDir, '64k');
+    mountSmallTmpfs(this, runsDir, `${DISK_BYTES / 1024}k`);
   });
 
   for (const concurrency of [1, 8])
@@ -160,14 +186,15 @@ describe('reliability: the disk fills while a run writes its trace (a real 64 Ki
     this.timeout(600_000);
     ensurePolicyHostBundle();
     const modelDir = await randomTestModel(1);
-    await runOnFullDisk(runsDir, scratch(), [
-      '--policy',
-      modelDir,
-      '--device',
-      'cpu',
-      '--concurrency',
-      '8',
-    ]);
+    // The random model may end every episode at once: enough episodes that their start events alone
+    // outgrow the disk, so that the run fills it whatever the model writes.
+    const episodes = await episodesThatFillTheDisk(path.join(scratch(), 'measure'));
+    await runOnFullDisk(
+      runsDir,
+      scratch(),
+      ['--policy', modelDir, '--device', 'cpu', '--concurrency', '8'],
+      ['run', RETAIL, '--episodes', String(episodes)],
+    );
   });
 
   it('rehearse replay --concurrency 8 with a model folder: exits 1 promptly with TRACE_WRITE_FAILED, the trace reads to its last whole line', async function () {
