@@ -7,6 +7,9 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
+import { formatRehearsal } from '../../src/core/protocol/rehearsalParser';
+import { readTraceEvents } from '../../src/core/trace/format/reader';
+import { startChatServer } from '../support/chatServer';
 import { ensurePolicyHostBundle, ensureServerBundles, FIXTURES, REPO } from '../support/servers';
 import type { CliRun } from '../support/cli';
 import { rehearse } from '../support/cli';
@@ -38,6 +41,26 @@ const traceOf = (r: CliRun): string => {
   assert.ok(line, `no trace line in:\n${r.out}`);
   return line.slice('trace: '.length);
 };
+
+/** The `call` and `tool` of each row of a `--calls` list, in id order. */
+function callListRows(out: string): [string, string][] {
+  const lines = out.split('\n');
+  const header = lines.findIndex((l) => /^call +tool +field F1 +outcome$/.test(l));
+  assert.notEqual(header, -1, `no call list in:\n${out}`);
+  const end = lines.findIndex((l, i) => i > header && l === '');
+  return lines
+    .slice(header + 2, end === -1 ? undefined : end)
+    .map((l) => l.split(/ +/).slice(0, 2) as [string, string])
+    .sort(([a], [b]) => a.localeCompare(b));
+}
+
+/** Each call of a trace that has a rehearsal or an actual response, with its tool, in id order. */
+async function callsOf(trace: string): Promise<[string, string][]> {
+  const calls = new Map<string, string>();
+  for (const e of (await readTraceEvents(trace)).events)
+    if (e.type === 'call.rehearsal' || e.type === 'call.actual') calls.set(e.callId, e.tool);
+  return [...calls].sort(([a], [b]) => a.localeCompare(b));
+}
 
 const ok = (r: CliRun, what: string): CliRun => {
   assert.equal(r.code, 0, `${what} exited ${r.code}:\n${r.err}\n${r.out}`);
@@ -157,7 +180,9 @@ describe("the README's command lines, run in a fresh workspace", function () {
         policyTrace = traceOf(shadow);
         assert.match(shadow.out, /policy: the default policy \(models\/default\) on cpu/);
         assert.match(shadow.out, /^devices tried: .*cpu used$/m);
-        assert.match(shadow.out, /^e1\.t1\.c1 +find_user_id_by_email /m, 'the call list');
+        // The call list: a row for each call the default policy made, whatever its greedy choices
+        // on this machine (none at all is a list with no rows).
+        assert.deepEqual(callListRows(shadow.out), await callsOf(policyTrace), 'the call list');
         assert.match(shadow.out, /^  task retail-0012: Cancel order #W3469890/m);
         const imagine = ok(
           await inWorkspace(
@@ -216,12 +241,45 @@ describe("the README's command lines, run in a fresh workspace", function () {
     [
       'rehearse diff <trace> --call <id> | --worst',
       async () => {
-        ok(await inWorkspace('diff', policyTrace, '--call', 'e1.t1.c1'), 'diff --call');
+        // Traces whose calls do not hang on the default policy's choices: the reference policy's
+        // (its first call is the task's), and its replay by an endpoint that always rehearses the
+        // same wrong user, so that every call is compared.
+        const call = ok(
+          await inWorkspace('diff', referenceTrace, '--call', 'e1.t1.c1'),
+          'diff --call',
+        );
+        assert.match(
+          call.out,
+          /^call e1\.t1\.c1 +find_user_id_by_email +rehearsal \(−\) vs actual/m,
+        );
+        const endpoint = await startChatServer(() =>
+          formatRehearsal(JSON.stringify({ user_id: 'nobody_0000' })),
+        );
+        let replayed: CliRun;
+        try {
+          replayed = ok(
+            await inWorkspace(
+              'replay',
+              referenceTrace,
+              '--policy',
+              endpoint.url,
+              '--model',
+              'm',
+              '--out',
+              path.join(ws, 'other', 'replays'),
+              '--no-progress',
+            ),
+            'replay with an endpoint',
+          );
+        } finally {
+          await endpoint.close();
+        }
         const worst = ok(
-          await inWorkspace('diff', path.dirname(policyTrace), '--worst'),
+          await inWorkspace('diff', path.dirname(traceOf(replayed)), '--worst'),
           'diff --worst',
         );
         assert.match(worst.out, /rehearsal \(−\) vs actual \(\+\)/);
+        assert.match(worst.out, /nobody_0000/);
       },
     ],
     [
