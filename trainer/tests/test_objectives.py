@@ -69,6 +69,15 @@ class AdvantageTest(unittest.TestCase):
         self.assertEqual([r.advantage for r in rows], [0.5, -0.5, 0.0, 0.0])
 
 
+class SignalTest(unittest.TestCase):
+    def test_a_set_has_signal_when_its_rewards_differ(self):
+        rows = [Row("a", "act", 1.0), Row("a", "act", 0.0), Row("a", "rehearse", 0.5), Row("a", "rehearse", 0.5),
+                Row("b", "act", 1.0), Row("c", "act", 0.5), Row("c", "act", 0.25), Row("c", "act", 0.0)]
+        compute_advantages(rows)
+        self.assertEqual([r.has_signal for r in rows], [True, True, False, False, False, True, True, True])
+        self.assertEqual(rows[6].advantage, 0.0)  # at the mean of a set with signal: still trained
+
+
 class PpoTest(unittest.TestCase):
     def test_clipped_surrogate_by_hand(self):
         ratio = torch.tensor([1.5, 0.5, 1.1, 5.0, 0.5])

@@ -28,6 +28,11 @@ export interface DatasetRow {
   target: string;
   reward: number | null;
   group: string | null;
+  /**
+   * Rollout rows: whether the episode finished on its own (`completed`), rather than on a failure,
+   * a parse error or a limit. The trainer reports GRPO's signal among finished episodes by it.
+   */
+  finished?: boolean;
   weight: number;
   source: RowSource;
   task?: string;

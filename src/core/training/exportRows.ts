@@ -270,7 +270,7 @@ interface EpisodeRows {
   promptOptions: RehearsePromptOptions;
   examples: RecordedExample[] | undefined;
   tools: ToolDefinition[];
-  base: Pick<DatasetRow, 'v' | 'reward' | 'group' | 'task' | 'episode'>;
+  base: Pick<DatasetRow, 'v' | 'reward' | 'group' | 'finished' | 'task' | 'episode'>;
   rowReward: (text: string) => number | null;
 }
 
@@ -327,6 +327,7 @@ function emitEpisode(
     v: 1 as const,
     reward: options.actSource === 'rollout' ? reward : null,
     group,
+    ...(options.actSource === 'rollout' ? { finished: ep.end.status === 'completed' } : {}),
     task: ep.start.taskId,
     episode: ep.start.episodeId,
   };
