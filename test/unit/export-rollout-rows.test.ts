@@ -12,6 +12,12 @@ const lookup =
 /** An imagined run of one task: an episode that finished, and one a broken call fragment ended. */
 async function imaginedRun(dir: string): Promise<string> {
   const t = new TraceBuilder('20261206-190000-imagine-finished', 'imagine');
+  // The run's sampling: each role at a temperature of its own.
+  Object.assign(t.events[0], {
+    settings: {
+      sampling: { act: { temperature: 1, seed: 0 }, rehearse: { temperature: 0.6, seed: 1 } },
+    },
+  });
   const done = t.episode('retail-train-0001', {
     instruction: 'Is #W1 pending?',
     tools: SAMPLE_TOOLS,
@@ -44,7 +50,7 @@ async function rowsOf(file: string, actSource: 'rollout' | 'demonstration'): Pro
   return out;
 }
 
-describe('rollout rows say whether their episode finished', () => {
+describe('rollout rows say whether their episode finished and how they were sampled', () => {
   const tmp = useTempDir();
 
   it('every row of a completed episode is finished, every row of one that ended on a parse error is not', async () => {
@@ -65,9 +71,17 @@ describe('rollout rows say whether their episode finished', () => {
     assert.ok(rows.some((r) => r.role === 'rehearse' && r.finished === false));
   });
 
-  it('demonstration rows carry no such field', async () => {
+  it('demonstration rows carry no such field, nor a sampling temperature', async () => {
     const rows = await rowsOf(await imaginedRun(tmp()), 'demonstration');
     assert.ok(rows.length > 0);
-    assert.ok(rows.every((r) => !('finished' in r)));
+    assert.ok(rows.every((r) => !('finished' in r) && !('temperature' in r)));
+  });
+
+  it("every rollout row carries its role's sampling temperature", async () => {
+    const rows = await rowsOf(await imaginedRun(tmp()), 'rollout');
+    const byRole = (role: string) =>
+      new Set(rows.filter((r) => r.role === role).map((r) => r.temperature));
+    assert.deepEqual(byRole('act'), new Set([1]));
+    assert.deepEqual(byRole('rehearse'), new Set([0.6]));
   });
 });

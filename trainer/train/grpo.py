@@ -106,7 +106,8 @@ class GrpoRun:
         self.source = RolloutSource(cfg, events.stderr)
         self.model, self.tokenizer, self.tokenizer_dir, state = open_run(cfg, events, runtime, "grpo")
         pad = self.model.config.pad_token_id
-        self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo.temperature)
+        self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo.temperature,
+                             row_temperatures=True)
         self.reference = None
         if self.grpo.kl_coef > 0:
             assert cfg.model.path, "open_run requires model.path"

@@ -33,6 +33,11 @@ export interface DatasetRow {
    * a parse error or a limit. The trainer reports GRPO's signal among finished episodes by it.
    */
   finished?: boolean;
+  /**
+   * Rollout rows: the temperature their role sampled the target at. The trainer scores the row's
+   * log-probs at it (logits / temperature), so each role may sample at its own.
+   */
+  temperature?: number;
   weight: number;
   source: RowSource;
   task?: string;
