@@ -432,6 +432,10 @@ function registerRolloutCommand(program: Command, cli: CliContext): void {
     .option('--episodes <k>', 'episodes per task (the GRPO group size)', '4')
     .option('--concurrency <n>', CONCURRENCY_HELP)
     .option('--temperature <t>', 'sampling temperature', '1')
+    .option(
+      '--rehearse-temperature <t>',
+      "the rehearse role's sampling temperature (default: --temperature); rows carry their role's",
+    )
     .option('--seed <s>', 'sampling seed', '0')
     .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')
     .option(

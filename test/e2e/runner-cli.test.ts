@@ -428,6 +428,45 @@ describe('rehearse run / replay / gpu check', function () {
     );
   });
 
+  it("rollout --rehearse-temperature: each role samples at its own temperature, and every row carries its role's and whether its episode finished", async () => {
+    const rows = path.join(dir, 'two-temperature-rollouts', 'rows.jsonl');
+    const r = await rehearse(
+      'rollout',
+      okTask,
+      '--policy',
+      model,
+      '--episodes',
+      '2',
+      '--rehearse-temperature',
+      '0.5',
+      '--out',
+      rows,
+      '--runs',
+      path.join(dir, 'two-temperature-runs'),
+    );
+    assert.equal(r.code, 0, r.err);
+    const written = (await fs.readFile(rows, 'utf8'))
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            role: string;
+            temperature: number;
+            finished: boolean;
+            episode: string;
+          },
+      );
+    const trace = await readCheckedTrace(/\(trace (.+)\)$/.exec(r.out)![1]);
+    const sampling = (trace.run.settings as { sampling: Record<string, { temperature: number }> })
+      .sampling;
+    assert.deepEqual([sampling.act.temperature, sampling.rehearse.temperature], [1, 0.5]);
+    assert.ok(written.some((w) => w.role === 'rehearse'));
+    for (const w of written) assert.equal(w.temperature, w.role === 'act' ? 1 : 0.5, w.role);
+    const statusOf = new Map(trace.ends.map((e) => [e.episodeId, e.status]));
+    for (const w of written) assert.equal(w.finished, statusOf.get(w.episode) === 'completed');
+  });
+
   it('rollout --real: the episodes play against the real tools, and only act rows are written (the baseline without world rehearsal)', async () => {
     const rows = path.join(dir, 'real-rollouts', 'rows.jsonl');
     const r = await rehearse(

@@ -200,8 +200,9 @@ describe('runner: every mode with the scripted ONNX policy against a real MCP se
       name: 'probe',
       content: '{"error":"probe refused"}',
     });
-    // The real server did receive the call, so its state can be checked.
-    assert.equal(trace.ends[0].checks!.find((c) => c.id === 'probed')!.passed, true);
+    // The real server did receive the call (above), but the audit is for comparison only: the
+    // episode is graded on its imagined trajectory, so its state item is not evaluated.
+    assert.equal(trace.ends[0].checks!.find((c) => c.id === 'probed')!.passed, null);
   });
 
   it('private rehearsal in sequence: each imagined attempt sees the earlier ones; the memory conditions one committed shadow episode', async () => {

@@ -27,7 +27,7 @@ class Example:
     """A tokenized row."""
 
     __slots__ = ("index", "id", "role", "source", "weight", "reward", "group", "prompt_ids", "target_ids",
-                 "advantage", "where", "history_spans")
+                 "advantage", "has_signal", "finished", "temperature", "where", "history_spans")
 
     def __init__(self, index: int, row: dict[str, Any], prompt_ids: list[int], target_ids: list[int],
                  history_spans: Sequence[tuple[int, int]] = ()) -> None:
@@ -41,6 +41,12 @@ class Example:
         self.prompt_ids = prompt_ids
         self.target_ids = target_ids
         self.advantage = 0.0
+        #: Whether the row's (group, role) set has rewards that differ (set with the advantages).
+        self.has_signal = False
+        #: Rollout rows: whether the episode finished on its own; rows without the field count as finished.
+        self.finished = row.get("finished") is not False
+        #: Rollout rows: the temperature the row's role sampled at (GRPO scores its log-probs at it).
+        self.temperature: float | None = row.get("temperature")
         self.where = row.get("_where", "")
         #: ``(start, end)`` index ranges of ``prompt_ids`` that are also trained on (history turns).
         self.history_spans = tuple(history_spans)

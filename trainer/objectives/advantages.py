@@ -3,6 +3,8 @@
 A row's advantage is its reward minus the mean reward of the rows of the same role in the same
 group; optionally divided by that set's standard deviation (unbiased, + 1e-6, as verl). A role with
 a single row in a group gets 0 (EnvACE gives it its raw reward; see docs/trainer-config.md).
+A set whose rewards are all equal (or a single row) has no signal: every advantage in it is 0, and
+with ``grpo.drop_zero_variance_groups`` (DAPO's rule) its rows leave the update and its denominator.
 """
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ def reward_of(example: Example) -> float:
 
 def compute_advantages(examples: list[Example],
                        norm_by_std: bool = False) -> dict[tuple[str | None, str], tuple[float, float, int]]:
-    """Sets ``example.advantage`` for every example; returns ``{(group, role): (mean, std, count)}``."""
+    """Sets ``example.advantage`` and ``example.has_signal`` for every example; returns
+    ``{(group, role): (mean, std, count)}``."""
     sets: defaultdict[tuple[str | None, str], list[Example]] = defaultdict(list)
     for e in examples:
         sets[(e.group, e.role)].append(e)
@@ -34,7 +37,9 @@ def compute_advantages(examples: list[Example],
         n = len(rewards)
         mean = sum(rewards) / n
         std = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1)) if n > 1 else 0.0
+        signal = any(r != rewards[0] for r in rewards)
         for e, r in zip(members, rewards, strict=True):
+            e.has_signal = signal
             if n == 1:
                 e.advantage = 0.0
             elif norm_by_std:

@@ -14,7 +14,9 @@ class TokenLogProbs(nn.Module):
     """``forward(input_ids, mask, labels)`` -> log p(label) at the masked positions, ``[num_tokens]``.
 
     A module of its own so that DistributedDataParallel wraps exactly this computation. Only masked
-    positions go through the (vocabulary-sized) output layer.
+    positions go through the (vocabulary-sized) output layer. Logits are divided by the sampling
+    temperature: each row's own when rows carry one (the roles may sample at different ones), else
+    the module's (``grpo.temperature``).
     """
 
     def __init__(self, model: LlamaForCausalLM, temperature: float = 1.0) -> None:
@@ -22,10 +24,14 @@ class TokenLogProbs(nn.Module):
         self.model = model
         self.temperature = temperature
 
-    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor,
+                temperatures: torch.Tensor | None = None) -> torch.Tensor:
+        """``temperatures``: one per masked position (its row's sampling temperature), else the module's."""
         hidden = self.model.hidden_states(input_ids)[mask]
         logits = self.model.lm_head(hidden).float()
-        if self.temperature != 1.0:
+        if temperatures is not None:
+            logits = logits / temperatures.float()[:, None]
+        elif self.temperature != 1.0:
             logits = logits / self.temperature
         logp = torch.log_softmax(logits, dim=-1)
         return logp.gather(1, labels[mask][:, None])[:, 0]

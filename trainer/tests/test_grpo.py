@@ -103,6 +103,60 @@ class GrpoTest(unittest.TestCase):
         self.assertGreater(signal["nonzero_rows"], 0)
         self.assertEqual(of(events, "warning"), [])
 
+    def test_a_group_of_equal_rewards_leaves_the_update_and_its_denominator(self):
+        rows = [dict(r, reward=1.0) if r["source"] == "rollout" and r["group"] == "task1/iter0" else r
+                for r in rollout_rows(0)]
+        write_rows(self.tiny.path("rollouts", "oneflat-0.jsonl"), rows)
+        write_rows(self.tiny.path("rollouts", "noflat-0.jsonl"), [r for r in rows if r.get("group") != "task1/iter0"])
+        flat_rows = sum(1 for r in rows if r.get("group") == "task1/iter0")
+
+        def run(name, file, **grpo):
+            source = {"rows": os.path.join(self.tiny.dir, "rollouts", file + "-{iteration}.jsonl")}
+            code, events, err = run_cli(["grpo", "--config", self.config(name, source, iterations=1, ppo_epochs=1,
+                                                                         mini_batch_size=None, **grpo)])
+            self.assertEqual(code, 0, err)
+            self.assertEqual(event_errors(events), [])
+            return events, load_weights(self.tiny.path(name, "final"))
+
+        dapo, with_flat = run("dapo", "oneflat")
+        self.assertEqual(of(dapo, "rollouts")[0]["zero_variance_rows"], flat_rows)
+        trained = of(dapo, "iteration")[0]["roles"]
+        self.assertEqual(sum(r["rows"] for r in trained.values()), 24 - flat_rows)
+        _, without_flat = run("noflat", "noflat", drop_zero_variance_groups=False)
+        for name in with_flat:  # the flat group changes nothing: not even the token-mean's denominator
+            self.assertTrue(torch.equal(with_flat[name], without_flat[name]), name)
+        verl, diluted = run("verl", "oneflat", drop_zero_variance_groups=False)
+        self.assertEqual(of(verl, "rollouts")[0]["zero_variance_rows"], 0)
+        self.assertTrue(any(not torch.equal(diluted[n], without_flat[n]) for n in diluted),
+                        "verl's token-mean counts the flat group's tokens")
+
+    def test_signal_among_finished_episodes_leaves_out_episodes_that_failed(self):
+        # Group task0: two finished episodes at 1.0 and two failed at 0.0 (all the spread is failure);
+        # group task1: finished episodes at 1.0 and 0.5.
+        rows = []
+        for row in rollout_rows(0):
+            if row["source"] == "rollout":
+                ep = int(row["episode"].rsplit("ep", 1)[1])
+                if row["group"] == "task0/iter0":
+                    row = dict(row, reward=1.0 if ep < 2 else 0.0, finished=ep < 2)
+                else:
+                    row = dict(row, reward=1.0 if ep % 2 else 0.5, finished=True)
+            rows.append(row)
+        write_rows(self.tiny.path("rollouts", "failing-0.jsonl"), rows)
+        source = {"rows": os.path.join(self.tiny.dir, "rollouts", "failing-{iteration}.jsonl")}
+        code, events, err = run_cli(["grpo", "--config", self.config("failing", source, iterations=1, ppo_epochs=1)])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(event_errors(events), [])
+        signal = of(events, "rollouts")[0]["advantages"]
+        roles = {r["role"] for r in rows if r["source"] == "rollout"}
+        self.assertEqual((signal["groups_with_signal"], signal["groups"]), (2 * len(roles), 2 * len(roles)))
+        self.assertEqual(signal["groups_with_finished_signal"], len(roles))  # task1's sets only
+        self.assertEqual(signal["finished_group_share"], 0.5)
+        task1 = sum(1 for r in rows if r.get("group") == "task1/iter0")
+        finished = sum(1 for r in rows if r.get("finished"))
+        self.assertEqual((signal["finished_nonzero_rows"], signal["finished_rows"]), (task1, finished))
+        self.assertAlmostEqual(signal["finished_row_share"], round(task1 / finished, 6))
+
     def test_validation_scores_each_point_and_the_final_policy_is_the_best(self):
         # Scores by iteration: the best is the policy after iteration 1 (0 is the starting policy).
         script = ("import json, os, sys; it = int(sys.argv[1]); "

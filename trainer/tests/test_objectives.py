@@ -5,8 +5,13 @@ import unittest
 
 import torch
 
+from ..config_types import OptimSection, TrainerConfig
+from ..data.encode import Example
 from ..errors import TrainerError
+from ..model import LlamaForCausalLM, ModelConfig
 from ..objectives import compute_advantages, kl_penalty, ppo_token_losses
+from ..runtime import Runtime
+from ..train.engine import Engine
 from ..train.grpo import split_rows
 from ..train.grpo_objective import grounding_loss
 
@@ -67,6 +72,52 @@ class AdvantageTest(unittest.TestCase):
         rows = [Row("a", "act", 1.0), Row("a", "act", 0.0), Row("b", "act", 1.0), Row("b", "act", 1.0)]
         compute_advantages(rows)
         self.assertEqual([r.advantage for r in rows], [0.5, -0.5, 0.0, 0.0])
+
+
+class SignalTest(unittest.TestCase):
+    def test_a_set_has_signal_when_its_rewards_differ(self):
+        rows = [Row("a", "act", 1.0), Row("a", "act", 0.0), Row("a", "rehearse", 0.5), Row("a", "rehearse", 0.5),
+                Row("b", "act", 1.0), Row("c", "act", 0.5), Row("c", "act", 0.25), Row("c", "act", 0.0)]
+        compute_advantages(rows)
+        self.assertEqual([r.has_signal for r in rows], [True, True, False, False, False, True, True, True])
+        self.assertEqual(rows[6].advantage, 0.0)  # at the mean of a set with signal: still trained
+
+
+class RowTemperatureTest(unittest.TestCase):
+    """Each role may sample at its own temperature: a GRPO row is scored at the one it carries."""
+
+    def setUp(self):
+        torch.manual_seed(0)
+        config = ModelConfig(vocab_size=97, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, initializer_range=0.2,
+                             eos_token_id=1, pad_token_id=0)
+        self.model = LlamaForCausalLM(config).eval()
+        optim = OptimSection(lr=1e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.0, grad_clip=1.0)
+        self.cfg = TrainerConfig(optim=optim)
+
+    def example(self, index, role, temperature=None):
+        row = {"id": f"r{index}", "role": role, "source": "rollout", "reward": 1.0, "group": "g"}
+        if temperature is not None:
+            row["temperature"] = temperature
+        return Example(index, row, [5 + index, 6, 7, 8], [9, 10 + index, 11])
+
+    def alone(self, example, temperature):
+        engine = Engine(self.model, self.cfg, Runtime(torch.device("cpu")), 0, temperature)
+        return engine.logprobs_no_grad([example], 4)[example.index]
+
+    def test_each_row_is_scored_at_its_own_temperature(self):
+        act, rehearse, plain = self.example(0, "act", 1.0), self.example(1, "rehearse", 0.6), self.example(2, "act")
+        engine = Engine(self.model, self.cfg, Runtime(torch.device("cpu")), 0, 1.5, row_temperatures=True)
+        got = engine.logprobs_no_grad([act, rehearse, plain], 4)
+        torch.testing.assert_close(got[0], self.alone(act, 1.0))
+        torch.testing.assert_close(got[1], self.alone(rehearse, 0.6))
+        torch.testing.assert_close(got[2], self.alone(plain, 1.5))  # no temperature: grpo.temperature
+        self.assertFalse(torch.allclose(got[1], self.alone(rehearse, 1.5)))
+
+    def test_without_row_temperatures_every_row_is_scored_at_the_engines(self):
+        rehearse = self.example(1, "rehearse", 0.6)
+        engine = Engine(self.model, self.cfg, Runtime(torch.device("cpu")), 0, 1.0)  # SFT's engine
+        torch.testing.assert_close(engine.logprobs_no_grad([rehearse], 4)[1], self.alone(rehearse, 1.0))
 
 
 class PpoTest(unittest.TestCase):

@@ -41,8 +41,11 @@ class _Padding(Example):
 
 class Engine:
     def __init__(self, model: LlamaForCausalLM, cfg: TrainerConfig, runtime: Runtime, pad_id: int,
-                 temperature: float = 1.0) -> None:
+                 temperature: float = 1.0, row_temperatures: bool = False) -> None:
+        """``temperature``: what log-probs divide logits by; with ``row_temperatures`` (GRPO) a row's
+        own ``temperature`` takes its place (SFT's NLL is always at temperature 1)."""
         self.rt = runtime
+        self.row_temperatures = row_temperatures
         self.model = model.to(runtime.device)
         self.module = TokenLogProbs(self.model, temperature)
         self.forward: DistributedDataParallel | TokenLogProbs
@@ -69,6 +72,13 @@ class Engine:
     def batch(self, examples: list[Example]) -> Batch:
         return Batch(examples, self.pad_id, self.rt.device)
 
+    def temperatures(self, b: Batch, default: float) -> torch.Tensor | None:
+        """Per target token, its row's sampling temperature (``default`` for a row without one); None
+        when rows' temperatures are off or no row of the batch carries one (computed as before)."""
+        if not self.row_temperatures or all(e.temperature is None for e in b.examples):
+            return None
+        return b.per_row([default if e.temperature is None else float(e.temperature) for e in b.examples])
+
     @torch.no_grad()
     def logprobs_no_grad(self, examples: list[Example], micro_size: int,
                          module: TokenLogProbs | None = None) -> dict[int, torch.Tensor]:
@@ -80,7 +90,7 @@ class Engine:
         for chunk in [examples[i:i + micro_size] for i in range(0, len(examples), micro_size)]:
             b = self.batch(chunk)
             with self._autocast():
-                logp = module(b.input_ids, b.mask, b.labels).float()
+                logp = module(b.input_ids, b.mask, b.labels, self.temperatures(b, module.temperature)).float()
             for e, part in zip(chunk, torch.split(logp, [e.loss_tokens for e in chunk]), strict=True):
                 out[e.index] = part
         module.train(was_training)
@@ -102,7 +112,8 @@ class Engine:
                 padding = not examples
                 b = self.batch([_Padding(self.pad_id)] if padding else examples)
                 with self._autocast():
-                    logp = self.forward(b.input_ids, b.mask, b.labels).float()
+                    logp = self.forward(b.input_ids, b.mask, b.labels,
+                                        self.temperatures(b, self.module.temperature)).float()
                 if padding:
                     loss = logp.sum() * 0.0
                 else:

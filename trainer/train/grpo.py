@@ -62,13 +62,31 @@ def grounding_pool(paths: Sequence[str], tokenizer: Tokenizer, max_length: int) 
     return encode_rows(rows, tokenizer, max_length)[0]
 
 
-def advantage_signal(examples: list[Example]) -> dict[str, int]:
+def advantage_signal(examples: list[Example]) -> dict[str, Any]:
     """How much of an iteration can teach: rows and groups whose advantages are not all zero (a group
-    whose episodes all earned the same reward has none; an iteration with none leaves the policy as is)."""
+    whose episodes all earned the same reward has none; an iteration with none leaves the policy as is).
+
+    The same among *finished* episodes (rows whose episode did not end on a failure, a parse error or a
+    limit): which (group, role) sets would still differ, and which rows would still have an advantage,
+    with baselines over their finished rows only. Rewards that differ only because some episodes failed
+    say little about the choices of the ones that finished."""
     groups = {(e.group, e.role) for e in examples}
     live = {(e.group, e.role) for e in examples if e.advantage != 0.0}
+    finished: dict[tuple[str | None, str], list[float]] = {}
+    for e in examples:
+        if e.finished:
+            finished.setdefault((e.group, e.role), []).append(reward_of(e))
+    means = {k: sum(v) / len(v) for k, v in finished.items()}
+    finished_live = {k for k, v in finished.items() if any(r != v[0] for r in v)}
+    finished_rows = sum(len(v) for v in finished.values())
+    finished_nonzero = sum(1 for e in examples if e.finished and (e.group, e.role) in finished_live
+                           and reward_of(e) != means[(e.group, e.role)])
     return {"nonzero_rows": sum(1 for e in examples if e.advantage != 0.0), "rows": len(examples),
-            "groups_with_signal": len(live), "groups": len(groups)}
+            "groups_with_signal": len(live), "groups": len(groups),
+            "finished_rows": finished_rows, "finished_nonzero_rows": finished_nonzero,
+            "groups_with_finished_signal": len(finished_live),
+            "finished_row_share": round(finished_nonzero / finished_rows, 6) if finished_rows else 0.0,
+            "finished_group_share": round(len(finished_live) / len(groups), 6) if groups else 0.0}
 
 
 def role_summary(examples: list[Example]) -> dict[str, dict[str, Any]]:
@@ -88,7 +106,8 @@ class GrpoRun:
         self.source = RolloutSource(cfg, events.stderr)
         self.model, self.tokenizer, self.tokenizer_dir, state = open_run(cfg, events, runtime, "grpo")
         pad = self.model.config.pad_token_id
-        self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo.temperature)
+        self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo.temperature,
+                             row_temperatures=True)
         self.reference = None
         if self.grpo.kl_coef > 0:
             assert cfg.model.path, "open_run requires model.path"
@@ -139,8 +158,12 @@ class GrpoRun:
                              f"{len(dropped)} too long).")
         pool = self.static_pool + (encode_rows(actual_rows, self.tokenizer, self.cfg.data.max_length)[0] if self.coef > 0 else [])
         signal = advantage_signal(examples)
+        # DAPO's rule: a set whose rewards are all equal teaches nothing and would only dilute the
+        # token-mean of the others; its rows leave the update (and the denominator) altogether.
+        trained = [e for e in examples if e.has_signal] if self.grpo.drop_zero_variance_groups else examples
         self.events.emit("rollouts", iteration=it, path=path, rows=len(rows), rollout_rows=len(policy_rows),
                          actual_rows=len(actual_rows), ignored_rows=ignored, dropped_too_long=len(dropped),
+                         zero_variance_rows=len(examples) - len(trained),
                          groups=len({e.group for e in examples + dropped}), roles=role_summary(examples + dropped),
                          advantages=signal, sources=dict(Counter(r["source"] for r in rows)), seconds=round(seconds, 3))
         if signal["nonzero_rows"] == 0:
@@ -149,10 +172,12 @@ class GrpoRun:
                                      "episode earned the same reward), so this iteration cannot change the policy. "
                                      "Sample more diverse episodes (more per group, a higher temperature) or check "
                                      "that each episode samples with its own seed.")
-        return examples, pool
+        return trained, pool
 
     def plan(self, examples: list[Example], it: int) -> list[tuple[int, list[Example]]]:
         """Mini-batches of every PPO epoch (a pure function of seed, iteration and epoch)."""
+        if not examples:  # every set of the iteration had equal rewards (drop_zero_variance_groups)
+            return []
         size = self.grpo.mini_batch_size or len(examples)
         out = []
         for epoch in range(self.grpo.ppo_epochs):
@@ -165,6 +190,10 @@ class GrpoRun:
         t0 = time.monotonic()
         examples, pool = self.load_iteration(it)
         plan = self.plan(examples, it)
+        if not plan:
+            self.events.emit("iteration", iteration=it, steps=0, roles=role_summary(examples),
+                             grounding_pool=len(pool), seconds=round(time.monotonic() - t0, 3))
+            return
         micro = self.cfg.train.micro_batch_size
         by_index = {e.index: e for _, mb in plan for e in rank_share(mb, self.rt.rank, self.rt.world)}
         needed = [by_index[k] for k in sorted(by_index)]

@@ -28,6 +28,7 @@ export interface RolloutArgs extends PolicyArgs, JudgeArgs {
   episodes?: string;
   concurrency?: string;
   temperature?: string;
+  rehearseTemperature?: string;
   seed?: string;
   group?: string;
   runs?: string;
@@ -77,6 +78,7 @@ export async function rolloutCommand(
     out: outFile,
     episodes,
     temperature,
+    rehearseTemperature,
     seed,
     reward,
     actRows,
@@ -97,7 +99,7 @@ export async function rolloutCommand(
     episodesPerTask: episodes,
     sampling: {
       act: { temperature, seed },
-      rehearse: { temperature, seed: mixSeed(seed, 'rehearse') },
+      rehearse: { temperature: rehearseTemperature, seed: mixSeed(seed, 'rehearse') },
     },
     reward,
   };
@@ -162,6 +164,13 @@ function rolloutOptions(args: RolloutArgs) {
     1,
     text,
   );
+  // Each role may sample at its own temperature; its rows carry it, and the trainer scores them at it.
+  const rehearseTemperature = requireNumber(
+    args.rehearseTemperature,
+    OUTSIDE_NUMBERS.flagRolloutRehearseTemperature,
+    temperature,
+    text,
+  );
   const seed = requireNumber(args.seed, OUTSIDE_NUMBERS.flagSeed, 0, text);
   if (args.real && args.audit)
     throw new StudioError(
@@ -182,6 +191,7 @@ function rolloutOptions(args: RolloutArgs) {
     out: args.out,
     episodes,
     temperature,
+    rehearseTemperature,
     seed,
     reward,
     actRows: actRows as 'turn' | 'episode',

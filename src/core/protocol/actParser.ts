@@ -26,26 +26,62 @@ export type ActParse =
   | { kind: 'calls'; text: string; preamble: string; calls: ParsedToolCall[] }
   | { kind: 'error'; text: string; error: ParseError<ActParseErrorCode> };
 
+/**
+ * What marks text without `<tool_call>` as a broken call rather than an answer: the protocol's tags
+ * that never belong in an answer (a stray closing tag, a rehearsal's or a tool response's), or a
+ * call's `"arguments":` key. A small policy sampled at temperature 1 writes such fragments often.
+ */
+const CALL_FRAGMENT_MARKS: readonly (string | RegExp)[] = [
+  '</tool_call>',
+  '<execution_result>',
+  '</execution_result>',
+  '<tool_response>',
+  '</tool_response>',
+  /"arguments"\s*:/,
+];
+
+/** The first mark of a call fragment in `text`, or undefined (see {@link CALL_FRAGMENT_MARKS}). */
+export function callFragmentMark(text: string): string | undefined {
+  for (const mark of CALL_FRAGMENT_MARKS) {
+    if (typeof mark === 'string') {
+      if (text.includes(mark)) return mark;
+    } else {
+      const m = mark.exec(text);
+      if (m) return m[0];
+    }
+  }
+  return undefined;
+}
+
 const FORMAT_HINT = 'Expected "\\n<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>".';
 
 /**
  * Parses the raw text of a policy turn with EnvACE's strict rules: a turn without `<tool_call>`
- * is a final answer; one malformed block invalidates the whole turn; a block may hold one call
+ * is a final answer (in the `studio` dialect, unless it holds a fragment of a call: NO_TOOL_CALL_FOUND,
+ * see {@link callFragmentMark}); one malformed block invalidates the whole turn; a block may hold one call
  * object or a list of them; `parameters` is accepted as an alias of `arguments`. The `envace`
  * dialect reads JSON and whitespace as tool_parser.py's Python does, guards the text as envs.py does
  * first, and takes blocks that hold no call (`[]`) as a final answer (see dialect.ts). Never throws.
  */
 export function parseActOutput(text: string, options?: ParseOptions): ActParse {
   if (typeof text !== 'string') text = '';
-  const { strip, parseJson, passOn, guardText, noCallsIsFinal } = dialectRules(options);
-  if (!text.includes(TOOL_CALL_START)) return { kind: 'final', text };
-  // The guard cannot make or break a tag; the parse reads the guarded text, `text` stays as written.
-  const guarded = guardText(text);
+  const { strip, parseJson, passOn, guardText, noCallsIsFinal, callFragmentIsError } =
+    dialectRules(options);
   const fail = (code: ActParseErrorCode, message: string): ActParse => ({
     kind: 'error',
     text,
     error: { code, message },
   });
+  if (!text.includes(TOOL_CALL_START)) {
+    const mark = callFragmentIsError ? callFragmentMark(text) : undefined;
+    if (mark === undefined) return { kind: 'final', text };
+    return fail(
+      'NO_TOOL_CALL_FOUND',
+      `The turn holds a fragment of a tool call (${JSON.stringify(mark)}) but no complete block. ${FORMAT_HINT}`,
+    );
+  }
+  // The guard cannot make or break a tag; the parse reads the guarded text, `text` stays as written.
+  const guarded = guardText(text);
 
   const blocks = findBlocks(guarded, TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
   if (blocks.length === 0)

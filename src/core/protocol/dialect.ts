@@ -38,6 +38,13 @@ export interface DialectRules {
    * no error: the turn is judged); the studio keeps them a turn of zero calls.
    */
   noCallsIsFinal: boolean;
+  /**
+   * True when a turn without `<tool_call>` that still holds a fragment of a call (a stray
+   * `</tool_call>`, a rehearsal's or tool response's tag, a call's `"arguments":` key) is an act
+   * parse error rather than a final answer. EnvACE's tool_parser.py looks for `<tool_call>` only and
+   * judges such text as an answer, where `no_call` checks pass it by doing nothing.
+   */
+  callFragmentIsError: boolean;
 }
 
 const RULES: Record<ParseDialect, DialectRules> = {
@@ -47,6 +54,7 @@ const RULES: Record<ParseDialect, DialectRules> = {
     passOn: (v) => v,
     guardText: (s) => s,
     noCallsIsFinal: false,
+    callFragmentIsError: true,
   },
   envace: {
     strip: stripPythonWhitespace,
@@ -54,6 +62,7 @@ const RULES: Record<ParseDialect, DialectRules> = {
     passOn: sanitizedValue,
     guardText: sanitizeTextForTokenizer,
     noCallsIsFinal: true,
+    callFragmentIsError: false,
   },
 };
 

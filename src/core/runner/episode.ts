@@ -114,7 +114,14 @@ type TurnResult = { kind: 'continue' } | { kind: 'answered' } | Ended;
 interface EpisodePlay {
   ctx: EpisodeContext;
   limits: typeof DEFAULT_TASK_LIMITS;
+  /** Whether the real tools run (shadow, or imagine with audit). */
   real: boolean;
+  /**
+   * Whether the episode is graded on the real state: shadow only. An audited imagined episode is
+   * graded as an unaudited one, on its imagined trajectory: the real tools that ran beside it (on
+   * ids it invented) are there for comparison, never for its reward.
+   */
+  gradedOnRealState: boolean;
   /** The tools offered in the current user turn ({@link offeredTools}). */
   tools: ToolDefinition[];
   /** Every tool of the environment. */
@@ -161,9 +168,11 @@ async function playWithin(
 ): Promise<EpisodeOutcome> {
   const { task, episodeId, policy, settings, emit } = ctx;
   const real = ctx.mode === 'shadow' || settings.audit;
+  const gradedOnRealState = ctx.mode === 'shadow';
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, timedOut]) : timedOut;
   // EnvACE's rule grades each user turn as it is answered (docs/task-format.md, Checks and scoring).
-  const envace = settings.reward === 'envace' ? new EnvaceGrader(task, real, ctx.grade) : undefined;
+  const envace =
+    settings.reward === 'envace' ? new EnvaceGrader(task, gradedOnRealState, ctx.grade) : undefined;
 
   const started = await startTools(ctx, real);
   if ('failed' in started) return started.failed;
@@ -177,6 +186,7 @@ async function playWithin(
     ctx,
     limits,
     real,
+    gradedOnRealState,
     tools,
     allTools,
     signal,
@@ -292,7 +302,10 @@ async function playUserTurns(
     let turn = await playTurn(play, transcriptTurn, userTurn.user);
     while (turn.kind === 'continue') turn = await playTurn(play, transcriptTurn, undefined);
     if (turn.kind === 'end') return turn.ending;
-    if (envace && (await envace.afterAnswer(userIndex, turns, () => takeSnapshot(ctx, play.real))))
+    if (
+      envace &&
+      (await envace.afterAnswer(userIndex, turns, () => takeSnapshot(ctx, play.gradedOnRealState)))
+    )
       break;
   }
   return undefined;
@@ -455,10 +468,10 @@ async function finishEpisode(
   ending: EpisodeEnding | undefined,
   fatal: boolean,
 ): Promise<EpisodeOutcome> {
-  const { ctx, real, envace, lastTurnId } = play;
+  const { ctx, gradedOnRealState, envace, lastTurnId } = play;
   const status: EpisodeStatus = ending?.status ?? 'completed';
   const error = ending && { code: ending.code, message: ending.message };
-  const snapshot = await takeSnapshot(ctx, real);
+  const snapshot = await takeSnapshot(ctx, gradedOnRealState);
   const transcript: EpisodeTranscript = {
     turns,
     snapshot,
@@ -469,7 +482,7 @@ async function finishEpisode(
   else if (status !== 'cancelled') {
     grade = await gradeEpisode(ctx.task, transcript, ctx.grade);
     // Imagined trajectories cannot be graded on state: those items are "not evaluated", never failed.
-    if (!real) grade = withoutStateItems(grade, NO_REAL_STATE);
+    if (!gradedOnRealState) grade = withoutStateItems(grade, NO_REAL_STATE);
     if (status === 'failed' || status === 'limit') grade = gradeOfFailedEpisode(grade);
   }
   const answer = [...turns].reverse().find((t) => t.answer !== undefined)?.answer;

@@ -28,6 +28,16 @@ export interface DatasetRow {
   target: string;
   reward: number | null;
   group: string | null;
+  /**
+   * Rollout rows: whether the episode finished on its own (`completed`), rather than on a failure,
+   * a parse error or a limit. The trainer reports GRPO's signal among finished episodes by it.
+   */
+  finished?: boolean;
+  /**
+   * Rollout rows: the temperature their role sampled the target at. The trainer scores the row's
+   * log-probs at it (logits / temperature), so each role may sample at its own.
+   */
+  temperature?: number;
   weight: number;
   source: RowSource;
   task?: string;

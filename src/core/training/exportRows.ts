@@ -257,6 +257,7 @@ async function exportFile(rows: RowExport, file: string): Promise<void> {
 /** The recorded run's settings that decide how its rows are rebuilt. */
 interface RecordedSettings {
   rehearsePrompt?: RehearsePromptOptions;
+  sampling?: { act?: { temperature?: number }; rehearse?: { temperature?: number } };
   onParseError?: string;
   reward?: string;
   parse?: string;
@@ -270,8 +271,10 @@ interface EpisodeRows {
   promptOptions: RehearsePromptOptions;
   examples: RecordedExample[] | undefined;
   tools: ToolDefinition[];
-  base: Pick<DatasetRow, 'v' | 'reward' | 'group' | 'task' | 'episode'>;
+  base: Pick<DatasetRow, 'v' | 'reward' | 'group' | 'finished' | 'task' | 'episode'>;
   rowReward: (text: string) => number | null;
+  /** A rollout row's `temperature` field: its role's sampling temperature, when it sampled (> 0). */
+  sampledAt: (role: 'act' | 'rehearse') => Pick<DatasetRow, 'temperature'>;
 }
 
 /**
@@ -327,6 +330,7 @@ function emitEpisode(
     v: 1 as const,
     reward: options.actSource === 'rollout' ? reward : null,
     group,
+    ...(options.actSource === 'rollout' ? { finished: ep.end.status === 'completed' } : {}),
     task: ep.start.taskId,
     episode: ep.start.episodeId,
   };
@@ -349,6 +353,11 @@ function emitEpisode(
       base.reward !== null && settings.reward === 'envace'
         ? envaceRowReward(base.reward, text)
         : base.reward,
+    sampledAt: (role) => {
+      const t =
+        options.actSource === 'rollout' ? settings.sampling?.[role]?.temperature : undefined;
+      return typeof t === 'number' && t > 0 ? { temperature: t } : {};
+    },
   };
   const messages: ChatMessage[] = episodeMessages(system, ep.start.context);
   for (const turn of ep.turns) emitTurn(rows, episode, turn, messages);
@@ -407,6 +416,7 @@ function emitTurn(
       target: turn.text,
       weight: 1,
       source: options.actSource,
+      ...episode.sampledAt('act'),
       ...(options.actRows === 'episode' ? { train_history: true } : {}),
     });
   }
@@ -500,6 +510,7 @@ function emitCallRows(rows: RowExport, episode: EpisodeRows, c: CallInTurn): voi
       target: rehearsal.text,
       weight,
       source: options.actSource,
+      ...episode.sampledAt('rehearse'),
       call: call.callId,
       ...marks,
     });
