@@ -154,7 +154,7 @@ class GrpoSection(_Section):
     clip_ratio: float = 0.2
     clip_ratio_c: float | None = 3.0
     norm_adv_by_std: bool = False
-    drop_zero_variance_groups: bool = True
+    drop_zero_variance_groups: bool = False
     kl_coef: float = 0.0
     kl_type: str = "low_var_kl"
     temperature: float = 1.0
