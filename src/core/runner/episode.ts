@@ -27,8 +27,7 @@ import type { RunSettings } from './settings';
 import {
   actualEventToolText,
   actualToolText,
-  PARSE_ERROR_TOOL_NAME,
-  parseErrorToolText,
+  parseErrorToolMessage,
   rehearsedToolResult,
   simulatorErrorText,
 } from './toolMessages';
@@ -376,11 +375,7 @@ async function playTurn(
   if (parse.kind === 'error') {
     if (settings.onParseError === 'end' || play.envace)
       return ended('failed', parse.code, `The policy's turn could not be parsed: ${parse.message}`);
-    messages.push({
-      role: 'tool',
-      name: PARSE_ERROR_TOOL_NAME,
-      content: parseErrorToolText(parse.code, parse.message, act.text, settings.parse),
-    });
+    messages.push(parseErrorToolMessage(act.text, parse, settings.parse));
     return { kind: 'continue' };
   }
   return playCalls(play, transcriptTurn, {

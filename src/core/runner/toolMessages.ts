@@ -61,6 +61,23 @@ export function rehearsedToolResult(value: JsonValue): ToolResultContent {
 export const PARSE_ERROR_TOOL_NAME = 'error_tool_call';
 
 /**
+ * The tool message that answers an act that did not parse: {@link PARSE_ERROR_TOOL_NAME} with
+ * EnvACE's payload for its code ({@link parseErrorToolText}), as the runner's feedback and EnvACE's
+ * records write it.
+ */
+export function parseErrorToolMessage(
+  turnText: string,
+  error: { code: string; message: string },
+  dialect: ParseDialect,
+): { role: 'tool'; name: string; content: string } {
+  return {
+    role: 'tool',
+    name: PARSE_ERROR_TOOL_NAME,
+    content: parseErrorToolText(error.code, error.message, turnText, dialect),
+  };
+}
+
+/**
  * The tool message that reports an act parse error back to the policy (feedback mode), byte for
  * byte as EnvACE writes it: the payloads of `parse_tool_calls`
  * (agent_system/environments/env_package/checklist/tool_parser.py), `json.dumps(payload,

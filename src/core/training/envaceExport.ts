@@ -3,11 +3,7 @@ import { removeBlocks, stripAsciiWhitespace } from '../protocol/text';
 import type { ToolDefinition } from '../protocol/types';
 import { jsonTextWithLiterals } from '../protocol/pythonJsonLoads';
 import { episodeMessages } from '../runner/episode';
-import {
-  envaceRecordToolText,
-  PARSE_ERROR_TOOL_NAME,
-  parseErrorToolText,
-} from '../runner/toolMessages';
+import { envaceRecordToolText, parseErrorToolMessage } from '../runner/toolMessages';
 import { envaceToolSchema, envaceToolSchemaFault } from '../protocol/envaceTools';
 import type { TaskFile } from '../tasks/format/taskFile';
 import type {
@@ -265,16 +261,9 @@ function episodeConversation(
     steps[steps.length - 1]?.push(step);
     if (turn.parse.kind === 'error') {
       messages.push({ role: 'assistant', content: envaceAssistantContent(turn.text) });
-      messages.push({
-        role: 'tool',
-        name: PARSE_ERROR_TOOL_NAME,
-        content: parseErrorToolText(
-          turn.parse.code,
-          turn.parse.message,
-          turn.text,
-          envaceDialect ? 'envace' : 'studio',
-        ),
-      });
+      messages.push(
+        parseErrorToolMessage(turn.text, turn.parse, envaceDialect ? 'envace' : 'studio'),
+      );
       return { messages, steps, unparsed: { turn: turn.turnId, code: turn.parse.code } };
     }
     if (turn.parse.kind !== 'calls') {

@@ -22,8 +22,7 @@ import type {
 import {
   actualEventToolText,
   actualToolText,
-  PARSE_ERROR_TOOL_NAME,
-  parseErrorToolText,
+  parseErrorToolMessage,
   rehearsedToolResult,
   simulatorErrorText,
 } from '../runner/toolMessages';
@@ -423,16 +422,13 @@ function emitTurn(
   messages.push({ role: 'assistant', content: turn.text });
   if (turn.parse.kind === 'error') {
     if (settings.onParseError === 'feedback')
-      messages.push({
-        role: 'tool',
-        name: PARSE_ERROR_TOOL_NAME,
-        content: parseErrorToolText(
-          turn.parse.code,
-          turn.parse.message,
+      messages.push(
+        parseErrorToolMessage(
           turn.text,
+          turn.parse,
           isParseDialect(settings.parse) ? settings.parse : 'studio',
         ),
-      });
+      );
     return;
   }
   if (turn.parse.kind !== 'calls') return;
