@@ -610,19 +610,19 @@ async function callRealTool(
   return actualEvent;
 }
 
-/** Shadow mode: the episode continues on the real tool's answer. */
-function shadowCallResult(c: CallPlay, actualEvent: CallActualEvent): CallResult {
-  const outcome = {
+/** What checks read of a recorded actual response: its result, or why there is none. */
+export function actualOutcome(actualEvent: CallActualEvent): TranscriptCall['outcome'] {
+  return {
     ...(actualEvent.response ? { response: actualEvent.response } : {}),
     ...(actualEvent.error ? { error: actualEvent.error } : {}),
-  };
+  } as TranscriptCall['outcome'];
+}
+
+/** Shadow mode: the episode continues on the real tool's answer. */
+function shadowCallResult(c: CallPlay, actualEvent: CallActualEvent): CallResult {
   return {
     kind: 'played',
-    transcriptCall: {
-      name: c.name,
-      arguments: c.args,
-      outcome: outcome as TranscriptCall['outcome'],
-    },
+    transcriptCall: { name: c.name, arguments: c.args, outcome: actualOutcome(actualEvent) },
     toolText: actualEventToolText(actualEvent),
   };
 }

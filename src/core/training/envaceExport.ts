@@ -2,7 +2,7 @@ import { StudioError } from '../base/errors';
 import { removeBlocks, stripAsciiWhitespace } from '../protocol/text';
 import type { ToolDefinition } from '../protocol/types';
 import { jsonTextWithLiterals } from '../protocol/pythonJsonLoads';
-import { episodeMessages } from '../runner/episode';
+import { actualOutcome, episodeMessages } from '../runner/episode';
 import { envaceRecordToolText, parseErrorToolMessage } from '../runner/toolMessages';
 import { envaceToolSchema, envaceToolSchemaFault } from '../protocol/envaceTools';
 import type { TaskFile } from '../tasks/format/taskFile';
@@ -296,11 +296,7 @@ function episodeConversation(
         tool_call_id: call.callId,
         content: envaceRecordToolText(actual),
       });
-      step.push({
-        name: call.name,
-        arguments: call.arguments,
-        outcome: { response: actual.response },
-      });
+      step.push({ name: call.name, arguments: call.arguments, outcome: actualOutcome(actual) });
     }
   }
   return { messages, steps };

@@ -5,7 +5,7 @@ import { firstLine } from '../../base/clip';
 import { StudioError, errorMessage } from '../../base/errors';
 import type { BatchLimits, BatchStats } from './batchScheduler';
 import { BatchScheduler, batchLimits } from './batchScheduler';
-import type { Device, DeviceAttempt, DeviceReport, DeviceSetting } from './device';
+import type { DeviceAttempt, DeviceProbeListener, DeviceReport, DeviceSetting } from './device';
 import { devicesToTry, executionProvider, explainDeviceFailure } from './device';
 import type { GenerateRequest, GenerateResult } from './generation';
 import type { ModelFolderInfo } from './modelFolder';
@@ -88,8 +88,7 @@ export class OnnxDecoder {
     options: {
       kvOnDevice?: boolean;
       limits?: BatchLimits;
-      /** Called before and after each device is tried (the policy host marks its stderr so). */
-      onProbe?: (device: Device, phase: 'begin' | 'end') => void;
+      onProbe?: DeviceProbeListener;
     } = {},
   ): Promise<OnnxDecoder> {
     const attempts: DeviceAttempt[] = [];

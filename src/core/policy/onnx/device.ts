@@ -53,6 +53,9 @@ export function knownDeviceFailure(device: Device, message: string): string | un
   return undefined;
 }
 
+/** Called before and after each device is tried (the policy host marks its stderr so). */
+export type DeviceProbeListener = (device: Device, phase: 'begin' | 'end') => void;
+
 /** A short, actionable reason from onnxruntime's long error text. */
 export function explainDeviceFailure(device: Device, message: string): string {
   const known = knownDeviceFailure(device, message);

@@ -8,7 +8,7 @@ import { toFunctionSchema } from '../../protocol/types';
 import { batchLimits } from './batchScheduler';
 import type { GenerateRequest, GenerateResult } from './decoder';
 import { OnnxDecoder } from './decoder';
-import type { Device, DeviceReport, DeviceSetting } from './device';
+import type { DeviceProbeListener, DeviceReport, DeviceSetting } from './device';
 import type { ModelFolderInfo } from './modelFolder';
 import { readModelFolder } from './modelFolder';
 
@@ -31,8 +31,7 @@ export class OnnxEngine {
     batch: {
       maxSequences?: number;
       kvCacheMb?: number;
-      /** Called before and after each device is tried (see `OnnxDecoder.load`). */
-      onProbe?: (device: Device, phase: 'begin' | 'end') => void;
+      onProbe?: DeviceProbeListener;
     } = {},
   ): Promise<OnnxEngine> {
     const info = await readModelFolder(dir);
