@@ -93,7 +93,14 @@ function transferTask(c: Ctx, kind: TransferKind): Draft | undefined {
   const who = identify(c, cu);
   const ask = `${c.rng.pick(['Please move', 'Can you transfer', "I'd like to transfer"])} ${money(amount)} from my ${from.type} account to my ${to.type} account.`;
   const user = `${ask} ${who.phrase}`;
-  const lookups = [who.call, call('get_customer', { customer_id: cu.customer_id })];
+  // Every transfer, made or refused, reads the source account first: its status, balance and daily
+  // limit decide the verdict, and `get_customer` shows none of them. A reference that read it only
+  // when the answer is a refusal would show the policy an expert who knows the verdict in advance.
+  const lookups = [
+    who.call,
+    call('get_customer', { customer_id: cu.customer_id }),
+    call('get_account', { account_id: from.account_id }),
+  ];
   return kind === 'ok'
     ? completedTransfer(t, user, lookups)
     : refusedTransfer(t, kind, user, lookups);
@@ -168,7 +175,6 @@ function refusedTransfer(
   lookups: ParsedToolCall[],
 ): Draft {
   const { from, amount } = t;
-  const read = call('get_account', { account_id: from.account_id });
   const answers = {
     insufficient: `Your ${from.type} account holds ${money(from.balance)}, which is not enough for a transfer of ${money(amount)}, so I cannot make it.`,
     frozen: `Your ${from.type} account is frozen, so no money can be moved out of it. Please visit a branch to lift the freeze.`,
@@ -183,7 +189,7 @@ function refusedTransfer(
     template: `transfer_${kind}`,
     description: `Refuse a transfer of ${amount} from ${from.account_id} (${kind}).`,
     refusal: true,
-    steps: [{ user, calls: [...lookups, read], answer: answers[kind] }],
+    steps: [{ user, calls: lookups, answer: answers[kind] }],
     checks: [
       unchanged(from, 'from-unchanged'),
       writes([], 2),
