@@ -367,6 +367,10 @@ function registerRunCommand(program: Command, cli: CliContext): void {
       'condensed',
     )
     .option('--samples <n>', 'rehearsal samples per call, batched', '1')
+    .option(
+      '--rehearsal-retries <k>',
+      'imagined episodes: sample an unparsable rehearsal again up to k times before it ends the episode (default 3; 0 under --reward envace)',
+    )
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--seed <s>', 'sampling seed', '0')
     .option('--on-parse-error <what>', 'end the episode (EnvACE) or give feedback and go on', 'end')
@@ -434,7 +438,11 @@ function registerRolloutCommand(program: Command, cli: CliContext): void {
     .option('--temperature <t>', 'sampling temperature', '1')
     .option(
       '--rehearse-temperature <t>',
-      "the rehearse role's sampling temperature (default: --temperature); rows carry their role's",
+      "the rehearse role's sampling temperature (default: --temperature, at most 0.7); rows carry their role's",
+    )
+    .option(
+      '--rehearsal-retries <k>',
+      'imagined episodes: sample an unparsable rehearsal again up to k times before it ends the episode (default 3; 0 under --reward envace)',
     )
     .option('--seed <s>', 'sampling seed', '0')
     .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')

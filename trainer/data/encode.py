@@ -1,6 +1,7 @@
 """From a row to token ids: the training text is
 ``chat_template(messages, tools, add_generation_prompt=True) + target + <end token>``, and the loss
-covers the target and the end token only.
+covers the target and the end token only. A row with ``eos: false`` (a rollout sample that stopped on a
+stop string or its token limit) has no end token: the policy never sampled one.
 
 The prompt and the target are tokenized separately: the policy host tokenizes the rendered prompt on
 its own and generates the target after it, so this is the token sequence the policy actually sees.
@@ -80,8 +81,8 @@ def render_prompt(row: dict[str, Any], tokenizer: Tokenizer) -> str:
 
 
 def render_row(row: dict[str, Any], tokenizer: Tokenizer) -> tuple[str, str]:
-    """``(prompt_text, target_text)``; target_text ends with the end token."""
-    return render_prompt(row, tokenizer), row["target"] + tokenizer.eos_token
+    """``(prompt_text, target_text)``; target_text ends with the end token unless the row says ``eos: false``."""
+    return render_prompt(row, tokenizer), row["target"] + (tokenizer.eos_token if row.get("eos", True) else "")
 
 
 def encode_with_history(row: dict[str, Any], tokenizer: Tokenizer,
@@ -119,7 +120,8 @@ def encode_rows(rows: list[dict[str, Any]], tokenizer: Tokenizer, max_length: in
     for i, row in enumerate(rows):
         history = encode_with_history(row, tokenizer, eos_id) if row.get("train_history") and row["role"] == "act" else None
         prompt_ids, spans = history if history else (tokenizer.encode(render_prompt(row, tokenizer)), ())
-        target_ids = tokenizer.encode(row["target"]) + [eos_id]
+        # A sample that stopped on a stop string or its token limit never sampled the end token.
+        target_ids = tokenizer.encode(row["target"]) + ([eos_id] if row.get("eos", True) else [])
         ex = Example(i, row, prompt_ids, target_ids, spans)
         if ex.length > max_length:
             dropped.append(ex)

@@ -66,6 +66,16 @@ class RenderTest(_TinyTokenizerTest):
         self.assertEqual(self.tok.decode(examples[1].target_ids), rows[1]["target"] + "<|im_end|>")
         self.assertEqual(b.token_row.tolist(), sum(([r] * len(e.target_ids) for r, e in enumerate(examples[:3])), []))
 
+    def test_a_row_without_an_end_token_trains_its_target_only(self):
+        # A rollout sample that stopped on a stop string never sampled the end token.
+        row = {**demonstration_rows(1)[1], "eos": False}
+        _, target = render_row(row, self.tok)
+        self.assertEqual(target, row["target"])
+        (with_eos, without), _ = encode_rows([demonstration_rows(1)[1], row], self.tok, 4096)
+        self.assertEqual(without.target_ids, with_eos.target_ids[:-1])
+        self.assertEqual(with_eos.target_ids[-1], self.tok.token_id("<|im_end|>"))
+        self.assertEqual(without.loss_tokens, with_eos.loss_tokens - 1)
+
     def test_render_command_prints_each_row_as_trained(self):
         code, events, err = run_cli(["render", "--set", f"model.path={self.tiny.model}", "--set",
                                      f'data.train=["{self.tiny.rows}"]'])

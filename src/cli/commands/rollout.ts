@@ -10,17 +10,22 @@ import { runTasks } from '../../core/runner/runner';
 import { loadTasks } from '../../core/tasks/format/loader';
 import { resolveTaskArguments } from '../../core/tasks/samples';
 import { openTaskEnvironment } from '../../core/tasks/taskEnvironment';
+import type { ExportSummary } from '../../core/training/exportRows';
 import { exportRows } from '../../core/training/exportRows';
 import type { CliIO } from '../io';
 import { outFileArg } from '../outArg';
 import type { PolicyArgs } from '../policyArg';
 import { openPolicy } from '../policyArg';
-import { rewardRuleArg } from './run';
+import { rehearsalRetriesArg, rewardRuleArg } from './run';
 import type { JudgeArgs } from '../judgeArg';
 import { judgeSummaryLines, openJudgeArg } from '../judgeArg';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { requireNumber } from '../../core/base/numbers';
+import { counted } from '../../core/base/counted';
 import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
+
+/** The rehearse role's default rollout temperature, unless `--temperature` is lower. */
+export const DEFAULT_REHEARSE_TEMPERATURE = 0.7;
 
 /** Options of `rehearse rollout`. */
 export interface RolloutArgs extends PolicyArgs, JudgeArgs {
@@ -29,6 +34,7 @@ export interface RolloutArgs extends PolicyArgs, JudgeArgs {
   concurrency?: string;
   temperature?: string;
   rehearseTemperature?: string;
+  rehearsalRetries?: string;
   seed?: string;
   group?: string;
   runs?: string;
@@ -102,6 +108,7 @@ export async function rolloutCommand(
       rehearse: { temperature: rehearseTemperature, seed: mixSeed(seed, 'rehearse') },
     },
     reward,
+    ...rehearsalRetriesArg(args.rehearsalRetries),
   };
   const settings = await settingsForStartedPolicy(policy, chosen);
   // The rows train the policy that played them: a model that reads identifiers as slots trains on slots.
@@ -134,11 +141,7 @@ export async function rolloutCommand(
     actRows,
     identifierSlots,
   );
-  const rewards = summary.episodes.map((e) => e.reward ?? 0);
-  const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
-  io.out(
-    `${summary.episodes.length} ${args.real ? 'real' : 'imagined'} episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${outFile} (trace ${summary.traceFile})`,
-  );
+  rolloutLines(summary, exported, outFile, !!args.real).forEach((line) => io.out(line));
   // Judge items that were not evaluated leave the rewards without them: say how many and why.
   if (tasks.some((t) => t.task.checks.some((c) => c.kind === 'judge'))) {
     const report = await buildFidelityReport([summary.traceFile]);
@@ -146,6 +149,26 @@ export async function rolloutCommand(
     if (judged.length) io.out(judged.join('\n'));
   }
   return 0;
+}
+
+/** What a rollout says it played and wrote. */
+function rolloutLines(
+  summary: { episodes: { reward?: number | null }[]; traceFile: string },
+  exported: ExportSummary,
+  outFile: string,
+  real: boolean,
+): string[] {
+  const rewards = summary.episodes.map((e) => e.reward ?? 0);
+  const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
+  const lines = [
+    `${summary.episodes.length} ${real ? 'real' : 'imagined'} episodes, mean reward ${mean.toFixed(3)}; wrote ${exported.rows.act} act and ${exported.rows.rehearse} rehearse rows to ${outFile} (trace ${summary.traceFile})`,
+  ];
+  const masked = exported.maskedActRows;
+  if (masked)
+    lines.push(
+      `${counted(masked, 'act row')} left out: ${masked === 1 ? 'its episode' : 'their episodes'} ended on a rehearsal that did not parse (the world model's error, not the act's).`,
+    );
+  return lines;
 }
 
 /** The flags of `rehearse rollout`, checked and read, in the order a user sees their errors. */
@@ -165,10 +188,11 @@ function rolloutOptions(args: RolloutArgs) {
     text,
   );
   // Each role may sample at its own temperature; its rows carry it, and the trainer scores them at it.
+  // The rehearse role samples cooler by default: a world model's format errors end imagined episodes.
   const rehearseTemperature = requireNumber(
     args.rehearseTemperature,
     OUTSIDE_NUMBERS.flagRolloutRehearseTemperature,
-    temperature,
+    Math.min(temperature, DEFAULT_REHEARSE_TEMPERATURE),
     text,
   );
   const seed = requireNumber(args.seed, OUTSIDE_NUMBERS.flagSeed, 0, text);

@@ -37,6 +37,7 @@ export interface RunArgs extends PolicyArgs, JudgeArgs {
   budget?: string;
   order?: string;
   samples?: string;
+  rehearsalRetries?: string;
   temperature?: string;
   seed?: string;
   onParseError?: string;
@@ -66,6 +67,14 @@ export function rewardRuleArg(value: string | undefined, onParseError?: string):
       '--reward envace ends the episode on any parse error, as EnvACE does; leave out --on-parse-error feedback.',
     );
   return rule as RewardRule;
+}
+
+/** `--rehearsal-retries`, when given (else the reward rule's default, `withDefaults`). */
+export function rehearsalRetriesArg(value: string | undefined): Partial<RunSettings> {
+  const retries = requireNumber(value, OUTSIDE_NUMBERS.flagRehearsalRetries, undefined, {
+    text: true,
+  });
+  return retries === undefined ? {} : { rehearsalRetries: retries };
 }
 
 /** Settings from the command line, validated. */
@@ -115,6 +124,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
     audit: !!args.audit,
     episodesPerTask: flag(args.episodes, 'flagEpisodes', 1),
     rehearsalSamples: flag(args.samples, 'flagSamples', 1),
+    ...rehearsalRetriesArg(args.rehearsalRetries),
     privateRehearsal: {
       budget: flag(args.budget, 'flagBudget', 3),
       order,

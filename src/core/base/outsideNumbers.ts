@@ -203,6 +203,13 @@ export const OUTSIDE_NUMBERS = {
     code: 'USAGE',
   },
   flagSamples: { name: '--samples', min: 1, max: MAX_SAMPLED, integer: true, code: 'USAGE' },
+  flagRehearsalRetries: {
+    name: '--rehearsal-retries',
+    min: 0,
+    max: 10,
+    integer: true,
+    code: 'USAGE',
+  },
   flagBudget: { name: '--budget', min: 1, max: MAX_BUDGET, integer: true, code: 'USAGE' },
   flagConcurrency: {
     name: '--concurrency',

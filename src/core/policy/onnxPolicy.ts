@@ -106,6 +106,7 @@ export class OnnxPolicy extends Disposable implements Policy {
     const text = slots ? slots.reveal(sample.text) : sample.text;
     return {
       text,
+      ...(text !== sample.text ? { sampledText: sample.text } : {}),
       parse: parseActOutput(text),
       finish: sample.finish,
       tokens: {
@@ -151,6 +152,7 @@ export class OnnxPolicy extends Disposable implements Policy {
     return {
       samples: result.samples.map((s, i) => ({
         text: texts[i],
+        ...(texts[i] !== s.text ? { sampledText: s.text } : {}),
         parse: parseRehearsalOutput(texts[i]),
         finish: s.finish,
       })),

@@ -3,11 +3,10 @@ import type { Event } from '../base/event';
 import type { ActParse } from '../protocol/actParser';
 import type { RehearsalParse } from '../protocol/rehearsalParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
-import type { PolicyInfo, TokenCounts } from '../trace/format/schema';
+import type { FinishReason, PolicyInfo, TokenCounts } from '../trace/format/schema';
 import type { SamplingSettings } from './sampling/sampling';
 
-/** Why a generation stopped. */
-export type FinishReason = 'eos' | 'stop' | 'length' | 'cancelled';
+export type { FinishReason } from '../trace/format/schema';
 
 /** Options every generation takes. */
 export interface GenerationOptions {
@@ -30,6 +29,12 @@ export interface ActRequest extends GenerationOptions {
 /** The policy's turn: its raw text and how it parses. */
 export interface ActResult {
   text: string;
+  /**
+   * The text as the model sampled it, when `text` differs from it: a model that reads identifiers as
+   * slots writes placeholders (`C#5`) that `text` reveals (`C0000005`). Training rows use it, so that
+   * the tokens trained are the tokens sampled.
+   */
+  sampledText?: string;
   parse: ActParse;
   finish: FinishReason;
   tokens: TokenCounts;
@@ -47,6 +52,8 @@ export interface RehearseRequest extends GenerationOptions {
 /** One predicted response. */
 export interface RehearsalSample {
   text: string;
+  /** The text as the model sampled it, when `text` differs from it ({@link ActResult.sampledText}). */
+  sampledText?: string;
   parse: RehearsalParse;
   finish: FinishReason;
 }

@@ -8,7 +8,8 @@ import type { TaskFile } from '../tasks/format/taskFile';
 import { DEFAULT_TASK_LIMITS, offeredTools } from '../tasks/format/taskFile';
 import { buildRehearsePrompt } from '../protocol/rehearsePrompt';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
-import type { Policy, RehearsalSample } from '../policy/types';
+import type { ActResult, Policy, RehearsalSample, RehearseResult } from '../policy/types';
+import { mixSeed } from '../base/random';
 import { fidelityEventFor } from '../trace/index/callView';
 import { callId as makeCallId, turnId as makeTurnId } from '../trace/format/ids';
 import type {
@@ -16,7 +17,9 @@ import type {
   CallRehearsalEvent,
   EpisodeStatus,
   NewTraceEvent,
+  RejectedRehearsal,
   RunMode,
+  SampledText,
   TraceEvent,
   TurnParse,
 } from '../trace/format/schema';
@@ -359,6 +362,7 @@ async function playTurn(
     index: turnIndex,
     ...(user !== undefined ? { user } : {}),
     text: act.text,
+    ...sampledText(act),
     parse,
     tokens: act.tokens,
     latencyMs: Math.round(act.latencyMs),
@@ -533,7 +537,29 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult | 
   return imaginedCallResult(ctx, c, sample);
 }
 
-/** Asks the policy for the call's rehearsal and records it; ends the episode when it was stopped meanwhile. */
+/** What a trace records of how a generation was sampled ({@link SampledText}). */
+function sampledText(g: Pick<ActResult, 'sampledText' | 'finish'>): SampledText {
+  return {
+    ...(g.sampledText !== undefined ? { sampled: g.sampledText } : {}),
+    ...(g.finish ? { finish: g.finish } : {}),
+  };
+}
+
+/**
+ * How many times an unparsable rehearsal is sampled again: only in imagined episodes (a shadow
+ * episode's rehearsals are measured as they come), and only when the rehearse role samples (a greedy
+ * retry would write the same text).
+ */
+function rehearsalRetriesFor(ctx: EpisodeContext): number {
+  const { rehearsalRetries, sampling } = ctx.settings;
+  return ctx.mode !== 'shadow' && (sampling.rehearse.temperature ?? 0) > 0 ? rehearsalRetries : 0;
+}
+
+/**
+ * Asks the policy for the call's rehearsal (again, up to `rehearsalRetries` times, while it does not
+ * parse in an imagined episode) and records it with its rejected samples; ends the episode when it
+ * was stopped meanwhile.
+ */
 async function rehearseCall(
   ctx: EpisodeContext,
   c: CallPlay,
@@ -548,23 +574,45 @@ async function rehearseCall(
     },
     ctx.settings.rehearsePrompt,
   );
-  const rehearsal = await ctx.policy.rehearse({
-    messages: prompt,
-    n: ctx.settings.rehearsalSamples,
-    session: c.rehearseSession,
-    sampling: ctx.settings.sampling.rehearse,
-    maxTokens: ctx.settings.maxTokens.rehearse,
-    signal: c.signal,
-  });
-  if (c.signal.aborted)
-    return abortReason(
-      ctx.signal,
-      ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs,
-    );
-  const sample: RehearsalSample = {
-    ...rehearsal.samples[0],
-    parse: rehearsalParseIn(rehearsal.samples[0], ctx.settings.parse),
-  };
+  const rejected: RejectedRehearsal[] = [];
+  const retries = rehearsalRetriesFor(ctx);
+  const started = performance.now();
+  let rehearsal: RehearseResult;
+  let sample: RehearsalSample;
+  for (let attempt = 0; ; attempt++) {
+    const sampling = ctx.settings.sampling.rehearse;
+    rehearsal = await ctx.policy.rehearse({
+      messages: prompt,
+      n: ctx.settings.rehearsalSamples,
+      session: c.rehearseSession,
+      // A retry samples with a seed of its own: the same seed and prompt would give the same text.
+      sampling:
+        attempt === 0
+          ? sampling
+          : {
+              ...sampling,
+              seed: mixSeed(sampling.seed ?? 0, 'rehearsal retry', c.callId, attempt),
+            },
+      maxTokens: ctx.settings.maxTokens.rehearse,
+      signal: c.signal,
+    });
+    if (c.signal.aborted)
+      return abortReason(
+        ctx.signal,
+        ctx.task.limits?.episodeTimeoutMs ?? DEFAULT_TASK_LIMITS.episodeTimeoutMs,
+      );
+    sample = {
+      ...rehearsal.samples[0],
+      parse: rehearsalParseIn(rehearsal.samples[0], ctx.settings.parse),
+    };
+    if (sample.parse.ok || attempt >= retries) break;
+    rejected.push({
+      text: sample.text,
+      ...sampledText(sample),
+      result: rehearsalResult(sample.parse) as RejectedRehearsal['result'],
+      tokens: rehearsal.tokens,
+    });
+  }
   const rehearsalEvent = (await ctx.emit({
     type: 'call.rehearsal',
     episodeId: ctx.episodeId,
@@ -573,9 +621,11 @@ async function rehearseCall(
     tool: c.name,
     arguments: c.args,
     text: sample.text,
+    ...sampledText(sample),
     result: rehearsalResult(sample.parse),
     tokens: rehearsal.tokens,
-    latencyMs: Math.round(rehearsal.latencyMs),
+    latencyMs: Math.round(performance.now() - started),
+    ...(rejected.length ? { rejected } : {}),
   })) as CallRehearsalEvent;
   return { sample, rehearsalEvent };
 }

@@ -18,6 +18,14 @@ export interface RunSettings {
   /** Rehearsal samples per call (batched); the first is the one the episode uses. */
   rehearsalSamples: number;
   /**
+   * Imagined episodes (imagine mode, private rehearsal's attempts): how many times a rehearsal that
+   * does not parse is sampled again before it ends the episode (each try with a seed of its own; none
+   * when the rehearse role samples greedily, which would give the same text). The rejected samples are
+   * recorded with the call's rehearsal. Default 3 under the `studio` reward rule, 0 under `envace`
+   * (EnvACE's simulator takes one sample). Shadow mode never resamples: its rehearsals are measured.
+   */
+  rehearsalRetries: number;
+  /**
    * What a parse error does: `end` the episode (EnvACE's rule), or `feedback`: tell the policy
    * what was wrong, as a tool message, and let it try again within the turn limit.
    */
@@ -64,6 +72,7 @@ export const DEFAULT_RUN_SETTINGS: RunSettings = {
   maxTokens: { act: 384, rehearse: 384 },
   rehearsePrompt: {},
   rehearsalSamples: 1,
+  rehearsalRetries: 3,
   onParseError: 'end',
   reward: 'studio',
   parse: 'studio',
@@ -75,6 +84,9 @@ export function withDefaults(settings: Partial<RunSettings>): RunSettings {
   return {
     ...DEFAULT_RUN_SETTINGS,
     ...settings,
+    rehearsalRetries:
+      settings.rehearsalRetries ??
+      (settings.reward === 'envace' ? 0 : DEFAULT_RUN_SETTINGS.rehearsalRetries),
     sampling: { ...DEFAULT_RUN_SETTINGS.sampling, ...settings.sampling },
     maxTokens: { ...DEFAULT_RUN_SETTINGS.maxTokens, ...settings.maxTokens },
     privateRehearsal: { ...DEFAULT_RUN_SETTINGS.privateRehearsal, ...settings.privateRehearsal },

@@ -38,6 +38,11 @@ export interface DatasetRow {
    * log-probs at it (logits / temperature), so each role may sample at its own.
    */
   temperature?: number;
+  /**
+   * False when the target is trained without the end token: the policy's sample stopped on a stop
+   * string or the token limit, so it never sampled one (default true).
+   */
+  eos?: boolean;
   weight: number;
   source: RowSource;
   task?: string;

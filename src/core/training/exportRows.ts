@@ -10,9 +10,11 @@ import type { ChatMessage, RecordedExample, ToolDefinition } from '../protocol/t
 import { toFunctionSchema } from '../protocol/types';
 import { IdentifierSlots } from '../protocol/identifierSlots';
 import { readTrace } from '../trace/format/reader';
+import { ENVACE_REHEARSAL_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../protocol/codes';
 import type {
   CallActualEvent,
   CallRehearsalEvent,
+  SampledText,
   EpisodeEndEvent,
   EpisodeEvent,
   RunEvent,
@@ -96,6 +98,11 @@ export interface ExportOptions {
 /** Counts of what an export wrote and skipped. */
 export interface ExportSummary {
   episodes: number;
+  /**
+   * Act rows left out of rollouts because a rehearsal that did not parse ended the episode: its
+   * reward says the world model broke, not how the policy acted.
+   */
+  maskedActRows: number;
   skippedEpisodes: number;
   rows: { act: number; rehearse: number };
   /** Rows by `role/source`, e.g. `rehearse/actual`. */
@@ -144,11 +151,32 @@ export function actualRehearsalTarget(event: CallActualEvent): string | undefine
   return formatRehearsal(canonicalJson(json));
 }
 
-/** A row as a model with identifier slots reads it: messages first, then the target, one numbering. */
-export function hideRow(row: DatasetRow): DatasetRow {
+/**
+ * A row as a model with identifier slots reads it: messages first, then the target, one numbering.
+ * `sampled`, the target as the model wrote it (its placeholders before they were revealed), is the
+ * target when known: hiding the revealed text again would number the values it invented anew.
+ */
+export function hideRow(row: DatasetRow, sampled?: string): DatasetRow {
   const slots = new IdentifierSlots();
   const messages = slots.hideMessages(row.messages);
-  return { ...row, messages, target: slots.hide(row.target) };
+  return { ...row, messages, target: sampled ?? slots.hide(row.target) };
+}
+
+/** A generation's row fields: the target without the end token when the policy never sampled one. */
+function endToken(g: SampledText): Pick<DatasetRow, 'eos'> {
+  return g.finish === 'stop' || g.finish === 'length' ? { eos: false } : {};
+}
+
+/** Whether an episode ended because a rehearsal did not parse (an imagined episode's world model broke). */
+export function endedOnRehearsal(end: EpisodeEndEvent): boolean {
+  const code = end.error?.code;
+  return (
+    end.status === 'failed' &&
+    code !== undefined &&
+    ([...REHEARSAL_PARSE_ERROR_CODES, ...ENVACE_REHEARSAL_PARSE_ERROR_CODES] as string[]).includes(
+      code,
+    )
+  );
 }
 
 /**
@@ -164,6 +192,7 @@ export async function exportRows(
 ): Promise<ExportSummary> {
   const summary: ExportSummary = {
     episodes: 0,
+    maskedActRows: 0,
     skippedEpisodes: 0,
     rows: { act: 0, rehearse: 0 },
     bySource: {},
@@ -175,8 +204,8 @@ export async function exportRows(
     skippedAnnotationLines: 0,
   };
   const tasks = new Set<string>();
-  const write = (plain: DatasetRow) => {
-    const row = options.identifierSlots ? hideRow(plain) : plain;
+  const write = (plain: DatasetRow, sampled?: string) => {
+    const row = options.identifierSlots ? hideRow(plain, sampled) : plain;
     writeRow(row);
     summary.rows[row.role]++;
     const key = `${row.role}/${row.source}`;
@@ -199,7 +228,8 @@ interface RowExport {
   options: ExportOptions;
   roles: Set<'act' | 'rehearse'>;
   summary: ExportSummary;
-  write: (row: DatasetRow) => void;
+  /** Writes a row; `sampled` is its target as the model wrote it ({@link hideRow}). */
+  write: (row: DatasetRow, sampled?: string) => void;
 }
 
 /** Reads one trace file, gathering each episode's events, and writes an episode's rows when it ends. */
@@ -274,6 +304,8 @@ interface EpisodeRows {
   rowReward: (text: string) => number | null;
   /** A rollout row's `temperature` field: its role's sampling temperature, when it sampled (> 0). */
   sampledAt: (role: 'act' | 'rehearse') => Pick<DatasetRow, 'temperature'>;
+  /** Rollouts: the episode's act rows are left out ({@link endedOnRehearsal}). */
+  masksAct: boolean;
 }
 
 /**
@@ -347,6 +379,7 @@ function emitEpisode(
         : info?.examples,
     tools: ep.start.tools ?? [],
     base,
+    masksAct: options.actSource === 'rollout' && endedOnRehearsal(ep.end),
     // A run under EnvACE's rule: each row's reward loses EnvACE's invalid-action penalty when its text is empty.
     rowReward: (text: string) =>
       base.reward !== null && settings.reward === 'envace'
@@ -365,7 +398,7 @@ function emitEpisode(
     const actOnly: RowExport = {
       ...rows,
       roles: new Set(['act']),
-      write: (row) => rows.write({ ...row, id: `${row.id}/memory-${i + 1}` }),
+      write: (row, sampled) => rows.write({ ...row, id: `${row.id}/memory-${i + 1}` }, sampled),
     };
     const withMemory = episodeMessages(system, memory);
     for (const turn of ep.turns) emitTurn(actOnly, episode, turn, withMemory);
@@ -404,20 +437,26 @@ function emitTurn(
   if (turn.user !== undefined) messages.push({ role: 'user', content: turn.user });
   const history = [...messages];
   const lastTurn = turn === ep.turns[ep.turns.length - 1];
-  if (roles.has('act') && (options.actRows !== 'episode' || lastTurn)) {
-    rows.write({
-      ...base,
-      reward: episode.rowReward(turn.text),
-      id: `${ep.start.episodeId}/${turn.turnId}/act`,
-      role: 'act',
-      messages: history,
-      tools: episode.tools.map(toFunctionSchema),
-      target: turn.text,
-      weight: 1,
-      source: options.actSource,
-      ...episode.sampledAt('act'),
-      ...(options.actRows === 'episode' ? { train_history: true } : {}),
-    });
+  if (roles.has('act') && (options.actRows !== 'episode' || lastTurn) && episode.masksAct)
+    rows.summary.maskedActRows++;
+  else if (roles.has('act') && (options.actRows !== 'episode' || lastTurn)) {
+    rows.write(
+      {
+        ...base,
+        reward: episode.rowReward(turn.text),
+        id: `${ep.start.episodeId}/${turn.turnId}/act`,
+        role: 'act',
+        messages: history,
+        tools: episode.tools.map(toFunctionSchema),
+        target: turn.text,
+        weight: 1,
+        source: options.actSource,
+        ...episode.sampledAt('act'),
+        ...endToken(turn),
+        ...(options.actRows === 'episode' ? { train_history: true } : {}),
+      },
+      turn.sampled,
+    );
   }
   messages.push({ role: 'assistant', content: turn.text });
   if (turn.parse.kind === 'error') {
@@ -497,19 +536,44 @@ function emitCallRows(rows: RowExport, episode: EpisodeRows, c: CallInTurn): voi
   if (options.policyRehearsals && rehearsal) {
     // The policy's own rehearsal as target: its annotations go with it, its weight is not raised.
     const weight = options.callWeight?.(call.callId) ?? 1;
-    rows.write({
-      ...base,
-      reward: episode.rowReward(rehearsal.text),
-      id: `${ep.start.episodeId}/${call.callId}/rehearse`,
-      role: 'rehearse',
-      messages: prompt,
-      target: rehearsal.text,
-      weight,
-      source: options.actSource,
-      ...episode.sampledAt('rehearse'),
-      call: call.callId,
-      ...marks,
-    });
+    // Samples that did not parse and were drawn again: each earns what an episode it ended earns.
+    // Rollouts only: a rejected sample is never a demonstration.
+    const rejected = base.reward === null ? [] : (rehearsal.rejected ?? []);
+    for (const [i, r] of rejected.entries())
+      rows.write(
+        {
+          ...base,
+          reward: 0,
+          finished: false,
+          id: `${ep.start.episodeId}/${call.callId}/rehearse-rejected-${i + 1}`,
+          role: 'rehearse',
+          messages: prompt,
+          target: r.text,
+          weight,
+          source: options.actSource,
+          ...episode.sampledAt('rehearse'),
+          ...endToken(r),
+          call: call.callId,
+        },
+        r.sampled,
+      );
+    rows.write(
+      {
+        ...base,
+        reward: episode.rowReward(rehearsal.text),
+        id: `${ep.start.episodeId}/${call.callId}/rehearse`,
+        role: 'rehearse',
+        messages: prompt,
+        target: rehearsal.text,
+        weight,
+        source: options.actSource,
+        ...episode.sampledAt('rehearse'),
+        ...endToken(rehearsal),
+        call: call.callId,
+        ...marks,
+      },
+      rehearsal.sampled,
+    );
   }
   if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal)))
     rows.summary.annotatedCalls++;

@@ -1,3 +1,4 @@
+import type { FinishReason } from '../../trace/format/schema';
 import type { SamplingSettings } from '../sampling/sampling';
 import { sampleToken, seededRandom } from '../sampling/sampling';
 import { allowedNameTokens, maskLogits } from '../sampling/toolNameConstraint';
@@ -29,7 +30,7 @@ export interface GenerateRequest {
 }
 
 /** Why a sample stopped. */
-export type FinishReason = 'eos' | 'stop' | 'length' | 'cancelled';
+export type { FinishReason };
 
 /** A generation's outcome, with the counters the benchmark and the status bar read. */
 export interface GenerateResult {

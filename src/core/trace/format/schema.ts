@@ -86,8 +86,22 @@ export interface TokenCounts {
   reused?: number;
 }
 
+/** Why a generation stopped: the end token, a stop string, the token limit, or a cancel. */
+export type FinishReason = 'eos' | 'stop' | 'length' | 'cancelled';
+
+/**
+ * How a generation was sampled, as training rows need it: the text as the model wrote it when the
+ * recorded text differs (identifier slots revealed), and why it stopped (a row is trained with the
+ * end token only when the model sampled it).
+ */
+export interface SampledText {
+  /** The model's text before its identifiers were revealed, when it differs from `text`. */
+  sampled?: string;
+  finish?: FinishReason;
+}
+
 /** One act of the policy. */
-export interface TurnEvent extends EventBase {
+export interface TurnEvent extends EventBase, SampledText {
   type: 'turn';
   episodeId: string;
   turnId: string;
@@ -112,8 +126,18 @@ export function rehearsalResult(parse: RehearsalParse): RehearsalResult {
     : { ok: false, code: parse.error.code, message: parse.error.message };
 }
 
+/**
+ * A rehearsal that did not parse and was sampled again (imagined episodes, `rehearsalRetries`): the
+ * episode never read it; training rows give it the reward of an episode a rehearsal ends.
+ */
+export interface RejectedRehearsal extends SampledText {
+  text: string;
+  result: Extract<RehearsalResult, { ok: false }>;
+  tokens?: TokenCounts;
+}
+
 /** The policy's predicted response to one call. */
-export interface CallRehearsalEvent extends EventBase {
+export interface CallRehearsalEvent extends EventBase, SampledText {
   type: 'call.rehearsal';
   episodeId: string;
   turnId: string;
@@ -125,6 +149,8 @@ export interface CallRehearsalEvent extends EventBase {
   result: RehearsalResult;
   tokens?: TokenCounts;
   latencyMs?: number;
+  /** Earlier samples of this rehearsal that did not parse, in order (the last sample is `text`). */
+  rejected?: RejectedRehearsal[];
 }
 
 /** Where an actual response came from. */
