@@ -309,6 +309,10 @@ function registerTaskCommands(program: Command, cli: CliContext): void {
     )
     .option('--judge <url>', JUDGE_HELP)
     .option('--judge-model <name>', JUDGE_MODEL_HELP)
+    .option(
+      '--examples-out <dir>',
+      "write each task again into this folder (same file name), with its reference's calls and their real responses as examples (grounded imagination); a task whose reference fails or is missing is written as it was",
+    )
     .option('--verbose', "print the servers' stderr")
     .option('--json', 'print the results as JSON')
     .action(async (tasks: string[], opts: VerifyArgs) => {
