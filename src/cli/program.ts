@@ -371,6 +371,10 @@ function registerRunCommand(program: Command, cli: CliContext): void {
       'condensed',
     )
     .option('--samples <n>', 'rehearsal samples per call, batched', '1')
+    .option(
+      '--max-examples <n>',
+      "at most n of a task's examples in the rehearse prompt (default: the policy's rehearsal_config.json)",
+    )
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--seed <s>', 'sampling seed', '0')
     .option('--on-parse-error <what>', 'end the episode (EnvACE) or give feedback and go on', 'end')
@@ -442,6 +446,10 @@ function registerRolloutCommand(program: Command, cli: CliContext): void {
     )
     .option('--seed <s>', 'sampling seed', '0')
     .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')
+    .option(
+      '--max-examples <n>',
+      "at most n of a task's examples in the rehearse prompt (default: the policy's rehearsal_config.json), e.g. after verify --examples-out",
+    )
     .option(
       '--batch-size <k>',
       'play only a batch of k of the tasks (drawn in a fixed shuffled order), e.g. a new batch each GRPO iteration',
