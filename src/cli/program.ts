@@ -309,6 +309,10 @@ function registerTaskCommands(program: Command, cli: CliContext): void {
     )
     .option('--judge <url>', JUDGE_HELP)
     .option('--judge-model <name>', JUDGE_MODEL_HELP)
+    .option(
+      '--examples-out <dir>',
+      "write each task again into this folder (same file name), with its reference's calls and their real responses as examples (grounded imagination); a task whose reference fails or is missing is written as it was",
+    )
     .option('--verbose', "print the servers' stderr")
     .option('--json', 'print the results as JSON')
     .action(async (tasks: string[], opts: VerifyArgs) => {
@@ -370,6 +374,10 @@ function registerRunCommand(program: Command, cli: CliContext): void {
     .option(
       '--rehearsal-retries <k>',
       'imagined episodes: sample an unparsable rehearsal again up to k times before it ends the episode (default 3; 0 under --reward envace)',
+    )
+    .option(
+      '--max-examples <n>',
+      "at most n of a task's examples in the rehearse prompt (default: the policy's rehearsal_config.json)",
     )
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--seed <s>', 'sampling seed', '0')
@@ -446,6 +454,10 @@ function registerRolloutCommand(program: Command, cli: CliContext): void {
     )
     .option('--seed <s>', 'sampling seed', '0')
     .option('--group <suffix>', 'group suffix, e.g. iter3', 'rollout')
+    .option(
+      '--max-examples <n>',
+      "at most n of a task's examples in the rehearse prompt (default: the policy's rehearsal_config.json), e.g. after verify --examples-out",
+    )
     .option(
       '--batch-size <k>',
       'play only a batch of k of the tasks (drawn in a fixed shuffled order), e.g. a new batch each GRPO iteration',

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { RehearsePromptInput } from '../../src/core/protocol/rehearsePrompt';
+import type { RecordedExample } from '../../src/core/protocol/types';
 import {
   buildRehearsePrompt,
   COMPACT_REHEARSE_SYSTEM_PROMPT,
@@ -88,6 +89,65 @@ describe('rehearse prompt', () => {
       buildRehearsePrompt(input, { profile: 'general' }),
       buildRehearsePrompt(input),
     );
+  });
+
+  it('a task without examples gets the same prompt whatever maxExamples is (compact and envace profiles)', () => {
+    // Grounded imagination turns examples on for a whole task set (`rollout --max-examples`): the
+    // tasks whose reference gave none must keep the prompt the policy was trained on, byte for byte.
+    const without: RehearsePromptInput[] = [
+      { ...input, examples: undefined },
+      { ...input, examples: [] },
+    ];
+    for (const profile of ['compact', 'envace'] as const)
+      for (const task of without) {
+        const off = buildRehearsePrompt(task, { profile, maxExamples: 0 });
+        for (const maxExamples of [1, 4, 8])
+          assert.deepEqual(
+            buildRehearsePrompt(task, { profile, maxExamples }),
+            off,
+            `${profile}, maxExamples ${maxExamples}, examples ${JSON.stringify(task.examples)}`,
+          );
+      }
+  });
+
+  it("with examples and maxExamples > 0, the prompt shows the examples' recorded responses", () => {
+    const examples: RecordedExample[] = [
+      {
+        tool: 'get_order_details',
+        arguments: { order_id: '#W7' },
+        result: { status: 'delivered', total: 42.5 },
+        text: '{"status": "delivered", "total": 42.5}',
+      },
+      { tool: 'find_user', arguments: { email: 'a@b.c' }, result: { user_id: 'u_0042' } },
+    ];
+    const task = { ...input, examples };
+    const compact = buildRehearsePrompt(task, { profile: 'compact', maxExamples: 4 })[1].content;
+    assert.ok(
+      compact.startsWith(
+        [
+          'Recorded calls with their real results:',
+          'Tool: get_order_details',
+          'Arguments: {"order_id":"#W7"}',
+          'Result: {"status":"delivered","total":42.5}',
+          '',
+          'Tool: find_user',
+          'Arguments: {"email":"a@b.c"}',
+          'Result: {"user_id":"u_0042"}',
+          '',
+          'Conversation so far:',
+        ].join('\n'),
+      ),
+      compact,
+    );
+    // Only the called tool's, at maxExamples 1; none at 0.
+    const one = buildRehearsePrompt(task, { profile: 'compact', maxExamples: 1 })[1].content;
+    assert.ok(one.includes('"delivered"') && !one.includes('u_0042'), one);
+    const off = buildRehearsePrompt(task, { profile: 'compact' })[1].content;
+    assert.ok(!off.includes('Recorded calls') && !off.includes('delivered'), off);
+    // EnvACE's prompt shows every example, the text a result was parsed from verbatim.
+    const envace = buildRehearsePrompt(task, { profile: 'envace' })[1].content;
+    assert.ok(envace.includes('Tool execution result:\n{"status": "delivered", "total": 42.5}'));
+    assert.ok(envace.includes('find_user') && envace.includes('u_0042'), envace);
   });
 
   it('options from outside are checked field by field', () => {

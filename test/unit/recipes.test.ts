@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { curveTable, sanityFailures } from '../../src/recipes/grpoSanity/figures';
 import type { CurvePoint } from '../../src/recipes/grpoSanity/figures';
+import { grpoRunFile } from '../../src/recipes/measureEnvace/arms';
 import { measureSettings } from '../../src/recipes/measureEnvace/settings';
 import { difference, interval, summarise } from '../../src/recipes/measureEnvace/stats';
 import type { Evaluation } from '../../src/recipes/measureEnvace/stats';
@@ -13,8 +14,11 @@ import { describeTrainerEvent } from '../../src/recipes/shared/trainerEvents';
 import { trainPaths } from '../../src/recipes/trainDefault/context';
 import type { TrainContext } from '../../src/recipes/trainDefault/context';
 import { grpoHyperparameters } from '../../src/recipes/trainDefault/grpo';
-import type { Recipe } from '../../src/recipes/trainDefault/settings';
-import { trainDefaultSettings } from '../../src/recipes/trainDefault/settings';
+import type { JsonObject, Recipe } from '../../src/recipes/trainDefault/settings';
+import {
+  GROUNDED_MAX_EXAMPLES,
+  trainDefaultSettings,
+} from '../../src/recipes/trainDefault/settings';
 import { validationScores } from '../../src/recipes/validatePolicy';
 import { repoRoot } from '../support/paths';
 import { useTempDir } from '../support/tempDir';
@@ -115,6 +119,32 @@ describe('recipes: GRPO settings of train:default', () => {
     assert.deepEqual(validation.slice(2, 4), ['validate-policy', '/w/tasks/validation']);
   });
 
+  it('grounded imagination: rollouts of the grounded GRPO tasks with their examples shown; validation without', () => {
+    const committed = JSON.parse(
+      readFileSync(path.join(repoRoot(), 'training/default/recipe.json'), 'utf8'),
+    ) as Recipe;
+    assert.equal(committed.grpo.groundedImagination, false, 'documented in the committed recipe');
+    const plain = grpoHyperparameters(ctx({ ...recipe, grpo: { ...recipe.grpo } }));
+    const grounded = grpoHyperparameters(
+      ctx({ ...recipe, grpo: { ...recipe.grpo, groundedImagination: true } }),
+    );
+    const rollout = (h: JsonObject) => (h.rollouts as { command: string[] }).command;
+    const validation = (h: JsonObject) => (h.validation as { command: string[] }).command;
+    assert.equal(rollout(plain)[3], '/w/tasks/grpo');
+    assert.ok(!rollout(plain).includes('--max-examples'));
+    assert.equal(rollout(grounded)[3], '/w/tasks/grpo-grounded');
+    const at = rollout(grounded).indexOf('--max-examples');
+    assert.deepEqual(rollout(grounded).slice(at, at + 2), [
+      '--max-examples',
+      String(GROUNDED_MAX_EXAMPLES),
+    ]);
+    // Held-out validation is played as the policy is prompted at test time: no examples.
+    assert.deepEqual(validation(grounded), validation(plain));
+    assert.equal(validation(grounded)[3], '/w/tasks/validation');
+    // The switch is the recipe's, not the trainer's.
+    for (const h of [plain, grounded]) assert.ok(!('groundedImagination' in h));
+  });
+
   it('plays every GRPO task each iteration without validation when the recipe says neither', () => {
     const { validation: _v, tasksPerIteration: _t, ...grpo } = recipe.grpo;
     const h = grpoHyperparameters(ctx({ ...recipe, grpo }));
@@ -143,6 +173,33 @@ describe('recipes: measure:envace settings', () => {
     assert.equal(s.episodes, undefined, "the recipe's own episodes");
     assert.equal(s.publish, true);
     assert.equal(measureSettings({}, [], ROOT, none).base, '/studio/models/default');
+  });
+
+  it("grounded imagination: every arm's rollouts play the grounded GRPO tasks with their examples shown", () => {
+    const recipe = JSON.parse(
+      readFileSync(path.join(repoRoot(), 'training/default/recipe.json'), 'utf8'),
+    ) as Recipe;
+    const settings = measureSettings({ WORK: '/m' }, [], ROOT, none);
+    const runFile = (groundedImagination: boolean, arm: 'imagined' | 'real') =>
+      grpoRunFile(
+        {
+          settings,
+          recipe: { ...recipe, grpo: { ...recipe.grpo, groundedImagination } },
+          log: silent,
+        },
+        arm,
+        0,
+        '/m/out',
+      );
+    const command = (r: ReturnType<typeof runFile>) => r.hyperparameters.rollouts.command;
+    for (const arm of ['imagined', 'real'] as const) {
+      assert.equal(command(runFile(false, arm))[3], '/m/tasks/grpo');
+      assert.ok(!command(runFile(false, arm)).includes('--max-examples'));
+      const grounded = command(runFile(true, arm));
+      assert.equal(grounded[3], '/m/tasks/grpo-grounded');
+      assert.deepEqual(grounded.slice(-2), ['--max-examples', String(GROUNDED_MAX_EXAMPLES)]);
+      assert.ok(!('groundedImagination' in runFile(true, arm).hyperparameters));
+    }
   });
 
   it('reads every size from the environment', () => {

@@ -217,6 +217,14 @@ describe('numbers from outside: one reader, one timer helper', () => {
           /--batch must be/,
         ],
         [
+          ['run', task, '--max-examples', '2.5'],
+          /--max-examples must be a whole number from 0 to 1,000,000, not "2.5"/,
+        ],
+        [
+          ['rollout', task, '--out', path.join(tmp(), 'r.jsonl'), '--max-examples', '-1'],
+          /--max-examples must be a whole number from 0 to 1,000,000, not "-1"/,
+        ],
+        [
           ['generate', 'retail', '--count', '0x10', '--out', tmp()],
           /--count must be a whole number from 1 to 10,000, not "0x10"/,
         ],

@@ -23,6 +23,8 @@ import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { requireNumber } from '../../core/base/numbers';
 import { counted } from '../../core/base/counted';
 import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
+import type { TaskFile } from '../../core/tasks/format/taskFile';
+import { maxExamplesArg, refuseMaxExamplesForEnvace } from '../maxExamplesArg';
 
 /** The rehearse role's default rollout temperature, unless `--temperature` is lower. */
 export const DEFAULT_REHEARSE_TEMPERATURE = 0.7;
@@ -44,6 +46,7 @@ export interface RolloutArgs extends PolicyArgs, JudgeArgs {
   actRows?: string;
   batchSize?: string;
   batch?: string;
+  maxExamples?: string;
 }
 
 /**
@@ -91,6 +94,7 @@ export async function rolloutCommand(
     concurrency,
     batchSize,
     batch,
+    prompt,
   } = rolloutOptions(args);
   const all = await loadTasks(resolveTaskArguments(taskPaths));
   const tasks = batchSize === undefined ? all : taskBatch(all, batchSize, batch);
@@ -109,8 +113,10 @@ export async function rolloutCommand(
     },
     reward,
     ...rehearsalRetriesArg(args.rehearsalRetries),
+    ...prompt,
   };
   const settings = await settingsForStartedPolicy(policy, chosen);
+  refuseMaxExamplesForEnvace(settings, chosen, policy);
   // The rows train the policy that played them: a model that reads identifiers as slots trains on slots.
   const identifierSlots = policy.identifierSlots === true;
   const runsDir = path.resolve(args.runs ?? path.join(os.tmpdir(), 'rehearsal-rollouts'));
@@ -134,13 +140,11 @@ export async function rolloutCommand(
       'ROLLOUT_FAILED',
       `The rollout run ${summary.status}: ${summary.error?.code ?? ''} ${summary.error?.message ?? ''}`.trim(),
     );
-  const exported = await writeRolloutRows(
-    summary.traceFile,
-    outFile,
-    args,
+  const exported = await writeRolloutRows(summary.traceFile, outFile, args, {
     actRows,
     identifierSlots,
-  );
+    tasks: tasks.map((t) => t.task),
+  });
   rolloutLines(summary, exported, outFile, !!args.real).forEach((line) => io.out(line));
   // Judge items that were not evaluated leave the rewards without them: say how many and why.
   if (tasks.some((t) => t.task.checks.some((c) => c.kind === 'judge'))) {
@@ -211,6 +215,7 @@ function rolloutOptions(args: RolloutArgs) {
   const concurrency = concurrencyArg(args.concurrency);
   const batchSize = requireNumber(args.batchSize, OUTSIDE_NUMBERS.flagBatchSize, undefined, text);
   const batch = requireNumber(args.batch, OUTSIDE_NUMBERS.flagBatch, 0, text);
+  const prompt = maxExamplesArg(args.maxExamples);
   return {
     out: args.out,
     episodes,
@@ -222,17 +227,23 @@ function rolloutOptions(args: RolloutArgs) {
     concurrency,
     batchSize,
     batch,
+    prompt,
   };
 }
 
-/** Writes the rollout trace's rows to the `--out` file: act rows, and rehearse rows unless `--real`. */
+/**
+ * Writes the rollout trace's rows to the `--out` file: act rows, and rehearse rows unless `--real`.
+ * Rehearse prompts are rebuilt with the tasks' examples, which the trace does not hold, so that a
+ * row's prompt is the one the policy rehearsed with (`--max-examples`).
+ */
 async function writeRolloutRows(
   traceFile: string,
   outFile: string,
   args: RolloutArgs,
-  actRows: 'turn' | 'episode',
-  identifierSlots: boolean,
+  rows: { actRows: 'turn' | 'episode'; identifierSlots: boolean; tasks: readonly TaskFile[] },
 ) {
+  const { actRows, identifierSlots } = rows;
+  const byId = new Map(rows.tasks.map((t) => [t.id, t]));
   const out = await writeStreamInside(writeRootOf(path.dirname(path.resolve(outFile))), outFile);
   const exported = await exportRows(
     [traceFile],
@@ -244,6 +255,10 @@ async function writeRolloutRows(
       ...(args.real ? { roles: ['act' as const] } : {}),
       group: (taskId) => `${taskId}/${args.group ?? 'rollout'}`,
       identifierSlots,
+      taskInfo: (taskId) => {
+        const task = byId.get(taskId);
+        return task && { examples: task.examples, system: task.system };
+      },
     },
     (row) => out.write(JSON.stringify(row) + '\n'),
   );

@@ -16,6 +16,7 @@ import type { RunSettings } from '../../core/runner/settings';
 import type { RewardRule } from '../../core/tasks/checks/envaceReward';
 import { REWARD_RULES } from '../../core/tasks/checks/envaceReward';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
+import { maxExamplesArg, refuseMaxExamplesForEnvace } from '../maxExamplesArg';
 import type { CliIO } from '../io';
 import { progressBar } from '../io';
 import { parseDialectArg } from '../parseDialectArg';
@@ -49,6 +50,7 @@ export interface RunArgs extends PolicyArgs, JudgeArgs {
   progress?: boolean;
   verbose?: boolean;
   calls?: boolean;
+  maxExamples?: string;
 }
 
 /** A number flag through the one reader, in its documented range (USAGE when out of it). */
@@ -135,6 +137,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
     onParseError,
     reward: rewardRuleArg(args.reward, args.onParseError),
     parse,
+    ...maxExamplesArg(args.maxExamples),
   };
 }
 
@@ -155,6 +158,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
     args.verbose ? (line) => io.err(`[policy] ${line}`) : undefined,
   );
   const runSettings = await settingsForStartedPolicy(policy, settings);
+  refuseMaxExamplesForEnvace(runSettings, settings, policy);
   const bar = startEpisodeBar(
     args,
     tasks.length * (settings.episodesPerTask ?? 1),

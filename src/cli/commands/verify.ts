@@ -17,6 +17,10 @@ import type { CliIO } from '../io';
 import { EXIT } from '../io';
 import type { JudgeArgs } from '../judgeArg';
 import { judgeSummaryLines, openJudgeArg } from '../judgeArg';
+import type { ExampleTaskOutcome } from '../examplesOut';
+import { examplesOutLines, planExamplesOut, writeExamplesOut } from '../examplesOut';
+import type { RecordedExample } from '../../core/protocol/types';
+import { referenceExamples } from '../../core/training/groundedTasks';
 import type { Judge } from '../../core/tasks/checks/judge';
 import type { NotEvaluatedChecks } from '../../core/tasks/checks/notEvaluated';
 import { tallyNotEvaluated } from '../../core/tasks/checks/notEvaluated';
@@ -27,6 +31,8 @@ export interface VerifyArgs extends JudgeArgs {
   json?: boolean;
   verbose?: boolean;
   concurrency?: string;
+  /** Write each task again into this folder, with its reference's calls and real responses as examples. */
+  examplesOut?: string;
 }
 
 /** The CLI's answer to `${input:ID}`: the environment variable REHEARSE_INPUT_<ID>. */
@@ -41,6 +47,10 @@ export function cliInputResolver(
  * grades it with the task's checks. Exit code 1 when a task fails its own checks or cannot run.
  * `--concurrency` tasks play at once, each slot with its own environments; within a slot, tasks with
  * the same servers share one (servers with a reset tool are started once). Lines keep the tasks' order.
+ * `--examples-out <dir>` writes every task again under its own file name in `dir`, with the calls of
+ * its reference and their real responses added to its examples where the reference passed (grounded
+ * imagination, as EnvACE's simulator sees a sample's reference); the others as they were. The exit
+ * code stays verify's.
  */
 export async function verifyCommand(
   paths: string[],
@@ -51,6 +61,7 @@ export async function verifyCommand(
   const tasks = await loadTasks(resolveTaskArguments(paths));
   if (!tasks.length)
     throw new StudioError('USAGE', `No task files (*.task.json) found in ${paths.join(', ')}.`);
+  const plan = options.examplesOut ? planExamplesOut(options.examplesOut, tasks) : undefined;
   const judge = await openJudgeArg(options);
   const workspaceFolder = path.resolve(options.workspace ?? process.cwd());
   const host: EnvironmentHost = {
@@ -72,17 +83,19 @@ export async function verifyCommand(
   } finally {
     await Promise.all(slots.flatMap((envs) => [...envs.values()].map((e) => e.close())));
   }
-  const bad = rows.filter((r) => r.success !== true && !(r.error === 'no reference solution'));
+  const bad = rows.filter((r) => r.success !== true && !(r.error === NO_REFERENCE));
   const notEvaluated: NotEvaluatedChecks[] = [];
   for (const r of rows) tallyNotEvaluated(notEvaluated, r.checks);
+  const examplesOut = plan && (await writeExamplesOut(plan, tasks, rows.map(exampleOutcome)));
   if (options.json) {
     io.out(
       JSON.stringify(
         {
-          tasks: rows.map(({ checks: _checks, ...row }) => row),
+          tasks: rows.map(({ checks: _checks, examples: _examples, ...row }) => row),
           passed: rows.length - bad.length,
           failed: bad.length,
           notEvaluated,
+          ...(examplesOut ? { examplesOut } : {}),
         },
         null,
         2,
@@ -91,7 +104,7 @@ export async function verifyCommand(
   } else {
     for (const r of rows) {
       const mark = r.error
-        ? r.error === 'no reference solution'
+        ? r.error === NO_REFERENCE
           ? 'skip'
           : 'ERROR'
         : r.success
@@ -104,8 +117,19 @@ export async function verifyCommand(
     }
     io.out(`${rows.length - bad.length} of ${counted(rows.length, 'task')} pass their own checks`);
     for (const line of judgeSummaryLines(notEvaluated)) io.out(line);
+    if (examplesOut) for (const line of examplesOutLines(examplesOut)) io.out(line);
   }
   return bad.length ? EXIT.failure : EXIT.ok;
+}
+
+const NO_REFERENCE = 'no reference solution';
+
+/** What a task's verdict gives `--examples-out`: the reference's examples when it passed, else why not. */
+function exampleOutcome(r: VerifyRow): ExampleTaskOutcome {
+  if (r.error === NO_REFERENCE) return { id: r.id, examples: 'no reference solution' };
+  if (r.error) return { id: r.id, examples: 'reference could not be played' };
+  if (r.success !== true) return { id: r.id, examples: 'reference fails its checks' };
+  return { id: r.id, examples: r.examples ?? [] };
 }
 
 /** One task's line of the verdict. */
@@ -117,6 +141,8 @@ interface VerifyRow {
   error?: string;
   /** Every item's verdict (for the count of items not evaluated; not printed). */
   checks?: CheckVerdict[];
+  /** The reference's calls with their real responses (for `--examples-out`; not printed). */
+  examples?: RecordedExample[];
 }
 
 /** Plays a task's reference solution on an environment of its slot and grades it. */
@@ -132,7 +158,7 @@ async function verifyTask(
       reward: null,
       success: null,
       failed: [],
-      error: 'no reference solution',
+      error: NO_REFERENCE,
     };
   try {
     const env = await environmentFor(loaded, host, envs);
@@ -149,6 +175,7 @@ async function verifyTask(
         .filter((c) => c.passed === false)
         .map((c) => `${c.id}: ${c.detail ?? 'failed'}`),
       checks: play.grade.checks,
+      examples: referenceExamples(play.transcript),
     };
   } catch (err) {
     return {

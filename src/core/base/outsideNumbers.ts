@@ -250,6 +250,13 @@ export const OUTSIDE_NUMBERS = {
   flagStart: { name: '--start', min: 0, max: 2 ** 31 - 1, integer: true, code: 'USAGE' },
   flagBatchSize: { name: '--batch-size', min: 1, max: 1_000_000, integer: true, code: 'USAGE' },
   flagBatch: { name: '--batch', min: 0, max: 1_000_000, integer: true, code: 'USAGE' },
+  flagMaxExamples: {
+    name: '--max-examples',
+    min: 0,
+    max: 1_000_000,
+    integer: true,
+    code: 'USAGE',
+  },
   flagHeldOut: {
     name: '--split-by-task',
     min: 0,

@@ -25,7 +25,8 @@ export interface RehearsePromptOptions {
    * Which prompt: `general` (the default, for any model: full instructions, tools, examples, history,
    * the latest text, the call with its schema) or `compact`, for small models trained on it: a
    * one-sentence system prompt and only the recent conversation (600 bytes) and the call, without
-   * its schema (a 2.75M policy's rehearse rows: about half the tokens), or `envace`: EnvACE's own
+   * its schema (a 2.75M policy's rehearse rows: about half the tokens; with `maxExamples`, the
+   * task's examples, when it has any), or `envace`: EnvACE's own
    * simulator prompt byte for byte (`envacePrompt.ts`; every recorded example and the whole
    * history, and of the options only includeTools, includeHistory and includeLatestText, EnvACE's
    * switches). A model folder's `rehearsal_config.json` names it, so the policy host and the rows
@@ -34,7 +35,10 @@ export interface RehearsePromptOptions {
   profile?: RehearsePromptProfile;
   /** Include the list of candidate tools with their schemas (default true). */
   includeTools?: boolean;
-  /** At most this many recorded examples, the most relevant first (default 8; 0 drops the section). */
+  /**
+   * At most this many recorded examples, the most relevant first (default 8; 0 drops the section).
+   * The compact profile shows the section only when the task has examples.
+   */
   maxExamples?: number;
   /** Include the conversation so far (default true). */
   includeHistory?: boolean;
@@ -118,10 +122,11 @@ export function buildRehearsePrompt(
   if (profile === 'envace') return buildEnvacePrompt(input, o);
   const sections: string[] = [];
   if (o.includeTools) sections.push(toolsSection(input.tools));
-  if (o.maxExamples > 0)
-    sections.push(
-      examplesSection(selectExamples(input.examples ?? [], input.call.name, o.maxExamples)),
-    );
+  const examples = selectExamples(input.examples ?? [], input.call.name, o.maxExamples);
+  // The compact profile has no section for examples a task does not have, so turning them on
+  // changes nothing for such a task: its prompt stays byte for byte the one it was trained on.
+  if (o.maxExamples > 0 && (examples.length > 0 || profile !== 'compact'))
+    sections.push(examplesSection(examples));
   if (o.includeHistory) sections.push(historySection(input.history ?? [], o.maxHistoryBytes));
   if (o.includeLatestText && input.latestText !== undefined)
     sections.push("The agent's latest output:\n" + input.latestText);

@@ -8,6 +8,7 @@ import { cachedStep } from '../shared/stages';
 import { CLI, rehearse } from '../shared/studio';
 import { trainingRun } from '../shared/training';
 import type { Recipe } from '../trainDefault/settings';
+import { groundedRolloutArgs } from '../trainDefault/settings';
 import type { MeasureSettings } from './settings';
 import type { Evaluation } from './stats';
 
@@ -97,14 +98,18 @@ export function grpoRunFile(ctx: MeasureContext, arm: Arm, seed: number, outDir:
     validation: _v,
     tasksPerIteration: _t,
     actRows: _a,
+    groundedImagination,
     ...rest
   } = ctx.recipe.grpo;
+  // Grounded imagination: the GRPO tasks with their reference's real responses (tasks()).
+  const tasks = groundedImagination ? 'tasks/grpo-grounded' : 'tasks/grpo';
   const rollouts = [
-    ...[process.execPath, CLI, 'rollout', path.join(settings.work, 'tasks/grpo')],
+    ...[process.execPath, CLI, 'rollout', path.join(settings.work, tasks)],
     ...['--policy', '{model_dir}', '--out', '{out}'],
     ...['--episodes', String(settings.episodes ?? episodes), '--temperature', String(temperature)],
     ...['--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs'],
     ...['--act-rows', 'episode', ...(arm === 'real' ? ['--real'] : [])],
+    ...groundedRolloutArgs(ctx.recipe.grpo),
   ];
   return {
     name: `grpo-${arm}-seed${seed}`,

@@ -5,6 +5,7 @@ import type { ProgressLog } from '../shared/log';
 import { progressLog } from '../shared/log';
 import { cachedStep } from '../shared/stages';
 import { ROOT, rehearse, requireCli } from '../shared/studio';
+import { groundTasks } from '../trainDefault/data';
 import type { Recipe } from '../trainDefault/settings';
 import type { MeasureContext } from './arms';
 import { evaluate, grpoArm } from './arms';
@@ -34,6 +35,15 @@ async function tasks(ctx: MeasureContext): Promise<void> {
       heldout: { start: HELDOUT_START, perDomain: heldout },
     };
   });
+  // Grounded imagination (the recipe's grpo.groundedImagination): the GRPO tasks with their
+  // reference's real responses as examples; the held-out tasks never get any.
+  if (ctx.recipe.grpo.groundedImagination)
+    await cachedStep(work, 'tasks-grounded', ctx.log, async () => ({
+      summary: await groundTasks(
+        path.join(work, 'tasks/grpo'),
+        path.join(work, 'tasks/grpo-grounded'),
+      ),
+    }));
 }
 
 /** A: GRPO on imagined vs real rollouts vs none, per training seed. */

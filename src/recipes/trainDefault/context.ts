@@ -7,7 +7,15 @@ import type { Recipe, TrainDefaultSettings } from './settings';
 
 /** Every folder and file of a train:default work folder. */
 export interface TrainPaths {
-  tasks: { demo: string; grpo: string; test: string; probe: string; validation: string };
+  tasks: {
+    demo: string;
+    grpo: string;
+    /** The GRPO tasks with their reference's real responses as examples (grounded imagination). */
+    grpoGrounded: string;
+    test: string;
+    probe: string;
+    validation: string;
+  };
   demoRuns: string;
   rows: string;
   probeRows: string;
@@ -25,6 +33,7 @@ export function trainPaths(work: string): TrainPaths {
     tasks: {
       demo: at('tasks/demonstrations'),
       grpo: at('tasks/grpo'),
+      grpoGrounded: at('tasks/grpo-grounded'),
       test: at('tasks/test'),
       probe: at('tasks/probe'),
       validation: at('tasks/validation'),

@@ -10,6 +10,17 @@ export async function generate(domain: string, split: string, count: number, out
   await rehearse('generate', domain, '--split', split, '--count', String(count), '--out', out);
 }
 
+/**
+ * `rehearse verify <from> --examples-out <to>` into a fresh `to`: the tasks again, each with its
+ * reference's calls and their real responses as examples (grounded imagination). Resolves with the
+ * line that says how many got them.
+ */
+export async function groundTasks(from: string, to: string): Promise<string> {
+  await removeTree(to);
+  const out = await rehearse('verify', from, '--examples-out', to);
+  return out.split('\n').find((line) => line.includes(' written with examples')) ?? '';
+}
+
 /** Copies the sorted first `count` (all when undefined) task files of `from` into `to`. */
 export async function copyTasks(from: string, to: string, count?: number): Promise<void> {
   const files = (await readdir(from)).sort().slice(0, count);

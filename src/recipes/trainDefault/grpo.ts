@@ -4,9 +4,10 @@ import { CLI, RECIPES } from '../shared/studio';
 import { trainingRun } from '../shared/training';
 import type { TrainContext } from './context';
 import { eventLogger } from './context';
-import { generate } from './data';
+import { generate, groundTasks } from './data';
 import { writeRunFile } from './runFiles';
 import type { GrpoRecipe, JsonObject } from './settings';
+import { groundedRolloutArgs } from './settings';
 
 /**
  * The rollout command GRPO runs each iteration: `rehearse rollout` of the GRPO tasks with the
@@ -24,6 +25,8 @@ export function rolloutCommand(tasks: string, grpo: GrpoRecipe): string[] {
     ...['--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs'],
     // One act row per episode (train_history), as the default recipe was tuned, unless the recipe says `turn`.
     ...['--act-rows', grpo.actRows ?? 'episode'],
+    // Grounded imagination: the tasks' examples (their reference's real responses) in the rehearse prompt.
+    ...groundedRolloutArgs(grpo),
     // A new batch of the GRPO tasks each iteration, when the recipe says how many.
     ...(grpo.tasksPerIteration
       ? ['--batch-size', String(grpo.tasksPerIteration), '--batch', '{iteration}']
@@ -60,6 +63,7 @@ export function grpoHyperparameters(ctx: TrainContext): JsonObject {
     actRows: _actRows,
     validation,
     tasksPerIteration: _tasksPerIteration,
+    groundedImagination: _groundedImagination,
     ...rest
   } = grpo;
   const { tasks } = ctx.paths;
@@ -68,17 +72,27 @@ export function grpoHyperparameters(ctx: TrainContext): JsonObject {
     grpo: { ...rest.grpo, temperature },
     ...(validation ? { validation: validationSettings(tasks.validation, validation.every) } : {}),
     train: { ...rest.train, export_at_end: true },
-    rollouts: { command: rolloutCommand(tasks.grpo, grpo) },
+    rollouts: { command: rolloutCommand(grpoTasks(ctx), grpo) },
   };
 }
 
+/** The tasks GRPO rolls out: the grounded copies when the recipe grounds its imagination. */
+export function grpoTasks(ctx: TrainContext): string {
+  const { tasks } = ctx.paths;
+  return ctx.recipe.grpo.groundedImagination ? tasks.grpoGrounded : tasks.grpo;
+}
+
 /**
- * GRPO with world rehearsal from `start`: imagined rollouts played by the studio's runner; with
- * recipe.grpo.validation, validated on the validation split (never the test split), the final
- * policy being the best validated point's.
+ * GRPO with world rehearsal from `start`: imagined rollouts played by the studio's runner (grounded
+ * in the tasks' reference with recipe.grpo.groundedImagination); with recipe.grpo.validation,
+ * validated on the validation split (never the test split), the final policy being the best
+ * validated point's.
  */
 export async function grpoStage(ctx: TrainContext, start: string): Promise<void> {
   const { recipe, paths } = ctx;
+  // Only the GRPO tasks are grounded; the validation tasks below are played without examples.
+  if (recipe.grpo.groundedImagination)
+    ctx.log(`  ${await groundTasks(paths.tasks.grpo, paths.tasks.grpoGrounded)}`);
   const validation = recipe.grpo.validation;
   if (validation) {
     await removeTree(paths.tasks.validation);

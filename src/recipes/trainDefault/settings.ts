@@ -48,9 +48,31 @@ export interface GrpoRecipe {
   actRows?: string;
   validation?: { tasks: number; every: number };
   tasksPerIteration?: number;
+  /**
+   * Grounded imagination, as EnvACE grounds its simulator in a sample's reference: true, the GRPO
+   * tasks go through `rehearse verify --examples-out` (each gets its reference's calls with their
+   * real responses as examples) and the rollouts show up to {@link GROUNDED_MAX_EXAMPLES} of them in
+   * the rehearse prompt (`rehearse rollout --max-examples`), so the world the policy imagines is the
+   * one the task was drawn in. Held-out tasks (validation, test) never get examples: evaluation is
+   * shadow mode, and rehearsal at test time has no reference. Default false.
+   */
+  groundedImagination?: boolean;
   train?: JsonObject;
   grpo?: JsonObject;
   [setting: string]: unknown;
+}
+
+/**
+ * The examples a grounded rollout's rehearse prompt shows (the called tool's first): every reference
+ * call of the built-in domains' tasks (2 to 6 on 100 train-split tasks), as EnvACE shows them all.
+ * With the default policy's tokenizer, examples and call come to at most 1,224 tokens there (median
+ * 442), within GRPO's max_length of 3,072 beside 1,200 bytes of history and a 640-token rehearsal.
+ */
+export const GROUNDED_MAX_EXAMPLES = 8;
+
+/** The rollout command's flags for a recipe's GRPO: `--max-examples` when its imagination is grounded. */
+export function groundedRolloutArgs(grpo: GrpoRecipe): string[] {
+  return grpo.groundedImagination ? ['--max-examples', String(GROUNDED_MAX_EXAMPLES)] : [];
 }
 
 /** Where train:default reads and writes, and how far it goes. */
