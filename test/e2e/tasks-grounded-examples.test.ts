@@ -5,7 +5,6 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { actualValue } from '../../src/core/fidelity/responseValue';
-import { IdentifierSlots } from '../../src/core/protocol/identifierSlots';
 import { buildRehearsePrompt } from '../../src/core/protocol/rehearsePrompt';
 import { actualToolText } from '../../src/core/runner/toolMessages';
 import { loadTasks } from '../../src/core/tasks/format/loader';
@@ -13,6 +12,7 @@ import type { TaskFile } from '../../src/core/tasks/format/taskFile';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { rehearse } from '../support/cli';
 import { REPO, ensurePolicyHostBundle, ensureServerBundles } from '../support/servers';
+import { OK_CASE, scriptedModel, writeProbeTasks } from '../support/scriptedModel';
 import { useTempDir } from '../support/tempDir';
 import { readCheckedTrace } from '../support/traceChecks';
 
@@ -30,22 +30,6 @@ async function bankTasks(dir: string): Promise<string> {
 /** The reference's calls of a task, in order. */
 const referenceCalls = (task: TaskFile) =>
   (task.reference?.turns ?? []).flatMap((t) => t.calls.map((c) => [c.name, c.arguments]));
-
-/**
- * The examples section the compact prompt opens with for a call to `tool`, as a model that reads
- * identifiers as slots reads it: the system prompt (no identifier) and then this section come first,
- * so the section's placeholders are numbered from 1, as in the row.
- */
-function slottedExamplesSection(task: TaskFile, tool: string, maxExamples: number): string {
-  const [system, user] = buildRehearsePrompt(
-    { tools: [], examples: task.examples, call: { name: tool, arguments: {} } },
-    { profile: 'compact', maxExamples, includeHistory: false },
-  );
-  const section = user.content.slice(0, user.content.indexOf('\n\nCall to simulate:'));
-  const slots = new IdentifierSlots();
-  slots.hide(system.content);
-  return slots.hide(section);
-}
 
 describe('rehearse verify --examples-out: grounded imagination (issue 40)', function () {
   this.timeout(300_000);
@@ -110,40 +94,60 @@ describe('rehearse verify --examples-out: grounded imagination (issue 40)', func
   });
 
   it('an imagined rollout with --max-examples shows those examples in its rehearse prompts', async () => {
-    const tasks = await bankTasks(tmp());
-    const grounded = path.join(tmp(), 'grounded');
-    assert.equal((await rehearse('verify', tasks, '--examples-out', grounded)).code, 0);
-    const [{ task, file }] = await loadTasks([grounded]);
-    const rows = path.join(tmp(), 'rows.jsonl');
-    const r = await rehearse(
-      ...['rollout', file, '--policy', 'default', '--max-examples', '4', '--episodes', '2'],
-      ...['--out', rows, '--runs', path.join(tmp(), 'rollout-runs')],
-    );
-    assert.equal(r.code, 0, r.err);
-    const trace = await readCheckedTrace(/\(trace (.+)\)$/.exec(r.out)![1]);
-    assert.equal(trace.run.mode, 'imagine');
-    // The policy's own prompt (compact, its history budget), with the examples turned on.
-    assert.deepEqual((trace.run.settings as { rehearsePrompt: unknown }).rehearsePrompt, {
-      profile: 'compact',
-      maxHistoryBytes: 1200,
-      maxExamples: 4,
-    });
-    const rehearseRows = (await fs.readFile(rows, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as DatasetRow)
-      .filter((row) => row.role === 'rehearse');
-    // Class d (test/README.md): the default policy calls a tool in one of two episodes.
-    assert.ok(rehearseRows.length > 0, 'the default policy made no call: no rehearse prompt');
-    for (const row of rehearseRows) {
-      const tool = trace.rehearsals.find((c) => c.callId === row.call)!.tool;
-      const section = slottedExamplesSection(task, tool, 4);
-      assert.match(section, /^Recorded calls with their real results:\nTool: /);
-      assert.ok(
-        row.messages[1].content.startsWith(section + '\n\nConversation so far'),
-        `${row.call}: ${row.messages[1].content}`,
+    // The scripted test model calls the probe tool on this task's prompt (class a, test/README.md):
+    // the act prompt holds no examples, so they cannot change the call it was trained to make.
+    const dir = tmp();
+    const [file] = await writeProbeTasks(path.join(dir, 'tasks'), [OK_CASE.case]);
+    const task = JSON.parse(await fs.readFile(file, 'utf8')) as TaskFile;
+    task.reference = {
+      turns: [{ calls: [{ name: 'probe', arguments: { case: OK_CASE.case } }], answer: 'done' }],
+    };
+    await fs.writeFile(file, JSON.stringify(task));
+    const grounded = path.join(dir, 'grounded');
+    const v = await rehearse('verify', path.dirname(file), '--examples-out', grounded);
+    assert.equal(v.code, 0, v.out + v.err);
+    const [loaded] = await loadTasks([grounded]);
+    assert.equal(loaded.task.examples?.length, 1);
+    const rollout = async (name: string, ...extra: string[]) => {
+      const rows = path.join(dir, name, 'rows.jsonl');
+      const r = await rehearse(
+        ...['rollout', loaded.file, '--policy', await scriptedModel(), '--episodes', '2'],
+        ...['--out', rows, '--runs', path.join(dir, name, 'runs'), ...extra],
       );
-    }
+      assert.equal(r.code, 0, r.err);
+      const trace = await readCheckedTrace(/\(trace (.+)\)$/m.exec(r.out)![1]);
+      const rehearseRows = (await fs.readFile(rows, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as DatasetRow)
+        .filter((row) => row.role === 'rehearse' && !row.id.includes('rejected'));
+      assert.ok(rehearseRows.length > 0, 'the scripted model made no call: no rehearse prompt');
+      return { trace, rehearseRows };
+    };
+    const shown = await rollout('with-examples', '--max-examples', '4');
+    const settings = shown.trace.run.settings as { rehearsePrompt: { maxExamples?: number } };
+    assert.equal(settings.rehearsePrompt.maxExamples, 4);
+    // The prompt each rehearsal was sampled with is the prompt the studio builds with the example.
+    const expected = buildRehearsePrompt(
+      {
+        tools: [],
+        examples: loaded.task.examples,
+        call: { name: 'probe', arguments: { case: OK_CASE.case } },
+      },
+      { ...settings.rehearsePrompt, includeHistory: false },
+    );
+    // The examples block of that prompt: its heading to the next blank line.
+    const built = expected[1].content;
+    const from = built.indexOf('Recorded calls with their real results');
+    assert.ok(from >= 0, built);
+    const section = built.slice(from, built.indexOf('\n\n', from));
+    assert.ok(section.includes(loaded.task.examples![0].text!), section);
+    for (const row of shown.rehearseRows)
+      assert.ok(row.messages[1].content.includes(section), row.messages[1].content);
+    // Without the flag, the scripted model's own prompt shows none of them.
+    const hidden = await rollout('without-examples', '--max-examples', '0');
+    for (const row of hidden.rehearseRows)
+      assert.ok(!row.messages.some((m) => m.content.includes('Recorded calls')), row.id);
   });
 
   it('refuses an --examples-out that would overwrite an input task file, before anything plays', async () => {
