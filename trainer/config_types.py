@@ -150,6 +150,8 @@ class GrpoSection(_Section):
     """``grpo``: the role-wise GRPO objective."""
     iterations: int = 10
     mini_batch_size: int | None = None
+    mini_batch_unit: str = "row"
+    loss_agg: str = "token-mean"
     ppo_epochs: int = 1
     clip_ratio: float = 0.2
     clip_ratio_c: float | None = 3.0

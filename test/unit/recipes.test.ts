@@ -9,7 +9,13 @@ import { difference, interval, summarise } from '../../src/recipes/measureEnvace
 import type { Evaluation } from '../../src/recipes/measureEnvace/stats';
 import { RECIPES } from '../../src/recipes/recipes';
 import type { ProgressLog } from '../../src/recipes/shared/log';
-import { Stages, StoppedAfter, decideStage } from '../../src/recipes/shared/stages';
+import {
+  Stages,
+  StoppedAfter,
+  cachedStep,
+  decideStage,
+  stepKey,
+} from '../../src/recipes/shared/stages';
 import { describeTrainerEvent } from '../../src/recipes/shared/trainerEvents';
 import { trainPaths } from '../../src/recipes/trainDefault/context';
 import type { TrainContext } from '../../src/recipes/trainDefault/context';
@@ -81,6 +87,22 @@ describe('recipes: stages resume', () => {
     await assert.rejects(stages.run('init', 'init', work), StoppedAfter);
     assert.equal(runs, 2);
     assert.deepEqual(Object.keys(await stages.minutes()).sort(), ['init', 'tasks']);
+  });
+
+  it('runs a cached step again when its key changed, and reads it back when not', async () => {
+    let runs = 0;
+    const step = (key: string) =>
+      cachedStep(tmp(), { name: 'eval-none', key }, silent, () =>
+        Promise.resolve({ runs: ++runs }),
+      );
+    assert.equal((await step(stepKey({ heldout: 300 }))).runs, 1);
+    assert.equal((await step(stepKey({ heldout: 300 }))).runs, 1);
+    assert.equal((await step(stepKey({ heldout: 100 }))).runs, 2);
+    assert.equal(
+      (await cachedStep(tmp(), 'eval-none', silent, () => Promise.resolve({ runs: 9 }))).runs,
+      2,
+    );
+    assert.equal(stepKey({ a: 1, b: [2] }), stepKey({ b: [2], a: 1, c: undefined }));
   });
 
   it('leaves no mark when a stage fails, so the next run does it again', async () => {

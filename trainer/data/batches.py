@@ -34,6 +34,22 @@ def step_indices(n: int, batch_size: int, seed: int, step: int) -> list[int]:
     return out
 
 
+def episodes_of(examples: list[Example]) -> list[list[Example]]:
+    """The examples grouped by episode, in order of each episode's first row; a row without an
+    episode is an episode of its own."""
+    out: list[list[Example]] = []
+    where: dict[tuple[str | None, str | None, str], int] = {}
+    for e in examples:
+        if e.episode is None:
+            out.append([e])
+        elif e.episode in where:
+            out[where[e.episode]].append(e)
+        else:
+            where[e.episode] = len(out)
+            out.append([e])
+    return out
+
+
 def rank_share(items: list[T], rank: int, world: int) -> list[T]:
     """This rank's part of a global batch (every world-th item)."""
     return items[rank::world]

@@ -28,7 +28,7 @@ class Example:
     """A tokenized row."""
 
     __slots__ = ("index", "id", "role", "source", "weight", "reward", "group", "prompt_ids", "target_ids",
-                 "advantage", "has_signal", "finished", "temperature", "where", "history_spans")
+                 "advantage", "has_signal", "finished", "temperature", "where", "history_spans", "episode")
 
     def __init__(self, index: int, row: dict[str, Any], prompt_ids: list[int], target_ids: list[int],
                  history_spans: Sequence[tuple[int, int]] = ()) -> None:
@@ -51,6 +51,11 @@ class Example:
         self.where = row.get("_where", "")
         #: ``(start, end)`` index ranges of ``prompt_ids`` that are also trained on (history turns).
         self.history_spans = tuple(history_spans)
+        #: The episode the row belongs to, as ``(group, task, episode)`` (episode ids are unique within
+        #: a run, not across rollout files); None for a row without an ``episode`` field.
+        episode = row.get("episode")
+        self.episode: tuple[str | None, str | None, str] | None = (
+            (row.get("group"), row.get("task"), str(episode)) if episode is not None else None)
 
     @property
     def length(self) -> int:

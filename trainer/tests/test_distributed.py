@@ -79,6 +79,36 @@ class DistributedTest(unittest.TestCase):
         with open(self.tiny.path("rollouts", "policies.txt"), encoding="utf-8") as f:
             self.assertEqual([line.split()[0] for line in f], ["0", "1"])
 
+    def test_grpo_by_episode_and_role_token_mean_on_two_ranks_matches_one_process(self):
+        # The role token-mean's denominators are the whole mini-batch's, whatever rank and
+        # micro-batch a row lands in: 3 episodes (9 rows) a step, 5 rows on one rank and 4 on the other.
+        write_rows(self.tiny.path("rollouts", "fair-0.jsonl"), rollout_rows(0))
+
+        def config(name):
+            return self.tiny.config(name, {
+                "out_dir": name, "threads": 1, "model": {"path": "init"}, "optim": {"lr": 0.003},
+                "train": {"micro_batch_size": 2, "export_at_end": False},
+                "grpo": {"iterations": 1, "mini_batch_size": 3, "mini_batch_unit": "episode",
+                         "loss_agg": "role-token-mean"},
+                "rollouts": {"rows": os.path.join(self.tiny.dir, "rollouts", "fair-{iteration}.jsonl")}})
+        proc = torchrun(2, ["grpo", "--config", config("fair-ddp")])
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        with open(self.tiny.path("fair-ddp", "events.jsonl"), encoding="utf-8") as f:
+            events = [json.loads(line) for line in f]
+        self.assertTrue(events[-1]["replicas_identical"])
+        code, single, err = run_cli(["grpo", "--config", config("fair-single")])
+        self.assertEqual(code, 0, err)
+        ddp_steps = [e for e in events if e["event"] == "step"]
+        one_steps = [e for e in single if e["event"] == "step"]
+        self.assertEqual(len(ddp_steps), 3)
+        for a, b in zip(ddp_steps, one_steps, strict=True):
+            self.assertAlmostEqual(a["loss"], b["loss"], places=5)
+            self.assertEqual(a["roles"]["act"]["tokens"], b["roles"]["act"]["tokens"])
+        diff = max_weight_diff(load_weights(self.tiny.path("fair-ddp", "final")),
+                               load_weights(self.tiny.path("fair-single", "final")))
+        self.assertLess(diff, 2e-5)
+        self.assertEqual(events[-1]["act_updates"], 3)
+
 
 class PaddingTest(unittest.TestCase):
     def test_a_padding_row_makes_a_one_token_batch(self):

@@ -5,9 +5,15 @@ import os
 import shutil
 import sys
 import unittest
+from types import SimpleNamespace
 
 import torch
 
+from ..config_types import GrpoSection
+from ..data.batches import Batch
+from ..data.encode import Example
+from ..train.grpo import GrpoRun
+from ..train.grpo_objective import policy_loss, role_tokens, step_report
 from .fixtures import rollout_rows, write_rows
 from .helpers import REPO, TinyModel, event_errors, load_weights, of, run_cli
 
@@ -69,7 +75,7 @@ class GrpoTest(unittest.TestCase):
         self.assertAlmostEqual(g["weighted_nll"], 2.0 * g["nll"], places=5)
 
     def test_resumes_from_an_iteration_checkpoint_bit_exactly(self):
-        code, _, err = run_cli(["grpo", "--config", self.config("whole", self.fixture_rows())])
+        code, whole, err = run_cli(["grpo", "--config", self.config("whole", self.fixture_rows())])
         self.assertEqual(code, 0, err)
         # A run that stopped after iteration 1: only its first checkpoint survives.
         os.makedirs(self.tiny.path("partial", "checkpoints"))
@@ -81,6 +87,10 @@ class GrpoTest(unittest.TestCase):
         a, b = load_weights(self.tiny.path("whole", "final")), load_weights(self.tiny.path("partial", "final"))
         for name in a:
             self.assertTrue(torch.equal(a[name], b[name]), name)
+        # The act updates of the iteration before the resume come from its checkpoint.
+        counts = [(d["act_updates"], d["act_tokens"]) for d in of(whole, "done") + of(events, "done")]
+        self.assertEqual(counts[0], counts[1])
+        self.assertEqual(counts[0][0], len(of(whole, "step")))
 
     def test_an_iteration_without_signal_is_a_warning_and_others_report_theirs(self):
         flat = []
@@ -242,6 +252,160 @@ class GrpoTest(unittest.TestCase):
         code, events, _ = run_cli(["grpo", "--config", cfg])
         self.assertEqual((code, of(events, "error")[0]["code"]), (1, "ROLLOUT_COMMAND_FAILED"))
         self.assertIn("wrote no rows", of(events, "error")[0]["message"])
+
+
+def examples_of(rows):
+    """Rollout rows as examples, with as many target tokens as their target has characters / 8."""
+    return [Example(i, r, [1, 2], [3] * max(1, len(r["target"]) // 8)) for i, r in enumerate(rows)]
+
+
+def act_only(rows):
+    """The rows a real rollout of the same episodes writes: act rows only."""
+    return [r for r in rows if r["role"] == "act"]
+
+
+class FairComparisonTest(unittest.TestCase):
+    """What lets imagined rollouts (act and rehearse rows) and real ones (act rows only) be compared
+    at equal act updates: mini-batches of episodes, and each role's own token-mean."""
+
+    def rows(self):
+        return [r for r in rollout_rows(0, tasks=2, episodes=5) if r["source"] == "rollout"]
+
+    def plan(self, examples, unit, size=3, epochs=2):
+        run = SimpleNamespace(grpo=GrpoSection(mini_batch_size=size, mini_batch_unit=unit, ppo_epochs=epochs),
+                              cfg=SimpleNamespace(seed=4))
+        return GrpoRun.plan(run, examples, 1)
+
+    def test_episode_mini_batches_keep_episodes_whole_and_give_both_row_sets_the_same_steps(self):
+        both, acts = examples_of(self.rows()), examples_of(act_only(self.rows()))
+        plan, act_plan = self.plan(both, "episode"), self.plan(acts, "episode")
+        self.assertEqual(len(plan), 2 * 4)  # 10 episodes in mini-batches of 3, two epochs
+        self.assertEqual(len(act_plan), len(plan))
+        for (epoch, mb), (act_epoch, act_mb) in zip(plan, act_plan, strict=True):
+            episodes = {e.episode for e in mb}
+            self.assertIn(len(episodes), (3, 1))  # 3, 3, 3 and the last one
+            # Every row of each episode in the mini-batch is in it: nothing of an episode is left out.
+            self.assertEqual(sorted(e.index for e in mb), sorted(e.index for e in both if e.episode in episodes))
+            # The same act rows train in the same step whether or not rehearse rows come with them.
+            self.assertEqual(epoch, act_epoch)
+            self.assertEqual([e.id for e in mb if e.role == "act"], [e.id for e in act_mb])
+        for epoch in (0, 1):  # each epoch trains every row once
+            self.assertEqual(sorted(e.index for ep, mb in plan if ep == epoch for e in mb), list(range(len(both))))
+        order = [[e.index for e in mb] for _, mb in plan]
+        self.assertNotEqual(order[:4], order[4:], "each epoch shuffles the episodes again")
+        self.assertEqual([[e.index for e in mb] for _, mb in self.plan(both, "episode")], order,
+                         "a pure function of seed, iteration and epoch")
+        # By rows, the rehearse rows make more steps, and episodes are cut apart.
+        self.assertGreater(len(self.plan(both, "row", size=9)), len(self.plan(acts, "row", size=9)))
+
+    def test_a_row_without_an_episode_is_an_episode_of_its_own(self):
+        rows = [{k: v for k, v in r.items() if k != "episode"} for r in self.rows()[:6]]
+        plan = self.plan(examples_of(rows), "episode", size=2, epochs=1)
+        self.assertEqual([len(mb) for _, mb in plan], [2, 2, 2])
+
+    def loss_and_act_gradient(self, examples, agg, micro=None, world=1):
+        """The loss of one mini-batch on fixed log-probs (summed over its micro-batches; with ``world``
+        ranks, each a share of them, averaged as DDP averages gradients) and its gradient with respect
+        to each act row's log-probs."""
+        grpo = GrpoSection(loss_agg=agg)
+        for e in examples:  # by the row, whatever rows come with it
+            e.advantage = (e.reward - 0.4) * (1 + sum(map(ord, e.id)) % 3)
+        old = {e.index: torch.linspace(-2.0, -1.0, e.loss_tokens) for e in examples}
+        new = {e.index: (old[e.index] + 0.05 * torch.arange(e.loss_tokens)).requires_grad_(True) for e in examples}
+        tokens = role_tokens(examples)
+        fn = policy_loss(grpo, tokens, world, old, None)
+        total, sums = torch.zeros(()), {}
+        for part in micro or [examples]:
+            b = Batch(part, 0, torch.device("cpu"))
+            loss, values = fn(b, torch.cat([new[e.index] for e in part]))
+            total = total + loss
+            for k, v in values.items():
+                sums[k] = sums.get(k, 0.0) + v
+        total = total / world
+        total.backward()
+        grads = {e.id: new[e.index].grad.clone() for e in examples if e.role == "act"}
+        sums.update({f"{r}.kl": 0.0 for r in ("act", "rehearse")})
+        reported = step_report(sums, examples, grpo, tokens, 0)[2]
+        self.assertAlmostEqual(reported, float(total.detach()), places=5)  # the step event's loss is the objective
+        return float(total.detach()), grads
+
+    def test_role_token_mean_gives_an_act_token_the_same_gradient_with_or_without_rehearse_rows(self):
+        both, acts = examples_of(self.rows()), examples_of(act_only(self.rows()))
+        self.assertGreater(sum(e.loss_tokens for e in both if e.role == "rehearse"), 0)
+        _, with_rehearse = self.loss_and_act_gradient(both, "role-token-mean")
+        _, alone = self.loss_and_act_gradient(acts, "role-token-mean")
+        for row_id, grad in alone.items():
+            self.assertTrue(torch.allclose(grad, with_rehearse[row_id], atol=1e-7), row_id)
+        # verl's token-mean divides by every token: rehearse rows shrink each act token's weight.
+        _, diluted = self.loss_and_act_gradient(both, "token-mean")
+        _, undiluted = self.loss_and_act_gradient(acts, "token-mean")
+        share = sum(e.loss_tokens for e in acts) / sum(e.loss_tokens for e in both)
+        row_id = next(iter(alone))
+        self.assertTrue(torch.allclose(diluted[row_id], undiluted[row_id] * share, atol=1e-7))
+        # With act rows only, the two aggregations are the same loss.
+        self.assertAlmostEqual(self.loss_and_act_gradient(acts, "token-mean")[0],
+                               self.loss_and_act_gradient(acts, "role-token-mean")[0], places=6)
+
+    def test_role_token_mean_does_not_depend_on_micro_batches(self):
+        both = examples_of(self.rows())
+        whole, grads = self.loss_and_act_gradient(both, "role-token-mean")
+        # Micro-batches that hold one role only, or both: the denominators are the mini-batch's.
+        split = [[e for e in both if e.role == "act"][:5], [e for e in both if e.role == "rehearse"],
+                 [e for e in both if e.role == "act"][5:]]
+        again = examples_of(self.rows())
+        by_id = {e.id: e for e in again}
+        micro_total, micro_grads = self.loss_and_act_gradient(
+            again, "role-token-mean", micro=[[by_id[e.id] for e in part] for part in split])
+        self.assertAlmostEqual(whole, micro_total, places=6)
+        for row_id, grad in grads.items():
+            self.assertTrue(torch.allclose(grad, micro_grads[row_id], atol=1e-7), row_id)
+        # Two ranks, each with every other row of the mini-batch (rank_share), as DDP runs them.
+        ranks = examples_of(self.rows())
+        ddp_total, ddp_grads = self.loss_and_act_gradient(ranks, "role-token-mean", micro=[ranks[0::2], ranks[1::2]],
+                                                          world=2)
+        self.assertAlmostEqual(whole, ddp_total, places=6)
+        for row_id, grad in grads.items():
+            self.assertTrue(torch.allclose(grad, ddp_grads[row_id], atol=1e-7), row_id)
+
+
+class FairGrpoRunTest(unittest.TestCase):
+    """The grpo command with episode mini-batches and the role token-mean: imagined rows (act and
+    rehearse) and real ones (act only) of the same episodes make the same act updates, counted."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tiny = TinyModel()
+        rows = rollout_rows(0)
+        write_rows(cls.tiny.path("rollouts", "imagined-0.jsonl"), rows)
+        write_rows(cls.tiny.path("rollouts", "real-0.jsonl"), [r for r in rows if r["role"] == "act"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tiny.cleanup()
+
+    def run_arm(self, arm):
+        cfg = {"out_dir": arm, "threads": 1, "model": {"path": "init"}, "optim": {"lr": 0.003},
+               "train": {"micro_batch_size": 4, "checkpoint_every": 1, "export_at_end": False},
+               "grpo": {"iterations": 1, "mini_batch_size": 3, "mini_batch_unit": "episode",
+                        "loss_agg": "role-token-mean", "ppo_epochs": 2},
+               "rollouts": {"rows": os.path.join(self.tiny.dir, "rollouts", arm + "-{iteration}.jsonl")}}
+        code, events, err = run_cli(["grpo", "--config", self.tiny.config(arm, cfg)])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(event_errors(events), [])
+        return events
+
+    def test_both_arms_make_the_same_act_updates_and_count_them(self):
+        imagined, real = self.run_arm("imagined"), self.run_arm("real")
+        for events in (imagined, real):
+            steps = of(events, "step")
+            self.assertEqual(len(steps), 2 * 3)  # 8 episodes in mini-batches of 3, two epochs
+            act_tokens = sum(s["roles"]["act"]["tokens"] for s in steps)
+            iteration, done = of(events, "iteration")[0], of(events, "done")[0]
+            self.assertEqual((iteration["act_updates"], iteration["act_tokens"]), (len(steps), act_tokens))
+            self.assertEqual((done["act_updates"], done["act_tokens"]), (len(steps), act_tokens))
+        act = [[s["roles"]["act"]["tokens"] for s in of(events, "step")] for events in (imagined, real)]
+        self.assertEqual(act[0], act[1], "the same act rows in each step")
+        self.assertTrue(all("rehearse" in s["roles"] for s in of(imagined, "step")))
 
 
 if __name__ == "__main__":

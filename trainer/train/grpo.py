@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..data.batches import epoch_permutation, micro_batches, micro_count, rank_share, step_indices
+from ..data.batches import episodes_of, epoch_permutation, micro_batches, micro_count, rank_share, step_indices
 from ..data.encode import encode_rows
 from ..data.rows import read_rows
 from ..errors import EXIT_RUNTIME, TrainerError, data_error
@@ -27,7 +27,7 @@ from ..objectives import TokenLogProbs, compute_advantages, reward_of
 from .checkpoint import save_checkpoint
 from .common import attention_impl, check_fingerprint, fingerprint, finish, open_run, replicas_identical
 from .engine import Engine
-from .grpo_objective import ROLES, grounding_loss, metric_keys, policy_loss, step_report
+from .grpo_objective import ROLES, grounding_loss, metric_keys, policy_loss, role_tokens, step_report
 from .rollouts import RolloutSource, run_command, substitute
 from .schedule import learning_rate
 
@@ -119,6 +119,8 @@ class GrpoRun:
         self.static_pool = grounding_pool(self.grpo.grounding.rows, self.tokenizer, cfg.data.max_length) if self.coef > 0 else []
         self.fingerprint = fingerprint(cfg, _FINGERPRINT)
         self.iteration, self.step = 0, 0
+        #: Optimizer steps whose mini-batch held act tokens, and those tokens summed over the steps.
+        self.act_updates, self.act_tokens = 0, 0
         self.validation = cfg.validation
         # The best validation point so far: {"iteration", "value"[, "tie"]}; its weights are in
         # best_dir(iteration). `saved_best` is the one the newest checkpoint recorded (a resume's).
@@ -128,6 +130,8 @@ class GrpoRun:
             check_fingerprint(events, state, self.fingerprint)
             self.iteration, self.step = state["loop"]["iteration"], state["step"]
             self.best = state["loop"].get("best")
+            self.act_updates = state["loop"].get("act_updates", 0)
+            self.act_tokens = state["loop"].get("act_tokens", 0)
         self.saved_best = self.best
 
     def policy_for_rollouts(self, it: int) -> str:
@@ -175,15 +179,17 @@ class GrpoRun:
         return trained, pool
 
     def plan(self, examples: list[Example], it: int) -> list[tuple[int, list[Example]]]:
-        """Mini-batches of every PPO epoch (a pure function of seed, iteration and epoch)."""
+        """Mini-batches of every PPO epoch (a pure function of seed, iteration and epoch): shuffled rows,
+        or with ``mini_batch_unit`` episode shuffled episodes, each with all its rows."""
         if not examples:  # every set of the iteration had equal rewards (drop_zero_variance_groups)
             return []
-        size = self.grpo.mini_batch_size or len(examples)
+        units = episodes_of(examples) if self.grpo.mini_batch_unit == "episode" else [[e] for e in examples]
+        size = self.grpo.mini_batch_size or len(units)
         out = []
         for epoch in range(self.grpo.ppo_epochs):
-            order = epoch_permutation(len(examples), self.cfg.seed * 7919 + it, epoch)
-            rows = [examples[i] for i in order]
-            out += [(epoch, rows[i:i + size]) for i in range(0, len(rows), size)]
+            order = epoch_permutation(len(units), self.cfg.seed * 7919 + it, epoch)
+            shuffled = [units[i] for i in order]
+            out += [(epoch, [e for unit in shuffled[i:i + size] for e in unit]) for i in range(0, len(shuffled), size)]
         return out
 
     def run_iteration(self, it: int) -> None:
@@ -191,8 +197,9 @@ class GrpoRun:
         examples, pool = self.load_iteration(it)
         plan = self.plan(examples, it)
         if not plan:
-            self.events.emit("iteration", iteration=it, steps=0, roles=role_summary(examples),
-                             grounding_pool=len(pool), seconds=round(time.monotonic() - t0, 3))
+            self.events.emit("iteration", iteration=it, steps=0, act_updates=0, act_tokens=0,
+                             roles=role_summary(examples), grounding_pool=len(pool),
+                             seconds=round(time.monotonic() - t0, 3))
             return
         micro = self.cfg.train.micro_batch_size
         by_index = {e.index: e for _, mb in plan for e in rank_share(mb, self.rt.rank, self.rt.world)}
@@ -201,11 +208,12 @@ class GrpoRun:
         ref = self.engine.logprobs_no_grad(needed, micro, self.reference) if self.reference is not None else None
         lr = learning_rate(self.cfg.optim, it, self.grpo.iterations)
         keys = metric_keys()
+        act_updates, act_tokens = 0, 0
         for epoch, mb in plan:
-            policy_tokens = sum(e.loss_tokens for e in mb)
+            tokens = role_tokens(mb)  # the whole mini-batch's, on every rank
             parts = [("policy", b) for b in micro_batches(rank_share(mb, self.rt.rank, self.rt.world), micro,
                                                            micro_count(len(mb), self.rt.world, micro))]
-            fns = {"policy": policy_loss(self.grpo, policy_tokens, self.rt.world, old, ref)}
+            fns = {"policy": policy_loss(self.grpo, tokens, self.rt.world, old, ref)}
             grounding_tokens = 0
             if self.coef > 0 and pool:
                 g_rows = [pool[i] for i in step_indices(len(pool), self.grpo.grounding.batch_size, self.cfg.seed + 1, self.step)]
@@ -215,11 +223,17 @@ class GrpoRun:
                 fns["grounding"] = grounding_loss(self.coef, grounding_tokens, self.rt.world)
             values, info = self.engine.step(parts, fns, keys, lr)
             self.step += 1
-            roles, grounding, loss = step_report(values, mb, self.grpo, policy_tokens, grounding_tokens)
+            if tokens["act"]:
+                act_updates += 1
+                act_tokens += tokens["act"]
+            roles, grounding, loss = step_report(values, mb, self.grpo, tokens, grounding_tokens)
             self.events.emit("step", command="grpo", step=self.step, iteration=it, iterations=self.grpo.iterations,
                              epoch=epoch, loss=loss, roles=roles, grounding=grounding, **info)
-        self.events.emit("iteration", iteration=it, steps=len(plan), roles=role_summary(examples),
-                         grounding_pool=len(pool), seconds=round(time.monotonic() - t0, 3))
+        self.act_updates += act_updates
+        self.act_tokens += act_tokens
+        self.events.emit("iteration", iteration=it, steps=len(plan), act_updates=act_updates, act_tokens=act_tokens,
+                         roles=role_summary(examples), grounding_pool=len(pool),
+                         seconds=round(time.monotonic() - t0, 3))
 
     def validates(self, done: int) -> bool:
         """Whether the policy after ``done`` iterations is validated (0: the starting policy)."""
@@ -314,7 +328,8 @@ class GrpoRun:
             if (it + 1) % every == 0 or it + 1 == iterations:
                 if self.rt.is_main:
                     assert self.cfg.out_dir, "open_run requires out_dir"
-                    loop = {"iteration": it + 1, "fingerprint": self.fingerprint, "best": self.best}
+                    loop = {"iteration": it + 1, "fingerprint": self.fingerprint, "best": self.best,
+                            "act_updates": self.act_updates, "act_tokens": self.act_tokens}
                     path = save_checkpoint(self.cfg.out_dir, self.step, self.model, self.engine.optimizer, loop,
                                            self.tokenizer, self.tokenizer_dir, self.cfg.train.keep_checkpoints)
                     self.events.emit("checkpoint", step=self.step, iteration=it + 1, path=path)
@@ -324,6 +339,7 @@ class GrpoRun:
         self.restore_best()
         final = finish(self.cfg, self.events, self.rt, self.model, self.tokenizer, self.tokenizer_dir)
         self.events.emit("done", command="grpo", steps=self.step, iterations=iterations, final=final,
+                         act_updates=self.act_updates, act_tokens=self.act_tokens,
                          replicas_identical=identical, **({"best": self.best} if self.best else {}))
 
 

@@ -23,19 +23,45 @@ def metric_keys() -> list[str]:
     return [f"{r}.{k}" for r in ROLES for k in POLICY_METRICS] + list(GROUNDING_METRICS)
 
 
-def policy_loss(grpo: GrpoSection, policy_tokens: int, world: int, old: dict[int, torch.Tensor],
+def role_tokens(rows: list[Example]) -> dict[str, int]:
+    """Each role's loss tokens in a (global) mini-batch."""
+    return {role: sum(e.loss_tokens for e in rows if e.role == role) for role in ROLES}
+
+
+def policy_loss(grpo: GrpoSection, tokens: dict[str, int], world: int, old: dict[int, torch.Tensor],
                 ref: dict[int, torch.Tensor] | None) -> LossFn:
-    """Token-mean PPO loss over the mini-batch's rollout tokens (all roles together, shared weights)."""
+    """The PPO loss of one micro-batch, shared weights for both roles. ``tokens``: each role's loss
+    tokens in the whole mini-batch, all ranks (:func:`role_tokens`), the denominators whatever the
+    micro-batch or rank, so that the micro-batches' losses sum to the mini-batch's.
+
+    ``grpo.loss_agg`` token-mean: ``Σ ℓ / N`` over every token of the mini-batch; role-token-mean:
+    ``Σ_role Σ ℓ_role / N_role``, so an act token's weight does not depend on how many rehearse tokens
+    share its step."""
+    policy_tokens = sum(tokens.values())
+
     def loss_fn(b: Batch, logp: torch.Tensor) -> tuple[torch.Tensor, dict[str, Any]]:
         old_lp = torch.cat([old[e.index] for e in b.examples])
         adv = b.per_row([e.advantage for e in b.examples])
         losses, clipped, approx_kl = ppo_token_losses(logp, old_lp, adv, grpo.clip_ratio, grpo.clip_ratio_c)
-        total = losses.sum()
         kl = None
         if ref is not None:
             kl = kl_penalty(logp, torch.cat([ref[e.index] for e in b.examples]), grpo.kl_type)
-            total = total + grpo.kl_coef * kl.sum()
         roles = b.per_row([ROLES.index(e.role) for e in b.examples], dtype=torch.long)
+        if grpo.loss_agg == "role-token-mean":
+            total = losses.new_zeros(())
+            for i, role in enumerate(ROLES):
+                m = roles == i
+                if tokens[role]:
+                    part = losses[m].sum()
+                    if kl is not None:
+                        part = part + grpo.kl_coef * kl[m].sum()
+                    total = total + part / tokens[role]
+            scaled = total * world
+        else:
+            total = losses.sum()
+            if kl is not None:
+                total = total + grpo.kl_coef * kl.sum()
+            scaled = total / policy_tokens * world
         values: dict[str, float] = {}
         for i, role in enumerate(ROLES):
             m = roles == i
@@ -45,7 +71,7 @@ def policy_loss(grpo: GrpoSection, policy_tokens: int, world: int, old: dict[int
             values[f"{role}.clipped"] = float(clipped[m].sum())
             values[f"{role}.ppo_kl"] = float(approx_kl.detach()[m].sum())
             values[f"{role}.kl"] = float(kl.detach()[m].sum()) if kl is not None else 0.0
-        return total / policy_tokens * world, values
+        return scaled, values
     return loss_fn
 
 
@@ -67,24 +93,28 @@ def _stats(xs):
     return mean, std, min(xs), max(xs)
 
 
-def step_report(values: dict[str, float], rows: list[Example], grpo: GrpoSection, policy_tokens: int,
+def step_report(values: dict[str, float], rows: list[Example], grpo: GrpoSection, tokens: dict[str, int],
                 grounding_tokens: int) -> tuple[dict[str, Any], dict[str, Any] | None, float]:
-    """The ``roles`` and ``grounding`` parts of a grpo step event, and the objective's value."""
+    """The ``roles`` and ``grounding`` parts of a grpo step event, and the objective's value (as
+    ``grpo.loss_agg`` aggregates it; ``tokens``: each role's loss tokens in the mini-batch)."""
     roles = {}
     for role in ROLES:
         members = [e for e in rows if e.role == role]
-        tokens = values[f"{role}.tokens"]
-        if not members or not tokens:
+        n = values[f"{role}.tokens"]
+        if not members or not n:
             continue
         r_mean, _, _, _ = _stats([reward_of(e) for e in members])
         a_mean, a_std, a_min, a_max = _stats([e.advantage for e in members])
-        roles[role] = {"rows": len(members), "tokens": int(tokens), "pg_loss": values[f"{role}.pg"] / tokens,
-                       "clip_frac": values[f"{role}.clipped"] / tokens, "ppo_kl": values[f"{role}.ppo_kl"] / tokens,
-                       "kl": values[f"{role}.kl"] / tokens if grpo.kl_coef > 0 else None,
+        roles[role] = {"rows": len(members), "tokens": int(n), "pg_loss": values[f"{role}.pg"] / n,
+                       "clip_frac": values[f"{role}.clipped"] / n, "ppo_kl": values[f"{role}.ppo_kl"] / n,
+                       "kl": values[f"{role}.kl"] / n if grpo.kl_coef > 0 else None,
                        "reward_mean": r_mean, "advantage_mean": a_mean, "advantage_std": a_std,
                        "advantage_min": a_min, "advantage_max": a_max}
-    pg = sum(values[f"{r}.pg"] for r in ROLES) + grpo.kl_coef * sum(values[f"{r}.kl"] for r in ROLES)
-    loss = pg / policy_tokens
+    if grpo.loss_agg == "role-token-mean":
+        loss = sum((values[f"{r}.pg"] + grpo.kl_coef * values[f"{r}.kl"]) / tokens[r] for r in ROLES if tokens[r])
+    else:
+        pg = sum(values[f"{r}.pg"] for r in ROLES) + grpo.kl_coef * sum(values[f"{r}.kl"] for r in ROLES)
+        loss = pg / sum(tokens.values())
     grounding = None
     if grounding_tokens:
         g_tokens = values["grounding.tokens"]

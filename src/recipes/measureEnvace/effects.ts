@@ -5,7 +5,8 @@ import { difference } from './stats';
 export interface Measured {
   none: Evaluation;
   arms: { imagined: Evaluation[]; real: Evaluation[] };
-  budget0: Evaluation;
+  /** POLICY at budget 0; null when neither B nor C was measured. */
+  budget0: Evaluation | null;
   recipeStart: Evaluation | null;
   privateRuns: { budget: number; order: string; evaluations: Evaluation[] }[];
 }
@@ -21,15 +22,17 @@ export function differences(m: Measured, budgets: readonly number[]): Difference
       difference('imagined-vs-real', metric, m.arms.imagined, m.arms.real),
       difference('real-vs-none', metric, m.arms.real, [m.none]),
     );
+    const budget0 = m.budget0;
+    if (!budget0) continue;
     if (m.recipeStart)
       found.push(
-        difference('recipe-grpo-vs-start', metric, [m.budget0], [m.recipeStart]),
-        difference('policy-vs-sft', metric, [m.budget0], [m.none]),
+        difference('recipe-grpo-vs-start', metric, [budget0], [m.recipeStart]),
+        difference('policy-vs-sft', metric, [budget0], [m.none]),
       );
     for (const budget of budgets)
       found.push(
         difference(`budget${budget}-vs-budget0`, metric, privateOf(budget, 'sequential'), [
-          m.budget0,
+          budget0,
         ]),
         difference(
           `budget${budget}-parallel-vs-sequential`,

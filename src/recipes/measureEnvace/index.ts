@@ -7,20 +7,23 @@ import { cachedStep } from '../shared/stages';
 import { ROOT, rehearse, requireCli } from '../shared/studio';
 import { groundTasks } from '../trainDefault/data';
 import type { Recipe } from '../trainDefault/settings';
-import type { MeasureContext } from './arms';
-import { evaluate, grpoArm } from './arms';
+import type { ArmRun, MeasureContext } from './arms';
+import { evaluate, grpoArm, grpoTaskCount, tasksKey } from './arms';
 import type { Measured } from './effects';
 import { differences } from './effects';
-import { resultsJson, resultsMarkdown } from './results';
+import { imaginedVersusReal } from './fidelity';
+import { effectsProblems, resultsJson, resultsMarkdown } from './results';
 import type { MeasureSettings } from './settings';
 import { DOMAINS, GRPO_START, HELDOUT_START } from './settings';
 import type { Evaluation } from './stats';
 import { say } from '../shared/terminal';
 
-/** The GRPO tasks and the held-out tasks (seeds no recipe uses), once. */
+/** The GRPO tasks (new ones each iteration) and the held-out tasks (seeds no recipe uses), once. */
 async function tasks(ctx: MeasureContext): Promise<void> {
-  const { work, grpoTasks, heldout } = ctx.settings;
-  await cachedStep(work, 'tasks', ctx.log, async () => {
+  const { work, heldout } = ctx.settings;
+  const grpoTasks = grpoTaskCount(ctx.settings);
+  await cachedStep(work, { name: 'tasks', key: tasksKey(ctx.settings) }, ctx.log, async () => {
+    await removeTree(path.join(work, 'tasks'));
     const generate = (domain: string, split: string, start: number, count: number, out: string) =>
       rehearse(
         ...['generate', domain, '--split', split, '--start', String(start)],
@@ -38,25 +41,29 @@ async function tasks(ctx: MeasureContext): Promise<void> {
   // Grounded imagination (the recipe's grpo.groundedImagination): the GRPO tasks with their
   // reference's real responses as examples; the held-out tasks never get any.
   if (ctx.recipe.grpo.groundedImagination)
-    await cachedStep(work, 'tasks-grounded', ctx.log, async () => ({
-      summary: await groundTasks(
-        path.join(work, 'tasks/grpo'),
-        path.join(work, 'tasks/grpo-grounded'),
-      ),
-    }));
+    await cachedStep(
+      work,
+      { name: 'tasks-grounded', key: tasksKey(ctx.settings) },
+      ctx.log,
+      async () => ({
+        summary: await groundTasks(
+          path.join(work, 'tasks/grpo'),
+          path.join(work, 'tasks/grpo-grounded'),
+        ),
+      }),
+    );
 }
 
 /** A: GRPO on imagined vs real rollouts vs none, per training seed. */
 async function policyLearning(ctx: MeasureContext) {
   const none = await evaluate(ctx, 'eval-none', ctx.settings.base);
   const arms = { imagined: [] as Evaluation[], real: [] as Evaluation[] };
-  const grpoSteps: Record<string, Record<string, unknown>> = {};
+  const grpoSteps: Record<string, ArmRun> = {};
   for (const seed of ctx.settings.seeds)
     for (const arm of ['imagined', 'real'] as const) {
-      const final = await grpoArm(ctx, arm, seed);
-      const step = path.join(ctx.settings.work, `grpo-${arm}-seed${seed}.json`);
-      grpoSteps[`${arm}-seed${seed}`] = await readJson(step);
-      arms[arm].push(await evaluate(ctx, `eval-${arm}-seed${seed}`, final));
+      const { final, run, key } = await grpoArm(ctx, arm, seed);
+      grpoSteps[`${arm}-seed${seed}`] = run;
+      arms[arm].push(await evaluate(ctx, `eval-${arm}-seed${seed}`, final, [], key));
     }
   return { none, arms, grpoSteps };
 }
@@ -88,17 +95,25 @@ async function privateRehearsal(ctx: MeasureContext) {
 async function measure(ctx: MeasureContext) {
   const s = ctx.settings;
   const { none, arms, grpoSteps } = await policyLearning(ctx);
-  const budget0 = s.policy === s.base ? none : await evaluate(ctx, 'eval-policy-budget0', s.policy);
+  const fidelity = await imaginedVersusReal(ctx);
   // C: the committed policy against the point its recipe's GRPO started from (same held-out tasks).
+  const withC = !!s.recipeStart && s.policy !== s.base;
+  // POLICY at budget 0: B's and C's reference point; neither needs it when both are left out.
+  const budget0 =
+    !withC && s.budgets.length === 0
+      ? null
+      : s.policy === s.base
+        ? none
+        : await evaluate(ctx, 'eval-policy-budget0', s.policy);
   const recipeStart =
-    s.recipeStart && s.policy !== s.base
+    withC && s.recipeStart
       ? s.recipeStart === s.base
         ? none
         : await evaluate(ctx, 'eval-recipe-start', s.recipeStart)
       : null;
   const privateRuns = await privateRehearsal(ctx);
   const measured: Measured = { none, arms, budget0, recipeStart, privateRuns };
-  return { measured, grpoSteps };
+  return { measured, grpoSteps, fidelity };
 }
 
 /** Fails unless BASE and POLICY are model folders. */
@@ -116,13 +131,18 @@ function checkModels(s: MeasureSettings): void {
 /**
  * `npm run measure:envace`: EnvACE's two effects, measured with the studio's own CLI and trainer on
  * held-out tasks (test-split seeds no recipe uses), shadow mode against the real servers, greedy.
- * A: GRPO on imagined rollouts vs on real tool rollouts vs none, from BASE with the same compute.
- * B: private rehearsal at test time, POLICY at budget 0 and BUDGETS, parallel and sequential.
+ * A: GRPO on imagined rollouts vs on real tool rollouts vs none, from BASE at equal act updates
+ * (the same episodes, mini-batches of episodes, each role's token-mean: `armDose` in arms.ts),
+ * and how faithful BASE's imagination is (the same tasks played imagined and real, one grader).
+ * B: private rehearsal at test time, POLICY at budget 0 and BUDGETS, parallel and sequential
+ * (`BUDGETS=` leaves it out).
  * C: POLICY against where its own GRPO started (RECIPE_START) and the SFT, when that work is there.
  * Paired differences with bootstrap intervals over tasks; each arm's compute is counted. Every
- * finished step is kept in WORK and skipped next time (`--fresh` starts over); GRPO runs go through
- * the training-run lifecycle, so an interrupted one resumes. Writes results.json and results.md;
- * `--publish` also writes docs/envace-effects.json.
+ * finished step is kept in WORK and skipped next time, unless the settings it depends on changed
+ * (then it runs again); `--fresh` starts over, and is needed when a model folder changed in place.
+ * GRPO runs go through the training-run lifecycle, so an interrupted one resumes. Writes
+ * results.json and results.md, and fails when the effects are out of form
+ * ({@link effectsProblems}); `--publish` then writes docs/envace-effects.json.
  */
 export async function measureEnvace(
   s: MeasureSettings,
@@ -132,19 +152,29 @@ export async function measureEnvace(
   checkModels(s);
   if (s.fresh) await removeTree(s.work);
   await makeDir(s.work);
-  const recipe = await readJson<Recipe>(s.recipeFile);
+  const read = await readJson<Recipe>(s.recipeFile);
+  // GROUNDED overrides the recipe's switch for every arm and for the fidelity comparison.
+  const recipe: Recipe =
+    s.grounded === undefined
+      ? read
+      : { ...read, grpo: { ...read.grpo, groundedImagination: s.grounded } };
   const ctx: MeasureContext = { settings: s, recipe, log };
   const episodes = s.episodes ?? recipe.grpo.episodes;
+  const perIteration = s.grpoTasks * DOMAINS.length * episodes;
+  const steps = Math.ceil(perIteration / s.miniBatchEpisodes) * s.ppoEpochs * s.iterations;
   log(
-    `base ${path.relative(ROOT, s.base)}, policy ${path.relative(ROOT, s.policy)}; seeds ${s.seeds.join(', ')}; ${s.iterations} GRPO iterations of ${s.grpoTasks}×2 tasks × ${episodes} episodes; ${s.heldout}×2 held-out tasks; budgets 0, ${s.budgets.join(', ')}`,
+    `base ${path.relative(ROOT, s.base)}, policy ${path.relative(ROOT, s.policy)}; seeds ${s.seeds.join(', ')}; ${s.iterations} GRPO iterations of ${s.grpoTasks}×2 new tasks × ${episodes} episodes, mini-batches of ${s.miniBatchEpisodes} episodes × ${s.ppoEpochs} epochs (${steps} steps an arm); ${s.heldout}×2 held-out tasks; ${s.fidelityTasks}×2 tasks × ${s.fidelityEpisodes} episodes imagined and real; ${s.budgets.length ? `budgets 0, ${s.budgets.join(', ')}` : 'no private rehearsal (BUDGETS empty)'}`,
   );
   await tasks(ctx);
-  const { measured, grpoSteps } = await measure(ctx);
+  const { measured, grpoSteps, fidelity } = await measure(ctx);
   const found = differences(measured, s.budgets);
-  const results = resultsJson(ctx, measured, grpoSteps, found);
-  if (s.publish) await writeJson(path.join(ROOT, 'docs/envace-effects.json'), results.effects);
+  const results = resultsJson(ctx, measured, grpoSteps, fidelity, found);
   const md = resultsMarkdown(ctx, measured, results.effects, (Date.now() - log.started) / 60000);
   await writeText(path.join(s.work, 'results.md'), md + '\n');
   await writeJson(path.join(s.work, 'results.json'), results);
   say(`\n${md}\n\n(${path.join(s.work, 'results.md')})`);
+  const problems = effectsProblems(results.effects);
+  if (problems.length)
+    throw new Error(`the effects are not what they must be: ${problems.join('; ')}`);
+  if (s.publish) await writeJson(path.join(ROOT, 'docs/envace-effects.json'), results.effects);
 }

@@ -1,35 +1,31 @@
 import * as path from 'node:path';
 import { ROOT } from '../shared/studio';
-import type { MeasureContext } from './arms';
+import type { ArmRun, MeasureContext } from './arms';
 import type { Measured } from './effects';
-import { TABLE_HEADER, differenceTable, summaryRow } from './report';
+import type { ArmCompute, Effects } from './effectsFile';
+import type { Fidelity } from './fidelity';
+import { TABLE_HEADER, computeTable, differenceTable, fidelityLines, summaryRow } from './report';
 import { DOMAINS, GRPO_START, HELDOUT_START } from './settings';
 import type { Difference } from './stats';
 import { summarise } from './stats';
 
-/** What the effects file (docs/envace-effects.json with `--publish`) holds. */
-export interface Effects {
-  seeds: number[];
-  privateRehearsalSeeds: number[];
-  heldOutTasks: number;
-  grpo: { iterations: number; tasks: number; episodes: number };
-  compute: Record<'imagined' | 'real', { episodes: number; realToolCalls: number }>;
-  differences: Difference[];
-}
+type Steps = Record<string, ArmRun>;
 
-type Steps = Record<string, Record<string, unknown>>;
-
-/** Each arm's GRPO compute over all seeds: episodes played, real tool calls made. */
+/** Each arm's GRPO compute over all seeds. */
 function compute(ctx: MeasureContext, grpoSteps: Steps): Effects['compute'] {
-  const sum = (arm: string, key: string) =>
-    ctx.settings.seeds.reduce(
-      (a, seed) => a + Number(grpoSteps[`${arm}-seed${seed}`]?.[key] ?? 0),
-      0,
-    );
-  const of = (arm: string) => ({
-    episodes: sum(arm, 'episodes'),
-    realToolCalls: sum(arm, 'realToolCalls'),
-  });
+  const of = (arm: string): ArmCompute => {
+    const runs = ctx.settings.seeds.map((seed) => grpoSteps[`${arm}-seed${seed}`]);
+    const sum = (key: keyof ArmRun) => runs.reduce((a, r) => a + Number(r?.[key] ?? 0), 0);
+    const episodes = sum('episodes');
+    return {
+      actUpdates: sum('actUpdates'),
+      actTokens: sum('actTokens'),
+      steps: sum('steps'),
+      episodes,
+      realToolCalls: sum('realToolCalls'),
+      imaginedParseFailRate: episodes ? sum('unparsableRehearsalEnds') / episodes : 0,
+    };
+  };
   return { imagined: of('imagined'), real: of('real') };
 }
 
@@ -38,16 +34,40 @@ export function resultsJson(
   ctx: MeasureContext,
   m: Measured,
   grpoSteps: Steps,
+  fidelity: Fidelity,
   differences: Difference[],
 ) {
   const s = ctx.settings;
   const episodes = s.episodes ?? ctx.recipe.grpo.episodes;
+  const { perTask, imaginedSuccess, realSuccess, imaginedRealRankCorr, ...others } = fidelity;
+  const {
+    seconds: _seconds,
+    key: _key,
+    ...fidelityFigures
+  } = others as typeof others & {
+    seconds?: number;
+    key?: string;
+  };
   const effects: Effects = {
     seeds: s.seeds,
-    privateRehearsalSeeds: s.privateSeeds,
+    privateRehearsalSeeds: s.budgets.length ? s.privateSeeds : [],
     heldOutTasks: s.heldout * DOMAINS.length,
-    grpo: { iterations: s.iterations, tasks: s.grpoTasks * DOMAINS.length, episodes },
+    grpo: {
+      iterations: s.iterations,
+      tasks: s.grpoTasks * DOMAINS.length,
+      newTasksEachIteration: true,
+      episodes,
+      miniBatchEpisodes: s.miniBatchEpisodes,
+      miniBatchUnit: 'episode',
+      lossAgg: 'role-token-mean',
+      ppoEpochs: s.ppoEpochs,
+      lr: s.lr,
+    },
     compute: compute(ctx, grpoSteps),
+    imaginedSuccess,
+    realSuccess,
+    imaginedRealRankCorr,
+    fidelity: fidelityFigures,
     differences,
   };
   return {
@@ -60,13 +80,14 @@ export function resultsJson(
     heldoutPerDomain: s.heldout,
     grpo: grpoSteps,
     effects,
+    fidelityPerTask: perTask,
     policyLearning: {
       none: summarise([m.none]),
       imagined: summarise(m.arms.imagined),
       real: summarise(m.arms.real),
     },
     recipeGrpo:
-      m.recipeStart && s.recipeStart
+      m.recipeStart && s.recipeStart && m.budget0
         ? {
             start: s.recipeStart,
             startSummary: summarise([m.recipeStart]),
@@ -74,7 +95,7 @@ export function resultsJson(
           }
         : null,
     privateRehearsal: [
-      { budget: 0, order: 'none', summary: summarise([m.budget0]) },
+      ...(m.budget0 ? [{ budget: 0, order: 'none', summary: summarise([m.budget0]) }] : []),
       ...m.privateRuns.map(({ budget, order, evaluations }) => ({
         budget,
         order,
@@ -84,10 +105,26 @@ export function resultsJson(
   };
 }
 
+/** Section B's lines, when private rehearsal was measured (BUDGETS not empty). */
+function privateSection(ctx: MeasureContext, m: Measured): string[] {
+  const s = ctx.settings;
+  if (!m.budget0 || !m.privateRuns.length) return [];
+  return [
+    `### B. Private rehearsal at test time (${path.relative(ROOT, s.policy)}; imagined episodes at temperature ${s.rehearsalTemperature}, seeds ${s.privateSeeds.join(', ')}; budget 0 is greedy)`,
+    '',
+    TABLE_HEADER,
+    summaryRow('budget 0 (shadow)', summarise([m.budget0])),
+    ...m.privateRuns.map((p) =>
+      summaryRow(`budget ${p.budget}, ${p.order}`, summarise(p.evaluations)),
+    ),
+    '',
+  ];
+}
+
 /** Section C's lines, when the committed policy's own GRPO start was measured. */
 function recipeSection(ctx: MeasureContext, m: Measured): string[] {
   const s = ctx.settings;
-  if (!m.recipeStart || !s.recipeStart) return [];
+  if (!m.recipeStart || !s.recipeStart || !m.budget0) return [];
   const iterations = (ctx.recipe.grpo.grpo?.iterations as number | undefined) ?? '?';
   return [
     `### C. The committed policy's own GRPO (${iterations} iterations of imagined rollouts at the recipe's scale, one training seed, the best validated point) vs where it started`,
@@ -100,7 +137,7 @@ function recipeSection(ctx: MeasureContext, m: Measured): string[] {
   ];
 }
 
-/** results.md: the tables of A, B and C, and the paired differences. */
+/** results.md: the tables of A, B and C, imagination's fidelity, and the paired differences. */
 export function resultsMarkdown(
   ctx: MeasureContext,
   m: Measured,
@@ -108,28 +145,77 @@ export function resultsMarkdown(
   minutes: number,
 ): string {
   const s = ctx.settings;
-  const { compute: c, grpo } = effects;
+  const { grpo } = effects;
   return [
-    `### A. GRPO with world rehearsal vs real rollouts vs none (${s.iterations} iterations, ${s.grpoTasks * 2} tasks × ${grpo.episodes} episodes, seeds ${s.seeds.join(', ')}; ${s.heldout * 2} held-out tasks)`,
+    `### A. GRPO with world rehearsal vs real rollouts vs none, at equal act updates (${s.iterations} iterations, each on ${grpo.tasks} new tasks × ${grpo.episodes} episodes; mini-batches of ${grpo.miniBatchEpisodes} episodes × ${grpo.ppoEpochs} epochs, each role's token-mean, lr ${grpo.lr}; seeds ${s.seeds.join(', ')}; ${effects.heldOutTasks} held-out tasks)`,
     '',
     TABLE_HEADER,
     summaryRow('no GRPO (base)', summarise([m.none])),
     summaryRow('GRPO, imagined rollouts (world rehearsal)', summarise(m.arms.imagined)),
     summaryRow('GRPO, real tool rollouts (baseline)', summarise(m.arms.real)),
     '',
-    `GRPO compute per arm (all seeds): imagined ${c.imagined.episodes} episodes, ${c.imagined.realToolCalls} real tool calls; real ${c.real.episodes} episodes, ${c.real.realToolCalls} real tool calls.`,
+    ...computeTable(effects.compute),
     '',
-    `### B. Private rehearsal at test time (${path.relative(ROOT, s.policy)}; imagined episodes at temperature ${s.rehearsalTemperature}, seeds ${s.privateSeeds.join(', ')}; budget 0 is greedy)`,
+    ...fidelityLines(effects, path.relative(ROOT, s.base)),
     '',
-    TABLE_HEADER,
-    summaryRow('budget 0 (shadow)', summarise([m.budget0])),
-    ...m.privateRuns.map((p) =>
-      summaryRow(`budget ${p.budget}, ${p.order}`, summarise(p.evaluations)),
-    ),
-    '',
+    ...privateSection(ctx, m),
     ...recipeSection(ctx, m),
     ...differenceTable(effects.differences),
     '',
     `Held-out tasks: test-split seeds from ${HELDOUT_START}; GRPO tasks: train-split seeds from ${GRPO_START}; intervals: bootstrap over tasks (each task's value averaged over seeds). ${minutes.toFixed(1)} min this run.`,
   ].join('\n');
+}
+
+/** Whether `x` is a finite number in [low, high]. */
+const within = (x: unknown, low: number, high: number) =>
+  typeof x === 'number' && Number.isFinite(x) && x >= low && x <= high;
+
+/**
+ * What is wrong with an effects file, in words (nothing: an empty list): the fields every reader of
+ * docs/envace-effects.json relies on, each of its type and in its range. It checks form, never a
+ * model's values.
+ */
+export function effectsProblems(e: Effects): string[] {
+  const problems: string[] = [];
+  const check = (ok: boolean, what: string) => {
+    if (!ok) problems.push(what);
+  };
+  const count = (x: unknown) => Number.isInteger(x) && (x as number) >= 0;
+  check(Array.isArray(e.seeds) && e.seeds.length > 0 && e.seeds.every(count), 'seeds');
+  check(count(e.heldOutTasks) && e.heldOutTasks > 0, 'heldOutTasks');
+  for (const arm of ['imagined', 'real'] as const) {
+    const c = e.compute?.[arm];
+    check(!!c && count(c.actUpdates) && c.actUpdates > 0, `compute.${arm}.actUpdates`);
+    check(
+      !!c && count(c.actTokens) && c.actTokens >= (c.actUpdates ?? 0),
+      `compute.${arm}.actTokens`,
+    );
+    check(!!c && count(c.steps) && c.steps >= (c.actUpdates ?? 0), `compute.${arm}.steps`);
+    check(!!c && count(c.episodes) && c.episodes > 0, `compute.${arm}.episodes`);
+    check(!!c && count(c.realToolCalls), `compute.${arm}.realToolCalls`);
+    check(!!c && within(c.imaginedParseFailRate, 0, 1), `compute.${arm}.imaginedParseFailRate`);
+  }
+  check(e.compute?.imagined?.realToolCalls === 0, 'compute.imagined.realToolCalls is 0');
+  check(e.compute?.real?.imaginedParseFailRate === 0, 'compute.real.imaginedParseFailRate is 0');
+  check(within(e.imaginedSuccess, 0, 1), 'imaginedSuccess');
+  check(within(e.realSuccess, 0, 1), 'realSuccess');
+  check(
+    e.imaginedRealRankCorr === null || within(e.imaginedRealRankCorr, -1, 1),
+    'imaginedRealRankCorr',
+  );
+  for (const name of ['imagined-vs-none', 'real-vs-none', 'imagined-vs-real'])
+    for (const metric of ['success', 'reward'] as const) {
+      const d = e.differences?.find((x) => x.name === name && x.metric === metric);
+      check(
+        !!d &&
+          within(d.mean, -1, 1) &&
+          Array.isArray(d.ci95) &&
+          within(d.ci95[0], -1, 1) &&
+          within(d.ci95[1], d.ci95[0], 1) &&
+          count(d.tasks) &&
+          d.tasks > 0,
+        `differences ${name} ${metric}`,
+      );
+    }
+  return problems;
 }

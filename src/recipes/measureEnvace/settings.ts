@@ -15,11 +15,30 @@ export interface MeasureSettings {
   /** `RECIPE_START`: where the committed policy's own GRPO started (C); none in QUICK. */
   recipeStart?: string;
   seeds: number[];
+  /** `ITERATIONS`: GRPO iterations per arm and seed, each on new GRPO tasks. */
   iterations: number;
   /** `EPISODES`: default the recipe's own (recipe.grpo.episodes). */
   episodes?: number;
+  /** `GRPO_TASKS`: GRPO tasks per domain and iteration (the tasks of every iteration are new). */
   grpoTasks: number;
+  /** `MINI_BATCH`: episodes (with all their rows) per optimizer step. */
+  miniBatchEpisodes: number;
+  /** `PPO_EPOCHS`: passes over each iteration's episodes. */
+  ppoEpochs: number;
+  /** `LR`: the arms' constant learning rate. */
+  lr: number;
+  /** `HELDOUT`: held-out tasks per domain. */
   heldout: number;
+  /** `FIDELITY_TASKS`: GRPO-range tasks per domain that BASE plays imagined and real. */
+  fidelityTasks: number;
+  /** `FIDELITY_EPISODES`: episodes per task and mode of that comparison. */
+  fidelityEpisodes: number;
+  /**
+   * `GROUNDED` (1 or 0): whether imagined rollouts see their tasks' reference calls with the real
+   * responses (`verify --examples-out`, `--max-examples`); unset, the recipe's grpo.groundedImagination.
+   */
+  grounded?: boolean;
+  /** `BUDGETS`: private-rehearsal budgets of B; empty (`BUDGETS=`) skips B. */
   budgets: number[];
   privateSeeds: number[];
   rehearsalTemperature: number;
@@ -32,7 +51,7 @@ export const GRPO_START = 20_000;
 export const HELDOUT_START = 30_000;
 export const DOMAINS = ['retail', 'bank'];
 
-const numbers = (text: string) => text.split(',').map(Number);
+const numbers = (text: string) => (text.trim() === '' ? [] : text.split(',').map(Number));
 
 /**
  * The settings from the environment (QUICK=1: the tiny version CI runs) and arguments (`--fresh`,
@@ -69,10 +88,18 @@ export function measureSettings(
     base,
     ...(recipeStart ? { recipeStart: path.resolve(recipeStart) } : {}),
     seeds,
-    iterations: Number(pick('ITERATIONS', '2', '1')),
+    // The dose: 16 tasks × 8 episodes = 128 episodes an iteration, 8 mini-batches of 16 episodes,
+    // 2 epochs: 16 optimizer steps an iteration, 208 in 13 iterations, each with act rows.
+    iterations: Number(pick('ITERATIONS', '13', '1')),
     ...(env.EPISODES || quick ? { episodes: Number(pick('EPISODES', '', '2')) } : {}),
-    grpoTasks: Number(pick('GRPO_TASKS', '6', '1')),
-    heldout: Number(pick('HELDOUT', '100', '1')),
+    grpoTasks: Number(pick('GRPO_TASKS', '8', '1')),
+    miniBatchEpisodes: Number(pick('MINI_BATCH', '16', '2')),
+    ppoEpochs: Number(pick('PPO_EPOCHS', '2', '1')),
+    lr: Number(pick('LR', '0.0002', '0.0002')),
+    heldout: Number(pick('HELDOUT', '300', '1')),
+    fidelityTasks: Number(pick('FIDELITY_TASKS', '50', '1')),
+    fidelityEpisodes: Number(pick('FIDELITY_EPISODES', '4', '2')),
+    ...(env.GROUNDED === '1' || env.GROUNDED === '0' ? { grounded: env.GROUNDED === '1' } : {}),
     budgets: numbers(pick('BUDGETS', '2,4', '1')),
     privateSeeds: numbers(pick('PRIVATE_SEEDS', seeds.join(','), '0')),
     rehearsalTemperature: Number(pick('REHEARSAL_TEMPERATURE', '0.8', '0.8')),

@@ -116,3 +116,39 @@ export function summarise(evaluations: readonly Evaluation[]): Summary {
     actValidity: meanOf(evaluations.map((e) => e.actValidity)),
   };
 }
+
+/** 1-based ranks of `xs`; tied values share the mean of their ranks. */
+export function ranks(xs: readonly number[]): number[] {
+  const order = xs.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
+  const out = new Array<number>(xs.length);
+  for (let start = 0; start < order.length;) {
+    let end = start + 1;
+    while (end < order.length && order[end][0] === order[start][0]) end++;
+    const rank = (start + 1 + end) / 2; // the mean of ranks start+1 .. end
+    for (let k = start; k < end; k++) out[order[k][1]] = rank;
+    start = end;
+  }
+  return out;
+}
+
+/**
+ * Spearman's rank correlation of paired values: Pearson's r of their ranks (ties share mean ranks).
+ * Null with fewer than two pairs, or when either side has one value throughout (no ranking).
+ */
+export function spearman(a: readonly number[], b: readonly number[]): number | null {
+  if (a.length !== b.length) throw new Error(`spearman: ${a.length} values against ${b.length}`);
+  if (a.length < 2) return null;
+  const ra = ranks(a);
+  const rb = ranks(b);
+  const ma = average(ra);
+  const mb = average(rb);
+  let cov = 0;
+  let va = 0;
+  let vb = 0;
+  for (let i = 0; i < ra.length; i++) {
+    cov += (ra[i] - ma) * (rb[i] - mb);
+    va += (ra[i] - ma) ** 2;
+    vb += (rb[i] - mb) ** 2;
+  }
+  return va === 0 || vb === 0 ? null : cov / Math.sqrt(va * vb);
+}

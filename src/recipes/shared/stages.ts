@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { canonicalJson } from '../../core/base/canonicalJson';
+import type { JsonValue } from '../../core/base/json';
 import { readJson, readJsonOr, writeJson, writeText } from './files';
 import type { ProgressLog } from './log';
 
@@ -74,24 +77,46 @@ export class Stages {
   }
 }
 
+/** A cached step's name, or its name and the key its result depends on (see {@link cachedStep}). */
+export type StepId = string | { name: string; key: string };
+
 /**
  * A step that is done once: its result is kept in `<work>/<name>.json` (with its seconds) and read
- * back on later runs.
+ * back on later runs. With a key (what the step's result depends on: a {@link stepKey} of its
+ * settings), a kept result is read back only when it was made under the same key: a step whose
+ * settings changed runs again instead of silently reusing what the old settings made.
  */
 export async function cachedStep<T extends object>(
   work: string,
-  name: string,
+  step: StepId,
   log: ProgressLog,
   compute: () => Promise<T>,
 ): Promise<T & { seconds: number }> {
+  const { name, key } = typeof step === 'string' ? { name: step, key: undefined } : step;
   const file = path.join(work, `${name}.json`);
   if (existsSync(file)) {
-    log(`${name}: done before`);
-    return readJson<T & { seconds: number }>(file);
-  }
-  log(`${name}...`);
+    const kept = await readJson<T & { seconds: number; key?: string }>(file);
+    if (key === undefined || kept.key === key) {
+      log(`${name}: done before`);
+      return kept;
+    }
+    log(`${name}: its settings changed since it ran; running it again`);
+  } else log(`${name}...`);
   const t0 = Date.now();
-  const result = { ...(await compute()), seconds: Math.round((Date.now() - t0) / 1000) };
+  const result = {
+    ...(await compute()),
+    seconds: Math.round((Date.now() - t0) / 1000),
+    ...(key !== undefined ? { key } : {}),
+  };
   await writeJson(file, result);
   return result;
+}
+
+/**
+ * A short, stable hash of what a step depends on (a JSON-able value: its canonical JSON, fields
+ * that are `undefined` left out), for {@link cachedStep}.
+ */
+export function stepKey(value: unknown): string {
+  const json = JSON.parse(JSON.stringify(value ?? null)) as JsonValue;
+  return createHash('sha256').update(canonicalJson(json)).digest('hex').slice(0, 16);
 }
