@@ -197,6 +197,12 @@ describe('recipes: measure:envace settings', () => {
     assert.equal(measureSettings({}, [], ROOT, none).base, '/studio/models/default');
   });
 
+  it('GROUNDED=1 or 0 overrides the recipe switch; unset, the recipe decides', () => {
+    assert.equal(measureSettings({ GROUNDED: '1' }, [], ROOT, none).grounded, true);
+    assert.equal(measureSettings({ GROUNDED: '0' }, [], ROOT, none).grounded, false);
+    assert.equal('grounded' in measureSettings({}, [], ROOT, none), false);
+  });
+
   it("grounded imagination: every arm's rollouts play the grounded GRPO tasks with their examples shown", () => {
     const recipe = JSON.parse(
       readFileSync(path.join(repoRoot(), 'training/default/recipe.json'), 'utf8'),
@@ -219,7 +225,11 @@ describe('recipes: measure:envace settings', () => {
       assert.ok(!command(runFile(false, arm)).includes('--max-examples'));
       const grounded = command(runFile(true, arm));
       assert.equal(grounded[3], '/m/tasks/grpo-grounded');
-      assert.deepEqual(grounded.slice(-2), ['--max-examples', String(GROUNDED_MAX_EXAMPLES)]);
+      const at = grounded.indexOf('--max-examples');
+      assert.deepEqual(grounded.slice(at, at + 2), [
+        '--max-examples',
+        String(GROUNDED_MAX_EXAMPLES),
+      ]);
       assert.ok(!('groundedImagination' in runFile(true, arm).hyperparameters));
     }
   });
