@@ -94,8 +94,9 @@ async function privateRehearsal(ctx: MeasureContext) {
 /** Every evaluation of A, B and C. */
 async function measure(ctx: MeasureContext) {
   const s = ctx.settings;
-  const { none, arms, grpoSteps } = await policyLearning(ctx);
+  // First the cheapest figure: how faithful imagination is for the starting policy (minutes).
   const fidelity = await imaginedVersusReal(ctx);
+  const { none, arms, grpoSteps } = await policyLearning(ctx);
   // C: the committed policy against the point its recipe's GRPO started from (same held-out tasks).
   const withC = !!s.recipeStart && s.policy !== s.base;
   // POLICY at budget 0: B's and C's reference point; neither needs it when both are left out.
