@@ -65,7 +65,8 @@ if has recipes; then
   stage "recipes at a tiny size (train:default, measure:envace, GRPO sanity task)"
   TINY=$(mktemp -d)
   RECIPE=training/default/recipe.ci.json WORK="$TINY/train" MODEL="$TINY/model" node dist/recipes.js train-default
-  QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node dist/recipes.js measure-envace
+  # The tiny recipe grounds imagination (grpo.groundedImagination); the measure runs ungrounded (GROUNDED=0), so both paths run.
+  GROUNDED=0 QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node dist/recipes.js measure-envace
   WORK="$TINY/sanity" node dist/recipes.js grpo-sanity
 fi
 if has bench; then

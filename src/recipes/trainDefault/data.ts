@@ -1,9 +1,11 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { copyInto, makeDir, removeTree } from '../shared/files';
+import { copyInto, makeDir, removeTree, writeText } from '../shared/files';
 import { rehearse } from '../shared/studio';
 import type { TrainContext } from './context';
 import { slotArgs } from './context';
+import type { Recipe } from './settings';
+import { GROUNDED_MAX_EXAMPLES } from './settings';
 
 /** `rehearse generate <domain> --split <split> --count <n> --out <dir>`. */
 export async function generate(domain: string, split: string, count: number, out: string) {
@@ -47,11 +49,15 @@ export async function tasksStage(ctx: TrainContext): Promise<void> {
   }
 }
 
-/** The demonstrations' training rows (one act row per episode), into `out`, with `extra` options. */
+/**
+ * The demonstrations' training rows (one act row per episode), into `out`, with `extra` options;
+ * `prompt` overrides the recipe's rehearse prompt options.
+ */
 export async function exportDemonstrations(
   ctx: TrainContext,
   out: string,
-  ...extra: string[]
+  extra: string[] = [],
+  prompt: Recipe['rehearsePrompt'] = ctx.recipe.rehearsePrompt,
 ): Promise<void> {
   const { recipe } = ctx;
   await rehearse(
@@ -64,10 +70,36 @@ export async function exportDemonstrations(
     '--act-rows',
     'episode',
     '--rehearse-prompt',
-    JSON.stringify(recipe.rehearsePrompt),
+    JSON.stringify(prompt),
     ...slotArgs(recipe),
     ...extra,
   );
+}
+
+/**
+ * Grounded imagination (the recipe's grpo.groundedImagination): the demonstrations' rehearse rows
+ * again, each prompt showing its task's reference calls with their real responses as the grounded
+ * GRPO rollouts show them (`--max-examples`), appended to the rows with ids of their own. A small
+ * policy never reads examples it was not trained to read; the plain rows stay, since test-time
+ * rehearsal has no reference to show.
+ */
+async function groundedRehearsals(ctx: TrainContext): Promise<void> {
+  const { recipe, paths, settings } = ctx;
+  const grounded = path.join(settings.work, 'tasks/demo-grounded');
+  ctx.log(`  ${await groundTasks(paths.tasks.demo, grounded)}`);
+  const out = path.join(settings.work, 'rows/demonstrations-grounded.jsonl');
+  await exportDemonstrations(ctx, out, ['--roles', 'rehearse', '--tasks', grounded], {
+    ...(recipe.rehearsePrompt as Record<string, unknown>),
+    maxExamples: GROUNDED_MAX_EXAMPLES,
+  });
+  const lines = (await readFile(out, 'utf8')).split('\n').filter((l) => l.trim());
+  const renamed = lines.map((l) => {
+    const row = JSON.parse(l) as { id: string };
+    return JSON.stringify({ ...row, id: `${row.id}/grounded` });
+  });
+  const plain = await readFile(paths.rows, 'utf8');
+  await writeText(paths.rows, plain + renamed.map((l) => l + '\n').join(''));
+  ctx.log(`  ${lines.length} grounded rehearse rows added to the demonstrations' rows`);
 }
 
 /** Plays `tasks` with the reference policy in shadow mode (real tools) into a fresh `runs`. */
@@ -81,6 +113,7 @@ export async function demonstrationsStage(ctx: TrainContext): Promise<void> {
   const { recipe, paths, settings } = ctx;
   await playReference(paths.tasks.demo, paths.demoRuns);
   await exportDemonstrations(ctx, paths.rows);
+  if (recipe.grpo.groundedImagination) await groundedRehearsals(ctx);
   if (!recipe.tasks.probe) return;
   const probeRuns = path.join(settings.work, 'runs/probe');
   await playReference(paths.tasks.probe, probeRuns);

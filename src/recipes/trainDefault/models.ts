@@ -83,7 +83,7 @@ async function memoriesStage(ctx: TrainContext, memoryRows: string): Promise<voi
     ...['--rehearsal-temperature', String(memory.temperature), '--seed', String(recipe.seed)],
     ...['--out', memoryRuns, '--no-progress'],
   );
-  await exportDemonstrations(ctx, memoryRows, '--roles', 'act', '--memory-from', memoryRuns);
+  await exportDemonstrations(ctx, memoryRows, ['--roles', 'act', '--memory-from', memoryRuns]);
   // Only the rows read with a memory: the plain demonstrations are in the SFT rows already.
   const lines = (await readFile(memoryRows, 'utf8')).split('\n').filter(Boolean);
   const kept = lines.filter((l) => /\/memory-\d+$/.test((JSON.parse(l) as { id: string }).id));
