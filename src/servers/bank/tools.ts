@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../../core/base/json';
 import type { DomainTool } from '../common/domain';
 import { PolicyError } from '../common/domain';
+import { RESTRICTION_REASONS, TRANSFER_RESTRICTED, transferRestriction } from './transferRule';
 import type { Account, BankState, Customer, Payee } from './world';
 import { accountHistory, cents, daysBetween } from './world';
 
@@ -106,6 +107,8 @@ export const BANK_TOOLS: Tool[] = [
           account_id: id,
           type: s.accounts[id].type,
           nickname: s.accounts[id].nickname,
+          // Only the foresight world sets it: the default world's profiles stay as they were.
+          ...(s.accounts[id].ownership ? { ownership: s.accounts[id].ownership } : {}),
         })),
       };
     },
@@ -166,6 +169,12 @@ export const BANK_TOOLS: Tool[] = [
         throw new PolicyError(
           'NOT_OWN_ACCOUNT',
           'Transfers are only possible between accounts of the same customer; use a bill payment for others.',
+        );
+      const restriction = transferRestriction(from);
+      if (restriction)
+        throw new PolicyError(
+          TRANSFER_RESTRICTED,
+          `Account ${from.account_id} ${RESTRICTION_REASONS[restriction]}.`,
         );
       const amount = checkAmount(Number(a['amount']));
       debit(from, amount, 'the transfer');

@@ -16,12 +16,18 @@ export interface Customer {
 export interface Account {
   account_id: string;
   customer_id: string;
-  type: 'checking' | 'savings';
+  /**
+   * The default world has checking and savings accounts only; the foresight world
+   * (`foresightWorld.ts`) adds money market accounts, certificates of deposit and retirement accounts.
+   */
+  type: 'checking' | 'savings' | 'money_market' | 'cd' | 'ira';
   nickname: string;
   balance: number;
   status: 'active' | 'frozen';
   daily_transfer_limit: number;
   transferred_today: number;
+  /** Held by the customer alone or jointly; set in the foresight world only, absent in the default one. */
+  ownership?: 'individual' | 'joint';
 }
 
 /** A debit card on an account. */
