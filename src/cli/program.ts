@@ -268,9 +268,12 @@ function registerTaskCommands(program: Command, cli: CliContext): void {
   program
     .command('generate')
     .description(
-      "write seeded tasks of a built-in domain (retail, bank) as task files; bank-choice: GRPO's sanity family",
+      "write seeded tasks of a built-in domain (retail, bank) as task files; bank-choice: GRPO's sanity family; bank-foresight, its twin and its logging variant: the foresight family",
     )
-    .argument('<domain>', 'retail, bank or bank-choice')
+    .argument(
+      '<domain>',
+      'retail, bank, bank-choice, bank-foresight, bank-foresight-twin or bank-foresight-logging',
+    )
     .option(
       '--out <dir>',
       'where to write the task files (default: .rehearsal/tasks/<domain>-<split>)',
@@ -284,10 +287,20 @@ function registerTaskCommands(program: Command, cli: CliContext): void {
       '--split <split>',
       'only seeds of this split: train (seed % 10 < 8), validation (8) or test (9)',
     )
+    .option(
+      '--demonstrations',
+      "only tasks whose reference may be an act demonstration: leaves out those tagged no-demonstration (bank-foresight's refusals)",
+    )
     .action(
       async (
         domain: string,
-        opts: { out?: string; count?: string; start?: string; split?: string },
+        opts: {
+          out?: string;
+          count?: string;
+          start?: string;
+          split?: string;
+          demonstrations?: boolean;
+        },
       ) => {
         cli.exit(await generateCommand(domain, opts, cli.ioFor()));
       },

@@ -19,13 +19,20 @@ const DEFAULT_SEEDS = 500;
 const SPLIT_SHARE: Record<TaskSplit, number> = { train: 0.8, validation: 0.1, test: 0.1 };
 
 /**
- * `rehearse generate <domain> [--out <dir>] [--count N] [--start S] [--split train|validation|test]`:
- * writes seeded tasks of a built-in domain as task files (`<id>.task.json`), by default into
- * `.rehearsal/tasks/<domain>-<split>` (`-all` without a split) of the current folder.
+ * `rehearse generate <domain> [--out <dir>] [--count N] [--start S] [--split train|validation|test]
+ * [--demonstrations]`: writes seeded tasks of a built-in domain as task files (`<id>.task.json`), by
+ * default into `.rehearsal/tasks/<domain>-<split>` (`-all` without a split) of the current folder.
+ * `--demonstrations` leaves out the tasks tagged `no-demonstration` (`bank-foresight`'s refusals).
  */
 export async function generateCommand(
   domain: string,
-  options: { out?: string; count?: string; start?: string; split?: string },
+  options: {
+    out?: string;
+    count?: string;
+    start?: string;
+    split?: string;
+    demonstrations?: boolean;
+  },
   io: CliIO,
 ): Promise<number> {
   const generator = BUILTIN_GENERATORS[domain];
@@ -56,6 +63,7 @@ export async function generateCommand(
     count,
     start,
     split: options.split as TaskSplit | undefined,
+    demonstrations: options.demonstrations === true,
   });
   const root = writeRootOf(out);
   await mkdirInside(root, out);
