@@ -111,13 +111,18 @@ describe("the README's command lines, run in a fresh workspace", function () {
    */
   const steps: [readme: string, run: () => Promise<void>][] = [
     [
-      'rehearse generate <retail|bank|bank-choice> --split test',
+      'rehearse generate <retail|bank|bank-choice|bank-foresight> --split test',
       async () => {
         const choice = ok(
           await inWorkspace('generate', 'bank-choice', '--split', 'test', '--count', '2'),
           'generate bank-choice',
         );
         assert.match(choice.out, /^wrote 2 bank-choice tasks to /);
+        const foresight = ok(
+          await inWorkspace('generate', 'bank-foresight', '--split', 'test', '--count', '2'),
+          'generate bank-foresight',
+        );
+        assert.match(foresight.out, /^wrote 2 bank-foresight tasks to /);
         const r = ok(await inWorkspace('generate', 'retail', '--split', 'test'), 'generate');
         assert.match(r.out, /^wrote 50 retail tasks to \.rehearsal[/\\]tasks[/\\]retail-test$/);
         const files = await fs.readdir(path.join(ws, '.rehearsal', 'tasks', 'retail-test'));
