@@ -1,5 +1,6 @@
 import { mixSeed } from '../base/random';
 import { canonicalJson } from '../base/canonicalJson';
+import { clipBytes } from '../base/clip';
 import { counted } from '../base/counted';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
@@ -25,20 +26,6 @@ export const MEMORY_SYSTEM_PROMPT = [
 export const MAX_ATTEMPTS_BYTES = 4000;
 const MAX_LINE_BYTES = 240;
 
-/** `text` cut to at most `max` UTF-8 bytes (on a character boundary), marked with `…` when cut. */
-function cutBytes(text: string, max: number): string {
-  if (Buffer.byteLength(text, 'utf8') <= max) return text;
-  let out = '';
-  let used = 0;
-  for (const ch of text) {
-    const size = Buffer.byteLength(ch, 'utf8');
-    if (used + size > max - 3) break;
-    out += ch;
-    used += size;
-  }
-  return `${out}…`;
-}
-
 /** The imagined attempts as text the policy can read, within {@link MAX_ATTEMPTS_BYTES}. */
 export function describeAttempts(
   transcripts: readonly EpisodeTranscript[],
@@ -62,7 +49,7 @@ export function describeAttempts(
       const kept: string[] = [];
       let used = 0;
       for (const [n, line] of lines
-        .map((l) => cutBytes(l.replace(/\s+/g, ' '), MAX_LINE_BYTES))
+        .map((l) => clipBytes(l.replace(/\s+/g, ' '), MAX_LINE_BYTES))
         .entries()) {
         const size = Buffer.byteLength(line, 'utf8') + 1;
         const reserve = n === lines.length - 1 ? 0 : 24; // room for the "(N more lines)" that may follow
