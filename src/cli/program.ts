@@ -380,7 +380,7 @@ function registerRunCommand(program: Command, cli: CliContext): void {
     )
     .option(
       '--memory <kind>',
-      "private rehearsal: condensed (the policy writes its memory of the attempts, EnvACE's way) or attempts (the attempts themselves, for small policies)",
+      "private rehearsal: condensed (the policy writes its memory of the attempts, EnvACE's way), attempts (the attempts themselves, for small policies) or outcomes (one line per imagined write: the tool, ok or refused and why; no ids)",
       'condensed',
     )
     .option('--samples <n>', 'rehearsal samples per call, batched', '1')

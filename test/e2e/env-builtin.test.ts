@@ -3,6 +3,7 @@ import { openEnvironment } from '../../src/core/env/openEnvironment';
 import type { ToolEnvironment } from '../../src/core/env/toolEnvironment';
 import type { StudioError } from '../../src/core/base/errors';
 import type { JsonObject } from '../../src/core/base/json';
+import { RETAIL_TOOLS } from '../../src/servers/retail/tools';
 import { createRetailWorld } from '../../src/servers/retail/world';
 import { REPO, ensureServerBundles, fixtureServer } from '../support/servers';
 
@@ -38,6 +39,14 @@ describe('environment: built-in domains over stdio', function () {
     assert.equal(params['type'], 'object');
     assert.deepEqual(params['required'], ['order_id', 'reason']);
     assert.equal(params['$schema'], undefined);
+  });
+
+  it('says which tools only read (MCP readOnlyHint): the writes are the tools with a target', () => {
+    const hints = env.readOnlyHints();
+    assert.equal(hints.size, env.tools().length);
+    for (const tool of RETAIL_TOOLS) assert.equal(hints.get(tool.name), !tool.target, tool.name);
+    assert.equal(hints.get('get_order_details'), true);
+    assert.equal(hints.get('cancel_pending_order'), false);
   });
 
   it('answers a call with text and structured content, and records latency and server', async () => {

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/program';
+import { runSettingsFrom } from '../../src/cli/commands/run';
 import type { FidelityReport } from '../../src/core/report/fidelityReport';
 import { sampleImagineRun, sampleShadowRun } from '../builders/samples';
 import { rehearse } from '../support/cli';
@@ -345,6 +346,19 @@ describe('rehearse CLI', () => {
           `${argv.join(' ')}: ${line}`,
         );
       }
+    });
+
+    it('run --memory takes condensed, attempts or outcomes, and names them when refused', async () => {
+      const line = oneLineError(
+        await rehearse('run', 'x.task.json', '--mode', 'private', '--memory', 'plan'),
+        2,
+      );
+      assert.match(line, /--memory must be condensed .*, attempts .* or outcomes .*, not "plan"/);
+      const memoryOf = (memory?: string) =>
+        runSettingsFrom({ mode: 'private', memory }).privateRehearsal?.memory;
+      assert.equal(memoryOf('outcomes'), 'outcomes');
+      assert.equal(memoryOf('attempts'), 'attempts');
+      assert.equal(memoryOf(undefined), undefined, 'condensed, the default, is not written');
     });
 
     it('generate refuses counts and seeds past its bounds', async () => {

@@ -3,7 +3,12 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { IdentifierSlots, RevealingStream } from '../../src/core/protocol/identifierSlots';
+import {
+  IdentifierSlots,
+  RevealingStream,
+  hasIdentifier,
+  withoutIdentifiers,
+} from '../../src/core/protocol/identifierSlots';
 import { readPolicySettings } from '../../src/core/policy/policySettings';
 import { hideRow } from '../../src/core/training/exportRows';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
@@ -182,5 +187,45 @@ describe('identifier slots', () => {
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('text without identifiers', () => {
+  it('replaces every identifier and placeholder by a word; dates, amounts and short numbers stay', () => {
+    const text =
+      'Order #W2760537 of C442404 (olivia@mailbox.test, +1-555-311-1660, credit_card_5385845, C#1) on 2025-04-27 for $46.66, zip 95178';
+    const plain = withoutIdentifiers(text);
+    assert.equal(plain, 'Order #ID of ID (ID, ID, ID, ID) on 2025-04-27 for $46.66, zip 95178');
+    assert.ok(hasIdentifier(text) && !hasIdentifier(plain));
+    const slots = new IdentifierSlots();
+    assert.equal(slots.hide(plain), plain, 'nothing left to number');
+  });
+
+  it('never leaves one, nor grows the text, whatever the text', () => {
+    const part = fc.oneof(
+      fc.constantFrom(
+        'C1234',
+        '1234567',
+        'a_1234',
+        'x@y.z',
+        'C#1',
+        '#',
+        '_',
+        '@',
+        '.',
+        ' ',
+        '9',
+        'A',
+      ),
+      fc.string({ maxLength: 4 }),
+    );
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 20 }), (parts) => {
+        const text = parts.join('');
+        const plain = withoutIdentifiers(text);
+        assert.ok(!hasIdentifier(plain), plain);
+        assert.ok(plain.length <= text.length);
+      }),
+    );
   });
 });

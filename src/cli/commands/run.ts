@@ -12,7 +12,8 @@ import { concurrencyArg, concurrencyFor } from '../../core/runner/concurrency';
 import type { RunSummary } from '../../core/runner/runner';
 import { runTasks } from '../../core/runner/runner';
 import type { Policy } from '../../core/policy/types';
-import type { RunSettings } from '../../core/runner/settings';
+import type { MemoryKind, RunSettings } from '../../core/runner/settings';
+import { MEMORY_KINDS } from '../../core/runner/settings';
 import type { RewardRule } from '../../core/tasks/checks/envaceReward';
 import { REWARD_RULES } from '../../core/tasks/checks/envaceReward';
 import { settingsForStartedPolicy } from '../../core/runner/policyRunSettings';
@@ -115,10 +116,10 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
       '--rehearsal-temperature goes with --mode private (it samples the imagined episodes).',
     );
   const memory = args.memory ?? 'condensed';
-  if (memory !== 'condensed' && memory !== 'attempts')
+  if (!(MEMORY_KINDS as readonly string[]).includes(memory))
     throw new StudioError(
       'USAGE',
-      `--memory must be condensed (the policy writes it) or attempts (the imagined attempts themselves), not "${args.memory}".`,
+      `--memory must be condensed (the policy writes it), attempts (the imagined attempts themselves) or outcomes (one line per imagined write, no ids), not "${args.memory}".`,
     );
   const seed = flag(args.seed, 'flagSeed', 0);
   return {
@@ -131,7 +132,7 @@ export function runSettingsFrom(args: RunArgs): Partial<RunSettings> {
       budget: flag(args.budget, 'flagBudget', 3),
       order,
       ...(rehearsalTemperature !== undefined ? { temperature: rehearsalTemperature } : {}),
-      ...(memory === 'attempts' ? { memory } : {}),
+      ...(memory !== 'condensed' ? { memory: memory as MemoryKind } : {}),
     },
     sampling: { act: { temperature, seed }, rehearse: { temperature, seed } },
     onParseError,

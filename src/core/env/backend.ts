@@ -26,6 +26,11 @@ export interface ToolBackend extends IDisposable {
   startEpisode(seed: number | undefined): Promise<void>;
   /** The server's tools, admin tools excluded. */
   tools(): ToolDefinition[];
+  /**
+   * The tools whose server says whether they only read (MCP's `readOnlyHint`), by name; a tool
+   * without the hint is absent. Absent where the backend knows none (a replay recording).
+   */
+  readOnlyHints?(): ReadonlyMap<string, boolean>;
   call(tool: string, args: JsonObject, options: BackendCallOptions): Promise<BackendAnswer>;
   /** The server's state, or null when it offers no snapshot. */
   snapshot(timeoutMs: number): Promise<JsonValue | null>;

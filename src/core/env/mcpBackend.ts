@@ -35,7 +35,7 @@ import {
 } from './resultContent';
 import { StderrLog } from './stderrLog';
 import type { McpTool } from './toolDefinitions';
-import { toToolDefinition } from './toolDefinitions';
+import { readOnlyHintOf, toToolDefinition } from './toolDefinitions';
 import { substituteEpisodeDir } from './variables';
 import type { TimerHandle } from '../base/timers';
 import { delayMs, safeTimeout } from '../base/timers';
@@ -170,6 +170,15 @@ export class McpBackend implements ToolBackend {
 
   tools(): ToolDefinition[] {
     return (this.session?.tools ?? []).filter((t) => !isAdminTool(t.name)).map(toToolDefinition);
+  }
+
+  readOnlyHints(): ReadonlyMap<string, boolean> {
+    const hints = new Map<string, boolean>();
+    for (const t of this.session?.tools ?? []) {
+      const hint = readOnlyHintOf(t);
+      if (hint !== undefined && !isAdminTool(t.name)) hints.set(t.name, hint);
+    }
+    return hints;
   }
 
   async call(tool: string, args: JsonObject, options: BackendCallOptions): Promise<BackendAnswer> {

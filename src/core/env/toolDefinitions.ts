@@ -7,6 +7,8 @@ export interface McpTool {
   name: string;
   description?: string;
   inputSchema?: unknown;
+  /** MCP's tool annotations: hints a server gives, not promises (`readOnlyHint` is read). */
+  annotations?: { readOnlyHint?: unknown };
 }
 
 /**
@@ -24,4 +26,10 @@ export function toToolDefinition(tool: McpTool): ToolDefinition {
     ...(tool.description ? { description: tool.description } : {}),
     parameters,
   };
+}
+
+/** The tool's MCP `readOnlyHint` when the server gave one as a boolean; undefined otherwise. */
+export function readOnlyHintOf(tool: McpTool): boolean | undefined {
+  const hint = tool.annotations?.readOnlyHint;
+  return typeof hint === 'boolean' ? hint : undefined;
 }

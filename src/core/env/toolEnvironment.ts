@@ -99,6 +99,16 @@ export class ToolEnvironment implements Environment {
     return this.offered.slice();
   }
 
+  readOnlyHints(): ReadonlyMap<string, boolean> {
+    const hints = new Map<string, boolean>();
+    for (const backend of this.backends) {
+      for (const [name, hint] of backend.readOnlyHints?.() ?? []) {
+        if (this.routes.get(name)?.backend === backend) hints.set(name, hint);
+      }
+    }
+    return hints;
+  }
+
   async call(name: string, args: JsonValue, options: CallOptions = {}): Promise<CallOutcome> {
     const t0 = performance.now();
     const done = (

@@ -44,6 +44,12 @@ export interface Environment extends IDisposable {
   startEpisode(seed?: number): Promise<void>;
   /** The tools offered to the agent (admin tools hidden, allow-list applied). Valid after `startEpisode`. */
   tools(): ToolDefinition[];
+  /**
+   * The offered tools whose server says whether they only read (MCP's `readOnlyHint`), by name; a
+   * tool without the hint is absent. Optional: an environment that knows none may leave it out.
+   * Valid after `startEpisode`.
+   */
+  readOnlyHints?(): ReadonlyMap<string, boolean>;
   /** Calls one tool. */
   call(name: string, args: JsonValue, options?: CallOptions): Promise<CallOutcome>;
   /**

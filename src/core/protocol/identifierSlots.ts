@@ -79,6 +79,29 @@ const IDENTIFIER =
 /** A placeholder: a kind, `#`, and a number (`C#1`, `credit_card#2`, `email#1`). */
 const PLACEHOLDER = /\b(email|phone|id|[A-Z]{1,5}|[a-z]+(?:_[a-z]+)*)#(\d{1,4})\b/g;
 
+/**
+ * True when `text` holds an identifier that {@link IdentifierSlots} would number, or a placeholder it
+ * would reveal.
+ */
+export function hasIdentifier(text: string): boolean {
+  return new RegExp(IDENTIFIER.source).test(text) || new RegExp(PLACEHOLDER.source).test(text);
+}
+
+/**
+ * `text` with every identifier and placeholder replaced by `word`, so that it takes no slot number
+ * and renumbers nothing it precedes. Replaced until none is left: a replacement can make a new one
+ * where it joins its neighbours, and each pass removes digits or an `@` that `word` must not have (so
+ * it ends). `word` must be no longer than the shortest match (3 characters: `C#1`) for the text not
+ * to grow.
+ */
+export function withoutIdentifiers(text: string, word = 'ID'): string {
+  if (/[\d@]/.test(word))
+    throw new Error('withoutIdentifiers: the word may not hold digits or "@"');
+  let out = text;
+  while (hasIdentifier(out)) out = out.replace(IDENTIFIER, word).replace(PLACEHOLDER, word);
+  return out;
+}
+
 /** An identifier's kind (the placeholder's name) and its digits (the shape of new values of the kind). */
 function identifierKind(
   value: string,

@@ -1,5 +1,6 @@
 import { mixSeed } from '../base/random';
 import { canonicalJson } from '../base/canonicalJson';
+import { clipBytes } from '../base/clip';
 import { counted } from '../base/counted';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
@@ -9,6 +10,7 @@ import type { Policy } from '../policy/types';
 import { episodeId as makeEpisodeId } from '../trace/format/ids';
 import type { EmitEvent, EpisodeOutcome, EpisodeProgress } from './episode';
 import { playEpisode } from './episode';
+import { outcomesMemory } from './outcomesMemory';
 import type { RunSettings } from './settings';
 
 /** The instruction that asks the policy to condense its imagined attempts. */
@@ -24,20 +26,6 @@ export const MEMORY_SYSTEM_PROMPT = [
  */
 export const MAX_ATTEMPTS_BYTES = 4000;
 const MAX_LINE_BYTES = 240;
-
-/** `text` cut to at most `max` UTF-8 bytes (on a character boundary), marked with `…` when cut. */
-function cutBytes(text: string, max: number): string {
-  if (Buffer.byteLength(text, 'utf8') <= max) return text;
-  let out = '';
-  let used = 0;
-  for (const ch of text) {
-    const size = Buffer.byteLength(ch, 'utf8');
-    if (used + size > max - 3) break;
-    out += ch;
-    used += size;
-  }
-  return `${out}…`;
-}
 
 /** The imagined attempts as text the policy can read, within {@link MAX_ATTEMPTS_BYTES}. */
 export function describeAttempts(
@@ -62,7 +50,7 @@ export function describeAttempts(
       const kept: string[] = [];
       let used = 0;
       for (const [n, line] of lines
-        .map((l) => cutBytes(l.replace(/\s+/g, ' '), MAX_LINE_BYTES))
+        .map((l) => clipBytes(l.replace(/\s+/g, ' '), MAX_LINE_BYTES))
         .entries()) {
         const size = Buffer.byteLength(line, 'utf8') + 1;
         const reserve = n === lines.length - 1 ? 0 : 24; // room for the "(N more lines)" that may follow
@@ -110,11 +98,24 @@ async function condense(ctx: PrivateRehearsalContext, attempts: string): Promise
   return condensed.text.trim();
 }
 
+/** The memory of the kind the settings name, from the imagined attempts. */
+async function memoryOf(
+  ctx: PrivateRehearsalContext,
+  transcripts: readonly EpisodeTranscript[],
+  readOnlyHints: ReadonlyMap<string, boolean> | undefined,
+): Promise<string> {
+  const kind = ctx.settings.privateRehearsal.memory ?? 'condensed';
+  if (kind === 'outcomes') return outcomesMemory(transcripts, readOnlyHints);
+  const attempts = describeAttempts(transcripts);
+  return kind === 'attempts' ? attempts : await condense(ctx, attempts);
+}
+
 /**
  * Test-time scaling by private rehearsal: N imagined episodes (in parallel, or in sequence where each
- * sees the earlier ones), condensed by the policy into a rehearsal memory, then one committed shadow
- * episode conditioned on that memory. Every episode is in the trace; the memory is on the committed
- * episode's end event.
+ * sees the earlier ones), made into a rehearsal memory (condensed by the policy, the attempts
+ * themselves, or their imagined writes' outcomes: `settings.privateRehearsal.memory`), then one
+ * committed shadow episode conditioned on that memory. Every episode is in the trace; the memory is
+ * on the committed episode's end event.
  */
 export async function playPrivateRehearsal(
   ctx: PrivateRehearsalContext,
@@ -124,6 +125,7 @@ export async function playPrivateRehearsal(
   // The servers list the tools once; the imagined episodes (possibly at the same time) call none of them.
   await ctx.env.startEpisode(ctx.task.seed);
   const tools = ctx.env.tools();
+  const readOnlyHints = ctx.env.readOnlyHints?.();
   const temperature = ctx.settings.privateRehearsal.temperature;
   let attempt = 0;
   const imagine = (context?: string) => {
@@ -168,9 +170,11 @@ export async function playPrivateRehearsal(
       imagined.push(await imagine(earlier));
     }
   }
-  const attempts = describeAttempts(imagined.map((o) => o.transcript));
-  const memory =
-    ctx.settings.privateRehearsal.memory === 'attempts' ? attempts : await condense(ctx, attempts);
+  const memory = await memoryOf(
+    ctx,
+    imagined.map((o) => o.transcript),
+    readOnlyHints,
+  );
   const committedIndex = index++;
   const committedId = makeEpisodeId(committedIndex);
   const committed = await playEpisode({

@@ -4,6 +4,11 @@ import type { SamplingSettings } from '../policy/sampling/sampling';
 import type { RewardRule } from '../tasks/checks/envaceReward';
 import type { RunMode } from '../trace/format/schema';
 
+/** What private rehearsal's committed episode reads of the imagined attempts ({@link RunSettings}). */
+export const MEMORY_KINDS = ['condensed', 'attempts', 'outcomes'] as const;
+/** One of {@link MEMORY_KINDS}. */
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
 /** How a run plays its episodes. Recorded in the trace's `run.settings`. */
 export interface RunSettings {
   mode: RunMode;
@@ -56,10 +61,13 @@ export interface RunSettings {
     temperature?: number;
     /**
      * What the committed episode reads: `condensed` (the default, EnvACE's way: the policy writes a
-     * memory of its attempts) or `attempts` (the attempts themselves, bounded as a sequential attempt
-     * reads them: for a small policy that was never taught to condense).
+     * memory of its attempts), `attempts` (the attempts themselves, bounded as a sequential attempt
+     * reads them: for a small policy that was never taught to condense), or `outcomes` (one line per
+     * imagined write: the tool and `ok`, `refused` with the rehearsal's reason, or `unknown`; no
+     * identifier and no argument, so it renumbers none of the real conversation's identifier slots,
+     * which `condensed` and `attempts` may: runner/outcomesMemory.ts).
      */
-    memory?: 'condensed' | 'attempts';
+    memory?: MemoryKind;
   };
 }
 

@@ -32,7 +32,12 @@ function buildServer<S>(domain: Domain<S>, session: DomainSession<S>): McpServer
   for (const tool of domain.tools) {
     server.registerTool(
       tool.name,
-      { description: tool.description, inputSchema: tool.input },
+      {
+        description: tool.description,
+        inputSchema: tool.input,
+        // A tool that changes the state has a target (its writes are logged); the others only read.
+        annotations: { readOnlyHint: !tool.target },
+      },
       async (args: Record<string, unknown>) => toResult(session.call(tool.name, args)),
     );
   }

@@ -1,0 +1,161 @@
+import { clipBytes } from '../base/clip';
+import type { JsonValue } from '../base/json';
+import { isJsonObject } from '../base/json';
+import { isWriteTool } from '../env/writeTools';
+import { actualValue } from '../fidelity/responseValue';
+import { ENVACE_REHEARSAL_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../protocol/codes';
+import { withoutIdentifiers } from '../protocol/identifierSlots';
+import type { EpisodeTranscript, TranscriptCall } from '../tasks/checks/transcript';
+
+/** At most this many lines in an outcomes memory, the last one counting those left out. */
+export const MAX_OUTCOME_LINES = 12;
+/** At most this many UTF-8 bytes in an outcomes memory (lines and their newlines). */
+export const MAX_OUTCOMES_BYTES = 1200;
+/** At most this many UTF-8 bytes of a refusal's reason. */
+export const MAX_REASON_BYTES = 120;
+/** At most this many UTF-8 bytes of a tool's name (the policy may invent any name). */
+const MAX_TOOL_NAME_BYTES = 64;
+/** Attempts named on the line of those that made no write; the rest are counted. */
+const MAX_LISTED_ATTEMPTS = 8;
+
+/** What a rehearsal said of one imagined call: it went through, it was refused (and why), or unknown. */
+export type ImaginedOutcome =
+  { kind: 'ok' } | { kind: 'refused'; reason?: string } | { kind: 'unknown' };
+
+const REHEARSAL_PARSE_CODES = new Set<string>([
+  ...REHEARSAL_PARSE_ERROR_CODES,
+  ...ENVACE_REHEARSAL_PARSE_ERROR_CODES,
+]);
+
+/**
+ * The imagined outcome of a call in an imagined episode's transcript. `unknown` when nothing was
+ * imagined: a rehearsal that did not parse (the simulator error the act read in its place, whose text
+ * is never kept), a call that was never made (a call limit), a response that is not JSON. `refused`
+ * when the imagined response is an error (a top-level `error` or `error_tool_call`, `isError`) or
+ * says `ok: false` or `success: false`; else `ok`.
+ */
+export function imaginedOutcome(call: TranscriptCall): ImaginedOutcome {
+  const response = call.outcome?.response;
+  if (!response) return { kind: 'unknown' };
+  const value = actualValue(response);
+  if (value.kind !== 'json' || unparsedRehearsal(value.value)) return { kind: 'unknown' };
+  const v = value.value;
+  const refused =
+    value.isError || (isJsonObject(v) && (v['ok'] === false || v['success'] === false));
+  if (!refused) return { kind: 'ok' };
+  const reason = reasonOf(v);
+  return reason ? { kind: 'refused', reason } : { kind: 'refused' };
+}
+
+/** The tool message an imagined episode reads in place of a rehearsal that did not parse. */
+function unparsedRehearsal(value: JsonValue): boolean {
+  if (!isJsonObject(value)) return false;
+  const failure = value['error_tool_call'];
+  return (
+    isJsonObject(failure) &&
+    typeof failure['code'] === 'string' &&
+    REHEARSAL_PARSE_CODES.has(failure['code'])
+  );
+}
+
+/** A refusal's reason as the rehearsal gave it (its `error`, `message` or `reason` text), made plain. */
+function reasonOf(value: JsonValue): string | undefined {
+  if (!isJsonObject(value)) return undefined;
+  const texts = (holder: JsonValue | undefined): (JsonValue | undefined)[] =>
+    isJsonObject(holder) ? [holder['error'], holder['message'], holder['reason']] : [holder];
+  for (const candidate of [
+    ...texts(value['error']),
+    ...texts(value['error_tool_call']),
+    value['message'],
+    value['reason'],
+  ]) {
+    if (typeof candidate !== 'string') continue;
+    const reason = plainText(candidate, MAX_REASON_BYTES);
+    if (reason) return reason;
+  }
+  return undefined;
+}
+
+/**
+ * Outside text made fit for the memory: markup and JSON punctuation dropped, whitespace and control
+ * characters made single spaces, cut to `maxBytes`, then every identifier replaced by a neutral word
+ * (after the cut, which can make one: `C12345x` cut to `C12345…`).
+ */
+function plainText(text: string, maxBytes: number): string {
+  const flat = text
+    .replace(/<[^<>]*>/g, ' ')
+    .replace(/[{}[\]"`\\<>]/g, ' ')
+    .replace(/[\s\p{C}]+/gu, ' ')
+    .trim();
+  return withoutIdentifiers(clipBytes(flat, maxBytes)).trim();
+}
+
+/** One write's line: `Imagined transfer_between_accounts -> refused: account is frozen`. */
+function outcomeLine(call: TranscriptCall): string {
+  const tool = plainText(call.name, MAX_TOOL_NAME_BYTES) || 'an unnamed tool';
+  const outcome = imaginedOutcome(call);
+  const said =
+    outcome.kind === 'refused' && outcome.reason ? `refused: ${outcome.reason}` : outcome.kind;
+  return `Imagined ${tool} -> ${said}`;
+}
+
+/** The line naming the attempts (1-based) that made no write. */
+function noWriteLine(attempts: readonly number[]): string {
+  if (attempts.length === 1) return `Imagined attempt ${attempts[0]}: no write`;
+  const listed = attempts.slice(0, MAX_LISTED_ATTEMPTS).join(', ');
+  const more = attempts.length - MAX_LISTED_ATTEMPTS;
+  return `Imagined attempts ${listed}${more > 0 ? ` and ${more} more` : ''}: no write`;
+}
+
+const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
+
+/** The lines within {@link MAX_OUTCOME_LINES} and {@link MAX_OUTCOMES_BYTES}, the last counting those left out. */
+function bounded(lines: readonly string[]): string {
+  const all = lines.join('\n');
+  if (lines.length <= MAX_OUTCOME_LINES && bytesOf(all) <= MAX_OUTCOMES_BYTES) return all;
+  const more = (n: number) => `(${n} more ${n === 1 ? 'line' : 'lines'})`;
+  const kept: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    const size = bytesOf(line) + 1;
+    const after = lines.length - kept.length - 1;
+    if (kept.length + 2 > MAX_OUTCOME_LINES) break;
+    if (used + size + bytesOf(more(after)) > MAX_OUTCOMES_BYTES) break;
+    kept.push(line);
+    used += size;
+  }
+  return [...kept, more(lines.length - kept.length)].join('\n');
+}
+
+/**
+ * Private rehearsal's `outcomes` memory: one line per imagined write across the attempts (the tool,
+ * `ok`, `refused` with the rehearsal's reason, or `unknown`), identical lines once with a count
+ * (`(x2)`), then the attempts that made no write; bounded by {@link MAX_OUTCOME_LINES} and
+ * {@link MAX_OUTCOMES_BYTES}. A write is a call of a tool {@link isWriteTool} says may change the
+ * world (`readOnlyHints`: the environment's MCP hints).
+ *
+ * It holds no identifier and no argument, so it takes no identifier slot: the real conversation
+ * after it is numbered as without it. Nor any text of a rehearsal that did not parse.
+ */
+export function outcomesMemory(
+  transcripts: readonly EpisodeTranscript[],
+  readOnlyHints?: ReadonlyMap<string, boolean>,
+): string {
+  if (transcripts.length === 0) return 'No imagined attempt.';
+  const counts = new Map<string, number>();
+  const noWrite: number[] = [];
+  for (const [i, transcript] of transcripts.entries()) {
+    const writes = transcript.turns
+      .flatMap((t) => t.calls)
+      .filter((c) => isWriteTool(c.name, readOnlyHints));
+    if (writes.length === 0) noWrite.push(i + 1);
+    for (const c of writes) {
+      const line = outcomeLine(c);
+      counts.set(line, (counts.get(line) ?? 0) + 1);
+    }
+  }
+  const lines = [...counts].map(([line, n]) => (n > 1 ? `${line} (x${n})` : line));
+  if (noWrite.length) lines.push(noWriteLine(noWrite));
+  // Each piece is already plain; this pass makes the promise hold for the joined line as a whole.
+  return bounded(lines.map((l) => withoutIdentifiers(l)));
+}
