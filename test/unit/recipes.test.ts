@@ -116,9 +116,11 @@ describe('recipes: stages resume', () => {
 });
 
 describe('recipes: GRPO settings of train:default', () => {
-  const recipe = JSON.parse(
+  // The tiny recipe grounds imagination (CI runs that path); these tests start ungrounded.
+  const tiny = JSON.parse(
     readFileSync(path.join(repoRoot(), 'training/default/recipe.ci.json'), 'utf8'),
   ) as Recipe;
+  const recipe: Recipe = { ...tiny, grpo: { ...tiny.grpo, groundedImagination: false } };
   const ctx = (r: Recipe): TrainContext => ({
     settings: { recipeFile: '', work: '/w', model: '/m', fresh: false },
     recipe: r,
