@@ -3,17 +3,6 @@
 // train the tokens the policy sampled (its placeholders, no end token it never wrote).
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import type { JsonValue } from '../../src/core/base/json';
-import type { CallOutcome, Environment, EnvironmentSnapshot } from '../../src/core/env/types';
-import type {
-  ActRequest,
-  ActResult,
-  Policy,
-  RehearseRequest,
-  RehearseResult,
-} from '../../src/core/policy/types';
-import { parseActOutput } from '../../src/core/protocol/actParser';
-import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
 import type { ToolDefinition } from '../../src/core/protocol/types';
 import type { EpisodeOutcome } from '../../src/core/runner/episode';
 import { playEpisode } from '../../src/core/runner/episode';
@@ -28,6 +17,14 @@ import type {
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import type { ExportSummary } from '../../src/core/training/exportRows';
 import { exportRows } from '../../src/core/training/exportRows';
+import {
+  ScriptedEnvironment,
+  ScriptedPolicy,
+  actResult,
+  callText,
+  jsonOutcome,
+  rehearseResult,
+} from '../builders/scriptedPolicy';
 import { TraceBuilder } from '../builders/traceBuilder';
 import { useTempDir } from '../support/tempDir';
 
@@ -58,68 +55,30 @@ const BAD = '\n<execution_result>\n{"order_id": "#W0000001", "status": pend\n</e
  * Looks the order up, then answers; its rehearsals are `rehearsals` in order (the last one repeats).
  * As a model with identifier slots, it "sampled" placeholders: `sampledText` holds them.
  */
-class ScriptedPolicy implements Policy {
-  readonly info = { kind: 'onnx' as const, id: 'scripted' };
-  readonly rehearseRequests: RehearseRequest[] = [];
-  constructor(private readonly rehearsals: string[]) {}
-  act(request: ActRequest): Promise<ActResult> {
-    const called = request.messages.some((m) => m.role === 'tool');
-    const text = called
-      ? 'Order #W0000001 is pending.'
-      : '\n<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "#W0000001"}}\n</tool_call>';
-    return Promise.resolve({
-      text,
-      sampledText: text.replace('#W0000001', '#W#1'),
-      parse: parseActOutput(text),
-      finish: 'eos',
-      tokens: { prompt: 10, completion: 5 },
-      latencyMs: 1,
-    });
-  }
-  rehearse(request: RehearseRequest): Promise<RehearseResult> {
-    const n = this.rehearseRequests.push(request);
-    const text = this.rehearsals[Math.min(n, this.rehearsals.length) - 1];
-    return Promise.resolve({
-      samples: [
-        {
-          text,
-          sampledText: text.replace('#W0000001', '#W#1').replace('C0000005', 'C#5'),
-          parse: parseRehearsalOutput(text),
-          finish: 'stop',
-        },
-      ],
-      tokens: { prompt: 10, completion: 7 },
-      latencyMs: 1,
-    });
-  }
-  endSession(): void {}
-  dispose(): void {}
+function scriptedPolicy(rehearsals: string[]): ScriptedPolicy {
+  const slotted = (text: string) => text.replace('#W0000001', '#W#1').replace('C0000005', 'C#5');
+  return new ScriptedPolicy({
+    kind: 'onnx',
+    act: (request) => {
+      const called = request.messages.some((m) => m.role === 'tool');
+      const text = called
+        ? 'Order #W0000001 is pending.'
+        : callText('get_order_details', { order_id: '#W0000001' });
+      return actResult(text, { sampledText: slotted(text) });
+    },
+    rehearse: (_request, n) => {
+      const text = rehearsals[Math.min(n, rehearsals.length) - 1];
+      return rehearseResult(text, { sampledText: slotted(text) });
+    },
+  });
 }
 
 /** The retail server, for shadow episodes: one order, pending. */
-class OneOrder implements Environment {
-  readonly source = 'mcp' as const;
-  startEpisode(): Promise<void> {
-    return Promise.resolve();
-  }
-  tools(): ToolDefinition[] {
-    return [LOOKUP];
-  }
-  call(): Promise<CallOutcome> {
-    return Promise.resolve({
-      response: { text: ['{"order_id": "#W0000001", "status": "pending"}'] },
-      latencyMs: 1,
-      server: 'retail',
-    });
-  }
-  snapshot(): Promise<EnvironmentSnapshot> {
-    return Promise.resolve({ retail: {} as JsonValue });
-  }
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
-  dispose(): void {}
-}
+const oneOrder = () =>
+  new ScriptedEnvironment({
+    tools: [LOOKUP],
+    respond: () => jsonOutcome({ order_id: '#W0000001', status: 'pending' }, 'retail'),
+  });
 
 interface Played {
   outcome: EpisodeOutcome;
@@ -135,7 +94,7 @@ async function play(
   settings: Partial<RunSettings> = {},
   mode: 'shadow' | 'imagine' = 'imagine',
 ): Promise<Played> {
-  const policy = new ScriptedPolicy(rehearsals);
+  const policy = scriptedPolicy(rehearsals);
   const events: NewTraceEvent[] = [];
   const full = withDefaults({ mode, sampling: WARM, ...settings });
   const outcome = await playEpisode({
@@ -144,7 +103,7 @@ async function play(
     index: 0,
     mode,
     policy,
-    env: new OneOrder(),
+    env: oneOrder(),
     tools: [LOOKUP],
     settings: full,
     emit: (e) => {
@@ -184,8 +143,8 @@ describe('imagined rollouts: unparsable rehearsals are sampled again, and never 
   it('a rehearsal that does not parse is sampled again with a seed of its own; the episode reads the one that parsed', async () => {
     const p = await play([BAD, GOOD]);
     assert.equal(p.outcome.status, 'completed');
-    assert.equal(p.policy.rehearseRequests.length, 2);
-    const [first, second] = p.policy.rehearseRequests.map((r) => r.sampling?.seed);
+    assert.equal(p.policy.rehearsals.length, 2);
+    const [first, second] = p.policy.rehearsals.map((r) => r.sampling?.seed);
     assert.equal(first, 5);
     assert.notEqual(second, first, 'a retry with the same seed would write the same text');
     const event = rehearsalOf(p);
@@ -221,7 +180,7 @@ describe('imagined rollouts: unparsable rehearsals are sampled again, and never 
     const p = await play([BAD], { rehearsalRetries: 2 });
     assert.equal(p.outcome.status, 'failed');
     assert.equal(p.outcome.error?.code, 'SIMULATOR_JSON_DECODE_ERROR');
-    assert.equal(p.policy.rehearseRequests.length, 3, 'one sample and two retries');
+    assert.equal(p.policy.rehearsals.length, 3, 'one sample and two retries');
     assert.equal(rehearsalOf(p).rejected?.length, 2);
 
     const { rows, summary } = await rolloutRows(tmp(), p);
@@ -253,22 +212,18 @@ describe('imagined rollouts: unparsable rehearsals are sampled again, and never 
     const greedy = await play([BAD, GOOD], {
       sampling: { ...WARM, rehearse: { temperature: 0, seed: 5 } },
     });
-    assert.equal(greedy.policy.rehearseRequests.length, 1);
+    assert.equal(greedy.policy.rehearsals.length, 1);
     assert.equal(greedy.outcome.status, 'failed');
 
     const shadow = await play([BAD, GOOD], {}, 'shadow');
-    assert.equal(
-      shadow.policy.rehearseRequests.length,
-      1,
-      'a shadow rehearsal is measured as it came',
-    );
+    assert.equal(shadow.policy.rehearsals.length, 1, 'a shadow rehearsal is measured as it came');
     assert.equal(rehearsalOf(shadow).result.ok, false);
     assert.equal(shadow.outcome.status, 'completed');
 
     assert.equal(withDefaults({ reward: 'envace' }).rehearsalRetries, 0);
     assert.equal(withDefaults({}).rehearsalRetries, 3);
     const envace = await play([BAD, GOOD], { reward: 'envace' });
-    assert.equal(envace.policy.rehearseRequests.length, 1);
+    assert.equal(envace.policy.rehearsals.length, 1);
   });
 });
 

@@ -3,19 +3,8 @@
 // with and without that memory (which `condensed` cannot promise), and the memory reaches training
 // rows as the other kinds do.
 import * as assert from 'node:assert/strict';
-import type { JsonValue } from '../../src/core/base/json';
-import type { CallOutcome, Environment, EnvironmentSnapshot } from '../../src/core/env/types';
-import type {
-  ActRequest,
-  ActResult,
-  Policy,
-  RehearseRequest,
-  RehearseResult,
-} from '../../src/core/policy/types';
-import { parseActOutput } from '../../src/core/protocol/actParser';
 import { IdentifierSlots } from '../../src/core/protocol/identifierSlots';
-import { parseRehearsalOutput } from '../../src/core/protocol/rehearsalParser';
-import type { ChatMessage, ToolDefinition } from '../../src/core/protocol/types';
+import type { ChatMessage } from '../../src/core/protocol/types';
 import { MEMORY_SYSTEM_PROMPT } from '../../src/core/runner/privateRehearsal';
 import type { RunSummary } from '../../src/core/runner/runner';
 import { runTasks } from '../../src/core/runner/runner';
@@ -25,16 +14,21 @@ import { readTraceEvents } from '../../src/core/trace/format/reader';
 import type { TraceEvent } from '../../src/core/trace/format/schema';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { exportRows, readMemories } from '../../src/core/training/exportRows';
+import {
+  ScriptedEnvironment,
+  ScriptedPolicy,
+  actResult,
+  callText,
+  jsonOutcome,
+  rehearseResult,
+  resultText,
+  toolNamed,
+} from '../builders/scriptedPolicy';
 import { useTempDir } from '../support/tempDir';
 
-const tool = (name: string, description: string): ToolDefinition => ({
-  name,
-  description,
-  parameters: { type: 'object', properties: {} },
-});
 const TOOLS = [
-  tool('get_account', 'An account.'),
-  tool('transfer_between_accounts', 'Move money between two accounts.'),
+  toolNamed('get_account', 'An account.'),
+  toolNamed('transfer_between_accounts', 'Move money between two accounts.'),
 ];
 
 const USER = 'Please move $50 from CHK0000001 to SAV0000002. I am customer C0000001.';
@@ -50,94 +44,58 @@ const TASK: LoadedTask = {
   },
 };
 
-const callText = (name: string, args: JsonValue) =>
-  `\n<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
-const result = (value: JsonValue) =>
-  `\n<execution_result>\n${JSON.stringify(value)}\n</execution_result>`;
-
 /**
  * Reads the account, transfers, then answers; in imagination the account has an invented owner and
  * the transfer is refused with a reason that names the account. Its condensation (the `condensed`
  * kind) invents a customer, as the issue's memories did.
  */
-class ScriptedPolicy implements Policy {
-  readonly info = { kind: 'reference' as const, id: 'scripted' };
-  readonly acts: ActRequest[] = [];
-  act(request: ActRequest): Promise<ActResult> {
-    this.acts.push(request);
-    const tools = request.messages.filter((m) => m.role === 'tool').length;
-    const text =
-      request.messages[0]?.content === MEMORY_SYSTEM_PROMPT
-        ? 'Customer C0000009 owns CHK0000003; it is frozen.'
-        : tools === 0
-          ? callText('get_account', { account_id: 'CHK0000001' })
-          : tools === 1
-            ? callText('transfer_between_accounts', {
-                from_account_id: 'CHK0000001',
-                to_account_id: 'SAV0000002',
-                amount: 50,
-              })
-            : 'The transfer was refused.';
-    return Promise.resolve({
-      text,
-      parse: parseActOutput(text),
-      finish: 'eos',
-      tokens: { prompt: 10, completion: 5 },
-      latencyMs: 1,
-    });
-  }
-  rehearse(request: RehearseRequest): Promise<RehearseResult> {
-    // The call section comes last in the prompt: the tool named last is the one rehearsed.
-    const prompt = request.messages.at(-1)!.content;
-    const transfer =
-      prompt.lastIndexOf('transfer_between_accounts') > prompt.lastIndexOf('get_account');
-    const text = transfer
-      ? result({ error: 'Transfers out of a cd account are refused (CHK0000001).' })
-      : result({ account_id: 'CHK0000001', type: 'cd', owner: 'C0000007' });
-    return Promise.resolve({
-      samples: [{ text, parse: parseRehearsalOutput(text), finish: 'stop' }],
-      tokens: { prompt: 10, completion: 5 },
-      latencyMs: 1,
-    });
-  }
-  endSession(): void {}
-  dispose(): void {}
-}
+const scriptedPolicy = () =>
+  new ScriptedPolicy({
+    act: (request) => {
+      const tools = request.messages.filter((m) => m.role === 'tool').length;
+      return actResult(
+        request.messages[0]?.content === MEMORY_SYSTEM_PROMPT
+          ? 'Customer C0000009 owns CHK0000003; it is frozen.'
+          : tools === 0
+            ? callText('get_account', { account_id: 'CHK0000001' })
+            : tools === 1
+              ? callText('transfer_between_accounts', {
+                  from_account_id: 'CHK0000001',
+                  to_account_id: 'SAV0000002',
+                  amount: 50,
+                })
+              : 'The transfer was refused.',
+      );
+    },
+    rehearse: (request) => {
+      // The call section comes last in the prompt: the tool named last is the one rehearsed.
+      const prompt = request.messages.at(-1)!.content;
+      const transfer =
+        prompt.lastIndexOf('transfer_between_accounts') > prompt.lastIndexOf('get_account');
+      return rehearseResult(
+        transfer
+          ? resultText({ error: 'Transfers out of a cd account are refused (CHK0000001).' })
+          : resultText({ account_id: 'CHK0000001', type: 'cd', owner: 'C0000007' }),
+      );
+    },
+  });
 
 /** The bank: the account is the customer's, and the transfer goes through. */
-class Bank implements Environment {
-  readonly source = 'mcp' as const;
-  startEpisode(): Promise<void> {
-    return Promise.resolve();
-  }
-  tools(): ToolDefinition[] {
-    return TOOLS;
-  }
-  readOnlyHints(): ReadonlyMap<string, boolean> {
-    return new Map([
+const bank = () =>
+  new ScriptedEnvironment({
+    tools: TOOLS,
+    readOnlyHints: new Map([
       ['get_account', true],
       ['transfer_between_accounts', false],
-    ]);
-  }
-  call(name: string): Promise<CallOutcome> {
-    const value =
-      name === 'get_account'
-        ? { account_id: 'CHK0000001', type: 'checking', owner: 'C0000001' }
-        : { transfer_id: 'T0000004', from_account_id: 'CHK0000001', amount: 50 };
-    return Promise.resolve({
-      response: { text: [JSON.stringify(value)] },
-      latencyMs: 1,
-      server: 'bank',
-    });
-  }
-  snapshot(): Promise<EnvironmentSnapshot> {
-    return Promise.resolve({ bank: {} });
-  }
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
-  dispose(): void {}
-}
+    ]),
+    respond: (name) =>
+      jsonOutcome(
+        name === 'get_account'
+          ? { account_id: 'CHK0000001', type: 'checking', owner: 'C0000001' }
+          : { transfer_id: 'T0000004', from_account_id: 'CHK0000001', amount: 50 },
+      ),
+    snapshot: () => ({ bank: {} }),
+  });
 
 const MEMORY_PREFIX = 'Rehearsal memory (from your private rehearsal of this task):\n';
 const OUTCOMES =
@@ -153,12 +111,12 @@ async function playPrivate(
   runsDir: string,
   memory: NonNullable<RunSettings['privateRehearsal']['memory']>,
 ): Promise<Played> {
-  const policy = new ScriptedPolicy();
+  const policy = scriptedPolicy();
   const summary = await runTasks({
     runsDir,
     tasks: [TASK],
     policy,
-    openEnvironment: () => Promise.resolve(new Bank()),
+    openEnvironment: () => Promise.resolve(bank()),
     settings: { mode: 'private', privateRehearsal: { budget: 2, order: 'sequential', memory } },
   });
   const { events } = await readTraceEvents(summary.traceFile);

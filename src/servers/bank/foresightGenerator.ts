@@ -4,7 +4,7 @@ import { NO_DEMONSTRATION_TAG, splitOfSeed } from '../../core/tasks/generator';
 import type { CheckSpec, TaskFile } from '../../core/tasks/format/taskFile';
 import { Random } from '../common/random';
 import { trajectoryItems } from '../common/trajectoryItems';
-import { BANK_WRITE_TOOLS } from './generator';
+import { BANK_WRITE_TOOLS, writes } from './generator';
 import { createForesightWorld } from './foresightWorld';
 import type { TransferRestriction } from './transferRule';
 import { RESTRICTION_REASONS, transferRestriction } from './transferRule';
@@ -187,16 +187,6 @@ function unmadeChecks(t: Transfer, restriction: TransferRestriction): CheckSpec[
   ];
 }
 
-const writesCheck = (list: { tool: string; target: string }[], weight: number): CheckSpec => ({
-  id: 'writes',
-  kind: 'state',
-  server: 'bank',
-  path: '$.writes',
-  equals: list,
-  weight,
-  description: list.length ? 'exactly the requested transfer was made' : 'nothing was changed',
-});
-
 /** What the agent answers after the transfer was made. */
 function madeAnswer(t: Transfer): string {
   return `Done: ${money(t.amount)} moved from your ${TYPE_WORDS[t.from.type]} ${t.from.account_id} to your ${TYPE_WORDS[t.to.type]} ${t.to.account_id}. ${t.from.account_id} now holds ${money(cents(t.from.balance - t.amount))}.`;
@@ -249,7 +239,7 @@ function foresightTask(variant: ForesightVariant, seed: number): TaskFile {
       ]
     : [
         ...gradedChecks,
-        restriction ? writesCheck([], 2) : writesCheck(target, 1),
+        restriction ? writes([], 2) : writes(target, 1, 'transfer'),
         ...trajectoryItems([{ calls }], TRANSFER_WRITE),
       ];
   const verdict = restriction ? 'refused' : 'allowed';

@@ -21,14 +21,19 @@ interface Ctx {
 const call = (name: string, args: JsonObject): ParsedToolCall => ({ name, arguments: args });
 const money = (n: number) => `$${n.toFixed(2)}`;
 const balancePath = (id: string) => `$.accounts[${JSON.stringify(id)}].balance`;
-const writes = (list: { tool: string; target: string }[], weight = 1): CheckSpec => ({
+/** The bank's write log equals `list`: exactly the requested writes (`change` names them), or none. */
+export const writes = (
+  list: { tool: string; target: string }[],
+  weight = 1,
+  change = 'change',
+): CheckSpec => ({
   id: 'writes',
   kind: 'state',
   server: 'bank',
   path: '$.writes',
   equals: list,
   weight,
-  description: list.length ? 'exactly the requested change was made' : 'nothing was changed',
+  description: list.length ? `exactly the requested ${change} was made` : 'nothing was changed',
 });
 const unchanged = (a: Account, id = 'balance-unchanged'): CheckSpec => ({
   id,
