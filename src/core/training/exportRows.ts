@@ -539,41 +539,27 @@ function emitCallRows(rows: RowExport, episode: EpisodeRows, c: CallInTurn): voi
     // Samples that did not parse and were drawn again: each earns what an episode it ended earns.
     // Rollouts only: a rejected sample is never a demonstration.
     const rejected = base.reward === null ? [] : (rehearsal.rejected ?? []);
-    for (const [i, r] of rejected.entries())
+    // A sample of the policy's as a rehearse row: the tokens it sampled, at its role's temperature.
+    const sampleRow = (sample: SampledText & { text: string }, id: string, reward: number | null) =>
       rows.write(
         {
           ...base,
-          reward: 0,
-          finished: false,
-          id: `${ep.start.episodeId}/${call.callId}/rehearse-rejected-${i + 1}`,
+          reward,
+          id: `${ep.start.episodeId}/${call.callId}/${id}`,
           role: 'rehearse',
           messages: prompt,
-          target: r.text,
+          target: sample.text,
           weight,
           source: options.actSource,
           ...episode.sampledAt('rehearse'),
-          ...endToken(r),
+          ...endToken(sample),
           call: call.callId,
+          ...(sample === rehearsal ? marks : { finished: false }),
         },
-        r.sampled,
+        sample.sampled,
       );
-    rows.write(
-      {
-        ...base,
-        reward: episode.rowReward(rehearsal.text),
-        id: `${ep.start.episodeId}/${call.callId}/rehearse`,
-        role: 'rehearse',
-        messages: prompt,
-        target: rehearsal.text,
-        weight,
-        source: options.actSource,
-        ...episode.sampledAt('rehearse'),
-        ...endToken(rehearsal),
-        call: call.callId,
-        ...marks,
-      },
-      rehearsal.sampled,
-    );
+    for (const [i, r] of rejected.entries()) sampleRow(r, `rehearse-rejected-${i + 1}`, 0);
+    sampleRow(rehearsal, 'rehearse', episode.rowReward(rehearsal.text));
   }
   if (annotated.length && (actualTarget !== undefined || (options.policyRehearsals && rehearsal)))
     rows.summary.annotatedCalls++;
