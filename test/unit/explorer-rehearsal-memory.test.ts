@@ -4,7 +4,11 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { memoryTreeChildren, memoryTreeParent } from '../../src/core/explorer/memoryTree';
 import { loadRehearsalMemory } from '../../src/core/explorer/rehearsalMemory';
+import type { TraceTreeNode } from '../../src/core/explorer/tree';
+import { episodeNode, traceTreeChildren } from '../../src/core/explorer/tree';
+import { TraceLibrary } from '../../src/core/trace/index/library';
 import type { TraceEvent } from '../../src/core/trace/format/schema';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import { serializeTraceEvent } from '../../src/core/trace/format/writer';
@@ -182,5 +186,104 @@ describe('a committed episode’s rehearsal memory, read from its trace', () => 
     const index = await TraceIndex.build(await record(tmp()));
     assert.equal(await loadRehearsalMemory(index, 'e1'), undefined);
     assert.equal(await loadRehearsalMemory(index, 'e9'), undefined);
+  });
+});
+
+describe('the Trace Explorer rows of a rehearsal memory', () => {
+  const tmp = useTempDir();
+  let library: TraceLibrary;
+  afterEach(() => library?.dispose());
+
+  const rowsOf = (nodes: TraceTreeNode[]) => nodes.map((n) => [n.kind, n.label, n.description]);
+
+  async function committedRows(
+    options: Parameters<typeof recordPrivateRun>[2] = {},
+    cut?: (events: TraceEvent[]) => TraceEvent[],
+  ): Promise<TraceTreeNode[]> {
+    let file = await record(tmp(), options);
+    if (cut) file = await rewrite(file, cut);
+    library = new TraceLibrary();
+    await library.setFiles([file]);
+    const [run] = traceTreeChildren(library);
+    const committed = traceTreeChildren(library, run).find((n) => n.entityId === COMMITTED)!;
+    assert.equal(committed.label, 'e4 bank-foresight-0001 (committed)');
+    return traceTreeChildren(library, committed);
+  }
+
+  it('a committed episode opens on its memory: each line with its attempts, each attempt with its lines', async () => {
+    const [memory, ...turns] = await committedRows();
+    assert.deepEqual(rowsOf([memory]), [
+      ['memory', 'rehearsal memory', 'outcomes · from 3 imagined attempts (e1–e3)'],
+    ]);
+    assert.deepEqual(
+      turns.map((t) => t.kind),
+      ['turn', 'turn', 'turn'],
+    );
+    const rows = await memoryTreeChildren(library, memory);
+    assert.deepEqual(
+      rows.map((r) => [
+        r.kind,
+        r.label,
+        r.description.replace(/ · (success|failure) · reward \d\.\d\d/, ''),
+      ]),
+      [
+        ['memoryLine', PRIVATE_RUN_OUTCOMES.split('\n')[0], 'attempts 1, 2'],
+        ['memoryLine', 'Imagined attempt 3: no write', 'attempt 3'],
+        ['attempt', 'attempt 1', 'e1 · line 1'],
+        ['attempt', 'attempt 2', 'e2 · line 1'],
+        ['attempt', 'attempt 3', 'e3 · line 2'],
+      ],
+    );
+    // A line opens on the imagined calls that made it; the no-write line on the attempts it names.
+    assert.deepEqual(rowsOf(await memoryTreeChildren(library, rows[0])), [
+      ['memoryCall', 'attempt 1 · transfer_between_accounts', 'e1.t2.c1'],
+      ['memoryCall', 'attempt 2 · transfer_between_accounts', 'e2.t2.c1'],
+    ]);
+    const named = await memoryTreeChildren(library, rows[1]);
+    assert.deepEqual(
+      named.map((r) => [r.kind, r.label, r.entityId]),
+      [['attempt', 'attempt 3', 'e3']],
+    );
+    // Every row has an id of its own, and a parent to reveal it through.
+    const all = [memory, ...rows, ...(await memoryTreeChildren(library, rows[0])), ...named];
+    assert.equal(new Set(all.map((r) => r.id)).size, all.length);
+    const parentOf = (n: TraceTreeNode) =>
+      memoryTreeParent(library, n, (file, ep) => episodeNode(file, library.index(file)!, ep));
+    assert.equal((await parentOf(memory))?.entityId, COMMITTED);
+    assert.equal((await parentOf(rows[1]))?.id, memory.id);
+    assert.equal((await parentOf(rows[2]))?.id, memory.id);
+    assert.equal((await parentOf(named[0]))?.id, rows[1].id);
+  });
+
+  it('while the committed episode has not acted yet, it opens on its memory already', async () => {
+    const rows = await committedRows({}, (events) =>
+      events.slice(
+        0,
+        events.findIndex((e) => e.type === 'episode' && e.episodeId === COMMITTED) + 1,
+      ),
+    );
+    assert.deepEqual(
+      rows.map((r) => r.kind),
+      ['memory'],
+    );
+    assert.deepEqual(
+      (await memoryTreeChildren(library, rows[0])).map((r) => r.label),
+      [...PRIVATE_RUN_OUTCOMES.split('\n'), 'attempt 1', 'attempt 2', 'attempt 3'],
+    );
+  });
+
+  it('a condensed memory: its lines, then the attempts, with no line opening on attempts', async () => {
+    const [memory] = await committedRows({ memory: 'condensed' });
+    assert.equal(memory.description, 'condensed · from 3 imagined attempts (e1–e3)');
+    const rows = await memoryTreeChildren(library, memory);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.label, r.hasChildren]),
+      [
+        ...PRIVATE_RUN_CONDENSED.split('\n').map((l) => ['memoryLine', l, false]),
+        ['attempt', 'attempt 1', false],
+        ['attempt', 'attempt 2', false],
+        ['attempt', 'attempt 3', false],
+      ],
+    );
   });
 });

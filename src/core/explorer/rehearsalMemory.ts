@@ -71,8 +71,13 @@ export interface RehearsalMemory {
   unmapped?: string;
 }
 
-/** The memory kind a run's settings name; `condensed` (the default) when they name none. */
-function memoryKindOf(settings: { [key: string]: JsonValue } | undefined): MemoryKind | undefined {
+/**
+ * The memory kind a run's settings name: `condensed` (the default) when its private rehearsal
+ * settings name none; undefined when the run records no such settings.
+ */
+export function memoryKindOf(
+  settings: { [key: string]: JsonValue } | undefined,
+): MemoryKind | undefined {
   const privateRehearsal = settings?.['privateRehearsal'];
   if (!isJsonObject(privateRehearsal)) return undefined;
   const kind = privateRehearsal['memory'];
