@@ -113,7 +113,7 @@ function attemptButton(attempt: RehearsalMemory['attempts'][number], label: stri
   return h(
     'vscode-button',
     {
-      appearance: 'secondary',
+      secondary: true,
       class: 'open-attempt',
       'data-episode-id': attempt.episodeId,
       'aria-label': `Open the Trajectory of attempt ${attempt.attempt} (${attempt.episodeId})`,
@@ -148,7 +148,7 @@ function memoryLines(memory: RehearsalMemory): HTMLElement {
             h(
               'vscode-button',
               {
-                appearance: 'secondary',
+                secondary: true,
                 class: 'memory-call',
                 'data-call-id': call.callId,
                 title: `Open the diff of ${call.tool} ${call.callId}`,
@@ -216,7 +216,7 @@ function memorySection(memory: RehearsalMemory | undefined): HTMLElement | undef
                 memory.mapped
                   ? h(
                       'span',
-                      { class: 'memory-from' },
+                      { class: 'attempt-lines' },
                       attempt.lines.length
                         ? ` · made ${plural(attempt.lines.length, 'line', 'lines')} ${attempt.lines.map((n) => n + 1).join(', ')}`
                         : ' · made no line',

@@ -59,6 +59,13 @@ describe('Rehearsal memory (private rehearsal)', () => {
       ['attempt 3', 'e3 · line 2'],
     ]);
 
+    // Open Trajectory on the memory's row opens the committed episode that read it.
+    const committedPanel = await vscode.commands.executeCommand<TrajectoryPanel>(
+      'rehearsal.openTrajectory',
+      memory.node,
+    );
+    assert.equal(committedPanel.episodeId, 'e4');
+
     // The refused line opens on the imagined calls that made it; the first opens its diff.
     const calls = await rows(api, children[0].node);
     assert.deepEqual(shown(calls), [
