@@ -11,6 +11,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Locator } from 'playwright-core';
 import { sampleAfterRun } from '../builders/samples';
+import { PRIVATE_RUN_OUTCOMES, recordPrivateRun } from '../builders/privateRun';
 import { SAMPLE_RUN_IDS } from '../builders/sampleWorkspace';
 import { runIdShort } from '../../src/core/trace/format/ids';
 import { weatherRows } from '../support/trainingRows';
@@ -741,6 +742,82 @@ export async function runUiChecks(
         await progress.waitFor({ state: 'hidden' });
       },
     ],
+    [
+      "a committed episode of private rehearsal opens on the memory it read, in the Trace Explorer and its Trajectory; Enter on a line's call opens its diff",
+      async () => {
+        const runId = '20261201-100000-private-memory';
+        await recordPrivateRun(path.join(options.workspace, '.rehearsal', 'runs'), runId);
+        await workbench.closeEditors();
+        const [refused, noWrite] = PRIVATE_RUN_OUTCOMES.split('\n');
+        await toggle(
+          workbench,
+          explorer,
+          (r) => r.level === 1 && r.label === runIdShort(runId),
+          true,
+        );
+        const committed = 'e4 bank-foresight-0001 (committed)';
+        await toggle(workbench, explorer, (r) => r.level === 2 && r.label === committed, true);
+        await toggle(
+          workbench,
+          explorer,
+          (r) => r.level === 3 && r.label === 'rehearsal memory',
+          true,
+        );
+        await eventually(async () => {
+          const rows = await workbench.readRows(explorer);
+          const at = rows.findIndex((r) => r.level === 3 && r.label === 'rehearsal memory');
+          const under: RenderedRow[] = [];
+          for (let i = at + 1; i < rows.length && rows[i].level > 3; i++)
+            if (rows[i].level === 4) under.push(rows[i]);
+          assert.deepEqual(
+            under.map((r) => [
+              r.label,
+              r.description.replace(/ · (success|failure) · reward \d\.\d\d/, ''),
+            ]),
+            [
+              [refused, 'attempts 1, 2'],
+              [noWrite, 'attempt 3'],
+              ['attempt 1', 'e1 · line 1'],
+              ['attempt 2', 'e2 · line 1'],
+              ['attempt 3', 'e3 · line 2'],
+            ],
+            describeRows(rows),
+          );
+        });
+        await shot('rehearsal-memory-tree');
+        // The memory's row is selected: Open Trajectory opens the episode that read it.
+        await workbench.runCommand('Rehearsal: Open Trajectory');
+        await workbench.activeTab().filter({ hasText: 'Trajectory e4' }).waitFor();
+        const view = workbench.webview();
+        const memory = view.locator('section.memory');
+        await memory.locator('.memory-line').first().waitFor({ timeout: 30_000 });
+        assert.equal(await memory.locator('h2').innerText(), 'Rehearsal memory · outcomes');
+        assert.deepEqual(await memory.locator('.memory-line-text').allInnerTexts(), [
+          refused,
+          noWrite,
+        ]);
+        assert.deepEqual(await memory.locator('.memory-line .memory-from').allInnerTexts(), [
+          'from attempts 1, 2',
+          'from attempt 3',
+        ]);
+        assert.deepEqual(await memory.locator('vscode-button.memory-call').allInnerTexts(), [
+          'attempt 1 · e1.t2.c1',
+          'attempt 2 · e2.t2.c1',
+        ]);
+        assert.equal(await memory.locator('.memory-attempt').count(), 3);
+        assert.equal(
+          await view.locator('section.memory + ol.timeline').count(),
+          1,
+          'the memory comes right before the turns',
+        );
+        await workbench.settle(500);
+        await shot('rehearsal-memory-panel');
+        await memory.locator('vscode-button.memory-call').first().focus();
+        await page.keyboard.press('Enter');
+        await page.locator('.tab', { hasText: 'transfer_between_accounts e1.t2.c1' }).waitFor();
+      },
+    ],
+
     [
       'the "Get started with Rehearsal Studio" walkthrough lists its four steps',
       async () => {

@@ -10,7 +10,9 @@ import {
   MAX_OUTCOMES_BYTES,
   MAX_REASON_BYTES,
   outcomesMemory,
+  outcomesMemoryLines,
 } from '../../src/core/runner/outcomesMemory';
+import type { AttemptCall, ImaginedAttempt } from '../../src/core/runner/outcomesMemory';
 import { rehearsedToolResult, simulatorErrorText } from '../../src/core/runner/toolMessages';
 import type { EpisodeTranscript, TranscriptCall } from '../../src/core/tasks/checks/transcript';
 import { BANK_TOOLS } from '../../src/servers/bank/tools';
@@ -181,6 +183,104 @@ describe('private rehearsal: the outcomes memory', () => {
       hints,
     );
     assert.equal(memory, 'Imagined get_refund -> refused: too late');
+  });
+});
+
+/** An attempt read back from a trace: its calls carry the trace's call ids. */
+const traced = (attemptNo: number, ...calls: TranscriptCall[]): ImaginedAttempt => ({
+  turns: [
+    {
+      calls: calls.map((c, i): AttemptCall => ({ ...c, callId: `e${attemptNo}.t${i + 1}.c1` })),
+    },
+  ],
+});
+
+describe('the outcomes memory, line by line: which attempts made each line', () => {
+  it('each line names the attempts and the calls behind it; identical writes share a line', () => {
+    const lines = outcomesMemoryLines([
+      traced(1, READ, REFUSED),
+      traced(2, OK),
+      traced(3, READ),
+      traced(4, REFUSED, OK),
+    ]);
+    assert.deepEqual(lines, [
+      {
+        text: 'Imagined transfer_between_accounts -> refused: account is frozen (x2)',
+        attempts: [1, 4],
+        calls: [
+          { attempt: 1, tool: 'transfer_between_accounts', callId: 'e1.t2.c1' },
+          { attempt: 4, tool: 'transfer_between_accounts', callId: 'e4.t1.c1' },
+        ],
+      },
+      {
+        text: 'Imagined pay_bill -> ok (x2)',
+        attempts: [2, 4],
+        calls: [
+          { attempt: 2, tool: 'pay_bill', callId: 'e2.t1.c1' },
+          { attempt: 4, tool: 'pay_bill', callId: 'e4.t2.c1' },
+        ],
+      },
+      { text: 'Imagined attempt 3: no write', attempts: [3], calls: [] },
+    ]);
+  });
+
+  it('one attempt that writes the same line twice is named once, with both calls', () => {
+    const [line] = outcomesMemoryLines([traced(1, OK, OK)]);
+    assert.equal(line.text, 'Imagined pay_bill -> ok (x2)');
+    assert.deepEqual(line.attempts, [1]);
+    assert.deepEqual(
+      line.calls.map((c) => c.callId),
+      ['e1.t1.c1', 'e1.t2.c1'],
+    );
+  });
+
+  it('the no-write line names every attempt behind it, those it only counts too', () => {
+    const lines = outcomesMemoryLines(Array.from({ length: 10 }, (_, i) => traced(i + 1, READ)));
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].text, 'Imagined attempts 1, 2, 3, 4, 5, 6, 7, 8 and 2 more: no write');
+    assert.deepEqual(lines[0].attempts, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('the line counting the lines left out names the attempts and calls of those lines', () => {
+    const many = Array.from({ length: 20 }, (_, i) =>
+      traced(i + 1, imagined(`close_account_${i}`, { error: 'r'.repeat(100) })),
+    );
+    const lines = outcomesMemoryLines(many);
+    const last = lines.at(-1)!;
+    const shown = lines.length - 1;
+    assert.equal(last.text, `(${20 - shown} more lines)`);
+    assert.deepEqual(
+      last.attempts,
+      Array.from({ length: 20 - shown }, (_, i) => shown + i + 1),
+    );
+    assert.deepEqual(
+      last.calls.map((c) => c.callId),
+      last.attempts.map((n) => `e${n}.t1.c1`),
+    );
+  });
+
+  it('the memory is the lines joined, for the runner and the editor alike', () => {
+    const attempts = [traced(1, READ, REFUSED), traced(2), traced(3, OK)];
+    const hints = new Map([['pay_bill', true]]);
+    assert.equal(
+      outcomesMemory(attempts, hints),
+      outcomesMemoryLines(attempts, hints)
+        .map((l) => l.text)
+        .join('\n'),
+    );
+    assert.deepEqual(
+      outcomesMemoryLines(attempts, hints).map((l) => [l.text, l.attempts]),
+      [
+        ['Imagined transfer_between_accounts -> refused: account is frozen', [1]],
+        ['Imagined attempts 2, 3: no write', [2, 3]],
+      ],
+    );
+  });
+
+  it('no attempt: one line, from no attempt', () => {
+    assert.deepEqual(outcomesMemoryLines([]), [
+      { text: 'No imagined attempt.', attempts: [], calls: [] },
+    ]);
   });
 });
 

@@ -9,6 +9,7 @@ import { MEMORY_SYSTEM_PROMPT } from '../../src/core/runner/privateRehearsal';
 import type { RunSummary } from '../../src/core/runner/runner';
 import { runTasks } from '../../src/core/runner/runner';
 import type { RunSettings } from '../../src/core/runner/settings';
+import { runDefaultsFromSettings } from '../../src/core/runner/editorSettings';
 import type { LoadedTask } from '../../src/core/tasks/format/taskFile';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import type { TraceEvent } from '../../src/core/trace/format/schema';
@@ -211,5 +212,17 @@ describe('private rehearsal with --memory outcomes, through the runner', () => {
       assert.equal(r.target, first[i].target);
       assert.deepEqual(r.messages, [{ role: 'system', content: context }, ...first[i].messages]);
     }
+  });
+});
+
+describe("the editor's setting of the memory kind", () => {
+  it('rehearsal.run.privateRehearsal.memory picks the kind; an unknown word is the default, condensed', () => {
+    const memory = (value: unknown) =>
+      runDefaultsFromSettings((key) => (key === 'run.privateRehearsal.memory' ? value : undefined))
+        .privateRehearsal?.memory;
+    assert.equal(memory('outcomes'), 'outcomes');
+    assert.equal(memory('attempts'), 'attempts');
+    assert.equal(memory(undefined), 'condensed');
+    assert.equal(memory('plan'), 'condensed');
   });
 });

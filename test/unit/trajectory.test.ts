@@ -5,6 +5,7 @@ import { TraceIndex } from '../../src/core/trace/index/traceIndex';
 import { loadTrajectory } from '../../src/core/trajectory/snapshot';
 import type { StudioError } from '../../src/core/base/errors';
 import { sampleShadowRun } from '../builders/samples';
+import { PRIVATE_RUN_OUTCOMES, recordPrivateRun } from '../builders/privateRun';
 import { useTempDir } from '../support/tempDir';
 
 describe('Trajectory snapshot', () => {
@@ -42,6 +43,26 @@ describe('Trajectory snapshot', () => {
     assert.match(snap.turns[0].text, /Let me find your account\./);
     assert.equal(snap.kinds.length, 8);
     assert.deepEqual(snap.severities, ['minor', 'major', 'critical']);
+  });
+
+  it('a committed episode of private rehearsal carries the memory it read, line by line with its attempts; others none', async () => {
+    const summary = await recordPrivateRun(tmp(), 'private-traj');
+    const traced = await TraceIndex.build(summary.traceFile);
+    const committed = await loadTrajectory(traced, 'e4');
+    assert.equal(committed.episode.role, 'committed');
+    assert.equal(committed.memory?.text, PRIVATE_RUN_OUTCOMES);
+    assert.deepEqual(
+      committed.memory?.lines.map((l) => [l.attempts, l.calls.map((c) => c.callId)]),
+      [
+        [
+          [1, 2],
+          ['e1.t2.c1', 'e2.t2.c1'],
+        ],
+        [[3], []],
+      ],
+    );
+    assert.equal((await loadTrajectory(traced, 'e1')).memory, undefined);
+    assert.equal((await loadTrajectory(await index(), 'e1')).memory, undefined);
   });
 
   it('gives each call both sides with the differing lines, the diff with suggested kinds, and its scores', async () => {

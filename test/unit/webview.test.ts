@@ -106,6 +106,18 @@ describe('trajectory panel protocol', () => {
         request: { method: 'openDiff', callId: 'e1.t1.c1' },
       }),
     );
+    assert.deepEqual(
+      parsePanelMessage({
+        type: 'request',
+        id: 7,
+        request: { method: 'openEpisode', episodeId: 'e2', callId: 'e2.t2.c1' },
+      }),
+      {
+        type: 'request',
+        id: 7,
+        request: { method: 'openEpisode', episodeId: 'e2', callId: 'e2.t2.c1' },
+      },
+    );
   });
 
   it('refuses anything else: unknown types and methods, bad kinds, ids that could name paths, missing ids', () => {
@@ -132,6 +144,8 @@ describe('trajectory panel protocol', () => {
         id: 1,
         request: { method: 'mark', callId: 'e1', kind: 'other', severity: 'major', path: 'status' },
       },
+      { type: 'request', id: 1, request: { method: 'openEpisode' } },
+      { type: 'request', id: 1, request: { method: 'openEpisode', episodeId: '../e1' } },
     ])
       assert.equal(parsePanelMessage(bad), undefined, JSON.stringify(bad));
   });

@@ -43,7 +43,11 @@ function render(snapshot: TrajectorySnapshot): void {
   current = snapshot;
   host.state = { file: snapshot.file, episodeId: snapshot.episode.episodeId, scrollY };
   status = h('div', { class: 'status', role: 'status' });
-  app.replaceChildren(header(snapshot), status, timeline(snapshot));
+  app.replaceChildren(
+    ...[header(snapshot), status, memorySection(snapshot.memory), timeline(snapshot)].filter(
+      (part): part is HTMLElement => part !== undefined,
+    ),
+  );
   if (snapshot.focusCallId && first)
     document.getElementById(`call-${snapshot.focusCallId}`)?.scrollIntoView({ block: 'start' });
   else window.scrollTo(0, scrollY);
@@ -91,6 +95,140 @@ function header(snapshot: TrajectorySnapshot): HTMLElement {
       ? h('p', { class: 'error' }, `${episode.error.code}: ${episode.error.message}`)
       : undefined,
     snapshot.readOnly ? h('p', { class: 'readonly' }, snapshot.readOnly) : undefined,
+  );
+}
+
+/** A committed episode's memory, as its snapshot carries it. */
+type RehearsalMemory = NonNullable<TrajectorySnapshot['memory']>;
+
+const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
+
+/** `attempts 1, 2` / `attempt 3`. */
+function attemptsText(attempts: readonly number[]): string {
+  return `${plural(attempts.length, 'attempt', 'attempts')} ${attempts.join(', ')}`;
+}
+
+/** A button that opens an imagined attempt's own Trajectory panel. */
+function attemptButton(attempt: RehearsalMemory['attempts'][number], label: string): HTMLElement {
+  return h(
+    'vscode-button',
+    {
+      secondary: true,
+      class: 'open-attempt',
+      'data-episode-id': attempt.episodeId,
+      'aria-label': `Open the Trajectory of attempt ${attempt.attempt} (${attempt.episodeId})`,
+      onclick: () =>
+        void send(
+          trajectoryProtocol.openEpisode,
+          { episodeId: attempt.episodeId },
+          `Opened attempt ${attempt.attempt}.`,
+        ),
+    },
+    label,
+  );
+}
+
+/** An `outcomes` memory line by line: each line, the attempts behind it, and their calls (each opens its diff). */
+function memoryLines(memory: RehearsalMemory): HTMLElement {
+  return h(
+    'ol',
+    { class: 'memory-lines' },
+    ...memory.lines.map((line, n) =>
+      h(
+        'li',
+        { class: 'memory-line', 'data-line': n },
+        h('code', { class: 'memory-line-text' }, line.text),
+        line.attempts.length
+          ? h('span', { class: 'memory-from' }, `from ${attemptsText(line.attempts)}`)
+          : undefined,
+        h(
+          'span',
+          { class: 'memory-sources' },
+          ...line.calls.map((call) =>
+            h(
+              'vscode-button',
+              {
+                secondary: true,
+                class: 'memory-call',
+                'data-call-id': call.callId,
+                title: `Open the diff of ${call.tool} ${call.callId}`,
+                'aria-label': `Open the diff of ${call.tool} ${call.callId}, attempt ${call.attempt}`,
+                onclick: () =>
+                  void send(
+                    trajectoryProtocol.openDiff,
+                    { callId: call.callId },
+                    'Opened the diff beside.',
+                  ),
+              },
+              `attempt ${call.attempt} · ${call.callId}`,
+            ),
+          ),
+          // A line made by no call (the attempts that made no write) opens on the attempts it names.
+          ...(line.calls.length
+            ? []
+            : memory.attempts
+                .filter((a) => line.attempts.includes(a.attempt))
+                .map((a) => attemptButton(a, `attempt ${a.attempt} · ${a.episodeId}`))),
+        ),
+      ),
+    ),
+  );
+}
+
+/**
+ * A committed episode of private rehearsal: the memory it read, before its turns, and the imagined
+ * attempts it was made from, each with the lines it made when the memory is mapped line by line.
+ */
+function memorySection(memory: RehearsalMemory | undefined): HTMLElement | undefined {
+  if (!memory) return undefined;
+  const from = `${memory.attempts.length} imagined ${plural(memory.attempts.length, 'attempt', 'attempts')}`;
+  return h(
+    'section',
+    { class: 'memory', 'aria-labelledby': 'memory-title' },
+    h('h2', { id: 'memory-title' }, 'Rehearsal memory', memory.kind ? ` · ${memory.kind}` : ''),
+    h(
+      'p',
+      { class: 'meta' },
+      memory.text === undefined
+        ? `No memory was recorded: the episode's tools did not start. It was to be made from ${from}.`
+        : `What this episode read before it acted, made from ${from}.`,
+    ),
+    memory.unmapped ? h('p', { class: 'memory-unmapped' }, memory.unmapped) : undefined,
+    memory.mapped
+      ? memoryLines(memory)
+      : memory.text !== undefined
+        ? h('pre', { class: 'memory-text' }, memory.text)
+        : undefined,
+    memory.attempts.length
+      ? h(
+          'div',
+          { class: 'memory-attempts' },
+          h('h3', {}, 'Imagined attempts'),
+          h(
+            'ul',
+            {},
+            ...memory.attempts.map((attempt) =>
+              h(
+                'li',
+                { class: `memory-attempt ${attempt.status}`, 'data-episode-id': attempt.episodeId },
+                h('span', { class: 'attempt-name' }, `attempt ${attempt.attempt}`),
+                ` · ${attempt.episodeId} · ${attempt.description}`,
+                memory.mapped
+                  ? h(
+                      'span',
+                      { class: 'attempt-lines' },
+                      attempt.lines.length
+                        ? ` · made ${plural(attempt.lines.length, 'line', 'lines')} ${attempt.lines.map((n) => n + 1).join(', ')}`
+                        : ' · made no line',
+                    )
+                  : undefined,
+                ' ',
+                attemptButton(attempt, 'Open trajectory'),
+              ),
+            ),
+          ),
+        )
+      : undefined,
   );
 }
 

@@ -3,6 +3,8 @@ import { counted } from '../base/counted';
 import type { CallEntry, EpisodeEntry, TurnEntry } from '../trace/index/entries';
 import type { TraceIndex } from '../trace/index/traceIndex';
 import type { TraceLibrary } from '../trace/index/library';
+import type { TraceTreeNode } from './treeNode';
+import { memoryNode } from './memoryTree';
 import type { TraceHead } from '../trace/format/traceHead';
 import type { AnnotationLookup, TreeFilter, TreeSort } from './treeFilter';
 import { callMatches, fidelityRank, isFilterActive, turnMatchesItself } from './treeFilter';
@@ -13,25 +15,7 @@ import { successText } from './successText';
 import type { NodeStatus } from '../fidelity/verdicts';
 import { episodeOutcome, fidelityBadge, scoreSum, scoreSummary } from '../fidelity/verdicts';
 
-export interface TraceTreeNode {
-  /**
-   * `message`: a line of text in place of children (a large trace being indexed); `more`: the
-   * children of a run past its page (`entityId` is the run's file), shown on request.
-   */
-  kind: 'run' | 'episode' | 'turn' | 'call' | 'problem' | 'message' | 'more';
-  /** Unique across the library: `<file>#<entity id>`. */
-  id: string;
-  file: string;
-  /** Episode, turn or call id; the file for runs and problems. */
-  entityId: string;
-  label: string;
-  description: string;
-  tooltip: string;
-  status: NodeStatus;
-  hasChildren: boolean;
-  /** Calls: the number of fidelity errors marked on it, and whether its rehearsal was accepted. */
-  annotations?: { errors: number; accepted: boolean };
-}
+export type { TraceTreeNode } from './treeNode';
 
 /** What shapes the tree besides the traces: the filter, the order, and the annotations of each trace. */
 export interface TreeOptions {
@@ -139,7 +123,8 @@ function turnNode(file: string, index: TraceIndex, turn: TurnEntry): TraceTreeNo
   };
 }
 
-function episodeNode(file: string, index: TraceIndex, ep: EpisodeEntry): TraceTreeNode {
+/** The row of an episode. */
+export function episodeNode(file: string, index: TraceIndex, ep: EpisodeEntry): TraceTreeNode {
   const { description, status } = episodeOutcome(ep);
   const role = ep.role ? ` (${ep.role})` : '';
   const calls = index.turnsOf(ep).flatMap((t) => index.callsOf(t));
@@ -156,7 +141,8 @@ function episodeNode(file: string, index: TraceIndex, ep: EpisodeEntry): TraceTr
     description,
     tooltip,
     status,
-    hasChildren: ep.turnIds.length > 0,
+    // A committed episode opens on the memory it read, from its start.
+    hasChildren: ep.turnIds.length > 0 || ep.role === 'committed',
   };
 }
 
@@ -513,12 +499,14 @@ export function traceTreeChildren(
     }
     case 'episode': {
       const ep = index.episode(node.entityId);
-      return ep
-        ? index
-            .turnsOf(ep)
-            .filter((t) => turnVisible(index, t, ep, node.file, options))
-            .map((t) => turnNode(node.file, index, t))
-        : [];
+      if (!ep) return [];
+      return [
+        ...(ep.role === 'committed' ? [memoryNode(node.file, index, ep)] : []),
+        ...index
+          .turnsOf(ep)
+          .filter((t) => turnVisible(index, t, ep, node.file, options))
+          .map((t) => turnNode(node.file, index, t)),
+      ];
     }
     case 'turn': {
       const turn = index.turn(node.entityId);

@@ -1,7 +1,8 @@
 import { requireNumber } from '../base/numbers';
 import type { OutsideNumberSpec } from '../base/numbers';
 import { OUTSIDE_NUMBERS } from '../base/outsideNumbers';
-import type { RunSettings } from './settings';
+import type { MemoryKind, RunSettings } from './settings';
+import { MEMORY_KINDS } from './settings';
 
 /**
  * One `rehearsal.*` setting's value by its key under the section (`run.seed`); undefined when not
@@ -19,6 +20,11 @@ function settingNumber<F extends number | undefined>(
   return requireNumber(value(spec.name.replace(/^rehearsal\./, '')), spec, fallback, {
     advice: 'Fix it in the settings.',
   });
+}
+
+/** A memory kind by its name; `condensed` (the default) for any other word. */
+function memoryKind(name: string): MemoryKind {
+  return MEMORY_KINDS.find((kind) => kind === name) ?? 'condensed';
 }
 
 /** How runs started from the editor play their episodes, from the settings. */
@@ -39,6 +45,7 @@ export function runDefaultsFromSettings(value: SettingValue): Partial<RunSetting
       budget: settingNumber(value, OUTSIDE_NUMBERS.settingBudget, 3),
       order:
         word('run.privateRehearsal.order', 'sequential') === 'parallel' ? 'parallel' : 'sequential',
+      memory: memoryKind(word('run.privateRehearsal.memory', 'condensed')),
     },
   };
 }

@@ -31,8 +31,7 @@ import {
   actualEventToolText,
   actualToolText,
   parseErrorToolMessage,
-  rehearsedToolResult,
-  simulatorErrorText,
+  imaginedToolResult,
 } from './toolMessages';
 import type { TimerHandle } from '../base/timers';
 import { safeTimeout } from '../base/timers';
@@ -691,8 +690,9 @@ function imaginedCallResult(
       'NO_REHEARSAL',
       `${ctx.policy.info.id} does not rehearse, so it cannot play imagined episodes; use shadow mode.`,
     );
+  const response = imaginedToolResult(rehearsalResult(sample.parse));
+  const toolText = response.text![0];
   if (!sample.parse.ok) {
-    const text = simulatorErrorText(sample.parse.error.code, sample.parse.error.message);
     // Under EnvACE's rule the act's other calls run first, then the episode ends (playEpisode).
     const end: EpisodeEnding | undefined =
       ctx.settings.onParseError === 'end' && ctx.settings.reward !== 'envace'
@@ -704,20 +704,15 @@ function imaginedCallResult(
         : undefined;
     return {
       kind: 'played',
-      transcriptCall: {
-        name: c.name,
-        arguments: c.args,
-        outcome: { response: { text: [text], isError: true } },
-      },
-      toolText: text,
+      transcriptCall: { name: c.name, arguments: c.args, outcome: { response } },
+      toolText,
       endEpisode: end,
     };
   }
-  const imagined = rehearsedToolResult(sample.parse.value);
   return {
     kind: 'played',
-    transcriptCall: { name: c.name, arguments: c.args, outcome: { response: imagined } },
-    toolText: imagined.text![0],
+    transcriptCall: { name: c.name, arguments: c.args, outcome: { response } },
+    toolText,
   };
 }
 

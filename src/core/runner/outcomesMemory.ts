@@ -5,7 +5,7 @@ import { isWriteTool } from '../env/writeTools';
 import { actualValue } from '../fidelity/responseValue';
 import { ENVACE_REHEARSAL_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../protocol/codes';
 import { withoutIdentifiers } from '../protocol/identifierSlots';
-import type { EpisodeTranscript, TranscriptCall } from '../tasks/checks/transcript';
+import type { TranscriptCall } from '../tasks/checks/transcript';
 
 /** At most this many lines in an outcomes memory, the last one counting those left out. */
 export const MAX_OUTCOME_LINES = 12;
@@ -90,13 +90,21 @@ function plainText(text: string, maxBytes: number): string {
   return withoutIdentifiers(clipBytes(flat, maxBytes)).trim();
 }
 
-/** One write's line: `Imagined transfer_between_accounts -> refused: account is frozen`. */
+/** One write's line before the whole-line pass: `Imagined transfer_between_accounts -> refused: account is frozen`. */
 function outcomeLine(call: TranscriptCall): string {
   const tool = plainText(call.name, MAX_TOOL_NAME_BYTES) || 'an unnamed tool';
   const outcome = imaginedOutcome(call);
   const said =
     outcome.kind === 'refused' && outcome.reason ? `refused: ${outcome.reason}` : outcome.kind;
   return `Imagined ${tool} -> ${said}`;
+}
+
+/**
+ * The line an imagined write makes in the memory when no other write made the same line (then the
+ * line is written once, with a count: `... (x2)`). Holds no identifier.
+ */
+export function imaginedWriteLine(call: TranscriptCall): string {
+  return withoutIdentifiers(outcomeLine(call));
 }
 
 /** The line naming the attempts (1-based) that made no write. */
@@ -109,22 +117,91 @@ function noWriteLine(attempts: readonly number[]): string {
 
 const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
 
+/** A call of an imagined attempt; `callId` is the trace's, where the attempt was read from a trace. */
+export type AttemptCall = TranscriptCall & { callId?: string };
+
+/** One imagined attempt as the memory reads it: its calls, turn by turn (an episode's transcript is one). */
+export interface ImaginedAttempt {
+  turns: readonly { calls: readonly AttemptCall[] }[];
+}
+
+/** An imagined write behind a line: its attempt (1-based), its tool, and its call id when known. */
+export interface LineCall {
+  attempt: number;
+  tool: string;
+  callId?: string;
+}
+
+/** One line of an outcomes memory and what made it. */
+export interface OutcomeLine {
+  text: string;
+  /**
+   * The attempts (1-based, in the order they were played) behind the line: those whose writes it
+   * counts, those it names as making no write, or, on the last line that counts the lines left
+   * out, the attempts behind those lines.
+   */
+  attempts: number[];
+  /** The imagined writes behind it, in the order they were played; none on the no-write line. */
+  calls: LineCall[];
+}
+
 /** The lines within {@link MAX_OUTCOME_LINES} and {@link MAX_OUTCOMES_BYTES}, the last counting those left out. */
-function bounded(lines: readonly string[]): string {
-  const all = lines.join('\n');
-  if (lines.length <= MAX_OUTCOME_LINES && bytesOf(all) <= MAX_OUTCOMES_BYTES) return all;
+function bounded(lines: readonly OutcomeLine[]): OutcomeLine[] {
+  const all = lines.map((l) => l.text).join('\n');
+  if (lines.length <= MAX_OUTCOME_LINES && bytesOf(all) <= MAX_OUTCOMES_BYTES) return [...lines];
   const more = (n: number) => `(${n} more ${n === 1 ? 'line' : 'lines'})`;
-  const kept: string[] = [];
+  const kept: OutcomeLine[] = [];
   let used = 0;
   for (const line of lines) {
-    const size = bytesOf(line) + 1;
+    const size = bytesOf(line.text) + 1;
     const after = lines.length - kept.length - 1;
     if (kept.length + 2 > MAX_OUTCOME_LINES) break;
     if (used + size + bytesOf(more(after)) > MAX_OUTCOMES_BYTES) break;
     kept.push(line);
     used += size;
   }
-  return [...kept, more(lines.length - kept.length)].join('\n');
+  const left = lines.slice(kept.length);
+  const attempts = [...new Set(left.flatMap((l) => l.attempts))].sort((a, b) => a - b);
+  return [...kept, { text: more(left.length), attempts, calls: left.flatMap((l) => l.calls) }];
+}
+
+/**
+ * The lines of private rehearsal's `outcomes` memory ({@link outcomesMemory}), each with the attempts
+ * and the imagined writes behind it: the runner joins their text into the memory, and the editor
+ * shows which attempt contributed which line. One builder for both, so they cannot disagree.
+ */
+export function outcomesMemoryLines(
+  attempts: readonly ImaginedAttempt[],
+  readOnlyHints?: ReadonlyMap<string, boolean>,
+): OutcomeLine[] {
+  if (attempts.length === 0) return [{ text: 'No imagined attempt.', attempts: [], calls: [] }];
+  // Keyed by the line before the whole-line pass, which the text of each line then gets.
+  const lines = new Map<string, LineCall[]>();
+  const noWrite: number[] = [];
+  for (const [i, attempt] of attempts.entries()) {
+    const writes = attempt.turns
+      .flatMap((t) => t.calls)
+      .filter((c) => isWriteTool(c.name, readOnlyHints));
+    if (writes.length === 0) noWrite.push(i + 1);
+    for (const c of writes) {
+      const line = outcomeLine(c);
+      const behind: LineCall = {
+        attempt: i + 1,
+        tool: c.name,
+        ...(c.callId !== undefined ? { callId: c.callId } : {}),
+      };
+      lines.set(line, [...(lines.get(line) ?? []), behind]);
+    }
+  }
+  // Each piece is already plain; the pass makes the promise hold for the joined line as a whole.
+  const out: OutcomeLine[] = [...lines].map(([line, calls]) => ({
+    text: withoutIdentifiers(calls.length > 1 ? `${line} (x${calls.length})` : line),
+    attempts: [...new Set(calls.map((c) => c.attempt))],
+    calls,
+  }));
+  if (noWrite.length)
+    out.push({ text: withoutIdentifiers(noWriteLine(noWrite)), attempts: noWrite, calls: [] });
+  return bounded(out);
 }
 
 /**
@@ -138,24 +215,10 @@ function bounded(lines: readonly string[]): string {
  * after it is numbered as without it. Nor any text of a rehearsal that did not parse.
  */
 export function outcomesMemory(
-  transcripts: readonly EpisodeTranscript[],
+  attempts: readonly ImaginedAttempt[],
   readOnlyHints?: ReadonlyMap<string, boolean>,
 ): string {
-  if (transcripts.length === 0) return 'No imagined attempt.';
-  const counts = new Map<string, number>();
-  const noWrite: number[] = [];
-  for (const [i, transcript] of transcripts.entries()) {
-    const writes = transcript.turns
-      .flatMap((t) => t.calls)
-      .filter((c) => isWriteTool(c.name, readOnlyHints));
-    if (writes.length === 0) noWrite.push(i + 1);
-    for (const c of writes) {
-      const line = outcomeLine(c);
-      counts.set(line, (counts.get(line) ?? 0) + 1);
-    }
-  }
-  const lines = [...counts].map(([line, n]) => (n > 1 ? `${line} (x${n})` : line));
-  if (noWrite.length) lines.push(noWriteLine(noWrite));
-  // Each piece is already plain; this pass makes the promise hold for the joined line as a whole.
-  return bounded(lines.map((l) => withoutIdentifiers(l)));
+  return outcomesMemoryLines(attempts, readOnlyHints)
+    .map((l) => l.text)
+    .join('\n');
 }

@@ -19,6 +19,10 @@ export const MEMORY_SYSTEM_PROMPT = [
   'Write a short rehearsal memory for the real attempt: the plan that worked, the tools and arguments to use, what to check first, and the mistakes to avoid. Plain text, at most ten lines.',
 ].join('\n');
 
+/** The line before the memory in the committed episode's context (its start event's `context`). */
+export const MEMORY_CONTEXT_HEADING =
+  'Rehearsal memory (from your private rehearsal of this task):';
+
 /**
  * At most this many UTF-8 bytes of imagined attempts go into a prompt (the memory's, and in sequence
  * each later attempt's), shared equally by the attempts, and at most {@link MAX_LINE_BYTES} per line.
@@ -188,7 +192,7 @@ export async function playPrivateRehearsal(
     settings: ctx.settings,
     emit: ctx.emit,
     grade: ctx.grade,
-    context: `Rehearsal memory (from your private rehearsal of this task):\n${memory}`,
+    context: `${MEMORY_CONTEXT_HEADING}\n${memory}`,
     memory,
     signal: ctx.signal,
     onProgress: ctx.onProgress,

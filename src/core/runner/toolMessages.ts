@@ -13,6 +13,7 @@ import { findBlocks } from '../protocol/text';
 import { pythonJsonDumps, pythonStr } from './envaceText';
 import type { ToolResultContent } from '../fidelity/responseValue';
 import { looksLikeError } from '../fidelity/responseValue';
+import type { RehearsalResult } from '../trace/format/schema';
 
 /** The text a tool message carries for an actual response (what the policy reads). */
 export function actualToolText(
@@ -55,6 +56,17 @@ export function actualEventToolText(
 export function rehearsedToolResult(value: JsonValue): ToolResultContent {
   const text = canonicalJson(value);
   return looksLikeError(value) ? { text: [text], isError: true } : { text: [text] };
+}
+
+/**
+ * The tool result an imagined episode continues on, from its rehearsal as the trace records it: the
+ * rehearsed value, or, when the rehearsal did not parse, the simulator's error. The runner plays it,
+ * and the editor reads an imagined attempt back from its trace with it.
+ */
+export function imaginedToolResult(rehearsal: RehearsalResult): ToolResultContent {
+  return rehearsal.ok
+    ? rehearsedToolResult(rehearsal.value)
+    : { text: [simulatorErrorText(rehearsal.code, rehearsal.message)], isError: true };
 }
 
 /** The name EnvACE gives the tool message that reports an act parse error (envs.py). */

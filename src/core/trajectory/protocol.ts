@@ -28,6 +28,7 @@ const requestSchema = z.discriminatedUnion('method', [
   z.object({ method: z.literal('accept'), callId: id, note: z.string().max(20000).optional() }),
   z.object({ method: z.literal('delete'), annotationId: id }),
   z.object({ method: z.literal('openDiff'), callId: id }),
+  z.object({ method: z.literal('openEpisode'), episodeId: id, callId: id.optional() }),
 ]);
 
 const panelMessageSchema = z.discriminatedUnion('type', [
@@ -35,7 +36,10 @@ const panelMessageSchema = z.discriminatedUnion('type', [
   requestMessageSchema(requestSchema),
 ]);
 
-/** A request of the panel: mark a call (or path), accept a rehearsal, delete an annotation, open the native diff. */
+/**
+ * A request of the panel: mark a call (or path), accept a rehearsal, delete an annotation, open the
+ * native diff, open another episode of the run (an imagined attempt of the memory) in its own panel.
+ */
 export type PanelRequest = z.infer<typeof requestSchema>;
 
 /** What the panel sends to the host. */

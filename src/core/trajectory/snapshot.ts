@@ -22,6 +22,8 @@ import type {
   TurnEvent,
 } from '../trace/format/schema';
 import type { TraceIndex } from '../trace/index/traceIndex';
+import type { RehearsalMemory } from '../explorer/rehearsalMemory';
+import { loadRehearsalMemory } from '../explorer/rehearsalMemory';
 import type { NodeStatus } from '../fidelity/verdicts';
 import { fidelityBadge } from '../fidelity/verdicts';
 import { StudioError } from '../base/errors';
@@ -105,6 +107,11 @@ export interface TrajectorySnapshot {
     answer?: string;
     error?: { code: string; message: string };
   };
+  /**
+   * A committed episode of private rehearsal: the memory it read and the imagined attempts it was
+   * made from (an `outcomes` memory line by line, each line with its attempts and calls).
+   */
+  memory?: RehearsalMemory;
   turns: TrajectoryTurn[];
   /** The annotation kinds and severities offered by the controls. */
   kinds: { code: AnnotationKind; label: string; description: string }[];
@@ -194,7 +201,8 @@ function range(from: number, to: number): number[] {
 
 /**
  * Reads one episode of a trace through its index: the episode, each turn with the user message
- * before it, each call with both sides, their diff and scores, and the annotations of each call.
+ * before it, each call with both sides, their diff and scores, and the annotations of each call;
+ * for a committed episode of private rehearsal, the memory it read and its imagined attempts.
  */
 export async function loadTrajectory(
   index: TraceIndex,
@@ -239,6 +247,7 @@ export async function loadTrajectory(
     });
   }
   const described = describeEnd(end);
+  const memory = ep.role === 'committed' ? await loadRehearsalMemory(index, episodeId) : undefined;
   return {
     file: index.file,
     runId: index.run?.runId ?? '',
@@ -254,6 +263,7 @@ export async function loadTrajectory(
       ...(end?.answer !== undefined ? { answer: end.answer } : {}),
       ...(end?.error ? { error: end.error } : {}),
     },
+    ...(memory ? { memory } : {}),
     turns,
     kinds: ANNOTATION_KINDS.map((code) => ({
       code,

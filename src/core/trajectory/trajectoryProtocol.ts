@@ -20,4 +20,5 @@ export const trajectoryProtocol = {
   accept: request<TrajectoryRequestParams<'accept'>>('accept'),
   delete: request<TrajectoryRequestParams<'delete'>>('delete'),
   openDiff: request<TrajectoryRequestParams<'openDiff'>>('openDiff'),
+  openEpisode: request<TrajectoryRequestParams<'openEpisode'>>('openEpisode'),
 };

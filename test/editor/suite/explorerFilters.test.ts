@@ -62,6 +62,6 @@ describe('Trace Explorer filters, search and sort', () => {
         'F1 0.00 · error state differs · e1.t3.c1',
       ],
     );
-    assert.equal(api.services.explorer.getParent(calls[0].node)?.label, runIdShort(SHADOW));
+    assert.equal((await api.services.explorer.getParent(calls[0].node))?.label, runIdShort(SHADOW));
   });
 });

@@ -338,6 +338,24 @@ describe('Running with a model folder that rehearses', function () {
         assert.match(row.label, /^private-/);
       },
     );
+    // The committed episode opens on the memory the policy condensed, and the attempts behind it
+    // (what the memory says is the model's: only its place and its attempts are asserted).
+    const runRow = (await rows(api)).find((r) => r.label === runIdShort(summary.runId))!;
+    const committed = (await rows(api, runRow.node)).find((r) => r.label.endsWith('(committed)'));
+    assert.ok(committed, 'the committed episode is listed');
+    const [memory] = await rows(api, committed.node);
+    assert.deepEqual(
+      [memory.label, memory.description],
+      ['rehearsal memory', 'condensed · from 2 imagined attempts (e1–e2)'],
+    );
+    const attempts = (await rows(api, memory.node)).filter((r) => r.node.kind === 'attempt');
+    assert.deepEqual(
+      attempts.map((r) => [r.label, r.node.entityId]),
+      [
+        ['attempt 1', 'e1'],
+        ['attempt 2', 'e2'],
+      ],
+    );
   });
 
   it('Replay Trace with Policy re-rehearses every call of a recorded run and runs no tool', async () => {

@@ -98,12 +98,12 @@ describe('Trace Explorer', () => {
     const path = [runIdShort(SHADOW), 'e1 retail-test-0007', 'turn 2', 'get_order_details'];
     let node = (await rowAt(api, path)).node;
     for (const expected of path.slice(0, -1).reverse()) {
-      const parent = api.services.explorer.getParent(node);
+      const parent = await api.services.explorer.getParent(node);
       assert.ok(parent, `no parent for ${node.label}`);
       assert.equal(parent.label, expected);
       node = parent;
     }
-    assert.equal(api.services.explorer.getParent(node), undefined);
+    assert.equal(await api.services.explorer.getParent(node), undefined);
   });
 
   it('shows the torn last line of a crashed run as a skipped line, not as a run still being written', async () => {

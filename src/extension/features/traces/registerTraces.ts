@@ -228,19 +228,20 @@ async function resolveEpisode(
   // episode?" with another one preselected).
   const selected =
     !target && services.explorerTree.visible ? services.explorerTree.selection[0] : undefined;
-  if (
-    selected &&
-    (selected.kind === 'episode' || selected.kind === 'turn' || selected.kind === 'call')
-  )
+  if (selected && selected.kind !== 'run' && selected.kind !== 'problem')
     return resolveEpisode(services, selected);
   if (target && 'entityId' in target) {
     const index = await services.library.ensureIndex(target.file);
-    if (target.kind === 'episode') return { file: target.file, episodeId: target.entityId };
+    if (target.kind === 'episode' || target.kind === 'attempt')
+      return { file: target.file, episodeId: target.entityId };
+    // A memory's row means the committed episode that read it; a call behind a line, that call.
+    if ((target.kind === 'memory' || target.kind === 'memoryLine') && target.memory)
+      return { file: target.file, episodeId: target.memory.episodeId };
     if (target.kind === 'turn') {
       const t = index?.turn(target.entityId);
       return t ? { file: target.file, episodeId: t.episodeId } : undefined;
     }
-    if (target.kind === 'call') {
+    if (target.kind === 'call' || target.kind === 'memoryCall') {
       const c = index?.call(target.entityId);
       return c ? { file: target.file, episodeId: c.episodeId, callId: c.callId } : undefined;
     }

@@ -4,7 +4,17 @@ import { Disposable } from '../../../core/base/disposable';
 import type { TraceLibrary } from '../../../core/trace/index/library';
 import type { TraceTreeNode, TreeOptions } from '../../../core/explorer/tree';
 import type { NodeStatus } from '../../../core/fidelity/verdicts';
-import { RUN_PAGE_SIZE, traceTreeChildren, traceTreeParent } from '../../../core/explorer/tree';
+import {
+  episodeNode,
+  RUN_PAGE_SIZE,
+  traceTreeChildren,
+  traceTreeParent,
+} from '../../../core/explorer/tree';
+import {
+  isMemoryNode,
+  memoryTreeChildren,
+  memoryTreeParent,
+} from '../../../core/explorer/memoryTree';
 import type { TreeFilter, TreeSort } from '../../../core/explorer/treeFilter';
 import { describeTreeState, isFilterActive } from '../../../core/explorer/treeFilter';
 
@@ -24,10 +34,15 @@ const KIND_ICONS: Partial<Record<TraceTreeNode['kind'], string>> = {
   run: 'history',
   turn: 'comment',
   episode: 'debug-alt-small',
+  memory: 'lightbulb',
+  memoryLine: 'dash',
+  attempt: 'debug-alt-small',
+  memoryCall: 'tools',
 };
 
 /**
- * The Trace Explorer: runs → episodes → turns → calls (or, sorted by fidelity, runs → calls),
+ * The Trace Explorer: runs → episodes → turns → calls (or, sorted by fidelity, runs → calls), and
+ * under a committed episode of private rehearsal the memory it read → its lines → their calls,
  * shaped by the core's tree functions with the current filter, order and annotations, and refreshed
  * whenever the library or the annotations change (a run being written shows up live). Large traces
  * are indexed when their run is first expanded.
@@ -131,6 +146,21 @@ export class TraceExplorerProvider
         arguments: [{ file: node.file, turnId: node.entityId }],
       };
     }
+    if (node.kind === 'memoryCall') {
+      item.command = {
+        command: 'rehearsal.showCallDiff',
+        title: 'Show Call Diff',
+        arguments: [{ file: node.file, callId: node.entityId }],
+      };
+      item.accessibilityInformation = { label: `${node.label}, call ${node.description}` };
+    }
+    if (node.kind === 'attempt') {
+      item.command = {
+        command: 'rehearsal.openTrajectory',
+        title: 'Open Trajectory',
+        arguments: [{ file: node.file, episodeId: node.entityId }],
+      };
+    }
     if (node.kind === 'more') {
       item.iconPath = new vscode.ThemeIcon('more');
       item.command = { command: 'rehearsal.showMore', title: 'Show More', arguments: [node.file] };
@@ -140,14 +170,23 @@ export class TraceExplorerProvider
     return item;
   }
 
-  getChildren(node?: TraceTreeNode): TraceTreeNode[] {
+  /** The runs (no node), or a node's children; a memory's rows come from the trace's events. */
+  getChildren(): TraceTreeNode[];
+  getChildren(node?: TraceTreeNode): TraceTreeNode[] | Promise<TraceTreeNode[]>;
+  getChildren(node?: TraceTreeNode): TraceTreeNode[] | Promise<TraceTreeNode[]> {
     // Opening a large trace's run indexes it in the background; its children follow when done.
     if (node?.kind === 'run' && this.library.isLazy(node.file))
       void this.library.ensureIndex(node.file);
+    // A memory's rows are read from the trace's events, not only its index.
+    if (node && isMemoryNode(node)) return memoryTreeChildren(this.library, node);
     return traceTreeChildren(this.library, node, this.options());
   }
 
-  getParent(node: TraceTreeNode): TraceTreeNode | undefined {
+  getParent(node: TraceTreeNode): TraceTreeNode | undefined | Promise<TraceTreeNode | undefined> {
+    if (isMemoryNode(node))
+      return memoryTreeParent(this.library, node, (file, episode) =>
+        episodeNode(file, this.library.index(file)!, episode),
+      );
     return traceTreeParent(this.library, node, this.options());
   }
 

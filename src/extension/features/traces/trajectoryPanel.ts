@@ -12,6 +12,7 @@ import type { CallDiffDocuments } from './callDiff';
 import { TRAJECTORY_VIEW_TYPE } from '../../commands';
 import { UNTRUSTED_REASON } from '../../trust';
 import { PanelCollection } from '../../panelCollection';
+import { executeCommand } from '../../registerCommand';
 import { buildMessageHtml } from '../../webviewHtml';
 import { SnapshotHost, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
 
@@ -124,6 +125,15 @@ export class TrajectoryPanel extends SnapshotHost<TrajectorySnapshot> {
     this._register(
       this.connection.onRequest(trajectoryProtocol.openDiff, async ({ callId }) => {
         await this.ctx.callDiffs.show(this.file, callId, { viewColumn: vscode.ViewColumn.Beside });
+      }),
+    );
+    this._register(
+      this.connection.onRequest(trajectoryProtocol.openEpisode, async ({ episodeId, callId }) => {
+        await executeCommand('rehearsal.openTrajectory', {
+          file: this.file,
+          episodeId,
+          ...(callId ? { callId } : {}),
+        });
       }),
     );
     this._register(
