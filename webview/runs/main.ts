@@ -37,7 +37,7 @@ function flip(a: boolean | null, b: boolean | null, yes: string, no: string): HT
 }
 
 function button(label: string, onclick: () => void, cls: string): HTMLElement {
-  return h('vscode-button', { appearance: 'secondary', class: cls, onclick }, label);
+  return h('vscode-button', { secondary: true, class: cls, onclick }, label);
 }
 
 /** A table of the panel: its caption, column titles and rows. */

@@ -59,11 +59,12 @@ const button = (
   label: string,
   method: DashboardRequest['method'],
   done: string,
-  appearance?: string,
+  secondary = false,
 ): Button =>
   h(
     'vscode-button',
-    { class: method, appearance, onclick: () => void send(dashboardProtocol[method], {}, done) },
+    // @vscode-elements' button is secondary by its boolean `secondary` attribute.
+    { class: method, secondary, onclick: () => void send(dashboardProtocol[method], {}, done) },
     label,
   ) as Button;
 
@@ -84,9 +85,9 @@ const buttons = {
     'Cancelling: the trainer stops at once; the newest checkpoint stays.',
   ),
   resume: button('Resume from last checkpoint', 'resume', 'Resumed.'),
-  usePolicy: button('Use as policy', 'usePolicy', 'Runs now use the new model.', 'secondary'),
-  compare: button('Compare fidelity…', 'compare', 'Compared.', 'secondary'),
-  showLog: button('Show log', 'showLog', 'The log is open in the Output panel.', 'secondary'),
+  usePolicy: button('Use as policy', 'usePolicy', 'Runs now use the new model.', true),
+  compare: button('Compare fidelity…', 'compare', 'Compared.', true),
+  showLog: button('Show log', 'showLog', 'The log is open in the Output panel.', true),
 };
 const status = h('div', { class: 'status', role: 'status' });
 const afterRun = h('p', { class: 'after-run' });

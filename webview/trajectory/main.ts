@@ -374,7 +374,7 @@ function callSection(snapshot: TrajectorySnapshot, call: TrajectoryCall): HTMLEl
       h(
         'vscode-button',
         {
-          appearance: 'secondary',
+          secondary: true,
           class: 'open-diff',
           onclick: () =>
             void send(
@@ -452,7 +452,7 @@ function diffTable(call: TrajectoryCall, form: FormHandle): HTMLElement {
             h(
               'vscode-button',
               {
-                appearance: 'secondary',
+                secondary: true,
                 class: 'mark-path',
                 onclick: () => form.preset(difference.path, difference.suggestedKind),
               },
@@ -491,7 +491,7 @@ function annotations(snapshot: TrajectorySnapshot, call: TrajectoryCall): HTMLEl
           : h(
               'vscode-button',
               {
-                appearance: 'icon',
+                secondary: true,
                 class: 'delete',
                 title: 'Delete annotation',
                 'aria-label': 'Delete annotation',
@@ -588,7 +588,7 @@ function annotateForm(snapshot: TrajectorySnapshot, call: TrajectoryCall): FormH
     'vscode-button',
     {
       class: 'accept',
-      appearance: 'secondary',
+      secondary: true,
       disabled,
       onclick: () =>
         void send(
