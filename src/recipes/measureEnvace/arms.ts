@@ -134,6 +134,8 @@ export interface GrpoPlan {
   miniBatchEpisodes: number;
   ppoEpochs: number;
   lr: number;
+  /** The key of the step that made `base`, when a recipe made it (its path stays the same). */
+  baseKey?: string;
 }
 
 /** measure:envace's GRPO plan (grounded imagination: the GRPO tasks with their real responses). */
@@ -244,7 +246,7 @@ export interface ArmRun {
  * Removes a training run's folder when it was made under another key (its checkpoints would resume
  * a run of other settings), and records the key it is made under now.
  */
-async function keepOnlyUnder(out: string, key: string, log: ProgressLog): Promise<void> {
+export async function keepOnlyUnder(out: string, key: string, log: ProgressLog): Promise<void> {
   const keyFile = `${out}.key`;
   const made = existsSync(keyFile) ? (await readFile(keyFile, 'utf8')).trim() : undefined;
   if (existsSync(out) && made !== key) {
@@ -271,7 +273,7 @@ export async function grpoArmOf(
   const name = `${where.prefix}${arm}-seed${seed}`;
   const out = path.join(work, where.folder, `${arm}-seed${seed}`);
   const run = grpoRunFileOf(recipe, plan, arm, seed, out);
-  const key = stepKey({ run, tasks: plan.tasks.holds });
+  const key = stepKey({ run, tasks: plan.tasks.holds, base: plan.baseKey });
   const done = await cachedStep(work, { name, key }, log, async (): Promise<ArmRun> => {
     await keepOnlyUnder(out, key, log);
     const runFile = path.join(work, `${name}.run.json`);
