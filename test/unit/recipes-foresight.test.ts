@@ -252,7 +252,7 @@ describe('recipes: measure:foresight traces', () => {
     });
   });
 
-  it("reads the act's choice, transfer or not, against each task's verdict (imagined attempts left out)", () => {
+  it("reads the act's choice, transfer, refusal or neither, against each task's verdict (imagined attempts left out)", () => {
     const t = new TraceBuilder('private-1', 'private');
     const ep = (task: string, role?: 'imagined' | 'committed') => {
       const b = t.episode(task);
@@ -263,14 +263,22 @@ describe('recipes: measure:foresight traces', () => {
     ep('a', 'committed').turn('I cannot make that transfer: it is a CD.');
     ep('b', 'committed').turn(transfer('SAV10000001'));
     ep('c', 'committed').turn(transfer('CD10000002'));
+    // An act that did not parse chose nothing: it is no refusal.
+    ep('d', 'committed').turn('<tool_call>{"name": ');
     const truth = new Map<string, Verdict>([
       ['a', 'refused'],
       ['b', 'ok'],
       ['c', 'refused'],
+      ['d', 'refused'],
     ]);
     const a = actAccuracy(t.events, truth);
-    assert.deepEqual([a.n, a.accuracy], [3, 2 / 3]);
-    assert.deepEqual(a.counts, { 'refused->refused': 1, 'ok->ok': 1, 'refused->ok': 1 });
+    assert.deepEqual([a.n, a.accuracy], [4, 2 / 4]);
+    assert.deepEqual(a.counts, {
+      'refused->refused': 1,
+      'ok->ok': 1,
+      'refused->ok': 1,
+      'refused->unknown': 1,
+    });
   });
 
   it('counts calls on an id the conversation never showed, not on ids the user or a tool gave', () => {

@@ -65,7 +65,10 @@ export function foresightDifferences(m: ForesightMeasured): FamilyDifference[] {
 export interface ForesightEffects {
   /** The foresight SFT's rehearse role on held-out logged transfers: its verdict vs the real one. */
   worldModelRuleAccuracy: number;
-  /** The foresight SFT's act at budget 0 on the held-out tasks: transfer or not vs the verdict. */
+  /**
+   * The foresight SFT's act at budget 0 on the held-out tasks: its choice (transfer, refusal or
+   * neither) against the verdict.
+   */
   actRuleAccuracy: number;
   foresight: {
     seeds: number[];

@@ -123,7 +123,7 @@ export function foresightSettings(
     logged: Number(pick('LOGGED', '2000', '6')),
     memoryTasks: Number(pick('MEMORY_TASKS', '600', '4')),
     flipRate: Number(pick('FLIP_RATE', '0.12', '0.25')),
-    builtinDemonstrations: Number(pick('BUILTIN_DEMOS', '200', '1')),
+    builtinDemonstrations: Number(pick('BUILTIN_DEMOS', '100', '1')),
     heldout: Number(pick('HELDOUT', '600', '2')),
     builtinHeldout: Number(pick('BUILTIN_HELDOUT', '300', '1')),
     // 800 steps of 16 rows: about 4 passes over the 3,300 rows of the full size.

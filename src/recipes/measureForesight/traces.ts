@@ -79,27 +79,31 @@ export function worldModelAccuracy(events: readonly TraceEvent[]): RuleAccuracy 
 }
 
 /**
- * The act's accuracy on the rule: in an evaluation run (committed or shadow episodes), whether the
- * act attempted the transfer (`ok`: it acted as if allowed) or not (`refused`), against its task's
- * verdict (`verdicts` by task id).
+ * The act's accuracy on the rule: in an evaluation run (committed or shadow episodes), what the act
+ * chose against its task's verdict (`verdicts` by task id): `ok` when it attempted the transfer (it
+ * acted as if allowed), `refused` when it answered without attempting it, `unknown` when it did
+ * neither (an act that did not parse, a limit), which counts as wrong.
  */
 export function actAccuracy(
   events: readonly TraceEvent[],
   verdicts: ReadonlyMap<string, Verdict>,
 ): RuleAccuracy {
   const taskOf = new Map<string, string>();
-  const attempted = new Map<string, boolean>();
+  const chose = new Map<string, Verdict | 'unknown'>();
   for (const e of events) {
     if (e.type === 'episode' && e.role !== 'imagined') {
       taskOf.set(e.episodeId, e.taskId);
-      attempted.set(e.episodeId, false);
+      chose.set(e.episodeId, 'unknown');
     }
-    if (e.type === 'turn' && attempted.has(e.episodeId) && e.parse.kind === 'calls')
-      if (e.parse.calls.some((c) => c.name === TRANSFER)) attempted.set(e.episodeId, true);
+    if (e.type !== 'turn' || chose.get(e.episodeId) === undefined) continue;
+    if (e.parse.kind === 'calls' && e.parse.calls.some((c) => c.name === TRANSFER))
+      chose.set(e.episodeId, 'ok');
+    else if (e.parse.kind === 'final' && chose.get(e.episodeId) === 'unknown')
+      chose.set(e.episodeId, 'refused');
   }
-  const pairs = [...attempted].flatMap(([episode, tried]) => {
+  const pairs = [...chose].flatMap(([episode, predicted]) => {
     const truth = verdicts.get(taskOf.get(episode) ?? '');
-    return truth ? [{ truth, predicted: tried ? 'ok' : 'refused' }] : [];
+    return truth ? [{ truth, predicted }] : [];
   });
   return accuracyOf(pairs);
 }
