@@ -59,14 +59,16 @@ if has python && [ -d trainer/tests ]; then
   OMP_WAIT_POLICY=PASSIVE "$(bash scripts/trainer-python.sh)" -m unittest discover -s trainer/tests -t . -v
 fi
 if has recipes; then
-  # Every stage of npm run train:default and npm run measure:envace (src/recipes/) at a tiny size (about 3 minutes),
+  # Every stage of npm run train:default, measure:envace and measure:foresight (src/recipes/) at a tiny size (about 4 minutes),
   # in a temporary folder, so that the recipes cannot rot; then GRPO's sanity task (about 2 minutes),
   # which fails when role-wise GRPO on imagined rollouts cannot learn a rewarded choice.
-  stage "recipes at a tiny size (train:default, measure:envace, GRPO sanity task)"
+  stage "recipes at a tiny size (train:default, measure:envace, measure:foresight, GRPO sanity task)"
   TINY=$(mktemp -d)
   RECIPE=training/default/recipe.ci.json WORK="$TINY/train" MODEL="$TINY/model" node dist/recipes.js train-default
   # The tiny recipe grounds imagination (grpo.groundedImagination); the measure runs ungrounded (GROUNDED=0), so both paths run.
   GROUNDED=0 QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node dist/recipes.js measure-envace
+  # issue 41's foresight arms on the same tiny model (about a minute): data, both SFT arms, budget 2 vs 0, imagined GRPO, the rule accuracies.
+  QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" WORK="$TINY/foresight" node dist/recipes.js measure-foresight
   WORK="$TINY/sanity" node dist/recipes.js grpo-sanity
 fi
 if has bench; then

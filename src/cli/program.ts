@@ -547,6 +547,10 @@ function registerRowsExport(program: Command, cli: CliContext): Command {
       '--memory-from <runs...>',
       "private-rehearsal runs: each demonstration's act rows again, read with the rehearsal memory of its task's committed episodes there",
     )
+    .option(
+      '--memory-file <file>',
+      'JSONL of {"task": id, "memory": text}: each demonstration\'s act rows again, read with its task\'s memories there as a committed episode reads its memory',
+    )
     .option('--tools <names>', 'rehearse rows only of calls to these tools (comma-separated)')
     .option(
       '--only-mismatches',

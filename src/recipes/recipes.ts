@@ -2,6 +2,8 @@ import { groundingLoop, groundingSettings } from './groundingLoop';
 import { grpoSanity } from './grpoSanity';
 import { measureEnvace } from './measureEnvace';
 import { measureSettings } from './measureEnvace/settings';
+import { measureForesight } from './measureForesight';
+import { foresightSettings } from './measureForesight/settings';
 import { ROOT } from './shared/studio';
 import { isModelFolder, trainDefault } from './trainDefault';
 import { trainDefaultSettings } from './trainDefault/settings';
@@ -25,6 +27,10 @@ export const RECIPES: Record<string, RecipeEntry> = {
   'measure-envace': {
     script: 'measure:envace',
     run: (env, args) => measureEnvace(measureSettings(env, args, ROOT, isModelFolder)),
+  },
+  'measure-foresight': {
+    script: 'measure:foresight',
+    run: (env, args) => measureForesight(foresightSettings(env, args, ROOT)),
   },
   'grounding-loop': {
     script: 'measure:grounding',

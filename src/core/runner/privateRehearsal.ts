@@ -24,6 +24,14 @@ export const MEMORY_CONTEXT_HEADING =
   'Rehearsal memory (from your private rehearsal of this task):';
 
 /**
+ * The system message a committed episode reads: its rehearsal memory after a line that says what it
+ * is. Training rows read a memory the same way (`rehearse export --memory-file`).
+ */
+export function memoryContext(memory: string): string {
+  return `${MEMORY_CONTEXT_HEADING}\n${memory}`;
+}
+
+/**
  * At most this many UTF-8 bytes of imagined attempts go into a prompt (the memory's, and in sequence
  * each later attempt's), shared equally by the attempts, and at most {@link MAX_LINE_BYTES} per line.
  * Unbounded, four attempts of a small model outgrew its 4,096 positions and failed the run.
@@ -192,7 +200,7 @@ export async function playPrivateRehearsal(
     settings: ctx.settings,
     emit: ctx.emit,
     grade: ctx.grade,
-    context: `${MEMORY_CONTEXT_HEADING}\n${memory}`,
+    context: memoryContext(memory),
     memory,
     signal: ctx.signal,
     onProgress: ctx.onProgress,

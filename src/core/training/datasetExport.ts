@@ -11,6 +11,7 @@ import type { DatasetRow } from './datasetRow';
 import type { EnvaceRecord } from './envaceExport';
 import { exportEnvace } from './envaceExport';
 import { exportRows, readMemories } from './exportRows';
+import { readMemoryFile } from './memoryFile';
 import { splitFileNames, splitTasks } from './taskSplit';
 import { requireNumber } from '../base/numbers';
 import { OUTSIDE_NUMBERS } from '../base/outsideNumbers';
@@ -41,6 +42,8 @@ export interface ExportArgs {
   annotations?: boolean;
   identifierSlots?: boolean;
   memoryFrom?: string[];
+  /** A JSONL file of `{"task", "memory"}` lines: memories a recipe made (`readMemoryFile`). */
+  memoryFile?: string;
 }
 
 const list = (value: string | undefined) =>
@@ -208,6 +211,28 @@ async function collectEnvace(
   return { summaryText, summaryJson: { format: 'envace', ...summary } };
 }
 
+/**
+ * The memories of `--memory-from` (recorded runs' committed episodes) and `--memory-file` (a recipe's
+ * own), by task; undefined when neither is given. Each given source must hold at least one.
+ */
+async function memoriesOf(args: ExportArgs): Promise<Map<string, string[]> | undefined> {
+  const recorded = args.memoryFrom?.length
+    ? await readMemories((await Promise.all(args.memoryFrom.map(resolveTraceArgument))).flat())
+    : undefined;
+  if (recorded && recorded.size === 0)
+    throw new StudioError(
+      'USAGE',
+      `--memory-from: no committed private-rehearsal episode with a memory in ${args.memoryFrom!.join(', ')} (record them with \`rehearse run --mode private\`).`,
+    );
+  const made = args.memoryFile ? await readMemoryFile(args.memoryFile) : undefined;
+  if (made && made.size === 0)
+    throw new StudioError('USAGE', `--memory-file ${args.memoryFile}: it holds no memory.`);
+  if (!recorded || !made) return recorded ?? made;
+  const both = new Map(recorded);
+  for (const [task, list] of made) both.set(task, [...(both.get(task) ?? []), ...list]);
+  return both;
+}
+
 /** `--format rows`: the trainer's act and rehearse rows. */
 async function collectRows(
   files: string[],
@@ -217,18 +242,11 @@ async function collectRows(
   taskFiles: TaskFiles,
   items: ExportItem[],
 ): Promise<Collected> {
-  const memories = args.memoryFrom?.length
-    ? await readMemories((await Promise.all(args.memoryFrom.map(resolveTraceArgument))).flat())
-    : undefined;
+  const memories = await memoriesOf(args);
   if (memories && settings.source !== 'demonstration')
     throw new StudioError(
       'USAGE',
-      '--memory-from writes demonstrations again with a rehearsal memory; it goes with --source demonstration.',
-    );
-  if (memories && memories.size === 0)
-    throw new StudioError(
-      'USAGE',
-      `--memory-from: no committed private-rehearsal episode with a memory in ${args.memoryFrom!.join(', ')} (record them with \`rehearse run --mode private\`).`,
+      '--memory-from and --memory-file write demonstrations again with a rehearsal memory; they go with --source demonstration.',
     );
   const summary = await exportRows(
     files,

@@ -56,23 +56,30 @@ export function tasksKey(s: MeasureSettings): string {
   return stepKey({ grpo: grpoTasksOf(s), heldout: heldoutTasksOf(s) });
 }
 
+/** A folder of evaluation tasks, and what it holds (the part of an evaluation's key it gives). */
+export interface TaskFolder {
+  dir: string;
+  holds: unknown;
+}
+
 /**
- * Per-task outcomes of one evaluation run on the held-out tasks, and its report's figures (once).
- * `trained`: the key of the training run that made `policy`, when one did (its folder's path stays
- * the same when its settings change).
+ * Per-task outcomes of one evaluation run of `policy` on `tasks` (`rehearse run ... --json`, with
+ * `runArgs`), and its report's figures, once (a cached step of `work`). `trained`: the key of the
+ * training run that made `policy`, when one did (its folder's path stays the same when its settings
+ * change).
  */
-export function evaluate(
-  ctx: MeasureContext,
+export function evaluateOn(
+  step: { work: string; log: ProgressLog; tasks: TaskFolder },
   name: string,
   policy: string,
   runArgs: string[] = [],
   trained?: string,
 ): Promise<Evaluation> {
-  const { work } = ctx.settings;
-  const key = stepKey({ tasks: heldoutTasksOf(ctx.settings), policy, runArgs, trained });
-  return cachedStep(work, { name, key }, ctx.log, async () => {
+  const { work, log, tasks } = step;
+  const key = stepKey({ tasks: tasks.holds, policy, runArgs, trained });
+  return cachedStep(work, { name, key }, log, async () => {
     const out = await rehearse(
-      ...['run', path.join(work, 'tasks/heldout'), '--policy', policy],
+      ...['run', tasks.dir, '--policy', policy],
       ...['--out', path.join(work, 'runs', name), '--no-progress', '--json', ...runArgs],
     );
     const { run: summary, report } = JSON.parse(out) as RunJson;
@@ -97,16 +104,69 @@ export function evaluate(
   });
 }
 
+/** {@link evaluateOn} measure:envace's held-out tasks. */
+export function evaluate(
+  ctx: MeasureContext,
+  name: string,
+  policy: string,
+  runArgs: string[] = [],
+  trained?: string,
+): Promise<Evaluation> {
+  const { work } = ctx.settings;
+  const tasks = { dir: path.join(work, 'tasks/heldout'), holds: heldoutTasksOf(ctx.settings) };
+  return evaluateOn({ work, log: ctx.log, tasks }, name, policy, runArgs, trained);
+}
+
 /** The arms of A: rollouts imagined (the policy rehearses the tools) or real (`rollout --real`). */
 export type Arm = 'imagined' | 'real';
+
+/** What a GRPO arm trains from, on what, at what dose: measure:envace's, or another recipe's. */
+export interface GrpoPlan {
+  work: string;
+  /** The model every arm starts from. */
+  base: string;
+  /** The GRPO tasks' folder: each iteration plays the next `tasksPerIteration` of them. */
+  tasks: TaskFolder;
+  tasksPerIteration: number;
+  iterations: number;
+  /** Episodes a task; default the recipe's own (recipe.grpo.episodes). */
+  episodes?: number;
+  miniBatchEpisodes: number;
+  ppoEpochs: number;
+  lr: number;
+  /** The key of the step that made `base`, when a recipe made it (its path stays the same). */
+  baseKey?: string;
+}
+
+/** measure:envace's GRPO plan (grounded imagination: the GRPO tasks with their real responses). */
+export function grpoPlan(ctx: MeasureContext): GrpoPlan {
+  const s = ctx.settings;
+  const tasks = ctx.recipe.grpo.groundedImagination ? 'tasks/grpo-grounded' : 'tasks/grpo';
+  return {
+    work: s.work,
+    base: s.base,
+    tasks: { dir: path.join(s.work, tasks), holds: grpoTasksOf(s) },
+    tasksPerIteration: s.grpoTasks * DOMAINS.length,
+    iterations: s.iterations,
+    ...(s.episodes !== undefined ? { episodes: s.episodes } : {}),
+    miniBatchEpisodes: s.miniBatchEpisodes,
+    ppoEpochs: s.ppoEpochs,
+    lr: s.lr,
+  };
+}
 
 /**
  * The GRPO run file of one arm and seed. The recipe's own rollout plan (validation, batches, act
  * rows) is train:default's, not this comparison's: every arm plays the same new GRPO tasks each
  * iteration, without validation, with one act row per episode, at the dose of {@link armDose}.
  */
-export function grpoRunFile(ctx: MeasureContext, arm: Arm, seed: number, outDir: string) {
-  const { settings } = ctx;
+export function grpoRunFileOf(
+  recipe: Recipe,
+  plan: GrpoPlan,
+  arm: Arm,
+  seed: number,
+  outDir: string,
+) {
   const {
     threads,
     episodes,
@@ -114,55 +174,59 @@ export function grpoRunFile(ctx: MeasureContext, arm: Arm, seed: number, outDir:
     validation: _v,
     tasksPerIteration: _t,
     actRows: _a,
-    groundedImagination,
+    groundedImagination: _g,
     ...rest
-  } = ctx.recipe.grpo;
-  // Grounded imagination: the GRPO tasks with their reference's real responses (tasks()).
-  const tasks = groundedImagination ? 'tasks/grpo-grounded' : 'tasks/grpo';
+  } = recipe.grpo;
+  const dose = armDose(plan);
   const rollouts = [
-    ...[process.execPath, CLI, 'rollout', path.join(settings.work, tasks)],
+    ...[process.execPath, CLI, 'rollout', plan.tasks.dir],
     ...['--policy', '{model_dir}', '--out', '{out}'],
-    ...['--episodes', String(settings.episodes ?? episodes), '--temperature', String(temperature)],
+    ...['--episodes', String(plan.episodes ?? episodes), '--temperature', String(temperature)],
     ...['--seed', '{seed}', '--group', 'iter{iteration}', '--runs', '{run_dir}/rollout-runs'],
     ...['--act-rows', 'episode', ...(arm === 'real' ? ['--real'] : [])],
-    ...groundedRolloutArgs(ctx.recipe.grpo),
-    ...armDose(settings).rollout,
+    ...groundedRolloutArgs(recipe.grpo),
+    ...dose.rollout,
   ];
   return {
     name: `grpo-${arm}-seed${seed}`,
     objective: 'grpo',
-    base: settings.base,
+    base: plan.base,
     out_dir: outDir,
     seed,
     hardware: threads !== undefined ? { threads } : {},
     hyperparameters: {
       ...rest,
-      grpo: { ...rest.grpo, ...armDose(settings).grpo, temperature },
-      optim: { ...(rest.optim as object | undefined), ...armDose(settings).optim },
+      grpo: { ...rest.grpo, ...dose.grpo, temperature },
+      optim: { ...(rest.optim as object | undefined), ...dose.optim },
       train: { ...rest.train, export_at_end: true },
       rollouts: { command: rollouts },
     },
   };
 }
 
+/** measure:envace's GRPO run file of one arm and seed ({@link grpoRunFileOf}). */
+export function grpoRunFile(ctx: MeasureContext, arm: Arm, seed: number, outDir: string) {
+  return grpoRunFileOf(ctx.recipe, grpoPlan(ctx), arm, seed, outDir);
+}
+
 /**
  * The dose both trained arms get, so that they make the same act updates: each iteration plays
- * GRPO_TASKS new tasks per domain (the next `--batch` of the GRPO tasks), mini-batches are
- * MINI_BATCH episodes with all their rows, and each role's tokens are averaged apart
- * (`role-token-mean`). With one act row per episode an imagined step and a real step then train the
- * same act rows at the same weight, whatever rehearse rows the imagined one adds.
+ * `tasksPerIteration` new tasks (the next `--batch` of the GRPO tasks: GRPO_TASKS per domain in
+ * measure:envace), mini-batches are MINI_BATCH episodes with all their rows, and each role's tokens
+ * are averaged apart (`role-token-mean`). With one act row per episode an imagined step and a real
+ * step then train the same act rows at the same weight, whatever rehearse rows the imagined one adds.
  */
-export function armDose(s: MeasureSettings) {
+export function armDose(plan: GrpoPlan) {
   return {
-    rollout: ['--batch-size', String(s.grpoTasks * DOMAINS.length), '--batch', '{iteration}'],
+    rollout: ['--batch-size', String(plan.tasksPerIteration), '--batch', '{iteration}'],
     grpo: {
-      iterations: s.iterations,
-      mini_batch_size: s.miniBatchEpisodes,
+      iterations: plan.iterations,
+      mini_batch_size: plan.miniBatchEpisodes,
       mini_batch_unit: 'episode',
       loss_agg: 'role-token-mean',
-      ppo_epochs: s.ppoEpochs,
+      ppo_epochs: plan.ppoEpochs,
     },
-    optim: { lr: s.lr, schedule: 'constant' },
+    optim: { lr: plan.lr, schedule: 'constant' },
   };
 }
 
@@ -182,7 +246,7 @@ export interface ArmRun {
  * Removes a training run's folder when it was made under another key (its checkpoints would resume
  * a run of other settings), and records the key it is made under now.
  */
-async function keepOnlyUnder(out: string, key: string, log: ProgressLog): Promise<void> {
+export async function keepOnlyUnder(out: string, key: string, log: ProgressLog): Promise<void> {
   const keyFile = `${out}.key`;
   const made = existsSync(keyFile) ? (await readFile(keyFile, 'utf8')).trim() : undefined;
   if (existsSync(out) && made !== key) {
@@ -193,17 +257,25 @@ async function keepOnlyUnder(out: string, key: string, log: ProgressLog): Promis
 }
 
 /**
- * GRPO from BASE through the training-run lifecycle (once; an interrupted run resumes from its
- * checkpoint); returns the trained model folder, what the run did, and the key it was made under.
+ * GRPO from the plan's base through the training-run lifecycle (once; an interrupted run resumes
+ * from its checkpoint), in `<work>/<folder>/<arm>-seed<seed>`, its step named `<prefix><arm>-seed<seed>`;
+ * returns the trained model folder, what the run did, and the key it was made under.
  */
-export async function grpoArm(ctx: MeasureContext, arm: Arm, seed: number) {
-  const { work } = ctx.settings;
-  const name = `grpo-${arm}-seed${seed}`;
-  const out = path.join(work, 'grpo', `${arm}-seed${seed}`);
-  const run = grpoRunFile(ctx, arm, seed, out);
-  const key = stepKey({ run, tasks: grpoTasksOf(ctx.settings) });
-  const done = await cachedStep(work, { name, key }, ctx.log, async (): Promise<ArmRun> => {
-    await keepOnlyUnder(out, key, ctx.log);
+export async function grpoArmOf(
+  recipe: Recipe,
+  plan: GrpoPlan,
+  log: ProgressLog,
+  arm: Arm,
+  seed: number,
+  where: { folder: string; prefix: string } = { folder: 'grpo', prefix: 'grpo-' },
+) {
+  const { work } = plan;
+  const name = `${where.prefix}${arm}-seed${seed}`;
+  const out = path.join(work, where.folder, `${arm}-seed${seed}`);
+  const run = grpoRunFileOf(recipe, plan, arm, seed, out);
+  const key = stepKey({ run, tasks: plan.tasks.holds, base: plan.baseKey });
+  const done = await cachedStep(work, { name, key }, log, async (): Promise<ArmRun> => {
+    await keepOnlyUnder(out, key, log);
     const runFile = path.join(work, `${name}.run.json`);
     await writeJson(runFile, run);
     const rewards: number[] = [];
@@ -213,12 +285,12 @@ export async function grpoArm(ctx: MeasureContext, arm: Arm, seed: number) {
       if (e.event === 'rollouts' && act) {
         rewards.push(act.reward_mean);
         const iteration = Number(e.iteration ?? rewards.length - 1) + 1;
-        ctx.log(
+        log(
           `  ${arm} seed ${seed}: rollouts of iteration ${iteration}, act reward mean ${act.reward_mean.toFixed(3)}`,
         );
       }
       if (e.event === 'iteration')
-        ctx.log(
+        log(
           `  ${arm} seed ${seed}: iteration ${Number(e.iteration) + 1}: ${String(e.steps)} steps, ${String(e.act_updates)} with act tokens`,
         );
       if (e.event === 'done') {
@@ -227,9 +299,8 @@ export async function grpoArm(ctx: MeasureContext, arm: Arm, seed: number) {
         counts.actTokens = Number(e.act_tokens ?? 0);
         counts.steps = Number(e.steps ?? 0);
       }
-      if (e.event === 'resume')
-        ctx.log(`  ${arm} seed ${seed}: resumed from step ${String(e.step)}`);
-      if (e.event === 'error') ctx.log(`  trainer error: ${String(e.code)}: ${String(e.message)}`);
+      if (e.event === 'resume') log(`  ${arm} seed ${seed}: resumed from step ${String(e.step)}`);
+      if (e.event === 'error') log(`  trainer error: ${String(e.code)}: ${String(e.message)}`);
     };
     await trainingRun(runFile, { onEvent });
     return {
@@ -239,4 +310,9 @@ export async function grpoArm(ctx: MeasureContext, arm: Arm, seed: number) {
     };
   });
   return { final: path.join(out, 'final'), run: done, key };
+}
+
+/** measure:envace's GRPO arm of one seed, from BASE ({@link grpoArmOf}). */
+export function grpoArm(ctx: MeasureContext, arm: Arm, seed: number) {
+  return grpoArmOf(ctx.recipe, grpoPlan(ctx), ctx.log, arm, seed);
 }

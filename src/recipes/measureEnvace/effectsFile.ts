@@ -44,3 +44,38 @@ export interface Effects {
   fidelity: Omit<Fidelity, 'perTask' | 'imaginedSuccess' | 'realSuccess' | 'imaginedRealRankCorr'>;
   differences: Difference[];
 }
+
+/** The effects file's fields measure:foresight writes (beside its differences, which carry a `family`). */
+export const FORESIGHT_FIELDS = ['worldModelRuleAccuracy', 'actRuleAccuracy', 'foresight'];
+
+type EffectsObject = Record<string, unknown>;
+
+const differencesOf = (e: EffectsObject): { family?: unknown }[] =>
+  Array.isArray(e['differences']) ? (e['differences'] as { family?: unknown }[]) : [];
+const hasFamily = (d: { family?: unknown }) => typeof d.family === 'string';
+
+/**
+ * The effects file both measure recipes publish into (docs/envace-effects.json): `update` is one
+ * recipe's part; the other's part of `existing` is kept. measure:foresight owns
+ * {@link FORESIGHT_FIELDS} and the differences with a `family`; measure:envace the rest.
+ */
+export function mergedEffects(
+  existing: EffectsObject | undefined,
+  update: EffectsObject,
+  writer: 'envace' | 'foresight',
+): EffectsObject {
+  const old = existing ?? {};
+  const foresight = writer === 'foresight';
+  const kept = Object.fromEntries(
+    Object.entries(old).filter(
+      ([k]) => k !== 'differences' && FORESIGHT_FIELDS.includes(k) !== foresight,
+    ),
+  );
+  const keptDifferences = differencesOf(old).filter((d) => hasFamily(d) !== foresight);
+  const ordered = foresight
+    ? [...keptDifferences, ...differencesOf(update)]
+    : [...differencesOf(update), ...keptDifferences];
+  return foresight
+    ? { ...kept, ...update, differences: ordered }
+    : { ...update, ...kept, differences: ordered };
+}

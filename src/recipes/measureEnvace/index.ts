@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { makeDir, readJson, removeTree, writeJson, writeText } from '../shared/files';
+import { makeDir, readJson, readJsonOr, removeTree, writeJson, writeText } from '../shared/files';
 import type { ProgressLog } from '../shared/log';
 import { progressLog } from '../shared/log';
 import { cachedStep } from '../shared/stages';
@@ -11,6 +11,7 @@ import type { ArmRun, MeasureContext } from './arms';
 import { evaluate, grpoArm, grpoTaskCount, tasksKey } from './arms';
 import type { Measured } from './effects';
 import { differences } from './effects';
+import { mergedEffects } from './effectsFile';
 import { imaginedVersusReal } from './fidelity';
 import { effectsProblems, resultsJson, resultsMarkdown } from './results';
 import type { MeasureSettings } from './settings';
@@ -143,7 +144,8 @@ function checkModels(s: MeasureSettings): void {
  * (then it runs again); `--fresh` starts over, and is needed when a model folder changed in place.
  * GRPO runs go through the training-run lifecycle, so an interrupted one resumes. Writes
  * results.json and results.md, and fails when the effects are out of form
- * ({@link effectsProblems}); `--publish` then writes docs/envace-effects.json.
+ * ({@link effectsProblems}); `--publish` then writes docs/envace-effects.json (measure:foresight's
+ * part of it kept: {@link mergedEffects}).
  */
 export async function measureEnvace(
   s: MeasureSettings,
@@ -177,5 +179,10 @@ export async function measureEnvace(
   const problems = effectsProblems(results.effects);
   if (problems.length)
     throw new Error(`the effects are not what they must be: ${problems.join('; ')}`);
-  if (s.publish) await writeJson(path.join(ROOT, 'docs/envace-effects.json'), results.effects);
+  if (s.publish) {
+    // measure:foresight's part of the file stays as it was.
+    const file = path.join(ROOT, 'docs/envace-effects.json');
+    const existing = await readJsonOr<Record<string, unknown> | undefined>(file, undefined);
+    await writeJson(file, mergedEffects(existing, { ...results.effects }, 'envace'));
+  }
 }
