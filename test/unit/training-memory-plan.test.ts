@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { StudioError } from '../../src/core/base/errors';
-import { shapeOfConfig } from '../../src/core/training/launch/baseModelShape';
+import { readBaseModelShape, shapeOfConfig } from '../../src/core/training/launch/baseModelShape';
 import type { MemorySettings, ModelShape } from '../../src/core/training/launch/memoryPlan';
 import {
   DEFAULT_LORA_TARGETS,
@@ -239,6 +239,20 @@ describe('memory plan (rehearse train --dry-run)', () => {
       assert.match(r.out, /total {8}1\d\d\.\d GiB of 80\.0 GiB: does not fit/);
       assert.match(r.err, /^rehearse: The memory plan does not fit: full fine-tuning plans /);
       assert.match(r.err, /--plan-lora-r 16 --plan-checkpointing/);
+    });
+
+    it("reads a multimodal base's text_config, and refuses a base config.json that is not an object", async () => {
+      await fs.mkdir(path.join(dir, 'vl'));
+      await fs.writeFile(
+        path.join(dir, 'vl', 'config.json'),
+        JSON.stringify({ model_type: 'qwen2_5_vl', text_config: QWEN3_0_6B }),
+      );
+      assert.deepEqual(await readBaseModelShape(path.join(dir, 'vl')), shapeOfConfig(QWEN3_0_6B));
+      await fs.writeFile(path.join(dir, 'vl', 'config.json'), '[1]');
+      await assert.rejects(
+        readBaseModelShape(path.join(dir, 'vl')),
+        (e: unknown) => e instanceof StudioError && e.code === 'MODEL_FILE_BROKEN',
+      );
     });
 
     it('--plan-* options without --dry-run, or out of range, are usage errors (exit 2)', async () => {

@@ -44,7 +44,11 @@ export async function readBaseModelShape(folder: string): Promise<ModelShape> {
       'MODEL_FILE_BROKEN',
       `${file} is not a JSON object within the nesting bound; name the model's own config.json.`,
     );
-  return shapeOfConfig(config, file);
+  // Multimodal checkpoints (Qwen2.5-VL, Gemma 3) keep the decoder's sizes in text_config.
+  const textConfig = config['text_config'];
+  const decoder =
+    config['hidden_size'] === undefined && isJsonObject(textConfig) ? textConfig : config;
+  return shapeOfConfig(decoder, file);
 }
 
 /** {@link readBaseModelShape} of an already parsed config; `where` names it in errors. */
