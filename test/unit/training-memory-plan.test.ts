@@ -176,6 +176,13 @@ describe('memory plan (rehearse train --dry-run)', () => {
         /num_hidden_layers must be a whole number from 1 to 512/.test(e.message),
     );
     assert.throws(
+      () => shapeOfConfig({}),
+      (e: unknown) =>
+        e instanceof StudioError &&
+        e.code === 'MODEL_FOLDER_INCONSISTENT' &&
+        /hidden_size must be a whole number from 1 to 1,048,576, not nothing/.test(e.message),
+    );
+    assert.throws(
       () => shapeOfConfig({ ...QWEN3_8B, hidden_size: '4096' }),
       (e: unknown) => e instanceof StudioError && e.code === 'MODEL_FOLDER_INCONSISTENT',
     );
@@ -253,6 +260,23 @@ describe('memory plan (rehearse train --dry-run)', () => {
         readBaseModelShape(path.join(dir, 'vl')),
         (e: unknown) => e instanceof StudioError && e.code === 'MODEL_FILE_BROKEN',
       );
+    });
+
+    it('a base config.json without sizes: the dry run says why there is no plan, unless --plan-* asked for one', async () => {
+      await fs.mkdir(path.join(dir, 'empty'));
+      await fs.writeFile(path.join(dir, 'empty', 'config.json'), '{}');
+      const emptyRun = path.join(dir, 'empty.run.json');
+      await fs.writeFile(
+        emptyRun,
+        JSON.stringify({ objective: 'sft', base: 'empty', data: { train: ['rows.jsonl'] } }),
+      );
+      const dry = ['train', '--config', emptyRun, '--dry-run', '--python', process.execPath];
+      const r = await rehearse(...dry);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /memory plan: none \(MODEL_FOLDER_INCONSISTENT: .*hidden_size must be/);
+      const asked = await rehearse(...dry, '--plan-checkpointing');
+      assert.equal(asked.code, 1);
+      assert.match(asked.err, /hidden_size must be/);
     });
 
     it('--plan-* options without --dry-run, or out of range, are usage errors (exit 2)', async () => {

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { SingleBar } from 'cli-progress';
+import type { StudioErrorCode } from '../../core/base/errorCodes';
 import { StudioError } from '../../core/base/errors';
 import { writeFileInside, writeRootOf } from '../../core/base/writePath';
 import type { LaunchPlan, TrainingBackend } from '../../core/training/launch/launchPlan';
@@ -109,11 +110,16 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
  */
 async function dryRun(prepared: PreparedTrainingRun, args: TrainArgs, io: CliIO): Promise<number> {
   const { plan, resumeFrom } = prepared;
-  const memory = await runMemoryPlan(prepared.spec, args);
+  const memory = await memoryPlanOrWhyNot(prepared, args);
   if (args.json) {
     io.out(
       JSON.stringify(
-        { plan: planJson(plan), resumeFrom: resumeFrom ?? null, memoryPlan: memory.plan },
+        {
+          plan: planJson(plan),
+          resumeFrom: resumeFrom ?? null,
+          memoryPlan: 'plan' in memory ? memory.plan : null,
+          ...('whyNot' in memory ? { memoryPlanError: memory.whyNot } : {}),
+        },
         null,
         2,
       ),
@@ -129,10 +135,30 @@ async function dryRun(prepared: PreparedTrainingRun, args: TrainArgs, io: CliIO)
         ? `would resume from ${resumeFrom}`
         : 'would start from the base model (no checkpoint in the run folder)',
     );
-    for (const line of memoryPlanLines(memory.plan)) io.out(line);
+    if ('plan' in memory) for (const line of memoryPlanLines(memory.plan)) io.out(line);
+    else io.out(`memory plan: none (${memory.whyNot.code}: ${memory.whyNot.message})`);
   }
-  refuseUnlessFits(memory.shape, memory.plan);
+  if ('plan' in memory) refuseUnlessFits(memory.shape, memory.plan);
   return 0;
+}
+
+/**
+ * The run's memory plan, or why its base's config.json gives none. Asked for with `--plan-*`
+ * options, a config.json the plan cannot read is the command's error; without them, a dry run
+ * still shows the rest.
+ */
+async function memoryPlanOrWhyNot(
+  prepared: PreparedTrainingRun,
+  args: TrainArgs,
+): Promise<
+  Awaited<ReturnType<typeof runMemoryPlan>> | { whyNot: { code: StudioErrorCode; message: string } }
+> {
+  try {
+    return await runMemoryPlan(prepared.spec, args);
+  } catch (err) {
+    if (!(err instanceof StudioError) || err.code === 'USAGE' || hasPlanOptions(args)) throw err;
+    return { whyNot: { code: err.code, message: err.message } };
+  }
 }
 
 /** The progress of a run on stderr: a bar (or a line per step), resumes and checkpoints. */

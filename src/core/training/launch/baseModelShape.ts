@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { StudioError } from '../../base/errors';
 import { isJsonObject, nestsDeeperThan } from '../../base/json';
 import type { OutsideNumberSpec } from '../../base/numbers';
-import { requireNumber } from '../../base/numbers';
+import { numberFaultError, readNumber, requireNumber } from '../../base/numbers';
 import { OUTSIDE_NUMBERS } from '../../base/outsideNumbers';
 import type { ModelShape } from './memoryPlan';
 
@@ -53,8 +53,13 @@ export async function readBaseModelShape(folder: string): Promise<ModelShape> {
 
 /** {@link readBaseModelShape} of an already parsed config; `where` names it in errors. */
 export function shapeOfConfig(config: Record<string, unknown>, where = 'config.json'): ModelShape {
-  const read = (key: string, spec: OutsideNumberSpec, fallback?: number): number =>
-    requireNumber(config[key], { ...spec, name: key }, fallback, { where }) as number;
+  // A size without a fallback is required: absent, it is "nothing" out of range, never NaN.
+  const read = (key: string, spec: OutsideNumberSpec, fallback?: number): number => {
+    const value = config[key] ?? fallback;
+    const read = readNumber(value, { ...spec, name: key });
+    if (!read.ok) throw numberFaultError(read.error, where);
+    return read.value;
+  };
   const hiddenSize = read('hidden_size', OUTSIDE_NUMBERS.modelHiddenSize);
   const heads = read('num_attention_heads', OUTSIDE_NUMBERS.modelHeads);
   const intermediateSize = read(
