@@ -680,7 +680,32 @@ function registerTrainCommand(program: Command, cli: CliContext): void {
       '--backend <backend>',
       'local, torchrun or envace (envace: write the launch script, run nothing) (default: torchrun when the run file asks for several processes or nodes, else local)',
     )
-    .option('--dry-run', 'print the exact command and trainer config, start nothing')
+    .option(
+      '--dry-run',
+      'print the exact command, the trainer config and the memory plan per GPU, start nothing; refuse a plan that does not fit',
+    )
+    .option(
+      '--plan-gpus <n>',
+      'memory plan: GPUs the weights and states are sharded across (default 1)',
+    )
+    .option('--plan-gpu-memory <GiB>', 'memory plan: memory of one GPU in GiB (default 80)')
+    .option(
+      '--plan-lora-r <rank>',
+      "memory plan: LoRA of this rank instead of the trainer's full fine-tuning (planned, issue 42)",
+    )
+    .option(
+      '--plan-lora-modules <names>',
+      'memory plan: LoRA target modules, comma-separated (default q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)',
+    )
+    .option('--plan-checkpointing', 'memory plan: with gradient checkpointing per layer')
+    .option(
+      '--plan-seq-len <tokens>',
+      "memory plan: tokens of the longest row (default the run's data.max_length, else 2048)",
+    )
+    .option(
+      '--plan-micro-batch <rows>',
+      "memory plan: rows per forward pass on a GPU (default the run's train.micro_batch_size, else 4)",
+    )
     .option('--no-progress', 'no progress bar (one line per step)')
     .option('--verbose', "print the trainer's log (stderr) as it comes")
     .option('--json', 'print the plan and the outcome as JSON')

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { SingleBar } from 'cli-progress';
+import type { StudioErrorCode } from '../../core/base/errorCodes';
 import { StudioError } from '../../core/base/errors';
 import { writeFileInside, writeRootOf } from '../../core/base/writePath';
 import type { LaunchPlan, TrainingBackend } from '../../core/training/launch/launchPlan';
@@ -12,11 +13,14 @@ import type { PreparedTrainingRun, TrainingRunResult } from '../../core/training
 import { prepareTrainingRun, startTrainingRun } from '../../core/training/launch/lifecycle';
 import type { TrainerEvent, TrainingProcess } from '../../core/training/launch/supervisor';
 import { TRAINER_LOG } from '../../core/training/launch/supervisor';
+import { memoryPlanLines, refuseUnlessFits } from '../../core/training/launch/memoryPlanFit';
 import type { CliIO } from '../io';
 import { progressBar } from '../io';
+import type { MemoryPlanArgs } from './trainMemoryPlan';
+import { hasPlanOptions, runMemoryPlan } from './trainMemoryPlan';
 
 /** Options of `rehearse train`. */
-export interface TrainArgs {
+export interface TrainArgs extends MemoryPlanArgs {
   config?: string;
   backend?: string;
   dryRun?: boolean;
@@ -50,6 +54,11 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
       'USAGE',
       'Missing --config <run.json>: the training run to start (see docs/training-runs.md).',
     );
+  if (!args.dryRun && hasPlanOptions(args))
+    throw new StudioError(
+      'USAGE',
+      'The --plan-* options shape the memory plan of --dry-run: add --dry-run.',
+    );
   const named = args.backend as TrainingBackend | undefined;
   if (named !== undefined && !TRAINING_BACKENDS.includes(named))
     throw new StudioError(
@@ -64,7 +73,7 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
   });
   const { plan, resumeFrom } = prepared;
   if (!plan.runsHere) return handOver(plan, args, io);
-  if (args.dryRun) return dryRun(prepared, args, io);
+  if (args.dryRun) return await dryRun(prepared, args, io);
 
   io.err(`command: ${prepared.command}`);
   if (resumeFrom) io.err(`resuming from ${resumeFrom}`);
@@ -95,24 +104,61 @@ export async function trainCommand(args: TrainArgs, io: CliIO): Promise<number> 
   return report(prepared, result, progress.steps, args, io);
 }
 
-/** `--dry-run`: the command, the trainer config and where it would resume; nothing written. */
-function dryRun(prepared: PreparedTrainingRun, args: TrainArgs, io: CliIO): number {
+/**
+ * `--dry-run`: the command, the trainer config, where it would resume and the memory plan per GPU;
+ * nothing written. A plan that does not fit is printed, then refused (`MEMORY_PLAN_DOES_NOT_FIT`).
+ */
+async function dryRun(prepared: PreparedTrainingRun, args: TrainArgs, io: CliIO): Promise<number> {
   const { plan, resumeFrom } = prepared;
+  const memory = await memoryPlanOrWhyNot(prepared, args);
   if (args.json) {
-    io.out(JSON.stringify({ plan: planJson(plan), resumeFrom: resumeFrom ?? null }, null, 2));
-    return 0;
+    io.out(
+      JSON.stringify(
+        {
+          plan: planJson(plan),
+          resumeFrom: resumeFrom ?? null,
+          memoryPlan: 'plan' in memory ? memory.plan : null,
+          ...('whyNot' in memory ? { memoryPlanError: memory.whyNot } : {}),
+        },
+        null,
+        2,
+      ),
+    );
+  } else {
+    io.out(`command: ${prepared.command}`);
+    io.out(`cwd: ${plan.cwd}`);
+    io.out(
+      `trainer config (written to ${plan.configFile} at launch):\n${JSON.stringify(plan.trainerConfig, null, 2)}`,
+    );
+    io.out(
+      resumeFrom
+        ? `would resume from ${resumeFrom}`
+        : 'would start from the base model (no checkpoint in the run folder)',
+    );
+    if ('plan' in memory) for (const line of memoryPlanLines(memory.plan)) io.out(line);
+    else io.out(`memory plan: none (${memory.whyNot.code}: ${memory.whyNot.message})`);
   }
-  io.out(`command: ${prepared.command}`);
-  io.out(`cwd: ${plan.cwd}`);
-  io.out(
-    `trainer config (written to ${plan.configFile} at launch):\n${JSON.stringify(plan.trainerConfig, null, 2)}`,
-  );
-  io.out(
-    resumeFrom
-      ? `would resume from ${resumeFrom}`
-      : 'would start from the base model (no checkpoint in the run folder)',
-  );
+  if ('plan' in memory) refuseUnlessFits(memory.shape, memory.plan);
   return 0;
+}
+
+/**
+ * The run's memory plan, or why its base's config.json gives none. Asked for with `--plan-*`
+ * options, a config.json the plan cannot read is the command's error; without them, a dry run
+ * still shows the rest.
+ */
+async function memoryPlanOrWhyNot(
+  prepared: PreparedTrainingRun,
+  args: TrainArgs,
+): Promise<
+  Awaited<ReturnType<typeof runMemoryPlan>> | { whyNot: { code: StudioErrorCode; message: string } }
+> {
+  try {
+    return await runMemoryPlan(prepared.spec, args);
+  } catch (err) {
+    if (!(err instanceof StudioError) || err.code === 'USAGE' || hasPlanOptions(args)) throw err;
+    return { whyNot: { code: err.code, message: err.message } };
+  }
 }
 
 /** The progress of a run on stderr: a bar (or a line per step), resumes and checkpoints. */

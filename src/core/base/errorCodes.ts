@@ -50,6 +50,8 @@ export const STUDIO_ERROR_CODES = {
     'A trace event about to be written fails the trace schema: a bug in the caller; report it.',
   JUDGE_MODEL_REQUIRED:
     'The judge endpoint serves several models, or lists none: name one with --judge-model (the editor: rehearsal.judge.model).',
+  MEMORY_PLAN_DOES_NOT_FIT:
+    "A training run's memory plan (`rehearse train --dry-run`) needs more memory per GPU than the GPUs named: the message names the fixes (LoRA, gradient checkpointing, more GPUs, a shorter row or micro-batch).",
   MODEL_FILE_BROKEN:
     'A file of a policy folder (config, tokenizer, chat template, graph) cannot be loaded or lacks a value: re-export the model (`python3 -m trainer export`).',
   MODEL_FILE_MISSING:

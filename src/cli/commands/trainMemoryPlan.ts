@@ -1,0 +1,95 @@
+import { StudioError } from '../../core/base/errors';
+import { requireNumber } from '../../core/base/numbers';
+import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
+import { readBaseModelShape } from '../../core/training/launch/baseModelShape';
+import type { MemoryPlan, MemorySettings, ModelShape } from '../../core/training/launch/memoryPlan';
+import { DEFAULT_LORA_TARGETS, planMemory } from '../../core/training/launch/memoryPlan';
+import type { RunSpec } from '../../core/training/launch/runSpec';
+
+/** The `--plan-*` options of `rehearse train --dry-run`. */
+export interface MemoryPlanArgs {
+  planGpus?: string;
+  planGpuMemory?: string;
+  planLoraR?: string;
+  planLoraModules?: string;
+  planCheckpointing?: boolean;
+  planSeqLen?: string;
+  planMicroBatch?: string;
+}
+
+/** The trainer's defaults of `data.max_length` and `train.micro_batch_size` (docs/trainer-config.md). */
+const TRAINER_MAX_LENGTH = 2048;
+const TRAINER_MICRO_BATCH = 4;
+
+/** Whether any `--plan-*` option was given (they mean something only with `--dry-run`). */
+export function hasPlanOptions(args: MemoryPlanArgs): boolean {
+  return [
+    args.planGpus,
+    args.planGpuMemory,
+    args.planLoraR,
+    args.planLoraModules,
+    args.planCheckpointing,
+    args.planSeqLen,
+    args.planMicroBatch,
+  ].some((v) => v !== undefined);
+}
+
+/** A number of the run's hyperparameters (already checked by the run file's schema), or `fallback`. */
+function hyper(spec: RunSpec, section: string, key: string, fallback: number): number {
+  const v = spec.hyperparameters?.[section]?.[key];
+  return typeof v === 'number' && Number.isFinite(v) ? v : fallback;
+}
+
+/** The plan's settings: the flags, else the run file's hyperparameters, else the trainer's defaults. */
+export function memorySettings(spec: RunSpec, args: MemoryPlanArgs): MemorySettings {
+  const flag = (
+    value: string | undefined,
+    spec_: (typeof OUTSIDE_NUMBERS)[keyof typeof OUTSIDE_NUMBERS],
+    fallback: number,
+  ) => requireNumber(value, spec_, fallback, { text: true });
+  const modules = args.planLoraModules
+    ?.split(',')
+    .map((m) => m.trim())
+    .filter((m) => m.length > 0);
+  if (modules !== undefined && args.planLoraR === undefined)
+    throw new StudioError('USAGE', '--plan-lora-modules needs --plan-lora-r <rank>.');
+  const unknown = modules?.filter((m) => !(DEFAULT_LORA_TARGETS as readonly string[]).includes(m));
+  if (unknown && unknown.length > 0)
+    throw new StudioError(
+      'USAGE',
+      `--plan-lora-modules: the plan knows ${DEFAULT_LORA_TARGETS.join(', ')}, not ${unknown.join(', ')}.`,
+    );
+  return {
+    mode:
+      args.planLoraR === undefined
+        ? { kind: 'full' }
+        : {
+            kind: 'lora',
+            rank: flag(args.planLoraR, OUTSIDE_NUMBERS.flagPlanLoraRank, 0),
+            targetModules: modules && modules.length > 0 ? modules : DEFAULT_LORA_TARGETS,
+          },
+    checkpointing: args.planCheckpointing === true,
+    microBatch: flag(
+      args.planMicroBatch,
+      OUTSIDE_NUMBERS.flagPlanMicroBatch,
+      hyper(spec, 'train', 'micro_batch_size', TRAINER_MICRO_BATCH),
+    ),
+    sequenceLength: flag(
+      args.planSeqLen,
+      OUTSIDE_NUMBERS.flagPlanSeqLen,
+      hyper(spec, 'data', 'max_length', TRAINER_MAX_LENGTH),
+    ),
+    gpus: flag(args.planGpus, OUTSIDE_NUMBERS.flagPlanGpus, 1),
+    gpuMemoryGiB: flag(args.planGpuMemory, OUTSIDE_NUMBERS.flagPlanGpuMemory, 80),
+  };
+}
+
+/** The run's memory plan: its base model's config.json and {@link memorySettings}. */
+export async function runMemoryPlan(
+  spec: RunSpec,
+  args: MemoryPlanArgs,
+): Promise<{ shape: ModelShape; plan: MemoryPlan }> {
+  const settings = memorySettings(spec, args);
+  const shape = await readBaseModelShape(spec.base);
+  return { shape, plan: planMemory(shape, settings) };
+}
