@@ -33,6 +33,16 @@ export const ENVACE_REHEARSAL_PARSE_ERROR_CODES = [
   'NON_SERIALIZABLE_EXECUTION_RESULT',
 ] as const;
 
+const REHEARSAL_PARSE_CODES: ReadonlySet<string> = new Set([
+  ...REHEARSAL_PARSE_ERROR_CODES,
+  ...ENVACE_REHEARSAL_PARSE_ERROR_CODES,
+]);
+
+/** Whether `code` says a rehearsal did not parse, in either dialect. */
+export function isRehearsalParseCode(code: string | undefined): boolean {
+  return code !== undefined && REHEARSAL_PARSE_CODES.has(code);
+}
+
 /** Why a rehearsal could not be parsed. */
 export type RehearsalParseErrorCode =
   | (typeof REHEARSAL_PARSE_ERROR_CODES)[number]

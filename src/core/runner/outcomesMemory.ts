@@ -3,7 +3,7 @@ import type { JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
 import { isWriteTool } from '../env/writeTools';
 import { actualValue } from '../fidelity/responseValue';
-import { ENVACE_REHEARSAL_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../protocol/codes';
+import { isRehearsalParseCode } from '../protocol/codes';
 import { withoutIdentifiers } from '../protocol/identifierSlots';
 import type { TranscriptCall } from '../tasks/checks/transcript';
 
@@ -21,11 +21,6 @@ const MAX_LISTED_ATTEMPTS = 8;
 /** What a rehearsal said of one imagined call: it went through, it was refused (and why), or unknown. */
 export type ImaginedOutcome =
   { kind: 'ok' } | { kind: 'refused'; reason?: string } | { kind: 'unknown' };
-
-const REHEARSAL_PARSE_CODES = new Set<string>([
-  ...REHEARSAL_PARSE_ERROR_CODES,
-  ...ENVACE_REHEARSAL_PARSE_ERROR_CODES,
-]);
 
 /**
  * The imagined outcome of a call in an imagined episode's transcript. `unknown` when nothing was
@@ -54,7 +49,7 @@ function unparsedRehearsal(value: JsonValue): boolean {
   return (
     isJsonObject(failure) &&
     typeof failure['code'] === 'string' &&
-    REHEARSAL_PARSE_CODES.has(failure['code'])
+    isRehearsalParseCode(failure['code'])
   );
 }
 

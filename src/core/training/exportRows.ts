@@ -10,7 +10,7 @@ import type { ChatMessage, RecordedExample, ToolDefinition } from '../protocol/t
 import { toFunctionSchema } from '../protocol/types';
 import { IdentifierSlots } from '../protocol/identifierSlots';
 import { readTrace } from '../trace/format/reader';
-import { ENVACE_REHEARSAL_PARSE_ERROR_CODES, REHEARSAL_PARSE_ERROR_CODES } from '../protocol/codes';
+import { isRehearsalParseCode } from '../protocol/codes';
 import type {
   CallActualEvent,
   CallRehearsalEvent,
@@ -169,14 +169,7 @@ function endToken(g: SampledText): Pick<DatasetRow, 'eos'> {
 
 /** Whether an episode ended because a rehearsal did not parse (an imagined episode's world model broke). */
 export function endedOnRehearsal(end: EpisodeEndEvent): boolean {
-  const code = end.error?.code;
-  return (
-    end.status === 'failed' &&
-    code !== undefined &&
-    ([...REHEARSAL_PARSE_ERROR_CODES, ...ENVACE_REHEARSAL_PARSE_ERROR_CODES] as string[]).includes(
-      code,
-    )
-  );
+  return end.status === 'failed' && isRehearsalParseCode(end.error?.code);
 }
 
 /**

@@ -1,10 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import * as path from 'node:path';
-import {
-  ENVACE_REHEARSAL_PARSE_ERROR_CODES,
-  REHEARSAL_PARSE_ERROR_CODES,
-} from '../../core/protocol/codes';
+import { isRehearsalParseCode } from '../../core/protocol/codes';
 import { scoreVerdicts, withoutStateItems } from '../../core/tasks/checks/grade';
 import { readTrace } from '../../core/trace/format/reader';
 import type { CheckVerdict, EpisodeStatus } from '../../core/trace/format/schema';
@@ -52,18 +49,13 @@ export async function rolloutEpisodes(
   return { episodes, realToolCalls };
 }
 
-const REHEARSAL_PARSE_CODES: ReadonlySet<string> = new Set([
-  ...REHEARSAL_PARSE_ERROR_CODES,
-  ...ENVACE_REHEARSAL_PARSE_ERROR_CODES,
-]);
-
 /**
  * Whether an episode ended on a rehearsal that did not parse: an imagined call's rehearsal ends its
  * episode as failed with the rehearsal parser's code (`runner/episode.ts`, `imaginedCallResult`);
  * a real episode continues on the actual response, so it never ends so.
  */
 export function endedOnUnparsableRehearsal(e: RolloutEpisode): boolean {
-  return e.status === 'failed' && e.code !== undefined && REHEARSAL_PARSE_CODES.has(e.code);
+  return e.status === 'failed' && isRehearsalParseCode(e.code);
 }
 
 /**
