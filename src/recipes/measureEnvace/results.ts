@@ -7,7 +7,7 @@ import type { Fidelity } from './fidelity';
 import { TABLE_HEADER, computeTable, differenceTable, fidelityLines, summaryRow } from './report';
 import { DOMAINS, GRPO_START, HELDOUT_START } from './settings';
 import type { Difference } from './stats';
-import { summarise } from './stats';
+import { isCount, summarise, wellFormedDifference, within } from './stats';
 
 type Steps = Record<string, ArmRun>;
 
@@ -166,10 +166,6 @@ export function resultsMarkdown(
   ].join('\n');
 }
 
-/** Whether `x` is a finite number in [low, high]. */
-const within = (x: unknown, low: number, high: number) =>
-  typeof x === 'number' && Number.isFinite(x) && x >= low && x <= high;
-
 /**
  * What is wrong with an effects file, in words (nothing: an empty list): the fields every reader of
  * docs/envace-effects.json relies on, each of its type and in its range. It checks form, never a
@@ -180,7 +176,7 @@ export function effectsProblems(e: Effects): string[] {
   const check = (ok: boolean, what: string) => {
     if (!ok) problems.push(what);
   };
-  const count = (x: unknown) => Number.isInteger(x) && (x as number) >= 0;
+  const count = isCount;
   check(Array.isArray(e.seeds) && e.seeds.length > 0 && e.seeds.every(count), 'seeds');
   check(count(e.heldOutTasks) && e.heldOutTasks > 0, 'heldOutTasks');
   for (const arm of ['imagined', 'real'] as const) {
@@ -206,16 +202,7 @@ export function effectsProblems(e: Effects): string[] {
   for (const name of ['imagined-vs-none', 'real-vs-none', 'imagined-vs-real'])
     for (const metric of ['success', 'reward'] as const) {
       const d = e.differences?.find((x) => x.name === name && x.metric === metric);
-      check(
-        !!d &&
-          within(d.mean, -1, 1) &&
-          Array.isArray(d.ci95) &&
-          within(d.ci95[0], -1, 1) &&
-          within(d.ci95[1], d.ci95[0], 1) &&
-          count(d.tasks) &&
-          d.tasks > 0,
-        `differences ${name} ${metric}`,
-      );
+      check(wellFormedDifference(d), `differences ${name} ${metric}`);
     }
   return problems;
 }

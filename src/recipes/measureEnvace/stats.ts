@@ -152,3 +152,23 @@ export function spearman(a: readonly number[], b: readonly number[]): number | n
   }
   return va === 0 || vb === 0 ? null : cov / Math.sqrt(va * vb);
 }
+
+/** Whether `x` is a finite number in [low, high]. */
+export const within = (x: unknown, low: number, high: number): x is number =>
+  typeof x === 'number' && Number.isFinite(x) && x >= low && x <= high;
+
+/** Whether `x` is a whole number, 0 or more. */
+export const isCount = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0;
+
+/** Whether a difference read from an effects file has its form: a mean and interval in range, tasks. */
+export function wellFormedDifference(d: Difference | undefined): boolean {
+  return (
+    !!d &&
+    within(d.mean, -1, 1) &&
+    Array.isArray(d.ci95) &&
+    within(d.ci95[0], -1, 1) &&
+    within(d.ci95[1], d.ci95[0], 1) &&
+    isCount(d.tasks) &&
+    d.tasks > 0
+  );
+}

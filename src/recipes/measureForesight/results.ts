@@ -2,7 +2,13 @@ import type { ArmRun } from '../measureEnvace/arms';
 import type { ArmCompute } from '../measureEnvace/effectsFile';
 import { TABLE_HEADER, differenceTable, summaryRow } from '../measureEnvace/report';
 import type { Difference, Evaluation } from '../measureEnvace/stats';
-import { difference, summarise } from '../measureEnvace/stats';
+import {
+  difference,
+  isCount,
+  summarise,
+  wellFormedDifference,
+  within,
+} from '../measureEnvace/stats';
 import type { FlipCount } from './memories';
 import type { ForesightSettings } from './settings';
 import {
@@ -117,10 +123,6 @@ export function grpoCompute(runs: readonly ArmRun[]): ArmCompute {
   };
 }
 
-/** Whether `x` is a finite number in [low, high]. */
-const within = (x: unknown, low: number, high: number) =>
-  typeof x === 'number' && Number.isFinite(x) && x >= low && x <= high;
-
 /** The differences the issue names, each of which the effects file must hold. */
 export const REQUIRED_DIFFERENCES: [string, Family][] = [
   ['foresight-budget2-vs-budget0', 'bank-foresight'],
@@ -139,7 +141,7 @@ export function foresightProblems(e: Partial<ForesightEffects>): string[] {
   const check = (ok: boolean, what: string) => {
     if (!ok) problems.push(what);
   };
-  const count = (x: unknown) => Number.isInteger(x) && (x as number) >= 0;
+  const count = isCount;
   check(within(e.worldModelRuleAccuracy, 0, 1), 'worldModelRuleAccuracy');
   check(within(e.actRuleAccuracy, 0, 1), 'actRuleAccuracy');
   const f = e.foresight;
@@ -162,17 +164,7 @@ export function foresightProblems(e: Partial<ForesightEffects>): string[] {
   for (const [name, family] of REQUIRED_DIFFERENCES)
     for (const metric of ['success', 'reward'] as const) {
       const d = e.differences?.find((x) => x.name === name && x.metric === metric);
-      check(
-        !!d &&
-          d.family === family &&
-          within(d.mean, -1, 1) &&
-          Array.isArray(d.ci95) &&
-          within(d.ci95[0], -1, 1) &&
-          within(d.ci95[1], d.ci95[0], 1) &&
-          count(d.tasks) &&
-          d.tasks > 0,
-        `differences ${name} ${metric}`,
-      );
+      check(d?.family === family && wellFormedDifference(d), `differences ${name} ${metric}`);
     }
   return problems;
 }
