@@ -11,21 +11,24 @@ import { isCount, summarise, wellFormedDifference, within } from './stats';
 
 type Steps = Record<string, ArmRun>;
 
+/** One arm's GRPO compute summed over its runs (each seed's), as the effects file reports it. */
+export function grpoCompute(runs: readonly ArmRun[]): ArmCompute {
+  const sum = (key: keyof ArmRun) => runs.reduce((a, r) => a + Number(r[key] ?? 0), 0);
+  const episodes = sum('episodes');
+  return {
+    actUpdates: sum('actUpdates'),
+    actTokens: sum('actTokens'),
+    steps: sum('steps'),
+    episodes,
+    realToolCalls: sum('realToolCalls'),
+    imaginedParseFailRate: episodes ? sum('unparsableRehearsalEnds') / episodes : 0,
+  };
+}
+
 /** Each arm's GRPO compute over all seeds. */
 function compute(ctx: MeasureContext, grpoSteps: Steps): Effects['compute'] {
-  const of = (arm: string): ArmCompute => {
-    const runs = ctx.settings.seeds.map((seed) => grpoSteps[`${arm}-seed${seed}`]);
-    const sum = (key: keyof ArmRun) => runs.reduce((a, r) => a + Number(r?.[key] ?? 0), 0);
-    const episodes = sum('episodes');
-    return {
-      actUpdates: sum('actUpdates'),
-      actTokens: sum('actTokens'),
-      steps: sum('steps'),
-      episodes,
-      realToolCalls: sum('realToolCalls'),
-      imaginedParseFailRate: episodes ? sum('unparsableRehearsalEnds') / episodes : 0,
-    };
-  };
+  const of = (arm: string) =>
+    grpoCompute(ctx.settings.seeds.flatMap((seed) => grpoSteps[`${arm}-seed${seed}`] ?? []));
   return { imagined: of('imagined'), real: of('real') };
 }
 

@@ -1,5 +1,6 @@
 import type { ArmRun } from '../measureEnvace/arms';
 import type { ArmCompute } from '../measureEnvace/effectsFile';
+import { grpoCompute } from '../measureEnvace/results';
 import { TABLE_HEADER, differenceTable, summaryRow } from '../measureEnvace/report';
 import type { Difference, Evaluation } from '../measureEnvace/stats';
 import {
@@ -107,20 +108,6 @@ export interface ForesightEffects {
     builtinInventedIds: Record<string, InventedIds>;
   };
   differences: FamilyDifference[];
-}
-
-/** The imagined arm's GRPO compute over all seeds. */
-export function grpoCompute(runs: readonly ArmRun[]): ArmCompute {
-  const sum = (key: keyof ArmRun) => runs.reduce((a, r) => a + Number(r[key] ?? 0), 0);
-  const episodes = sum('episodes');
-  return {
-    actUpdates: sum('actUpdates'),
-    actTokens: sum('actTokens'),
-    steps: sum('steps'),
-    episodes,
-    realToolCalls: sum('realToolCalls'),
-    imaginedParseFailRate: episodes ? sum('unparsableRehearsalEnds') / episodes : 0,
-  };
 }
 
 /** The differences the issue names, each of which the effects file must hold. */
