@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { curveTable, sanityFailures } from '../../src/recipes/grpoSanity/figures';
 import type { CurvePoint } from '../../src/recipes/grpoSanity/figures';
-import { grpoRunFile } from '../../src/recipes/measureEnvace/arms';
+import { grpoRunFile, keepOnlyUnder } from '../../src/recipes/measureEnvace/arms';
 import { measureSettings } from '../../src/recipes/measureEnvace/settings';
 import { difference, interval, summarise } from '../../src/recipes/measureEnvace/stats';
 import type { Evaluation } from '../../src/recipes/measureEnvace/stats';
@@ -103,6 +103,23 @@ describe('recipes: stages resume', () => {
       2,
     );
     assert.equal(stepKey({ a: 1, b: [2] }), stepKey({ b: [2], a: 1, c: undefined }));
+  });
+
+  it('moves a training run made under other settings aside instead of deleting it', async () => {
+    const out = path.join(tmp(), 'grpo', 'imagined-seed0');
+    await keepOnlyUnder(out, 'a', silent);
+    mkdirSync(path.join(out, 'final'), { recursive: true });
+    writeFileSync(path.join(out, 'final', 'model.onnx'), 'trained under a');
+    await keepOnlyUnder(out, 'a', silent);
+    assert.ok(existsSync(path.join(out, 'final', 'model.onnx')), 'same key: kept to resume');
+    await keepOnlyUnder(out, 'b', silent);
+    assert.ok(!existsSync(out), 'other settings: started over');
+    assert.equal(readFileSync(`${out}.key`, 'utf8').trim(), 'b');
+    assert.equal(
+      readFileSync(path.join(`${out}.previous`, 'final', 'model.onnx'), 'utf8'),
+      'trained under a',
+    );
+    assert.equal(readFileSync(`${out}.previous.key`, 'utf8').trim(), 'a');
   });
 
   it('leaves no mark when a stage fails, so the next run does it again', async () => {

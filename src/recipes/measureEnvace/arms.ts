@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { TrainerEvent } from '../../core/training/launch/supervisor';
-import { removeTree, writeJson, writeText } from '../shared/files';
+import { moveTo, removeTree, writeJson, writeText } from '../shared/files';
 import type { ProgressLog } from '../shared/log';
 import { cachedStep, stepKey } from '../shared/stages';
 import { CLI, rehearse } from '../shared/studio';
@@ -243,15 +243,22 @@ export interface ArmRun {
 }
 
 /**
- * Removes a training run's folder when it was made under another key (its checkpoints would resume
- * a run of other settings), and records the key it is made under now.
+ * Moves a training run's folder aside when it was made under another key (its checkpoints would
+ * resume a run of other settings) to `<out>.previous` (one kept: an older one there is replaced),
+ * and records the key it is made under now. Nothing trained is deleted by a change of settings that
+ * may be undone, such as running the recipe from another checkout.
  */
 export async function keepOnlyUnder(out: string, key: string, log: ProgressLog): Promise<void> {
   const keyFile = `${out}.key`;
   const made = existsSync(keyFile) ? (await readFile(keyFile, 'utf8')).trim() : undefined;
   if (existsSync(out) && made !== key) {
-    log(`  ${path.basename(out)}: made under other settings; starting it over`);
-    await removeTree(out);
+    const previous = `${out}.previous`;
+    await removeTree(previous);
+    await moveTo(out, previous);
+    if (made !== undefined) await writeText(`${previous}.key`, made + '\n');
+    log(
+      `  ${path.basename(out)}: made under other settings; starting it over (the old run is in ${path.basename(previous)})`,
+    );
   }
   await writeText(keyFile, key + '\n');
 }

@@ -1,6 +1,13 @@
 import { existsSync } from 'node:fs';
+import * as path from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { mkdirInside, removeInside, writeFileInside, writeRootOf } from '../../core/base/writePath';
+import {
+  mkdirInside,
+  removeInside,
+  renameInside,
+  writeFileInside,
+  writeRootOf,
+} from '../../core/base/writePath';
 
 // The recipes write through the core's one write path: a path under a workspace's .rehearsal/ is
 // confined there, any other (WORK, MODEL, a temporary folder) is trusted as the person named it.
@@ -38,4 +45,9 @@ export async function makeDir(dir: string): Promise<void> {
 /** Removes a file or folder and all it holds; nothing there is fine. */
 export async function removeTree(target: string): Promise<void> {
   await removeInside(writeRootOf(target), target, { recursive: true, force: true });
+}
+
+/** Moves a file or folder to another name in the same place (replacing nothing: `to` must be free). */
+export async function moveTo(from: string, to: string): Promise<void> {
+  await renameInside(writeRootOf(path.dirname(path.resolve(to))), from, to);
 }
