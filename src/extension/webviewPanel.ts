@@ -66,14 +66,26 @@ export interface SnapshotPanelOptions<Snapshot> {
   debounce?: boolean;
 }
 
+/** How long a shown page may stay silent before its host loads it again, and how many times it does. */
+const PAGE_SILENT_MS = 8000;
+const PAGE_RELOADS = 3;
+
 /**
- * The host side of a panel that shows whole snapshots: it waits for the page's `ready`, then posts
- * the snapshot {@link snapshot} builds whenever {@link schedule} is called, over one
- * {@link PanelConnection} whose requests subclasses answer through {@link connection}.
+ * The host side of a panel that shows whole snapshots: it loads the page ({@link setPage}), waits for
+ * its `ready`, then posts the snapshot {@link snapshot} builds whenever {@link schedule} is called,
+ * over one {@link PanelConnection} whose requests subclasses answer through {@link connection}.
+ * A page that is shown and says nothing for {@link PAGE_SILENT_MS} (its script never ran, or the
+ * editor dropped what it said) is loaded again, a few times at most, rather than left empty.
  */
 export abstract class SnapshotHost<Snapshot> extends Disposable {
   private ready = false;
+  /** Whether the page said `ready` since it was last shown (a page not kept when hidden reloads). */
+  private heardSinceShown = false;
   private pending: NodeJS.Timeout | undefined;
+  private silence: NodeJS.Timeout | undefined;
+  private reloadsLeft = PAGE_RELOADS;
+  private page:
+    { extensionUri: vscode.Uri; title: string; script: string; style: string } | undefined;
   /** The connection to the page; subclasses register their request handlers on it. */
   protected readonly connection: PanelConnection;
 
@@ -90,18 +102,36 @@ export abstract class SnapshotHost<Snapshot> extends Disposable {
         ),
       ),
     );
+    // A page says `ready` each time it loads (again after it was hidden, its context not kept)
+    // and repeats it until the host answers. Visibility only decides whether to post now: a view
+    // state that arrives after the page's `ready` must not make the host wait for a `ready` that
+    // was already said.
     this._register(
       this.connection.onNotification(readyNotification, () => {
+        this.output.trace(`${options.label}: the page is ready (visible: ${panel.visible})`);
         this.ready = true;
+        this.heardSinceShown = true;
+        clearTimeout(this.silence);
         void this.push();
       }),
     );
+    let wasVisible = panel.visible;
     this._register(
       panel.onDidChangeViewState(() => {
-        if (!panel.visible) this.ready = false;
+        if (panel.visible && !wasVisible) {
+          this.heardSinceShown = false;
+          this.watchSilence();
+        }
+        wasVisible = panel.visible;
+        if (panel.visible) this.schedule();
       }),
     );
-    this._register({ dispose: () => clearTimeout(this.pending) });
+    this._register({
+      dispose: () => {
+        clearTimeout(this.pending);
+        clearTimeout(this.silence);
+      },
+    });
   }
 
   /** Builds the snapshot to post. */
@@ -109,6 +139,43 @@ export abstract class SnapshotHost<Snapshot> extends Disposable {
 
   /** Called with every snapshot posted. */
   protected abstract didPost(snapshot: Snapshot): void;
+
+  /**
+   * Loads the page: `dist/webview/<script>.js` and `media/webview/<style>.css` under a fresh nonce
+   * ({@link setWebviewPage}), again whenever it stays silent.
+   */
+  protected setPage(
+    extensionUri: vscode.Uri,
+    page: { title: string; script: string; style: string },
+  ): void {
+    this.page = { extensionUri, ...page };
+    this.load();
+  }
+
+  private load(): void {
+    if (!this.page || this.isDisposed) return;
+    setWebviewPage(this.panel.webview, this.page.extensionUri, this.page);
+    this.heardSinceShown = false;
+    this.watchSilence();
+  }
+
+  private watchSilence(): void {
+    clearTimeout(this.silence);
+    if (!this.page) return;
+    this.silence = safeTimeout(() => {
+      if (this.isDisposed || !this.panel.visible || this.heardSinceShown) return;
+      if (this.reloadsLeft-- <= 0) {
+        this.output.error(
+          `${this.options.label}: the page said nothing after ${PAGE_RELOADS} loads; close it and open it again`,
+        );
+        return;
+      }
+      this.output.warn(
+        `${this.options.label}: the page said nothing in ${PAGE_SILENT_MS / 1000} s; loading it again`,
+      );
+      this.load();
+    }, PAGE_SILENT_MS);
+  }
 
   /** Posts a new snapshot soon (several calls in a row post once). */
   schedule(): void {
@@ -121,7 +188,7 @@ export abstract class SnapshotHost<Snapshot> extends Disposable {
   }
 
   private async push(): Promise<void> {
-    if (!this.ready || this.isDisposed) return;
+    if (!this.ready || this.isDisposed || !this.panel.visible) return;
     try {
       const snapshot = await this.snapshot();
       if (this.isDisposed) return;

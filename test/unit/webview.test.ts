@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { buildWebviewHtml, contentSecurityPolicy, newNonce } from '../../src/extension/webviewHtml';
 import { isTrajectoryViewState, parsePanelMessage } from '../../src/core/trajectory/protocol';
+import { HostConnection } from '../../webview/shared/host';
 
 const page = (nonce = 'bm9uY2Utbm9uY2Utbm9uY2U=') => ({
   title: 'Trajectory e1 · run <1>',
@@ -162,5 +163,38 @@ describe('trajectory panel protocol', () => {
     assert.equal(isTrajectoryViewState({ file: '/w/trace.jsonl' }), false);
     assert.equal(isTrajectoryViewState({ file: '/w/trace.jsonl', episodeId: '../x' }), false);
     assert.equal(isTrajectoryViewState(undefined), false);
+  });
+});
+
+describe('webview page connection', () => {
+  const posted: unknown[] = [];
+  const globals = globalThis as Record<string, unknown>;
+  before(() => {
+    globals.window = new EventTarget();
+    globals.acquireVsCodeApi = () => ({
+      postMessage: (m: unknown) => posted.push(m),
+      getState: () => undefined,
+      setState: () => undefined,
+    });
+  });
+  after(() => {
+    delete globals.window;
+    delete globals.acquireVsCodeApi;
+  });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const readies = () => posted.filter((m) => (m as { type?: string }).type === 'ready').length;
+
+  it('says ready again until the host answers (a dropped ready leaves no empty page), then stops', async () => {
+    const host = new HostConnection<unknown>();
+    host.ready(10);
+    await sleep(80);
+    const before = readies();
+    assert.ok(before >= 3, `ready said ${before} times while the host was silent`);
+    (globals.window as EventTarget).dispatchEvent(
+      new MessageEvent('message', { data: { type: 'snapshot', snapshot: {} } }),
+    );
+    const answered = readies();
+    await sleep(80);
+    assert.equal(readies(), answered, 'no ready after the host answered');
   });
 });

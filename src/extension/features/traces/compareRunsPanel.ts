@@ -8,7 +8,7 @@ import type { TraceLibrary } from '../../../core/trace/index/library';
 import type { CallDiffDocuments } from './callDiff';
 import { RUNS_VIEW_TYPE } from '../../commands';
 import { executeCommand } from '../../registerCommand';
-import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
+import { SnapshotPanel, webviewPanelOptions } from '../../webviewPanel';
 
 /**
  * Two runs of the same tasks side by side: per task, the success and mean field F1 of each, and
@@ -37,7 +37,7 @@ export class CompareRunsPanel extends SnapshotPanel<
       runsProtocol,
       parseRunsMessage,
     );
-    setWebviewPage(this.panel.webview, extensionUri, {
+    this.setPage(extensionUri, {
       title: 'Compare runs',
       script: 'runs',
       style: 'summary',

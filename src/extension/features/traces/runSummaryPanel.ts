@@ -9,7 +9,7 @@ import type { TraceLibrary } from '../../../core/trace/index/library';
 import { SUMMARY_VIEW_TYPE } from '../../commands';
 import { PanelCollection } from '../../panelCollection';
 import { executeCommand } from '../../registerCommand';
-import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
+import { SnapshotPanel, webviewPanelOptions } from '../../webviewPanel';
 
 /**
  * A run's summary: its metrics at the top (success, reward, parse validity, rehearsal validity,
@@ -38,7 +38,7 @@ export class RunSummaryPanel extends SnapshotPanel<
       summaryProtocol,
       parseSummaryMessage,
     );
-    setWebviewPage(this.panel.webview, extensionUri, {
+    this.setPage(extensionUri, {
       title: `Run ${runId}`,
       script: 'summary',
       style: 'summary',

@@ -14,7 +14,7 @@ import { UNTRUSTED_REASON } from '../../trust';
 import { PanelCollection } from '../../panelCollection';
 import { executeCommand } from '../../registerCommand';
 import { buildMessageHtml } from '../../webviewHtml';
-import { SnapshotHost, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
+import { SnapshotHost, webviewPanelOptions } from '../../webviewPanel';
 
 /** What a panel needs from the rest of the extension. */
 export interface TrajectoryContext {
@@ -117,7 +117,7 @@ export class TrajectoryPanel extends SnapshotHost<TrajectorySnapshot> {
       delayMs: 100,
       debounce: true,
     });
-    setWebviewPage(panel.webview, ctx.extensionUri, {
+    this.setPage(ctx.extensionUri, {
       title: title(file, episodeId),
       script: 'trajectory',
       style: 'trajectory',

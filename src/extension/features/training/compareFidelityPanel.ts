@@ -4,7 +4,7 @@ import { compareProtocol } from '../../../core/training/dashboard/compareProtoco
 import type { CompareSnapshot } from '../../../core/training/dashboard/compareView';
 import { parseCompareMessage } from '../../../core/training/dashboard/compareView';
 import { COMPARE_VIEW_TYPE } from '../../commands';
-import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
+import { SnapshotPanel, webviewPanelOptions } from '../../webviewPanel';
 
 /**
  * A fidelity comparison of two policies on a held-out trace: a table of per-tool `A→B (Δ)` and a
@@ -29,7 +29,7 @@ export class ComparePanel extends SnapshotPanel<
       parseCompareMessage,
     );
     this.current = initial;
-    setWebviewPage(this.panel.webview, extensionUri, {
+    this.setPage(extensionUri, {
       title: 'Fidelity comparison',
       script: 'compare',
       style: 'training',

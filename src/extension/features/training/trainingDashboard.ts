@@ -11,7 +11,7 @@ import { PanelCollection } from '../../panelCollection';
 import { executeCommand } from '../../registerCommand';
 import type { TrainingRun } from '../../../core/training/run/trainingRun';
 import type { TrainingRuns } from './trainingRuns';
-import { SnapshotPanel, setWebviewPage, webviewPanelOptions } from '../../webviewPanel';
+import { SnapshotPanel, webviewPanelOptions } from '../../webviewPanel';
 import { buildMessageHtml } from '../../webviewHtml';
 
 /** What the dashboards need from the rest of the extension. */
@@ -87,7 +87,7 @@ export class TrainingDashboard extends SnapshotPanel<
     private readonly ctx: DashboardContext,
   ) {
     super(panel, ctx.output, dashboardProtocol, parseDashboardMessage, 250);
-    setWebviewPage(panel.webview, ctx.extensionUri, {
+    this.setPage(ctx.extensionUri, {
       title: title(run),
       script: 'training',
       style: 'training',
