@@ -1,3 +1,4 @@
+import type { JsonObject } from '../../src/core/base/json';
 import { MEMORY_SYSTEM_PROMPT } from '../../src/core/runner/privateRehearsal';
 import type { RunSummary } from '../../src/core/runner/runner';
 import { runTasks } from '../../src/core/runner/runner';
@@ -50,18 +51,41 @@ export const PRIVATE_RUN_OUTCOMES = [
 export const PRIVATE_RUN_CONDENSED =
   'Read the account first.\nA transfer out of a cd account is refused: say so.';
 
+/** What a scripted private run's policy writes and rehearses. */
+export interface PrivateScript {
+  /** Its condensation of the attempts (the `condensed` memory). */
+  condensed: string;
+  /** The imagined response of `get_account`. */
+  rehearsedAccount: JsonObject;
+  /** The imagined response of the transfer: a refusal. */
+  rehearsedRefusal: JsonObject;
+  /** Its last answer after a transfer. */
+  answer: string;
+  /** The session (`e<N>:act`) of an attempt that answers without a write, and that answer. */
+  noWrite?: { session: string; answer: string };
+}
+
+/** The script of {@link recordPrivateRun}: the third attempt answers without a write. */
+export const PRIVATE_RUN_SCRIPT: PrivateScript = {
+  condensed: PRIVATE_RUN_CONDENSED,
+  rehearsedAccount: { account_id: 'CHK0000001', type: 'cd', owner: 'C0000001' },
+  rehearsedRefusal: { error: 'Transfers out of a cd account are refused.', account: 'CHK0000001' },
+  answer: 'I moved the money.',
+  noWrite: { session: 'e3:act', answer: 'That account is a cd account; I did not move the money.' },
+};
+
 /**
- * Reads the account, then (except in the third attempt, `e3`) transfers, then answers. In imagination
- * the transfer is refused, with a reason that names the account.
+ * A policy that reads the account, then transfers (except in `script.noWrite`'s attempt), then
+ * answers; in imagination the transfer is refused as `script` says.
  */
-const scriptedPolicy = () =>
+export const scriptedPrivatePolicy = (script: PrivateScript = PRIVATE_RUN_SCRIPT) =>
   new ScriptedPolicy({
     act: (request) => {
       const tools = request.messages.filter((m) => m.role === 'tool').length;
-      const noWrite = request.session === 'e3:act';
+      const noWrite = request.session === script.noWrite?.session;
       return actResult(
         request.messages[0]?.content === MEMORY_SYSTEM_PROMPT
-          ? PRIVATE_RUN_CONDENSED
+          ? script.condensed
           : tools === 0
             ? callText('get_account', { account_id: 'CHK0000001' })
             : tools === 1 && !noWrite
@@ -71,8 +95,8 @@ const scriptedPolicy = () =>
                   amount: 50,
                 })
               : noWrite
-                ? 'That account is a cd account; I did not move the money.'
-                : 'I moved the money.',
+                ? script.noWrite!.answer
+                : script.answer,
       );
     },
     rehearse: (request) => {
@@ -81,18 +105,15 @@ const scriptedPolicy = () =>
       const transfer =
         prompt.lastIndexOf('transfer_between_accounts') > prompt.lastIndexOf('get_account');
       return rehearseResult(
-        transfer
-          ? resultText({
-              error: 'Transfers out of a cd account are refused.',
-              account: 'CHK0000001',
-            })
-          : resultText({ account_id: 'CHK0000001', type: 'cd', owner: 'C0000001' }),
+        resultText(transfer ? script.rehearsedRefusal : script.rehearsedAccount),
       );
     },
   });
 
 /** The bank: the account is a checking account, and the transfer goes through. */
-const scriptedBank = (readOnlyHints: ReadonlyMap<string, boolean>) =>
+export const scriptedPrivateBank = (
+  readOnlyHints: ReadonlyMap<string, boolean> = PRIVATE_RUN_HINTS,
+) =>
   new ScriptedEnvironment({
     tools: PRIVATE_RUN_TOOLS,
     readOnlyHints,
@@ -127,8 +148,8 @@ export function recordPrivateRun(
     runsDir,
     runId,
     tasks: [PRIVATE_RUN_TASK],
-    policy: scriptedPolicy(),
-    openEnvironment: () => Promise.resolve(scriptedBank(readOnlyHints)),
+    policy: scriptedPrivatePolicy(),
+    openEnvironment: () => Promise.resolve(scriptedPrivateBank(readOnlyHints)),
     settings: { mode: 'private', privateRehearsal: { budget: 3, order: 'sequential', memory } },
   });
 }

@@ -15,22 +15,9 @@ import { readTraceEvents } from '../../src/core/trace/format/reader';
 import type { TraceEvent } from '../../src/core/trace/format/schema';
 import type { DatasetRow } from '../../src/core/training/datasetRow';
 import { exportRows, readMemories } from '../../src/core/training/exportRows';
-import {
-  ScriptedEnvironment,
-  ScriptedPolicy,
-  actResult,
-  callText,
-  jsonOutcome,
-  rehearseResult,
-  resultText,
-  toolNamed,
-} from '../builders/scriptedPolicy';
+import { scriptedPrivateBank, scriptedPrivatePolicy } from '../builders/privateRun';
+import type { ScriptedPolicy } from '../builders/scriptedPolicy';
 import { useTempDir } from '../support/tempDir';
-
-const TOOLS = [
-  toolNamed('get_account', 'An account.'),
-  toolNamed('transfer_between_accounts', 'Move money between two accounts.'),
-];
 
 const USER = 'Please move $50 from CHK0000001 to SAV0000002. I am customer C0000001.';
 const TASK: LoadedTask = {
@@ -51,51 +38,11 @@ const TASK: LoadedTask = {
  * kind) invents a customer, as the issue's memories did.
  */
 const scriptedPolicy = () =>
-  new ScriptedPolicy({
-    act: (request) => {
-      const tools = request.messages.filter((m) => m.role === 'tool').length;
-      return actResult(
-        request.messages[0]?.content === MEMORY_SYSTEM_PROMPT
-          ? 'Customer C0000009 owns CHK0000003; it is frozen.'
-          : tools === 0
-            ? callText('get_account', { account_id: 'CHK0000001' })
-            : tools === 1
-              ? callText('transfer_between_accounts', {
-                  from_account_id: 'CHK0000001',
-                  to_account_id: 'SAV0000002',
-                  amount: 50,
-                })
-              : 'The transfer was refused.',
-      );
-    },
-    rehearse: (request) => {
-      // The call section comes last in the prompt: the tool named last is the one rehearsed.
-      const prompt = request.messages.at(-1)!.content;
-      const transfer =
-        prompt.lastIndexOf('transfer_between_accounts') > prompt.lastIndexOf('get_account');
-      return rehearseResult(
-        transfer
-          ? resultText({ error: 'Transfers out of a cd account are refused (CHK0000001).' })
-          : resultText({ account_id: 'CHK0000001', type: 'cd', owner: 'C0000007' }),
-      );
-    },
-  });
-
-/** The bank: the account is the customer's, and the transfer goes through. */
-const bank = () =>
-  new ScriptedEnvironment({
-    tools: TOOLS,
-    readOnlyHints: new Map([
-      ['get_account', true],
-      ['transfer_between_accounts', false],
-    ]),
-    respond: (name) =>
-      jsonOutcome(
-        name === 'get_account'
-          ? { account_id: 'CHK0000001', type: 'checking', owner: 'C0000001' }
-          : { transfer_id: 'T0000004', from_account_id: 'CHK0000001', amount: 50 },
-      ),
-    snapshot: () => ({ bank: {} }),
+  scriptedPrivatePolicy({
+    condensed: 'Customer C0000009 owns CHK0000003; it is frozen.',
+    rehearsedAccount: { account_id: 'CHK0000001', type: 'cd', owner: 'C0000007' },
+    rehearsedRefusal: { error: 'Transfers out of a cd account are refused (CHK0000001).' },
+    answer: 'The transfer was refused.',
   });
 
 const MEMORY_PREFIX = 'Rehearsal memory (from your private rehearsal of this task):\n';
@@ -117,7 +64,7 @@ async function playPrivate(
     runsDir,
     tasks: [TASK],
     policy,
-    openEnvironment: () => Promise.resolve(bank()),
+    openEnvironment: () => Promise.resolve(scriptedPrivateBank()),
     settings: { mode: 'private', privateRehearsal: { budget: 2, order: 'sequential', memory } },
   });
   const { events } = await readTraceEvents(summary.traceFile);
