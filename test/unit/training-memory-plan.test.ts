@@ -214,19 +214,12 @@ describe('memory plan (rehearse train --dry-run)', () => {
     after(async () => {
       await fs.rm(dir, { recursive: true, force: true });
     });
+    /** `rehearse train --config <config> --dry-run` with `extra` options. */
+    const dryRun = (config: string, ...extra: string[]) =>
+      rehearse('train', '--config', config, '--dry-run', '--python', process.execPath, ...extra);
 
     it('--dry-run with LoRA r16 and checkpointing prints the plan per GPU and exits 0', async () => {
-      const r = await rehearse(
-        'train',
-        '--config',
-        runFile,
-        '--dry-run',
-        '--python',
-        process.execPath,
-        '--plan-lora-r',
-        '16',
-        '--plan-checkpointing',
-      );
+      const r = await dryRun(runFile, '--plan-lora-r', '16', '--plan-checkpointing');
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /memory plan per GPU: LoRA r16 over q_proj/);
       assert.match(r.out, /micro-batch 1 × 4096 tokens; checkpointing on; 1 GPU of 80 GiB/);
@@ -234,14 +227,7 @@ describe('memory plan (rehearse train --dry-run)', () => {
     });
 
     it('--dry-run of full fine-tuning prints the plan, then refuses it (exit 1) naming the fixes', async () => {
-      const r = await rehearse(
-        'train',
-        '--config',
-        runFile,
-        '--dry-run',
-        '--python',
-        process.execPath,
-      );
+      const r = await dryRun(runFile);
       assert.equal(r.code, 1);
       assert.match(r.out, /total {8}1\d\d\.\d GiB of 80\.0 GiB: does not fit/);
       assert.match(r.err, /^rehearse: The memory plan does not fit: full fine-tuning plans /);
@@ -270,11 +256,10 @@ describe('memory plan (rehearse train --dry-run)', () => {
         emptyRun,
         JSON.stringify({ objective: 'sft', base: 'empty', data: { train: ['rows.jsonl'] } }),
       );
-      const dry = ['train', '--config', emptyRun, '--dry-run', '--python', process.execPath];
-      const r = await rehearse(...dry);
+      const r = await dryRun(emptyRun);
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /memory plan: none \(MODEL_FOLDER_INCONSISTENT: .*hidden_size must be/);
-      const asked = await rehearse(...dry, '--plan-checkpointing');
+      const asked = await dryRun(emptyRun, '--plan-checkpointing');
       assert.equal(asked.code, 1);
       assert.match(asked.err, /hidden_size must be/);
     });
@@ -283,16 +268,7 @@ describe('memory plan (rehearse train --dry-run)', () => {
       const without = await rehearse('train', '--config', runFile, '--plan-gpus', '2');
       assert.equal(without.code, 2);
       assert.match(without.err, /add --dry-run/);
-      const zero = await rehearse(
-        'train',
-        '--config',
-        runFile,
-        '--dry-run',
-        '--python',
-        process.execPath,
-        '--plan-gpus',
-        '0',
-      );
+      const zero = await dryRun(runFile, '--plan-gpus', '0');
       assert.equal(zero.code, 2);
       assert.match(zero.err, /--plan-gpus must be a whole number from 1 to 1,024, not "0"/);
     });
