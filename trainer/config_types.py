@@ -83,6 +83,17 @@ class ModelSection(_Section):
     path: str | None = None
     tokenizer: str | None = None
     architecture: ArchitectureConfig = ArchitectureConfig()
+    backend: str = "auto"
+
+
+@dataclass(frozen=True)
+class LoraSection(_Section):
+    """``lora``: low-rank adapters through PEFT (rank 0: every weight trains)."""
+    rank: int = 0
+    alpha: float | None = None
+    dropout: float = 0.0
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    merge_at_end: bool = True
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,7 @@ class TrainSection(_Section):
     attention: str = "auto"
     max_seconds: float | None = None
     export_at_end: bool = True
+    gradient_checkpointing: bool = False
 
 
 @dataclass(frozen=True)
@@ -222,6 +234,7 @@ class TrainerConfig(_Section):
     threads: int | None = None
     out_dir: str | None = None
     model: ModelSection = ModelSection()
+    lora: LoraSection = LoraSection()
     tokenizer: TokenizerSection = TokenizerSection()
     data: DataSection = DataSection()
     optim: OptimSection = OptimSection()

@@ -77,8 +77,8 @@ describe('training runs: real trainer processes', function () {
     assert.equal(cancelled.exitCode, 130);
     assert.equal(cancelled.error?.code, 'INTERRUPTED');
     assert.deepEqual(
-      seen.slice(0, 2).map((e) => e.event),
-      ['start', 'data'],
+      seen.slice(0, 3).map((e) => e.event),
+      ['start', 'model', 'data'],
     );
     const steps = seen.filter((e) => e.event === 'step');
     assert.ok(steps.length >= 4 && steps.length < 200, `${steps.length} steps before the cancel`);

@@ -60,6 +60,21 @@ def write_metadata(folder: str, model_config: ModelConfig, tokenizer: Tokenizer,
                 shutil.copyfile(os.path.join(tokenizer_dir, name), os.path.join(folder, name))
 
 
+def write_model_folder(folder: str, model: Any, tokenizer: Tokenizer, tokenizer_dir: str,
+                       max_new_tokens: int = 512) -> None:
+    """The model folder of a policy, whichever code trains it: the studio's own (config.json,
+    generation_config.json, tokenizer, pytorch_model.bin) or a transformers one (``save_pretrained``:
+    a PEFT adapter folder with LoRA, else a Hugging Face folder; the tokenizer files beside it)."""
+    from .hf_backend import HFPolicy, copy_tokenizer_files
+    if isinstance(model, HFPolicy):
+        os.makedirs(folder, exist_ok=True)
+        model.save(folder)
+        copy_tokenizer_files(tokenizer_dir, folder)
+        return
+    write_metadata(folder, model.config, tokenizer, tokenizer_dir, max_new_tokens)
+    save_weights(folder, model)
+
+
 def state_dict_for_save(model: LlamaForCausalLM) -> dict[str, torch.Tensor]:
     """CPU weights with Hugging Face names; a tied lm_head is left out, as transformers does."""
     sd = {k: v.detach().to("cpu") for k, v in model.state_dict().items()}

@@ -23,6 +23,7 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from .config import ModelConfig
 
@@ -195,6 +196,9 @@ class LlamaForCausalLM(nn.Module):
         inv_freq = 1.0 / (config.rope_theta ** (torch.arange(0, config.head_dim, 2).float() / config.head_dim))
         self.register_buffer("inv_freq", inv_freq, persistent=False)
         self.attention = "sdpa" if attention == "sdpa" and HAS_SDPA else "eager"
+        #: ``train.gradient_checkpointing``: in training, each layer's activations are recomputed in the
+        #: backward pass instead of kept (less memory, about a third more compute).
+        self.gradient_checkpointing = False
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -222,8 +226,13 @@ class LlamaForCausalLM(nn.Module):
         if not sdpa:
             neg = torch.finfo(torch.float32).min
             mask = torch.full((s, s), neg, device=input_ids.device).triu(1)[None, None]
+        cos, sin = cos.to(x.dtype), sin.to(x.dtype)
         for layer in self.model.layers:
-            x, _, _ = layer(x, cos.to(x.dtype), sin.to(x.dtype), mask, sdpa_causal=sdpa)
+            if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
+                x = checkpoint(lambda h, layer=layer: layer(h, cos, sin, mask, sdpa_causal=sdpa)[0], x,
+                               use_reentrant=False)
+            else:
+                x, _, _ = layer(x, cos, sin, mask, sdpa_causal=sdpa)
         return self.model.norm(x)
 
     @staticmethod

@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 if TYPE_CHECKING:
-    from ..model.llama import LlamaForCausalLM
+    from ..train.common import Policy
 
 
 class TokenLogProbs(nn.Module):
@@ -19,7 +19,7 @@ class TokenLogProbs(nn.Module):
     the module's (``grpo.temperature``).
     """
 
-    def __init__(self, model: LlamaForCausalLM, temperature: float = 1.0) -> None:
+    def __init__(self, model: Policy, temperature: float = 1.0) -> None:
         super().__init__()
         self.model = model
         self.temperature = temperature

@@ -36,7 +36,7 @@ class SftTest(unittest.TestCase):
             self.assertLess(late[role], early[role], role)
         self.assertEqual([c["step"] for c in of(events, "checkpoint")], [20, 40])
         self.assertEqual(event_errors(events), [])
-        self.assertEqual([e["event"] for e in events[:2]], ["start", "data"])
+        self.assertEqual([e["event"] for e in events[:3]], ["start", "model", "data"])
         self.assertEqual(events[-1]["event"], "done")
         self.assertTrue(os.path.exists(os.path.join(self.tiny.path("decrease"), "final", "pytorch_model.bin")))
         with open(self.tiny.path("decrease", "events.jsonl"), encoding="utf-8") as f:

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..errors import TrainerError
-from ..model.folder import save_weights, write_metadata
+from ..model.folder import write_model_folder
 
 if TYPE_CHECKING:
-    from ..model.llama import LlamaForCausalLM
     from ..tokenizer.tokenizer import Tokenizer
+    from .common import Policy
 
 STATE = "trainer_state.pt"
 
@@ -52,7 +52,7 @@ def _write_atomic_text(path, text):
     os.replace(path + ".tmp", path)
 
 
-def save_checkpoint(run_dir: str, step: int, model: LlamaForCausalLM, optimizer: torch.optim.Optimizer,
+def save_checkpoint(run_dir: str, step: int, model: Policy, optimizer: torch.optim.Optimizer,
                     loop_state: dict[str, Any], tokenizer: Tokenizer, tokenizer_dir: str, keep: int) -> str:
     """Writes checkpoint ``step`` and prunes all but the newest ``keep``; returns its folder."""
     root = os.path.join(run_dir, "checkpoints")
@@ -60,8 +60,7 @@ def save_checkpoint(run_dir: str, step: int, model: LlamaForCausalLM, optimizer:
     final = os.path.join(root, name)
     tmp = final + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    write_metadata(tmp, model.config, tokenizer, tokenizer_dir)
-    save_weights(tmp, model)
+    write_model_folder(tmp, model, tokenizer, tokenizer_dir)
     state = {"step": step, "optimizer": optimizer.state_dict(), "rng": rng_state(), "loop": loop_state}
     torch.save(state, os.path.join(tmp, STATE))
     _fsync_tree(tmp)

@@ -22,11 +22,15 @@ from ..objectives import TokenLogProbs
 
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
-    from ..model.llama import LlamaForCausalLM
     from ..runtime import Runtime
+    from .common import Policy
 
 #: ``(batch, target log-probs) -> (loss, {metric: sum})``, one per kind of micro-batch.
 LossFn = Callable[[Batch, torch.Tensor], tuple[torch.Tensor, dict[str, Any]]]
+
+
+def trainable_of(model: torch.nn.Module) -> list[torch.nn.Parameter]:
+    return [p for p in model.parameters() if p.requires_grad]
 
 
 class _Padding(Example):
@@ -40,7 +44,7 @@ class _Padding(Example):
 
 
 class Engine:
-    def __init__(self, model: LlamaForCausalLM, cfg: TrainerConfig, runtime: Runtime, pad_id: int,
+    def __init__(self, model: Policy, cfg: TrainerConfig, runtime: Runtime, pad_id: int,
                  temperature: float = 1.0, row_temperatures: bool = False) -> None:
         """``temperature``: what log-probs divide logits by; with ``row_temperatures`` (GRPO) a row's
         own ``temperature`` takes its place (SFT's NLL is always at temperature 1)."""
@@ -55,8 +59,10 @@ class Engine:
         else:
             self.forward = self.module
         optim = cfg.optim
-        decay = [p for n, p in self.model.named_parameters() if p.dim() >= 2]
-        no_decay = [p for n, p in self.model.named_parameters() if p.dim() < 2]
+        # Only what trains (LoRA freezes the base): matrices decay, norms and biases never do.
+        trainable = trainable_of(self.model)
+        decay = [p for p in trainable if p.dim() >= 2]
+        no_decay = [p for p in trainable if p.dim() < 2]
         self.optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": optim.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
             lr=optim.lr, betas=(optim.betas[0], optim.betas[1]), eps=optim.eps)  # the schema: 2 items
@@ -125,7 +131,7 @@ class Engine:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         max_norm = self.grad_clip if self.grad_clip is not None else float("inf")
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm))
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(trainable_of(self.model), max_norm))
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         keys = sorted(sums)

@@ -23,6 +23,8 @@ from ..data.rows import read_rows
 from ..errors import EXIT_RUNTIME, TrainerError, data_error
 from ..export import export_model_folder
 from ..model.folder import load_model, match_weights, read_state_dict, save_weights, write_metadata
+from ..model.hf_backend import choose_backend
+from ..model.llama import LlamaForCausalLM
 from ..objectives import TokenLogProbs, compute_advantages, reward_of
 from .checkpoint import save_checkpoint
 from .common import attention_impl, check_fingerprint, fingerprint, finish, open_run, replicas_identical
@@ -104,7 +106,15 @@ class GrpoRun:
         self.cfg, self.events, self.rt = cfg, events, runtime
         self.grpo = cfg.grpo
         self.source = RolloutSource(cfg, events.stderr)
-        self.model, self.tokenizer, self.tokenizer_dir, state = open_run(cfg, events, runtime, "grpo")
+        if cfg.model.path and choose_backend(cfg, cfg.model.path) == "transformers":
+            # Each iteration samples an ONNX export of the policy, which only the studio's own code makes.
+            raise TrainerError("BACKEND_UNSUPPORTED", "grpo trains the studio's own model code only: its rollouts "
+                               "sample an ONNX export of the policy each iteration, which a transformers model (or "
+                               "LoRA) does not have. Train it with sft, or run GRPO at GPU scale with "
+                               "`rehearse train --backend envace`.")
+        model, self.tokenizer, self.tokenizer_dir, state = open_run(cfg, events, runtime, "grpo")
+        assert isinstance(model, LlamaForCausalLM), "refused above"
+        self.model = model
         pad = self.model.config.pad_token_id
         self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo.temperature,
                              row_temperatures=True)
@@ -337,8 +347,8 @@ class GrpoRun:
                 self.rt.barrier()
         identical = replicas_identical(self.model, self.rt)
         self.restore_best()
-        final = finish(self.cfg, self.events, self.rt, self.model, self.tokenizer, self.tokenizer_dir)
-        self.events.emit("done", command="grpo", steps=self.step, iterations=iterations, final=final,
+        written = finish(self.cfg, self.events, self.rt, self.model, self.tokenizer, self.tokenizer_dir)
+        self.events.emit("done", command="grpo", steps=self.step, iterations=iterations, **written,
                          act_updates=self.act_updates, act_tokens=self.act_tokens,
                          replicas_identical=identical, **({"best": self.best} if self.best else {}))
 

@@ -8,6 +8,8 @@ import torch
 
 from ..data.batches import micro_batches, micro_count, rank_share, step_indices
 from ..data.load import load_examples
+from ..errors import config_error
+from ..model.llama import LlamaForCausalLM
 from .checkpoint import save_checkpoint
 from .common import check_fingerprint, fingerprint, finish, open_run, replicas_identical
 from .engine import Engine
@@ -17,9 +19,9 @@ if TYPE_CHECKING:
     from ..config_types import TrainerConfig
     from ..data.batches import Batch
     from ..events import EventStream
-    from ..model.llama import LlamaForCausalLM
     from ..runtime import Runtime
     from ..tokenizer.tokenizer import Tokenizer
+    from .common import Policy
     from .engine import LossFn
 
 ROLES = ("act", "rehearse")
@@ -64,12 +66,15 @@ def metric_keys(prefix: str = "") -> list[str]:
     return [f"{prefix}{r}.{k}" for r in ROLES for k in ("tokens", "rows", "nll")]
 
 
-def probe_setup(cfg: TrainerConfig, model: LlamaForCausalLM,
+def probe_setup(cfg: TrainerConfig, model: Policy,
                 tokenizer_dir: str) -> tuple[list[dict[str, Any]], set[int]] | None:
     """``(rows, stop ids)`` of the copy probe, or None when ``probe.every`` is 0 or no rows are given."""
     probe = cfg.probe
     if not probe.every or not probe.rows:
         return None
+    if not isinstance(model, LlamaForCausalLM):
+        raise config_error("probe.every > 0 decodes with the studio's own model code; a transformers (or LoRA) "
+                           "run has none: set probe.every to 0.")
     from ..commands.generate import stop_ids
     from ..data.rows import read_rows
     from ..probe import probe_rows
@@ -77,12 +82,13 @@ def probe_setup(cfg: TrainerConfig, model: LlamaForCausalLM,
     return rows, stop_ids(tokenizer_dir, model)
 
 
-def emit_probe(cfg: TrainerConfig, events: EventStream, runtime: Runtime, model: LlamaForCausalLM, tokenizer: Tokenizer,
+def emit_probe(cfg: TrainerConfig, events: EventStream, runtime: Runtime, model: Policy, tokenizer: Tokenizer,
                setup: tuple[list[dict[str, Any]], set[int]], step: int) -> float:
     """Runs the probe on rank 0 and emits its event; returns the seconds it took (0 elsewhere)."""
     if setup is None or not runtime.is_main:
         return 0.0
     from ..probe import run_probe
+    assert isinstance(model, LlamaForCausalLM), "probe_setup refuses the transformers backend"
     probe = cfg.probe
     rows, stop = setup
     result = run_probe(model, tokenizer, rows, stop, probe.max_new_tokens, probe.greedy_rows)
@@ -95,7 +101,7 @@ def run_sft(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
     data = cfg.data
     examples, summary = load_examples(data.train, tokenizer, data.max_length, data.roles)
     events.emit("data", **summary)
-    pad_id = model.config.pad_token_id if model.config.pad_token_id is not None else 0
+    pad_id = getattr(model.config, "pad_token_id", None) or 0
     engine = Engine(model, cfg, runtime, pad_id)
     train = cfg.train
     steps, batch_size, seed = train.steps, train.batch_size, cfg.seed
@@ -140,8 +146,8 @@ def run_sft(cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
             steps = done
             break
     identical = replicas_identical(model, runtime)
-    final = finish(cfg, events, runtime, model, tokenizer, tokenizer_dir)
-    events.emit("done", command="sft", steps=steps, final=final, replicas_identical=identical)
+    written = finish(cfg, events, runtime, model, tokenizer, tokenizer_dir)
+    events.emit("done", command="sft", steps=steps, replicas_identical=identical, **written)
 
 
 def _agree(runtime, flag):
