@@ -691,13 +691,16 @@ function registerTrainCommand(program: Command, cli: CliContext): void {
     .option('--plan-gpu-memory <GiB>', 'memory plan: memory of one GPU in GiB (default 80)')
     .option(
       '--plan-lora-r <rank>',
-      "memory plan: LoRA of this rank instead of the trainer's full fine-tuning (planned, issue 42)",
+      "memory plan: LoRA of this rank (default the run's hyperparameters.lora.rank, else full fine-tuning)",
     )
     .option(
       '--plan-lora-modules <names>',
       'memory plan: LoRA target modules, comma-separated (default q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj)',
     )
-    .option('--plan-checkpointing', 'memory plan: with gradient checkpointing per layer')
+    .option(
+      '--plan-checkpointing',
+      "memory plan: with gradient checkpointing per layer (default the run's train.gradient_checkpointing)",
+    )
     .option(
       '--plan-seq-len <tokens>',
       "memory plan: tokens of the longest row (default the run's data.max_length, else 2048)",

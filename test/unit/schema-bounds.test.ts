@@ -81,6 +81,7 @@ const KINDS: FileKind[] = [
     examples: [
       ['examples', 'training', 'envace.run.json'],
       ['examples', 'training', 'sft.run.json'],
+      ['examples', 'training', 'qwen3-lora.run.json'],
     ],
     loaderFaults: runSpecFaults,
   },

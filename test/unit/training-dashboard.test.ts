@@ -6,7 +6,11 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
 import { EVENTS_FILE, readTrainerEvents } from '../../src/core/training/launch/supervisor';
-import { estimateSecondsLeft, formatDuration } from '../../src/core/training/dashboard/progress';
+import {
+  estimateSecondsLeft,
+  formatDuration,
+  formatParameters,
+} from '../../src/core/training/dashboard/progress';
 import {
   isDashboardViewState,
   parseDashboardMessage,
@@ -227,6 +231,33 @@ describe('training dashboard: events to series', () => {
     assert.equal(state.final, '/r/final');
     assert.deepEqual(state.exports, ['/r/final']);
     assert.deepEqual(state.progress, { unit: 'steps', done: 2, total: 2, secondsLeft: 0 });
+  });
+
+  it('a LoRA run says what trains: its rank, and how many of the parameters', () => {
+    const state = runStateFromEvents([
+      start(0),
+      {
+        event: 'model',
+        t: 1,
+        path: '/m/qwen3',
+        parameters: 1_720_000_000,
+        config: { backend: 'transformers', lora_rank: 16, trainable_parameters: 17_400_000 },
+      },
+      sftStep(1, 2),
+    ]);
+    assert.deepEqual(state.model, {
+      backend: 'transformers',
+      loraRank: 16,
+      parameters: 1_720_000_000,
+      trainable: 17_400_000,
+    });
+    assert.equal(formatParameters(state.model!.trainable), '17.4M');
+    assert.equal(formatParameters(state.model!.parameters), '1.72B');
+    // init's model event (a config.json, no backend) says nothing about what a run trains.
+    const init = runStateFromEvents([
+      { event: 'model', t: 0, path: '/m', parameters: 10, config: { model_type: 'llama' } },
+    ]);
+    assert.equal(init.model, undefined);
   });
 
   it("a crash the trainer did not report takes the supervisor's verdict; warnings are kept", () => {

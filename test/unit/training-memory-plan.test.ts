@@ -226,6 +226,33 @@ describe('memory plan (rehearse train --dry-run)', () => {
       assert.match(r.out, /total {8}\d\d\.\d GiB of 80\.0 GiB: fits/);
     });
 
+    it("plans the run file's own LoRA and checkpointing, and passes them to the trainer config", async () => {
+      const loraRun = path.join(dir, 'qwen-lora.run.json');
+      await fs.writeFile(
+        loraRun,
+        JSON.stringify({
+          objective: 'sft',
+          base: 'qwen3-8b',
+          data: { train: ['rows.jsonl'] },
+          hyperparameters: {
+            model: { backend: 'transformers' },
+            lora: { rank: 16, target_modules: ['q_proj', 'v_proj'] },
+            data: { max_length: 4096 },
+            train: { micro_batch_size: 1, gradient_checkpointing: true },
+          },
+        }),
+      );
+      const r = await dryRun(loraRun);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /memory plan per GPU: LoRA r16 over q_proj, v_proj/);
+      assert.match(r.out, /checkpointing on/);
+      assert.match(r.out, /"lora": \{\s*"rank": 16/);
+      assert.match(r.out, /"backend": "transformers"/);
+      // A flag still plans something else without editing the file.
+      const full = await dryRun(loraRun, '--plan-lora-r', '64');
+      assert.match(full.out, /LoRA r64 over q_proj, v_proj/);
+    });
+
     it('--dry-run of full fine-tuning prints the plan, then refuses it (exit 1) naming the fixes', async () => {
       const r = await dryRun(runFile);
       assert.equal(r.code, 1);

@@ -13,7 +13,7 @@ import type {
   DashboardViewState,
   TrainingDashboardSnapshot,
 } from '../../src/core/training/dashboard/protocol';
-import { formatDuration } from '../../src/core/training/dashboard/progress';
+import { formatDuration, formatParameters } from '../../src/core/training/dashboard/progress';
 import type { TrainingChartId } from '../../src/core/training/dashboard/runState';
 import { TRAINING_CHARTS } from '../../src/core/training/dashboard/runState';
 import { lineChart, setLineSeries } from '../shared/charts';
@@ -138,7 +138,19 @@ function progressLine(s: TrainingDashboardSnapshot): string {
       : '';
   const resumed = s.state.resumedFrom ? ` · resumed at step ${s.state.resumedFrom.step}` : '';
   const device = s.state.device ? ` · ${s.state.device}` : '';
-  return `${where}${eta}${resumed}${device}`;
+  return `${where}${eta}${resumed}${device}${modelText(s.state.model)}`;
+}
+
+/** ` · LoRA r16 · 4.4M of 1.7B parameters train` (transformers runs say so; the studio's full runs say nothing new). */
+function modelText(m: TrainingDashboardSnapshot['state']['model']): string {
+  if (!m) return '';
+  const kind =
+    m.loraRank > 0 ? `LoRA r${m.loraRank}` : m.backend === 'transformers' ? 'transformers' : '';
+  const share =
+    m.trainable < m.parameters
+      ? ` · ${formatParameters(m.trainable)} of ${formatParameters(m.parameters)} parameters train`
+      : '';
+  return `${kind ? ` · ${kind}` : ''}${share}`;
 }
 
 function latestValues(series: Record<string, [number, number][]>): string {

@@ -59,16 +59,33 @@ export function memorySettings(spec: RunSpec, args: MemoryPlanArgs): MemorySetti
       'USAGE',
       `--plan-lora-modules: the plan knows ${DEFAULT_LORA_TARGETS.join(', ')}, not ${unknown.join(', ')}.`,
     );
+  // The run file's own LoRA and checkpointing unless a flag plans something else.
+  const runRank = hyper(spec, 'lora', 'rank', 0);
+  const runModules = spec.hyperparameters?.['lora']?.['target_modules'];
+  const known = (DEFAULT_LORA_TARGETS as readonly string[]).filter(
+    (m) => !Array.isArray(runModules) || runModules.includes(m),
+  );
+  const rank =
+    args.planLoraR !== undefined
+      ? flag(args.planLoraR, OUTSIDE_NUMBERS.flagPlanLoraRank, 0)
+      : runRank;
   return {
     mode:
-      args.planLoraR === undefined
+      rank <= 0
         ? { kind: 'full' }
         : {
             kind: 'lora',
-            rank: flag(args.planLoraR, OUTSIDE_NUMBERS.flagPlanLoraRank, 0),
-            targetModules: modules && modules.length > 0 ? modules : DEFAULT_LORA_TARGETS,
+            rank,
+            targetModules:
+              modules && modules.length > 0
+                ? modules
+                : known.length > 0
+                  ? known
+                  : DEFAULT_LORA_TARGETS,
           },
-    checkpointing: args.planCheckpointing === true,
+    checkpointing:
+      args.planCheckpointing === true ||
+      spec.hyperparameters?.['train']?.['gradient_checkpointing'] === true,
     microBatch: flag(
       args.planMicroBatch,
       OUTSIDE_NUMBERS.flagPlanMicroBatch,

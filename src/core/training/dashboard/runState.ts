@@ -58,6 +58,8 @@ export interface TrainingRunState {
   series: TrainingSeries;
   lastCheckpoint?: CheckpointInfo;
   resumedFrom?: { step: number; path: string };
+  /** What trains (the trainer's `model` event): whose model code, LoRA's rank, trainable parameters. */
+  model?: { backend: string; loraRank: number; parameters: number; trainable: number };
   /** The trained model folder (`done.final`). */
   final?: string;
   /** ONNX folders written (`export` events), oldest first. */
@@ -167,6 +169,20 @@ function onValidation(state: TrainingRunState, e: TrainerEvent): void {
     plot(state, 'validation', name, step, value);
 }
 
+/** What an sft or grpo `model` event says trains (init's has no backend: undefined). */
+function trainedModel(e: TrainerEvent): TrainingRunState['model'] {
+  const c = e['config'] as Record<string, unknown> | undefined;
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const parameters = n(e['parameters']);
+  if (!c || typeof c['backend'] !== 'string' || parameters === undefined) return undefined;
+  return {
+    backend: c['backend'],
+    loraRank: n(c['lora_rank']) ?? 0,
+    parameters,
+    trainable: n(c['trainable_parameters']) ?? parameters,
+  };
+}
+
 /** Folds one trainer event into the state (in place, so that long runs stay linear). */
 export function applyTrainerEvent(state: TrainingRunState, e: TrainerEvent): TrainingRunState {
   state.events++;
@@ -184,6 +200,9 @@ export function applyTrainerEvent(state: TrainingRunState, e: TrainerEvent): Tra
           ? { origin: { done: state.progress.done, t: e['t'] as number } }
           : {}),
       };
+      break;
+    case 'model':
+      state.model = trainedModel(e) ?? state.model;
       break;
     case 'resume': {
       const step = num(e['step']);

@@ -31,7 +31,7 @@ export interface ModelShape {
   experts?: { count: number; intermediateSize: number; perToken: number };
 }
 
-/** How the run trains: the trainer's full fine-tuning today, or LoRA (planned, issue 42). */
+/** How the run trains: full fine-tuning, or LoRA adapters on a frozen base (the run's `lora.rank`). */
 export type TrainingMode =
   { kind: 'full' } | { kind: 'lora'; rank: number; targetModules: readonly string[] };
 

@@ -1,4 +1,5 @@
 import { StudioError } from '../../base/errors';
+import { formatParameters } from '../dashboard/progress';
 import type { MemoryPlan, MemorySettings, ModelShape } from './memoryPlan';
 import { DEFAULT_LORA_TARGETS, GIB, gpusToFit, planMemory } from './memoryPlan';
 
@@ -77,13 +78,11 @@ export function memoryPlanLines(plan: MemoryPlan): string[] {
   const { settings, perGpu } = plan;
   const mode =
     settings.mode.kind === 'full'
-      ? 'full fine-tuning (fp32 weights, AdamW fp32 states, as the trainer does today)'
-      : `LoRA r${settings.mode.rank} over ${settings.mode.targetModules.join(', ')} (bf16 frozen base; planned, issue 42)`;
-  const billions = (n: number) =>
-    n >= 1e9 ? `${(n / 1e9).toFixed(2)}B` : `${(n / 1e6).toFixed(1)}M`;
+      ? 'full fine-tuning (fp32 weights, AdamW fp32 states)'
+      : `LoRA r${settings.mode.rank} over ${settings.mode.targetModules.join(', ')} (bf16 frozen base)`;
   return [
     `memory plan per GPU: ${mode}`,
-    `  ${billions(plan.parameters)} parameters, ${billions(plan.trainableParameters)} trained; ` +
+    `  ${formatParameters(plan.parameters)} parameters, ${formatParameters(plan.trainableParameters)} trained; ` +
       `micro-batch ${settings.microBatch} × ${settings.sequenceLength} tokens; ` +
       `checkpointing ${settings.checkpointing ? 'on' : 'off'}; ${settings.gpus} GPU${settings.gpus === 1 ? '' : 's'} of ${settings.gpuMemoryGiB} GiB` +
       (settings.gpus > 1

@@ -296,10 +296,10 @@ export function trainerConfigFor(spec: RunSpec): Record<string, unknown> {
     device: spec.hardware.device ?? 'auto',
     ...(spec.hardware.threads !== undefined ? { threads: spec.hardware.threads } : {}),
     out_dir: spec.out_dir,
-    model: { path: spec.base },
+    model: { ...hyper['model'], path: spec.base },
     data: { ...hyper['data'], train: spec.data.train },
   };
-  for (const key of ['optim', 'train', 'export', 'validation'] as const)
+  for (const key of ['lora', 'optim', 'train', 'export', 'validation'] as const)
     if (hyper[key]) config[key] = hyper[key];
   if (hyper['probe']) {
     const probe = { ...hyper['probe'] };
