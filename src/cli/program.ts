@@ -584,7 +584,7 @@ function registerCheckpointExport(exporter: Command, cli: CliContext): void {
     )
     .argument(
       '<folder>',
-      "a policy folder (from `rehearse import checkpoint`), a training run's final/ or one of its checkpoints",
+      "a policy folder (from `rehearse import checkpoint`), a training run's final/ or one of its checkpoints (a LoRA adapter is merged onto its base)",
     )
     .option('--out <dir>', 'the Hugging Face folder to write')
     .option(

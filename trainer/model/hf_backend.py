@@ -181,3 +181,35 @@ def load_hf_policy(cfg: TrainerConfig, source: str, device: torch.device, attent
 def linear_names(model: nn.Module) -> list[str]:
     """The distinct last names of ``model``'s linear layers (what lora.target_modules may name)."""
     return sorted({n.split(".")[-1] for n, m in model.named_modules() if isinstance(m, nn.Linear)})
+
+
+def merge_adapter(source: str, out: str, dtype: torch.dtype | None = None) -> dict[str, Any]:
+    """A PEFT adapter folder merged onto its base, written to ``out`` as a plain Hugging Face folder
+    (``save_pretrained``, the tokenizer beside it; in ``dtype``, default the base's). Returns what the
+    ``hf_folder`` event reports: ``model_type``, ``files``, ``dtype``, ``parameters``."""
+    try:
+        from peft import PeftModel
+        from transformers import AutoModelForCausalLM
+        from transformers.utils import logging as hf_logging
+    except ImportError as e:
+        raise _missing_packages("Merging a LoRA adapter", e) from e
+    hf_logging.disable_progress_bar()
+    base_path = adapter_base(source)
+    base = AutoModelForCausalLM.from_pretrained(base_path, dtype=torch.float32, local_files_only=True)
+    merged = PeftModel.from_pretrained(base, source).merge_and_unload()
+    target = dtype or _config_dtype(base_path)
+    merged = merged.to(target)
+    tmp = out + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    merged.save_pretrained(tmp, safe_serialization=True)
+    copy_tokenizer_files(source, tmp)
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(tmp, out)
+    return {"model_type": merged.config.model_type, "files": sorted(os.listdir(out)),
+            "dtype": str(target).removeprefix("torch."), "parameters": sum(p.numel() for p in merged.parameters())}
+
+
+def _config_dtype(folder: str) -> torch.dtype:
+    config = read_json_object(os.path.join(folder, "config.json"), "a Hugging Face config.json")
+    name = config.get("dtype") or config.get("torch_dtype")
+    return {"bfloat16": torch.bfloat16, "float16": torch.float16}.get(str(name), torch.float32)

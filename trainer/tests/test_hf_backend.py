@@ -16,6 +16,8 @@ from peft import PeftModel
 from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM
 
+from ..commands.test_checkpoint import make_test_checkpoint
+from .fixtures import demonstration_rows, write_rows
 from .helpers import TinyModel, event_errors, load_weights, max_weight_diff, of, run_cli
 
 SHAPE = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -96,6 +98,18 @@ class HfBackendTest(unittest.TestCase):
         self.assertLess(float((logits(adapted, ids) - logits(merged, ids)).abs().max()), 1e-4)
         self.assertGreater(float((logits(adapted, ids) - logits(base, ids)).abs().max()), 1e-2)  # it did train
 
+        # Merged on request: `export-checkpoint` of the adapter writes the same merged model.
+        out = self.tiny.path("lora-export")
+        code, events, err = run_cli(["export-checkpoint", "--source", final, "--out", out])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(event_errors(events), [])
+        self.assertEqual(of(events, "hf_folder")[0]["model_type"], "qwen3")
+        exported = AutoModelForCausalLM.from_pretrained(out).eval()
+        self.assertLess(float((logits(exported, ids) - logits(merged, ids)).abs().max()), 1e-5)
+        code, events, _ = run_cli(["import-checkpoint", "--source", final, "--out", self.tiny.path("lora-policy")])
+        self.assertEqual((code, events[-1]["code"]), (2, "MODEL_IS_ADAPTER"))
+        self.assertIn("final-merged", events[-1]["message"])
+
         # A LoRA run may start from a saved adapter: its base comes from adapter_config.json.
         code, events, err = self.sft("from-adapter", final, steps=2)
         self.assertEqual(code, 0, err)
@@ -130,6 +144,26 @@ class HfBackendTest(unittest.TestCase):
         warnings = [w for w in of(events, "warning") if w["code"] == "EXPORT_SKIPPED"]
         self.assertEqual(len(warnings), 1)
         self.assertIn("vLLM", warnings[0]["message"])
+
+    def test_both_backends_compute_the_same_loss_on_a_qwen3_folder(self):
+        # A Qwen3 folder as EnvACE's merger writes it, with Qwen3's chat template (<think> handling):
+        # the studio's code and transformers render the same rows and score them alike.
+        folder = self.tiny.path("qwen3-envace")
+        make_test_checkpoint(folder, model_type="qwen3", seed=5)
+        write_rows(self.tiny.path("qwen-rows.jsonl"), demonstration_rows(6))
+        first = {}
+        for backend in ("studio", "transformers"):
+            cfg = {"out_dir": f"both-{backend}", "threads": 1, "model": {"path": folder, "backend": backend},
+                   "data": {"train": ["qwen-rows.jsonl"]}, "optim": {"lr": 0.001},
+                   "train": {"steps": 1, "batch_size": 4, "export_at_end": False}}
+            code, events, err = run_cli(["sft", "--config", self.tiny.config(f"both-{backend}", cfg)])
+            self.assertEqual(code, 0, err)
+            first[backend] = of(events, "step")[0]
+        self.assertEqual(first["studio"]["tokens"], first["transformers"]["tokens"])
+        self.assertAlmostEqual(first["studio"]["loss"], first["transformers"]["loss"], delta=1e-4)
+        for role in ("act", "rehearse"):
+            self.assertAlmostEqual(first["studio"]["roles"][role]["loss"], first["transformers"]["roles"][role]["loss"],
+                                   delta=1e-4)
 
     def test_gradient_checkpointing_leaves_the_update_unchanged(self):
         runs = {}

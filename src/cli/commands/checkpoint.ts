@@ -39,6 +39,7 @@ const INPUT_ERRORS = new Set([
   'MODEL_CONFIG_INVALID',
   'WEIGHTS_INVALID',
   'WEIGHTS_MISMATCH',
+  'MODEL_IS_ADAPTER',
   'TOKENIZER_MISSING',
   'USAGE',
   'CONFIG_INVALID',
@@ -58,7 +59,10 @@ function sourceFolder(source: string, direction: keyof typeof DIRECTIONS): strin
         : "a policy folder, a training run's final/ or one of its checkpoints";
     throw new StudioError('USAGE', `${source} is not a folder; pass ${what}.`);
   }
-  if (!existsSync(path.join(source, 'config.json'))) {
+  // A LoRA adapter folder (adapter_config.json) goes to the trainer: export merges it onto its base,
+  // import says to take the merged folder instead (MODEL_IS_ADAPTER).
+  const adapter = existsSync(path.join(source, 'adapter_config.json'));
+  if (!adapter && !existsSync(path.join(source, 'config.json'))) {
     throw new StudioError(
       'USAGE',
       direction === 'import'
