@@ -6,11 +6,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { TrainerEvent } from '../../src/core/training/launch/supervisor';
 import { EVENTS_FILE, readTrainerEvents } from '../../src/core/training/launch/supervisor';
-import {
-  estimateSecondsLeft,
-  formatDuration,
-  formatParameters,
-} from '../../src/core/training/dashboard/progress';
+import { formatParameters } from '../../src/core/base/counted';
+import { estimateSecondsLeft, formatDuration } from '../../src/core/training/dashboard/progress';
 import {
   isDashboardViewState,
   parseDashboardMessage,

@@ -13,7 +13,8 @@ import type {
   DashboardViewState,
   TrainingDashboardSnapshot,
 } from '../../src/core/training/dashboard/protocol';
-import { formatDuration, formatParameters } from '../../src/core/training/dashboard/progress';
+import { formatParameters } from '../../src/core/base/counted';
+import { formatDuration } from '../../src/core/training/dashboard/progress';
 import type { TrainingChartId } from '../../src/core/training/dashboard/runState';
 import { TRAINING_CHARTS } from '../../src/core/training/dashboard/runState';
 import { lineChart, setLineSeries } from '../shared/charts';

@@ -39,10 +39,3 @@ export function formatDuration(seconds: number): string {
   if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
   return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 }
-
-/** A parameter count as people write it: 1.72B, 4.4M (one decimal below a billion, two above). */
-export function formatParameters(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
-  return n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n);
-}

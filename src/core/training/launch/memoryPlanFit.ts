@@ -1,5 +1,5 @@
 import { StudioError } from '../../base/errors';
-import { formatParameters } from '../dashboard/progress';
+import { formatParameters } from '../../base/counted';
 import type { MemoryPlan, MemorySettings, ModelShape } from './memoryPlan';
 import { DEFAULT_LORA_TARGETS, GIB, gpusToFit, planMemory } from './memoryPlan';
 
