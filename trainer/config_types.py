@@ -172,6 +172,7 @@ class GrpoSection(_Section):
     kl_coef: float = 0.0
     kl_type: str = "low_var_kl"
     temperature: float = 1.0
+    tis_cap: float | None = 2.0
     grounding: GroundingSection = GroundingSection()
 
 
@@ -183,6 +184,8 @@ class RolloutsSection(_Section):
     timeout_s: float = 86400
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     keep_models: bool = False
+    server_url: str | None = None
+    server_api_key_env: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ export interface PolicyArgs {
   threads?: string;
   /** Constrain a tool call's name to the offered tools (model folders). */
   constrainToolNames?: boolean;
+  /** Endpoints: record the sampled token ids and log-probs (`rollout --record-tokens`). */
+  recordTokens?: boolean;
 }
 
 const DEVICES = ['auto', 'cpu', 'cuda', 'webgpu'];
@@ -50,8 +52,14 @@ export async function openPolicy(
       baseURL: spec,
       model: args.model,
       apiKey: process.env.REHEARSAL_API_KEY ?? process.env.OPENAI_API_KEY,
+      ...(args.recordTokens ? { recordTokens: true } : {}),
     });
   }
+  if (args.recordTokens)
+    throw new StudioError(
+      'USAGE',
+      '--record-tokens asks a served model (an http(s):// --policy) for its sampled token ids; this policy is not one.',
+    );
   const device = (args.device ?? 'auto') as DeviceSetting;
   if (!DEVICES.includes(device)) {
     const near = didYouMean(String(args.device), DEVICES);

@@ -494,6 +494,10 @@ function registerRolloutCommand(program: Command, cli: CliContext): void {
       "turn (one act row per turn, pooled per task and role as EnvACE's GRPO does) or episode (one row per episode training every turn)",
       'turn',
     )
+    .option(
+      '--record-tokens',
+      "endpoint policies: ask for the sampled token ids and log-probs (vLLM's return_token_ids) and put them in the rows, so the trainer trains the tokens sampled",
+    )
     .action(async (tasks: string[], opts) => {
       cli.exit(await rolloutCommand(tasks, opts, cli.ioFor()));
     });

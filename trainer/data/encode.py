@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..chat_template import render_chat
+from ..errors import data_error
 
 if TYPE_CHECKING:
     from ..tokenizer.tokenizer import Tokenizer
@@ -28,7 +29,8 @@ class Example:
     """A tokenized row."""
 
     __slots__ = ("index", "id", "role", "source", "weight", "reward", "group", "prompt_ids", "target_ids",
-                 "advantage", "has_signal", "finished", "temperature", "where", "history_spans", "episode")
+                 "advantage", "has_signal", "finished", "temperature", "where", "history_spans", "episode",
+                 "sampler_logprobs")
 
     def __init__(self, index: int, row: dict[str, Any], prompt_ids: list[int], target_ids: list[int],
                  history_spans: Sequence[tuple[int, int]] = ()) -> None:
@@ -56,6 +58,8 @@ class Example:
         episode = row.get("episode")
         self.episode: tuple[str | None, str | None, str] | None = (
             (row.get("group"), row.get("task"), str(episode)) if episode is not None else None)
+        #: A served model's rollout row: each target token's log-prob under the sampler (truncated IS).
+        self.sampler_logprobs: list[float] | None = row.get("target_logprobs")
 
     @property
     def length(self) -> int:
@@ -114,6 +118,25 @@ def encode_with_history(row: dict[str, Any], tokenizer: Tokenizer,
     return ids + tokenizer.encode(prompt[len(consumed):]), spans
 
 
+def sampled_ids(row: dict[str, Any], vocab: int) -> list[int] | None:
+    """A served model's sampled target ids (``target_ids``, checked against ``target_logprobs`` and the
+    vocabulary), or None for a row without them (its target is tokenized)."""
+    ids = row.get("target_ids")
+    if ids is None:
+        if row.get("target_logprobs") is not None:
+            raise data_error(f"{row.get('_where', row['id'])}: target_logprobs needs target_ids beside it.")
+        return None
+    logprobs = row.get("target_logprobs")
+    if logprobs is not None and len(logprobs) != len(ids):
+        raise data_error(f"{row.get('_where', row['id'])}: target_ids has {len(ids)} tokens, target_logprobs "
+                         f"{len(logprobs)}; a server's sample gives one log-prob per token.")
+    bad = next((t for t in ids if t >= vocab), None)
+    if bad is not None:
+        raise data_error(f"{row.get('_where', row['id'])}: target_ids holds {bad}, outside the tokenizer's "
+                         f"{vocab} tokens: the rows were sampled by another model than this run trains.")
+    return list(ids) or None
+
+
 def encode_rows(rows: list[dict[str, Any]], tokenizer: Tokenizer, max_length: int) -> tuple[list[Example], list[Example]]:
     """``(examples, dropped)``: rows longer than ``max_length`` tokens are dropped (listed by id)."""
     if not tokenizer.chat_template:
@@ -126,7 +149,8 @@ def encode_rows(rows: list[dict[str, Any]], tokenizer: Tokenizer, max_length: in
         history = encode_with_history(row, tokenizer, eos_id) if row.get("train_history") and row["role"] == "act" else None
         prompt_ids, spans = history if history else (tokenizer.encode(render_prompt(row, tokenizer)), ())
         # A sample that stopped on a stop string or its token limit never sampled the end token.
-        target_ids = tokenizer.encode(row["target"]) + ([eos_id] if row.get("eos", True) else [])
+        target_ids = sampled_ids(row, len(tokenizer)) or (
+            tokenizer.encode(row["target"]) + ([eos_id] if row.get("eos", True) else []))
         ex = Example(i, row, prompt_ids, target_ids, spans)
         if ex.length > max_length:
             dropped.append(ex)

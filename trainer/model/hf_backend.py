@@ -120,6 +120,22 @@ class HFPolicy(nn.Module):
         merged.save_pretrained(folder, safe_serialization=True)
 
 
+class AdapterOff(nn.Module):
+    """A LoRA policy with its adapters switched off: the base it started from (GRPO's KL reference)."""
+
+    def __init__(self, policy: HFPolicy) -> None:
+        super().__init__()
+        self.policy = policy
+
+    @property
+    def lm_head(self) -> nn.Module:
+        return self.policy.lm_head
+
+    def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
+        with self.policy.inner.disable_adapter():  # type: ignore[operator]
+            return self.policy.hidden_states(input_ids)
+
+
 def copy_tokenizer_files(source: str, folder: str) -> None:
     """The tokenizer files (and the studio's sidecar) of ``source`` into ``folder`` (atomic per file)."""
     os.makedirs(folder, exist_ok=True)

@@ -7,7 +7,15 @@ import torch
 import torch.nn as nn
 
 if TYPE_CHECKING:
-    from ..train.common import Policy
+    from typing import Protocol
+
+    class Scorer(Protocol):
+        """What log-probs need of a model: hidden states of right-padded rows, and the output layer."""
+
+        @property
+        def lm_head(self) -> nn.Module: ...
+
+        def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor: ...
 
 
 class TokenLogProbs(nn.Module):
@@ -19,7 +27,7 @@ class TokenLogProbs(nn.Module):
     the module's (``grpo.temperature``).
     """
 
-    def __init__(self, model: Policy, temperature: float = 1.0) -> None:
+    def __init__(self, model: Scorer, temperature: float = 1.0) -> None:
         super().__init__()
         self.model = model
         self.temperature = temperature

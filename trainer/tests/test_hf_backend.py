@@ -182,11 +182,31 @@ class HfBackendTest(unittest.TestCase):
         code, events, _ = self.sft("bad-targets", self.qwen3, lora={"rank": 4, "target_modules": ["c_attn"]})
         self.assertEqual((code, events[-1]["code"]), (2, "CONFIG_INVALID"))
         self.assertIn("q_proj", events[-1]["message"])  # it names the layers there are
-        cfg = {"out_dir": "grpo-lora", "model": {"path": self.qwen3}, "lora": {"rank": 4},
-               "rollouts": {"rows": "none-{iteration}.jsonl"}}
-        code, events, _ = run_cli(["grpo", "--config", self.tiny.config("grpo-lora", cfg)])
-        self.assertEqual(events[-1]["code"], "BACKEND_UNSUPPORTED")
-        self.assertNotEqual(code, 0)
+        # GRPO of a transformers run samples a served engine: without one, or without LoRA to hand it,
+        # or with an ONNX validation, it says what to set.
+        grpo_cases = [
+            ({"lora": {"rank": 4}, "rollouts": {"command": ["true"]}}, "BACKEND_UNSUPPORTED", "rollouts.server_url"),
+            ({"rollouts": {"command": ["true"], "server_url": "http://127.0.0.1:9/v1"}}, "BACKEND_UNSUPPORTED",
+             "lora.rank"),
+            ({"lora": {"rank": 4}, "rollouts": {"command": ["true"], "server_url": "http://127.0.0.1:9/v1"},
+              "validation": {"command": ["true"]}}, "BACKEND_UNSUPPORTED", "validation.command"),
+        ]
+        for i, (extra, want, names) in enumerate(grpo_cases):
+            cfg = {"out_dir": f"grpo-{i}", "model": {"path": self.llama31}, **extra}
+            code, events, _ = run_cli(["grpo", "--config", self.tiny.config(f"grpo-{i}", cfg)])
+            self.assertEqual((code, events[-1]["code"]), (2, want), events[-1])
+            self.assertIn(names, events[-1]["message"])
+        # A served engine takes adapters of a transformers run, not the studio's own model.
+        cfg = {"out_dir": "grpo-studio", "model": {"path": self.tiny.model},
+               "rollouts": {"command": ["true"], "server_url": "http://127.0.0.1:9/v1"}}
+        code, events, _ = run_cli(["grpo", "--config", self.tiny.config("grpo-studio", cfg)])
+        self.assertEqual((code, events[-1]["code"]), (2, "CONFIG_INVALID"))
+        # A server that is not there: a runtime error that says how to start one.
+        cfg = {"out_dir": "grpo-down", "model": {"path": self.qwen3}, "lora": {"rank": 4},
+               "rollouts": {"command": ["true"], "server_url": "http://127.0.0.1:9/v1"}}
+        code, events, _ = run_cli(["grpo", "--config", self.tiny.config("grpo-down", cfg)])
+        self.assertEqual((code, events[-1]["code"]), (1, "SERVER_UNREACHABLE"))
+        self.assertIn("vllm serve", events[-1]["message"])
 
 
 if __name__ == "__main__":

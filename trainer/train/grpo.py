@@ -17,13 +17,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from ..data.batches import episodes_of, epoch_permutation, micro_batches, micro_count, rank_share, step_indices
 from ..data.encode import encode_rows
 from ..data.rows import read_rows
-from ..errors import EXIT_RUNTIME, TrainerError, data_error
+from ..errors import EXIT_RUNTIME, TrainerError, config_error, data_error
 from ..export import export_model_folder
-from ..model.folder import load_model, match_weights, read_state_dict, save_weights, write_metadata
-from ..model.hf_backend import choose_backend
+from ..model.folder import load_model, match_weights, read_state_dict, save_weights, write_metadata, write_model_folder
+from ..model.hf_backend import AdapterOff, HFPolicy, choose_backend, is_adapter_folder
 from ..model.llama import LlamaForCausalLM
 from ..objectives import TokenLogProbs, compute_advantages, reward_of
 from .checkpoint import save_checkpoint
@@ -32,6 +34,7 @@ from .engine import Engine
 from .grpo_objective import ROLES, grounding_loss, metric_keys, policy_loss, role_tokens, step_report
 from .rollouts import RolloutSource, run_command, substitute
 from .schedule import learning_rate
+from .served import ServedEngine
 
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
@@ -101,30 +104,70 @@ def role_summary(examples: list[Example]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def sampler_gap(examples: list[Example], old: dict[int, torch.Tensor]) -> dict[str, float | int] | None:
+    """How far the serving engine's log-probs of its sampled tokens are from the trainer's own before
+    the update (rank 0's rows): ``tokens``, ``mean_abs`` and ``max_abs`` of the difference; None when no
+    row carries them. Large values mean the two compute different distributions (another template,
+    precision, a stale adapter)."""
+    diffs = [(old[e.index][-len(e.target_ids):].float().cpu() - torch.tensor(e.sampler_logprobs)).abs()
+             for e in examples if e.sampler_logprobs is not None]
+    if not diffs:
+        return None
+    d = torch.cat(diffs)
+    return {"tokens": int(d.numel()), "mean_abs": round(float(d.mean()), 6), "max_abs": round(float(d.max()), 6)}
+
+
+def check_served_settings(cfg: TrainerConfig, transformers_run: bool, served: bool) -> None:
+    """What a transformers (LoRA) GRPO run needs, and what a served engine is for; coded errors otherwise."""
+    if not transformers_run:
+        if served:
+            raise config_error("rollouts.server_url hands a LoRA adapter to the server each iteration: set lora.rank "
+                               "(model.path a Hugging Face folder the server serves); the studio's own model samples "
+                               "its ONNX export instead.")
+        return
+    if cfg.rollouts.command and not served:
+        raise TrainerError("BACKEND_UNSUPPORTED", "A transformers (or LoRA) run has no ONNX export to sample: set "
+                           "rollouts.server_url to the OpenAI-compatible server started on its base (vLLM with "
+                           "--enable-lora, SGLang, or `python -m trainer.serve_hf`), and sample {endpoint} {model} in "
+                           "rollouts.command.")
+    if served and cfg.lora.rank <= 0 and not (cfg.model.path and is_adapter_folder(cfg.model.path)):
+        raise TrainerError("BACKEND_UNSUPPORTED", "A served engine gets the policy as a LoRA adapter each iteration; "
+                           "full fine-tuning would need a full weight reload, which this trainer does not do yet. "
+                           "Set lora.rank.")
+    if cfg.validation.command:
+        raise TrainerError("BACKEND_UNSUPPORTED", "validation.command exports ONNX policies; a transformers run "
+                           "cannot be validated that way yet. Leave validation out (validate the adapter afterwards "
+                           "with `rehearse run --policy <server> --model <adapter>`).")
+    if cfg.grpo.kl_coef > 0 and cfg.model.path and is_adapter_folder(cfg.model.path):
+        raise config_error("grpo.kl_coef > 0 keeps the starting policy as the base without adapters, which is not the "
+                           "starting policy of a run that starts from an adapter folder: set kl_coef to 0, or start "
+                           "from the base with new adapters.")
+
+
 class GrpoRun:
     def __init__(self, cfg: TrainerConfig, events: EventStream, runtime: Runtime) -> None:
         self.cfg, self.events, self.rt = cfg, events, runtime
         self.grpo = cfg.grpo
         self.source = RolloutSource(cfg, events.stderr)
-        if cfg.model.path and choose_backend(cfg, cfg.model.path) == "transformers":
-            # Each iteration samples an ONNX export of the policy, which only the studio's own code makes.
-            raise TrainerError("BACKEND_UNSUPPORTED", "grpo trains the studio's own model code only: its rollouts "
-                               "sample an ONNX export of the policy each iteration, which a transformers model (or "
-                               "LoRA) does not have. Train it with sft, or run GRPO at GPU scale with "
-                               "`rehearse train --backend envace`.")
-        model, self.tokenizer, self.tokenizer_dir, state = open_run(cfg, events, runtime, "grpo")
-        assert isinstance(model, LlamaForCausalLM), "refused above"
-        self.model = model
-        pad = self.model.config.pad_token_id
+        self.served = ServedEngine(cfg.rollouts.server_url, cfg.rollouts.server_api_key_env) \
+            if cfg.rollouts.server_url else None
+        hf = bool(cfg.model.path) and choose_backend(cfg, cfg.model.path or "") == "transformers"
+        check_served_settings(cfg, hf, self.served is not None)
+        self.model, self.tokenizer, self.tokenizer_dir, state = open_run(cfg, events, runtime, "grpo")
+        pad = getattr(self.model.config, "pad_token_id", None)
         self.engine = Engine(self.model, cfg, runtime, pad if pad is not None else 0, self.grpo.temperature,
                              row_temperatures=True)
         self.reference = None
         if self.grpo.kl_coef > 0:
             assert cfg.model.path, "open_run requires model.path"
-            ref_model = load_model(cfg.model.path, attention=attention_impl(cfg)).to(runtime.device)
-            for p in ref_model.parameters():
-                p.requires_grad_(False)
-            self.reference = TokenLogProbs(ref_model, self.grpo.temperature)
+            if isinstance(self.model, HFPolicy):
+                # The starting policy is the base without the new adapters (check_served_settings).
+                self.reference = TokenLogProbs(AdapterOff(self.model), self.grpo.temperature)
+            else:
+                ref_model = load_model(cfg.model.path, attention=attention_impl(cfg)).to(runtime.device)
+                for p in ref_model.parameters():
+                    p.requires_grad_(False)
+                self.reference = TokenLogProbs(ref_model, self.grpo.temperature)
         self.coef = self.grpo.grounding.coef
         self.static_pool = grounding_pool(self.grpo.grounding.rows, self.tokenizer, cfg.data.max_length) if self.coef > 0 else []
         self.fingerprint = fingerprint(cfg, _FINGERPRINT)
@@ -145,7 +188,11 @@ class GrpoRun:
         self.saved_best = self.best
 
     def policy_for_rollouts(self, it: int) -> str:
-        """Exports the current policy for the rollout command (rank 0); returns its folder."""
+        """Exports the current policy for the rollout command (rank 0); returns its folder. With a
+        served engine: the adapter, saved and loaded into the server under :meth:`served_name`."""
+        if self.served is not None:
+            return self.serve_adapter(it)
+        assert isinstance(self.model, LlamaForCausalLM), "check_served_settings: a transformers run is served"
         folder = os.path.join(self.source.iteration_dir(it), "model")
         if self.rt.is_main and self.source.needs_export:
             summary = export_model_folder(self.model, self.tokenizer, self.tokenizer_dir, folder, self.cfg.export)
@@ -155,11 +202,31 @@ class GrpoRun:
                 shutil.rmtree(previous, ignore_errors=True)
         return folder
 
+    def served_name(self, it: int) -> str:
+        """The adapter's name on the server: the run's folder and the iteration (unique across runs)."""
+        assert self.cfg.out_dir, "open_run requires out_dir"
+        return f"{os.path.basename(os.path.normpath(self.cfg.out_dir))}-iter{it:04d}"
+
+    def serve_adapter(self, it: int) -> str:
+        assert self.served is not None and isinstance(self.model, HFPolicy), "served runs are LoRA runs"
+        folder = os.path.join(self.source.iteration_dir(it), "adapter")
+        if self.rt.is_main:
+            write_model_folder(folder, self.model, self.tokenizer, self.tokenizer_dir)
+            name = self.served_name(it)
+            seconds = self.served.publish(name, folder)
+            self.events.emit("served", iteration=it, url=self.served.url, model=name, path=folder,
+                             seconds=round(seconds, 3))
+            previous = os.path.join(self.source.iteration_dir(it - 1), "adapter")
+            if it > 0 and not self.cfg.rollouts.keep_models and os.path.isdir(previous):
+                shutil.rmtree(previous, ignore_errors=True)
+        return folder
+
     def load_iteration(self, it: int) -> tuple[list[Example], list[Example]]:
         model_dir = self.policy_for_rollouts(it)
         seconds = 0.0
+        served = {"endpoint": self.served.url, "model": self.served_name(it)} if self.served is not None else {}
         if self.rt.is_main or not self.source.needs_export:
-            path, seconds = self.source.rows_for(it, model_dir)
+            path, seconds = self.source.rows_for(it, model_dir, served)
         self.rt.barrier()
         if self.source.needs_export:
             path = os.path.join(self.source.iteration_dir(it), "rows.jsonl")
@@ -216,6 +283,7 @@ class GrpoRun:
         needed = [by_index[k] for k in sorted(by_index)]
         old = self.engine.logprobs_no_grad(needed, micro)
         ref = self.engine.logprobs_no_grad(needed, micro, self.reference) if self.reference is not None else None
+        gap = sampler_gap(needed, old)
         lr = learning_rate(self.cfg.optim, it, self.grpo.iterations)
         keys = metric_keys()
         act_updates, act_tokens = 0, 0
@@ -243,7 +311,7 @@ class GrpoRun:
         self.act_tokens += act_tokens
         self.events.emit("iteration", iteration=it, steps=len(plan), act_updates=act_updates, act_tokens=act_tokens,
                          roles=role_summary(examples), grounding_pool=len(pool),
-                         seconds=round(time.monotonic() - t0, 3))
+                         **({"sampler_gap": gap} if gap else {}), seconds=round(time.monotonic() - t0, 3))
 
     def validates(self, done: int) -> bool:
         """Whether the policy after ``done`` iterations is validated (0: the starting policy)."""
@@ -263,6 +331,7 @@ class GrpoRun:
         if self.rt.is_main:
             t0 = time.monotonic()
             model_dir = os.path.join(folder, "model")
+            assert isinstance(self.model, LlamaForCausalLM), "check_served_settings refuses validation on transformers"
             export_model_folder(self.model, self.tokenizer, self.tokenizer_dir, model_dir, self.cfg.export)
             out = os.path.join(folder, "scores.json")
             if os.path.exists(out):
@@ -296,6 +365,7 @@ class GrpoRun:
         point the newest checkpoint recorded, which a resume from that checkpoint would restore."""
         assert self.best is not None and self.cfg.out_dir, "a best point and an out_dir"
         folder = self.best_dir(self.best["iteration"])
+        assert isinstance(self.model, LlamaForCausalLM), "check_served_settings refuses validation on transformers"
         write_metadata(folder, self.model.config, self.tokenizer, self.tokenizer_dir, self.cfg.export.max_new_tokens)
         save_weights(folder, self.model)
         root = os.path.join(self.cfg.out_dir, "best")
@@ -321,6 +391,7 @@ class GrpoRun:
             return
         if self.best["iteration"] == self.grpo.iterations:
             return
+        assert isinstance(self.model, LlamaForCausalLM), "check_served_settings refuses validation on transformers"
         sd, path = read_state_dict(self.best_dir(self.best["iteration"]))
         self.model.load_state_dict(match_weights(self.model, sd, path), strict=True)
         self.events.emit("best", iteration=self.best["iteration"], metric=self.validation.metric,

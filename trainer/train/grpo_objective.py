@@ -43,6 +43,8 @@ def policy_loss(grpo: GrpoSection, tokens: dict[str, int], world: int, old: dict
         old_lp = torch.cat([old[e.index] for e in b.examples])
         adv = b.per_row([e.advantage for e in b.examples])
         losses, clipped, approx_kl = ppo_token_losses(logp, old_lp, adv, grpo.clip_ratio, grpo.clip_ratio_c)
+        if grpo.tis_cap is not None and any(e.sampler_logprobs is not None for e in b.examples):
+            losses = losses * sampler_weights(b, old_lp, grpo.tis_cap)
         kl = None
         if ref is not None:
             kl = kl_penalty(logp, torch.cat([ref[e.index] for e in b.examples]), grpo.kl_type)
@@ -73,6 +75,26 @@ def policy_loss(grpo: GrpoSection, tokens: dict[str, int], world: int, old: dict
             values[f"{role}.kl"] = float(kl.detach()[m].sum()) if kl is not None else 0.0
         return scaled, values
     return loss_fn
+
+
+def sampler_weights(b: Batch, old_lp: torch.Tensor, cap: float) -> torch.Tensor:
+    """Truncated importance sampling: per loss token ``min(π_old / π_sampler, cap)``, where π_sampler is
+    the served engine's log-prob of the sampled token (``target_logprobs``) and π_old the trainer's own
+    before the update. It corrects the gap between the two engines (kernels, precision) that would
+    otherwise bias the gradient. History turns and rows without sampler log-probs weigh 1."""
+    sampler, sampled = [], []
+    for e in b.examples:
+        history = e.loss_tokens - len(e.target_ids)  # trained history turns come first in a row's tokens
+        if e.sampler_logprobs is None:
+            sampler.append(torch.zeros(e.loss_tokens))
+            sampled.append(torch.zeros(e.loss_tokens, dtype=torch.bool))
+        else:
+            sampler.append(torch.cat([torch.zeros(history), torch.tensor(e.sampler_logprobs, dtype=torch.float32)]))
+            sampled.append(torch.cat([torch.zeros(history, dtype=torch.bool),
+                                      torch.ones(len(e.target_ids), dtype=torch.bool)]))
+    sampler_lp = torch.cat(sampler).to(old_lp.device)
+    weights = torch.exp(old_lp.detach().float() - sampler_lp).clamp(max=cap)
+    return torch.where(torch.cat(sampled).to(old_lp.device), weights, torch.ones_like(weights))
 
 
 def grounding_loss(coef: float, grounding_tokens: int, world: int) -> LossFn:

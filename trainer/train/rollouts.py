@@ -20,7 +20,7 @@ from ..errors import EXIT_RUNTIME, TrainerError, config_error
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
 
-PLACEHOLDERS = ("{model_dir}", "{out}", "{iteration}", "{seed}", "{run_dir}")
+PLACEHOLDERS = ("{model_dir}", "{out}", "{iteration}", "{seed}", "{run_dir}", "{endpoint}", "{model}")
 
 
 def substitute(argv: Sequence[str], values: dict[str, Any]) -> list[str]:
@@ -97,7 +97,7 @@ class RolloutSource:
         assert self.cfg.out_dir, "open_run requires out_dir"
         return os.path.join(self.cfg.out_dir, "rollouts", f"iter-{iteration:04d}")
 
-    def rows_for(self, iteration: int, model_dir: str) -> tuple[str, float]:
+    def rows_for(self, iteration: int, model_dir: str, served: dict[str, str] | None = None) -> tuple[str, float]:
         """Path of the iteration's rows (runs the command first when there is one)."""
         ro = self.cfg.rollouts
         if not self.command:
@@ -110,7 +110,7 @@ class RolloutSource:
         if os.path.exists(out):
             os.remove(out)  # a rerun after a crash must not read a half-written file
         values = {"model_dir": model_dir, "out": out, "iteration": iteration,
-                  "seed": self.cfg.seed + iteration, "run_dir": self.cfg.out_dir}
+                  "seed": self.cfg.seed + iteration, "run_dir": self.cfg.out_dir, **(served or {})}
         t0 = time.monotonic()
         run_command(substitute(self.command, values), ro.env, ro.timeout_s, self.cfg.config_dir, self.log_sink)
         if not os.path.exists(out):

@@ -8,7 +8,7 @@ import { parseRehearsalOutput } from '../protocol/rehearsalParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import { toFunctionSchema } from '../protocol/types';
 import type { JsonValue } from '../base/json';
-import type { PolicyInfo } from '../trace/format/schema';
+import type { PolicyInfo, SampledTokens } from '../trace/format/schema';
 import type { SamplingSettings } from './sampling/sampling';
 import { GREEDY } from './sampling/sampling';
 import type {
@@ -33,7 +33,36 @@ export interface EndpointOptions {
   apiKey?: string;
   sampling?: Partial<SamplingSettings>;
   timeoutMs?: number;
+  /**
+   * Ask for the sampled token ids and their log-probs (`logprobs` and vLLM's `return_token_ids`) and
+   * record them ({@link SampledTokens}): GRPO rollouts of a served model. Off by default: servers that
+   * do not know `return_token_ids` (OpenAI's) refuse it.
+   */
+  recordTokens?: boolean;
 }
+
+/** A choice as vLLM returns it with `return_token_ids`: its sampled ids beside the standard fields. */
+type ChoiceWithTokens = OpenAI.Chat.Completions.ChatCompletion.Choice & { token_ids?: unknown };
+
+/** The sampled tokens of a choice, when the server gave ids and one log-prob per id; else undefined. */
+export function sampledTokensOf(choice: ChoiceWithTokens): SampledTokens | undefined {
+  const ids = choice.token_ids;
+  const logprobs = choice.logprobs?.content?.map((c) => c.logprob);
+  if (
+    !Array.isArray(ids) ||
+    !logprobs ||
+    ids.length !== logprobs.length ||
+    ids.length > MAX_SAMPLED_TOKENS
+  )
+    return undefined;
+  if (!ids.every((id) => Number.isInteger(id) && id >= 0)) return undefined;
+  if (!logprobs.every((l) => typeof l === 'number' && Number.isFinite(l) && l <= 0))
+    return undefined;
+  return { ids: ids as number[], logprobs };
+}
+
+/** The most sampled tokens one generation records (the trace schema's bound). */
+const MAX_SAMPLED_TOKENS = 65_536;
 
 type OpenAIMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -149,6 +178,7 @@ export class EndpointPolicy extends Disposable implements Policy {
           top_p: sampling.topP,
           seed: sampling.seed,
           max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.act,
+          ...this.tokenOptions(),
         },
         { signal: request.signal },
       ),
@@ -156,8 +186,10 @@ export class EndpointPolicy extends Disposable implements Policy {
     const choice = response.choices[0];
     const text = completionText(choice.message);
     request.onToken?.(text);
+    const sampledTokens = this.options.recordTokens ? sampledTokensOf(choice) : undefined;
     return {
       text,
+      ...(sampledTokens ? { sampledTokens } : {}),
       parse: parseActOutput(text),
       finish: finishOf(choice.finish_reason),
       tokens: {
@@ -181,6 +213,7 @@ export class EndpointPolicy extends Disposable implements Policy {
           top_p: sampling.topP,
           seed: sampling.seed,
           max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS.rehearse,
+          ...this.tokenOptions(),
         },
         { signal: request.signal },
       ),
@@ -188,7 +221,13 @@ export class EndpointPolicy extends Disposable implements Policy {
     const samples = response.choices.map((c) => {
       const text = c.message.content ?? '';
       request.onToken?.(c.index, text);
-      return { text, parse: parseRehearsalOutput(text), finish: finishOf(c.finish_reason) };
+      const sampledTokens = this.options.recordTokens ? sampledTokensOf(c) : undefined;
+      return {
+        text,
+        parse: parseRehearsalOutput(text),
+        finish: finishOf(c.finish_reason),
+        ...(sampledTokens ? { sampledTokens } : {}),
+      };
     });
     return {
       samples,
@@ -198,6 +237,14 @@ export class EndpointPolicy extends Disposable implements Policy {
       },
       latencyMs: performance.now() - started,
     };
+  }
+
+  /** The request fields that ask for the sampled tokens ({@link EndpointOptions.recordTokens}). */
+  private tokenOptions(): { logprobs?: boolean } {
+    // return_token_ids is vLLM's field: the SDK sends every field of the body as given.
+    return this.options.recordTokens
+      ? ({ logprobs: true, return_token_ids: true } as { logprobs: boolean })
+      : {};
   }
 
   endSession(): void {

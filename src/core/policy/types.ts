@@ -3,7 +3,7 @@ import type { Event } from '../base/event';
 import type { ActParse } from '../protocol/actParser';
 import type { RehearsalParse } from '../protocol/rehearsalParser';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
-import type { FinishReason, PolicyInfo, TokenCounts } from '../trace/format/schema';
+import type { FinishReason, PolicyInfo, SampledTokens, TokenCounts } from '../trace/format/schema';
 import type { SamplingSettings } from './sampling/sampling';
 
 export type { FinishReason } from '../trace/format/schema';
@@ -35,6 +35,8 @@ export interface ActResult {
    * the tokens trained are the tokens sampled.
    */
   sampledText?: string;
+  /** A served model's sampled token ids and log-probs, when asked for and given ({@link SampledTokens}). */
+  sampledTokens?: SampledTokens;
   parse: ActParse;
   finish: FinishReason;
   tokens: TokenCounts;
@@ -54,6 +56,7 @@ export interface RehearsalSample {
   text: string;
   /** The text as the model sampled it, when `text` differs from it ({@link ActResult.sampledText}). */
   sampledText?: string;
+  sampledTokens?: SampledTokens;
   parse: RehearsalParse;
   finish: FinishReason;
 }

@@ -537,10 +537,11 @@ async function playCall(ctx: EpisodeContext, c: CallPlay): Promise<CallResult | 
 }
 
 /** What a trace records of how a generation was sampled ({@link SampledText}). */
-function sampledText(g: Pick<ActResult, 'sampledText' | 'finish'>): SampledText {
+function sampledText(g: Pick<ActResult, 'sampledText' | 'finish' | 'sampledTokens'>): SampledText {
   return {
     ...(g.sampledText !== undefined ? { sampled: g.sampledText } : {}),
     ...(g.finish ? { finish: g.finish } : {}),
+    ...(g.sampledTokens ? { sampledTokens: g.sampledTokens } : {}),
   };
 }
 

@@ -43,6 +43,13 @@ export interface DatasetRow {
    * string or the token limit, so it never sampled one (default true).
    */
   eos?: boolean;
+  /**
+   * Rollout rows of a served model (`rollout --record-tokens`): the token ids it sampled for the
+   * target, the end token included when it sampled one; the trainer trains them as they are.
+   */
+  target_ids?: number[];
+  /** With `target_ids`: each token's log-prob under the sampler's distribution (truncated IS). */
+  target_logprobs?: number[];
   weight: number;
   source: RowSource;
   task?: string;

@@ -162,9 +162,17 @@ export function hideRow(row: DatasetRow, sampled?: string): DatasetRow {
   return { ...row, messages, target: sampled ?? slots.hide(row.target) };
 }
 
-/** A generation's row fields: the target without the end token when the policy never sampled one. */
-function endToken(g: SampledText): Pick<DatasetRow, 'eos'> {
-  return g.finish === 'stop' || g.finish === 'length' ? { eos: false } : {};
+/**
+ * A generation's row fields: the target without the end token when the policy never sampled one, and
+ * a served model's sampled token ids and log-probs when the trace recorded them.
+ */
+function endToken(g: SampledText): Pick<DatasetRow, 'eos' | 'target_ids' | 'target_logprobs'> {
+  return {
+    ...(g.finish === 'stop' || g.finish === 'length' ? { eos: false } : {}),
+    ...(g.sampledTokens
+      ? { target_ids: g.sampledTokens.ids, target_logprobs: g.sampledTokens.logprobs }
+      : {}),
+  };
 }
 
 /** Whether an episode ended because a rehearsal did not parse (an imagined episode's world model broke). */

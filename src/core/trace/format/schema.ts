@@ -98,6 +98,18 @@ export interface SampledText {
   /** The model's text before its identifiers were revealed, when it differs from `text`. */
   sampled?: string;
   finish?: FinishReason;
+  /** The token ids a served model sampled and their log-probs ({@link SampledTokens}). */
+  sampledTokens?: SampledTokens;
+}
+
+/**
+ * What a server sampled, token by token (vLLM's `return_token_ids` and `logprobs`): the ids, the end
+ * token included when it sampled one, and each one's log-prob under the distribution sampled from.
+ * Training rows carry them, so that the trainer trains the tokens sampled instead of re-tokenizing.
+ */
+export interface SampledTokens {
+  ids: number[];
+  logprobs: number[];
 }
 
 /** One act of the policy. */
