@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="$(bash scripts/trainer-python.sh)"
-"$PY" -m ruff check trainer lab
+"$PY" -m ruff check trainer lab scripts/gpu_check_lora.py
 "$PY" -m mypy trainer

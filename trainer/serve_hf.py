@@ -43,7 +43,7 @@ class BadRequest(Exception):
 class Engine:
     """The model, its adapters and its tokenizer; ``complete`` is one chat completion."""
 
-    def __init__(self, folder: str, served_name: str) -> None:
+    def __init__(self, folder: str, served_name: str, device: str = "cpu", dtype: str = "float32") -> None:
         from transformers import AutoModelForCausalLM
         from transformers.utils import logging as hf_logging
 
@@ -52,7 +52,9 @@ class Engine:
         from .tokenizer import load_tokenizer
         hf_logging.disable_progress_bar()
         self.folder, self.name = folder, served_name
-        self.base = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).eval()
+        self.device = torch.device(device)
+        base = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=getattr(torch, dtype))
+        self.base = base.to(self.device).eval()  # type: ignore[arg-type]  # transformers types .to oddly
         self.model: Any = self.base
         self.adapters: dict[str, str] = {}
         self.tokenizer = load_tokenizer(folder)
@@ -127,12 +129,12 @@ class Engine:
         ids: list[int] = []
         logprobs: list[float] = []
         past = None
-        step_input = torch.tensor([prompt])
+        step_input = torch.tensor([prompt], device=self.device)
         finish = "length"
         for _ in range(max_tokens):
             out = net(input_ids=step_input, past_key_values=past, use_cache=True)
             past = out.past_key_values
-            logits = out.logits[0, -1].float()
+            logits = out.logits[0, -1].float().cpu()
             if temperature <= 0:
                 dist = torch.log_softmax(logits, -1)
                 token = int(torch.argmax(dist))
@@ -149,7 +151,7 @@ class Engine:
             if token in self.stop:  # kept in token_ids and logprobs, as vLLM keeps it; not in the text
                 finish = "stop"
                 break
-            step_input = torch.tensor([[token]])
+            step_input = torch.tensor([[token]], device=self.device)
         text = self.tokenizer.decode(ids[:-1] if finish == "stop" else ids)
         choice: dict[str, Any] = {"index": index, "message": {"role": "assistant", "content": text},
                                   "finish_reason": finish, "token_ids": ids}
@@ -229,9 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--served-model-name", help="the name requests give as model (default: the folder's name)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000, help="0: any free port (the ready line names it)")
+    parser.add_argument("--device", default="auto", help="auto (CUDA when there is one), cpu, cuda or cuda:N")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
     args = parser.parse_args(argv)
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
-    engine = Engine(os.path.abspath(args.model), args.served_model_name or os.path.basename(os.path.abspath(args.model)))
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
+    engine = Engine(os.path.abspath(args.model), args.served_model_name or os.path.basename(os.path.abspath(args.model)),
+                    device, args.dtype)
     server = ThreadingHTTPServer((args.host, args.port), make_handler(engine))
     # One line on stdout when it listens: the tests and the GPU check wait for it.
     print(json.dumps({"event": "listening", "url": f"http://{args.host}:{server.server_address[1]}/v1",

@@ -140,5 +140,8 @@ class Engine:
         values = dict(zip(keys, reduced.tolist(), strict=False))  # the last value is input_tokens, not a metric
         seconds = time.monotonic() - t0
         tokens = reduced[-1].item()
-        return values, {"grad_norm": grad_norm, "lr": lr, "tokens": int(tokens), "seconds": seconds,
-                        "tokens_per_s": tokens / seconds if seconds > 0 else None}
+        info = {"grad_norm": grad_norm, "lr": lr, "tokens": int(tokens), "seconds": seconds,
+                "tokens_per_s": tokens / seconds if seconds > 0 else None}
+        if self.rt.device.type == "cuda":
+            info["peak_memory_bytes"] = int(torch.cuda.max_memory_allocated(self.rt.device))
+        return values, info
