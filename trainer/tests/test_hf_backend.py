@@ -19,6 +19,7 @@ from transformers import AutoModelForCausalLM
 from ..commands.test_checkpoint import make_test_checkpoint
 from .fixtures import demonstration_rows, write_rows
 from .helpers import TinyModel, event_errors, load_weights, max_weight_diff, of, run_cli
+from .test_distributed import torchrun
 
 SHAPE = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
          "num_key_value_heads": 2, "max_position_embeddings": 512}
@@ -164,6 +165,28 @@ class HfBackendTest(unittest.TestCase):
         for role in ("act", "rehearse"):
             self.assertAlmostEqual(first["studio"]["roles"][role]["loss"], first["transformers"]["roles"][role]["loss"],
                                    delta=1e-4)
+
+    def test_lora_under_torchrun_matches_one_process(self):
+        # Two CPU ranks (gloo DDP) over the adapters only: the same losses and adapter as one process.
+        def cfg(name):
+            return self.tiny.config(name, {
+                "out_dir": name, "threads": 1, "model": {"path": self.qwen3}, "lora": {"rank": 4, "merge_at_end": False},
+                "data": {"train": ["demo.jsonl"]}, "optim": {"lr": 0.01, "schedule": "constant"},
+                "train": {"steps": 3, "batch_size": 7, "micro_batch_size": 2, "checkpoint_every": 3,
+                          "export_at_end": False}})
+        proc = torchrun(2, ["sft", "--config", cfg("lora-ddp")])
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        with open(self.tiny.path("lora-ddp", "events.jsonl"), encoding="utf-8") as f:
+            events = [json.loads(line) for line in f]
+        self.assertEqual(events[0]["world_size"], 2)
+        self.assertTrue(events[-1]["replicas_identical"])
+        code, single, err = run_cli(["sft", "--config", cfg("lora-one")])
+        self.assertEqual(code, 0, err)
+        for a, b in zip(of(events, "step"), of(single, "step"), strict=True):
+            self.assertAlmostEqual(a["loss"], b["loss"], places=5)
+        a = load_file(self.tiny.path("lora-ddp", "final", "adapter_model.safetensors"))
+        b = load_file(self.tiny.path("lora-one", "final", "adapter_model.safetensors"))
+        self.assertLess(max(float((a[k] - b[k]).abs().max()) for k in a), 1e-5)
 
     def test_gradient_checkpointing_leaves_the_update_unchanged(self):
         runs = {}
