@@ -27,9 +27,10 @@ COMMANDS = {
                          "(--source, --out)",
     "export-checkpoint": "a policy folder or trainer checkpoint -> a Hugging Face folder with safetensors (--source, --out)",
     "test-checkpoint": "write a random-weight Hugging Face folder (qwen3 or qwen2, safetensors) for tests (--out)",
+    "export-trl": "dataset rows -> one parquet file in TRL's conversational prompt-completion format (--rows, --out)",
 }
 # Commands that take their arguments on the command line, not a config (they run on the CPU).
-_DIRECT_COMMANDS = ("test-model", "import-checkpoint", "export-checkpoint", "test-checkpoint")
+_DIRECT_COMMANDS = ("test-model", "import-checkpoint", "export-checkpoint", "test-checkpoint", "export-trl")
 _RUN_FOLDER_COMMANDS = ("sft", "grpo")
 
 
@@ -59,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _direct_arguments(name, p):
+    if name == "export-trl":
+        p.add_argument("--rows", required=True, action="append", help="a rows file (JSONL), or - for stdin; repeatable")
+        p.add_argument("--out", required=True, help="the parquet file to write")
+        return
     p.add_argument("--out", required=True, help="folder to create")
     if name == "test-checkpoint":
         p.add_argument("--model-type", default="qwen3", choices=["qwen3", "qwen2"])
@@ -81,6 +86,12 @@ def _run_direct(args, events):
     from .commands.test_model import run_test_model
     if args.command == "test-model":
         run_test_model(args.out, args.seed, events)
+    elif args.command == "export-trl":
+        from .data.rows import read_rows
+        from .export.trl_dataset import write_trl_dataset
+        rows = read_rows(args.rows)
+        size = write_trl_dataset(rows, os.path.abspath(args.out))
+        events.emit("done", command="export-trl", path=os.path.abspath(args.out), rows=len(rows), bytes=size)
     else:
         {"import-checkpoint": checkpoint.run_import, "export-checkpoint": checkpoint.run_export,
          "test-checkpoint": test_checkpoint.run_test_checkpoint}[args.command](args, events)

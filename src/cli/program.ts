@@ -543,7 +543,7 @@ function registerRowsExport(program: Command, cli: CliContext): Command {
     )
     .option(
       '--format <format>',
-      "rows (the trainer's JSONL) or envace (EnvACE's tool dataset JSON)",
+      "rows (the trainer's JSONL), envace (EnvACE's tool dataset JSON) or trl (TRL's conversational prompt-completion parquet, written by the trainer's Python)",
       'rows',
     )
     .option('--runs <ids>', 'only these runs (comma-separated run ids)')

@@ -1,5 +1,6 @@
 """Reading dataset rows (JSONL) and validating them against ``schemas/dataset-row.schema.json``."""
 import json
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,7 +16,8 @@ def read_rows(paths: Iterable[str]) -> list[dict[str, Any]]:
     rows, problems = [], []
     for path in paths:
         try:
-            f = open(path, encoding="utf-8")
+            # "-": the rows come on stdin (`rehearse export --format trl` pipes them, writing no other file).
+            f = open(sys.stdin.fileno(), encoding="utf-8", closefd=False) if path == "-" else open(path, encoding="utf-8")
         except FileNotFoundError as e:
             raise data_error(f"Dataset file not found: {path}.") from e
         with f:

@@ -1,6 +1,7 @@
 import { StudioError } from '../../core/base/errors';
 import type { ExportArgs } from '../../core/training/datasetExport';
 import { exportDataset } from '../../core/training/datasetExport';
+import { writeTrlDataset } from '../../core/training/launch/trlDataset';
 import type { CliIO } from '../io';
 import { outFileArg } from '../outArg';
 
@@ -25,6 +26,7 @@ export async function exportCommand(
   const { summaryText, summaryJson, written, format, heldOutFraction, seed } = await exportDataset(
     traces,
     args,
+    writeTrlDataset,
   );
   if (args.json) {
     io.out(

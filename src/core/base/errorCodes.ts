@@ -147,6 +147,8 @@ export const STUDIO_ERROR_CODES = {
     "The trainer's Python environment is not set up, or was made from other pins than this studio's: run `rehearse trainer setup` (the editor: Rehearsal: Set Up Trainer), or name your own Python with --python / rehearsal.trainer.python.",
   TRAINER_ENV_SETUP_FAILED:
     "Making the trainer's Python environment failed (no Python 3.10+, no venv module, pip could not reach its index); the message says which: fix it and run the setup again.",
+  TRAINER_EXPORT_FAILED:
+    "The trainer could not write an export (`rehearse export --format trl`'s parquet): the message gives the trainer's own code and what to do (`TRAINER_PACKAGES_MISSING`: run `rehearse trainer setup`).",
   TRAINER_PYTHON_MISSING:
     "The Python named for the trainer does not exist: fix --python, rehearsal.trainer.python, the run file's hardware.python or $TRAINER_PYTHON, or drop it to use the studio's environment (`rehearse trainer setup`).",
   UNKNOWN_ANNOTATION:

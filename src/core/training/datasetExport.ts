@@ -68,7 +68,7 @@ export interface DatasetExport {
   summaryText: string;
   summaryJson: Record<string, unknown>;
   written: Written[];
-  format: 'rows' | 'envace';
+  format: 'rows' | 'envace' | 'trl';
   heldOutFraction: number | undefined;
   seed: number;
 }
@@ -78,8 +78,18 @@ export interface DatasetExport {
  * (`format` envace), written to `out` or split by task into its train and held-out files: the one
  * road of `rehearse export` and of the editor's Export Training Rows.
  */
-export async function exportDataset(traces: string[], args: ExportArgs): Promise<DatasetExport> {
+export async function exportDataset(
+  traces: string[],
+  args: ExportArgs,
+  /** `--format trl`: writes the rows (JSONL text) as TRL's parquet (the trainer's `export-trl`). */
+  writeTrl?: (file: string, jsonl: string) => Promise<void>,
+): Promise<DatasetExport> {
   const settings = exportSettings(args);
+  if (settings.format === 'trl' && !writeTrl)
+    throw new StudioError(
+      'USAGE',
+      '--format trl is written by the trainer: use `rehearse export`.',
+    );
   const { out, format, heldOutFraction, seed } = settings;
   const runs = list(args.runs);
   const files = (await Promise.all(traces.map(resolveTraceArgument))).flat();
@@ -95,14 +105,14 @@ export async function exportDataset(traces: string[], args: ExportArgs): Promise
     format === 'envace'
       ? await collectEnvace(files, args, runs, taskFiles, items)
       : await collectRows(files, args, settings, runs, taskFiles, items);
-  const written = await writeItems(items, settings);
+  const written = await writeItems(items, settings, writeTrl);
   return { summaryText, summaryJson, written, format, heldOutFraction, seed };
 }
 
 /** The export's options, checked in the order the user reads them. */
 interface ExportSettings {
   out: string;
-  format: 'rows' | 'envace';
+  format: 'rows' | 'envace' | 'trl';
   source: 'demonstration' | 'rollout';
   roles: string[];
   rehearsePrompt: RehearsePromptOptions | undefined;
@@ -119,8 +129,8 @@ function exportSettings(args: ExportArgs): ExportSettings {
       'Missing --out <file>: where to write the rows (JSONL) or, with --format envace, the tool dataset (JSON).',
     );
   const format = args.format ?? 'rows';
-  if (format !== 'rows' && format !== 'envace')
-    throw new StudioError('USAGE', `--format must be rows or envace, not "${format}".`);
+  if (format !== 'rows' && format !== 'envace' && format !== 'trl')
+    throw new StudioError('USAGE', `--format must be rows, envace or trl, not "${format}".`);
   const source = args.source ?? 'demonstration';
   if (source !== 'demonstration' && source !== 'rollout')
     throw new StudioError('USAGE', `--source must be demonstration or rollout, not "${source}".`);
@@ -302,7 +312,11 @@ async function collectRows(
 }
 
 /** Writes the items to --out, or split by task into its train and held-out files. */
-async function writeItems(items: ExportItem[], settings: ExportSettings): Promise<Written[]> {
+async function writeItems(
+  items: ExportItem[],
+  settings: ExportSettings,
+  writeTrl?: (file: string, jsonl: string) => Promise<void>,
+): Promise<Written[]> {
   const written: Written[] = [];
   const root = writeRootOf(path.dirname(path.resolve(settings.out)));
   const writeSelected = async (file: string, selected: ExportItem[]) => {
@@ -311,7 +325,10 @@ async function writeItems(items: ExportItem[], settings: ExportSettings): Promis
       settings.format === 'envace'
         ? `[\n${lines.join(',\n')}\n]\n`
         : lines.map((l) => l + '\n').join('');
-    await writeFileInside(root, file, text);
+    // --format trl: checked as every export's file is (its folder made inside the root), then written
+    // by the trainer (pyarrow) through its own write path.
+    if (settings.format === 'trl' && writeTrl) await writeTrl(file, text);
+    else await writeFileInside(root, file, text);
     written.push({
       file,
       items: selected.length,
