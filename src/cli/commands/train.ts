@@ -16,8 +16,8 @@ import { TRAINER_LOG } from '../../core/training/launch/supervisor';
 import { memoryPlanLines, refuseUnlessFits } from '../../core/training/launch/memoryPlanFit';
 import type { CliIO } from '../io';
 import { progressBar } from '../io';
-import type { MemoryPlanArgs } from './trainMemoryPlan';
-import { hasPlanOptions, runMemoryPlan } from './trainMemoryPlan';
+import type { MemoryPlanArgs } from '../../core/training/launch/memoryPlanSettings';
+import { hasPlanOptions, runMemoryPlan } from '../../core/training/launch/memoryPlanSettings';
 
 /** Options of `rehearse train`. */
 export interface TrainArgs extends MemoryPlanArgs {

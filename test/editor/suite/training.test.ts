@@ -118,6 +118,11 @@ describe('Training runs from the editor', function () {
       'the confirmation shows the exact command',
     );
     assert.match(shownCommands[0].detail, /starts from the base model/);
+    // What the run will hold in GPU memory, planned from its base's config.json as the dry run plans it.
+    assert.match(
+      shownCommands[0].detail,
+      /memory plan per GPU: full fine-tuning[\s\S]*total +\d+\.\d GiB of 80\.0 GiB: fits/,
+    );
 
     const dashboard = dashboardOf(api, run);
     await waitUntil([vscode.window.tabGroups.onDidChangeTabs], "the dashboard's tab", () => {

@@ -12,6 +12,7 @@ import type {
   TrainingRunResult,
 } from '../../../core/training/launch/lifecycle';
 import { prepareTrainingRun, startTrainingRun } from '../../../core/training/launch/lifecycle';
+import { memoryPlanText } from '../../../core/training/launch/memoryPlanSettings';
 import type { TrainingOutcome, TrainingProcess } from '../../../core/training/launch/supervisor';
 import { TrainingRun } from '../../../core/training/run/trainingRun';
 import { CONTEXT_KEYS } from '../../commands';
@@ -113,6 +114,9 @@ export class TrainingRuns extends Disposable {
       this.attention.fire({ run, action: 'show' });
       return run;
     }
+    // What the run will hold in GPU memory, from its own settings (LoRA, checkpointing, row length),
+    // as `rehearse train --dry-run` plans it; the envace backend runs elsewhere.
+    const memory = plan.backend === 'envace' ? [] : ['', ...(await memoryPlanText(spec))];
     const confirmed = await this.confirmLaunch(
       `${resumeFrom ? 'Resume' : 'Start'} the training run "${spec.name}"?`,
       [
@@ -121,6 +125,7 @@ export class TrainingRuns extends Disposable {
         `in ${plan.cwd}`,
         resumeFrom ? `resumes from ${resumeFrom}` : 'starts from the base model',
         `run folder ${plan.outDir}`,
+        ...memory,
       ].join('\n'),
     );
     if (!confirmed) return undefined;

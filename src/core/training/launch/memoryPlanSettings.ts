@@ -1,10 +1,11 @@
-import { StudioError } from '../../core/base/errors';
-import { requireNumber } from '../../core/base/numbers';
-import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
-import { readBaseModelShape } from '../../core/training/launch/baseModelShape';
-import type { MemoryPlan, MemorySettings, ModelShape } from '../../core/training/launch/memoryPlan';
-import { DEFAULT_LORA_TARGETS, planMemory } from '../../core/training/launch/memoryPlan';
-import type { RunSpec } from '../../core/training/launch/runSpec';
+import { StudioError, errorMessage } from '../../base/errors';
+import { requireNumber } from '../../base/numbers';
+import { OUTSIDE_NUMBERS } from '../../base/outsideNumbers';
+import { readBaseModelShape } from './baseModelShape';
+import type { MemoryPlan, MemorySettings, ModelShape } from './memoryPlan';
+import { DEFAULT_LORA_TARGETS, planMemory } from './memoryPlan';
+import type { RunSpec } from './runSpec';
+import { memoryPlanLines, refuseUnlessFits } from './memoryPlanFit';
 
 /** The `--plan-*` options of `rehearse train --dry-run`. */
 export interface MemoryPlanArgs {
@@ -109,4 +110,24 @@ export async function runMemoryPlan(
   const settings = memorySettings(spec, args);
   const shape = await readBaseModelShape(spec.base);
   return { shape, plan: planMemory(shape, settings) };
+}
+
+/**
+ * The run's memory plan as lines a person reads (its settings from the run file), or one line saying
+ * why its base's config.json gives none: what the editor's Start Training Run shows before it starts.
+ */
+export async function memoryPlanText(spec: RunSpec): Promise<string[]> {
+  try {
+    const { shape, plan } = await runMemoryPlan(spec, {});
+    const lines = memoryPlanLines(plan);
+    try {
+      refuseUnlessFits(shape, plan);
+    } catch (refused) {
+      lines.push(errorMessage(refused));
+    }
+    return lines;
+  } catch (err) {
+    if (!(err instanceof StudioError)) throw err;
+    return [`memory plan: none (${err.code}: ${err.message})`];
+  }
 }
