@@ -169,10 +169,11 @@ def main() -> int:
     if device == "cuda":
         torch.cuda.empty_cache()
 
+    serve_log = open(os.path.join(out, "serve.log"), "w")  # noqa: SIM115 (closed with the server)
     server = subprocess.Popen([sys.executable, "-m", "trainer.serve_hf", "--model", os.path.join(out, "base"),
                                "--port", "0", "--device", device,
                                "--dtype", "bfloat16" if device == "cuda" else "float32"],
-                              cwd=REPO, stdout=subprocess.PIPE, stderr=open(os.path.join(out, "serve.log"), "w"),
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=serve_log,
                               text=True)
     try:
         assert server.stdout is not None
@@ -190,6 +191,9 @@ def main() -> int:
         grpo = trainer("grpo", grpo_config, os.path.join(out, "grpo.log"))
     finally:
         server.terminate()
+        server.wait(timeout=60)
+        server.stdout.close()
+        serve_log.close()
     served = next(e for e in grpo if e["event"] == "served")
     iteration = next(e for e in grpo if e["event"] == "iteration")
     say(event="grpo", served_seconds=served["seconds"], iteration_seconds=iteration["seconds"],

@@ -185,6 +185,7 @@ class RolloutsSection(_Section):
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     keep_models: bool = False
     server_url: str | None = None
+    server_model: str | None = None
     server_api_key_env: str | None = None
 
 

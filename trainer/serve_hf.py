@@ -12,6 +12,8 @@ speaks the part of vLLM's API a served GRPO run uses:
   distribution sampled from (after temperature), as vLLM's ``--logprobs-mode processed_logprobs``.
 - ``POST /v1/load_lora_adapter`` ``{"lora_name", "lora_path"}`` and ``POST /v1/unload_lora_adapter``
   ``{"lora_name"}``; a request's ``model`` names the base (the served name) or a loaded adapter.
+- ``POST /update_weights_from_disk`` ``{"model_path"}`` (SGLang's): the base's weights read again in
+  place, for full fine-tuning.
 - ``GET /v1/models``, ``GET /health``.
 
 One request generates at a time (a lock); it is a stand-in, not a serving engine. Loopback only
@@ -84,6 +86,22 @@ class Engine:
                 raise BadRequest(f"The lora adapter '{name}' cannot be found.")
             self.model.delete_adapter(name)
             del self.adapters[name]
+
+    @torch.no_grad()
+    def reload(self, path: str) -> None:
+        """SGLang's ``/update_weights_from_disk``: every weight read again from a Hugging Face folder of
+        the same architecture, in place (full fine-tuning's iterations)."""
+        from transformers import AutoModelForCausalLM
+        if not os.path.isfile(os.path.join(path, "config.json")):
+            raise BadRequest(f"model_path {path!r} is not a Hugging Face model folder (no config.json).")
+        with self.lock:
+            if self.adapters:
+                raise BadRequest("Unload the LoRA adapters before reloading the base's weights.")
+            new = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=self.base.dtype)
+            try:
+                self.base.load_state_dict(new.state_dict(), strict=True)
+            except RuntimeError as e:
+                raise BadRequest(f"{path} is not the served model's architecture: {e}") from e
 
     @torch.no_grad()
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -214,6 +232,9 @@ def make_handler(engine: Engine):
                 elif self.path == "/v1/load_lora_adapter":
                     engine.load_adapter(str(body.get("lora_name") or ""), str(body.get("lora_path") or ""))
                     self._send(200, {"message": f"Success: LoRA adapter '{body['lora_name']}' added successfully."})
+                elif self.path == "/update_weights_from_disk":
+                    engine.reload(str(body.get("model_path") or ""))
+                    self._send(200, {"success": True, "message": "Succeeded to update model weights."})
                 elif self.path == "/v1/unload_lora_adapter":
                     engine.unload_adapter(str(body.get("lora_name") or ""))
                     self._send(200, {"message": f"Success: LoRA adapter '{body['lora_name']}' removed successfully."})

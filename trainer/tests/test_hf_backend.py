@@ -205,12 +205,12 @@ class HfBackendTest(unittest.TestCase):
         code, events, _ = self.sft("bad-targets", self.qwen3, lora={"rank": 4, "target_modules": ["c_attn"]})
         self.assertEqual((code, events[-1]["code"]), (2, "CONFIG_INVALID"))
         self.assertIn("q_proj", events[-1]["message"])  # it names the layers there are
-        # GRPO of a transformers run samples a served engine: without one, or without LoRA to hand it,
-        # or with an ONNX validation, it says what to set.
+        # GRPO of a transformers run samples a served engine: without one, without the served name a
+        # full fine-tuning reload needs, or with an ONNX validation, it says what to set.
         grpo_cases = [
             ({"lora": {"rank": 4}, "rollouts": {"command": ["true"]}}, "BACKEND_UNSUPPORTED", "rollouts.server_url"),
-            ({"rollouts": {"command": ["true"], "server_url": "http://127.0.0.1:9/v1"}}, "BACKEND_UNSUPPORTED",
-             "lora.rank"),
+            ({"rollouts": {"command": ["true"], "server_url": "http://127.0.0.1:9/v1"}}, "CONFIG_INVALID",
+             "rollouts.server_model"),
             ({"lora": {"rank": 4}, "rollouts": {"command": ["true"], "server_url": "http://127.0.0.1:9/v1"},
               "validation": {"command": ["true"]}}, "BACKEND_UNSUPPORTED", "validation.command"),
         ]

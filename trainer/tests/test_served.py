@@ -63,3 +63,54 @@ class ServedRowsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ServedFullFineTuningTest(unittest.TestCase):
+    """Full fine-tuning through a served engine: each iteration the weights are saved and reloaded in
+    the server (SGLang's /update_weights_from_disk; here the stand-in), so the second iteration's
+    rollouts come from the updated policy: the server's log-probs of its samples equal the trainer's."""
+
+    def test_the_server_samples_the_updated_weights_each_iteration(self):
+        import json as json_
+        import os
+        import subprocess
+        import sys
+        import tempfile
+
+        from ..commands.test_checkpoint import make_test_checkpoint
+        from .helpers import REPO, run_cli, subprocess_env
+        with tempfile.TemporaryDirectory(prefix="served-full-") as tmp:
+            base = os.path.join(tmp, "base")
+            make_test_checkpoint(base, model_type="qwen3", seed=2)
+            server = subprocess.Popen([sys.executable, "-m", "trainer.serve_hf", "--model", base, "--port", "0",
+                                       "--served-model-name", "base", "--device", "cpu"], cwd=REPO,
+                                      env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      text=True)
+            try:
+                assert server.stdout is not None
+                url = json_.loads(server.stdout.readline())["url"]
+                cfg = {"out_dir": os.path.join(tmp, "run"), "threads": 1, "model": {"path": base, "backend": "transformers"},
+                       "optim": {"lr": 0.01, "schedule": "constant"},
+                       "train": {"micro_batch_size": 8, "export_at_end": False},
+                       "grpo": {"iterations": 2},
+                       "rollouts": {"server_url": url, "server_model": "base",
+                                    "command": [sys.executable, os.path.join(REPO, "scripts", "gpu_check_lora.py"),
+                                                "--rollout", "{endpoint}", "{model}", "{out}", "{seed}"]}}
+                path = os.path.join(tmp, "grpo.json")
+                with open(path, "w", encoding="utf-8") as f:
+                    json_.dump(cfg, f)
+                code, events, err = run_cli(["grpo", "--config", path])
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+                server.stdout.close()
+            self.assertEqual(code, 0, err[-3000:])
+            served = [e for e in events if e["event"] == "served"]
+            self.assertEqual([e["model"] for e in served], ["base", "base"])
+            self.assertTrue(all(e["path"].endswith("model") for e in served))
+            steps = [e for e in events if e["event"] == "step"]
+            self.assertGreater(steps[0]["grad_norm"], 0)  # the first iteration moved the weights
+            gaps = [e["sampler_gap"] for e in events if e["event"] == "iteration"]
+            self.assertEqual(len(gaps), 2)
+            # Sampled after the reload: the server computes what the trainer computes (fp32 both sides).
+            self.assertLess(gaps[1]["max_abs"], 1e-3)

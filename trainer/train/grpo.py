@@ -130,10 +130,11 @@ def check_served_settings(cfg: TrainerConfig, transformers_run: bool, served: bo
                            "rollouts.server_url to the OpenAI-compatible server started on its base (vLLM with "
                            "--enable-lora, SGLang, or `python -m trainer.serve_hf`), and sample {endpoint} {model} in "
                            "rollouts.command.")
-    if served and cfg.lora.rank <= 0 and not (cfg.model.path and is_adapter_folder(cfg.model.path)):
-        raise TrainerError("BACKEND_UNSUPPORTED", "A served engine gets the policy as a LoRA adapter each iteration; "
-                           "full fine-tuning would need a full weight reload, which this trainer does not do yet. "
-                           "Set lora.rank.")
+    lora = cfg.lora.rank > 0 or bool(cfg.model.path and is_adapter_folder(cfg.model.path))
+    if served and not lora and not cfg.rollouts.server_model:
+        raise config_error("Full fine-tuning through a served engine reloads the server's weights each iteration "
+                           "(SGLang's /update_weights_from_disk) and samples them under the name the server gives "
+                           "the base: set rollouts.server_model to that name, or set lora.rank.")
     if cfg.validation.command:
         raise TrainerError("BACKEND_UNSUPPORTED", "validation.command exports ONNX policies; a transformers run "
                            "cannot be validated that way yet. Leave validation out (validate the adapter afterwards "
@@ -203,20 +204,27 @@ class GrpoRun:
         return folder
 
     def served_name(self, it: int) -> str:
-        """The adapter's name on the server: the run's folder and the iteration (unique across runs)."""
+        """What the rollouts ask the server for: a LoRA run's adapter of this iteration (named by the run's
+        folder and the iteration, unique across runs), or the base whose weights were reloaded."""
         assert self.cfg.out_dir, "open_run requires out_dir"
+        if isinstance(self.model, HFPolicy) and not self.model.lora:
+            assert self.cfg.rollouts.server_model, "check_served_settings requires it"
+            return self.cfg.rollouts.server_model
         return f"{os.path.basename(os.path.normpath(self.cfg.out_dir))}-iter{it:04d}"
 
     def serve_adapter(self, it: int) -> str:
-        assert self.served is not None and isinstance(self.model, HFPolicy), "served runs are LoRA runs"
-        folder = os.path.join(self.source.iteration_dir(it), "adapter")
+        """The iteration's policy saved and handed to the server: the adapter loaded under its name
+        (LoRA), or every weight reloaded in place (full fine-tuning)."""
+        assert self.served is not None and isinstance(self.model, HFPolicy), "served runs are transformers runs"
+        kind = "adapter" if self.model.lora else "model"
+        folder = os.path.join(self.source.iteration_dir(it), kind)
         if self.rt.is_main:
             write_model_folder(folder, self.model, self.tokenizer, self.tokenizer_dir)
             name = self.served_name(it)
-            seconds = self.served.publish(name, folder)
+            seconds = self.served.publish(name, folder) if self.model.lora else self.served.reload(folder)
             self.events.emit("served", iteration=it, url=self.served.url, model=name, path=folder,
                              seconds=round(seconds, 3))
-            previous = os.path.join(self.source.iteration_dir(it - 1), "adapter")
+            previous = os.path.join(self.source.iteration_dir(it - 1), kind)
             if it > 0 and not self.cfg.rollouts.keep_models and os.path.isdir(previous):
                 shutil.rmtree(previous, ignore_errors=True)
         return folder

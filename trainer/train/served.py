@@ -36,10 +36,10 @@ class ServedEngine:
         #: The adapter name the server holds now (None before the first iteration).
         self.loaded: str | None = None
 
-    def _post(self, route: str, body: dict[str, Any]) -> tuple[int, str]:
+    def _post(self, route: str, body: dict[str, Any], base: str | None = None) -> tuple[int, str]:
         data = json.dumps(body).encode()
         headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {self.key}"} if self.key else {})}
-        request = urllib.request.Request(self.url + route, data=data, headers=headers, method="POST")
+        request = urllib.request.Request((base or self.url) + route, data=data, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as answer:  # noqa: S310 (a URL the user named)
                 return answer.status, answer.read(MAX_ANSWER).decode("utf-8", errors="replace")
@@ -63,6 +63,20 @@ class ServedEngine:
         previous, self.loaded = self.loaded, name
         if previous and previous != name:
             self.unload(previous)
+        return time.monotonic() - t0
+
+    def reload(self, model_dir: str) -> float:
+        """Full fine-tuning: the server reads every weight again from ``model_dir`` (a Hugging Face
+        folder), in place, under the name it serves the base as (SGLang's ``POST
+        /update_weights_from_disk``, beside its /v1 routes); returns seconds."""
+        t0 = time.monotonic()
+        base = self.url[: -len("/v1")]
+        status, text = self._post("/update_weights_from_disk", {"model_path": os.path.abspath(model_dir)}, base)
+        if status != 200:
+            raise TrainerError("WEIGHTS_RELOAD_FAILED", f"{base} did not reload its weights from {model_dir} "
+                               f"({status}: {text[:500]}). Full fine-tuning needs a server with SGLang's "
+                               "/update_weights_from_disk (or `python -m trainer.serve_hf`); vLLM takes LoRA "
+                               "adapters at run time: set lora.rank.", EXIT_RUNTIME)
         return time.monotonic() - t0
 
     def unload(self, name: str) -> None:
