@@ -22,14 +22,11 @@ import { weatherRows } from '../support/trainingRows';
 import { rehearse } from '../support/cli';
 import { repoRoot } from '../support/paths';
 import { useTempDir } from '../support/tempDir';
-import { trainerPython } from '../support/trainerPython';
+import type { TrainerEvent } from '../support/trainerPython';
+import { trainerEvents, trainerPython } from '../support/trainerPython';
 
 const run = promisify(execFile);
 
-interface TrainerEvent {
-  event: string;
-  [key: string]: unknown;
-}
 interface Generation extends TrainerEvent {
   id: string;
   prompt_ids: number[];
@@ -37,19 +34,7 @@ interface Generation extends TrainerEvent {
   logits?: number[];
 }
 
-async function trainer(...args: string[]): Promise<TrainerEvent[]> {
-  const { stdout } = await run(trainerPython(), ['-m', 'trainer', ...args], {
-    cwd: repoRoot(),
-    env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' },
-    maxBuffer: 256 << 20,
-  });
-  const events = stdout
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as TrainerEvent);
-  assert.equal(events.at(-1)?.event, 'done', JSON.stringify(events.at(-1)));
-  return events;
-}
+const trainer = trainerEvents;
 
 /** Tokens decoded per prompt on both sides: an end token stops neither before this many. */
 const NEW_TOKENS = 20;

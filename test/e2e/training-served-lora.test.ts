@@ -15,14 +15,9 @@ import { ensureServerBundles } from '../support/servers';
 import { rehearse } from '../support/cli';
 import { repoRoot } from '../support/paths';
 import { useTempDir } from '../support/tempDir';
-import { trainerPython } from '../support/trainerPython';
+import { trainerEvents, trainerPython } from '../support/trainerPython';
 
 const run = promisify(execFile);
-
-interface TrainerEvent {
-  event: string;
-  [key: string]: unknown;
-}
 
 /** Starts the stand-in server on a free port; resolves with its base URL once it listens. */
 function startServer(base: string): { child: ChildProcess; url: Promise<string> } {
@@ -102,17 +97,8 @@ describe('a LoRA GRPO iteration through a served rollout engine', function () {
         },
       }),
     );
-    const { stdout } = await run(trainerPython(), ['-m', 'trainer', 'grpo', '--config', config], {
-      cwd: repoRoot(),
-      env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' },
-      maxBuffer: 64 << 20,
-    });
-    const events = stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as TrainerEvent);
+    const events = await trainerEvents('grpo', '--config', config);
     const of = (name: string) => events.filter((e) => e.event === name);
-    assert.equal(events.at(-1)?.event, 'done', JSON.stringify(events.at(-1)));
     assert.equal((of('model')[0]['config'] as { backend: string }).backend, 'transformers');
 
     // The adapter reached the server under the iteration's name, and the server lists it.

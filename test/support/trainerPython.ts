@@ -1,5 +1,8 @@
+import * as assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { REPO } from './servers';
 
 /**
@@ -21,4 +24,28 @@ export function trainerPython(): string {
       `No trainer environment in ${envDir}: run \`node dist/cli.js trainer setup --dev\` (npm test does).`,
     );
   return python;
+}
+
+/** One event of the trainer's stdout (docs/trainer-events.md). */
+export interface TrainerEvent {
+  event: string;
+  [key: string]: unknown;
+}
+
+/**
+ * `python -m trainer <args>` from the repository, run to its end: its events, the last of which must
+ * be `done` (the assertion shows the last event otherwise).
+ */
+export async function trainerEvents(...args: string[]): Promise<TrainerEvent[]> {
+  const { stdout } = await promisify(execFile)(trainerPython(), ['-m', 'trainer', ...args], {
+    cwd: REPO,
+    env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' },
+    maxBuffer: 256 << 20,
+  });
+  const events = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as TrainerEvent);
+  assert.equal(events.at(-1)?.event, 'done', JSON.stringify(events.at(-1)));
+  return events;
 }

@@ -200,17 +200,25 @@ describe('memory plan (rehearse train --dry-run)', () => {
       await fs.mkdir(path.join(dir, 'qwen3-8b'));
       await fs.writeFile(path.join(dir, 'qwen3-8b', 'config.json'), JSON.stringify(QWEN3_8B));
       await fs.writeFile(path.join(dir, 'rows.jsonl'), '');
-      runFile = path.join(dir, 'qwen.run.json');
+      runFile = await qwenRun('qwen.run.json', {
+        data: { max_length: 4096 },
+        train: { micro_batch_size: 1 },
+      });
+    });
+    /** A run file of Qwen3-8B's config.json and an empty rows file, with these hyperparameters. */
+    const qwenRun = async (name: string, hyperparameters: Record<string, unknown>) => {
+      const file = path.join(dir, name);
       await fs.writeFile(
-        runFile,
+        file,
         JSON.stringify({
           objective: 'sft',
           base: 'qwen3-8b',
           data: { train: ['rows.jsonl'] },
-          hyperparameters: { data: { max_length: 4096 }, train: { micro_batch_size: 1 } },
+          hyperparameters,
         }),
       );
-    });
+      return file;
+    };
     after(async () => {
       await fs.rm(dir, { recursive: true, force: true });
     });
@@ -227,21 +235,12 @@ describe('memory plan (rehearse train --dry-run)', () => {
     });
 
     it("plans the run file's own LoRA and checkpointing, and passes them to the trainer config", async () => {
-      const loraRun = path.join(dir, 'qwen-lora.run.json');
-      await fs.writeFile(
-        loraRun,
-        JSON.stringify({
-          objective: 'sft',
-          base: 'qwen3-8b',
-          data: { train: ['rows.jsonl'] },
-          hyperparameters: {
-            model: { backend: 'transformers' },
-            lora: { rank: 16, target_modules: ['q_proj', 'v_proj'] },
-            data: { max_length: 4096 },
-            train: { micro_batch_size: 1, gradient_checkpointing: true },
-          },
-        }),
-      );
+      const loraRun = await qwenRun('qwen-lora.run.json', {
+        model: { backend: 'transformers' },
+        lora: { rank: 16, target_modules: ['q_proj', 'v_proj'] },
+        data: { max_length: 4096 },
+        train: { micro_batch_size: 1, gradient_checkpointing: true },
+      });
       const r = await dryRun(loraRun);
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /memory plan per GPU: LoRA r16 over q_proj, v_proj/);
