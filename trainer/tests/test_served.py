@@ -92,7 +92,7 @@ class ServedFullFineTuningTest(unittest.TestCase):
                 cfg = {"out_dir": os.path.join(tmp, "run"), "threads": 1, "model": {"path": base, "backend": "transformers"},
                        "optim": {"lr": 0.01, "schedule": "constant"},
                        "train": {"micro_batch_size": 8, "export_at_end": False},
-                       "grpo": {"iterations": 2},
+                       "grpo": {"iterations": 2, "kl_coef": 0.01},
                        "rollouts": {"server_url": url, "server_model": "base",
                                     "command": [sys.executable, os.path.join(REPO, "scripts", "gpu_check_lora.py"),
                                                 "--rollout", "{endpoint}", "{model}", "{out}", "{seed}"]}}
@@ -110,6 +110,9 @@ class ServedFullFineTuningTest(unittest.TestCase):
             self.assertTrue(all(e["path"].endswith("model") for e in served))
             steps = [e for e in events if e["event"] == "step"]
             self.assertGreater(steps[0]["grad_norm"], 0)  # the first iteration moved the weights
+            # The KL reference is the frozen base: 0 before the first update, above 0 after it.
+            self.assertEqual(steps[0]["roles"]["act"]["kl"], 0.0)
+            self.assertGreater(steps[-1]["roles"]["act"]["kl"], 0.0)
             gaps = [e["sampler_gap"] for e in events if e["event"] == "iteration"]
             self.assertEqual(len(gaps), 2)
             # Sampled after the reload: the server computes what the trainer computes (fp32 both sides).

@@ -25,7 +25,7 @@ from ..data.rows import read_rows
 from ..errors import EXIT_RUNTIME, TrainerError, config_error, data_error
 from ..export import export_model_folder
 from ..model.folder import load_model, match_weights, read_state_dict, save_weights, write_metadata, write_model_folder
-from ..model.hf_backend import AdapterOff, HFPolicy, choose_backend, is_adapter_folder
+from ..model.hf_backend import AdapterOff, HFPolicy, choose_backend, is_adapter_folder, load_hf_policy
 from ..model.llama import LlamaForCausalLM
 from ..objectives import TokenLogProbs, compute_advantages, reward_of
 from .checkpoint import save_checkpoint
@@ -121,9 +121,9 @@ def check_served_settings(cfg: TrainerConfig, transformers_run: bool, served: bo
     """What a transformers (LoRA) GRPO run needs, and what a served engine is for; coded errors otherwise."""
     if not transformers_run:
         if served:
-            raise config_error("rollouts.server_url hands a LoRA adapter to the server each iteration: set lora.rank "
-                               "(model.path a Hugging Face folder the server serves); the studio's own model samples "
-                               "its ONNX export instead.")
+            raise config_error("rollouts.server_url serves a transformers run (lora.rank, or model.backend "
+                               "transformers, on a Hugging Face folder the server serves); the studio's own model "
+                               "samples its ONNX export instead.")
         return
     if cfg.rollouts.command and not served:
         raise TrainerError("BACKEND_UNSUPPORTED", "A transformers (or LoRA) run has no ONNX export to sample: set "
@@ -161,9 +161,14 @@ class GrpoRun:
         self.reference = None
         if self.grpo.kl_coef > 0:
             assert cfg.model.path, "open_run requires model.path"
-            if isinstance(self.model, HFPolicy):
+            if isinstance(self.model, HFPolicy) and self.model.lora:
                 # The starting policy is the base without the new adapters (check_served_settings).
                 self.reference = TokenLogProbs(AdapterOff(self.model), self.grpo.temperature)
+            elif isinstance(self.model, HFPolicy):
+                ref_hf = load_hf_policy(cfg, cfg.model.path, runtime.device, attention_impl(cfg)).to(runtime.device)
+                for p in ref_hf.parameters():
+                    p.requires_grad_(False)
+                self.reference = TokenLogProbs(ref_hf, self.grpo.temperature)
             else:
                 ref_model = load_model(cfg.model.path, attention=attention_impl(cfg)).to(runtime.device)
                 for p in ref_model.parameters():
@@ -190,7 +195,7 @@ class GrpoRun:
 
     def policy_for_rollouts(self, it: int) -> str:
         """Exports the current policy for the rollout command (rank 0); returns its folder. With a
-        served engine: the adapter, saved and loaded into the server under :meth:`served_name`."""
+        served engine: the policy handed to the server instead (:meth:`serve_adapter`)."""
         if self.served is not None:
             return self.serve_adapter(it)
         assert isinstance(self.model, LlamaForCausalLM), "check_served_settings: a transformers run is served"
