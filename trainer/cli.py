@@ -19,6 +19,7 @@ COMMANDS = {
     "init": "create a random-weight model folder of a given shape",
     "sft": "supervised training on dataset rows (act and rehearse targets)",
     "grpo": "role-wise GRPO on rollouts (EnvACE world rehearsal), optional grounding term",
+    "trl-grpo": "GRPO by TRL's GRPOTrainer with the studio's runner as its rollout function (act role; trl.tasks)",
     "export": "export a model folder or checkpoint to the ONNX folder the policy host loads",
     "render": "print dataset rows as the exact training text and token ids",
     "generate": "greedy decoding with PyTorch without a KV cache (the parity reference)",
@@ -31,7 +32,7 @@ COMMANDS = {
 }
 # Commands that take their arguments on the command line, not a config (they run on the CPU).
 _DIRECT_COMMANDS = ("test-model", "import-checkpoint", "export-checkpoint", "test-checkpoint", "export-trl")
-_RUN_FOLDER_COMMANDS = ("sft", "grpo")
+_RUN_FOLDER_COMMANDS = ("sft", "grpo", "trl-grpo")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -99,9 +100,10 @@ def _run_direct(args, events):
 
 def _command_module(name):
     from .commands import export, generate, init, render, tokenizer
-    from .train import grpo, sft
+    from .train import grpo, sft, trl_grpo
     return {"tokenizer": tokenizer.run, "init": init.run, "export": export.run, "render": render.run,
-            "generate": generate.run, "sft": sft.run_sft, "grpo": grpo.run_grpo}[name]
+            "generate": generate.run, "sft": sft.run_sft, "grpo": grpo.run_grpo,
+            "trl-grpo": trl_grpo.run_trl_grpo}[name]
 
 
 def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

@@ -190,6 +190,14 @@ class RolloutsSection(_Section):
 
 
 @dataclass(frozen=True)
+class TrlSection(_Section):
+    """``trl``: what ``trl-grpo`` (TRL's GRPOTrainer) samples."""
+    tasks: tuple[str, ...] = ()
+    num_generations: int = 4
+    tasks_per_step: int = 2
+
+
+@dataclass(frozen=True)
 class ValidationSection(_Section):
     """``validation``: grpo's held-out validation, and which policy it keeps."""
     command: tuple[str, ...] | None = None
@@ -245,6 +253,7 @@ class TrainerConfig(_Section):
     train: TrainSection = TrainSection()
     grpo: GrpoSection = GrpoSection()
     rollouts: RolloutsSection = RolloutsSection()
+    trl: TrlSection = TrlSection()
     validation: ValidationSection = ValidationSection()
     export: ExportSection = ExportSection()
     probe: ProbeSection = ProbeSection()

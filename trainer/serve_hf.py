@@ -45,7 +45,11 @@ class BadRequest(Exception):
 class Engine:
     """The model, its adapters and its tokenizer; ``complete`` is one chat completion."""
 
-    def __init__(self, folder: str, served_name: str, device: str = "cpu", dtype: str = "float32") -> None:
+    def __init__(self, folder: str, served_name: str, device: str = "cpu", dtype: str = "float32",
+                 live: Any = None) -> None:
+        """``live``: a model already in memory to serve as it is (a trainer's, while it trains: each
+        request samples its current weights), instead of loading ``folder``'s; ``folder`` still gives
+        the tokenizer and the chat template."""
         from transformers import AutoModelForCausalLM
         from transformers.utils import logging as hf_logging
 
@@ -55,8 +59,10 @@ class Engine:
         hf_logging.disable_progress_bar()
         self.folder, self.name = folder, served_name
         self.device = torch.device(device)
-        base = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=getattr(torch, dtype))
-        self.base = base.to(self.device).eval()  # type: ignore[arg-type]  # transformers types .to oddly
+        if live is None:
+            base = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=getattr(torch, dtype))
+            live = base.to(self.device).eval()  # type: ignore[arg-type]  # transformers types .to oddly
+        self.base = live
         self.model: Any = self.base
         self.adapters: dict[str, str] = {}
         self.tokenizer = load_tokenizer(folder)
@@ -244,6 +250,13 @@ def make_handler(engine: Engine):
                 self._send(400, {"error": {"message": str(e), "type": "BadRequestError"}})
 
     return Handler
+
+
+def serve_in_background(engine: Engine, host: str = "127.0.0.1") -> tuple[ThreadingHTTPServer, str]:
+    """Serves ``engine`` from a daemon thread on a free port; returns the server and its /v1 URL."""
+    server = ThreadingHTTPServer((host, 0), make_handler(engine))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://{host}:{server.server_address[1]}/v1"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -682,7 +682,7 @@ function registerTrainCommand(program: Command, cli: CliContext): void {
     .option('--config <file>', 'the training run file (schemas/training-run.schema.json)')
     .option(
       '--backend <backend>',
-      'local, torchrun or envace (envace: write the launch script, run nothing) (default: torchrun when the run file asks for several processes or nodes, else local)',
+      "local, torchrun, envace (write the launch script, run nothing) or trl (TRL's GRPOTrainer, the studio's runner as its rollouts) (default: torchrun when the run file asks for several processes or nodes, else local)",
     )
     .option(
       '--dry-run',

@@ -7,7 +7,7 @@ import unittest
 import torch
 
 from ..data.batches import Batch
-from ..data.encode import encode_rows
+from ..data.encode import encode_rows, render_prompt
 from ..errors import TrainerError
 from ..tokenizer import load_tokenizer
 from ..train.grpo_objective import sampler_weights
@@ -117,3 +117,33 @@ class ServedFullFineTuningTest(unittest.TestCase):
             self.assertEqual(len(gaps), 2)
             # Sampled after the reload: the server computes what the trainer computes (fp32 both sides).
             self.assertLess(gaps[1]["max_abs"], 1e-3)
+
+
+class TrlEpisodeTest(unittest.TestCase):
+    """What `trl-grpo` hands TRL for one episode: the first act prompt, then the conversation with the act
+    turns trained and everything between them masked out."""
+
+    def test_an_episode_row_becomes_one_sequence_with_the_act_turns_marked(self):
+        from ..train.trl_grpo import episode_sequence
+        tiny = TinyModel(rows=2)
+        try:
+            tokenizer = load_tokenizer(tiny.model)
+            first, second = "\n<tool_call>\n{\"name\": \"a\"}\n</tool_call>", "done"
+            row = {"id": "e1/act", "role": "act", "source": "rollout", "train_history": True, "reward": 0.75,
+                   "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": first},
+                                {"role": "tool", "content": "ok"}],
+                   "target": second, "target_ids": [7, 8], "target_logprobs": [-0.5, -0.25]}
+            seq = episode_sequence(row, tokenizer)
+            eos = tokenizer.token_id(tokenizer.eos_token)
+            want_prompt = tokenizer.encode(render_prompt(dict(row, messages=row["messages"][:1]), tokenizer))
+            self.assertEqual(seq["prompt_ids"], want_prompt)
+            completion, mask = seq["completion_ids"], seq["env_mask"]
+            self.assertEqual(len(completion), len(mask))
+            trained = [t for t, m in zip(completion, mask, strict=True) if m]
+            # The first turn with its end token, then the sampled last turn; the tool response is masked.
+            self.assertEqual(trained, tokenizer.encode(first) + [eos] + [7, 8])
+            self.assertIn(0, mask)
+            self.assertEqual(seq["logprobs"][-2:], [-0.5, -0.25])
+            self.assertEqual(seq["reward"], 0.75)
+        finally:
+            tiny.cleanup()

@@ -36,7 +36,7 @@ export interface PlanOptions {
  * <run folder>/trainer-config.json` with PYTHONPATH at the studio root; `torchrun` starts N
  * processes per node through `python3 -m torch.distributed.run` (with `--redirects 1 --tee 1`, which
  * avoid its start-up crash on Python 3.11, pytorch#92319); `envace` generates EnvACE's own launch on
- * a Ray cluster.
+ * a Ray cluster; `trl` runs `python3 -m trainer trl-grpo` (TRL's GRPOTrainer) in one process.
  */
 export function planLaunch(
   spec: RunSpec,
@@ -47,12 +47,19 @@ export function planLaunch(
   // The run file's faults before the environment's: a person fixes the file first, and a check of
   // the file should not depend on what is installed.
   const trainerConfig = trainerConfigFor(spec);
-  const launcher = backend === 'local' ? localLauncher(spec) : torchrunLauncher(spec, options);
+  if (backend === 'trl' && spec.objective !== 'grpo')
+    throw new StudioError(
+      'USAGE',
+      `--backend trl runs TRL's GRPOTrainer: ${spec.file} has objective "${spec.objective}" (train it with --backend local; \`rehearse export --format trl\` writes rows TRL's SFTTrainer loads).`,
+    );
+  const launcher = backend === 'torchrun' ? torchrunLauncher(spec, options) : localLauncher(spec);
   const { python, root, env } = trainerProcess(spec, options);
   const configFile = path.join(spec.out_dir, GENERATED_CONFIG);
+  // trl: TRL's GRPOTrainer with the studio's runner as its rollout function (trainer/train/trl_grpo.py).
+  const command = backend === 'trl' ? 'trl-grpo' : spec.objective;
   return {
     backend,
-    argv: [python, ...launcher, '-m', 'trainer', spec.objective, '--config', configFile],
+    argv: [python, ...launcher, '-m', 'trainer', command, '--config', configFile],
     env,
     cwd: root,
     outDir: spec.out_dir,

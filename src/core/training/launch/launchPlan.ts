@@ -1,8 +1,8 @@
 /** How a training run is started. */
-export type TrainingBackend = 'local' | 'torchrun' | 'envace';
+export type TrainingBackend = 'local' | 'torchrun' | 'envace' | 'trl';
 
 /** The backends, in the order `--backend` lists them. */
-export const TRAINING_BACKENDS: readonly TrainingBackend[] = ['local', 'torchrun', 'envace'];
+export const TRAINING_BACKENDS: readonly TrainingBackend[] = ['local', 'torchrun', 'envace', 'trl'];
 
 /** Everything needed to start (or, for envace, to hand over) a training run: argv, never a shell string. */
 export interface LaunchPlan {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { errorMessage } from '../../base/errors';
 import { freePort } from '../../base/freePort';
@@ -143,6 +144,11 @@ async function exportFinal(
   const final = outcome.final;
   if (outcome.status !== 'done' || !final) return { outcome };
   if (isExported(final)) return { outcome, model: final };
+  // A transformers run exported what the studio's code can run itself (final-policy/, or a warning
+  // that says why not); its final/ is a Hugging Face or adapter folder, not the studio's own export.
+  if (outcome.policy)
+    return isExported(outcome.policy) ? { outcome, model: outcome.policy } : { outcome };
+  if (savedByTransformers(final)) return { outcome };
   try {
     const plan = planExport(prepared.spec, final, prepared.options);
     hooks.onExport?.(plan);
@@ -158,4 +164,11 @@ async function exportFinal(
     return { outcome, exportError: errorMessage(err) };
   }
   return { outcome, model: final };
+}
+
+/** Whether a run's final folder was written by transformers or PEFT (`save_pretrained`), not the studio. */
+function savedByTransformers(folder: string): boolean {
+  return ['adapter_config.json', 'model.safetensors', 'model.safetensors.index.json'].some((f) =>
+    existsSync(path.join(folder, f)),
+  );
 }

@@ -301,6 +301,13 @@ export function trainerConfigFor(spec: RunSpec): Record<string, unknown> {
   };
   for (const key of ['lora', 'optim', 'train', 'export', 'validation'] as const)
     if (hyper[key]) config[key] = hyper[key];
+  if (hyper['trl']) {
+    const trl = { ...hyper['trl'] };
+    // Task files of TRL's prompts, like every path of the run file: relative to it.
+    if (Array.isArray(trl['tasks']))
+      trl['tasks'] = trl['tasks'].map((t) => (typeof t === 'string' ? path.resolve(folder, t) : t));
+    config['trl'] = trl;
+  }
   if (hyper['probe']) {
     const probe = { ...hyper['probe'] };
     // As rollouts.rows below: relative rows files keep meaning "next to the spec".

@@ -41,6 +41,11 @@ export interface TrainingOutcome {
   lastCheckpoint?: { step: number; path: string };
   /** The trained model folder (`done.final`). */
   final?: string;
+  /**
+   * A transformers run's policy folder with ONNX (`done.policy`: its `final/` is a Hugging Face or
+   * PEFT adapter folder, exported to `final-policy/` when the studio's code runs the architecture).
+   */
+  policy?: string;
   /** The run resumed from a checkpoint (`resume` event). */
   resumedFrom?: { step: number; path: string };
   events: number;
@@ -200,6 +205,7 @@ export class TrainingProcess {
       if (e.event === 'done') {
         sawDone = true;
         if (typeof e['final'] === 'string') outcome.final = e['final'];
+        if (typeof e['policy'] === 'string') outcome.policy = e['policy'];
       }
       this.eventEmitter.fire(e);
     };
