@@ -257,6 +257,24 @@ describe('training dashboard: events to series', () => {
     assert.equal(init.model, undefined);
   });
 
+  it("a TRL run (--backend trl) plots its loss and reward per step from TRL's logs", () => {
+    const state = runStateFromEvents([
+      start(0),
+      { event: 'trl_step', t: 10, step: 1, steps: 4, logs: { loss: -0.12, reward: 0.32 } },
+      { event: 'trl_step', t: 20, step: 2, steps: 4, logs: { loss: 0.05, reward: 0.41 } },
+    ]);
+    assert.deepEqual(state.series.loss['act'], [
+      [1, -0.12],
+      [2, 0.05],
+    ]);
+    assert.deepEqual(state.series.reward['act'], [
+      [1, 0.32],
+      [2, 0.41],
+    ]);
+    assert.equal(state.progress.done, 2);
+    assert.equal(state.progress.total, 4);
+  });
+
   it("a crash the trainer did not report takes the supervisor's verdict; warnings are kept", () => {
     const state = runStateFromEvents([
       start(0),

@@ -110,6 +110,33 @@ function plot(
   (state.series[chart][name] ??= []).push([step, y]);
 }
 
+/** A resumed process: the points after its checkpoint go (they are trained again). */
+function onResume(state: TrainingRunState, e: TrainerEvent): void {
+  const step = num(e['step']);
+  if (step === undefined) return;
+  state.resumedFrom = { step, path: String(e['path']) };
+  state.step = step;
+  truncateAfter(state, step);
+  const iteration =
+    state.lastCheckpoint?.step === step ? state.lastCheckpoint.iteration : undefined;
+  const done = state.progress.unit === 'iterations' ? (iteration ?? state.progress.done) : step;
+  state.progress.done = done;
+  if (state.pace.origin) state.pace.origin.done = done;
+}
+
+/** `--backend trl`: TRL's logged numbers of a step (the act role's loss and the studio's reward). */
+function onTrlStep(state: TrainingRunState, e: TrainerEvent): void {
+  const step = num(e['step']);
+  const logs = e['logs'] as Record<string, unknown> | undefined;
+  if (step === undefined || !logs) return;
+  state.step = step;
+  state.progress.unit = 'steps';
+  state.progress.total = num(e['steps']) ?? state.progress.total;
+  plot(state, 'loss', 'act', step, logs['loss']);
+  plot(state, 'reward', 'act', step, logs['reward']);
+  recordPace(state, step, e['t']);
+}
+
 /** Drops every point after `step`: a resumed run replays the steps after its checkpoint. */
 function truncateAfter(state: TrainingRunState, step: number): void {
   for (const chart of TRAINING_CHARTS) {
@@ -204,21 +231,14 @@ export function applyTrainerEvent(state: TrainingRunState, e: TrainerEvent): Tra
     case 'model':
       state.model = trainedModel(e) ?? state.model;
       break;
-    case 'resume': {
-      const step = num(e['step']);
-      if (step === undefined) break;
-      state.resumedFrom = { step, path: String(e['path']) };
-      state.step = step;
-      truncateAfter(state, step);
-      const iteration =
-        state.lastCheckpoint?.step === step ? state.lastCheckpoint.iteration : undefined;
-      const done = state.progress.unit === 'iterations' ? (iteration ?? state.progress.done) : step;
-      state.progress.done = done;
-      if (state.pace.origin) state.pace.origin.done = done;
+    case 'resume':
+      onResume(state, e);
       break;
-    }
     case 'step':
       onStep(state, e);
+      break;
+    case 'trl_step':
+      onTrlStep(state, e);
       break;
     case 'iteration': {
       const iteration = num(e['iteration']);
