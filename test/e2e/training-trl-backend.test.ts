@@ -71,6 +71,7 @@ describe('train --backend trl: TRL GRPOTrainer with the studio runner as its rol
       '--no-progress',
     );
     assert.equal(trained.code, 0, trained.err);
+    assert.match(trained.err, /step 2\/2 · loss -?\d+\.\d{3}/, 'a line per TRL step');
     const events = (await fs.readFile(path.join(dir(), 'run', 'events.jsonl'), 'utf8'))
       .trim()
       .split('\n')

@@ -185,6 +185,9 @@ class TrainProgress {
   event(e: TrainerEvent): void {
     const { bar, args, io } = this;
     if (e.event === 'step') this.step(e);
+    // --backend trl: TRL's logged numbers of the step (its loss; tokens/s it does not log).
+    else if (e.event === 'trl_step')
+      this.step({ ...e, loss: (e['logs'] as Record<string, unknown> | undefined)?.['loss'] });
     else if (e.event === 'resume' && !args.json)
       io.err(`resumed from step ${String(e['step'])} (${String(e['path'])})`);
     else if (e.event === 'checkpoint' && !bar && !args.json)
