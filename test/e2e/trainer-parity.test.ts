@@ -7,23 +7,18 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from '@huggingface/transformers' with {
   'resolution-mode': 'import',
 };
-import { trainerPython } from '../support/trainerPython';
+import type { TrainerEvent } from '../support/trainerPython';
+import { trainerEvents, trainerPython } from '../support/trainerPython';
 
 // transformers.js is an ES module; a dynamic import loads it from this CommonJS test file.
 const transformers = import('@huggingface/transformers');
 
-const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../../..');
 const MAX_NEW_TOKENS = 24;
 
-interface TrainerEvent {
-  event: string;
-  [key: string]: unknown;
-}
 interface Generation extends TrainerEvent {
   id: string;
   prompt_ids: number[];
@@ -41,20 +36,7 @@ interface Prompt {
   logits?: boolean;
 }
 
-async function trainer(args: string[]): Promise<TrainerEvent[]> {
-  const { stdout } = await run(trainerPython(), ['-m', 'trainer', ...args], {
-    cwd: REPO,
-    env: { ...process.env, OMP_WAIT_POLICY: 'PASSIVE' },
-    maxBuffer: 256 << 20,
-    timeout: 120_000,
-  });
-  const events = stdout
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as TrainerEvent);
-  assert.equal(events.at(-1)?.event, 'done', JSON.stringify(events.at(-1)));
-  return events;
-}
+const trainer = (args: string[]) => trainerEvents(...args);
 
 const WEATHER = {
   type: 'function',
