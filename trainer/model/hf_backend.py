@@ -113,11 +113,12 @@ class HFPolicy(nn.Module):
         self.inner.save_pretrained(folder, safe_serialization=True)  # type: ignore[operator]
 
     def save_merged(self, folder: str) -> None:
-        """The base with the adapter merged in, as a plain Hugging Face folder; the live model keeps
-        its adapter (it is merged into a copy of the base's weights on the CPU)."""
-        import copy
-        merged = copy.deepcopy(self.inner).to("cpu").merge_and_unload()  # type: ignore[operator]
+        """The base with the adapter merged in, as a plain Hugging Face folder. It merges in place (no
+        second copy of an 8B base on the GPU): the last thing a run does with its model, after the
+        adapter itself was saved."""
+        merged = self.inner.merge_and_unload()  # type: ignore[operator]
         merged.save_pretrained(folder, safe_serialization=True)
+        self.inner, self.lora = merged, False
 
 
 class AdapterOff(nn.Module):

@@ -100,6 +100,8 @@ def finish(cfg: TrainerConfig, events: EventStream, runtime: Runtime, model: Pol
     assert cfg.out_dir, "open_run requires out_dir"
     final = os.path.join(cfg.out_dir, "final")
     written = {"final": final}
+    # Decided before the merge (which leaves rank 0's model without adapters), the same on every rank.
+    merging = isinstance(model, HFPolicy) and model.lora and cfg.lora.merge_at_end
     if runtime.is_main:
         write_model_folder(final, model, tokenizer, tokenizer_dir, cfg.export.max_new_tokens)
         if isinstance(model, HFPolicy):
@@ -108,7 +110,7 @@ def finish(cfg: TrainerConfig, events: EventStream, runtime: Runtime, model: Pol
             summary = export_model_folder(model, tokenizer, tokenizer_dir, final, cfg.export)
             events.emit("export", **summary)
     runtime.barrier()
-    if isinstance(model, HFPolicy) and model.lora and cfg.lora.merge_at_end:
+    if merging:
         written["merged"] = os.path.join(cfg.out_dir, "final-merged")
     return written
 

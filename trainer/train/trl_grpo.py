@@ -50,6 +50,15 @@ def task_files(paths: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(os.path.abspath(p) for p in out))
 
 
+def task_id(path: str) -> str:
+    """The ``id`` a task file declares (rows name their task by it, whatever the file is called)."""
+    from ..model.folder import read_json_object
+    value = read_json_object(path, "a task file").get("id")
+    if not isinstance(value, str) or not value:
+        raise config_error(f"trl.tasks: {path} has no id; it is not a task file (docs/task-format.md).")
+    return value
+
+
 def episode_sequence(row: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     """One episode's act row (``--act-rows episode``: its messages hold every earlier turn) as TRL's
     rollout: the first act prompt's ids, the rest of the conversation as the completion with the act
@@ -128,7 +137,7 @@ class StudioRollouts:
         if not os.path.exists(out):
             raise TrainerError("ROLLOUT_COMMAND_FAILED", f"rollouts.command wrote no rows to {out}.", 1)
         by_task: dict[str, list[dict[str, Any]]] = {t: [] for t in order}
-        ids = {os.path.splitext(os.path.splitext(os.path.basename(t))[0])[0]: t for t in order}
+        ids = {task_id(t): t for t in order}
         for row in read_rows([out]):
             if row["role"] == "act" and row.get("task") in ids:
                 by_task[ids[row["task"]]].append(row)
