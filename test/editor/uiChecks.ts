@@ -663,6 +663,13 @@ export async function runUiChecks(
         await sampleAfterRun(after).write(
           path.join(options.workspace, '.rehearsal', 'runs', after, 'trace.jsonl'),
         );
+        // The run reaches the studio's run index through its file watcher: once the Trace Explorer
+        // lists it, Compare Runs offers it too (opened sooner, its picks are the runs known before).
+        await workbench
+          .treeRows(explorer)
+          .filter({ hasText: runIdShort(after) })
+          .first()
+          .waitFor({ timeout: 30_000 });
         await workbench.closeEditors();
         await workbench.pick('Rehearsal: Compare Runs...', {
           loaded: SHADOW,
