@@ -65,6 +65,8 @@ if has recipes; then
   stage "recipes at a tiny size (train:default, measure:envace, measure:foresight, GRPO sanity task)"
   TINY=$(mktemp -d)
   RECIPE=training/default/recipe.ci.json WORK="$TINY/train" MODEL="$TINY/model" node dist/recipes.js train-default
+  # Its last stages again from that policy, as the committed default's real-rollout GRPO was run from the one before it.
+  RECIPE=training/default/recipe.ci.json START="$TINY/model" WORK="$TINY/train-from" MODEL="$TINY/model-from" node dist/recipes.js train-default --from grpo-real
   # The tiny recipe grounds imagination (grpo.groundedImagination); the measure runs ungrounded (GROUNDED=0), so both paths run.
   GROUNDED=0 QUICK=1 RECIPE=training/default/recipe.ci.json BASE="$TINY/model" POLICY="$TINY/model" WORK="$TINY/measure" node dist/recipes.js measure-envace
   # issue 41's foresight arms on the same tiny model (about a minute): data, both SFT arms, budget 2 vs 0, imagined GRPO, the rule accuracies.

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { curveTable, sanityFailures } from '../../src/recipes/grpoSanity/figures';
 import type { CurvePoint } from '../../src/recipes/grpoSanity/figures';
-import { grpoRunFile, keepOnlyUnder } from '../../src/recipes/measureEnvace/arms';
+import { grpoRunFile, grpoRunFileOf, keepOnlyUnder } from '../../src/recipes/measureEnvace/arms';
 import { measureSettings } from '../../src/recipes/measureEnvace/settings';
 import { difference, interval, summarise } from '../../src/recipes/measureEnvace/stats';
 import type { Evaluation } from '../../src/recipes/measureEnvace/stats';
@@ -25,6 +25,8 @@ import {
   GROUNDED_MAX_EXAMPLES,
   trainDefaultSettings,
 } from '../../src/recipes/trainDefault/settings';
+import { realGrpoFinal, realGrpoPlan } from '../../src/recipes/trainDefault/realGrpo';
+import { startCopyProbe, takeStart, takenStages } from '../../src/recipes/trainDefault/start';
 import { validationScores } from '../../src/recipes/validatePolicy';
 import { repoRoot } from '../support/paths';
 import { useTempDir } from '../support/tempDir';
@@ -62,6 +64,121 @@ describe('recipes: train:default settings', () => {
       /--until takes one of/,
     );
     assert.throws(() => trainDefaultSettings({}, ['--until'], ROOT), /got nothing/);
+  });
+
+  it('--from with START: the training stages before it come from a published policy', () => {
+    const s = trainDefaultSettings({ START: 'models/default' }, ['--from', 'grpo-real'], ROOT);
+    assert.equal(s.from, 'grpo-real');
+    assert.equal(s.start, path.resolve('models/default'));
+    assert.throws(
+      () => trainDefaultSettings({}, ['--from', 'grpo-real'], ROOT),
+      /needs START=<policy folder>/,
+    );
+    assert.throws(() => trainDefaultSettings({ START: 'm' }, [], ROOT), /add --from grpo/);
+    // SFT starts from the random initialisation, not from a policy: it cannot be continued so.
+    assert.throws(
+      () => trainDefaultSettings({ START: 'm' }, ['--from', 'sft'], ROOT),
+      /--from takes one of grpo, grpo-real; got sft/,
+    );
+    assert.throws(
+      () => trainDefaultSettings({ START: 'm' }, ['--from', 'grpo-real', '--until', 'sft'], ROOT),
+      /--until sft comes before --from grpo-real/,
+    );
+  });
+});
+
+describe('recipes: train:default --from a published policy', () => {
+  const tmp = useTempDir();
+  const tiny = JSON.parse(
+    readFileSync(path.join(repoRoot(), 'training/default/recipe.ci.json'), 'utf8'),
+  ) as Recipe;
+  const ctxAt = (work: string, start: string, recipe: Recipe = tiny): TrainContext => ({
+    settings: { recipeFile: '', work, model: '/m', fresh: false, from: 'grpo-real', start },
+    recipe,
+    paths: trainPaths(work),
+    log: silent,
+    stages: new Stages(work, silent),
+  });
+  /** A published policy folder: its files, and a manifest saying how its stages were made. */
+  const publish = (dir: string, config = '{"hidden_size": 8}') => {
+    mkdirSync(path.join(dir, 'onnx'), { recursive: true });
+    writeFileSync(path.join(dir, 'config.json'), config);
+    writeFileSync(path.join(dir, 'tokenizer.json'), '{}');
+    writeFileSync(path.join(dir, 'onnx/model.onnx'), 'graph');
+    writeFileSync(
+      path.join(dir, 'manifest.json'),
+      JSON.stringify({
+        history: '2026-12-03: SFT resumed after its step-1900 checkpoint.',
+        stageMinutes: { tasks: 0.1, sft: 94, 'sft-memory': 9, grpo: 50 },
+        copyProbe: { call_exact: 0.75 },
+      }),
+    );
+  };
+
+  it('takes the training stages the recipe has before --from, never the data stages', () => {
+    assert.deepEqual(takenStages('grpo-real', tiny), [
+      'tokenizer',
+      'init',
+      'sft',
+      'memories',
+      'sft-memory',
+      'grpo',
+    ]);
+    const { memory: _m, ...withoutMemory } = tiny;
+    assert.deepEqual(takenStages('grpo', withoutMemory), ['tokenizer', 'init', 'sft']);
+  });
+
+  it('copies START into WORK, carries its history, minutes and copy probe, and says how', async () => {
+    const start = path.join(tmp(), 'published');
+    const work = path.join(tmp(), 'work');
+    publish(start);
+    const ctx = ctxAt(work, start);
+    const taken = await takeStart(ctx);
+    assert.equal(taken.start, path.join(work, 'start'));
+    assert.equal(readFileSync(path.join(taken.start, 'onnx/model.onnx'), 'utf8'), 'graph');
+    const history = readFileSync(path.join(work, 'history.txt'), 'utf8').trim().split('\n');
+    assert.equal(history[0], '2026-12-03: SFT resumed after its step-1900 checkpoint.');
+    assert.match(history[1], /tokenizer through grpo were taken from .*published/);
+    assert.match(history[1], /START=.* npm run train:default -- --from grpo-real/);
+    // The taken stages' minutes are START's; a data stage this run makes counts its own.
+    assert.deepEqual(await ctx.stages.minutes(), { sft: 94, 'sft-memory': 9, grpo: 50 });
+    assert.deepEqual(await startCopyProbe(work), { copyProbe: { call_exact: 0.75 } });
+    // Resumed with the same START: nothing copied or said again.
+    assert.deepEqual(await takeStart(ctx), taken);
+    assert.equal(readFileSync(path.join(work, 'history.txt'), 'utf8').trim().split('\n').length, 2);
+    // START replaced by another policy: a new copy, under a new key.
+    publish(start, '{"hidden_size": 16}');
+    const again = await takeStart(ctx);
+    assert.notEqual(again.key, taken.key);
+    assert.equal(
+      readFileSync(path.join(again.start, 'config.json'), 'utf8'),
+      '{"hidden_size": 16}',
+    );
+  });
+
+  it('refuses a START that holds no policy, saying what to name', async () => {
+    await assert.rejects(
+      takeStart(ctxAt(path.join(tmp(), 'work'), tmp())),
+      /holds no policy \(no config.json\): name a policy folder such as models\/default/,
+    );
+  });
+
+  it("real-rollout GRPO is measure:envace's real arm at the recipe's dose, from START", () => {
+    const ctx = ctxAt('/w', '/p');
+    const real = tiny.realGrpo!;
+    const plan = realGrpoPlan(ctx, real, '/w/start', 'k');
+    const run = grpoRunFileOf(tiny, plan, 'real', tiny.seed, path.dirname(realGrpoFinal(ctx)));
+    assert.equal(run.base, '/w/start');
+    assert.equal(run.out_dir, `/w/grpo-real/real-seed${tiny.seed}`);
+    const rollout = run.hyperparameters.rollouts.command;
+    assert.deepEqual(rollout.slice(2, 4), ['rollout', '/w/tasks/grpo-real']);
+    assert.ok(rollout.includes('--real'));
+    const at = rollout.indexOf('--batch-size');
+    assert.deepEqual(rollout.slice(at, at + 2), ['--batch-size', String(real.tasksPerIteration)]);
+    assert.equal(run.hyperparameters.grpo.iterations, real.iterations);
+    assert.equal(run.hyperparameters.grpo.mini_batch_size, real.miniBatchEpisodes);
+    assert.equal(run.hyperparameters.optim.lr, real.lr);
+    assert.equal(plan.baseKey, 'k');
   });
 });
 

@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { safeInterval } from '../../core/base/timers';
 import { makeDir, readJson, removeTree } from '../shared/files';
 import type { ProgressLog } from '../shared/log';
@@ -10,14 +8,27 @@ import { requireCli, shown } from '../shared/studio';
 import type { TrainContext } from './context';
 import { trainPaths } from './context';
 import { demonstrationsStage, tasksStage } from './data';
+import * as path from 'node:path';
 import { grpoStage } from './grpo';
+import { realGrpoStage } from './realGrpo';
+import { takeStart } from './start';
 import { memoryStages, sftStages } from './models';
 import { evalStage, modelStage } from './publish';
 import type { Recipe, TrainDefaultSettings } from './settings';
 
+/**
+ * The policy the imagined GRPO starts from: the last SFT's, each stage run unless done; with
+ * `--from`, START's copy (the training stages before it are taken from START).
+ */
+async function trainedStart(ctx: TrainContext): Promise<{ start: string; key?: string }> {
+  if (ctx.settings.from) return takeStart(ctx);
+  await sftStages(ctx);
+  return { start: await memoryStages(ctx) };
+}
+
 /** Every stage in order; each is skipped when its mark is in WORK. */
 async function allStages(ctx: TrainContext, loadSamples: number[]): Promise<void> {
-  const { stages } = ctx;
+  const { stages, recipe, settings } = ctx;
   await stages.run('tasks', 'tasks (train split: demonstrations + GRPO; test split)', () =>
     tasksStage(ctx),
   );
@@ -26,14 +37,25 @@ async function allStages(ctx: TrainContext, loadSamples: number[]): Promise<void
     'demonstrations (reference policy, shadow mode, real tools)',
     () => demonstrationsStage(ctx),
   );
-  await sftStages(ctx);
-  // GRPO starts from the last SFT.
-  const start = await memoryStages(ctx);
-  await stages.run(
-    'grpo',
-    'GRPO with world rehearsal (imagined rollouts by the studio runner)',
-    () => grpoStage(ctx, start),
-  );
+  const { start, key } = await trainedStart(ctx);
+  // GRPO starts from the last SFT, real-rollout GRPO from the imagined GRPO's policy.
+  if (settings.from !== 'grpo-real')
+    await stages.run(
+      'grpo',
+      'GRPO with world rehearsal (imagined rollouts by the studio runner)',
+      () => grpoStage(ctx, start),
+    );
+  if (recipe.realGrpo) {
+    const realStart =
+      settings.from === 'grpo-real'
+        ? { start, key }
+        : { start: path.join(ctx.paths.grpo, 'final') };
+    await stages.run(
+      'grpo-real',
+      'GRPO on real rollouts (real tools), from the imagined GRPO',
+      () => realGrpoStage(ctx, realStart.start, realStart.key),
+    );
+  }
   await stages.run('model', `the policy folder ${shown(ctx.settings.model)}`, () =>
     modelStage(ctx),
   );
@@ -46,12 +68,14 @@ async function allStages(ctx: TrainContext, loadSamples: number[]): Promise<void
  * `npm run train:default`: builds the embedded default policy (models/default) from scratch by the
  * recipe in training/default/recipe.json: tasks of the built-in domains, demonstrations by the
  * reference policy, a tokenizer and a model, SFT, role-wise GRPO on imagined rollouts played by the
- * studio's runner, export, and an evaluation on the test split whose scores go into manifest.json.
+ * studio's runner, then (recipe.realGrpo) GRPO on real rollouts, export, and an evaluation on the
+ * test split whose scores go into manifest.json.
  * The training runs (SFT, GRPO) are run files in WORK, started through the lifecycle `rehearse
  * train` and the editor use. Each stage is skipped when its output exists (the trainer itself
  * resumes an interrupted run); `--fresh` starts over; `--until <stage>` stops after a stage (e.g.
  * `--until init` prepares everything SFT needs, to run SFT on another machine with `rehearse train
- * --config <WORK>/sft.run.json`, or the trainer's own `<WORK>/sft-config.json`).
+ * --config <WORK>/sft.run.json`, or the trainer's own `<WORK>/sft-config.json`); `START=<policy>
+ * --from grpo|grpo-real` takes the training stages before that one from a published policy.
  */
 export async function trainDefault(
   settings: TrainDefaultSettings,
@@ -84,7 +108,4 @@ function loadAverage(): number {
   return os.loadavg()[0];
 }
 
-/** Whether `dir` holds a model (its config.json). */
-export function isModelFolder(dir: string): boolean {
-  return existsSync(path.join(dir, 'config.json'));
-}
+export { isModelFolder } from './models';

@@ -9,6 +9,11 @@ import { eventLogger, policySettings, relativeToWork } from './context';
 import { copyTasks, exportDemonstrations } from './data';
 import { sftPlan, writeRunFile, writeSftJob } from './runFiles';
 
+/** Whether `dir` holds a model (its config.json). */
+export function isModelFolder(dir: string): boolean {
+  return existsSync(path.join(dir, 'config.json'));
+}
+
 /** The tokenizer: byte-level BPE on the demonstrations' rows. */
 export async function tokenizerStage(ctx: TrainContext): Promise<void> {
   const config = path.join(ctx.settings.work, 'tokenizer.json');

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as os from 'node:os';
@@ -7,41 +6,19 @@ import { copyInto, makeDir, readJson, removeTree, writeJson } from '../shared/fi
 import { rehearse } from '../shared/studio';
 import type { TrainContext } from './context';
 import { policySettings } from './context';
+import { MODEL_FILES, onnxFiles, sha256 } from './policyFiles';
+import { realGrpoFinal } from './realGrpo';
+import { startCopyProbe } from './start';
 
-/** The model folder's files besides ONNX. */
-const MODEL_FILES = [
-  'config.json',
-  'generation_config.json',
-  'tokenizer.json',
-  'tokenizer_config.json',
-];
-
-/**
- * The ONNX files of an export that are in `dir`: the graph, its weights when stored apart
- * (export.external_data), and model_cascade.onnx (the graph the policy host decodes n rehearsal
- * samples with) unless export.cascade was false.
- */
-export function onnxFiles(dir: string): string[] {
-  return ['onnx/model.onnx', 'onnx/model.onnx_data', 'onnx/model_cascade.onnx'].filter((f) =>
-    existsSync(path.join(dir, f)),
-  );
-}
-
-/** The policy folder MODEL, from GRPO's final model. */
+/** The policy folder MODEL, from the last GRPO's final model (real-rollout GRPO's when the recipe has it). */
 export async function modelStage(ctx: TrainContext): Promise<void> {
-  const final = path.join(ctx.paths.grpo, 'final');
+  const final = ctx.recipe.realGrpo ? realGrpoFinal(ctx) : path.join(ctx.paths.grpo, 'final');
   const model = ctx.settings.model;
   await removeTree(model);
   await makeDir(path.join(model, 'onnx'));
   for (const f of [...MODEL_FILES, ...onnxFiles(final)])
     await copyInto(path.join(final, f), path.join(model, f));
   await writeJson(path.join(model, 'rehearsal_config.json'), policySettings(ctx.recipe));
-}
-
-async function sha256(file: string): Promise<string> {
-  return createHash('sha256')
-    .update(await readFile(file))
-    .digest('hex');
 }
 
 /** The figures of `rehearse run --json` that the manifest keeps. */
@@ -158,12 +135,22 @@ export async function evalStage(ctx: TrainContext, loadSamples: readonly number[
     data: {
       demonstrations: { tasksPerDomain: counts.demonstrations, rows: await sha256(paths.rows) },
       grpo: { tasksPerDomain: counts.grpo },
+      ...(recipe.realGrpo
+        ? {
+            grpoReal: {
+              tasksPerDomain: recipe.realGrpo.tasksPerDomain,
+              split: `train (seeds from ${recipe.realGrpo.start})`,
+            },
+          }
+        : {}),
       test: { tasksPerDomain: counts.test, split: 'test (seed % 10 == 9)' },
     },
     files,
     scores: manifestScores(JSON.parse(out) as RunJson),
     // SFT's last copy probe (held-out validation-split act rows, greedy): did the policy learn to copy?
-    ...(await lastProbe(path.join(paths.sft, 'events.jsonl'))),
+    ...(settings.from
+      ? await startCopyProbe(settings.work)
+      : await lastProbe(path.join(paths.sft, 'events.jsonl'))),
     trainedMinutes: Math.round((Date.now() - ctx.log.started) / 60000),
     // The evaluation's own minutes are added on its next run.
     ...(await stageMinutes(ctx)),

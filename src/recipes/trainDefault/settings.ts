@@ -19,6 +19,24 @@ export interface Recipe {
   sft: SftRecipe;
   memory?: MemoryRecipe;
   grpo: GrpoRecipe;
+  /** GRPO on real rollouts after the imagined GRPO (the arm measure:envace found best). */
+  realGrpo?: RealGrpoRecipe;
+}
+
+/**
+ * The real-rollout GRPO stage: measure:envace's real arm at its dose (docs/envace-effects.json),
+ * from the imagined GRPO's policy, with the recipe's GRPO settings and seed. Its tasks are train-split
+ * seeds from `start` (no other stage of the recipe uses them), `tasksPerIteration` new ones each
+ * iteration (half from each domain); each optimizer step takes `miniBatchEpisodes` episodes.
+ */
+export interface RealGrpoRecipe {
+  start: number;
+  tasksPerDomain: number;
+  tasksPerIteration: number;
+  iterations: number;
+  miniBatchEpisodes: number;
+  ppoEpochs: number;
+  lr: number;
 }
 
 /** The SFT stage: hardware, the copy probe, and the trainer's own settings. */
@@ -87,9 +105,24 @@ export interface TrainDefaultSettings {
   fresh: boolean;
   /** `--until <stage>`: stop after that stage (tasks, demonstrations, tokenizer, init, sft, ...). */
   until?: string;
+  /**
+   * `--from <stage>` with `START=<policy folder>`: the training stages before it are taken from
+   * that policy (a published one, its manifest recording how they were made) instead of being run;
+   * the data stages (tasks, demonstrations) still run. Only a stage that starts from a policy.
+   */
+  from?: FromStage;
+  /** `START`: the policy the stage `--from` names starts from. */
+  start?: string;
 }
 
-/** The stages `--until` may name, in order (memories and sft-memory only with recipe.memory). */
+/** The stages `--from` may name: those that continue a trained policy. */
+export const FROM_STAGES = ['grpo', 'grpo-real'] as const;
+export type FromStage = (typeof FROM_STAGES)[number];
+
+/**
+ * The stages `--until` may name, in order (memories and sft-memory only with recipe.memory,
+ * grpo-real only with recipe.realGrpo).
+ */
 export const STAGES = [
   'tasks',
   'demonstrations',
@@ -99,9 +132,11 @@ export const STAGES = [
   'memories',
   'sft-memory',
   'grpo',
+  'grpo-real',
   'model',
   'eval',
 ] as const;
+export type Stage = (typeof STAGES)[number];
 
 /** A path from the environment (relative to the current folder), else `fallback` in the studio. */
 export function fromEnv(value: string | undefined, root: string, fallback: string): string {
@@ -118,11 +153,26 @@ export function trainDefaultSettings(
   const until = at >= 0 ? argv[at + 1] : undefined;
   if (at >= 0 && !(STAGES as readonly string[]).includes(until ?? ''))
     throw new Error(`--until takes one of ${STAGES.join(', ')}; got ${until ?? 'nothing'}.`);
+  const fromAt = argv.indexOf('--from');
+  const from = fromAt >= 0 ? argv[fromAt + 1] : undefined;
+  if (fromAt >= 0 && !(FROM_STAGES as readonly string[]).includes(from ?? ''))
+    throw new Error(`--from takes one of ${FROM_STAGES.join(', ')}; got ${from ?? 'nothing'}.`);
+  if (from && !env.START)
+    throw new Error(
+      `--from ${from} needs START=<policy folder>: the policy that stage starts from (e.g. START=models/default).`,
+    );
+  if (from && until && STAGES.indexOf(until as Stage) < STAGES.indexOf(from as Stage))
+    throw new Error(`--until ${until} comes before --from ${from}: nothing would run.`);
+  if (env.START && !from)
+    throw new Error(
+      'START names the policy a --from stage starts from; add --from grpo or --from grpo-real.',
+    );
   return {
     recipeFile: fromEnv(env.RECIPE, root, 'training/default/recipe.json'),
     work: fromEnv(env.WORK, root, '.rehearsal/training/default'),
     model: fromEnv(env.MODEL, root, 'models/default'),
     fresh: argv.includes('--fresh'),
     ...(until ? { until } : {}),
+    ...(from && env.START ? { from: from as FromStage, start: path.resolve(env.START) } : {}),
   };
 }
