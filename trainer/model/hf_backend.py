@@ -23,14 +23,12 @@ import torch.nn as nn
 
 from ..errors import TrainerError, config_error
 from .folder import SIDECAR_FILES, read_json_object
+from .hf_checkpoint import TOKENIZER_FILES
 
 if TYPE_CHECKING:
     from ..config_types import TrainerConfig
 
 ADAPTER_CONFIG = "adapter_config.json"
-#: Tokenizer files of a Hugging Face folder that travel with every folder the backend writes.
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-                   "vocab.json", "merges.txt", "chat_template.jinja")
 
 
 def _missing_packages(what: str, error: ImportError) -> TrainerError:
