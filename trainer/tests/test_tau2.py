@@ -13,6 +13,7 @@ import unittest
 from typing import Any
 
 from ..errors import TrainerError
+from ..tau2 import domain
 from ..tau2.domain import environment, find_task, read_tasks, tasks_file
 from ..tau2.grade import grade
 from ..tau2.importer import main as import_main
@@ -130,6 +131,14 @@ class ImporterTest(unittest.TestCase):
                 self.assertEqual(len(errors), 1)
                 self.assertTrue(errors[0].startswith("import tau2: TAU2_TASKS_INVALID: "), errors[0])
                 self.assertIn(says, errors[0])
+            limit = domain.MAX_TASKS_FILE_BYTES
+            domain.MAX_TASKS_FILE_BYTES = 4
+            try:
+                code, errors, _ = import_quietly("--domain", "mock", "--tasks", broken, "--out", out)
+            finally:
+                domain.MAX_TASKS_FILE_BYTES = limit
+            self.assertEqual(code, 2)
+            self.assertRegex(errors[0], r"TAU2_TASKS_INVALID: .* holds \d+ bytes, more than 4\.$")
             with self.assertRaises(TrainerError) as caught:
                 find_task("mock", "no_such_task")
             self.assertEqual(caught.exception.code, "TAU2_TASK_UNKNOWN")
