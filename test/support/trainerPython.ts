@@ -21,7 +21,7 @@ export function trainerPython(): string {
       : path.join(envDir, 'bin', 'python');
   if (!existsSync(python) || !existsSync(path.join(envDir, 'rehearsal-env.json')))
     throw new Error(
-      `No trainer environment in ${envDir}: run \`node dist/cli.js trainer setup --dev\` (npm test does).`,
+      `No trainer environment in ${envDir}: run \`node dist/cli.js trainer setup --dev --tau2\` (npm test does).`,
     );
   return python;
 }

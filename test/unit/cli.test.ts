@@ -338,6 +338,7 @@ describe('rehearse CLI', () => {
         ['run', 'x.task.json', '--policy', 'reference', '--out', path.join(file, 'runs')],
         ['import', 'envace-rollouts', tmp(), '--out', file],
         ['import', 'bfcl', 'base', '--out', file],
+        ['import', 'tau2', '--domain', 'mock', '--out', file],
       ]) {
         const line = oneLineError(await rehearse(...argv), 2);
         assert.match(

@@ -1,13 +1,12 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError } from '../../core/base/errors';
-import { studioRoot } from '../../core/base/studioRoot';
 import { resolveTrainerPython } from '../../core/training/pythonEnv';
 import { STUDIO_FOLDER } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
 import { outFolderArg } from '../outArg';
+import { runPythonImporter } from '../pythonImporter';
 
 /** The multi-turn categories of BFCL-v4 (trainer/bfcl/backend.py CATEGORIES). */
 export const BFCL_CATEGORIES = ['base', 'miss_param', 'miss_func', 'long_context'] as const;
@@ -67,36 +66,7 @@ export async function importBfclCommand(
     ...(args.limit ? ['--limit', args.limit] : []),
     ...(args.backend ? ['--backend', path.resolve(args.backend)] : []),
   ];
-  const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>(
-    (resolve, reject) => {
-      const child = spawn(python, argv, {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, PYTHONPATH: studioRoot() },
-      });
-      let text = '';
-      let partial = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        text = (text + d).slice(-100_000);
-      });
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        const lines = (partial + d).split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) if (line.trim()) io.err(line);
-      });
-      child.on('error', reject);
-      child.on('close', (c) => {
-        if (partial.trim()) io.err(partial);
-        resolve({ code: c, stdout: text });
-      });
-    },
-  );
-  const last = stdout.trim().split('\n').at(-1) ?? '';
-  let summary: { tasks?: number; skipped?: number; out?: string } = {};
-  try {
-    summary = JSON.parse(last) as typeof summary;
-  } catch {
-    /* said below */
-  }
+  const { code, summary } = await runPythonImporter(python, argv, io);
   if (code === 2 || summary.tasks === undefined) return code === 2 ? EXIT.usage : EXIT.failure;
   io.out(
     `wrote ${summary.tasks} task(s) to ${summary.out}${summary.skipped ? ` (${summary.skipped} record(s) skipped)` : ''}; \`rehearse verify ${summary.out}\` plays their ground truth`,

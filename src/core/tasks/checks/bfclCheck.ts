@@ -1,15 +1,12 @@
-import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { errorMessage } from '../../base/errors';
-import { studioRoot } from '../../base/studioRoot';
 import type { BfclCheck } from '../format/taskFile';
+import { runPythonGrader } from './pythonGrader';
 import type { ItemResult } from './ruleChecks';
 import type { EpisodeTranscript } from './transcript';
 
 /** How long BFCL's checks of one episode may take (a long_context world is large). */
 const GRADE_TIMEOUT_MS = 120_000;
-/** The most the grader may print (its verdict is one short JSON line). */
-const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
 /**
  * A BFCL-v4 multi-turn item (docs/task-format.md, BFCL-v4): the episode's calls, per user turn,
@@ -48,7 +45,13 @@ export async function evaluateBfcl(
     model: transcript.turns.map((t) => [t.calls.map((c) => [c.name, c.arguments])]),
   });
   try {
-    const out = await runGrader(python, input);
+    const out = await runPythonGrader(
+      python,
+      'trainer.bfcl.grade',
+      input,
+      'BFCL',
+      GRADE_TIMEOUT_MS,
+    );
     const verdict = JSON.parse(out) as {
       valid?: unknown;
       message?: unknown;
@@ -74,35 +77,4 @@ export async function evaluateBfcl(
   } catch (err) {
     return { passed: null, detail: `not evaluated: ${errorMessage(err)}` };
   }
-}
-
-function runGrader(python: string, input: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-m', 'trainer.bfcl.grade'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE' },
-      timeout: GRADE_TIMEOUT_MS,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-      if (stdout.length > MAX_OUTPUT_BYTES) child.kill();
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr = (stderr + d).slice(-4000);
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code === 0) resolve(stdout.trim().split('\n').at(-1) ?? '');
-      else
-        reject(
-          new Error(
-            `the BFCL grader (${python} -m trainer.bfcl.grade) ended with ${signal ?? `exit ${code}`}: ${stderr.trim().split('\n').at(-1) ?? ''}`,
-          ),
-        );
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input);
-  });
 }

@@ -5,6 +5,7 @@ import type { ItemResult } from './ruleChecks';
 import { evaluateAnswer, evaluateCall, evaluateNoCall, evaluateState } from './ruleChecks';
 import type { EpisodeTranscript } from './transcript';
 import { evaluateBfcl } from './bfclCheck';
+import { evaluateTau2 } from './tau2Check';
 
 /** An episode's grade, the shape `episode.end` records. */
 export interface Grade {
@@ -30,11 +31,11 @@ export interface GradeOptions {
   /** Evaluates judge items; without it they are `passed: null` (not evaluated). */
   judge?: Judge;
   /**
-   * The studio's Python environment's interpreter, which grades `bfcl` items; without it they are
+   * The studio's Python environment's interpreter, which grades `bfcl` and `tau2` items; without it they are
    * not evaluated. May throw the coded error that says to set the environment up.
    */
   python?: () => string;
-  /** The task file's folder (a `bfcl` item's `records` is relative to it). */
+  /** The task file's folder (a `bfcl` item's `records`, a `tau2` item's `tasks` are relative to it). */
   baseDir?: string;
 }
 
@@ -63,6 +64,8 @@ async function evaluate(
         : { passed: null, detail: `not evaluated: ${NO_JUDGE}` };
     case 'bfcl':
       return evaluateBfcl(check, transcript, options);
+    case 'tau2':
+      return evaluateTau2(check, transcript, options);
   }
 }
 

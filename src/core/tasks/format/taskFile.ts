@@ -149,7 +149,27 @@ export interface BfclCheck extends CheckBase {
   groundTruth: string[][];
 }
 
-export type CheckSpec = StateCheck | CallCheck | NoCallCheck | AnswerCheck | JudgeCheck | BfclCheck;
+/** The τ²-bench domains the studio imports (trainer/tau2/domain.py DOMAINS). */
+export const TAU2_DOMAINS = ['airline', 'retail', 'telecom', 'mock'] as const;
+
+/** One of {@link TAU2_DOMAINS}. */
+export type Tau2Domain = (typeof TAU2_DOMAINS)[number];
+
+/**
+ * A τ²-bench task's reward (docs/task-format.md, τ²-bench): τ²'s own evaluator, in the studio's
+ * Python environment, on the episode rebuilt as τ²'s messages.
+ */
+export interface Tau2Check extends CheckBase {
+  kind: 'tau2';
+  domain: Tau2Domain;
+  /** The task's τ² id. */
+  task: string;
+  /** A task file in τ²'s format that holds it, relative to the task file; default: the installed package's. */
+  tasks?: string;
+}
+
+export type CheckSpec =
+  StateCheck | CallCheck | NoCallCheck | AnswerCheck | JudgeCheck | BfclCheck | Tau2Check;
 
 /** The reference solution of one user turn: the calls, in order, then the final answer. */
 export interface ReferenceTurn {

