@@ -6,11 +6,11 @@ import { grpoRunFile } from '../../src/recipes/measureEnvace/arms';
 import type { Effects } from '../../src/recipes/measureEnvace/effectsFile';
 import { compareImaginedReal } from '../../src/recipes/measureEnvace/fidelity';
 import { effectsProblems } from '../../src/recipes/measureEnvace/results';
-import type { RolloutEpisode } from '../../src/recipes/measureEnvace/rolloutTraces';
+import type { RolloutEpisode } from '../../src/recipes/shared/rolloutTraces';
 import {
   endedOnUnparsableRehearsal,
   trajectoryGrade,
-} from '../../src/recipes/measureEnvace/rolloutTraces';
+} from '../../src/recipes/shared/rolloutTraces';
 import { measureSettings } from '../../src/recipes/measureEnvace/settings';
 import { ranks, spearman } from '../../src/recipes/measureEnvace/stats';
 import type { ProgressLog } from '../../src/recipes/shared/log';

@@ -5,8 +5,12 @@ import { rehearse } from '../shared/studio';
 import { groundTasks } from '../trainDefault/data';
 import { groundedRolloutArgs } from '../trainDefault/settings';
 import type { MeasureContext } from './arms';
-import type { RolloutEpisode } from './rolloutTraces';
-import { endedOnUnparsableRehearsal, rolloutEpisodes, trajectoryGrade } from './rolloutTraces';
+import type { RolloutEpisode } from '../shared/rolloutTraces';
+import {
+  endedOnUnparsableRehearsal,
+  rolloutEpisodes,
+  trajectoryGrade,
+} from '../shared/rolloutTraces';
 import { DOMAINS, GRPO_START } from './settings';
 import { spearman } from './stats';
 

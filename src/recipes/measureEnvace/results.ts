@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { ROOT } from '../shared/studio';
-import type { ArmRun, MeasureContext } from './arms';
+import type { ArmRun } from '../trainDefault/grpoArm';
+import type { MeasureContext } from './arms';
 import type { Measured } from './effects';
 import type { ArmCompute, Effects } from './effectsFile';
 import type { Fidelity } from './fidelity';

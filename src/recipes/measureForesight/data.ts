@@ -6,7 +6,7 @@ import { readTraceEvents } from '../../core/trace/format/reader';
 import { removeTree, writeText } from '../shared/files';
 import { cachedStep, stepKey } from '../shared/stages';
 import { rehearse } from '../shared/studio';
-import type { TaskFolder } from '../measureEnvace/arms';
+import type { TaskFolder } from '../trainDefault/grpoArm';
 import { HELDOUT_START as BUILTIN_HELDOUT_START } from '../measureEnvace/settings';
 import type { ForesightContext } from './context';
 import type { FlipCount, LoggedWrite, Verdict } from './memories';

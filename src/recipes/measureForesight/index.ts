@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { loadTasks } from '../../core/tasks/format/loader';
 import { readTraceEvents } from '../../core/trace/format/reader';
-import type { ArmRun } from '../measureEnvace/arms';
+import type { ArmRun } from '../trainDefault/grpoArm';
 import { evaluateOn } from '../measureEnvace/arms';
 import { mergedEffects } from '../measureEnvace/effectsFile';
 import type { Evaluation } from '../measureEnvace/stats';

@@ -1,4 +1,4 @@
-import type { ArmRun } from '../measureEnvace/arms';
+import type { ArmRun } from '../trainDefault/grpoArm';
 import type { ArmCompute } from '../measureEnvace/effectsFile';
 import { grpoCompute } from '../measureEnvace/results';
 import { TABLE_HEADER, differenceTable, summaryRow } from '../measureEnvace/report';

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import type { GrpoPlan } from '../measureEnvace/arms';
-import { grpoArmOf } from '../measureEnvace/arms';
+import type { GrpoPlan } from './grpoArm';
+import { grpoArmOf } from './grpoArm';
 import { removeTree } from '../shared/files';
 import { rehearse } from '../shared/studio';
 import type { TrainContext } from './context';
