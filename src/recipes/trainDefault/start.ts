@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { copyInto, readJsonOr, removeTree, writeJson, writeText } from '../shared/files';
 import { stepKey } from '../shared/stages';
+import { shown } from '../shared/studio';
 import type { TrainContext } from './context';
 import { isModelFolder } from './models';
 import { MODEL_FILES, onnxFiles, sha256 } from './policyFiles';
@@ -74,9 +75,9 @@ export async function takeStart(ctx: TrainContext): Promise<{ start: string; key
   await writeJson(stages.minutesFile, minutes);
   const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const line =
-    `${when} UTC: the stages ${taken[0]} through ${taken[taken.length - 1]} were taken from ${source} ` +
+    `${when} UTC: the stages ${taken[0]} through ${taken[taken.length - 1]} were taken from ${shown(source)} ` +
     `(${manifest.history ? "its manifest's history above; " : ''}its files' key ${key}); this run made ${from} and the stages after it: ` +
-    `START=${source} npm run train:default -- --from ${from}.`;
+    `START=${shown(source)} npm run train:default -- --from ${from}.`;
   const history = path.join(settings.work, 'history.txt');
   const before = existsSync(history) ? (await readFile(history, 'utf8')).trim() : manifest.history;
   await writeText(history, [before, line].filter(Boolean).join('\n') + '\n');
