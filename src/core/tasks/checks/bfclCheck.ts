@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { errorMessage } from '../../base/errors';
 import type { BfclCheck } from '../format/taskFile';
-import { runPythonGrader } from './pythonGrader';
+import { graderPython, runPythonGrader } from './pythonGrader';
 import type { ItemResult } from './ruleChecks';
 import type { EpisodeTranscript } from './transcript';
 
@@ -19,18 +19,12 @@ export async function evaluateBfcl(
   transcript: EpisodeTranscript,
   options: { python?: () => string; baseDir?: string },
 ): Promise<ItemResult> {
-  let python: string | undefined;
-  try {
-    python = options.python?.();
-  } catch (err) {
-    return { passed: null, detail: `not evaluated: ${errorMessage(err)}` };
-  }
-  if (!python)
-    return {
-      passed: null,
-      detail:
-        "not evaluated: BFCL's checks run in the studio's Python environment, which was not given (rehearse trainer setup)",
-    };
+  const found = graderPython(
+    options.python,
+    "BFCL's checks run in the studio's Python environment, which was not given (rehearse trainer setup)",
+  );
+  if ('result' in found) return found.result;
+  const { python } = found;
   const input = JSON.stringify({
     record: check.record,
     ...(check.records

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { errorMessage } from '../../base/errors';
 import { studioRoot } from '../../base/studioRoot';
+import type { ItemResult } from './ruleChecks';
 
 /** The most a grader may print (its verdict is one short JSON line). */
 const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
@@ -44,4 +46,21 @@ export function runPythonGrader(
     child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });
+}
+
+/**
+ * The studio's Python for a benchmark's grader, or the item's verdict when there is none: not
+ * evaluated, saying why (`missing`: what the grader needs and how to set it up).
+ */
+export function graderPython(
+  python: (() => string) | undefined,
+  missing: string,
+): { python: string } | { result: ItemResult } {
+  try {
+    const found = python?.();
+    if (found) return { python: found };
+  } catch (err) {
+    return { result: { passed: null, detail: `not evaluated: ${errorMessage(err)}` } };
+  }
+  return { result: { passed: null, detail: `not evaluated: ${missing}` } };
 }

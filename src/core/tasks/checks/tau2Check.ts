@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { errorMessage } from '../../base/errors';
 import type { Tau2Check } from '../format/taskFile';
-import { runPythonGrader } from './pythonGrader';
+import { graderPython, runPythonGrader } from './pythonGrader';
 import type { ItemResult } from './ruleChecks';
 import type { EpisodeTranscript, TranscriptCall } from './transcript';
 
@@ -34,18 +34,12 @@ export async function evaluateTau2(
   transcript: EpisodeTranscript,
   options: { python?: () => string; baseDir?: string },
 ): Promise<ItemResult> {
-  let python: string | undefined;
-  try {
-    python = options.python?.();
-  } catch (err) {
-    return { passed: null, detail: `not evaluated: ${errorMessage(err)}` };
-  }
-  if (!python)
-    return {
-      passed: null,
-      detail:
-        "not evaluated: τ²'s evaluator runs in the studio's Python environment, which was not given (rehearse trainer setup --tau2)",
-    };
+  const found = graderPython(
+    options.python,
+    "τ²'s evaluator runs in the studio's Python environment, which was not given (rehearse trainer setup --tau2)",
+  );
+  if ('result' in found) return found.result;
+  const { python } = found;
   const input = JSON.stringify({
     domain: check.domain,
     task: check.task,
