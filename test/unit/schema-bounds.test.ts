@@ -68,7 +68,10 @@ const KINDS: FileKind[] = [
     what: 'task',
     schemaFile: 'task.schema.json',
     numbers: TASK_FILE_NUMBERS,
-    examples: [['examples', 'tasks', 'bank-0001.task.json']],
+    examples: [
+      ['examples', 'tasks', 'bank-0001.task.json'],
+      ['test', 'fixtures', 'tasks', 'user-loop.task.json'],
+    ],
     loaderFaults: (v) => {
       const fault = findTaskFault(v);
       return fault ? [`${fault.path} ${fault.message}`] : [];

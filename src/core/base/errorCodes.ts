@@ -155,6 +155,10 @@ export const STUDIO_ERROR_CODES = {
     'No annotation with that id on the run (it may have been deleted): refresh and try again.',
   UNKNOWN_CALL: 'No call with that id in the trace: list its calls with `rehearse report --calls`.',
   UNKNOWN_EPISODE: 'No episode with that id in the trace: check the id against the trace.',
+  USER_FAILED:
+    "The task's user simulator failed to give its next message (its endpoint answered an error, its process ended or took too long); the message says which: that episode ends with it and the run goes on.",
+  USER_UNREACHABLE:
+    "The endpoint that plays a task's user (--user-endpoint) cannot be reached: start the server or fix the base URL; that episode ends with it and the run goes on.",
 } as const satisfies Record<string, string>;
 
 /** A stable, machine-readable code of a `StudioError`. */

@@ -31,6 +31,13 @@ export const OUTSIDE_NUMBERS = {
     integer: true,
     code: 'TASK_INVALID',
   },
+  taskUserMaxTurns: {
+    name: '$.user.maxTurns',
+    min: 1,
+    max: 10_000,
+    integer: true,
+    code: 'TASK_INVALID',
+  },
   taskMaxCallsPerTurn: {
     name: '$.limits.maxCallsPerTurn',
     min: 1,

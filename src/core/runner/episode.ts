@@ -4,8 +4,10 @@ import type { Environment, EnvironmentSnapshot } from '../env/types';
 import type { Grade, GradeOptions } from '../tasks/checks/grade';
 import { gradeEpisode, gradeOfFailedEpisode, withoutStateItems } from '../tasks/checks/grade';
 import type { EpisodeTranscript, TranscriptCall, TranscriptTurn } from '../tasks/checks/transcript';
-import type { TaskFile } from '../tasks/format/taskFile';
-import { DEFAULT_TASK_LIMITS, offeredTools } from '../tasks/format/taskFile';
+import type { TaskFile, TaskUser } from '../tasks/format/taskFile';
+import { DEFAULT_TASK_LIMITS, DEFAULT_USER_TURNS, offeredTools } from '../tasks/format/taskFile';
+import type { ConversationUser, OpenUser, UserExchange } from '../tasks/taskUser';
+import { absentUser, scriptedUser, stopIn } from '../tasks/taskUser';
 import { buildRehearsePrompt } from '../protocol/rehearsePrompt';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { ActResult, Policy, RehearsalSample, RehearseResult } from '../policy/types';
@@ -16,6 +18,7 @@ import type {
   CallActualEvent,
   CallRehearsalEvent,
   EpisodeStatus,
+  UserEnd,
   NewTraceEvent,
   RejectedRehearsal,
   RunMode,
@@ -72,6 +75,11 @@ export interface EpisodeContext {
   context?: string;
   /** Private rehearsal's memory, recorded on the episode's end. */
   memory?: string;
+  /**
+   * Opens the task's user in the loop (`task.user`); without it a `script` user plays its messages
+   * and a `tau2` user is not asked (the conversation ends after the task's turns).
+   */
+  openUser?: OpenUser;
   signal?: AbortSignal;
   onProgress?: (p: EpisodeProgress) => void;
 }
@@ -135,6 +143,8 @@ interface EpisodePlay {
   rehearseSession: string;
   actTurns: number;
   lastTurnId?: string;
+  /** How the user in the loop ended the conversation, when it did. */
+  userEnd?: UserEnd;
 }
 
 function ended(status: EpisodeStatus, code: string, message: string): Ended {
@@ -289,28 +299,107 @@ async function startTools(
   }
 }
 
-/** Plays the task's user turns in order; returns how the episode ended early, if it did. */
+/**
+ * Plays the task's user turns in order, then, when the task names a user, the user's messages until
+ * it ends the conversation; returns how the episode ended early, if it did.
+ */
 async function playUserTurns(
   play: EpisodePlay,
   turns: TranscriptTurn[],
 ): Promise<EpisodeEnding | undefined> {
   const { ctx, envace } = play;
+  const spec = envace ? undefined : ctx.task.user;
+  const user = spec && (ctx.openUser ?? openUserByDefault)(spec, ctx.grade?.baseDir ?? '.');
+  // τ²'s user speaks first, in answer to the agent's greeting: its message replaces the first turn's.
+  const opening = user?.opens ? await openingOf(user, play.signal) : undefined;
   for (const [userIndex, userTurn] of ctx.task.turns.entries()) {
     play.tools = offeredTools(play.allTools, ctx.task.turns, userIndex);
-    play.messages.push({ role: 'user', content: userTurn.user });
-    const transcriptTurn: TranscriptTurn = { user: userTurn.user, calls: [] };
-    turns.push(transcriptTurn);
-    let turn = await playTurn(play, transcriptTurn, userTurn.user);
-    while (turn.kind === 'continue') turn = await playTurn(play, transcriptTurn, undefined);
+    const text = userIndex === 0 && opening !== undefined ? opening : userTurn.user;
+    const turn = await playUserTurn(play, turns, text);
     if (turn.kind === 'end') return turn.ending;
     if (
       envace &&
       (await envace.afterAnswer(userIndex, turns, () => takeSnapshot(ctx, play.gradedOnRealState)))
     )
-      break;
+      return undefined;
   }
-  return undefined;
+  if (!spec || !user) return undefined;
+  play.tools = play.allTools;
+  return converse(play, turns, spec, user);
 }
+
+/** The opening message of a user that writes its own (none when it has nothing to say). */
+async function openingOf(user: ConversationUser, signal: AbortSignal): Promise<string | undefined> {
+  const reply = await user.next({ conversation: [], asked: 0, signal });
+  return reply.kind === 'message' ? reply.text : undefined;
+}
+
+/** One user message and the agent's work on it, up to its answer or the episode's end. */
+async function playUserTurn(
+  play: EpisodePlay,
+  turns: TranscriptTurn[],
+  user: string,
+): Promise<TurnResult> {
+  play.messages.push({ role: 'user', content: user });
+  const transcriptTurn: TranscriptTurn = { user, calls: [] };
+  turns.push(transcriptTurn);
+  let turn = await playTurn(play, transcriptTurn, user);
+  while (turn.kind === 'continue') turn = await playTurn(play, transcriptTurn, undefined);
+  return turn;
+}
+
+/**
+ * The user in the loop: after each answer, the user's next message, until it ends the conversation
+ * as τ²'s does: a stop text in its message, an answer after a call of an end tool (the transfer to a
+ * human), a script that ran out; or the episode ends `USER_TURN_LIMIT` after `maxTurns` messages.
+ */
+async function converse(
+  play: EpisodePlay,
+  turns: TranscriptTurn[],
+  spec: TaskUser,
+  user: ConversationUser,
+): Promise<EpisodeEnding | undefined> {
+  const { ctx, limits, signal } = play;
+  const maxTurns = spec.maxTurns ?? DEFAULT_USER_TURNS;
+  for (let asked = 0; ; asked++) {
+    const endTool = turns.at(-1)?.calls.find((c) => spec.endTools?.includes(c.name));
+    if (endTool) {
+      play.userEnd = { by: 'tool', text: endTool.name };
+      return undefined;
+    }
+    if (asked >= maxTurns)
+      return ended(
+        'limit',
+        'USER_TURN_LIMIT',
+        `The user spoke ${maxTurns} times after the task's turns without ending the conversation.`,
+      ).ending;
+    if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs).ending;
+    const reply = await user.next({ conversation: exchanges(turns), asked, signal });
+    if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs).ending;
+    if (reply.kind === 'done') {
+      play.userEnd = { by: 'done', text: reply.reason };
+      return undefined;
+    }
+    if (stopIn(spec, reply.text) !== undefined) {
+      play.userEnd = { by: 'stop', text: reply.text };
+      return undefined;
+    }
+    const turn = await playUserTurn(play, turns, reply.text);
+    if (turn.kind === 'end') return turn.ending;
+  }
+}
+
+/** The conversation as the user sees it: its messages and the agent's answers. */
+function exchanges(turns: readonly TranscriptTurn[]): UserExchange[] {
+  return turns.flatMap((t) => [
+    { role: 'user' as const, content: t.user },
+    ...(t.answer !== undefined ? [{ role: 'assistant' as const, content: t.answer }] : []),
+  ]);
+}
+
+/** Without a run's own opener: a script plays; τ²'s simulator, which needs an endpoint, is not asked. */
+const openUserByDefault: OpenUser = (spec) =>
+  spec.kind === 'script' ? scriptedUser(spec) : absentUser;
 
 /** One act turn: the policy acts, its turn is parsed and recorded, and its calls are played. */
 async function playTurn(
@@ -494,6 +583,7 @@ async function finishEpisode(
     ...(answer !== undefined ? { answer } : {}),
     ...(error ? { error } : {}),
     ...(ctx.memory !== undefined ? { memory: ctx.memory } : {}),
+    ...(play.userEnd ? { userEnd: play.userEnd } : {}),
   });
   return { status, grade, transcript, error, fatal };
 }

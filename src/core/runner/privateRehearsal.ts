@@ -4,6 +4,7 @@ import { clipBytes } from '../base/clip';
 import { counted } from '../base/counted';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
+import type { OpenUser } from '../tasks/taskUser';
 import type { EpisodeTranscript } from '../tasks/checks/transcript';
 import type { TaskFile } from '../tasks/format/taskFile';
 import type { Policy } from '../policy/types';
@@ -88,6 +89,8 @@ export interface PrivateRehearsalContext {
   settings: RunSettings;
   emit: EmitEvent;
   grade?: GradeOptions;
+  /** Opens the task's user in the loop (EpisodeContext.openUser). */
+  openUser?: OpenUser;
   signal?: AbortSignal;
   onProgress?: (p: EpisodeProgress) => void;
 }
@@ -166,6 +169,7 @@ export async function playPrivateRehearsal(
       settings: { ...ctx.settings, audit: false, sampling },
       emit: ctx.emit,
       grade: ctx.grade,
+      openUser: ctx.openUser,
       context,
       signal: ctx.signal,
       onProgress: ctx.onProgress,
@@ -200,6 +204,7 @@ export async function playPrivateRehearsal(
     settings: ctx.settings,
     emit: ctx.emit,
     grade: ctx.grade,
+    openUser: ctx.openUser,
     context: memoryContext(memory),
     memory,
     signal: ctx.signal,

@@ -4,6 +4,7 @@ import { StudioError, errorMessage } from '../base/errors';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
 import type { LoadedTask } from '../tasks/format/taskFile';
+import type { OpenUser } from '../tasks/taskUser';
 import type { Policy } from '../policy/types';
 import { mixSeed } from '../base/random';
 import { assertValidId, episodeId as makeEpisodeId, newRunId } from '../trace/format/ids';
@@ -52,6 +53,8 @@ export interface RunOptions {
    */
   concurrency?: number;
   grade?: GradeOptions;
+  /** Opens a task's user in the loop (`task.user`); default: scripts only (EpisodeContext.openUser). */
+  openUser?: OpenUser;
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
   /** Every event, as it is written. */
@@ -318,6 +321,7 @@ async function playTaskEpisode(
       settings: episodeSettings,
       emit,
       grade: { ...options.grade, baseDir: loaded.baseDir },
+      openUser: options.openUser,
       signal: run.signal,
       onProgress: onEpisodeProgress,
     });
@@ -335,6 +339,7 @@ async function playTaskEpisode(
       settings: episodeSettings,
       emit,
       grade: { ...options.grade, baseDir: loaded.baseDir },
+      openUser: options.openUser,
       signal: run.signal,
       onProgress: onEpisodeProgress,
     });

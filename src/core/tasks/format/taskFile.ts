@@ -196,6 +196,8 @@ export interface TaskFile {
   /** The agent's system prompt (instructions, domain policy). */
   system?: string;
   turns: UserTurn[];
+  /** A user who goes on talking after `turns` (docs/task-format.md, A user in the loop). */
+  user?: TaskUser;
   /** The tool servers, by name: a definition, or the name of a configured server. */
   servers: { [name: string]: ServerDefinition | string };
   /** The tools the agent may call (all tools of the servers when absent). */
@@ -206,6 +208,51 @@ export interface TaskFile {
   examples?: RecordedExample[];
   reference?: ReferenceSolution;
 }
+
+/**
+ * How the user's conversation ends, shared by every kind of {@link TaskUser}: a user message that
+ * holds one of `stop` ends it (τ²'s `###STOP###`, `###TRANSFER###`, `###OUT-OF-SCOPE###`, written by
+ * the importer from the installed package); so does an answer of the agent in a user turn where it
+ * called one of `endTools` (τ²'s `transfer_to_human_agents`); and `maxTurns` user messages after the
+ * task's `turns` end it with `USER_TURN_LIMIT`.
+ */
+export interface TaskUserEnding {
+  stop?: string[];
+  endTools?: string[];
+  /** Most user messages after the task's `turns` (default {@link DEFAULT_USER_TURNS}). */
+  maxTurns?: number;
+}
+
+/** A recorded user (for tests): its messages in order, after the task's `turns`; it ends when they run out. */
+export interface ScriptUser extends TaskUserEnding {
+  kind: 'script';
+  messages: string[];
+}
+
+/**
+ * τ²-bench's own user simulator (its instructions and guidelines for the task's scenario), played by
+ * an OpenAI-compatible endpoint the run names (`--user-endpoint`, `--user-model`).
+ */
+export interface Tau2User extends TaskUserEnding {
+  kind: 'tau2';
+  domain: Tau2Domain;
+  /** The task's τ² id. */
+  task: string;
+  /** A task file in τ²'s format that holds it, relative to the task file. */
+  tasks?: string;
+  /**
+   * The simulator writes the first message, in answer to τ²'s greeting, as in τ² (the importer sets
+   * it for tasks without an earlier conversation); the task's first turn is its message only when no
+   * endpoint plays the user.
+   */
+  opens?: boolean;
+}
+
+/** A user in the loop: after each answer of the agent past the task's `turns`, the next message or the end. */
+export type TaskUser = ScriptUser | Tau2User;
+
+/** Most user messages a {@link TaskUser} may add when the task names no `maxTurns`. */
+export const DEFAULT_USER_TURNS = 30;
 
 /** A task as loaded: the file's content and where it came from. */
 export interface LoadedTask {

@@ -229,6 +229,19 @@ export interface EpisodeEndEvent extends EventBase {
   error?: { code: string; message: string };
   /** For private rehearsal: the memory the imagined episodes condensed into. */
   memory?: string;
+  /** How the task's user in the loop ended the conversation, when it did. */
+  userEnd?: UserEnd;
+}
+
+/**
+ * How a user in the loop ended the conversation: `stop`, a message with a stop text (`text`: the
+ * message, τ²'s `###STOP###` in it); `tool`, the agent's answer after a call of an end tool (`text`:
+ * the tool); `done`, a user with nothing more to say (`text`: why: a script that ran out, or τ²'s
+ * user with no endpoint to play it).
+ */
+export interface UserEnd {
+  by: 'stop' | 'tool' | 'done';
+  text: string;
 }
 
 /** A run ends. */
