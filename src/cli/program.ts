@@ -14,6 +14,7 @@ import { importRolloutsCommand } from './commands/importRollouts';
 import type { VerifyArgs } from './commands/verify';
 import { verifyCommand } from './commands/verify';
 import { JUDGE_HELP, JUDGE_MODEL_HELP } from './judgeArg';
+import { USER_API_KEY_ENV_HELP, USER_ENDPOINT_HELP, USER_MODEL_HELP } from './userArg';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
 import { annotateCommand } from './commands/annotate';
@@ -431,6 +432,9 @@ function registerRunCommand(program: Command, cli: CliContext): void {
     )
     .option('--judge <url>', JUDGE_HELP)
     .option('--judge-model <name>', JUDGE_MODEL_HELP)
+    .option('--user-endpoint <url>', USER_ENDPOINT_HELP)
+    .option('--user-model <name>', USER_MODEL_HELP)
+    .option('--user-api-key-env <var>', USER_API_KEY_ENV_HELP)
     .option(
       '--parse <dialect>',
       "studio (standard JSON, ASCII whitespace) or envace (EnvACE's Python: NaN/Infinity valid, Unicode whitespace stripped)",
@@ -518,6 +522,9 @@ function registerRolloutCommand(program: Command, cli: CliContext): void {
     )
     .option('--judge <url>', JUDGE_HELP)
     .option('--judge-model <name>', JUDGE_MODEL_HELP)
+    .option('--user-endpoint <url>', USER_ENDPOINT_HELP)
+    .option('--user-model <name>', USER_MODEL_HELP)
+    .option('--user-api-key-env <var>', USER_API_KEY_ENV_HELP)
     .option(
       '--act-rows <how>',
       "turn (one act row per turn, pooled per task and role as EnvACE's GRPO does) or episode (one row per episode training every turn)",

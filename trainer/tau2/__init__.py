@@ -8,4 +8,5 @@
   per episode, τ²'s database hash as the snapshot).
 - :mod:`.importer`: τ² tasks as studio tasks.
 - :mod:`.grade`: an episode's reward as τ²'s evaluator computes it, with each component.
+- :mod:`.user`: τ²'s user simulator on an OpenAI-compatible endpoint, asked for the next message.
 """

@@ -22,8 +22,11 @@ from typing import Any
 
 from .domain import find_task, initial_messages, load_tau2
 
-#: Episode end codes of the studio that τ² calls running out of steps (the rest: an agent error).
-LIMIT_CODES = frozenset({"TURN_LIMIT", "EPISODE_TIMEOUT"})
+#: Episode end codes of the studio that τ² calls running out of steps (the user's turn limit among
+#: them: τ² counts the user's messages in its steps).
+LIMIT_CODES = frozenset({"TURN_LIMIT", "EPISODE_TIMEOUT", "USER_TURN_LIMIT"})
+#: Episode end codes of the user in the loop failing (τ²'s user error); the rest: an agent error.
+USER_ERROR_CODES = frozenset({"USER_UNREACHABLE", "USER_FAILED"})
 
 
 def messages_of(task: Any, turns: list[dict[str, Any]]) -> list[Any]:
@@ -67,7 +70,8 @@ def grade(domain: str, task: Any, turns: list[dict[str, Any]], ended: str | None
         graded_task.evaluation_criteria.reward_basis = [b for b in criteria.reward_basis
                                                         if b != RewardType.NL_ASSERTION]
     reason = TerminationReason.AGENT_STOP if ended is None else (
-        TerminationReason.MAX_STEPS if ended in LIMIT_CODES else TerminationReason.AGENT_ERROR)
+        TerminationReason.MAX_STEPS if ended in LIMIT_CODES else
+        TerminationReason.USER_ERROR if ended in USER_ERROR_CODES else TerminationReason.AGENT_ERROR)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat()
     simulation = SimulationRun(id="rehearsal", task_id=task.id, timestamp=now, start_time=now, end_time=now,
                                duration=0.0, termination_reason=reason, messages=messages_of(task, turns))

@@ -8,9 +8,10 @@ task (τ²'s environment in the task's initial state), one ``tau2`` check (grade
 and a reference solution from the task's expected actions (``evaluation_criteria.actions`` of the
 assistant, then an answer that says the information the task expects communicated).
 
-Until the simulated user arrives, the user speaks once: the scenario's opening (see
-:func:`opening`). ``--tasks`` reads a file in τ²'s task format instead of the package's (the task
-files then name it, relative to themselves).
+The task's one fixed user turn is the scenario's opening (see :func:`opening`); its ``user`` is τ²'s
+user simulator (:func:`user_for`), who writes the first message itself and goes on when a run names
+an endpoint to play it. ``--tasks`` reads a file in τ²'s task format instead of the package's (the
+task files then name it, relative to themselves).
 
 A domain or split that does not exist, or a task file that does not parse, is one coded error on
 stderr (exit 2). A task that cannot be imported (an id that does not make a file name, a file the
@@ -37,6 +38,24 @@ from .domain import DOMAINS, environment, initial_messages, read_tasks, splits
 MAX_TURNS = 50
 #: The reference answer when the task expects nothing communicated.
 DONE = "Done."
+#: Most messages of the simulated user after its opening: each takes at least one act of the agent.
+USER_MAX_TURNS = MAX_TURNS // 2
+
+
+def user_for(domain: str, task: Any, tools: list[str], tasks_arg: str | None) -> dict[str, Any]:
+    """The task's user in the loop: τ²'s user simulator for the task's scenario, which writes the first
+    message (in answer to τ²'s greeting, as in τ²) and ends the conversation as τ²'s does: its stop
+    tokens (read from the installed package), the agent's transfer to a human agent (when the domain
+    has that tool), or the turn limit."""
+    from tau2.agent.llm_agent import LLMSoloAgent
+    from tau2.user.base import OUT_OF_SCOPE, STOP, TRANSFER
+    transfer = LLMSoloAgent.TRANSFER_TOOL_NAME
+    # τ²'s user speaks first, in answer to the greeting; after an earlier conversation, the opening
+    # quotes it (the simulator then goes on from the agent's first answer).
+    opens = not initial_messages(task)
+    return {"kind": "tau2", "domain": domain, "task": task.id, **({"tasks": tasks_arg} if tasks_arg else {}),
+            **({"opens": True} if opens else {}), "stop": [STOP, TRANSFER, OUT_OF_SCOPE],
+            **({"endTools": [transfer]} if transfer in tools else {}), "maxTurns": USER_MAX_TURNS}
 
 
 def studio_id(domain: str, task_id: str) -> str:
@@ -90,8 +109,10 @@ def reference(task: Any) -> dict[str, Any]:
                        "answer": "\n".join(said) if said else DONE}]}
 
 
-def task_for(domain: str, task: Any, system: str, split_of: dict[str, list[str]], tasks_arg: str | None) -> dict[str, Any]:
-    """The task file of one τ² task (``tasks_arg``: its task file, relative to the task)."""
+def task_for(domain: str, task: Any, system: str, split_of: dict[str, list[str]], tasks_arg: str | None,
+             tools: list[str]) -> dict[str, Any]:
+    """The task file of one τ² task (``tasks_arg``: its task file, relative to the task; ``tools``: the
+    names of the agent's tools in the domain)."""
     sid = studio_id(domain, task.id)
     text = opening(task)
     in_splits = sorted(s for s, ids in split_of.items() if task.id in ids)
@@ -108,6 +129,7 @@ def task_for(domain: str, task: Any, system: str, split_of: dict[str, list[str]]
         "tags": ["tau2", domain, *in_splits],
         "system": system,
         "turns": [{"user": text}],
+        "user": user_for(domain, task, tools, tasks_arg),
         "servers": {"tau2": {"builtin": "tau2", "args": server_args, **({"cwd": "."} if tasks_arg else {})}},
         "checks": [check],
         "limits": {"maxTurns": MAX_TURNS, "maxCallsPerTurn": 16},
@@ -136,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     written, skipped = 0, 0
     taken: set[str] = set()
     system: str | None = None
+    tools: list[str] | None = None
     for task in tasks:
         try:
             sid = studio_id(args.domain, task.id)
@@ -143,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise TrainerError("TAU2_TASK_INVALID", "an earlier task has this id (file names may ignore case)")
             # One system prompt per domain: the policy does not depend on the task.
             system = system or system_prompt(args.domain, task)
+            tools = tools if tools is not None else [t.name for t in environment(args.domain, task).get_tools()]
             tasks_arg = os.path.relpath(tasks_path, out_tasks) if tasks_path else None
-            record = task_for(args.domain, task, system, split_of, tasks_arg)
+            record = task_for(args.domain, task, system, split_of, tasks_arg, tools)
             write_file(out, ("tasks", f"{sid}.task.json"), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
         except TrainerError as e:
             skipped += 1

@@ -3,12 +3,14 @@ it up, so these tests fail, not skip, where it is missing): the server is τ²'s
 the importer writes one task per τ² task, and the grader's reward is τ²'s own evaluator's."""
 import asyncio
 import contextlib
+import http.server
 import io
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 from typing import Any
 
@@ -190,6 +192,75 @@ class GradeTest(unittest.TestCase):
         refused = run({"domain": "mock", "task": "update_task_1", "turns": turns})
         self.assertTrue(refused["error"].startswith("TAU2_REPLAY_MISMATCH: "), refused)
         self.assertTrue(run({"domain": "mock", "task": "nope", "turns": []})["error"].startswith("TAU2_TASK_UNKNOWN: "))
+
+
+class _ChatHandler(http.server.BaseHTTPRequestHandler):
+    """A stand-in OpenAI-compatible endpoint: answers every chat completion with ``reply`` and keeps
+    the requests."""
+    reply = "yes"
+    requests: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        answer = {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+                  "choices": [{"index": 0, "finish_reason": "stop",
+                               "message": {"role": "assistant", "content": type(self).reply}}],
+                  "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class UserTest(unittest.TestCase):
+    def ask(self, given: dict[str, Any]) -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-m", "trainer.tau2.user"], input=json.dumps(given), cwd=REPO,
+                              capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": REPO})
+        return json.loads(done.stdout.splitlines()[-1])
+
+    def test_the_importer_names_taus_user_with_the_packages_stop_tokens_and_transfer_tool(self):
+        from tau2.user.base import OUT_OF_SCOPE, STOP, TRANSFER
+        with tempfile.TemporaryDirectory() as out:
+            self.assertEqual(import_quietly("--domain", "retail", "--split", "test", "--out", out)[0], 0)
+            name = sorted(os.listdir(os.path.join(out, "tasks")))[0]
+            with open(os.path.join(out, "tasks", name), encoding="utf-8") as f:
+                user = json.load(f)["user"]
+        self.assertEqual(user["kind"], "tau2")
+        self.assertEqual(user["stop"], [STOP, TRANSFER, OUT_OF_SCOPE])
+        self.assertEqual(user["endTools"], ["transfer_to_human_agents"])
+        self.assertTrue(user["opens"])
+
+    def test_taus_simulator_answers_through_the_endpoint_and_a_down_one_is_user_unreachable(self):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        _ChatHandler.requests.clear()
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        given = {"domain": "mock", "task": "create_task_1", "conversation": [],
+                 "endpoint": {"base_url": url, "model": "user"}}
+        try:
+            self.assertEqual(self.ask(given), {"message": "yes"})
+            conversation = [{"role": "user", "content": "Create a task."}, {"role": "assistant", "content": "Sure?"}]
+            self.assertEqual(self.ask({**given, "conversation": conversation}), {"message": "yes"})
+        finally:
+            server.shutdown()
+            server.server_close()
+        first, second = _ChatHandler.requests
+        # τ²'s own system prompt (guidelines, then the scenario), and the roles flipped: the agent's
+        # greeting and answers are the model's "user" messages.
+        self.assertIn("<scenario>", first["messages"][0]["content"])
+        self.assertIn("Important Meeting", first["messages"][0]["content"])
+        self.assertEqual([m["role"] for m in first["messages"]], ["system", "user"])
+        self.assertEqual([m["role"] for m in second["messages"]], ["system", "user", "assistant", "user"])
+        self.assertEqual(second["messages"][-1]["content"], "Sure?")
+        down = self.ask(given)
+        self.assertEqual(down["error"]["code"], "USER_UNREACHABLE", down)
+        self.assertEqual(self.ask({**given, "conversation": "no"})["error"]["code"], "USER_FAILED")
 
 
 if __name__ == "__main__":

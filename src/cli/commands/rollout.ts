@@ -19,6 +19,8 @@ import { openPolicy } from '../policyArg';
 import { rehearsalRetriesArg, rewardRuleArg } from './run';
 import type { JudgeArgs } from '../judgeArg';
 import { judgeSummaryLines, openJudgeArg } from '../judgeArg';
+import type { UserArgs } from '../userArg';
+import { userOpenerArg } from '../userArg';
 import { buildFidelityReport } from '../../core/report/fidelityReport';
 import { requireNumber } from '../../core/base/numbers';
 import { counted } from '../../core/base/counted';
@@ -30,7 +32,7 @@ import { maxExamplesArg, refuseMaxExamplesForEnvace } from '../maxExamplesArg';
 export const DEFAULT_REHEARSE_TEMPERATURE = 0.7;
 
 /** Options of `rehearse rollout`. */
-export interface RolloutArgs extends PolicyArgs, JudgeArgs {
+export interface RolloutArgs extends PolicyArgs, JudgeArgs, UserArgs {
   out?: string;
   episodes?: string;
   concurrency?: string;
@@ -99,6 +101,7 @@ export async function rolloutCommand(
   const all = await loadTasks(resolveTaskArguments(taskPaths));
   const tasks = batchSize === undefined ? all : taskBatch(all, batchSize, batch);
   const judge = await openJudgeArg(args);
+  const openUser = userOpenerArg(args);
   const policy = await openPolicy(
     args,
     tasks.map((t) => t.task),
@@ -127,6 +130,7 @@ export async function rolloutCommand(
       tasks,
       policy,
       grade: { python: studioPython, judge },
+      openUser,
       settings,
       concurrency: concurrencyFor(concurrency, policy.info.kind),
       openEnvironment: (t) =>

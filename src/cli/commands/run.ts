@@ -26,11 +26,13 @@ import type { PolicyArgs } from '../policyArg';
 import { devicesTried, openPolicy, policyJson } from '../policyArg';
 import type { JudgeArgs } from '../judgeArg';
 import { judgeSummaryLines, openJudgeArg } from '../judgeArg';
+import type { UserArgs } from '../userArg';
+import { userOpenerArg } from '../userArg';
 import { requireNumber } from '../../core/base/numbers';
 import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
 
 /** Options of `rehearse run`. */
-export interface RunArgs extends PolicyArgs, JudgeArgs {
+export interface RunArgs extends PolicyArgs, JudgeArgs, UserArgs {
   mode?: string;
   audit?: boolean;
   episodes?: string;
@@ -151,6 +153,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
   if (tasks.length === 0)
     throw new StudioError('NO_TASKS', `No task files (*.task.json) in ${taskPaths.join(', ')}.`);
   const judge = await openJudgeArg(args);
+  const openUser = userOpenerArg(args);
   const logLines: string[] = [];
   const policy = await openPolicy(
     args,
@@ -176,6 +179,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
       tasks,
       policy,
       grade: { python: studioPython, judge },
+      openUser,
       settings: runSettings,
       concurrency: concurrencyFor(concurrency, policy.info.kind),
       signal: abort.signal,

@@ -9,7 +9,8 @@ const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 /**
  * Runs a benchmark's grader module (`python -m <module>`, from the studio's folder) with `input` on
  * stdin and resolves its last line of stdout; rejects when it ends other than with exit 0, naming
- * `what` (`BFCL`, `τ²`) and the last line of its stderr.
+ * `what` (`BFCL`, `τ²`) and the last line of its stderr. `abort` kills it (τ²'s user simulator,
+ * asked mid-episode, dies with its episode).
  */
 export function runPythonGrader(
   python: string,
@@ -17,12 +18,14 @@ export function runPythonGrader(
   input: string,
   what: string,
   timeoutMs: number,
+  abort?: AbortSignal,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(python, ['-m', module], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE' },
       timeout: timeoutMs,
+      ...(abort ? { signal: abort } : {}),
     });
     let stdout = '';
     let stderr = '';
