@@ -144,6 +144,11 @@ export async function keepOnlyUnder(out: string, key: string, log: ProgressLog):
   await writeText(keyFile, key + '\n');
 }
 
+/** Where {@link grpoArmOf} trains an arm and seed: `<work>/<folder>/<arm>-seed<seed>`. */
+export function armFolder(work: string, folder: string, arm: Arm, seed: number): string {
+  return path.join(work, folder, `${arm}-seed${seed}`);
+}
+
 /**
  * GRPO from the plan's base through the training-run lifecycle (once; an interrupted run resumes
  * from its checkpoint), in `<work>/<folder>/<arm>-seed<seed>`, its step named `<prefix><arm>-seed<seed>`;
@@ -159,7 +164,7 @@ export async function grpoArmOf(
 ) {
   const { work } = plan;
   const name = `${where.prefix}${arm}-seed${seed}`;
-  const out = path.join(work, where.folder, `${arm}-seed${seed}`);
+  const out = armFolder(work, where.folder, arm, seed);
   const run = grpoRunFileOf(recipe, plan, arm, seed, out);
   const key = stepKey({ run, tasks: plan.tasks.holds, base: plan.baseKey });
   const done = await cachedStep(work, { name, key }, log, async (): Promise<ArmRun> => {

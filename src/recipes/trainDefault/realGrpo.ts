@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { GrpoPlan } from './grpoArm';
-import { grpoArmOf } from './grpoArm';
+import { armFolder, grpoArmOf } from './grpoArm';
 import { removeTree } from '../shared/files';
 import { rehearse } from '../shared/studio';
 import type { TrainContext } from './context';
@@ -46,7 +46,7 @@ export function realGrpoPlan(
 
 /** The policy the real-rollout GRPO stage ends with (where {@link grpoArmOf} puts it). */
 export function realGrpoFinal(ctx: TrainContext): string {
-  return path.join(ctx.settings.work, FOLDER, `real-seed${ctx.recipe.seed}`, 'final');
+  return path.join(armFolder(ctx.settings.work, FOLDER, 'real', ctx.recipe.seed), 'final');
 }
 
 /**
