@@ -137,7 +137,7 @@ function registerTraceCommands(program: Command, cli: CliContext): void {
     .option('--json', 'print the report as JSON')
     .option(
       '--format <format>',
-      'fidelity (default), or bfcl: accuracy per BFCL-v4 multi-turn category, as its leaderboard reports it',
+      "fidelity (default); bfcl: accuracy per BFCL-v4 multi-turn category, as its leaderboard reports it; tau2: τ²-bench's average reward and pass^k per domain, and who played the user",
     )
     .action(
       async (traces: string[], opts: { json?: boolean; calls?: boolean; format?: string }) => {

@@ -2,6 +2,7 @@ import { StudioError } from '../core/base/errors';
 import type { UserEndpoint } from '../core/tasks/tau2User';
 import { openTaskUser } from '../core/tasks/tau2User';
 import type { OpenUser } from '../core/tasks/taskUser';
+import type { UserPlayer } from '../core/trace/format/schema';
 import { studioPython } from './studioPython';
 
 /** Options that name the endpoint playing τ²'s user simulator (docs/tau2.md, A user in the loop). */
@@ -66,7 +67,22 @@ export function userEndpointArg(args: UserArgs): UserEndpoint | undefined {
   };
 }
 
-/** The run's users: scripts, and τ²'s simulator on the endpoint the options name. */
-export function userOpenerArg(args: UserArgs): OpenUser {
-  return openTaskUser({ python: studioPython, endpoint: userEndpointArg(args) });
+/** The endpoint as a trace may record it: no query or fragment (where a key could hide). */
+function shownEndpoint(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  return `${url.origin}${url.pathname}`;
+}
+
+/**
+ * The run's users (scripts, and τ²'s simulator on the endpoint the options name) and who plays the
+ * simulator, as the trace records it.
+ */
+export function userOpenerArg(args: UserArgs): { openUser: OpenUser; user?: UserPlayer } {
+  const endpoint = userEndpointArg(args);
+  return {
+    openUser: openTaskUser({ python: studioPython, endpoint }),
+    ...(endpoint
+      ? { user: { endpoint: shownEndpoint(endpoint.baseUrl), model: endpoint.model } }
+      : {}),
+  };
 }

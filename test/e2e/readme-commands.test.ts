@@ -518,6 +518,67 @@ describe("the README's command lines, run in a fresh workspace", function () {
         assert.match(r.out, /^overall \(mean of the categories\): \d+\.\d%$/m);
       },
     ],
+    [
+      'rehearse import tau2 --domain retail',
+      async () => {
+        const r = ok(await inWorkspace('import', 'tau2', '--domain', 'retail'), 'import tau2');
+        assert.match(r.out, /^wrote 114 task\(s\) to \S+\.rehearsal\/imports\/tau2-retail\/tasks/);
+      },
+    ],
+    [
+      'rehearse run .rehearsal/imports/tau2-retail/tasks --policy http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B --user-endpoint http://127.0.0.1:8001/v1 --user-model Qwen/Qwen3-32B --episodes 4 --concurrency 8',
+      async () => {
+        // The two vLLM servers are stand-ins (the agent answers without a call, the user opens and
+        // then stops), on two of the 114 tasks, two episodes each, so that pass^2 has its trials.
+        const agent = await startChatServer(() => 'I can look into that for you.', {
+          models: () => ['Qwen/Qwen3-8B'],
+        });
+        const user = await startChatServer(
+          (request) =>
+            request.messages.length <= 2 ? 'Hi, I want to return an item.' : 'Thanks. ###STOP###',
+          { models: () => ['Qwen/Qwen3-32B'] },
+        );
+        const tasks = path.join('.rehearsal', 'imports', 'tau2-retail', 'tasks');
+        try {
+          const r = ok(
+            await inWorkspace(
+              'run',
+              path.join(tasks, 'tau2_retail_0.task.json'),
+              path.join(tasks, 'tau2_retail_1.task.json'),
+              ...['--policy', agent.url, '--model', 'Qwen/Qwen3-8B'],
+              ...['--user-endpoint', user.url, '--user-model', 'Qwen/Qwen3-32B'],
+              ...['--episodes', '2', '--concurrency', '2', '--no-progress'],
+            ),
+            'run tau2 with a user endpoint',
+          );
+          const ends = (await readTraceEvents(traceOf(r))).events.filter(
+            (e) => e.type === 'episode.end',
+          );
+          assert.deepEqual(
+            ends.map((e) => e.userEnd?.by),
+            ['stop', 'stop', 'stop', 'stop'],
+          );
+        } finally {
+          await agent.close();
+          await user.close();
+        }
+      },
+    ],
+    [
+      'rehearse report --format tau2 .rehearsal/runs',
+      async () => {
+        const r = ok(
+          await inWorkspace('report', '--format', 'tau2', '.rehearsal/runs'),
+          'report --format tau2',
+        );
+        // Nothing was done for the users, so τ² rewards no trial.
+        assert.match(r.out, /^retail +2 +4 +0\.000 +0\.000 +0\.000$/m);
+        assert.match(
+          r.out,
+          /^user simulator: Qwen\/Qwen3-32B at http:\/\/127\.0\.0\.1:\d+\/v1 \(4 episode\(s\)\)$/m,
+        );
+      },
+    ],
   ];
 
   it('every command line of the README and its command pages has a step here, and every step a line', () => {

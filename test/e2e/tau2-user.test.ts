@@ -6,10 +6,14 @@
  * name: it asks for confirmation before it writes, as τ²'s policies require.
  */
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { EpisodeEndEvent, TraceEvent, TurnEvent } from '../../src/core/trace/format/schema';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
+import type { Tau2Report } from '../../src/core/report/tau2Metrics';
+import { passHatK } from '../../src/core/report/tau2Metrics';
+import { trainerPython } from '../support/trainerPython';
 import type { ChatRequest } from '../support/chatServer';
 import { startChatServer } from '../support/chatServer';
 import { ensureServerBundles } from '../support/servers';
@@ -180,9 +184,42 @@ describe("τ²-bench: a user in the loop, graded by τ²'s evaluator", function 
         turnsOf(events).filter((t) => t.user === 'Hi, I need help with my orders.').length,
         10,
       );
+      // τ²'s figures of the run: pass^1 over the 10 tasks, and who played the user.
+      const shown = await rehearse('report', '--format', 'tau2', '--json', runs);
+      assert.equal(shown.code, 0, shown.err);
+      const report = JSON.parse(shown.out) as Tau2Report;
+      const endpoint = new URL(server.url);
+      assert.deepEqual(report.domains, [
+        {
+          domain: 'retail',
+          tasks: 10,
+          trials: 10,
+          averageReward: 1,
+          maxK: 1,
+          passHatK: [{ k: 1, value: 1 }],
+          notEvaluated: 0,
+        },
+      ]);
+      assert.deepEqual(report.users, {
+        played: [{ endpoint: endpoint.origin + endpoint.pathname, model: 'user', episodes: 10 }],
+        unplayed: 0,
+      });
     } finally {
       await server.close();
     }
+  });
+
+  it("report --format tau2's pass^k is τ²'s own pass_hat_k", () => {
+    const grid: [number, number, number][] = [];
+    for (let n = 1; n <= 6; n++)
+      for (let c = 0; c <= n; c++) for (let k = 1; k <= n; k++) grid.push([n, c, k]);
+    const code =
+      'import json, sys\nfrom tau2.metrics.agent_metrics import pass_hat_k\n' +
+      'print(json.dumps([pass_hat_k(n, c, k) for n, c, k in json.loads(sys.argv[1])]))';
+    const theirs = JSON.parse(
+      execFileSync(trainerPython(), ['-c', code, JSON.stringify(grid)], { encoding: 'utf8' }),
+    ) as number[];
+    grid.forEach(([n, c, k], i) => assert.ok(Math.abs(passHatK(n, c, k) - theirs[i]) < 1e-12));
   });
 
   it('a user endpoint that is down ends each episode USER_UNREACHABLE, and the run plays the next', async () => {

@@ -101,7 +101,7 @@ export async function rolloutCommand(
   const all = await loadTasks(resolveTaskArguments(taskPaths));
   const tasks = batchSize === undefined ? all : taskBatch(all, batchSize, batch);
   const judge = await openJudgeArg(args);
-  const openUser = userOpenerArg(args);
+  const { openUser, user } = userOpenerArg(args);
   const policy = await openPolicy(
     args,
     tasks.map((t) => t.task),
@@ -131,6 +131,7 @@ export async function rolloutCommand(
       policy,
       grade: { python: studioPython, judge },
       openUser,
+      user,
       settings,
       concurrency: concurrencyFor(concurrency, policy.info.kind),
       openEnvironment: (t) =>

@@ -153,7 +153,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
   if (tasks.length === 0)
     throw new StudioError('NO_TASKS', `No task files (*.task.json) in ${taskPaths.join(', ')}.`);
   const judge = await openJudgeArg(args);
-  const openUser = userOpenerArg(args);
+  const { openUser, user } = userOpenerArg(args);
   const logLines: string[] = [];
   const policy = await openPolicy(
     args,
@@ -180,6 +180,7 @@ export async function runCommand(taskPaths: string[], args: RunArgs, io: CliIO):
       policy,
       grade: { python: studioPython, judge },
       openUser,
+      user,
       settings: runSettings,
       concurrency: concurrencyFor(concurrency, policy.info.kind),
       signal: abort.signal,

@@ -1,4 +1,4 @@
-import { readTraceEvents } from '../trace/format/reader';
+import { gradedEpisodes } from './gradedEpisodes';
 
 /** One multi-turn category's accuracy, as BFCL's leaderboard reports it. */
 export interface BfclCategoryAccuracy {
@@ -35,38 +35,24 @@ export function bfclCategory(taskId: string): string {
  */
 export async function buildBfclAccuracy(files: readonly string[]): Promise<BfclAccuracyReport> {
   const byCategory = new Map<string, BfclCategoryAccuracy>();
-  let otherEpisodes = 0;
-  for (const file of files) {
-    const { events } = await readTraceEvents(file);
-    const tasks = new Map<string, { taskId: string; imagined: boolean }>();
-    for (const e of events) {
-      if (e.type === 'episode')
-        tasks.set(e.episodeId, { taskId: e.taskId, imagined: e.role === 'imagined' });
-      if (e.type !== 'episode.end') continue;
-      const episode = tasks.get(e.episodeId);
-      if (!episode || episode.imagined) continue;
-      const item = e.checks?.find((c) => c.kind === 'bfcl');
-      if (!item) {
-        otherEpisodes++;
-        continue;
-      }
-      const category = bfclCategory(episode.taskId);
-      const row = byCategory.get(category) ?? {
-        category,
-        graded: 0,
-        passed: 0,
-        accuracy: null,
-        notEvaluated: 0,
-      };
-      // An episode that ended on an error fails as BFCL's force_terminated, whatever its item says.
-      const passed = item.passed === true && e.status === 'completed';
-      if (item.passed === null && e.status === 'completed') row.notEvaluated++;
-      else {
-        row.graded++;
-        if (passed) row.passed++;
-      }
-      byCategory.set(category, row);
+  const { episodes, otherEpisodes } = await gradedEpisodes(files, 'bfcl');
+  for (const { taskId, status, item } of episodes) {
+    const category = bfclCategory(taskId);
+    const row = byCategory.get(category) ?? {
+      category,
+      graded: 0,
+      passed: 0,
+      accuracy: null,
+      notEvaluated: 0,
+    };
+    // An episode that ended on an error fails as BFCL's force_terminated, whatever its item says.
+    const passed = item.passed === true && status === 'completed';
+    if (item.passed === null && status === 'completed') row.notEvaluated++;
+    else {
+      row.graded++;
+      if (passed) row.passed++;
     }
+    byCategory.set(category, row);
   }
   const categories = [...byCategory.values()]
     .map((r) => ({ ...r, accuracy: r.graded ? r.passed / r.graded : null }))

@@ -9,7 +9,7 @@ import type { Policy } from '../policy/types';
 import { mixSeed } from '../base/random';
 import { assertValidId, episodeId as makeEpisodeId, newRunId } from '../trace/format/ids';
 import { TRACE_FILE } from '../trace/format/discover';
-import type { NewTraceEvent, TraceEvent } from '../trace/format/schema';
+import type { NewTraceEvent, TraceEvent, UserPlayer } from '../trace/format/schema';
 import { SNAPSHOT_MIN_BYTES, snapshotAllowed } from '../trace/index/indexSnapshot';
 import { TraceIndex } from '../trace/index/traceIndex';
 import { TraceWriter } from '../trace/format/writer';
@@ -55,6 +55,8 @@ export interface RunOptions {
   grade?: GradeOptions;
   /** Opens a task's user in the loop (`task.user`); default: scripts only (EpisodeContext.openUser). */
   openUser?: OpenUser;
+  /** Who plays the tasks' simulated users, recorded in the run's first event. */
+  user?: UserPlayer;
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
   /** Every event, as it is written. */
@@ -181,6 +183,7 @@ async function playRun(run: TaskRun, runId: string): Promise<RunEnding> {
       policy: options.policy.info,
       tasks: options.tasks.map((t) => t.task.id),
       settings: settings as unknown as Record<string, never>,
+      ...(options.user ? { user: options.user } : {}),
       studioVersion: typeof STUDIO_VERSION === 'string' ? STUDIO_VERSION : 'dev',
     });
     return await playTasks(run);

@@ -98,6 +98,7 @@ export async function gradeItems(
       kind: check.kind,
       weight: check.weight ?? 1,
       passed: r.passed,
+      ...(r.score !== undefined ? { score: r.score } : {}),
       ...(r.detail ? { detail: r.detail } : {}),
     });
   }

@@ -8,6 +8,8 @@ import type { EpisodeTranscript, TranscriptCall } from './transcript';
 /** The verdict of one item before id, kind and weight are attached. */
 export interface ItemResult {
   passed: boolean | null;
+  /** The item's own score in [0, 1] where its grader gives one (τ²'s reward). */
+  score?: number;
   detail?: string;
 }
 

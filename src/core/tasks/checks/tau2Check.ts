@@ -64,7 +64,8 @@ export async function evaluateTau2(
     if (typeof verdict.reward !== 'number')
       return { passed: null, detail: `not evaluated: the grader answered ${out.slice(0, 200)}` };
     return {
-      passed: verdict.reward === 1,
+      passed: Math.abs(verdict.reward - 1) <= 1e-6, // τ²'s is_successful
+      score: verdict.reward,
       detail: `τ² reward ${verdict.reward}; ${components(verdict)}`,
     };
   } catch (err) {

@@ -41,7 +41,15 @@ export interface RunEvent extends EventBase {
   settings?: { [key: string]: JsonValue };
   /** For replay runs: the trace whose calls are rehearsed again. */
   source?: string;
+  /** Who played the tasks' simulated users (τ²'s user simulator), when an endpoint did. */
+  user?: UserPlayer;
   studioVersion?: string;
+}
+
+/** The endpoint and model that played the tasks' simulated users (`--user-endpoint`, `--user-model`). */
+export interface UserPlayer {
+  endpoint: string;
+  model: string;
 }
 
 /** An episode starts: one attempt at a task. */
@@ -204,6 +212,8 @@ export interface CheckVerdict {
   kind: string;
   weight: number;
   passed: boolean | null;
+  /** The item's own score in [0, 1] where its grader gives one (τ²'s reward). */
+  score?: number;
   detail?: string;
 }
 
