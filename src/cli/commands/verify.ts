@@ -1,5 +1,6 @@
 import { studioPython } from '../studioPython';
 import * as path from 'node:path';
+import { EnvironmentPool } from '../../core/env/environmentPool';
 import { canonicalJson } from '../../core/base/canonicalJson';
 import { StudioError, errorMessage } from '../../core/base/errors';
 import type { JsonValue } from '../../core/base/json';
@@ -73,7 +74,7 @@ export async function verifyCommand(
   // Each slot of tasks in flight has its own environments (servers keep state).
   const slots = Array.from(
     { length: Math.min(concurrency, tasks.length) },
-    () => new Map<string, ToolEnvironment>(),
+    () => new EnvironmentPool<ToolEnvironment>(),
   );
   const rows: VerifyRow[] = [];
   try {
@@ -81,7 +82,7 @@ export async function verifyCommand(
       rows[index] = await verifyTask(loaded, host, slots[slot], judge);
     });
   } finally {
-    await Promise.all(slots.flatMap((envs) => [...envs.values()].map((e) => e.close())));
+    await Promise.all(slots.map((envs) => envs.closeAll()));
   }
   const bad = rows.filter((r) => r.success !== true && !(r.error === NO_REFERENCE));
   const notEvaluated: NotEvaluatedChecks[] = [];
@@ -149,7 +150,7 @@ interface VerifyRow {
 async function verifyTask(
   loaded: LoadedTask,
   host: EnvironmentHost,
-  envs: Map<string, ToolEnvironment>,
+  envs: EnvironmentPool<ToolEnvironment>,
   judge: Judge | undefined,
 ): Promise<VerifyRow> {
   if (!loaded.task.reference)
@@ -188,13 +189,10 @@ async function verifyTask(
   }
 }
 
-/** Environments a slot keeps open for later tasks with the same servers, the least recently used closed first. */
-const ENVIRONMENTS_PER_SLOT = 4;
-
 async function environmentFor(
   loaded: LoadedTask,
   host: EnvironmentHost,
-  envs: Map<string, ToolEnvironment>,
+  envs: EnvironmentPool<ToolEnvironment>,
 ): Promise<ToolEnvironment> {
   // The servers were read from the task's JSON, so they are JSON (ServerDefinition has no index signature).
   const key = canonicalJson({
@@ -203,19 +201,5 @@ async function environmentFor(
     tools: loaded.task.tools ?? null,
     timeout: loaded.task.limits?.callTimeoutMs ?? null,
   });
-  let env = envs.get(key);
-  if (env) envs.delete(key);
-  else {
-    // Tasks whose servers take the task's own arguments (bfcl, tau2) never share one: without a
-    // bound a slot kept every one alive to the end (50 airline servers of τ²: 8 GB).
-    const oldest = envs.keys().next();
-    if (!oldest.done && envs.size >= ENVIRONMENTS_PER_SLOT) {
-      const closing = envs.get(oldest.value);
-      envs.delete(oldest.value);
-      await closing?.close();
-    }
-    env = await openTaskEnvironment(loaded, host);
-  }
-  envs.set(key, env);
-  return env;
+  return envs.get(key, () => openTaskEnvironment(loaded, host));
 }

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError, errorMessage } from '../base/errors';
+import { EnvironmentPool } from '../env/environmentPool';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
 import type { LoadedTask } from '../tasks/format/taskFile';
@@ -124,7 +125,7 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     emit,
     signal,
     concurrency,
-    environments: Array.from({ length: concurrency }, () => new Map()),
+    environments: Array.from({ length: concurrency }, () => new EnvironmentPool<Environment>()),
     played: [],
     done: 0,
     inFlight: 0,
@@ -196,11 +197,7 @@ async function playRun(run: TaskRun, runId: string): Promise<RunEnding> {
       },
     };
   } finally {
-    await Promise.all(
-      run.environments.flatMap((slot) =>
-        [...slot.values()].map((e) => e.close().catch(() => undefined)),
-      ),
-    );
+    await Promise.all(run.environments.map((slot) => slot.closeAll()));
   }
 }
 
@@ -214,8 +211,8 @@ interface TaskRun {
   /** The run's signal: stopped by the caller, or by a trace that can no longer be written. */
   signal: AbortSignal;
   concurrency: number;
-  /** Environments by servers, one map per slot of episodes in flight. */
-  environments: Map<string, Environment>[];
+  /** Environments by servers, one bounded pool per slot of episodes in flight. */
+  environments: EnvironmentPool<Environment>[];
   /** Summaries by the episode's place in the plan. */
   played: (EpisodeSummary | undefined)[];
   done: number;
@@ -297,12 +294,7 @@ async function playTaskEpisode(
   // Every mode needs the environment: its servers list the task's tools. Imagine mode (without
   // audit) calls none of them.
   const key = environmentKey(loaded);
-  const environments = run.environments[slot];
-  let env = environments.get(key);
-  if (!env) {
-    env = await options.openEnvironment(loaded);
-    environments.set(key, env);
-  }
+  const env = await run.environments[slot].get(key, () => options.openEnvironment(loaded));
   const onEpisodeProgress = (p: EpisodeProgress) =>
     options.onProgress?.({
       done: run.done,
