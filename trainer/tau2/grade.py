@@ -116,7 +116,8 @@ def grade(domain: str, task: Any, turns: list[dict[str, Any]], ended: str | None
             verdict["nl_assertions"]["checks"] = [
                 {"assertion": c.nl_assertion, "met": c.met, "justification": c.justification}
                 for c in info.nl_assertions]
-        elif counted:
+        elif counted and judge is None and reason == TerminationReason.AGENT_STOP:
+            # (An episode τ² calls ended prematurely gets 0 whatever its assertions.)
             verdict["reward"] = None
     return verdict
 

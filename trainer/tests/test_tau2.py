@@ -237,6 +237,8 @@ class JudgeTest(unittest.TestCase):
         counting.evaluation_criteria.reward_basis = [*counting.evaluation_criteria.reward_basis,
                                                      RewardType.NL_ASSERTION]
         self.assertIsNone(grade("mock", counting, turns)["reward"], "no judge: not evaluated")
+        self.assertEqual(grade("mock", counting, turns, ended="TURN_LIMIT")["reward"], 0.0, "ended early: 0")
+        self.assertEqual(grade("mock", counting, turns, ended="TURN_LIMIT", judge=self.judge)["reward"], 0.0)
         failed = grade("mock", counting, turns, judge=self.judge)
         self.assertEqual((failed["reward"], failed["breakdown"]["NL_ASSERTION"]), (0.0, 0.0))
         _ChatHandler.reply = self.verdicts(True)
