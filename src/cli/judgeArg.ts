@@ -13,7 +13,7 @@ export interface JudgeArgs {
 }
 
 /** `--judge`'s help. */
-export const JUDGE_HELP = `an OpenAI-compatible endpoint (base URL, e.g. http://127.0.0.1:8000/v1) that judges the tasks' judge items; its API key from $${JUDGE_API_KEY_ENV}, each verdict limited to 60 s (without it, judge items are not evaluated)`;
+export const JUDGE_HELP = `an OpenAI-compatible endpoint (base URL, e.g. http://127.0.0.1:8000/v1) that judges the tasks' judge items and τ²'s natural-language assertions; its API key from $${JUDGE_API_KEY_ENV}, each verdict limited to 60 s (without it, judge items are not evaluated)`;
 
 /** `--judge-model`'s help. */
 export const JUDGE_MODEL_HELP =

@@ -1,8 +1,15 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MeasureContext } from '../../src/recipes/measureEnvace/arms';
-import { grpoRunFile } from '../../src/recipes/measureEnvace/arms';
+import {
+  grpoRunFile,
+  heldoutSourceText,
+  heldoutTaskFiles,
+  tasksKey,
+  userRunArgs,
+} from '../../src/recipes/measureEnvace/arms';
 import type { Effects } from '../../src/recipes/measureEnvace/effectsFile';
 import { compareImaginedReal } from '../../src/recipes/measureEnvace/fidelity';
 import { effectsProblems } from '../../src/recipes/measureEnvace/results';
@@ -77,6 +84,90 @@ describe('recipes: measure:envace arms at equal act updates', () => {
   it('skips private rehearsal when BUDGETS is empty', () => {
     assert.deepEqual(ctx({ BUDGETS: '' }).settings.budgets, []);
     assert.deepEqual(ctx({}).settings.budgets, [2, 4]);
+  });
+});
+
+describe('recipes: measure:envace on a folder of held-out tasks (HELDOUT_TASKS, e.g. τ²)', () => {
+  const settings = (env: Record<string, string>, argv: string[] = []) =>
+    measureSettings(env, argv, '/studio', () => false);
+
+  it('takes every task of HELDOUT_TASKS, or the first HELDOUT (QUICK: one), and refuses a count that is not one', () => {
+    assert.equal(settings({}).heldoutTasks, undefined);
+    assert.deepEqual(settings({ HELDOUT_TASKS: '/t/tau2' }).heldoutTasks, { dir: '/t/tau2' });
+    assert.deepEqual(settings({ HELDOUT_TASKS: '/t/tau2', HELDOUT: '20' }).heldoutTasks, {
+      dir: '/t/tau2',
+      first: 20,
+    });
+    assert.deepEqual(settings({ HELDOUT_TASKS: '/t/tau2', QUICK: '1' }).heldoutTasks, {
+      dir: '/t/tau2',
+      first: 1,
+    });
+    assert.throws(
+      () => settings({ HELDOUT_TASKS: '/t', HELDOUT: '0' }),
+      /HELDOUT must be a whole number above 0/,
+    );
+    assert.throws(
+      () => settings({ HELDOUT_TASKS: '/t' }, ['--publish']),
+      /does not go with --publish/,
+    );
+    assert.notEqual(tasksKey(settings({ HELDOUT_TASKS: '/t' })), tasksKey(settings({})));
+    assert.match(
+      heldoutSourceText(settings({ HELDOUT_TASKS: '/t/tau2', HELDOUT: '20' })),
+      /^the first 20 task file\(s\) of \/t\/tau2 \(HELDOUT_TASKS\)$/,
+    );
+    assert.match(
+      heldoutSourceText(settings({})),
+      /^generated, test-split seeds from 30000, 300 per domain/,
+    );
+  });
+
+  it('hands every evaluation the user endpoint USER_ENDPOINT and USER_MODEL name, and refuses half of it', () => {
+    assert.deepEqual(userRunArgs(settings({})), []);
+    const s = settings({
+      USER_ENDPOINT: 'http://127.0.0.1:8001/v1',
+      USER_MODEL: 'user',
+      USER_API_KEY_ENV: 'K',
+    });
+    assert.deepEqual(userRunArgs(s), [
+      ...['--user-endpoint', 'http://127.0.0.1:8001/v1', '--user-model', 'user'],
+      ...['--user-api-key-env', 'K'],
+    ]);
+    assert.match(heldoutSourceText(s), /; users played by user at http:\/\/127\.0\.0\.1:8001\/v1$/);
+    assert.throws(
+      () => settings({ USER_ENDPOINT: 'http://127.0.0.1:8001/v1' }),
+      /needs USER_MODEL/,
+    );
+    assert.throws(() => settings({ USER_MODEL: 'user' }), /go with USER_ENDPOINT/);
+  });
+
+  it("plays the folder's task files by name, and what they hold changes with their content", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'heldout-tasks-'));
+    try {
+      await assert.rejects(heldoutTaskFiles({ dir }), /holds no \*\.task\.json file/);
+      for (const n of ['b', 'a', 'c'])
+        writeFileSync(path.join(dir, `${n}.task.json`), `{"id":"${n}"}`);
+      writeFileSync(path.join(dir, 'notes.txt'), 'not a task');
+      const all = await heldoutTaskFiles({ dir });
+      assert.deepEqual(
+        all.files,
+        ['a', 'b', 'c'].map((n) => path.join(dir, `${n}.task.json`)),
+      );
+      const two = await heldoutTaskFiles({ dir, first: 2 });
+      assert.deepEqual(
+        two.files,
+        ['a', 'b'].map((n) => path.join(dir, `${n}.task.json`)),
+      );
+      assert.notDeepEqual(two.holds, all.holds);
+      writeFileSync(path.join(dir, 'c.task.json'), '{"id":"c","changed":true}');
+      assert.notDeepEqual((await heldoutTaskFiles({ dir })).holds, all.holds, 'a changed file');
+      assert.deepEqual(
+        (await heldoutTaskFiles({ dir, first: 2 })).holds,
+        two.holds,
+        'the first two did not change',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

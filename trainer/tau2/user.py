@@ -22,12 +22,12 @@ The user's own tools (telecom's phone) are not offered: that domain's user canno
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
 from ..errors import TrainerError
 from .domain import find_task, initial_messages, load_tau2
+from .endpoint import llm_args, llm_model, unreachable
 
 #: Most bytes of input read (a conversation of a few hundred long messages).
 MAX_INPUT_BYTES = 16 * 1024 * 1024
@@ -56,13 +56,8 @@ def next_message(task: Any, conversation: list[dict[str, Any]], endpoint: dict[s
     load_tau2()
     from tau2.config import DEFAULT_LLM_ARGS_USER
     from tau2.user.user_simulator import UserSimulator
-    key_env = endpoint.get("api_key_env")
-    llm_args = {**DEFAULT_LLM_ARGS_USER, "api_base": str(endpoint["base_url"]),
-                # An OpenAI-compatible server of one's own often takes no key; litellm needs one.
-                "api_key": (os.environ.get(str(key_env)) if key_env else None) or "none",
-                "timeout": REQUEST_TIMEOUT_S}
-    user = UserSimulator(tools=None, instructions=str(task.user_scenario),
-                         llm=f"openai/{endpoint['model']}", llm_args=llm_args)
+    user = UserSimulator(tools=None, instructions=str(task.user_scenario), llm=llm_model(endpoint),
+                         llm_args=llm_args(endpoint, DEFAULT_LLM_ARGS_USER, REQUEST_TIMEOUT_S))
     messages = history(task, conversation)
     if messages[-1].role != "assistant":
         raise TrainerError("USER_FAILED", "the conversation does not end with the agent's answer")
@@ -74,20 +69,8 @@ def next_message(task: Any, conversation: list[dict[str, Any]], endpoint: dict[s
 
 
 def _error_code(e: BaseException) -> str:
-    """``USER_UNREACHABLE`` for a connection that could not be made or timed out, else ``USER_FAILED``.
-    litellm wraps a refused connection in an ``InternalServerError``: the causes below it say what it was."""
-    import httpx
-    import litellm
-    unreachable = (litellm.exceptions.APIConnectionError, litellm.exceptions.Timeout, httpx.ConnectError,
-                   httpx.TimeoutException, ConnectionError, TimeoutError)
-    seen: BaseException | None = e
-    for _ in range(16):
-        if seen is None:
-            break
-        if isinstance(seen, unreachable):
-            return "USER_UNREACHABLE"
-        seen = seen.__cause__ or seen.__context__
-    return "USER_FAILED"
+    """``USER_UNREACHABLE`` for a connection that could not be made or timed out, else ``USER_FAILED``."""
+    return "USER_UNREACHABLE" if unreachable(e) else "USER_FAILED"
 
 
 def main() -> int:

@@ -194,6 +194,77 @@ class GradeTest(unittest.TestCase):
         self.assertTrue(run({"domain": "mock", "task": "nope", "turns": []})["error"].startswith("TAU2_TASK_UNKNOWN: "))
 
 
+class JudgeTest(unittest.TestCase):
+    """τ²'s own NL assertions evaluator asking a stand-in judge endpoint (τ²'s JSON verdict form)."""
+    ASSERTION = "The agent confirmed the task was created successfully"
+
+    def setUp(self) -> None:
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        _ChatHandler.requests.clear()
+        self.judge = {"base_url": f"http://127.0.0.1:{self.server.server_address[1]}/v1", "model": "judge",
+                      "api_key_env": "TAU2_TEST_JUDGE_KEY"}
+
+    def tearDown(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        _ChatHandler.reply = "yes"
+
+    def verdicts(self, met: bool) -> str:
+        return json.dumps({"results": [{"expectedOutcome": self.ASSERTION, "reasoning": "it said so",
+                                        "metExpectation": met}]})
+
+    def test_the_judge_grades_each_assertion_and_counts_where_the_basis_names_them(self):
+        task = find_task("mock", "create_task_1")
+        ref = reference(task)["turns"][0]
+        turns = played("mock", task, ref["calls"], ref["answer"])
+        _ChatHandler.reply = self.verdicts(False)
+        os.environ["TAU2_TEST_JUDGE_KEY"] = "k-123"
+        try:
+            verdict = grade("mock", task, turns, judge=self.judge)
+        finally:
+            del os.environ["TAU2_TEST_JUDGE_KEY"]
+        # Not in this task's basis: listed, not counted.
+        self.assertEqual(verdict["reward"], 1.0)
+        self.assertEqual(verdict["nl_assertions"], {"count": 1, "counted": False, "checks": [
+            {"assertion": self.ASSERTION, "met": False, "justification": "it said so"}]})
+        (request,) = _ChatHandler.requests
+        self.assertEqual(request["model"], "judge")
+        self.assertIn(self.ASSERTION, request["messages"][1]["content"])
+        self.assertIn(ref["answer"], request["messages"][1]["content"])
+        from tau2.data_model.tasks import RewardType
+        counting = task.model_copy(deep=True)
+        counting.evaluation_criteria.reward_basis = [*counting.evaluation_criteria.reward_basis,
+                                                     RewardType.NL_ASSERTION]
+        self.assertIsNone(grade("mock", counting, turns)["reward"], "no judge: not evaluated")
+        self.assertEqual(grade("mock", counting, turns, ended="TURN_LIMIT")["reward"], 0.0, "ended early: 0")
+        self.assertEqual(grade("mock", counting, turns, ended="TURN_LIMIT", judge=self.judge)["reward"], 0.0)
+        failed = grade("mock", counting, turns, judge=self.judge)
+        self.assertEqual((failed["reward"], failed["breakdown"]["NL_ASSERTION"]), (0.0, 0.0))
+        _ChatHandler.reply = self.verdicts(True)
+        met = grade("mock", counting, turns, judge=self.judge)
+        self.assertEqual((met["reward"], met["breakdown"]["NL_ASSERTION"]), (1.0, 1.0))
+
+    def test_a_judge_that_answers_no_verdict_or_is_down_is_a_coded_error_of_the_grader(self):
+        task = find_task("mock", "create_task_1")
+        ref = reference(task)["turns"][0]
+        given = {"domain": "mock", "task": "create_task_1", "judge": self.judge,
+                 "turns": played("mock", task, ref["calls"], ref["answer"])}
+
+        def run() -> dict[str, Any]:
+            done = subprocess.run([sys.executable, "-m", "trainer.tau2.grade"], input=json.dumps(given), cwd=REPO,
+                                  capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": REPO})
+            return json.loads(done.stdout.splitlines()[-1])
+
+        _ChatHandler.reply = "I cannot say."
+        self.assertTrue(run()["error"].startswith("TAU2_JUDGE_FAILED: "))
+        self.server.shutdown()
+        self.server.server_close()
+        down = run()["error"]
+        self.assertTrue(down.startswith("TAU2_JUDGE_UNREACHABLE: "), down)
+        self.assertIn(self.judge["base_url"], down)
+
+
 class _ChatHandler(http.server.BaseHTTPRequestHandler):
     """A stand-in OpenAI-compatible endpoint: answers every chat completion with ``reply`` and keeps
     the requests."""

@@ -9,7 +9,7 @@ import { groundTasks } from '../trainDefault/data';
 import type { Recipe } from '../trainDefault/settings';
 import type { ArmRun } from '../trainDefault/grpoArm';
 import type { MeasureContext } from './arms';
-import { evaluate, grpoArm, grpoTaskCount, tasksKey } from './arms';
+import { evaluate, grpoArm, grpoTaskCount, heldoutSourceText, tasksKey } from './arms';
 import type { Measured } from './effects';
 import { differences } from './effects';
 import { mergedEffects } from './effectsFile';
@@ -20,7 +20,10 @@ import { DOMAINS, GRPO_START, HELDOUT_START } from './settings';
 import type { Evaluation } from './stats';
 import { say } from '../shared/terminal';
 
-/** The GRPO tasks (new ones each iteration) and the held-out tasks (seeds no recipe uses), once. */
+/**
+ * The GRPO tasks (new ones each iteration) and the held-out tasks (seeds no recipe uses; none with
+ * HELDOUT_TASKS), once.
+ */
 async function tasks(ctx: MeasureContext): Promise<void> {
   const { work, heldout } = ctx.settings;
   const grpoTasks = grpoTaskCount(ctx.settings);
@@ -31,13 +34,15 @@ async function tasks(ctx: MeasureContext): Promise<void> {
         ...['generate', domain, '--split', split, '--start', String(start)],
         ...['--count', String(count), '--out', path.join(work, out, domain)],
       );
+    // HELDOUT_TASKS: the evaluations play that folder's tasks, none is generated.
+    const generated = ctx.settings.heldoutTasks ? 0 : heldout;
     for (const domain of DOMAINS) {
       await generate(domain, 'train', GRPO_START, grpoTasks, 'tasks/grpo');
-      await generate(domain, 'test', HELDOUT_START, heldout, 'tasks/heldout');
+      if (generated) await generate(domain, 'test', HELDOUT_START, generated, 'tasks/heldout');
     }
     return {
       grpo: { start: GRPO_START, perDomain: grpoTasks },
-      heldout: { start: HELDOUT_START, perDomain: heldout },
+      heldout: { start: HELDOUT_START, perDomain: generated },
     };
   });
   // Grounded imagination (the recipe's grpo.groundedImagination): the GRPO tasks with their
@@ -137,6 +142,8 @@ function checkModels(s: MeasureSettings): void {
  * A: GRPO on imagined rollouts vs on real tool rollouts vs none, from BASE at equal act updates
  * (the same episodes, mini-batches of episodes, each role's token-mean: `armDose` in arms.ts),
  * and how faithful BASE's imagination is (the same tasks played imagined and real, one grader).
+ * HELDOUT_TASKS puts a folder of task files (τ²'s import) in the generated held-out tasks' place
+ * for every evaluation, with USER_ENDPOINT playing their users.
  * B: private rehearsal at test time, POLICY at budget 0 and BUDGETS, parallel and sequential
  * (`BUDGETS=` leaves it out).
  * C: POLICY against where its own GRPO started (RECIPE_START) and the SFT, when that work is there.
@@ -167,7 +174,7 @@ export async function measureEnvace(
   const perIteration = s.grpoTasks * DOMAINS.length * episodes;
   const steps = Math.ceil(perIteration / s.miniBatchEpisodes) * s.ppoEpochs * s.iterations;
   log(
-    `base ${path.relative(ROOT, s.base)}, policy ${path.relative(ROOT, s.policy)}; seeds ${s.seeds.join(', ')}; ${s.iterations} GRPO iterations of ${s.grpoTasks}×2 new tasks × ${episodes} episodes, mini-batches of ${s.miniBatchEpisodes} episodes × ${s.ppoEpochs} epochs (${steps} steps an arm); ${s.heldout}×2 held-out tasks; ${s.fidelityTasks}×2 tasks × ${s.fidelityEpisodes} episodes imagined and real; ${s.budgets.length ? `budgets 0, ${s.budgets.join(', ')}` : 'no private rehearsal (BUDGETS empty)'}`,
+    `base ${path.relative(ROOT, s.base)}, policy ${path.relative(ROOT, s.policy)}; seeds ${s.seeds.join(', ')}; ${s.iterations} GRPO iterations of ${s.grpoTasks}×2 new tasks × ${episodes} episodes, mini-batches of ${s.miniBatchEpisodes} episodes × ${s.ppoEpochs} epochs (${steps} steps an arm); held-out tasks: ${heldoutSourceText(s)}; ${s.fidelityTasks}×2 tasks × ${s.fidelityEpisodes} episodes imagined and real; ${s.budgets.length ? `budgets 0, ${s.budgets.join(', ')}` : 'no private rehearsal (BUDGETS empty)'}`,
   );
   await tasks(ctx);
   const { measured, grpoSteps, fidelity } = await measure(ctx);

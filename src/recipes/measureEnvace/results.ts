@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { ROOT } from '../shared/studio';
 import type { ArmRun } from '../trainDefault/grpoArm';
 import type { MeasureContext } from './arms';
+import { heldoutSourceText } from './arms';
 import type { Measured } from './effects';
 import type { ArmCompute, Effects } from './effectsFile';
 import type { Fidelity } from './fidelity';
@@ -55,7 +56,9 @@ export function resultsJson(
   const effects: Effects = {
     seeds: s.seeds,
     privateRehearsalSeeds: s.budgets.length ? s.privateSeeds : [],
-    heldOutTasks: s.heldout * DOMAINS.length,
+    heldOutTasks: s.heldoutTasks
+      ? new Set(m.none.tasks.map((t) => t.task)).size
+      : s.heldout * DOMAINS.length,
     grpo: {
       iterations: s.iterations,
       tasks: s.grpoTasks * DOMAINS.length,
@@ -81,7 +84,11 @@ export function resultsJson(
     iterations: s.iterations,
     episodes,
     grpoTasksPerDomain: s.grpoTasks,
-    heldoutPerDomain: s.heldout,
+    heldoutPerDomain: s.heldoutTasks ? null : s.heldout,
+    heldoutSource: s.heldoutTasks
+      ? { kind: 'folder', ...s.heldoutTasks }
+      : { kind: 'generated', domains: DOMAINS, split: 'test', start: HELDOUT_START },
+    user: s.user ? { endpoint: s.user.endpoint, model: s.user.model } : null,
     grpo: grpoSteps,
     effects,
     fidelityPerTask: perTask,
@@ -166,7 +173,7 @@ export function resultsMarkdown(
     ...recipeSection(ctx, m),
     ...differenceTable(effects.differences),
     '',
-    `Held-out tasks: test-split seeds from ${HELDOUT_START}; GRPO tasks: train-split seeds from ${GRPO_START}; intervals: bootstrap over tasks (each task's value averaged over seeds). ${minutes.toFixed(1)} min this run.`,
+    `Held-out tasks: ${heldoutSourceText(s)}; GRPO tasks: train-split seeds from ${GRPO_START}; intervals: bootstrap over tasks (each task's value averaged over seeds). ${minutes.toFixed(1)} min this run.`,
   ].join('\n');
 }
 

