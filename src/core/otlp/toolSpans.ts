@@ -1,0 +1,132 @@
+import { canonicalJson } from '../base/canonicalJson';
+import type { JsonValue } from '../base/json';
+import { jsonAttribute, MessageNotJson, valueText } from './genaiMessages';
+import type { OtlpCall, OtlpEpisode } from './episodeTypes';
+import type { OtlpSpan } from './otlpJson';
+
+/** What an `execute_tool` span says of its call. */
+interface ToolSpan {
+  spanId: string;
+  id?: string;
+  name: string;
+  arguments?: JsonValue;
+  result?: string;
+  failed: boolean;
+  /** The failure's own words: the span status's message, or its exception event's. */
+  errorMessage?: string;
+}
+
+/** True for a span of one tool call: `execute_tool` by operation or by name. */
+function isToolSpan(span: OtlpSpan): boolean {
+  const op = span.attributes['gen_ai.operation.name'];
+  return op === 'execute_tool' || (op === undefined && span.name.startsWith('execute_tool'));
+}
+
+function toolSpan(span: OtlpSpan): ToolSpan {
+  const a = span.attributes;
+  const name =
+    typeof a['gen_ai.tool.name'] === 'string'
+      ? a['gen_ai.tool.name']
+      : span.name.replace(/^execute_tool\s*/, '');
+  const exception = span.events.find((e) => e.name === 'exception');
+  const exceptionMessage = exception?.attributes['exception.message'];
+  let args: JsonValue | undefined;
+  try {
+    args = jsonAttribute(a['gen_ai.tool.call.arguments'], 'arguments');
+  } catch (err) {
+    if (!(err instanceof MessageNotJson)) throw err;
+  }
+  const result = a['gen_ai.tool.call.result'];
+  const errorMessage =
+    span.status.message ?? (typeof exceptionMessage === 'string' ? exceptionMessage : undefined);
+  return {
+    spanId: span.spanId,
+    ...(typeof a['gen_ai.tool.call.id'] === 'string' && a['gen_ai.tool.call.id']
+      ? { id: a['gen_ai.tool.call.id'] }
+      : {}),
+    name,
+    ...(args !== undefined ? { arguments: args } : {}),
+    ...(result !== undefined ? { result: valueText(result) } : {}),
+    failed: span.status.code === 2 || a['error.type'] !== undefined,
+    ...(errorMessage ? { errorMessage } : {}),
+  };
+}
+
+/**
+ * Joins the trace's `execute_tool` spans to the episode's calls: by call id, else (a span without
+ * one) by tool name and arguments, else by name, in order. A joined span gives its call the error
+ * flag, the id the conversation lacked, and its own result where the conversation shows none or
+ * generic text in its place; calls no span joins keep what the conversation says. What could not be
+ * recovered is noted on the episode.
+ */
+export function recoverFromToolSpans(
+  episode: OtlpEpisode,
+  unanswered: readonly OtlpCall[],
+  spans: readonly OtlpSpan[],
+): void {
+  const tools = spans
+    .filter(isToolSpan)
+    .sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0))
+    .map(toolSpan);
+  const calls = episode.turns.flatMap((t) => t.calls);
+  const joined = new Map<OtlpCall, ToolSpan>();
+  const free = (c: OtlpCall) => !joined.has(c);
+  const join = (span: ToolSpan, find: (c: OtlpCall) => boolean, how?: string) => {
+    const call = calls.find((c) => free(c) && c.name === span.name && find(c));
+    if (!call) return false;
+    joined.set(call, span);
+    if (how)
+      episode.notes.push(
+        `execute_tool span ${span.spanId} (${span.name}) has no call id; joined to call ${call.id ?? '(no id)'} ${how}`,
+      );
+    return true;
+  };
+  const rest = tools.filter((s) => !(s.id && join(s, (c) => c.id === s.id)));
+  const unjoined = rest.filter(
+    (s) =>
+      !join(
+        s,
+        (c) =>
+          s.arguments !== undefined && canonicalJson(c.arguments) === canonicalJson(s.arguments),
+        'by name and arguments',
+      ) && !join(s, () => true, 'by name, in order'),
+  );
+  for (const s of unjoined)
+    episode.notes.push(
+      `execute_tool span ${s.spanId} (${s.name}) matches no call of the conversation; not read`,
+    );
+  const waiting = new Set(unanswered);
+  for (const [call, span] of joined) applySpan(episode, call, span, waiting.has(call));
+  const missing = calls.filter(free);
+  if (missing.length)
+    episode.notes.push(
+      tools.length
+        ? `${missing.map((c) => c.id ?? c.name).join(', ')}: no execute_tool span; error flag not recorded`
+        : 'no execute_tool span in the trace: error flags not recorded, results as the conversation shows them',
+    );
+}
+
+function applySpan(episode: OtlpEpisode, call: OtlpCall, span: ToolSpan, unanswered: boolean) {
+  const label = `${call.name} (${call.id ?? span.id ?? span.spanId})`;
+  if (!call.id && span.id) {
+    call.id = span.id;
+    episode.notes.push(`${label}: call id taken from its execute_tool span`);
+  }
+  call.isError = span.failed;
+  if (span.result !== undefined) {
+    if (!unanswered && call.result !== span.result && span.failed)
+      episode.notes.push(
+        `${label}: the conversation shows ${JSON.stringify(clip(call.result ?? ''))}; the execute_tool span's result is kept`,
+      );
+    call.result = span.result;
+  } else if (unanswered) {
+    if (span.errorMessage !== undefined) {
+      call.result = span.errorMessage;
+      episode.notes.push(`${label}: no answer in the conversation; the span's error message is kept`);
+    }
+  }
+}
+
+function clip(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
