@@ -7,9 +7,10 @@ records, where the producer writes events as logs) are encoded by the OTLP expor
 (opentelemetry-exporter-otlp-proto-common) and written as `.pb` and as OTLP JSON (`.json`, one
 ExportTraceServiceRequest per line; `.logs.json` beside it for logs).
 
-Run with a virtual environment holding the versions in test/fixtures/otlp/README.md:
-    python scripts/otlp-fixtures.py            # every producer, each in its own process
-    python scripts/otlp-fixtures.py <producer> # one of PRODUCERS
+Run with the virtual environments test/fixtures/otlp/README.md names (the older event form needs an
+older SDK, in an environment of its own, named by OTLP_EVENTS_PYTHON):
+    OTLP_EVENTS_PYTHON=/tmp/otel-venv-events/bin/python python scripts/otlp-fixtures.py  # every producer
+    python scripts/otlp-fixtures.py <producer>  # one of PRODUCERS, in this interpreter, its env set by hand
 """
 
 from __future__ import annotations
@@ -127,9 +128,7 @@ def hex_ids(value: object) -> object:
     """OTLP JSON writes trace and span ids as hex; protobuf's JSON mapping writes bytes as base64."""
     if isinstance(value, dict):
         return {
-            k: base64.b64decode(v).hex()
-            if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
-            else hex_ids(v)
+            k: base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str) else hex_ids(v)
             for k, v in value.items()
         }
     if isinstance(value, list):
@@ -220,17 +219,13 @@ def run(producer: str, base_url: str) -> None:
         import openai
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(
-            tracer_provider=tracer_provider, logger_provider=logger_provider
-        )
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
         client = openai.OpenAI(base_url=base_url, api_key="stand-in")
         handler = None
         if producer == "openai-v2-latest":
             from opentelemetry.util.genai.handler import TelemetryHandler
 
-            handler = TelemetryHandler(
-                tracer_provider=tracer_provider, logger_provider=logger_provider
-            )
+            handler = TelemetryHandler(tracer_provider=tracer_provider, logger_provider=logger_provider)
         own_loop(client, handler)
     else:
         from pydantic_ai import Agent, ModelRetry
@@ -238,17 +233,13 @@ def run(producer: str, base_url: str) -> None:
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
-        model = OpenAIChatModel(
-            "gpt-4o-mini", provider=OpenAIProvider(base_url=base_url, api_key="stand-in")
-        )
+        model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=base_url, api_key="stand-in"))
         agent = Agent(
             model,
             system_prompt="You are a concierge.",
             retries=1,
         )
-        agent.instrument = InstrumentationSettings(
-            tracer_provider=tracer_provider, include_content=True
-        )
+        agent.instrument = InstrumentationSettings(tracer_provider=tracer_provider, include_content=True)
 
         @agent.tool_plain(name="get_weather")
         def get_weather_tool(city: str) -> dict:
@@ -282,9 +273,10 @@ def main() -> None:
         run(sys.argv[1], base_url)
         return
     for producer, env in PRODUCERS.items():
-        subprocess.run(
-            [sys.executable, __file__, producer], env={**os.environ, **env}, check=True
-        )
+        python = sys.executable
+        if producer == "openai-v2-events":
+            python = os.environ.get("OTLP_EVENTS_PYTHON", python)
+        subprocess.run([python, __file__, producer], env={**os.environ, **env}, check=True)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,7 @@ import { EXIT } from '../io';
  * ExportTraceServiceRequest per line and one OTLP trace per episode, in the GenAI conventions
  * (`runAsOtlpJson`). `rehearse import otlp` reads the file back into the same episodes.
  */
-export async function exportOtlpCommand(
-  traces: string[],
-  out: string,
-  io: CliIO,
-): Promise<number> {
+export async function exportOtlpCommand(traces: string[], out: string, io: CliIO): Promise<number> {
   const files = (await Promise.all(traces.map(resolveTraceArgument))).flat();
   let text = '';
   let episodes = 0;
@@ -27,6 +23,8 @@ export async function exportOtlpCommand(
     text += lines;
   }
   await writeFileInside(writeRootOf(path.dirname(out)), out, text);
-  io.out(`wrote ${counted(episodes, 'episode')} of ${counted(files.length, 'run')} as OTLP JSON to ${out}`);
+  io.out(
+    `wrote ${counted(episodes, 'episode')} of ${counted(files.length, 'run')} as OTLP JSON to ${out}`,
+  );
   return EXIT.ok;
 }

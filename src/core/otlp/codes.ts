@@ -6,8 +6,7 @@
 export const OTLP_FAULT_CODES = {
   OTLP_LINE_NOT_JSON:
     'A line (or the whole document) is not JSON: the line is skipped; OTLP JSON is one ExportTraceServiceRequest or ExportLogsServiceRequest per line, or one document.',
-  OTLP_NOT_OTLP:
-    'A JSON value holds neither resourceSpans nor resourceLogs: the line is skipped.',
+  OTLP_NOT_OTLP: 'A JSON value holds neither resourceSpans nor resourceLogs: the line is skipped.',
   OTLP_SPAN_INVALID:
     'A span or log record is not an object, or its span id is not 8 bytes (16 hex digits): it is skipped.',
   OTLP_SPAN_NO_TRACE:
@@ -27,7 +26,7 @@ export const OTLP_FAULT_CODES = {
   OTLP_CONVERSATION_INVALID:
     "A trace's conversation cannot be replayed (a tool call with no answer, no tool call at all, a task that would not load): it gives no episode.",
   OTLP_PROTOBUF_UNSUPPORTED:
-    'The file is OTLP protobuf: this studio reads OTLP JSON only; export JSON (the collector\'s file exporter, format json) and import that.',
+    "The file is OTLP protobuf: this studio reads OTLP JSON only; export JSON (the collector's file exporter, format json) and import that.",
 } as const;
 
 /** One of {@link OTLP_FAULT_CODES}. */

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../base/json';
+import type { ActParseErrorCode } from '../protocol/codes';
 import type { ToolDefinition } from '../protocol/types';
 
 /** One call of an imported episode: the producer's id, what was asked, what the tool answered. */
@@ -19,6 +20,8 @@ export interface OtlpTurn {
   user?: string;
   text: string;
   calls: OtlpCall[];
+  /** A turn without calls whose text holds a broken call (the studio's act parser's error). */
+  parseError?: { code: ActParseErrorCode; message: string };
 }
 
 /** One OTLP trace as an episode: the conversation it recorded, with what was recovered. */

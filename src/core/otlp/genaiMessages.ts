@@ -138,9 +138,7 @@ export function eventMessages(events: readonly OtlpEvent[]): ConversationMessage
   for (const e of events) {
     const role = EVENT_ROLES[e.name];
     if (!role) continue;
-    const fields: JsonObject = isJsonObject(e.body ?? null)
-      ? (e.body as JsonObject)
-      : e.attributes;
+    const fields: JsonObject = isJsonObject(e.body ?? null) ? (e.body as JsonObject) : e.attributes;
     const where = `${e.name} event`;
     if (role === 'choice') {
       const message = jsonAttribute(fields['message'], `${where} message`);

@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
+import { parseActOutput } from '../protocol/actParser';
 import type { ToolDefinition } from '../protocol/types';
 import type { OtlpCall, OtlpEpisode } from './episodeTypes';
 import { parseTools, RecordError } from '../tasks/import/conversation';
@@ -30,13 +31,14 @@ class EpisodeFault extends Error {
  * Rebuilds the conversation of one trace: the longest message list any span holds (a chat span's
  * input and output messages in either convention, or an agent span's whole history), then each
  * call's answer, id and error flag recovered from the `execute_tool` spans. Returns a fault when the
- * trace holds no conversation that can be replayed.
+ * trace holds no conversation that can be replayed; a span's messages that are not JSON are a
+ * fault pushed to `faults`, and the other spans are read.
  */
-export function episodeOfTrace(trace: OtlpTrace): OtlpEpisode | OtlpFault {
+export function episodeOfTrace(trace: OtlpTrace, faults: OtlpFault[]): OtlpEpisode | OtlpFault {
   const where = { file: trace.file, line: trace.line, traceId: trace.traceId };
   try {
     const notes: string[] = [];
-    const { messages, span } = conversationOf(trace, notes);
+    const { messages, span } = conversationOf(trace, faults);
     if (!messages.some((m) => m.role === 'user'))
       throw new EpisodeFault(
         'OTLP_NO_CONVERSATION',
@@ -61,7 +63,7 @@ export function episodeOfTrace(trace: OtlpTrace): OtlpEpisode | OtlpFault {
             `call ${c.id ?? c.name} of trace ${trace.traceId} has no answer, in the messages or an execute_tool span`,
           );
     const last = episode.turns.at(-1);
-    if (last && !last.calls.length) episode.answer = last.text.trim();
+    if (last && !last.calls.length && !last.parseError) episode.answer = last.text.trim();
     if (!episode.turns.some((t) => t.calls.length))
       throw new EpisodeFault(
         'OTLP_CONVERSATION_INVALID',
@@ -83,7 +85,7 @@ export function episodeOfTrace(trace: OtlpTrace): OtlpEpisode | OtlpFault {
 /** The longest conversation a span of the trace holds; ties go to the span that ended last. */
 function conversationOf(
   trace: OtlpTrace,
-  notes: string[],
+  faults: OtlpFault[],
 ): { messages: ConversationMessage[]; span?: OtlpSpan } {
   let best: { messages: ConversationMessage[]; span?: OtlpSpan; end: bigint } = {
     messages: [],
@@ -98,6 +100,15 @@ function conversationOf(
       best = { messages, span, end };
   };
   const bySpan = new Map(trace.spans.map((s) => [s.spanId, s]));
+  const notJson = (err: MessageNotJson, spanId: string) =>
+    faults.push({
+      code: 'OTLP_MESSAGE_NOT_JSON',
+      file: bySpan.get(spanId)?.file ?? trace.file,
+      line: bySpan.get(spanId)?.line ?? trace.line,
+      traceId: trace.traceId,
+      spanId,
+      message: `span ${spanId}: ${err.message}; its messages are not read`,
+    });
   for (const span of trace.spans) {
     const a = span.attributes;
     try {
@@ -106,13 +117,17 @@ function conversationOf(
       const output = currentMessages(a['gen_ai.output.messages'], 'gen_ai.output.messages');
       const systemText = system.map((m) => m.text).join('\n');
       consider(
-        [...(systemText ? [{ role: 'system' as const, text: systemText }] : []), ...input, ...output],
+        [
+          ...(systemText ? [{ role: 'system' as const, text: systemText }] : []),
+          ...input,
+          ...output,
+        ],
         span,
       );
       consider(currentMessages(a['pydantic_ai.all_messages'], 'pydantic_ai.all_messages'), span);
     } catch (err) {
       if (!(err instanceof MessageNotJson)) throw err;
-      notes.push(`span ${span.spanId}: ${err.message}; its messages are not read`);
+      notJson(err, span.spanId);
     }
   }
   for (const [spanId, events] of trace.events) {
@@ -121,7 +136,7 @@ function conversationOf(
       consider(eventMessages(events), bySpan.get(spanId));
     } catch (err) {
       if (!(err instanceof MessageNotJson)) throw err;
-      notes.push(`span ${spanId}: ${err.message}; its message events are not read`);
+      notJson(err, spanId);
     }
   }
   return best;
@@ -143,7 +158,10 @@ function toolsOf(spans: readonly OtlpSpan[], notes: string[]): ToolDefinition[] 
 }
 
 function callArguments(v: JsonValue, name: string): JsonObject {
-  const parsed = jsonAttribute(typeof v === 'string' && v.trim() === '' ? '{}' : v, `the arguments of ${name}`);
+  const parsed = jsonAttribute(
+    typeof v === 'string' && v.trim() === '' ? '{}' : v,
+    `the arguments of ${name}`,
+  );
   if (!isJsonObject(parsed ?? null))
     throw new MessageNotJson(`the arguments of ${name} are not a JSON object`);
   return parsed as JsonObject;
@@ -166,7 +184,13 @@ function turnsOf(messages: readonly ConversationMessage[], episode: OtlpEpisode)
         name: c.name,
         arguments: callArguments(c.arguments, c.name),
       })) as OtlpCall[];
-      episode.turns.push({ ...(user !== undefined ? { user } : {}), text: m.text, calls });
+      const act = calls.length ? undefined : parseActOutput(m.text);
+      episode.turns.push({
+        ...(user !== undefined ? { user } : {}),
+        text: m.text,
+        calls,
+        ...(act?.kind === 'error' ? { parseError: act.error } : {}),
+      });
       pending.push(...calls);
       user = undefined;
     } else if (m.role === 'tool') {

@@ -106,6 +106,31 @@ function attributes(o: Record<string, JsonValue | undefined>): JsonObject[] {
 
 const textPart = (content: string): JsonObject => ({ type: 'text', content });
 
+/** A turn as the current conventions' assistant message: its text, its calls as tool_call parts. */
+function assistantMessage(turn: TurnEvent): JsonObject {
+  const calls = turn.parse.kind === 'calls' ? turn.parse.calls : [];
+  // A turn that did not parse keeps its raw text: the importer's act parser finds the error again.
+  const text =
+    turn.parse.kind === 'final'
+      ? turn.parse.answer
+      : turn.parse.kind === 'error'
+        ? turn.text
+        : removeBlocks(turn.text, TOOL_CALL_OPEN.trim(), TOOL_CALL_CLOSE.trim()).trim();
+  return {
+    role: 'assistant',
+    parts: [
+      ...(text ? [textPart(text)] : []),
+      ...calls.map((c) => ({
+        type: 'tool_call',
+        id: c.callId,
+        name: c.name,
+        arguments: c.arguments,
+      })),
+    ],
+    finish_reason: calls.length ? 'tool_call' : 'stop',
+  };
+}
+
 function episodeRequest(runId: string, run: RunEvent | undefined, e: EpisodeEvents): JsonObject {
   const { episodeId } = e.episode;
   const traceId = hexId(16, runId, episodeId);
@@ -120,23 +145,7 @@ function episodeRequest(runId: string, run: RunEvent | undefined, e: EpisodeEven
     const user = turn.user ?? (i === 0 ? e.episode.instruction : undefined);
     if (user !== undefined) history.push({ role: 'user', parts: [textPart(user)] });
     const calls = turn.parse.kind === 'calls' ? turn.parse.calls : [];
-    const text =
-      turn.parse.kind === 'final'
-        ? turn.parse.answer
-        : removeBlocks(turn.text, TOOL_CALL_OPEN.trim(), TOOL_CALL_CLOSE.trim()).trim();
-    const output = {
-      role: 'assistant',
-      parts: [
-        ...(text ? [textPart(text)] : []),
-        ...calls.map((c) => ({
-          type: 'tool_call',
-          id: c.callId,
-          name: c.name,
-          arguments: c.arguments,
-        })),
-      ],
-      finish_reason: calls.length ? 'tool_call' : 'stop',
-    };
+    const output = assistantMessage(turn);
     spans.push({
       traceId,
       spanId: hexId(8, runId, turn.turnId, 'chat'),

@@ -34,7 +34,7 @@ export function importOtlpData(data: OtlpData): OtlpImport {
   out.faults.push(...data.faults);
   const usedIds = new Set<string>();
   traces.forEach((trace, index) => {
-    const episode = episodeOfTrace(trace);
+    const episode = episodeOfTrace(trace, out.faults);
     if (!('turns' in episode)) {
       out.faults.push(episode);
       return;
@@ -86,6 +86,9 @@ function chatRecord(episode: OtlpEpisode): JsonObject {
           }
         : {}),
     });
+    // A broken call as EnvACE records it: the import skips the act, as the runner's replay does.
+    if (turn.parseError)
+      messages.push({ role: 'tool', name: 'error_tool_call', content: turn.parseError.message });
     for (const c of turn.calls)
       messages.push({
         role: 'tool',

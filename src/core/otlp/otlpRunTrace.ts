@@ -111,7 +111,9 @@ function episodeEvents(
               arguments: c.arguments,
             })),
           }
-        : { kind: 'final', answer: turn.text.trim() },
+        : turn.parseError
+          ? { kind: 'error', ...turn.parseError }
+          : { kind: 'final', answer: turn.text.trim() },
     });
     for (const [k, c] of turn.calls.entries())
       events.push({

@@ -119,10 +119,18 @@ function applySpan(episode: OtlpEpisode, call: OtlpCall, span: ToolSpan, unanswe
         `${label}: the conversation shows ${JSON.stringify(clip(call.result ?? ''))}; the execute_tool span's result is kept`,
       );
     call.result = span.result;
-  } else if (unanswered) {
-    if (span.errorMessage !== undefined) {
+  } else if (span.failed && span.errorMessage !== undefined) {
+    // A producer that shows the model generic text for a failure: the span holds the tool's words.
+    if (unanswered) {
       call.result = span.errorMessage;
-      episode.notes.push(`${label}: no answer in the conversation; the span's error message is kept`);
+      episode.notes.push(
+        `${label}: no answer in the conversation; the span's error message is kept`,
+      );
+    } else if (!(call.result ?? '').includes(span.errorMessage)) {
+      episode.notes.push(
+        `${label}: the conversation shows ${JSON.stringify(clip(call.result ?? ''))}; the span's error message is kept`,
+      );
+      call.result = span.errorMessage;
     }
   }
 }
