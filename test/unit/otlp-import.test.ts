@@ -14,6 +14,8 @@ import { studioRoot } from '../../src/core/base/studioRoot';
 import { readReplayRecording } from '../../src/core/env/replayRecording';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import type { CallActualEvent, TraceEvent, TurnEvent } from '../../src/core/trace/format/schema';
+import { replayTrace } from '../../src/core/runner/replay';
+import { rehearseResult, resultText, ScriptedPolicy } from '../builders/scriptedPolicy';
 import { FIXTURES } from '../support/servers';
 
 const OTLP = path.join(FIXTURES, 'otlp');
@@ -163,6 +165,45 @@ describe('import otlp: fixtures of real instrumentation', () => {
       'recordings',
       'tasks',
     ]);
+  });
+});
+
+describe('import otlp: an imported episode replays with a policy', () => {
+  it('each call is rehearsed on the recorded conversation and scored against its recorded actual', async () => {
+    const r = await importFiles([fixture('pydantic-ai.json')]);
+    assert.equal(r.code, 0, r.err.join('\n'));
+    const [runId] = await readdir(path.join(r.out, 'runs'));
+    // A policy that predicts the weather exactly and a booking that succeeds.
+    const policy = new ScriptedPolicy({
+      kind: 'endpoint',
+      act: () => {
+        throw new Error('replay never acts');
+      },
+      rehearse: (_request, n) =>
+        rehearseResult(
+          resultText(n === 1 ? { city: 'Paris', temp_c: 18, sky: 'cloudy' } : { booked: true }),
+        ),
+    });
+    const summary = await replayTrace({
+      source: path.join(r.out, 'runs', runId, 'trace.jsonl'),
+      runsDir: path.join(tmp, 'replays'),
+      policy,
+    });
+    assert.equal(summary.status, 'completed');
+    const { events } = await readTraceEvents(summary.traceFile);
+    const fidelity = events.flatMap((e) =>
+      e.type === 'fidelity'
+        ? [[e.callId, e.scores?.exactMatch, e.scores?.errorAgreement] as const]
+        : [],
+    );
+    assert.deepEqual(fidelity, [
+      ['call_W3ath3rPar1s', true, true],
+      ['call_B00kChezLu', false, false],
+    ]);
+    // The rehearse prompt of the second call holds the recorded conversation up to it.
+    const prompt = policy.rehearsals[1].messages.map((m) => m.content).join('\n');
+    assert.ok(prompt.includes(USER));
+    assert.ok(prompt.includes('book_table'));
   });
 });
 

@@ -52,9 +52,12 @@ export async function writeOtlpRunTrace(
       settings: { source: 'otlp', files: files.map((f) => path.basename(f)) },
     });
     const used = new Set<string>();
+    // The writer appends in order; waiting on each event would only add a turn of the loop per line.
+    const appended: Promise<void>[] = [];
     for (const [index, e] of episodes.entries())
-      for (const event of episodeEvents(e, index, used, notes)) await writer.append(event);
-    await writer.append({ type: 'run.end', runId, status: 'completed' });
+      for (const event of episodeEvents(e, index, used, notes)) appended.push(writer.append(event));
+    appended.push(writer.append({ type: 'run.end', runId, status: 'completed' }));
+    await Promise.all(appended);
   } finally {
     await writer.close();
   }
