@@ -36,6 +36,7 @@ PRODUCERS: dict[str, dict[str, str]] = {
     },
     "openai-v2-events": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
     "pydantic-ai": {},
+    "openai-agents": {},
 }
 
 
@@ -227,6 +228,8 @@ def run(producer: str, base_url: str) -> None:
 
             handler = TelemetryHandler(tracer_provider=tracer_provider, logger_provider=logger_provider)
         own_loop(client, handler)
+    elif producer == "openai-agents":
+        run_openai_agents(tracer_provider, base_url)
     else:
         from pydantic_ai import Agent, ModelRetry
         from pydantic_ai.models.instrumented import InstrumentationSettings
@@ -262,6 +265,36 @@ def run(producer: str, base_url: str) -> None:
     records = logs.get_finished_logs()
     if records:
         write(f"{producer}.logs", encode_logs(records))
+
+
+def run_openai_agents(tracer_provider: object, base_url: str) -> None:
+    """The OpenAI Agents SDK, traced by OpenInference's instrumentation (its own processor only)."""
+    import openai
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    # Exclusive: the SDK's own processor, which sends traces to OpenAI, is replaced.
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider, exclusive_processor=True)
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="stand-in")
+    model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client)
+
+    @function_tool(name_override="get_weather")
+    def weather_tool(city: str) -> dict:
+        """Current weather in a city."""
+        return get_weather(city)
+
+    @function_tool(name_override="book_table")
+    def booking_tool(restaurant: str, people: int) -> dict:
+        """Book a restaurant table."""
+        return book_table(restaurant, people)
+
+    agent = Agent(
+        name="concierge",
+        instructions="You are a concierge.",
+        model=model,
+        tools=[weather_tool, booking_tool],
+    )
+    Runner.run_sync(agent, USER)
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ import {
   jsonAttribute,
   MessageNotJson,
 } from './genaiMessages';
+import { openInferenceMessages } from './openInference';
 import type { OtlpSpan } from './otlpJson';
 import type { OtlpTrace } from './otlpTraces';
 import { recoverFromToolSpans } from './toolSpans';
@@ -125,6 +126,13 @@ function conversationOf(
         span,
       );
       consider(currentMessages(a['pydantic_ai.all_messages'], 'pydantic_ai.all_messages'), span);
+      consider(
+        [
+          ...openInferenceMessages(a, 'llm.input_messages'),
+          ...openInferenceMessages(a, 'llm.output_messages'),
+        ],
+        span,
+      );
     } catch (err) {
       if (!(err instanceof MessageNotJson)) throw err;
       notJson(err, span.spanId);
@@ -142,8 +150,24 @@ function conversationOf(
   return best;
 }
 
-/** Tool definitions from `gen_ai.tool.definitions` on any span (the first that has them). */
+/**
+ * Tool definitions from `gen_ai.tool.definitions` on any span (the first that has them), else from
+ * OpenInference's tool spans (`tool.name`, `tool.description`, `tool.parameters`).
+ */
 function toolsOf(spans: readonly OtlpSpan[], notes: string[]): ToolDefinition[] {
+  const described = spans.flatMap((s) => {
+    const a = s.attributes;
+    if (a['openinference.span.kind'] !== 'TOOL' || typeof a['tool.name'] !== 'string') return [];
+    return [
+      {
+        name: a['tool.name'],
+        ...(typeof a['tool.description'] === 'string'
+          ? { description: a['tool.description'] }
+          : {}),
+        parameters: schemaOf(a['tool.parameters']),
+      },
+    ];
+  });
   for (const span of spans) {
     const raw = span.attributes['gen_ai.tool.definitions'];
     if (raw === undefined) continue;
@@ -154,7 +178,24 @@ function toolsOf(spans: readonly OtlpSpan[], notes: string[]): ToolDefinition[] 
       notes.push(`span ${span.spanId}: gen_ai.tool.definitions: ${err.message}; not read`);
     }
   }
-  return [];
+  const byName = new Map(described.map((t) => [t.name, t]));
+  try {
+    return parseTools([...byName.values()]);
+  } catch (err) {
+    if (!(err instanceof RecordError)) throw err;
+    notes.push(`tool spans: ${err.message}; their definitions are not read`);
+    return [];
+  }
+}
+
+/** A tool's parameter schema as written (JSON text or structure); an open schema when it is not JSON. */
+function schemaOf(v: JsonValue | undefined): JsonValue {
+  try {
+    return jsonAttribute(v, 'tool.parameters') ?? { type: 'object', properties: {} };
+  } catch (err) {
+    if (!(err instanceof MessageNotJson)) throw err;
+    return { type: 'object', properties: {} };
+  }
 }
 
 function callArguments(v: JsonValue, name: string): JsonObject {

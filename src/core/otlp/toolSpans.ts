@@ -12,42 +12,55 @@ interface ToolSpan {
   arguments?: JsonValue;
   result?: string;
   failed: boolean;
-  /** The failure's own words: the span status's message, or its exception event's. */
+  /** The failure's own words: its exception event's message, else the span status's. */
   errorMessage?: string;
+  /** Whether the span recorded the exception itself. */
+  exceptionMessage: boolean;
 }
 
-/** True for a span of one tool call: `execute_tool` by operation or by name. */
+/** True for a span of one tool call: `execute_tool` by operation or by name, or OpenInference's TOOL. */
 function isToolSpan(span: OtlpSpan): boolean {
   const op = span.attributes['gen_ai.operation.name'];
-  return op === 'execute_tool' || (op === undefined && span.name.startsWith('execute_tool'));
+  return (
+    op === 'execute_tool' ||
+    (op === undefined && span.name.startsWith('execute_tool')) ||
+    isOpenInferenceTool(span)
+  );
+}
+
+function isOpenInferenceTool(span: OtlpSpan): boolean {
+  return span.attributes['openinference.span.kind'] === 'TOOL';
 }
 
 function toolSpan(span: OtlpSpan): ToolSpan {
   const a = span.attributes;
-  const name =
-    typeof a['gen_ai.tool.name'] === 'string'
-      ? a['gen_ai.tool.name']
-      : span.name.replace(/^execute_tool\s*/, '');
+  // OpenInference names the same things its own way.
+  const oi = isOpenInferenceTool(span);
+  const named = a['gen_ai.tool.name'] ?? (oi ? a['tool.name'] : undefined);
+  const name = typeof named === 'string' ? named : span.name.replace(/^execute_tool\s*/, '');
   const exception = span.events.find((e) => e.name === 'exception');
   const exceptionMessage = exception?.attributes['exception.message'];
   let args: JsonValue | undefined;
   try {
-    args = jsonAttribute(a['gen_ai.tool.call.arguments'], 'arguments');
+    args = jsonAttribute(
+      a['gen_ai.tool.call.arguments'] ?? (oi ? a['input.value'] : undefined),
+      'arguments',
+    );
   } catch (err) {
     if (!(err instanceof MessageNotJson)) throw err;
   }
-  const result = a['gen_ai.tool.call.result'];
+  const result = a['gen_ai.tool.call.result'] ?? (oi ? a['output.value'] : undefined);
   const errorMessage =
-    span.status.message ?? (typeof exceptionMessage === 'string' ? exceptionMessage : undefined);
+    typeof exceptionMessage === 'string' ? exceptionMessage : span.status.message;
+  const id = a['gen_ai.tool.call.id'] ?? a['tool_call.id'];
   return {
     spanId: span.spanId,
-    ...(typeof a['gen_ai.tool.call.id'] === 'string' && a['gen_ai.tool.call.id']
-      ? { id: a['gen_ai.tool.call.id'] }
-      : {}),
+    ...(typeof id === 'string' && id ? { id } : {}),
     name,
     ...(args !== undefined ? { arguments: args } : {}),
     ...(result !== undefined ? { result: valueText(result) } : {}),
     failed: span.status.code === 2 || a['error.type'] !== undefined,
+    exceptionMessage: typeof exceptionMessage === 'string',
     ...(errorMessage ? { errorMessage } : {}),
   };
 }
@@ -77,7 +90,7 @@ export function recoverFromToolSpans(
     joined.set(call, span);
     if (how)
       episode.notes.push(
-        `execute_tool span ${span.spanId} (${span.name}) has no call id; joined to call ${call.id ?? '(no id)'} ${how}`,
+        `tool span ${span.spanId} (${span.name}) has no call id; joined to call ${call.id ?? '(no id)'} ${how}`,
       );
     return true;
   };
@@ -93,7 +106,7 @@ export function recoverFromToolSpans(
   );
   for (const s of unjoined)
     episode.notes.push(
-      `execute_tool span ${s.spanId} (${s.name}) matches no call of the conversation; not read`,
+      `tool span ${s.spanId} (${s.name}) matches no call of the conversation; not read`,
     );
   const waiting = new Set(unanswered);
   for (const [call, span] of joined) applySpan(episode, call, span, waiting.has(call));
@@ -101,8 +114,8 @@ export function recoverFromToolSpans(
   if (missing.length)
     episode.notes.push(
       tools.length
-        ? `${missing.map((c) => c.id ?? c.name).join(', ')}: no execute_tool span; error flag not recorded`
-        : 'no execute_tool span in the trace: error flags not recorded, results as the conversation shows them',
+        ? `${missing.map((c) => c.id ?? c.name).join(', ')}: no tool span; error flag not recorded`
+        : 'no tool span in the trace: error flags not recorded, results as the conversation shows them',
     );
 }
 
@@ -110,13 +123,21 @@ function applySpan(episode: OtlpEpisode, call: OtlpCall, span: ToolSpan, unanswe
   const label = `${call.name} (${call.id ?? span.id ?? span.spanId})`;
   if (!call.id && span.id) {
     call.id = span.id;
-    episode.notes.push(`${label}: call id taken from its execute_tool span`);
+    episode.notes.push(`${label}: call id taken from its tool span`);
   }
   call.isError = span.failed;
+  if (
+    span.failed &&
+    !span.exceptionMessage &&
+    !(span.result ?? call.result ?? '').includes(span.errorMessage ?? '\0')
+  )
+    episode.notes.push(
+      `${label}: failed, but the trace holds no more of the error than its result${span.errorMessage ? ` and the span status ${JSON.stringify(clip(span.errorMessage))}` : ''}`,
+    );
   if (span.result !== undefined) {
     if (!unanswered && call.result !== span.result && span.failed)
       episode.notes.push(
-        `${label}: the conversation shows ${JSON.stringify(clip(call.result ?? ''))}; the execute_tool span's result is kept`,
+        `${label}: the conversation shows ${JSON.stringify(clip(call.result ?? ''))}; the tool span's result is kept`,
       );
     call.result = span.result;
   } else if (span.failed && span.errorMessage !== undefined) {
