@@ -15,6 +15,8 @@ import { readImportFile } from './import';
 
 /** Faults printed one by one; the rest are counted by code. */
 const FAULTS_SHOWN = 20;
+/** Notes (what a trace held only elsewhere, or not at all) printed one by one; the rest counted. */
+const NOTES_SHOWN = 50;
 
 /** File names of OTLP protobuf, which this studio does not read yet. */
 const PROTOBUF_FILE = /\.(pb|binpb|protobuf)$/i;
@@ -65,9 +67,13 @@ export async function importOtlpCommand(
     return EXIT.failure;
   }
   const trace = await writeOtlpRunTrace(episodes, path.join(out, 'runs'), files);
-  for (const e of episodes)
-    for (const note of e.episode.notes) io.err(`trace ${e.episode.traceId}: ${note}`);
-  for (const note of trace.notes) io.err(note);
+  const notes = [
+    ...episodes.flatMap((e) => e.episode.notes.map((n) => `trace ${e.episode.traceId}: ${n}`)),
+    ...trace.notes,
+  ];
+  for (const note of notes.slice(0, NOTES_SHOWN)) io.err(note);
+  if (notes.length > NOTES_SHOWN)
+    io.err(`... and ${notes.length - NOTES_SHOWN} more notes like these`);
   const calls = episodes.reduce(
     (n, e) => n + e.episode.turns.reduce((k, t) => k + t.calls.length, 0),
     0,
