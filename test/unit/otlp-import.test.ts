@@ -171,6 +171,21 @@ describe('import otlp: fixtures of real instrumentation', () => {
       assert.deepEqual(task['tags'], ['imported', 'otlp']);
     });
 
+  it('the logs of the event form alone, without their spans, still hold the conversation', async () => {
+    const r = await importFiles([fixture('openai-v2-events.logs.json')]);
+    assert.equal(r.code, 0, r.err.join('\n'));
+    assert.deepEqual(
+      turns(r.events).map((t) => t.parse),
+      [
+        { kind: 'calls', calls: CALLS },
+        { kind: 'final', answer: ANSWER },
+      ],
+    );
+    const episode = r.events.find((e) => e.type === 'episode');
+    assert.ok(episode?.type === 'episode');
+    assert.match(episode.taskId, /^otlp-[0-9a-f]{32}$/);
+  });
+
   it('the spans of the event form alone, without their logs file, hold no conversation', async () => {
     const r = await importFiles([fixture('openai-v2-events.json')]);
     assert.equal(r.code, 1);

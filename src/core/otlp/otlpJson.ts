@@ -38,10 +38,12 @@ export interface OtlpSpan {
   line: number;
 }
 
-/** A log record tied to a span (its trace and span ids). */
+/** A log record tied to a span (its trace and span ids), and where it was read. */
 export interface OtlpLogRecord extends OtlpEvent {
   traceId: string;
   spanId: string;
+  file: string;
+  line: number;
 }
 
 /** What was read of OTLP JSON: spans, log records tied to spans, and what could not be read. */
@@ -266,6 +268,8 @@ class Reader {
       timeNs: nanos(raw['timeUnixNano'] ?? raw['observedTimeUnixNano']),
       attributes,
       ...(body !== undefined ? { body } : {}),
+      file: this.file,
+      line,
     });
   }
 

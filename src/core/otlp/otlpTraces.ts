@@ -53,7 +53,7 @@ export function groupTraces(data: OtlpData): OtlpTrace[] {
   for (const log of data.logs) {
     const t = traces.get(log.traceId);
     // Log records of a trace with no span: the records alone are the conversation.
-    const into = t ?? trace(log.traceId, '', 0);
+    const into = t ?? trace(log.traceId, log.file, log.line);
     const list = into.events.get(log.spanId);
     if (list) list.push(log);
     else into.events.set(log.spanId, [log]);
