@@ -8,8 +8,9 @@ records, where the producer writes events as logs) are encoded by the OTLP expor
 ExportTraceServiceRequest per line; `.logs.json` beside it for logs).
 
 Run with the virtual environments test/fixtures/otlp/README.md names (the older event form needs an
-older SDK, in an environment of its own, named by OTLP_EVENTS_PYTHON):
-    OTLP_EVENTS_PYTHON=/tmp/otel-venv-events/bin/python python scripts/otlp-fixtures.py  # every producer
+older SDK, in an environment of its own, named by OTLP_EVENTS_PYTHON; OpenLLMetry instruments the
+same client as openai-v2, so it has one too, OTLP_OPENLLMETRY_PYTHON):
+    OTLP_EVENTS_PYTHON=... OTLP_OPENLLMETRY_PYTHON=... python scripts/otlp-fixtures.py  # every producer
     python scripts/otlp-fixtures.py <producer>  # one of PRODUCERS, in this interpreter, its env set by hand
 """
 
@@ -37,6 +38,7 @@ PRODUCERS: dict[str, dict[str, str]] = {
     "openai-v2-events": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
     "pydantic-ai": {},
     "openai-agents": {},
+    "openllmetry": {"TRACELOOP_TRACE_CONTENT": "true"},
 }
 
 
@@ -228,6 +230,12 @@ def run(producer: str, base_url: str) -> None:
 
             handler = TelemetryHandler(tracer_provider=tracer_provider, logger_provider=logger_provider)
         own_loop(client, handler)
+    elif producer == "openllmetry":
+        import openai
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        own_loop(openai.OpenAI(base_url=base_url, api_key="stand-in"), None)
     elif producer == "openai-agents":
         run_openai_agents(tracer_provider, base_url)
     else:
@@ -309,6 +317,8 @@ def main() -> None:
         python = sys.executable
         if producer == "openai-v2-events":
             python = os.environ.get("OTLP_EVENTS_PYTHON", python)
+        if producer == "openllmetry":
+            python = os.environ.get("OTLP_OPENLLMETRY_PYTHON", python)
         subprocess.run([python, __file__, producer], env={**os.environ, **env}, check=True)
 
 

@@ -102,6 +102,18 @@ describe('import otlp: fixtures of real instrumentation', () => {
       descriptions: ['Current weather in a city.', 'Book a restaurant table.'],
     },
     {
+      name: 'OpenLLMetry (opentelemetry-instrumentation-openai 0.62.4): current conventions on openai.chat spans',
+      files: ['openllmetry.json'],
+      policy: 'fixture-openllmetry',
+      results: [
+        { text: ['{"city": "Paris", "temp_c": 18, "sky": "cloudy"}'] },
+        { text: ['{"error": "Chez Lu is fully booked for 4"}'] },
+      ],
+      tools: ['get_weather', 'book_table'],
+      descriptions: ['Current weather in a city.', 'Book a restaurant table.'],
+      note: /no tool span in the trace: error flags not recorded/,
+    },
+    {
       name: 'OpenAI Agents SDK 0.24.0 through OpenInference 2.6.0: tool spans without call ids, the error redacted',
       files: ['openai-agents.json'],
       policy: 'fixture-openai-agents',
