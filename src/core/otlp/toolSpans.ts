@@ -66,10 +66,11 @@ function toolSpan(span: OtlpSpan): ToolSpan {
 }
 
 /**
- * Joins the trace's `execute_tool` spans to the episode's calls: by call id, else (a span without
- * one) by tool name and arguments, else by name, in order. A joined span gives its call the error
- * flag, the id the conversation lacked, and its own result where the conversation shows none or
- * generic text in its place; calls no span joins keep what the conversation says. What could not be
+ * Joins the trace's tool spans to the episode's calls: by call id, else (a span without one) by
+ * tool name and arguments, else (a span without arguments either) by name, in order. A joined span
+ * gives its call the error flag, the id the conversation lacked, and its own result where the
+ * conversation shows none or generic text in its place; calls no span joins keep what the
+ * conversation says. What could not be
  * recovered is noted on the episode.
  */
 export function recoverFromToolSpans(
@@ -102,7 +103,9 @@ export function recoverFromToolSpans(
         (c) =>
           s.arguments !== undefined && canonicalJson(c.arguments) === canonicalJson(s.arguments),
         'by name and arguments',
-      ) && !join(s, () => true, 'by name, in order'),
+      ) &&
+      // A span whose arguments match no call is not another call's: only one without them joins by name.
+      !(s.arguments === undefined && join(s, () => true, 'by name, in order')),
   );
   for (const s of unjoined)
     episode.notes.push(
