@@ -40,6 +40,7 @@ export function episodeOfTrace(trace: OtlpTrace, faults: OtlpFault[]): OtlpEpiso
   try {
     const notes: string[] = [];
     const { messages, span } = conversationOf(trace, faults);
+    const service = span?.service ?? trace.spans.find((s) => s.service)?.service;
     if (!messages.some((m) => m.role === 'user'))
       throw new EpisodeFault(
         'OTLP_NO_CONVERSATION',
@@ -47,7 +48,7 @@ export function episodeOfTrace(trace: OtlpTrace, faults: OtlpFault[]): OtlpEpiso
       );
     const episode: OtlpEpisode = {
       traceId: trace.traceId,
-      ...(span?.service ? { service: span.service } : {}),
+      ...(service ? { service } : {}),
       file: span?.file ?? trace.file,
       line: span?.line ?? trace.line,
       tools: toolsOf(trace.spans, notes),
@@ -61,7 +62,7 @@ export function episodeOfTrace(trace: OtlpTrace, faults: OtlpFault[]): OtlpEpiso
         if (c.result === undefined)
           throw new EpisodeFault(
             'OTLP_CONVERSATION_INVALID',
-            `call ${c.id ?? c.name} of trace ${trace.traceId} has no answer, in the messages or an execute_tool span`,
+            `call ${c.id ?? c.name} of trace ${trace.traceId} has no answer, in the messages or a tool span`,
           );
     const last = episode.turns.at(-1);
     if (last && !last.calls.length && !last.parseError) episode.answer = last.text.trim();
