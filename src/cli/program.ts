@@ -17,6 +17,7 @@ import { JUDGE_HELP, JUDGE_MODEL_HELP } from './judgeArg';
 import { USER_API_KEY_ENV_HELP, USER_ENDPOINT_HELP, USER_MODEL_HELP } from './userArg';
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
+import { importOtlpCommand } from './commands/importOtlp';
 import { annotateCommand } from './commands/annotate';
 import { checkpointCommand } from './commands/checkpoint';
 import { compareCommand } from './commands/compare';
@@ -168,7 +169,25 @@ function registerImportCommands(program: Command, cli: CliContext): void {
   registerBfclImport(importer, cli);
   registerTau2Import(importer, cli);
   registerEnvaceRolloutsImport(importer, cli);
+  registerOtlpImport(importer, cli);
   registerCheckpointImport(importer, cli);
+}
+
+/** `import otlp`: OpenTelemetry GenAI traces as episodes, tasks and replay recordings. */
+function registerOtlpImport(importer: Command, cli: CliContext): void {
+  importer
+    .command('otlp')
+    .description(
+      'import OpenTelemetry GenAI traces (OTLP JSON: trace and log files) as one episode per OTLP trace: a run trace to replay, tasks and replay recordings',
+    )
+    .argument('<file...>', 'OTLP JSON files: one export request per line, or one document')
+    .option(
+      '--out <dir>',
+      'where to write runs/, tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<first file name>)',
+    )
+    .action(async (files: string[], opts: { out?: string }) => {
+      cli.exit(await importOtlpCommand(files, opts, cli.ioFor()));
+    });
 }
 
 /** `import envace` and `import chat`: recorded conversations into tasks, recordings and examples. */
@@ -579,7 +598,7 @@ function registerRowsExport(program: Command, cli: CliContext): Command {
     )
     .option(
       '--format <format>',
-      "rows (the trainer's JSONL), envace (EnvACE's tool dataset JSON) or trl (TRL's conversational prompt-completion parquet, written by the trainer's Python)",
+      "rows (the trainer's JSONL), envace (EnvACE's tool dataset JSON), trl (TRL's conversational prompt-completion parquet, written by the trainer's Python) or otlp (the runs as OpenTelemetry GenAI spans, OTLP JSON, one episode per OTLP trace)",
       'rows',
     )
     .option('--runs <ids>', 'only these runs (comma-separated run ids)')

@@ -4,12 +4,14 @@ import { exportDataset } from '../../core/training/datasetExport';
 import { writeTrlDataset } from '../../core/training/launch/trlDataset';
 import type { CliIO } from '../io';
 import { outFileArg } from '../outArg';
+import { exportOtlpCommand } from './exportOtlp';
 
 export type { ExportArgs } from '../../core/training/datasetExport';
 
 /**
  * `rehearse export <trace...> --out rows.jsonl`: training rows for the trainer from recorded runs, or
- * with `--format envace` EnvACE's tool dataset JSON; filters by run, tool and mismatch, an optional
+ * with `--format envace` EnvACE's tool dataset JSON, or with `--format otlp` the runs as OTLP GenAI
+ * spans (`exportOtlpCommand`); filters by run, tool and mismatch, an optional
  * split by task into train and held-out files, and a summary of what was exported.
  */
 export async function exportCommand(
@@ -22,7 +24,12 @@ export async function exportCommand(
       'USAGE',
       'Missing --out <file>: where to write the rows (JSONL) or, with --format envace, the tool dataset (JSON).',
     );
-  outFileArg(args.out, '--out', 'the rows, JSONL, or with --format envace the tool dataset, JSON');
+  outFileArg(
+    args.out,
+    '--out',
+    'the rows, JSONL, with --format envace the tool dataset, JSON, or with --format otlp OTLP JSON',
+  );
+  if (args.format === 'otlp') return exportOtlpCommand(traces, args.out, io);
   const { summaryText, summaryJson, written, format, heldOutFraction, seed } = await exportDataset(
     traces,
     args,

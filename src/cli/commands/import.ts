@@ -15,7 +15,23 @@ import { EXIT } from '../io';
 export type ImportFormat = 'envace' | 'chat';
 
 /** The largest file `rehearse import` reads (it parses the whole file). */
-const MAX_IMPORT_BYTES = 256 * 2 ** 20;
+export const MAX_IMPORT_BYTES = 256 * 2 ** 20;
+
+/** A file to import as text, refused with a coded error when it is too large or cannot be read. */
+export async function readImportFile(file: string): Promise<string> {
+  try {
+    const size = (await stat(file)).size;
+    if (size > MAX_IMPORT_BYTES)
+      throw new StudioError(
+        'IMPORT_TOO_LARGE',
+        `${file} is ${(size / 2 ** 20).toFixed(0)} MiB; imports are limited to ${MAX_IMPORT_BYTES / 2 ** 20} MiB: split the file and import the parts.`,
+      );
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if (err instanceof StudioError) throw err;
+    throw new StudioError('IMPORT_UNREADABLE', `Cannot read ${file}: ${(err as Error).message}.`);
+  }
+}
 
 /**
  * `rehearse import envace|chat <file> [--out <dir>] [--own-examples]`: tasks, replay recordings and
@@ -34,19 +50,7 @@ export async function importCommand(
     '--out',
     'tasks/, recordings/ and examples.jsonl go into it',
   );
-  let text: string;
-  try {
-    const size = (await stat(file)).size;
-    if (size > MAX_IMPORT_BYTES)
-      throw new StudioError(
-        'IMPORT_TOO_LARGE',
-        `${file} is ${(size / 2 ** 20).toFixed(0)} MiB; imports are limited to ${MAX_IMPORT_BYTES / 2 ** 20} MiB: split the file and import the parts.`,
-      );
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if (err instanceof StudioError) throw err;
-    throw new StudioError('IMPORT_UNREADABLE', `Cannot read ${file}: ${(err as Error).message}.`);
-  }
+  const text = await readImportFile(file);
   const name = path.basename(file);
   const result: ImportResult =
     format === 'envace' ? importEnvaceText(text, name) : importChatText(text, name);

@@ -30,10 +30,13 @@ export function importChatText(text: string, sourceName: string): ImportResult {
     try {
       const parsed = parseStrictJson(line.trim());
       if (!parsed.ok) throw new RecordError(`the line is not valid JSON (${parsed.error})`);
-      const imported = loadableImport(importLine(parsed.value, index, sourceName, usedIds));
-      // Only a record that is imported takes its id: a skipped one leaves it to the next.
-      usedIds.add(imported.task.id);
-      result.tasks.push(imported);
+      result.tasks.push(
+        importChatRecord(parsed.value, index, usedIds, {
+          prefix: 'chat',
+          description: `Imported from ${sourceName}, line ${index + 1}.`,
+          source: `${sourceName}#${index}`,
+        }),
+      );
     } catch (err) {
       if (!(err instanceof RecordError)) throw err;
       result.skipped.push({ index, reason: err.message });
@@ -42,11 +45,39 @@ export function importChatText(text: string, sourceName: string): ImportResult {
   return result;
 }
 
-function importLine(
+/** Where an OpenAI-chat record came from, as its task and recording say it. */
+export interface ChatRecordOrigin {
+  /** The task id's prefix and tag (`chat`, `otlp`). */
+  prefix: string;
+  /** The task's description. */
+  description: string;
+  /** The recording's `source`. */
+  source: string;
+}
+
+/**
+ * One OpenAI-chat record (`messages`, optional `tools` and `id`) as a task, its replay recording
+ * and its few-shot pairs, checked by the loader's rules; the task's id (`<prefix>-<id or index>`,
+ * made unique against `usedIds`) is added to `usedIds`. Throws a {@link RecordError} for a record
+ * that cannot be imported.
+ */
+export function importChatRecord(
   value: JsonValue,
   index: number,
-  sourceName: string,
   usedIds: Set<string>,
+  origin: ChatRecordOrigin,
+): ImportedTask {
+  const imported = loadableImport(recordTask(value, index, usedIds, origin));
+  // Only a record that is imported takes its id: a skipped one leaves it to the next.
+  usedIds.add(imported.task.id);
+  return imported;
+}
+
+function recordTask(
+  value: JsonValue,
+  index: number,
+  usedIds: Set<string>,
+  origin: ChatRecordOrigin,
 ): ImportedTask {
   if (!isJsonObject(value)) throw new RecordError('the line is not a JSON object');
   const record = value as JsonObject;
@@ -59,7 +90,7 @@ function importLine(
   );
   const rawId = record['id'] ?? record['uuid'] ?? record['conversation_id'];
   const base = safeId(
-    `chat-${typeof rawId === 'string' || typeof rawId === 'number' ? rawId : index}`,
+    `${origin.prefix}-${typeof rawId === 'string' || typeof rawId === 'number' ? rawId : index}`,
   );
   let id = base;
   for (let k = 2; usedIds.has(id); k++) id = `${base}-${k}`;
@@ -68,8 +99,8 @@ function importLine(
     task: {
       version: 1,
       id,
-      description: `Imported from ${sourceName}, line ${index + 1}.`,
-      tags: ['imported', 'chat'],
+      description: origin.description,
+      tags: ['imported', origin.prefix],
       ...(conversation.system ? { system: conversation.system } : {}),
       turns: conversation.turns,
       servers: { recorded: { replay: `../recordings/${id}.replay.json` } },
@@ -77,7 +108,7 @@ function importLine(
       checks: derivedCallChecks(conversation.callsByTurn),
       reference: { turns: conversation.reference },
     },
-    recording: { version: 1, source: `${sourceName}#${index}`, tools, calls: conversation.calls },
+    recording: { version: 1, source: origin.source, tools, calls: conversation.calls },
     pairs: examplePairs(conversation.calls),
   };
 }

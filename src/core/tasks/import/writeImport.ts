@@ -10,6 +10,9 @@ export const EXAMPLES_PER_TOOL = 2;
 /** And at most this many in all. */
 export const MAX_EXAMPLES_PER_TASK = 8;
 
+/** Task and recording files written at once. */
+const FILES_AT_ONCE = 32;
+
 /** What was written. */
 export interface WrittenImport {
   taskFiles: string[];
@@ -53,6 +56,7 @@ export async function writeImport(
   for (const t of result.tasks) {
     for (const p of t.pairs) lines.push(JSON.stringify({ task: t.task.id, ...p }));
   }
+  const files: [string, string][] = [];
   for (const t of result.tasks) {
     const examples =
       examplesFrom === 'own' ? t.pairs : fewShotFor(t.task.tools ?? [], result, t.index);
@@ -66,11 +70,16 @@ export async function writeImport(
     }
     const taskFile = path.join(tasksDir, `${task.id}${TASK_FILE_SUFFIX}`);
     const recordingFile = path.join(recordingsDir, `${task.id}.replay.json`);
-    await writeFileInside(root, recordingFile, JSON.stringify(t.recording, null, 2) + '\n');
-    await writeFileInside(root, taskFile, JSON.stringify(task, null, 2) + '\n');
+    files.push([recordingFile, JSON.stringify(t.recording, null, 2) + '\n']);
+    files.push([taskFile, JSON.stringify(task, null, 2) + '\n']);
     written.taskFiles.push(taskFile);
     written.recordingFiles.push(recordingFile);
   }
+  // A few files at once: thousands of tasks are written in seconds, not one wait after another.
+  for (let i = 0; i < files.length; i += FILES_AT_ONCE)
+    await Promise.all(
+      files.slice(i, i + FILES_AT_ONCE).map(([file, text]) => writeFileInside(root, file, text)),
+    );
   await writeFileInside(root, written.examplesFile, lines.length ? lines.join('\n') + '\n' : '');
   written.examples = lines.length;
   written.skipped.sort((a, b) => a.index - b.index);
@@ -85,11 +94,14 @@ function fewShotFor(
   const out: RecordedExample[] = [];
   for (const tool of tools) {
     let n = 0;
+    // Stops at the limits: an import of thousands of records would otherwise read every pair of
+    // every record for every task.
     for (const other of result.tasks) {
+      if (n >= EXAMPLES_PER_TOOL || out.length >= MAX_EXAMPLES_PER_TASK) break;
       if (other.index === ownIndex) continue;
       for (const p of other.pairs) {
-        if (p.tool !== tool || n >= EXAMPLES_PER_TOOL || out.length >= MAX_EXAMPLES_PER_TASK)
-          continue;
+        if (n >= EXAMPLES_PER_TOOL || out.length >= MAX_EXAMPLES_PER_TASK) break;
+        if (p.tool !== tool) continue;
         out.push(p);
         n++;
       }
