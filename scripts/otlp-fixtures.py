@@ -1,10 +1,10 @@
-"""Regenerates test/fixtures/otlp/: GenAI spans of real instrumentation, as OTLP JSON and protobuf.
+"""Regenerates test/fixtures/otlp/: GenAI spans of real instrumentation, as OTLP JSON.
 
 Each producer runs a tiny agent against a stand-in OpenAI-compatible endpoint on localhost that
 answers with scripted tool calls: the agent asks for the weather in Paris and a table at Chez Lu;
 get_weather answers, book_table fails ("fully booked"); then the model answers. The spans (and log
 records, where the producer writes events as logs) are encoded by the OTLP exporter's own encoder
-(opentelemetry-exporter-otlp-proto-common) and written as `.pb` and as OTLP JSON (`.json`, one
+(opentelemetry-exporter-otlp-proto-common) and written as OTLP JSON (`.json`, one
 ExportTraceServiceRequest per line; `.logs.json` beside it for logs).
 
 Run with the virtual environments test/fixtures/otlp/README.md names (the older event form needs an
@@ -142,7 +142,6 @@ def hex_ids(value: object) -> object:
 def write(name: str, request: object) -> None:
     from google.protobuf.json_format import MessageToDict
 
-    (OUT / f"{name}.pb").write_bytes(request.SerializeToString())
     doc = hex_ids(MessageToDict(request, use_integers_for_enums=True))
     (OUT / f"{name}.json").write_text(json.dumps(doc, ensure_ascii=False) + "\n")
 
