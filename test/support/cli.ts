@@ -9,8 +9,10 @@ export interface CliRun {
   errLines: string[];
 }
 
-/** Runs the CLI in-process with colour off, capturing both streams. */
-export async function rehearse(...argv: string[]): Promise<CliRun> {
+/** Runs the CLI in-process with colour off: its exit code and each write to either stream. */
+export async function cliWrites(
+  argv: string[],
+): Promise<{ code: number; out: string[]; err: string[] }> {
   const out: string[] = [];
   const err: string[] = [];
   const code = await runCli(argv, {
@@ -18,6 +20,12 @@ export async function rehearse(...argv: string[]): Promise<CliRun> {
     err: (s) => err.push(s),
     color: false,
   });
+  return { code, out, err };
+}
+
+/** Runs the CLI in-process with colour off, capturing both streams. */
+export async function rehearse(...argv: string[]): Promise<CliRun> {
+  const { code, out, err } = await cliWrites(argv);
   const errText = err.join('\n');
   return {
     code,

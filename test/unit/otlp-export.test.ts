@@ -6,23 +6,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { JsonObject, JsonValue } from '../../src/core/base/json';
-import { runCli } from '../../src/cli/program';
 import { actualEventToolText } from '../../src/core/runner/toolMessages';
 import { readTraceEvents } from '../../src/core/trace/format/reader';
 import type { TraceEvent } from '../../src/core/trace/format/schema';
 import { serializeTraceEvent } from '../../src/core/trace/format/writer';
 import { sampleShadowRun } from '../builders/samples';
+import { cliWrites } from '../support/cli';
 
-async function cli(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, {
-    out: (s) => out.push(s),
-    err: (s) => err.push(s),
-    color: false,
-  });
-  return { code, out, err };
-}
+const cli = cliWrites;
 
 /**
  * What an episode is, as a recorded conversation: its instruction, tools, and each turn's user

@@ -6,7 +6,6 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { JsonObject } from '../../src/core/base/json';
-import { runCli } from '../../src/cli/program';
 import { OTLP_FAULT_CODES } from '../../src/core/otlp/codes';
 import { importOtlpData } from '../../src/core/otlp/otlpImport';
 import { emptyOtlpData, MAX_ATTRIBUTE_CHARS, readOtlpJson } from '../../src/core/otlp/otlpJson';
@@ -17,6 +16,7 @@ import type { CallActualEvent, TraceEvent, TurnEvent } from '../../src/core/trac
 import { replayTrace } from '../../src/core/runner/replay';
 import { rehearseResult, resultText, ScriptedPolicy } from '../builders/scriptedPolicy';
 import { FIXTURES } from '../support/servers';
+import { cliWrites } from '../support/cli';
 
 const OTLP = path.join(FIXTURES, 'otlp');
 const fixture = (name: string) => path.join(OTLP, name);
@@ -32,16 +32,7 @@ const CALLS = [
   },
 ];
 
-async function cli(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, {
-    out: (s) => out.push(s),
-    err: (s) => err.push(s),
-    color: false,
-  });
-  return { code, out, err };
-}
+const cli = cliWrites;
 
 let tmp: string;
 beforeEach(async () => {

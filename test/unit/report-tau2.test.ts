@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { runCli } from '../../src/cli/program';
 import type { Tau2Report } from '../../src/core/report/tau2Metrics';
 import { passHatK, tau2Domain } from '../../src/core/report/tau2Metrics';
 import type { CheckVerdict, EpisodeStatus, RunEvent } from '../../src/core/trace/format/schema';
 import { TraceBuilder } from '../builders/traceBuilder';
+import { cliWrites } from '../support/cli';
 import { useTempDir } from '../support/tempDir';
 
 /** A `tau2` item with τ²'s reward (null: not evaluated); an `answer` item for another task. */
@@ -33,13 +33,15 @@ function run(
 
 async function report(...files: string[]): Promise<{ json: Tau2Report; text: string }> {
   const read = async (json: boolean) => {
-    const out: string[] = [];
-    const code = await runCli(
-      ['report', '--format', 'tau2', ...(json ? ['--json'] : []), ...files],
-      { out: (l) => out.push(l), err: () => undefined, color: false },
-    );
-    assert.equal(code, 0);
-    return out.join('\n');
+    const r = await cliWrites([
+      'report',
+      '--format',
+      'tau2',
+      ...(json ? ['--json'] : []),
+      ...files,
+    ]);
+    assert.equal(r.code, 0);
+    return r.out.join('\n');
   };
   return { json: JSON.parse(await read(true)) as Tau2Report, text: await read(false) };
 }

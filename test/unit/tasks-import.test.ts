@@ -4,7 +4,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { JsonObject } from '../../src/core/base/json';
 import { MAX_JSON_DEPTH } from '../../src/core/base/json';
-import { runCli } from '../../src/cli/program';
 import { readReplayRecording } from '../../src/core/env/replayRecording';
 import { loadTasks } from '../../src/core/tasks/format/loader';
 import { playReference } from '../../src/core/tasks/referencePlayer';
@@ -14,20 +13,12 @@ import type { GradeOptions } from '../../src/core/tasks/checks/grade';
 import type { Judge } from '../../src/core/tasks/checks/judge';
 import { FIXTURES } from '../support/servers';
 import { startJudgeServer } from '../support/judgeServer';
+import { cliWrites } from '../support/cli';
 
 const ENVACE = path.join(FIXTURES, 'import', 'envace-sample.json');
 const CHAT = path.join(FIXTURES, 'import', 'chat-sample.jsonl');
 
-async function cli(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, {
-    out: (s) => out.push(s),
-    err: (s) => err.push(s),
-    color: false,
-  });
-  return { code, out, err };
-}
+const cli = cliWrites;
 
 /** A deterministic judge: every item passes (the reference solution is what the items describe). */
 const REFERENCE_JUDGE: Judge = {
