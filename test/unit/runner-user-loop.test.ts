@@ -56,9 +56,21 @@ const policy = () =>
     rehearse: () => rehearseResult(resultText({ ok: true })),
   });
 
+const PHONE: ToolDefinition[] = [
+  { name: 'toggle_airplane_mode', description: 'On the phone.', parameters: { type: 'object' } },
+];
+
 async function play(user: TaskUser, extra: Partial<EpisodeContext> = {}) {
   const events: NewTraceEvent[] = [];
-  const env = new ScriptedEnvironment({ tools: TOOLS, respond: () => jsonOutcome({ ok: true }) });
+  let airplane = false;
+  const env = new ScriptedEnvironment({
+    tools: TOOLS,
+    respond: () => jsonOutcome({ ok: true }),
+    user: {
+      tools: PHONE,
+      respond: () => ((airplane = !airplane), jsonOutcome({ airplane })),
+    },
+  });
   const outcome = await playEpisode({
     task: task(user),
     episodeId: 'e1',
@@ -75,7 +87,7 @@ async function play(user: TaskUser, extra: Partial<EpisodeContext> = {}) {
   });
   const end = events.find((e) => e.type === 'episode.end');
   const users = events.flatMap((e) => (e.type === 'turn' && e.user !== undefined ? [e.user] : []));
-  return { outcome, end, users, env };
+  return { outcome, end, users, env, events };
 }
 
 describe('runner: a user in the loop', () => {
@@ -170,6 +182,94 @@ describe('runner: a user in the loop', () => {
     assert.ok(end?.type === 'episode.end');
     assert.equal(end.userEnd?.by, 'done');
     assert.match(end.userEnd.text, /--user-endpoint/);
+  });
+
+  it("a user's own tool calls run in the user's environment before its message, are shown to it, and are recorded as the user's", async () => {
+    const asked: UserAsk[] = [];
+    const toggle = (id: string) => ({
+      kind: 'calls' as const,
+      calls: [{ id, name: 'toggle_airplane_mode', arguments: {} }],
+    });
+    // Before "yes" it toggles airplane mode twice; before its stop, once more.
+    const replies = [
+      toggle('a'),
+      toggle('b'),
+      { kind: 'message' as const, text: 'yes' },
+      toggle('c'),
+      { kind: 'message' as const, text: STOP },
+    ];
+    const openUser: OpenUser = () => ({
+      next: (ask) => {
+        asked.push(ask);
+        return Promise.resolve(replies[asked.length - 1]);
+      },
+    });
+    const { outcome, end, env, events } = await play(
+      { kind: 'tau2', domain: 'telecom', task: 'x', stop: [STOP] },
+      { openUser },
+    );
+    assert.equal(outcome.status, 'completed');
+    assert.deepEqual(
+      env.userCalls.map((c) => c.name),
+      ['toggle_airplane_mode', 'toggle_airplane_mode', 'toggle_airplane_mode'],
+    );
+    assert.deepEqual(
+      env.calls.map((c) => c.name),
+      ['cancel_order'],
+      "the agent's calls only",
+    );
+    // The user was offered its tools and saw each call and its result when asked again.
+    assert.deepEqual(asked[0].tools, ['toggle_airplane_mode']);
+    assert.deepEqual(asked[2].conversation.slice(-2), [
+      { role: 'user', calls: [{ id: 'b', name: 'toggle_airplane_mode', arguments: {} }] },
+      { role: 'tool', id: 'b', name: 'toggle_airplane_mode', content: '{"airplane":false}' },
+    ]);
+    assert.equal(asked[2].asked, 0, 'calls are not messages');
+    // The transcript: on the turn of the message they came before; the last one after the answer.
+    const [first, second] = outcome.transcript.turns;
+    assert.equal(first.userCalls, undefined);
+    assert.deepEqual(
+      second.userCalls?.map((c) => [c.at, c.afterAnswer ?? false, c.outcome?.response?.text]),
+      [
+        [0, false, ['{"airplane":true}']],
+        [0, false, ['{"airplane":false}']],
+        [second.calls.length, true, ['{"airplane":true}']],
+      ],
+    );
+    // The trace: on the `turn` with that message, and on `episode.end` for the one after the last turn.
+    const turnCalls = events.flatMap((e) => (e.type === 'turn' && e.userCalls ? [e] : []));
+    assert.equal(turnCalls.length, 1);
+    assert.equal(turnCalls[0].type === 'turn' && turnCalls[0].user, 'yes');
+    assert.ok(end?.type === 'episode.end');
+    assert.deepEqual(
+      end.userCalls?.map((c) => [c.name, c.response?.text]),
+      [['toggle_airplane_mode', ['{"airplane":true}']]],
+    );
+    assert.deepEqual(end.userEnd, { by: 'stop', text: STOP });
+    // No rehearsal of the user's calls: they are not the policy's.
+    assert.ok(
+      events.every((e) => e.type !== 'call.rehearsal' || e.tool !== 'toggle_airplane_mode'),
+    );
+  });
+
+  it('a user that keeps calling its own tools ends the episode USER_TOOL_LIMIT at maxToolCalls', async () => {
+    const openUser: OpenUser = () => ({
+      next: () =>
+        Promise.resolve({
+          kind: 'calls',
+          calls: [{ id: 'a', name: 'toggle_airplane_mode', arguments: {} }],
+        }),
+    });
+    const { outcome, end, env } = await play(
+      { kind: 'tau2', domain: 'telecom', task: 'x', maxToolCalls: 3 },
+      { openUser },
+    );
+    assert.equal(outcome.status, 'limit');
+    assert.equal(outcome.error?.code, 'USER_TOOL_LIMIT');
+    assert.equal(env.userCalls.length, 3, 'the fourth call was not made');
+    assert.ok(end?.type === 'episode.end');
+    assert.equal(end.userCalls?.length, 3);
+    assert.equal(end.reward, 0);
   });
 
   it('the task format takes a user of either kind and refuses one it cannot play', () => {

@@ -71,6 +71,7 @@ const KINDS: FileKind[] = [
     examples: [
       ['examples', 'tasks', 'bank-0001.task.json'],
       ['test', 'fixtures', 'tasks', 'user-loop.task.json'],
+      ['test', 'fixtures', 'tasks', 'user-tools.task.json'],
     ],
     loaderFaults: (v) => {
       const fault = findTaskFault(v);

@@ -130,11 +130,16 @@ def initial_messages(task: Any) -> list[Any]:
     return list(state.message_history) if state is not None and state.message_history else []
 
 
+def fresh_environment(domain: str) -> Any:
+    """The domain's environment as τ²'s registry builds it (its databases read anew), in no task's state."""
+    return getattr(domain_module(domain), _ENVIRONMENTS[domain][1])()
+
+
 def environment(domain: str, task: Any) -> Any:
     """A fresh environment of the domain (its database read anew) in the task's initial state, set
     as τ²'s orchestrator sets it: initialization data, initialization actions, then the calls of the
     earlier conversation replayed."""
-    env = getattr(domain_module(domain), _ENVIRONMENTS[domain][1])()
+    env = fresh_environment(domain)
     state = task.initial_state
     env.set_state(initialization_data=state.initialization_data if state else None,
                   initialization_actions=state.initialization_actions if state else None,

@@ -4,7 +4,10 @@ The episode is rebuilt as τ²'s messages: the task's earlier conversation (``me
 without one, τ²'s greeting (``DEFAULT_FIRST_AGENT_MESSAGE``, which τ²'s orchestrator opens with);
 then per user turn the user's message, each call that reached the environment as an assistant
 message with one tool call followed by its tool message (the text the server answered, which is
-τ²'s own), and the agent's final answer as an assistant message. ``evaluate_simulation`` of
+τ²'s own), and the agent's final answer as an assistant message. The user's own calls (telecom's
+phone) are a user message with one tool call of requestor ``user`` followed by its tool message of
+requestor ``user``, where they were made: before the user's message (``at`` 0), after the agent's
+``at``-th call, or after the agent's answer (``after_answer``). ``evaluate_simulation`` of
 ``tau2.evaluator.evaluator`` (``EvaluationType.ALL``) grades it: the database check and environment
 assertions (τ²'s ``EnvironmentEvaluator`` replays the calls on a fresh environment and compares its
 database hash with that of the expected actions), the expected actions, and the information the
@@ -34,7 +37,7 @@ from .endpoint import llm_args, llm_model, unreachable
 
 #: Episode end codes of the studio that τ² calls running out of steps (the user's turn limit among
 #: them: τ² counts the user's messages in its steps).
-LIMIT_CODES = frozenset({"TURN_LIMIT", "EPISODE_TIMEOUT", "USER_TURN_LIMIT"})
+LIMIT_CODES = frozenset({"TURN_LIMIT", "EPISODE_TIMEOUT", "USER_TURN_LIMIT", "USER_TOOL_LIMIT"})
 #: Episode end codes of the user in the loop failing (τ²'s user error); the rest: an agent error.
 USER_ERROR_CODES = frozenset({"USER_UNREACHABLE", "USER_FAILED"})
 #: Seconds one request to the judge may take when the input names no limit (litellm's ``timeout``).
@@ -49,20 +52,39 @@ def messages_of(task: Any, turns: list[dict[str, Any]]) -> list[Any]:
     from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
     out: list[Any] = list(initial_messages(task)) or [DEFAULT_FIRST_AGENT_MESSAGE.model_copy()]
     n = 0
+
+    def add(c: dict[str, Any], requestor: str) -> None:
+        nonlocal n
+        if c.get("response") is None:
+            return  # never reached the environment (a parse error, an unknown tool, a timeout)
+        n += 1
+        arguments = c.get("arguments")
+        tool_call = ToolCall(id=f"call_{n}", name=str(c["name"]),
+                             arguments=arguments if isinstance(arguments, dict) else {}, requestor=requestor)
+        cls = UserMessage if requestor == "user" else AssistantMessage
+        out.append(cls(role=requestor, tool_calls=[tool_call]))
+        out.append(ToolMessage(id=tool_call.id, role="tool", content=str(c["response"]), requestor=requestor,
+                               error=bool(c.get("error"))))
+
     for turn in turns:
+        calls = list(turn.get("calls", []))
+        user_calls = [c for c in turn.get("user_calls", []) if isinstance(c, dict)]
+        after = [c for c in user_calls if c.get("after_answer")]
+        before = [c for c in user_calls if not c.get("after_answer")]
+        for c in before:
+            if int(c.get("at", 0)) <= 0 or not calls:
+                add(c, "user")
         out.append(UserMessage(role="user", content=str(turn.get("user", ""))))
-        for c in turn.get("calls", []):
-            if c.get("response") is None:
-                continue  # never reached the environment (a parse error, an unknown tool, a timeout)
-            n += 1
-            arguments = c.get("arguments")
-            tool_call = ToolCall(id=f"call_{n}", name=str(c["name"]),
-                                 arguments=arguments if isinstance(arguments, dict) else {}, requestor="assistant")
-            out.append(AssistantMessage(role="assistant", tool_calls=[tool_call]))
-            out.append(ToolMessage(id=tool_call.id, role="tool", content=str(c["response"]), requestor="assistant",
-                                   error=bool(c.get("error"))))
+        for i, c in enumerate(calls):
+            add(c, "assistant")
+            for u in before:
+                at = int(u.get("at", 0))
+                if at == i + 1 or (i == len(calls) - 1 and at > i + 1):
+                    add(u, "user")
         if turn.get("answer"):
             out.append(AssistantMessage(role="assistant", content=str(turn["answer"])))
+        for c in after:
+            add(c, "user")
     return out
 
 
@@ -155,8 +177,9 @@ def _judged_by(judge: dict[str, Any] | None) -> Iterator[None]:
 
 def main() -> int:
     """``python -m trainer.tau2.grade``: reads ``{domain, task, tasks?, turns, ended?, judge?}`` as JSON
-    on stdin (``turns``: per user turn ``{user, calls: [{name, arguments, response?, error?}], answer?}``,
-    ``response`` the text the server answered; ``ended``: the code an episode stopped on; ``judge``:
+    on stdin (``turns``: per user turn ``{user, calls: [{name, arguments, response?, error?}], answer?,
+    user_calls?: [{name, arguments, response?, error?, at, after_answer?}]}``, ``response`` the text the
+    server answered, ``user_calls`` the user's own; ``ended``: the code an episode stopped on; ``judge``:
     ``{base_url, model, api_key_env?, timeout_s?}``, the endpoint of the NL assertions), prints the
     verdict as one JSON line; a fault in what was given prints ``{"error": ...}`` (exit 0: the item
     is not evaluated)."""

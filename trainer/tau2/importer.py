@@ -5,8 +5,9 @@
 own default: every task of airline, retail and mock, telecom's 114): the domain's policy in the
 system prompt τ²'s agent gets (``LLMAgent.system_prompt``), the built-in ``tau2`` server of the
 task (τ²'s environment in the task's initial state), one ``tau2`` check (graded by τ²'s evaluator),
-and a reference solution from the task's expected actions (``evaluation_criteria.actions`` of the
-assistant, then an answer that says the information the task expects communicated).
+and a reference solution from the task's expected actions (``evaluation_criteria.actions`` in order,
+those of the user, telecom's, marked ``"by": "user"``, then an answer that says the information the
+task expects communicated).
 
 The task's one fixed user turn is the scenario's opening (see :func:`opening`); its ``user`` is τ²'s
 user simulator (:func:`user_for`), who writes the first message itself and goes on when a run names
@@ -100,12 +101,15 @@ def system_prompt(domain: str, task: Any) -> str:
 
 
 def reference(task: Any) -> dict[str, Any]:
-    """The expected actions of the agent (the user's own, telecom's, are the user's to do), then an
-    answer with what the task expects communicated."""
+    """The expected actions in order, the user's own (telecom's dual control: ``requestor`` ``user``)
+    marked ``"by": "user"`` (``rehearse verify`` makes them in the user's environment; the reference
+    policy, which plays the agent, leaves them to the user), then an answer with what the task expects
+    communicated."""
     criteria = task.evaluation_criteria
-    actions = [a for a in (criteria.actions or []) if a.requestor == "assistant"] if criteria else []
+    actions = list(criteria.actions or []) if criteria else []
     said = [str(s) for s in (criteria.communicate_info or [])] if criteria else []
-    return {"turns": [{"calls": [{"name": a.name, "arguments": a.arguments} for a in actions],
+    return {"turns": [{"calls": [{"name": a.name, "arguments": a.arguments, **({"by": "user"} if a.requestor == "user" else {})}
+                                 for a in actions],
                        "answer": "\n".join(said) if said else DONE}]}
 
 

@@ -11,7 +11,15 @@ runs it: the answer is the text τ² records (its ``ToolMessage.content``), and 
 Admin tools (the studio never offers them to a policy): ``rehearsal__reset`` builds the environment
 anew, its database read afresh (the seed is not used: a task has one initial state);
 ``rehearsal__snapshot`` gives τ²'s hashes of the agent's and the user's databases (what τ²'s DB
-check compares) and, when it is small, the agent's database itself.
+check compares) and, when they are small, the databases themselves.
+
+The user's own tools (telecom's phone: τ²'s dual control, ``Environment.get_user_tools``) are offered
+as ``rehearsal__user__<name>``, which the studio never offers to a policy: the runner calls them for
+τ²'s user simulator. They run in the same environment as the agent's calls, as τ²'s orchestrator runs
+a user's call (``get_response`` of a ``ToolCall`` whose requestor is ``user``), so the agent's and the
+user's states stay synced as τ²'s ``sync_tools`` syncs them. After every call the environment is
+synced, as τ²'s orchestrator does after every step (``get_response`` syncs only after a call that
+succeeded).
 """
 from __future__ import annotations
 
@@ -26,38 +34,50 @@ from .domain import environment, find_task
 
 RESET_TOOL = "rehearsal__reset"
 SNAPSHOT_TOOL = "rehearsal__snapshot"
+#: The user's own tools are offered under this prefix (src/core/env/adminTools.ts USER_TOOL_PREFIX).
+USER_TOOL_PREFIX = "rehearsal__user__"
 #: A database whose JSON is larger than this is left out of the snapshot (its hash stays): airline's
 #: is 7 MB, and the studio takes a snapshot after every episode.
 MAX_SNAPSHOT_DB_CHARS = 256 * 1024
 
 
-def tool_list(env: Any) -> list[dict[str, Any]]:
-    """The agent's tools as τ² shows them to a model: name, description, JSON Schema of arguments."""
+def tool_list(env: Any, requestor: str = "assistant") -> list[dict[str, Any]]:
+    """The agent's tools (or, with ``requestor="user"``, the user's: none where the domain has none) as
+    τ² shows them to a model: name, description, JSON Schema of arguments."""
+    if requestor == "user":
+        tools = env.get_user_tools() if env.user_tools is not None else []
+    else:
+        tools = env.get_tools()
     out = []
-    for tool in env.get_tools():
+    for tool in tools:
         function = tool.openai_schema["function"]
         out.append({"name": function["name"], "description": function.get("description"),
                     "parameters": function.get("parameters") or {"type": "object", "properties": {}}})
     return out
 
 
-def call(env: Any, name: str, arguments: dict[str, Any], call_id: str = "") -> tuple[str, bool]:
-    """Runs one agent call as τ²'s orchestrator does; ``(τ²'s recorded text, whether it failed)``."""
+def call(env: Any, name: str, arguments: dict[str, Any], call_id: str = "",
+         requestor: str = "assistant") -> tuple[str, bool]:
+    """Runs one call of the agent (or of the user: ``requestor="user"``) as τ²'s orchestrator does,
+    the environment synced after it; ``(τ²'s recorded text, whether it failed)``."""
     from tau2.data_model.message import ToolCall
-    message = env.get_response(ToolCall(id=call_id, name=name, arguments=arguments, requestor="assistant"))
+    message = env.get_response(ToolCall(id=call_id, name=name, arguments=arguments, requestor=requestor))
+    if message.error:
+        env.sync_tools()  # the orchestrator's sync at the end of the step (get_response synced a success)
     return message.content or "", bool(message.error)
 
 
 def snapshot(env: Any) -> dict[str, Any]:
-    """τ²'s database hashes, and the agent's database when it is small."""
+    """τ²'s database hashes, and the agent's and the user's databases (telecom's phone) when small."""
     state: dict[str, Any] = {"db_hash": env.get_db_hash(), "user_db_hash": env.get_user_db_hash()}
-    db = getattr(env.tools, "db", None) if env.tools is not None else None
-    if db is not None:
-        text = db.model_dump_json()
-        if len(text) <= MAX_SNAPSHOT_DB_CHARS:
-            state["db"] = json.loads(text)
-        else:
-            state["db_size"] = len(text)
+    for key, toolkit in (("db", env.tools), ("user_db", env.user_tools)):
+        db = getattr(toolkit, "db", None) if toolkit is not None else None
+        if db is not None:
+            text = db.model_dump_json()
+            if len(text) <= MAX_SNAPSHOT_DB_CHARS:
+                state[key] = json.loads(text)
+            else:
+                state[f"{key}_size"] = len(text)
     return state
 
 
@@ -69,6 +89,8 @@ async def serve(domain: str, task: Any) -> None:
     env = environment(domain, task)
     tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"])
              for t in tool_list(env)]
+    tools += [types.Tool(name=USER_TOOL_PREFIX + t["name"], description=t["description"], input_schema=t["parameters"])
+              for t in tool_list(env, "user")]
     tools += [types.Tool(name=RESET_TOOL, description="Builds the task's environment anew.",
                          input_schema={"type": "object", "properties": {"seed": {"type": "integer"}}}),
               types.Tool(name=SNAPSHOT_TOOL, description="τ²'s database hashes (and a small database).",
@@ -88,7 +110,9 @@ async def serve(domain: str, task: Any) -> None:
             return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(state))],
                                         structured_content=state)
         calls += 1
-        text, failed = call(env, params.name, dict(params.arguments or {}), f"call_{calls}")
+        user = params.name.startswith(USER_TOOL_PREFIX)
+        name = params.name[len(USER_TOOL_PREFIX):] if user else params.name
+        text, failed = call(env, name, dict(params.arguments or {}), f"call_{calls}", "user" if user else "assistant")
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
 
     server = Server("tau2", version="1", on_list_tools=list_tools, on_call_tool=call_tool)

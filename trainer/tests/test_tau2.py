@@ -20,7 +20,7 @@ from ..tau2.domain import environment, find_task, read_tasks, tasks_file
 from ..tau2.grade import grade
 from ..tau2.importer import main as import_main
 from ..tau2.importer import reference
-from ..tau2.server import call
+from ..tau2.server import USER_TOOL_PREFIX, call
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -38,6 +38,27 @@ def played(domain: str, task: Any, calls: list[dict[str, Any]], answer: str) -> 
         text, failed = call(env, c["name"], c["arguments"])
         out.append({**c, "response": text, "error": failed})
     return [{"user": "hello", "calls": out, "answer": answer}]
+
+
+def played_with_user(domain: str, task: Any, calls: list[dict[str, Any]], answer: str) -> list[dict[str, Any]]:
+    """One user turn in which ``calls`` run on a fresh environment of the task, those marked ``"by":
+    "user"`` as the user's own (``at``: how many of the agent's came before)."""
+    env = environment(domain, task)
+    agent: list[dict[str, Any]] = []
+    user: list[dict[str, Any]] = []
+    for c in calls:
+        by_user = c.get("by") == "user"
+        text, failed = call(env, c["name"], c["arguments"], requestor="user" if by_user else "assistant")
+        made = {"name": c["name"], "arguments": c["arguments"], "response": text, "error": failed}
+        if by_user:
+            user.append({**made, "at": len(agent)})
+        else:
+            agent.append(made)
+    return [{"user": "hello", "calls": agent, "user_calls": user, "answer": answer}]
+
+
+#: A telecom task whose expected actions include the user's: refuel data, then toggle roaming on the phone.
+TELECOM_TASK = "[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Easy]"
 
 
 def import_quietly(*argv: str) -> tuple[int, list[str], str]:
@@ -85,6 +106,51 @@ class ServerTest(unittest.TestCase):
         self.assertTrue(got["missing"].is_error)
         self.assertEqual(text_of(got["missing"]), "Error: Task task_9 not found")
         self.assertEqual(got["reset"], got["before"])
+
+
+    def test_the_users_own_tools_run_in_the_same_environment_and_change_the_phone_as_taus_do(self):
+        from mcp import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from tau2.data_model.message import ToolCall
+
+        async def session() -> dict[str, Any]:
+            params = StdioServerParameters(command=sys.executable, cwd=REPO,
+                                           args=["-m", "trainer.tau2.server", "--domain", "telecom", "--task", TELECOM_TASK],
+                                           env={"PYTHONPATH": REPO})
+            with open(os.devnull, "w") as quiet:
+                async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as client:
+                    await client.initialize()
+                    names = [t.name for t in (await client.list_tools()).tools]
+
+                    async def state() -> dict[str, Any]:
+                        return json.loads(text_of(await client.call_tool("rehearsal__snapshot", {})))
+
+                    before = await state()
+                    toggled = await client.call_tool(USER_TOOL_PREFIX + "toggle_airplane_mode", {})
+                    after = await state()
+                    unknown = await client.call_tool(USER_TOOL_PREFIX + "fly_away", {})
+                    return {"names": names, "before": before, "toggled": toggled, "after": after, "unknown": unknown}
+
+        got = asyncio.run(session())
+        task = find_task("telecom", TELECOM_TASK)
+        env = environment("telecom", task)
+        user_tools = [t.name for t in env.get_user_tools()]
+        self.assertIn(USER_TOOL_PREFIX + "toggle_airplane_mode", got["names"])
+        self.assertEqual(sorted(n for n in got["names"] if n.startswith(USER_TOOL_PREFIX)),
+                         sorted(USER_TOOL_PREFIX + n for n in user_tools))
+        self.assertNotIn("toggle_airplane_mode", got["names"], "the agent's list holds no tool of the user")
+        # τ²'s own environment, the same call of the user's, as its orchestrator makes it.
+        theirs = env.get_response(ToolCall(id="c1", name="toggle_airplane_mode", arguments={}, requestor="user"))
+        self.assertFalse(got["toggled"].is_error)
+        self.assertEqual(text_of(got["toggled"]), theirs.content)
+        self.assertFalse(got["before"]["user_db"]["device"]["airplane_mode"])
+        self.assertTrue(got["after"]["user_db"]["device"]["airplane_mode"])
+        self.assertEqual(got["after"]["user_db"], json.loads(env.user_tools.db.model_dump_json()))
+        self.assertEqual(got["after"]["user_db_hash"], env.get_user_db_hash())
+        self.assertNotEqual(got["after"]["user_db_hash"], got["before"]["user_db_hash"])
+        self.assertEqual(got["after"]["db_hash"], got["before"]["db_hash"], "the agent's database is untouched")
+        self.assertTrue(got["unknown"].is_error)
+        self.assertTrue(text_of(got["unknown"]).startswith("Error: "), text_of(got["unknown"]))
 
 
 class ImporterTest(unittest.TestCase):
@@ -177,6 +243,26 @@ class GradeTest(unittest.TestCase):
         self.assertEqual(ended["reward"], 0.0)
         self.assertIn("max_steps", ended["note"])
 
+    def test_the_users_own_calls_count_as_taus_user_tool_calls_and_without_them_the_phone_fails(self):
+        task = find_task("telecom", TELECOM_TASK)
+        ref = reference(task)["turns"][0]
+        self.assertEqual([(c["name"], c.get("by")) for c in ref["calls"]],
+                         [("refuel_data", None), ("toggle_roaming", "user")])
+        verdict = grade("telecom", task, played_with_user("telecom", task, ref["calls"], ref["answer"]))
+        self.assertEqual(verdict["reward"], 1.0, verdict)
+        self.assertEqual(verdict["actions"], [{"name": "refuel_data", "matched": True},
+                                              {"name": "toggle_roaming", "matched": True}])
+        self.assertTrue(all(a["met"] for a in verdict["env_assertions"]))
+        # The agent's action alone: the roaming on the phone stays off, so no excellent speed.
+        agents = [c for c in ref["calls"] if c.get("by") != "user"]
+        alone = grade("telecom", task, played_with_user("telecom", task, agents, ref["answer"]))
+        self.assertEqual(alone["reward"], 0.0)
+        self.assertIn({"function": "assert_internet_speed", "met": False}, alone["env_assertions"])
+        # A call of the user after the agent's answer (before the message that ended the conversation).
+        turns = played_with_user("telecom", task, ref["calls"], ref["answer"])
+        turns[0]["user_calls"][0]["after_answer"] = True
+        self.assertEqual(grade("telecom", task, turns)["reward"], 1.0)
+
     def test_the_grader_reads_json_on_stdin_and_refuses_answers_taus_environment_did_not_give(self):
         task = find_task("mock", "update_task_1")
         ref = reference(task)["turns"][0]
@@ -266,17 +352,19 @@ class JudgeTest(unittest.TestCase):
 
 
 class _ChatHandler(http.server.BaseHTTPRequestHandler):
-    """A stand-in OpenAI-compatible endpoint: answers every chat completion with ``reply`` and keeps
-    the requests."""
-    reply = "yes"
+    """A stand-in OpenAI-compatible endpoint: answers every chat completion with ``reply`` (a text, or
+    an assistant message) and keeps the requests."""
+    reply: Any = "yes"
     requests: list[dict[str, Any]] = []
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append(body)
+        reply = type(self).reply
+        message = reply if isinstance(reply, dict) else {"content": reply}
         answer = {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                  "choices": [{"index": 0, "finish_reason": "stop",
-                               "message": {"role": "assistant", "content": type(self).reply}}],
+                  "choices": [{"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                               "message": {"role": "assistant", **message}}],
                   "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
         data = json.dumps(answer).encode()
         self.send_response(200)
@@ -332,6 +420,42 @@ class UserTest(unittest.TestCase):
         down = self.ask(given)
         self.assertEqual(down["error"]["code"], "USER_UNREACHABLE", down)
         self.assertEqual(self.ask({**given, "conversation": "no"})["error"]["code"], "USER_FAILED")
+
+    def test_with_the_users_tools_taus_simulator_answers_a_call_and_sees_its_result(self):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        _ChatHandler.requests.clear()
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        call_made = {"id": "tc_1", "type": "function",
+                     "function": {"name": "toggle_airplane_mode", "arguments": "{}"}}
+        given = {"domain": "telecom", "task": TELECOM_TASK, "conversation": [],
+                 "user_tools": ["toggle_airplane_mode", "check_status_bar"],
+                 "endpoint": {"base_url": url, "model": "user"}}
+        try:
+            _ChatHandler.reply = {"content": None, "tool_calls": [call_made]}
+            first = self.ask(given)
+            _ChatHandler.reply = "My phone is in airplane mode now."
+            conversation = [{"role": "user", "tool_calls": first["tool_calls"]},
+                            {"role": "tool", "id": "tc_1", "content": "Airplane mode is now ON."}]
+            second = self.ask({**given, "conversation": conversation})
+            without = self.ask({**given, "user_tools": []})
+        finally:
+            _ChatHandler.reply = "yes"
+            server.shutdown()
+            server.server_close()
+        self.assertEqual(first, {"tool_calls": [{"id": "tc_1", "name": "toggle_airplane_mode", "arguments": {}}]})
+        self.assertEqual(second, {"message": "My phone is in airplane mode now."})
+        self.assertEqual(without, second)
+        asked, answered, plain = _ChatHandler.requests
+        # τ²'s user tools as τ² describes them, those named; τ²'s guidelines for a user with tools.
+        self.assertEqual(sorted(t["function"]["name"] for t in asked["tools"]), ["check_status_bar", "toggle_airplane_mode"])
+        self.assertIn("You have some tools", asked["messages"][0]["content"])
+        self.assertNotIn("tools", plain)
+        # The user's own call and its result, as τ²'s user state holds them (roles flipped).
+        self.assertEqual([m["role"] for m in answered["messages"]], ["system", "user", "assistant", "tool"])
+        self.assertEqual(answered["messages"][2]["tool_calls"][0]["function"]["name"], "toggle_airplane_mode")
+        self.assertEqual(answered["messages"][3], {"role": "tool", "content": "Airplane mode is now ON.",
+                                                   "tool_call_id": "tc_1"})
 
 
 if __name__ == "__main__":

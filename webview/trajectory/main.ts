@@ -17,6 +17,7 @@ import type {
   TrajectorySide,
   TrajectorySnapshot,
   TrajectoryTurn,
+  TrajectoryUserCall,
 } from '../../src/core/trajectory/snapshot';
 import { trajectoryProtocol } from '../../src/core/trajectory/trajectoryProtocol';
 import { h } from '../shared/dom';
@@ -261,7 +262,25 @@ function timeline(snapshot: TrajectorySnapshot): HTMLElement {
       ...turn.calls.flatMap((call) => [call.latency.rehearsalMs ?? 0, call.latency.actualMs ?? 0]),
     ]),
   );
-  return h('ol', { class: 'timeline' }, ...snapshot.turns.map((turn) => turnItem(snapshot, turn)));
+  return h(
+    'ol',
+    { class: 'timeline' },
+    ...snapshot.turns.map((turn) => turnItem(snapshot, turn)),
+    snapshot.userCallsAfter
+      ? h('li', { class: 'turn' }, ...snapshot.userCallsAfter.map(userCallItem))
+      : undefined,
+  );
+}
+
+/** A call the user made with a tool of its own (τ²'s telecom user on its phone): the user's, not the policy's. */
+function userCallItem(call: TrajectoryUserCall): HTMLElement {
+  return h(
+    'div',
+    { class: 'message user user-call' },
+    h('span', { class: 'role' }, "user's own call (not the policy's)"),
+    h('pre', {}, `${call.tool}(${call.arguments})`),
+    h('pre', { class: call.error ? 'parse-error' : '' }, call.result),
+  );
 }
 
 function turnItem(snapshot: TrajectorySnapshot, turn: TrajectoryTurn): HTMLElement {
@@ -269,6 +288,7 @@ function turnItem(snapshot: TrajectorySnapshot, turn: TrajectoryTurn): HTMLEleme
   return h(
     'li',
     { class: 'turn', id: `turn-${turn.turnId}` },
+    ...(turn.userCalls ?? []).map(userCallItem),
     turn.user !== undefined
       ? h(
           'div',

@@ -38,6 +38,13 @@ export const OUTSIDE_NUMBERS = {
     integer: true,
     code: 'TASK_INVALID',
   },
+  taskUserMaxToolCalls: {
+    name: '$.user.maxToolCalls',
+    min: 1,
+    max: 10_000,
+    integer: true,
+    code: 'TASK_INVALID',
+  },
   taskMaxCallsPerTurn: {
     name: '$.limits.maxCallsPerTurn',
     min: 1,

@@ -31,6 +31,8 @@ export interface ToolBackend extends IDisposable {
    * without the hint is absent. Absent where the backend knows none (a replay recording).
    */
   readOnlyHints?(): ReadonlyMap<string, boolean>;
+  /** The user's own tools the server offers (`rehearsal__user__<name>`), by their own names. */
+  userTools?(): ToolDefinition[];
   call(tool: string, args: JsonObject, options: BackendCallOptions): Promise<BackendAnswer>;
   /** The server's state, or null when it offers no snapshot. */
   snapshot(timeoutMs: number): Promise<JsonValue | null>;

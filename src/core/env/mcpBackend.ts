@@ -21,7 +21,7 @@ import type { JsonObject, JsonValue } from '../base/json';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../base/json';
 import { parseStrictJson } from '../protocol/strictJson';
 import type { ToolDefinition } from '../protocol/types';
-import { RESET_TOOL, SNAPSHOT_TOOL, isAdminTool } from './adminTools';
+import { RESET_TOOL, SNAPSHOT_TOOL, isAdminTool, userToolName } from './adminTools';
 import type { BackendAnswer, BackendCallOptions, ToolBackend } from './backend';
 import { envError } from './errors';
 import { limitedFetch } from './httpLimit';
@@ -170,6 +170,13 @@ export class McpBackend implements ToolBackend {
 
   tools(): ToolDefinition[] {
     return (this.session?.tools ?? []).filter((t) => !isAdminTool(t.name)).map(toToolDefinition);
+  }
+
+  userTools(): ToolDefinition[] {
+    return (this.session?.tools ?? []).flatMap((t) => {
+      const name = userToolName(t.name);
+      return name ? [{ ...toToolDefinition(t), name }] : [];
+    });
   }
 
   readOnlyHints(): ReadonlyMap<string, boolean> {

@@ -2,7 +2,7 @@ import { StudioError } from '../base/errors';
 import type { JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
 import type { ToolDefinition } from '../protocol/types';
-import { isAdminTool } from './adminTools';
+import { USER_TOOL_PREFIX, isAdminTool } from './adminTools';
 import type { ToolBackend } from './backend';
 import { envError } from './errors';
 import { ReplayBackend } from './replayBackend';
@@ -38,6 +38,8 @@ export class ToolEnvironment implements Environment {
   readonly source: 'mcp' | 'replay';
   private routes = new Map<string, { backend: ToolBackend; tool: ToolDefinition }>();
   private offered: ToolDefinition[] = [];
+  /** The user's own tools (`rehearsal__user__<name>`), by their own names. */
+  private userRoutes = new Map<string, { backend: ToolBackend; tool: ToolDefinition }>();
   private started = false;
   private disposed = false;
 
@@ -92,11 +94,43 @@ export class ToolEnvironment implements Environment {
     }
     this.routes = routes;
     this.offered = [...routes.values()].map((r) => r.tool);
+    // The user's tools are not the agent's: the allow-list does not apply; the first server wins.
+    const userRoutes = new Map<string, { backend: ToolBackend; tool: ToolDefinition }>();
+    for (const backend of this.backends)
+      for (const tool of backend.userTools?.() ?? [])
+        if (!userRoutes.has(tool.name)) userRoutes.set(tool.name, { backend, tool });
+    this.userRoutes = userRoutes;
     this.started = true;
   }
 
   tools(): ToolDefinition[] {
     return this.offered.slice();
+  }
+
+  userTools(): ToolDefinition[] {
+    return [...this.userRoutes.values()].map((r) => r.tool);
+  }
+
+  /** Calls the user's own tool `name` (`rehearsal__user__<name>` on the server that offers it). */
+  async callUserTool(
+    name: string,
+    args: JsonValue,
+    options: CallOptions = {},
+  ): Promise<CallOutcome> {
+    const running = this.started && !this.disposed;
+    const route = running ? this.userRoutes.get(name) : undefined;
+    if (!route)
+      return {
+        error: running
+          ? envError(
+              'UNKNOWN_TOOL',
+              `"${name}" is not one of the user's tools (${[...this.userRoutes.keys()].join(', ') || 'none'}).`,
+            )
+          : envError('NO_EPISODE', 'No episode is running: call startEpisode first.'),
+        latencyMs: 0,
+        server: '',
+      };
+    return this.callRoute(route, `${USER_TOOL_PREFIX}${name}`, name, args, options);
   }
 
   readOnlyHints(): ReadonlyMap<string, boolean> {
@@ -140,8 +174,25 @@ export class ToolEnvironment implements Environment {
         ),
       });
     }
+    return this.callRoute(route, name, name, args, options, t0);
+  }
+
+  /** Calls `serverName` on the route's server (`name` as errors name it), its arguments checked. */
+  private async callRoute(
+    route: { backend: ToolBackend },
+    serverName: string,
+    name: string,
+    args: JsonValue,
+    options: CallOptions,
+    t0 = performance.now(),
+  ): Promise<CallOutcome> {
+    const done = (answer: Omit<CallOutcome, 'latencyMs' | 'server'>): CallOutcome => ({
+      ...answer,
+      latencyMs: Math.round((performance.now() - t0) * 1000) / 1000,
+      server: route.backend.name,
+    });
     if (!isJsonObject(args)) {
-      return done(route.backend.name, {
+      return done({
         error: envError(
           'INVALID_ARGUMENTS',
           `The arguments of ${name} must be a JSON object, not ${Array.isArray(args) ? 'an array' : args === null ? 'null' : typeof args}.`,
@@ -151,8 +202,11 @@ export class ToolEnvironment implements Environment {
     const timeoutMs = clampTimeout(
       options.timeoutMs ?? this.options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
     );
-    const answer = await route.backend.call(name, args, { timeoutMs, signal: options.signal });
-    return done(route.backend.name, answer);
+    const answer = await route.backend.call(serverName, args, {
+      timeoutMs,
+      signal: options.signal,
+    });
+    return done(answer);
   }
 
   async snapshot(): Promise<EnvironmentSnapshot> {

@@ -53,6 +53,14 @@ export interface Environment extends IDisposable {
   /** Calls one tool. */
   call(name: string, args: JsonValue, options?: CallOptions): Promise<CallOutcome>;
   /**
+   * The tools of the task's user, not the agent's (τ²'s telecom user acts on its own phone; servers
+   * offer them as `rehearsal__user__<name>`), by their own names. Optional: an environment without
+   * them may leave it out. Valid after `startEpisode`.
+   */
+  userTools?(): ToolDefinition[];
+  /** Calls one of {@link userTools} for the user, in the same state the agent's calls act on. */
+  callUserTool?(name: string, args: JsonValue, options?: CallOptions): Promise<CallOutcome>;
+  /**
    * The servers' state for grading. Rejects with a StudioError SNAPSHOT_FAILED when a server's
    * snapshot tool fails (for example after it crashed).
    */

@@ -6,7 +6,7 @@ import { gradeEpisode, gradeOfFailedEpisode, withoutStateItems } from '../tasks/
 import type { EpisodeTranscript, TranscriptCall, TranscriptTurn } from '../tasks/checks/transcript';
 import type { TaskFile, TaskUser } from '../tasks/format/taskFile';
 import { DEFAULT_TASK_LIMITS, DEFAULT_USER_TURNS, offeredTools } from '../tasks/format/taskFile';
-import type { ConversationUser, OpenUser, UserExchange } from '../tasks/taskUser';
+import type { ConversationUser, OpenUser } from '../tasks/taskUser';
 import { absentUser, scriptedUser, stopIn } from '../tasks/taskUser';
 import { buildRehearsePrompt } from '../protocol/rehearsePrompt';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
@@ -25,9 +25,12 @@ import type {
   SampledText,
   TraceEvent,
   TurnParse,
+  UserCallRecord,
 } from '../trace/format/schema';
 import { rehearsalResult } from '../trace/format/schema';
 import { EnvaceGrader, envaceToolFailure, NO_REAL_STATE } from './envaceGrading';
+import type { UserSide } from './userSide';
+import { askUser, openUserSide, placePending, takeUnwritten } from './userSide';
 import { actParseIn, envaceEpisodeCode, envaceToolError, rehearsalParseIn } from './parseDialect';
 import type { RunSettings } from './settings';
 import {
@@ -145,6 +148,10 @@ interface EpisodePlay {
   lastTurnId?: string;
   /** How the user in the loop ended the conversation, when it did. */
   userEnd?: UserEnd;
+  /** The user in the loop's side: what it saw, and its own calls (τ²'s dual control). */
+  userSide?: UserSide;
+  /** Whether the environment was started for this episode (the user's tools run on it). */
+  envStarted: boolean;
 }
 
 function ended(status: EpisodeStatus, code: string, message: string): Ended {
@@ -207,6 +214,7 @@ async function playWithin(
     actSession: `${episodeId}:act`,
     rehearseSession: `${episodeId}:rehearse`,
     actTurns: 0,
+    envStarted: started.envStarted,
   };
   const turns: TranscriptTurn[] = [];
   let ending: EpisodeEnding | undefined;
@@ -261,7 +269,7 @@ function episodeStart(
 async function startTools(
   ctx: EpisodeContext,
   real: boolean,
-): Promise<{ tools: ToolDefinition[] } | { failed: EpisodeOutcome }> {
+): Promise<{ tools: ToolDefinition[]; envStarted: boolean } | { failed: EpisodeOutcome }> {
   const { task, episodeId, emit } = ctx;
   try {
     if (real) {
@@ -271,11 +279,12 @@ async function startTools(
           'This mode executes tools, but no environment was given.',
         );
       await ctx.env.startEpisode(task.seed);
-      return { tools: ctx.env.tools() };
+      return { tools: ctx.env.tools(), envStarted: true };
     }
-    return {
-      tools: ctx.tools ?? (ctx.env ? (await ctx.env.startEpisode(task.seed), ctx.env.tools()) : []),
-    };
+    if (ctx.tools) return { tools: ctx.tools, envStarted: false };
+    if (!ctx.env) return { tools: [], envStarted: false };
+    await ctx.env.startEpisode(task.seed);
+    return { tools: ctx.env.tools(), envStarted: true };
   } catch (err) {
     const e =
       err instanceof StudioError ? err : new StudioError('SERVER_START_FAILED', errorMessage(err));
@@ -310,8 +319,14 @@ async function playUserTurns(
   const { ctx, envace } = play;
   const spec = envace ? undefined : ctx.task.user;
   const user = spec && (ctx.openUser ?? openUserByDefault)(spec, ctx.grade?.baseDir ?? '.');
+  if (user) play.userSide = openUserSide(play.envStarted ? ctx.env : undefined);
   // τ²'s user speaks first, in answer to the agent's greeting: its message replaces the first turn's.
-  const opening = user?.opens ? await openingOf(user, play.signal) : undefined;
+  let opening: string | undefined;
+  if (spec && user?.opens) {
+    const reply = await userReplyOf(play, spec, user, 0);
+    if (reply.kind === 'end') return reply.ending;
+    opening = reply.kind === 'message' ? reply.text : undefined;
+  }
   for (const [userIndex, userTurn] of ctx.task.turns.entries()) {
     play.tools = offeredTools(play.allTools, ctx.task.turns, userIndex);
     const text = userIndex === 0 && opening !== undefined ? opening : userTurn.user;
@@ -328,10 +343,27 @@ async function playUserTurns(
   return converse(play, turns, spec, user);
 }
 
-/** The opening message of a user that writes its own (none when it has nothing to say). */
-async function openingOf(user: ConversationUser, signal: AbortSignal): Promise<string | undefined> {
-  const reply = await user.next({ conversation: [], asked: 0, signal });
-  return reply.kind === 'message' ? reply.text : undefined;
+/**
+ * The user's next message (or that it is done), its calls of its own tools made first in the
+ * episode's environment; the episode's end when it made too many (`USER_TOOL_LIMIT`) or was stopped.
+ */
+async function userReplyOf(
+  play: EpisodePlay,
+  spec: TaskUser,
+  user: ConversationUser,
+  asked: number,
+): Promise<{ kind: 'message'; text: string } | { kind: 'done'; reason: string } | Ended> {
+  const { ctx, limits, signal } = play;
+  if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs);
+  const reply = await askUser(play.userSide!, user, spec, {
+    env: ctx.env,
+    asked,
+    signal,
+    callTimeoutMs: ctx.task.limits?.callTimeoutMs,
+  });
+  if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs);
+  if (reply.kind === 'limit') return ended('limit', 'USER_TOOL_LIMIT', reply.message);
+  return reply;
 }
 
 /** One user message and the agent's work on it, up to its answer or the episode's end. */
@@ -342,9 +374,13 @@ async function playUserTurn(
 ): Promise<TurnResult> {
   play.messages.push({ role: 'user', content: user });
   const transcriptTurn: TranscriptTurn = { user, calls: [] };
+  placePending(play.userSide, turns, transcriptTurn);
   turns.push(transcriptTurn);
+  play.userSide?.view.push({ role: 'user', content: user });
   let turn = await playTurn(play, transcriptTurn, user);
   while (turn.kind === 'continue') turn = await playTurn(play, transcriptTurn, undefined);
+  if (turn.kind === 'answered' && transcriptTurn.answer !== undefined)
+    play.userSide?.view.push({ role: 'assistant', content: transcriptTurn.answer });
   return turn;
 }
 
@@ -359,7 +395,6 @@ async function converse(
   spec: TaskUser,
   user: ConversationUser,
 ): Promise<EpisodeEnding | undefined> {
-  const { ctx, limits, signal } = play;
   const maxTurns = spec.maxTurns ?? DEFAULT_USER_TURNS;
   for (let asked = 0; ; asked++) {
     const endTool = turns.at(-1)?.calls.find((c) => spec.endTools?.includes(c.name));
@@ -373,9 +408,8 @@ async function converse(
         'USER_TURN_LIMIT',
         `The user spoke ${maxTurns} times after the task's turns without ending the conversation.`,
       ).ending;
-    if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs).ending;
-    const reply = await user.next({ conversation: exchanges(turns), asked, signal });
-    if (signal.aborted) return abortReason(ctx.signal, limits.episodeTimeoutMs).ending;
+    const reply = await userReplyOf(play, spec, user, asked);
+    if (reply.kind === 'end') return reply.ending;
     if (reply.kind === 'done') {
       play.userEnd = { by: 'done', text: reply.reason };
       return undefined;
@@ -389,12 +423,9 @@ async function converse(
   }
 }
 
-/** The conversation as the user sees it: its messages and the agent's answers. */
-function exchanges(turns: readonly TranscriptTurn[]): UserExchange[] {
-  return turns.flatMap((t) => [
-    { role: 'user' as const, content: t.user },
-    ...(t.answer !== undefined ? [{ role: 'assistant' as const, content: t.answer }] : []),
-  ]);
+/** The `userCalls` field of a trace event, when there are calls to write. */
+function withUserCalls(calls: UserCallRecord[] | undefined): { userCalls?: UserCallRecord[] } {
+  return calls ? { userCalls: calls } : {};
 }
 
 /** Without a run's own opener: a script plays; τ²'s simulator, which needs an endpoint, is not asked. */
@@ -449,6 +480,7 @@ async function playTurn(
     turnId,
     index: turnIndex,
     ...(user !== undefined ? { user } : {}),
+    ...(user !== undefined ? withUserCalls(takeUnwritten(play.userSide)) : {}),
     text: act.text,
     ...sampledText(act),
     parse,
@@ -558,6 +590,7 @@ async function finishEpisode(
   const { ctx, gradedOnRealState, envace, lastTurnId } = play;
   const status: EpisodeStatus = ending?.status ?? 'completed';
   const error = ending && { code: ending.code, message: ending.message };
+  placePending(play.userSide, turns);
   const snapshot = await takeSnapshot(ctx, gradedOnRealState);
   const transcript: EpisodeTranscript = {
     turns,
@@ -584,6 +617,7 @@ async function finishEpisode(
     ...(error ? { error } : {}),
     ...(ctx.memory !== undefined ? { memory: ctx.memory } : {}),
     ...(play.userEnd ? { userEnd: play.userEnd } : {}),
+    ...withUserCalls(takeUnwritten(play.userSide)),
   });
   return { status, grade, transcript, error, fatal };
 }

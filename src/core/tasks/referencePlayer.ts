@@ -1,5 +1,6 @@
 import { StudioError, errorMessage } from '../base/errors';
-import type { Environment } from '../env/types';
+import { envError } from '../env/errors';
+import type { CallOutcome, Environment } from '../env/types';
 import { formatToolCalls } from '../protocol/actParser';
 import type { Grade, GradeOptions } from './checks/grade';
 import { gradeEpisode } from './checks/grade';
@@ -15,7 +16,8 @@ export interface ReferenceScriptTurn {
 
 /**
  * The reference solution as the raw texts a policy would emit, one list per user turn. The runner
- * plays it as the "reference policy". A task without a reference is a StudioError NO_REFERENCE.
+ * plays it as the "reference policy", the agent: the user's own calls (`by: "user"`) are the user's
+ * to make. A task without a reference is a StudioError NO_REFERENCE.
  */
 export function referenceScript(task: TaskFile): ReferenceScriptTurn[] {
   const { reference } = task;
@@ -26,7 +28,14 @@ export function referenceScript(task: TaskFile): ReferenceScriptTurn[] {
     );
   return task.turns.map((t, i) => {
     const ref = reference.turns[i];
-    return { user: t.user, acts: [...ref.calls.map((c) => formatToolCalls([c])), ref.answer] };
+    const agents = ref.calls.filter((c) => c.by !== 'user');
+    return {
+      user: t.user,
+      acts: [
+        ...agents.map((c) => formatToolCalls([{ name: c.name, arguments: c.arguments }])),
+        ref.answer,
+      ],
+    };
   });
 }
 
@@ -45,8 +54,10 @@ export interface PlayReferenceOptions extends GradeOptions {
 
 /**
  * Executes a task's reference calls against a real environment (a fresh episode with the task's
- * seed), then grades the result with the task's checks. Call failures are kept in the transcript
- * (and fail the checks that need them); only a server that cannot start rejects.
+ * seed), then grades the result with the task's checks. The user's own calls (`by: "user"`, τ²'s
+ * telecom user on its phone) run as the user's tools, in the same state, at their place among the
+ * agent's calls. Call failures are kept in the transcript (and fail the checks that need them); only
+ * a server that cannot start rejects.
  */
 export async function playReference(
   task: TaskFile,
@@ -65,18 +76,28 @@ export async function playReference(
     const ref = task.reference.turns[i];
     const turn: TranscriptTurn = { user: task.turns[i].user, calls: [] };
     for (const call of ref.calls) {
-      const outcome = await env.call(call.name, call.arguments, {
-        timeoutMs,
-        signal: options.signal,
-      });
-      turn.calls.push({
+      const byUser = call.by === 'user';
+      const callOptions = { timeoutMs, signal: options.signal };
+      const outcome: Pick<CallOutcome, 'response' | 'error'> = byUser
+        ? env.callUserTool
+          ? await env.callUserTool(call.name, call.arguments, callOptions)
+          : {
+              error: envError(
+                'UNKNOWN_TOOL',
+                `The environment runs no tools of the user (${call.name}).`,
+              ),
+            }
+        : await env.call(call.name, call.arguments, callOptions);
+      const made = {
         name: call.name,
         arguments: call.arguments,
         outcome: {
           ...(outcome.response ? { response: outcome.response } : {}),
           ...(outcome.error ? { error: outcome.error } : {}),
         },
-      });
+      };
+      if (byUser) (turn.userCalls ??= []).push({ ...made, at: turn.calls.length });
+      else turn.calls.push(made);
     }
     turn.answer = ref.answer;
     turns.push(turn);

@@ -1,20 +1,41 @@
+import type { JsonValue } from '../base/json';
 import type { ScriptUser, TaskUser } from './format/taskFile';
 
-/** One message of the conversation as the user sees it: its own messages and the agent's answers. */
-export interface UserExchange {
-  role: 'user' | 'assistant';
-  content: string;
+/** One of the user's own tool calls (τ²'s dual control), with the id its model gave it. */
+export interface UserToolCall {
+  id: string;
+  name: string;
+  arguments: JsonValue;
 }
 
-/** What the user says next: a message, or that it has nothing more to say (a script that ran out). */
-export type UserReply = { kind: 'message'; text: string } | { kind: 'done'; reason: string };
+/**
+ * One message of the conversation as the user sees it: its own messages and the agent's answers;
+ * where the user has tools of its own, its calls (with the text it wrote beside them, which the agent
+ * never sees) and each call's result (`error`: the tool failed or never answered).
+ */
+export type UserExchange =
+  | { role: 'user' | 'assistant'; content: string }
+  | { role: 'user'; content?: string; calls: UserToolCall[] }
+  | { role: 'tool'; id: string; name: string; content: string; error?: boolean };
+
+/**
+ * What the user does next: a message; calls of its own tools, made in its environment before it is
+ * asked again (`text`: what it wrote beside them, which the agent never sees); or that it has nothing
+ * more to say (a script that ran out).
+ */
+export type UserReply =
+  | { kind: 'message'; text: string }
+  | { kind: 'calls'; calls: UserToolCall[]; text?: string }
+  | { kind: 'done'; reason: string };
 
 /** What a user is asked after each answer of the agent past the task's `turns`. */
 export interface UserAsk {
-  /** The conversation so far, the last message the agent's answer. */
+  /** The conversation so far, the last message the agent's answer or the result of the user's last call. */
   conversation: readonly UserExchange[];
-  /** How many times this user was asked before in this episode. */
+  /** How many times this user was asked for a message before in this episode (its calls not counted). */
   asked: number;
+  /** The names of the user's own tools the environment can run (none: it has none, or no environment runs). */
+  tools: readonly string[];
   signal: AbortSignal;
 }
 

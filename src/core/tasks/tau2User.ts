@@ -2,7 +2,14 @@ import * as path from 'node:path';
 import { StudioError, errorMessage } from '../base/errors';
 import { runPythonGrader } from './checks/pythonGrader';
 import type { Tau2User } from './format/taskFile';
-import type { ConversationUser, OpenUser, UserAsk } from './taskUser';
+import type {
+  ConversationUser,
+  OpenUser,
+  UserAsk,
+  UserExchange,
+  UserReply,
+  UserToolCall,
+} from './taskUser';
 import { absentUser, scriptedUser } from './taskUser';
 
 /** How long τ²'s user simulator may take on one message (it imports litellm, then asks the endpoint). */
@@ -20,12 +27,27 @@ export interface UserEndpoint {
 /** What `python -m trainer.tau2.user` answers (trainer/tau2/user.py). */
 interface UserAnswer {
   message?: unknown;
+  tool_calls?: unknown;
   error?: { code?: unknown; message?: unknown };
 }
 
+/** A message of the conversation as `python -m trainer.tau2.user` reads it. */
+function simulatorMessage(m: UserExchange): unknown {
+  if (m.role === 'tool')
+    return { role: 'tool', id: m.id, content: m.content, ...(m.error ? { error: true } : {}) };
+  if ('calls' in m)
+    return {
+      role: 'user',
+      ...(m.content ? { content: m.content } : {}),
+      tool_calls: m.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+    };
+  return m;
+}
+
 /**
- * τ²'s own user simulator for a task (docs/tau2.md, A user in the loop): each next message from
- * `python -m trainer.tau2.user`, one process per message, on `endpoint`. An endpoint that cannot be
+ * τ²'s own user simulator for a task (docs/tau2.md, A user in the loop): each next message, or the
+ * calls of its own tools it makes first (telecom's phone: the tools `ask.tools` names), from
+ * `python -m trainer.tau2.user`, one process per answer, on `endpoint`. An endpoint that cannot be
  * reached is `USER_UNREACHABLE`; any other failure `USER_FAILED`.
  */
 export function tau2User(
@@ -40,7 +62,8 @@ export function tau2User(
         domain: spec.domain,
         task: spec.task,
         ...(spec.tasks ? { tasks: path.resolve(options.baseDir, spec.tasks) } : {}),
-        conversation: ask.conversation,
+        conversation: ask.conversation.map(simulatorMessage),
+        ...(ask.tools.length ? { user_tools: ask.tools } : {}),
         endpoint: {
           base_url: endpoint.baseUrl,
           model: endpoint.model,
@@ -66,13 +89,20 @@ export function tau2User(
 }
 
 /** The simulator's answer as a reply, or its coded error. */
-function replyOf(out: string, endpoint: UserEndpoint): { kind: 'message'; text: string } {
+function replyOf(out: string, endpoint: UserEndpoint): UserReply {
   let answer: UserAnswer;
   try {
     answer = JSON.parse(out) as UserAnswer;
   } catch {
     throw new StudioError('USER_FAILED', `τ²'s user simulator answered ${out.slice(0, 200)}`);
   }
+  const calls = toolCallsOf(answer.tool_calls);
+  if (calls?.length)
+    return {
+      kind: 'calls',
+      calls,
+      ...(typeof answer.message === 'string' ? { text: answer.message } : {}),
+    };
   if (typeof answer.message === 'string') return { kind: 'message', text: answer.message };
   const code = answer.error?.code === 'USER_UNREACHABLE' ? 'USER_UNREACHABLE' : 'USER_FAILED';
   const said = typeof answer.error?.message === 'string' ? answer.error.message : out.slice(0, 200);
@@ -82,6 +112,22 @@ function replyOf(out: string, endpoint: UserEndpoint): { kind: 'message'; text: 
       ? `The user endpoint ${endpoint.baseUrl} cannot be reached (${said}): start the server or fix --user-endpoint.`
       : `τ²'s user simulator on ${endpoint.baseUrl} (model ${endpoint.model}) failed: ${typeof answer.error?.code === 'string' ? `${answer.error.code}: ` : ''}${said}`,
   );
+}
+
+/** The simulator's tool calls, when it answered well-formed ones. */
+function toolCallsOf(value: unknown): UserToolCall[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const calls: UserToolCall[] = [];
+  for (const c of value as unknown[]) {
+    const call = c as { id?: unknown; name?: unknown; arguments?: unknown };
+    if (typeof call?.name !== 'string') return undefined;
+    calls.push({
+      id: typeof call.id === 'string' ? call.id : `user_call_${calls.length + 1}`,
+      name: call.name,
+      arguments: (call.arguments ?? {}) as UserToolCall['arguments'],
+    });
+  }
+  return calls;
 }
 
 /**

@@ -20,7 +20,9 @@ import type {
   EpisodeEvent,
   TokenCounts,
   TurnEvent,
+  UserCallRecord,
 } from '../trace/format/schema';
+import { actualToolText } from '../runner/toolMessages';
 import type { TraceIndex } from '../trace/index/traceIndex';
 import type { RehearsalMemory } from '../explorer/rehearsalMemory';
 import { loadRehearsalMemory } from '../explorer/rehearsalMemory';
@@ -71,11 +73,23 @@ export interface TrajectoryCall {
   latency: { rehearsalMs?: number; actualMs?: number };
 }
 
+/** One call the task's user made with a tool of its own (τ²'s telecom user on its phone). */
+export interface TrajectoryUserCall {
+  tool: string;
+  /** The arguments as compact JSON. */
+  arguments: string;
+  /** What the tool answered, or why it did not. */
+  result: string;
+  error: boolean;
+}
+
 /** One act of the policy, with the user message before it and its calls. */
 export interface TrajectoryTurn {
   turnId: string;
   index: number;
   user?: string;
+  /** The user's own calls before its message. */
+  userCalls?: TrajectoryUserCall[];
   text: string;
   parse:
     | { kind: 'calls' }
@@ -113,6 +127,8 @@ export interface TrajectorySnapshot {
    */
   memory?: RehearsalMemory;
   turns: TrajectoryTurn[];
+  /** The user's own calls after the last turn (before the message that ended the conversation). */
+  userCallsAfter?: TrajectoryUserCall[];
   /** The annotation kinds and severities offered by the controls. */
   kinds: { code: AnnotationKind; label: string; description: string }[];
   severities: AnnotationSeverity[];
@@ -239,6 +255,7 @@ export async function loadTrajectory(
       turnId: t.turnId,
       index: t.index,
       ...(event.user !== undefined ? { user: event.user } : {}),
+      ...(event.userCalls?.length ? { userCalls: event.userCalls.map(trajectoryUserCall) } : {}),
       text: event.text,
       parse,
       ...(event.tokens ? { tokens: event.tokens } : {}),
@@ -265,12 +282,23 @@ export async function loadTrajectory(
     },
     ...(memory ? { memory } : {}),
     turns,
+    ...(end?.userCalls?.length ? { userCallsAfter: end.userCalls.map(trajectoryUserCall) } : {}),
     kinds: ANNOTATION_KINDS.map((code) => ({
       code,
       label: ANNOTATION_KIND_LABELS[code],
       description: ANNOTATION_KIND_DESCRIPTIONS[code],
     })),
     severities: [...ANNOTATION_SEVERITIES],
+  };
+}
+
+/** A user's call as the panel shows it. */
+function trajectoryUserCall(c: UserCallRecord): TrajectoryUserCall {
+  return {
+    tool: c.name,
+    arguments: canonicalJson(c.arguments),
+    result: actualToolText(c.response, c.error),
+    error: !!c.error || c.response?.isError === true,
   };
 }
 

