@@ -1,9 +1,9 @@
 import * as path from 'node:path';
 import { counted } from '../../core/base/counted';
 import type { OtlpFault } from '../../core/otlp/codes';
-import { OTLP_FAULT_CODES } from '../../core/otlp/codes';
 import { importOtlpData } from '../../core/otlp/otlpImport';
 import { emptyOtlpData, readOtlpJson } from '../../core/otlp/otlpJson';
+import { readOtlpProtobuf } from '../../core/otlp/otlpProto';
 import { writeOtlpRunTrace } from '../../core/otlp/otlpRunTrace';
 import { TASK_FILE_SUFFIX } from '../../core/tasks/format/loader';
 import { writeImport } from '../../core/tasks/import/writeImport';
@@ -11,14 +11,14 @@ import { STUDIO_FOLDER } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
 import { outFolderArg } from '../outArg';
-import { readImportFile } from './import';
+import { readImportBytes, readImportFile } from './import';
 
 /** Faults printed one by one; the rest are counted by code. */
 const FAULTS_SHOWN = 20;
 /** Notes (what a trace held only elsewhere, or not at all) printed one by one; the rest counted. */
 const NOTES_SHOWN = 50;
 
-/** File names of OTLP protobuf, which this studio does not read yet. */
+/** File names of OTLP protobuf: the rest is read as OTLP JSON. */
 const PROTOBUF_FILE = /\.(pb|binpb|protobuf)$/i;
 
 /**
@@ -45,16 +45,8 @@ export async function importOtlpCommand(
   );
   const data = emptyOtlpData();
   for (const file of files) {
-    if (PROTOBUF_FILE.test(file)) {
-      data.faults.push({
-        code: 'OTLP_PROTOBUF_UNSUPPORTED',
-        file,
-        line: 1,
-        message: OTLP_FAULT_CODES.OTLP_PROTOBUF_UNSUPPORTED,
-      });
-      continue;
-    }
-    readOtlpJson(await readImportFile(file), file, data);
+    if (PROTOBUF_FILE.test(file)) readOtlpProtobuf(await readImportBytes(file), file, data);
+    else readOtlpJson(await readImportFile(file), file, data);
   }
   const imported = importOtlpData(data);
   const written = await writeImport(imported.result, out);
