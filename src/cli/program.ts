@@ -18,6 +18,7 @@ import { USER_API_KEY_ENV_HELP, USER_ENDPOINT_HELP, USER_MODEL_HELP } from './us
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
 import { importOtlpCommand } from './commands/importOtlp';
+import { collectCommand } from './commands/collect';
 import { annotateCommand } from './commands/annotate';
 import { checkpointCommand } from './commands/checkpoint';
 import { compareCommand } from './commands/compare';
@@ -158,7 +159,7 @@ function registerTraceCommands(program: Command, cli: CliContext): void {
     });
 }
 
-/** `import` and its formats: datasets, recordings, EnvACE rollouts and checkpoints. */
+/** `import` and its formats (datasets, recordings, EnvACE rollouts, checkpoints), and `collect`. */
 function registerImportCommands(program: Command, cli: CliContext): void {
   const importer = program
     .command('import')
@@ -171,6 +172,7 @@ function registerImportCommands(program: Command, cli: CliContext): void {
   registerEnvaceRolloutsImport(importer, cli);
   registerOtlpImport(importer, cli);
   registerCheckpointImport(importer, cli);
+  registerCollectCommand(program, cli);
 }
 
 /** `import otlp`: OpenTelemetry GenAI traces as episodes, tasks and replay recordings. */
@@ -816,6 +818,24 @@ function registerTrainerCommands(program: Command, cli: CliContext): void {
     .option('--json', 'print the status as JSON')
     .action(async (opts) => {
       cli.exit(await trainerStatusCommand(opts, cli.ioFor()));
+    });
+}
+
+/** `collect`: a live OTLP/HTTP receiver writing traces as they complete. */
+function registerCollectCommand(program: Command, cli: CliContext): void {
+  program
+    .command('collect')
+    .description(
+      'receive OpenTelemetry GenAI traces live over OTLP/HTTP (loopback, a token per launch) and import each trace as it completes',
+    )
+    .option('--port <port>', 'port (0 picks a free one)', '4318')
+    .option(
+      '--out <dir>',
+      'where tasks/, recordings/ and examples.jsonl go (default: .rehearsal/imports/otlp-live)',
+    )
+    .option('--runs <dir>', "where the traces' runs go (default: .rehearsal/runs)")
+    .action(async (opts: { port?: string; out?: string; runs?: string }) => {
+      cli.exit(await collectCommand(opts, cli.ioFor()));
     });
 }
 

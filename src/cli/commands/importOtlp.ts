@@ -76,7 +76,8 @@ export async function importOtlpCommand(
   return EXIT.ok;
 }
 
-function printFaults(faults: readonly OtlpFault[], io: CliIO): void {
+/** Prints faults: the first ones by one, the rest counted by code. */
+export function printFaults(faults: readonly OtlpFault[], io: CliIO): void {
   for (const f of faults.slice(0, FAULTS_SHOWN))
     io.err(
       `${f.file ? `${f.file}:${f.line}: ` : ''}${f.spanId ? `span ${f.spanId}: ` : ''}${f.code}: ${f.message}`,

@@ -134,6 +134,8 @@ const SCHEMA = {
     // Both responses' only field is partial_success (1), absent when all was accepted.
     ExportTraceServiceResponse: message({}),
     ExportLogsServiceResponse: message({}),
+    // google.rpc.Status: an OTLP/HTTP error response's body.
+    RpcStatus: message({ code: [1, 'int32'], message: [2, 'string'] }),
   },
 };
 
@@ -243,6 +245,12 @@ function idBytes(v: unknown): unknown {
         ? Buffer.from(x, 'hex')
         : idBytes(x);
   return out;
+}
+
+/** An OTLP/HTTP error response body (google.rpc.Status: a gRPC code and a message), as protobuf. */
+export function otlpStatusProtobuf(code: number, message: string): Uint8Array {
+  const type = root.lookupType('RpcStatus');
+  return type.encode(type.create({ code, message })).finish();
 }
 
 /** The empty export response (all accepted) of a signal, as protobuf. */

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { counted } from '../../core/base/counted';
+import { requireNumber } from '../../core/base/numbers';
+import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
+import { importOtlpData } from '../../core/otlp/otlpImport';
+import type { OtlpData } from '../../core/otlp/otlpJson';
+import { OtlpReceiver } from '../../core/otlp/otlpReceiver';
+import { writeOtlpRunTrace } from '../../core/otlp/otlpRunTrace';
+import { TASK_FILE_SUFFIX } from '../../core/tasks/format/loader';
+import { writeImport } from '../../core/tasks/import/writeImport';
+import { STUDIO_FOLDER } from '../../core/trace/format/discover';
+import type { CliIO } from '../io';
+import { EXIT } from '../io';
+import { listenError } from '../listenError';
+import { outFolderArg } from '../outArg';
+import { printFaults } from './importOtlp';
+
+/** The port OTLP/HTTP exporters send to when given no endpoint. */
+export const OTLP_HTTP_PORT = 4318;
+
+/**
+ * `rehearse collect [--port N] [--out <dir>] [--runs <dir>]`: an OTLP/HTTP receiver on 127.0.0.1
+ * with a token per launch. Each trace, once complete, is imported as `rehearse import otlp` imports
+ * a file: its run trace into `--runs` (default `.rehearsal/runs`, where the trace explorer looks),
+ * its task and replay recording into `--out`; one line per trace written. Ctrl+C writes what is
+ * pending, then stops.
+ */
+export async function collectCommand(
+  options: { port?: string; out?: string; runs?: string },
+  io: CliIO,
+): Promise<number> {
+  const port = requireNumber(options.port, OUTSIDE_NUMBERS.flagPort, OTLP_HTTP_PORT, {
+    text: true,
+  });
+  const out = outFolderArg(
+    options.out ?? path.join(STUDIO_FOLDER, 'imports', 'otlp-live'),
+    '--out',
+    'tasks/, recordings/ and examples.jsonl go into it',
+  );
+  const runs = outFolderArg(
+    options.runs ?? path.join(STUDIO_FOLDER, 'runs'),
+    '--runs',
+    'one run per batch of traces goes into it',
+  );
+  const token = randomBytes(24).toString('base64url');
+  const receiver = new OtlpReceiver({
+    token,
+    onTraces: (data) => writeTraces(data, out, runs, io),
+    onError: (err) => io.err(`rehearse: writing traces failed: ${(err as Error).message}`),
+  });
+  let url: string;
+  try {
+    url = await receiver.listen(port);
+  } catch (err) {
+    throw listenError(err, port);
+  }
+  io.out(`Receiving OTLP/HTTP (protobuf or JSON) at ${url}/v1/traces and /v1/logs. Ctrl+C stops.`);
+  io.out('Point an instrumented agent at it:');
+  io.out(`  export OTEL_EXPORTER_OTLP_ENDPOINT=${url}`);
+  io.out(`  export OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20${token}`);
+  let stop = () => undefined as void;
+  await new Promise<void>((resolve) => {
+    stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  process.removeListener('SIGINT', stop);
+  process.removeListener('SIGTERM', stop);
+  await receiver.close();
+  io.out('stopped; every trace received is written');
+  return EXIT.ok;
+}
+
+/** One batch of complete traces, imported and written; a line per trace. */
+async function writeTraces(data: OtlpData, out: string, runs: string, io: CliIO): Promise<void> {
+  const imported = importOtlpData(data);
+  const written = await writeImport(imported.result, out);
+  const writtenIds = new Set(written.taskFiles.map((f) => path.basename(f, TASK_FILE_SUFFIX)));
+  const episodes = imported.episodes.filter((e) => writtenIds.has(e.imported.task.id));
+  for (const s of written.skipped) io.err(`rehearse: trace ${s.index + 1}: skipped: ${s.reason}`);
+  printFaults(imported.faults, io);
+  if (!episodes.length) return;
+  const trace = await writeOtlpRunTrace(episodes, runs, ['otlp-live']);
+  for (const note of trace.notes) io.err(note);
+  for (const { episode } of episodes)
+    io.out(
+      `trace ${episode.traceId}: ${counted(
+        episode.turns.reduce((k, t) => k + t.calls.length, 0),
+        'call',
+      )} (${episode.service ?? 'otlp'}) → ${trace.traceFile}`,
+    );
+}
