@@ -3,7 +3,10 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzip } from 'node:zlib';
 import { loopbackCallerRefusal } from '../base/loopbackCaller';
+import type { TimerHandle } from '../base/timers';
+import { safeInterval, safeTimeout } from '../base/timers';
 import type { JsonValue } from '../base/json';
+import { isJsonObject } from '../base/json';
 import type { OtlpData, OtlpLogRecord, OtlpSpan } from './otlpJson';
 import { emptyOtlpData, MAX_RECORDS, readOtlpRequest } from './otlpJson';
 import type { OtlpSignal } from './otlpProto';
@@ -20,6 +23,10 @@ export const MAX_RECEIVER_BODY_BYTES = 16 * 2 ** 20;
 export const QUIET_MS = 2000;
 /** A trace whose root span has ended is written after this grace (log records come separately). */
 export const ROOT_GRACE_MS = 300;
+
+/** A refused request's body is read and dropped up to this size and time, then cut. */
+const DRAIN_BYTES = 4 * MAX_RECEIVER_BODY_BYTES;
+const DRAIN_MS = 10_000;
 
 const PATHS: Record<string, OtlpSignal> = { '/v1/traces': 'traces', '/v1/logs': 'logs' };
 /** gRPC codes for the google.rpc.Status of an error response, by HTTP status. */
@@ -80,7 +87,7 @@ export class OtlpReceiver {
   private readonly token: Buffer;
   private readonly pending = new Map<string, Pending>();
   private pendingRecords = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private writing: Promise<void> = Promise.resolve();
   private requests = 0;
 
@@ -97,7 +104,7 @@ export class OtlpReceiver {
       server.listen(port, '127.0.0.1', () => resolve());
     });
     this.port = (server.address() as AddressInfo).port;
-    this.timer = setInterval(() => this.flushDue(false), 100);
+    this.timer = safeInterval(() => this.flushDue(false), 100);
     return `http://127.0.0.1:${this.port}`;
   }
 
@@ -142,8 +149,16 @@ export class OtlpReceiver {
       const err =
         caught instanceof Refusal
           ? caught
-          : new Refusal(500, `The receiver failed: ${caught instanceof Error ? caught.message : String(caught)}`);
-      // The rest of a refused body is not read: the connection closes after the answer.
+          : new Refusal(
+              500,
+              `The receiver failed: ${caught instanceof Error ? caught.message : String(caught)}`,
+            );
+      // The client is still sending: what is left of the body is read and dropped (within a bound),
+      // so that it gets the answer, not a broken pipe; the connection closes after the answer.
+      if (!req.complete && !(await drain(req))) {
+        req.destroy();
+        return;
+      }
       res.writeHead(err.status, {
         'content-type': protobuf ? 'application/x-protobuf' : 'application/json',
         connection: 'close',
@@ -189,11 +204,13 @@ export class OtlpReceiver {
 
   /** Reads a request's spans and log records into the pending traces. */
   private take(request: JsonValue): void {
+    if (!isJsonObject(request))
+      throw new Refusal(400, 'The body is not an export request (a JSON object).');
     const data = emptyOtlpData();
     this.requests++;
-    readOtlpRequest(request, `request ${this.requests}`, 1, data);
-    if (data.faults.some((f) => f.code === 'OTLP_NOT_OTLP'))
-      throw new Refusal(400, 'The body holds neither resourceSpans nor resourceLogs.');
+    // An empty request (no resourceSpans nor resourceLogs) is taken, and gives nothing.
+    if ('resourceSpans' in request || 'resourceLogs' in request)
+      readOtlpRequest(request, `request ${this.requests}`, 1, data);
     const count = data.spans.length + data.logs.length;
     if (this.pendingRecords + count > MAX_RECORDS)
       throw new Refusal(
@@ -204,7 +221,8 @@ export class OtlpReceiver {
     const now = Date.now();
     const of = (traceId: string): Pending => {
       let p = this.pending.get(traceId);
-      if (!p) this.pending.set(traceId, (p = { spans: [], logs: [], lastMs: now, rootEnded: false }));
+      if (!p)
+        this.pending.set(traceId, (p = { spans: [], logs: [], lastMs: now, rootEnded: false }));
       p.lastMs = now;
       return p;
     };
@@ -236,6 +254,30 @@ export class OtlpReceiver {
       this.options.onTraces(due).catch((err: unknown) => this.options.onError(err)),
     );
   }
+}
+
+/** Reads and drops the rest of a refused request: false when it goes past the bound. */
+function drain(req: IncomingMessage): Promise<boolean> {
+  return new Promise((resolve) => {
+    let size = 0;
+    const timer = safeTimeout(() => resolve(false), DRAIN_MS);
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > DRAIN_BYTES) {
+        clearTimeout(timer);
+        resolve(false);
+      }
+    });
+    req.once('end', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+    req.once('error', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+    req.resume();
+  });
 }
 
 function mediaType(req: IncomingMessage): string {
