@@ -1,6 +1,6 @@
 import { Reader, Root } from 'protobufjs/light';
 import type { IField, Type } from 'protobufjs/light';
-import type { JsonObject, JsonValue } from '../base/json';
+import type { JsonObject } from '../base/json';
 import type { OtlpData } from './otlpJson';
 import { readOtlpRequest } from './otlpJson';
 
@@ -210,20 +210,24 @@ export function decodeOtlpProtobuf(bytes: Uint8Array, signal?: OtlpSignal): Json
     );
   }
   const json = type.toObject(decoded, { longs: String, bytes: String, enums: Number });
-  return hexIds(json) as JsonObject;
+  return hexIds(json);
 }
 
-/** Walks a decoded request, turning id fields from base64 into hex. */
-function hexIds(v: unknown): JsonValue {
-  if (Array.isArray(v)) return v.map(hexIds);
-  if (v === null || typeof v !== 'object') return v as JsonValue;
-  const out: JsonObject = {};
-  for (const [k, x] of Object.entries(v as Record<string, unknown>))
-    out[k] =
-      ID_FIELDS.has(k) && typeof x === 'string'
-        ? Buffer.from(x, 'base64').toString('hex')
-        : hexIds(x);
-  return out;
+/** A decoded request's span and log record ids (and their links'), base64 to hex, in place. */
+function hexIds(request: Record<string, unknown>): JsonObject {
+  const each = (v: unknown, key: string, fn: (x: Record<string, unknown>) => void) => {
+    const list = (v as Record<string, unknown> | undefined)?.[key];
+    if (Array.isArray(list)) for (const x of list) fn(x as Record<string, unknown>);
+  };
+  const ids = (record: Record<string, unknown>) => {
+    for (const k of ID_FIELDS)
+      if (typeof record[k] === 'string')
+        record[k] = Buffer.from(record[k], 'base64').toString('hex');
+    each(record, 'links', ids);
+  };
+  each(request, 'resourceSpans', (r) => each(r, 'scopeSpans', (s) => each(s, 'spans', ids)));
+  each(request, 'resourceLogs', (r) => each(r, 'scopeLogs', (s) => each(s, 'logRecords', ids)));
+  return request as JsonObject;
 }
 
 /**
