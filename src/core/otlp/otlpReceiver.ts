@@ -27,6 +27,8 @@ export const ROOT_GRACE_MS = 300;
 /** A refused request's body is read and dropped up to this size and time, then cut. */
 const DRAIN_BYTES = 4 * MAX_RECEIVER_BODY_BYTES;
 const DRAIN_MS = 10_000;
+/** How long {@link OtlpReceiver.close} waits for open connections before cutting them. */
+const CLOSE_MS = 5_000;
 
 const PATHS: Record<string, OtlpSignal> = { '/v1/traces': 'traces', '/v1/logs': 'logs' };
 /** gRPC codes for the google.rpc.Status of an error response, by HTTP status. */
@@ -111,10 +113,15 @@ export class OtlpReceiver {
   /** Stops taking requests and writes every pending trace. */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await new Promise<void>((resolve) =>
+    // Requests under way are answered and taken; idle kept-alive connections are closed now.
+    const closed = new Promise<void>((resolve) =>
       this.server ? this.server.close(() => resolve()) : resolve(),
     );
-    this.server?.closeAllConnections();
+    this.server?.closeIdleConnections();
+    // A connection kept open past a few seconds is cut: what it sent has been taken by then.
+    const cut = safeTimeout(() => this.server?.closeAllConnections(), CLOSE_MS);
+    await closed;
+    clearTimeout(cut);
     this.flushDue(true);
     await this.writing;
   }
