@@ -113,6 +113,37 @@ function post(c: Collector, route: string, body: Buffer | string, headers: Recor
   return fetch(`${c.endpoint}${route}`, { method: 'POST', body: bytes, headers });
 }
 
+/** The live agent's one run (test/fixtures/otlp/live-agent.py), as the studio reads it. */
+function assertLiveAgentRun(events: TraceEvent[]): void {
+  const run = events[0];
+  assert.ok(run.type === 'run');
+  assert.deepEqual(run.policy, { kind: 'recorded', id: 'live-agent' });
+  const episode = events.find((e) => e.type === 'episode');
+  assert.ok(episode?.type === 'episode');
+  assert.equal(episode.instruction, 'What is the weather in Paris?');
+  assert.equal(episode.system, 'You are a weather assistant.');
+  assert.deepEqual(
+    episode.tools?.map((t) => [t.name, t.description]),
+    [['get_weather', 'The weather in a city.']],
+  );
+  const turns = events.filter((e): e is TurnEvent => e.type === 'turn');
+  assert.deepEqual(
+    turns.map((t) => t.parse),
+    [
+      {
+        kind: 'calls',
+        calls: [{ callId: 'call_L1veWeather', name: 'get_weather', arguments: { city: 'Paris' } }],
+      },
+      { kind: 'final', answer: 'It is 18 °C and cloudy in Paris.' },
+    ],
+  );
+  const actuals = events.filter((e): e is CallActualEvent => e.type === 'call.actual');
+  assert.deepEqual(
+    actuals.map((a) => [a.callId, a.tool, a.response]),
+    [['call_L1veWeather', 'get_weather', { text: ['18 °C, cloudy'], isError: false }]],
+  );
+}
+
 describe('rehearse collect: a live OTLP/HTTP receiver', function () {
   this.timeout(60_000);
 
@@ -134,36 +165,7 @@ describe('rehearse collect: a live OTLP/HTTP receiver', function () {
       15_000,
       () => [...c.out, ...c.err],
     );
-    const events = await writtenRun();
-    const run = events[0];
-    assert.ok(run.type === 'run');
-    assert.deepEqual(run.policy, { kind: 'recorded', id: 'live-agent' });
-    const episode = events.find((e) => e.type === 'episode');
-    assert.ok(episode?.type === 'episode');
-    assert.equal(episode.instruction, 'What is the weather in Paris?');
-    assert.equal(episode.system, 'You are a weather assistant.');
-    assert.deepEqual(
-      episode.tools?.map((t) => [t.name, t.description]),
-      [['get_weather', 'The weather in a city.']],
-    );
-    const turns = events.filter((e): e is TurnEvent => e.type === 'turn');
-    assert.deepEqual(
-      turns.map((t) => t.parse),
-      [
-        {
-          kind: 'calls',
-          calls: [
-            { callId: 'call_L1veWeather', name: 'get_weather', arguments: { city: 'Paris' } },
-          ],
-        },
-        { kind: 'final', answer: 'It is 18 °C and cloudy in Paris.' },
-      ],
-    );
-    const actuals = events.filter((e): e is CallActualEvent => e.type === 'call.actual');
-    assert.deepEqual(
-      actuals.map((a) => [a.callId, a.tool, a.response]),
-      [['call_L1veWeather', 'get_weather', { text: ['18 °C, cloudy'], isError: false }]],
-    );
+    assertLiveAgentRun(await writtenRun());
     // The progress line names the trace, its calls and the run written.
     assert.match(
       c.out.find((l) => l.startsWith('trace '))!,
@@ -172,6 +174,26 @@ describe('rehearse collect: a live OTLP/HTTP receiver', function () {
     const tasks = await readdir(path.join(tmp, '.rehearsal', 'imports', 'otlp-live', 'tasks'));
     assert.equal(tasks.length, 1);
     assert.equal(c.err.join('\n'), '');
+  });
+
+  it('imports an OTLP protobuf file the exporter’s own encoder wrote, as the receiver reads it', async () => {
+    const pb = path.join(tmp, 'live-agent.pb');
+    await promisify(execFile)(otelPython(), [
+      path.join(FIXTURES, 'otlp', 'live-agent.py'),
+      '--pb',
+      pb,
+    ]);
+    const out = path.join(tmp, 'imported');
+    await promisify(execFile)(process.execPath, [
+      path.join(REPO, 'dist', 'cli.js'),
+      'import',
+      'otlp',
+      pb,
+      '--out',
+      out,
+    ]);
+    const [run] = await readdir(path.join(out, 'runs'));
+    assertLiveAgentRun((await readTraceEvents(path.join(out, 'runs', run, 'trace.jsonl'))).events);
   });
 
   it('refuses a request without the token, from a web page, over the size limit, or of another type', async () => {
