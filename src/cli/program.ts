@@ -180,9 +180,12 @@ function registerOtlpImport(importer: Command, cli: CliContext): void {
   importer
     .command('otlp')
     .description(
-      'import OpenTelemetry GenAI traces (OTLP JSON: trace and log files) as one episode per OTLP trace: a run trace to replay, tasks and replay recordings',
+      'import OpenTelemetry GenAI traces (OTLP JSON or protobuf: trace and log files) as one episode per OTLP trace: a run trace to replay, tasks and replay recordings',
     )
-    .argument('<file...>', 'OTLP JSON files: one export request per line, or one document')
+    .argument(
+      '<file...>',
+      'OTLP JSON files (one export request per line, or one document) or OTLP protobuf files (.pb, .binpb, .protobuf: one request each)',
+    )
     .option(
       '--out <dir>',
       'where to write runs/, tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<first file name>)',
