@@ -1,23 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
-import { counted } from '../../core/base/counted';
 import { requireNumber } from '../../core/base/numbers';
 import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
-import { importOtlpData } from '../../core/otlp/otlpImport';
-import type { OtlpData } from '../../core/otlp/otlpJson';
-import { OtlpReceiver } from '../../core/otlp/otlpReceiver';
-import { writeOtlpRunTrace } from '../../core/otlp/otlpRunTrace';
-import { TASK_FILE_SUFFIX } from '../../core/tasks/format/loader';
-import { writeImport } from '../../core/tasks/import/writeImport';
+import { writeCollectedTraces } from '../../core/otlp/otlpLive';
+import { OTLP_HTTP_PORT, OtlpReceiver } from '../../core/otlp/otlpReceiver';
 import { STUDIO_FOLDER } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
 import { listenError } from '../listenError';
 import { outFolderArg } from '../outArg';
-import { printFaults } from './importOtlp';
-
-/** The port OTLP/HTTP exporters send to when given no endpoint. */
-export const OTLP_HTTP_PORT = 4318;
 
 /**
  * `rehearse collect [--port N] [--out <dir>] [--runs <dir>]`: an OTLP/HTTP receiver on 127.0.0.1
@@ -46,7 +37,7 @@ export async function collectCommand(
   const token = randomBytes(24).toString('base64url');
   const receiver = new OtlpReceiver({
     token,
-    onTraces: (data) => writeTraces(data, out, runs, io),
+    onTraces: (data) => writeCollectedTraces(data, out, runs, io),
     onError: (err) => io.err(`rehearse: writing traces failed: ${(err as Error).message}`),
   });
   let url: string;
@@ -70,24 +61,4 @@ export async function collectCommand(
   await receiver.close();
   io.out('stopped; every trace received is written');
   return EXIT.ok;
-}
-
-/** One batch of complete traces, imported and written; a line per trace. */
-async function writeTraces(data: OtlpData, out: string, runs: string, io: CliIO): Promise<void> {
-  const imported = importOtlpData(data);
-  const written = await writeImport(imported.result, out);
-  const writtenIds = new Set(written.taskFiles.map((f) => path.basename(f, TASK_FILE_SUFFIX)));
-  const episodes = imported.episodes.filter((e) => writtenIds.has(e.imported.task.id));
-  for (const s of written.skipped) io.err(`rehearse: trace ${s.index + 1}: skipped: ${s.reason}`);
-  printFaults(imported.faults, io);
-  if (!episodes.length) return;
-  const trace = await writeOtlpRunTrace(episodes, runs, ['otlp-live']);
-  for (const note of trace.notes) io.err(note);
-  for (const { episode } of episodes)
-    io.out(
-      `trace ${episode.traceId}: ${counted(
-        episode.turns.reduce((k, t) => k + t.calls.length, 0),
-        'call',
-      )} (${episode.service ?? 'otlp'}) → ${trace.traceFile}`,
-    );
 }

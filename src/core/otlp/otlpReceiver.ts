@@ -17,6 +17,8 @@ import {
   otlpStatusProtobuf,
 } from './otlpProto';
 
+/** The port OTLP/HTTP exporters send to when given no endpoint. */
+export const OTLP_HTTP_PORT = 4318;
 /** The largest request body taken, before and after gzip. */
 export const MAX_RECEIVER_BODY_BYTES = 16 * 2 ** 20;
 /** A trace with no new span for this long is written. */
