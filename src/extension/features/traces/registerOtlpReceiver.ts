@@ -8,6 +8,12 @@ import { registerCommand } from '../../registerCommand';
 import type { Services } from '../../services';
 import { ensureTrusted } from '../../trust';
 
+/** Where the editor's receiver listens and the token it takes: what the start command returns. */
+export interface OtlpReceiverAddress {
+  url: string;
+  token: string;
+}
+
 /**
  * "Receive OpenTelemetry Traces (OTLP)": `rehearse collect` inside the editor. The receiver listens
  * on 127.0.0.1 (OTLP/HTTP's port 4318, else a free one) with a token for this session, writes each
@@ -22,6 +28,7 @@ export function registerOtlpReceiverFeatures(
 ): void {
   let receiver: OtlpReceiver | undefined;
   let variables = '';
+  let listening: OtlpReceiverAddress | undefined;
   const stop = async () => {
     const r = receiver;
     receiver = undefined;
@@ -33,7 +40,7 @@ export function registerOtlpReceiverFeatures(
     registerCommand('rehearsal.startOtlpReceiver', async () => {
       if (receiver) {
         void showVariables('The OTLP receiver is already running.', variables);
-        return;
+        return listening;
       }
       if (!ensureTrusted('receive OpenTelemetry traces into this workspace')) return;
       const folder = vscode.workspace.workspaceFolders?.[0];
@@ -74,6 +81,8 @@ export function registerOtlpReceiverFeatures(
       ].join('\n');
       output.info(`Receiving OTLP/HTTP (protobuf or JSON) at ${url}/v1/traces and /v1/logs.`);
       void showVariables(`Receiving OpenTelemetry traces at ${url}.`, variables);
+      listening = { url, token };
+      return listening;
     }),
     registerCommand('rehearsal.stopOtlpReceiver', stop),
     { dispose: () => void stop() },
