@@ -18,6 +18,7 @@ import { USER_API_KEY_ENV_HELP, USER_ENDPOINT_HELP, USER_MODEL_HELP } from './us
 import { gpuCheckCommand, gpuInstallCommand } from './commands/gpu';
 import { replayCommand } from './commands/replay';
 import { importOtlpCommand } from './commands/importOtlp';
+import { collectCommand } from './commands/collect';
 import { annotateCommand } from './commands/annotate';
 import { checkpointCommand } from './commands/checkpoint';
 import { compareCommand } from './commands/compare';
@@ -158,7 +159,7 @@ function registerTraceCommands(program: Command, cli: CliContext): void {
     });
 }
 
-/** `import` and its formats: datasets, recordings, EnvACE rollouts and checkpoints. */
+/** `import` and its formats (datasets, recordings, EnvACE rollouts, checkpoints), and `collect`. */
 function registerImportCommands(program: Command, cli: CliContext): void {
   const importer = program
     .command('import')
@@ -171,6 +172,7 @@ function registerImportCommands(program: Command, cli: CliContext): void {
   registerEnvaceRolloutsImport(importer, cli);
   registerOtlpImport(importer, cli);
   registerCheckpointImport(importer, cli);
+  registerCollectCommand(program, cli);
 }
 
 /** `import otlp`: OpenTelemetry GenAI traces as episodes, tasks and replay recordings. */
@@ -178,9 +180,12 @@ function registerOtlpImport(importer: Command, cli: CliContext): void {
   importer
     .command('otlp')
     .description(
-      'import OpenTelemetry GenAI traces (OTLP JSON: trace and log files) as one episode per OTLP trace: a run trace to replay, tasks and replay recordings',
+      'import OpenTelemetry GenAI traces (OTLP JSON or protobuf: trace and log files) as one episode per OTLP trace: a run trace to replay, tasks and replay recordings',
     )
-    .argument('<file...>', 'OTLP JSON files: one export request per line, or one document')
+    .argument(
+      '<file...>',
+      'OTLP JSON files (one export request per line, or one document) or OTLP protobuf files (.pb, .binpb, .protobuf: one request each)',
+    )
     .option(
       '--out <dir>',
       'where to write runs/, tasks/, recordings/ and examples.jsonl (default: .rehearsal/imports/<first file name>)',
@@ -816,6 +821,24 @@ function registerTrainerCommands(program: Command, cli: CliContext): void {
     .option('--json', 'print the status as JSON')
     .action(async (opts) => {
       cli.exit(await trainerStatusCommand(opts, cli.ioFor()));
+    });
+}
+
+/** `collect`: a live OTLP/HTTP receiver writing traces as they complete. */
+function registerCollectCommand(program: Command, cli: CliContext): void {
+  program
+    .command('collect')
+    .description(
+      'receive OpenTelemetry GenAI traces live over OTLP/HTTP (loopback, a token per launch) and import each trace as it completes',
+    )
+    .option('--port <port>', 'port (0 picks a free one)', '4318')
+    .option(
+      '--out <dir>',
+      'where tasks/, recordings/ and examples.jsonl go (default: .rehearsal/imports/otlp-live)',
+    )
+    .option('--runs <dir>', "where the traces' runs go (default: .rehearsal/runs)")
+    .action(async (opts: { port?: string; out?: string; runs?: string }) => {
+      cli.exit(await collectCommand(opts, cli.ioFor()));
     });
 }
 

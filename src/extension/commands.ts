@@ -109,6 +109,8 @@ export interface CommandArgs {
   'rehearsal.useTrainedPolicy': [target?: TrainingRunTarget];
   'rehearsal.compareFidelity': [target?: CompareTarget];
   'rehearsal.setUpTrainer': [];
+  'rehearsal.startOtlpReceiver': [];
+  'rehearsal.stopOtlpReceiver': [];
 }
 
 /** A command id. */
@@ -123,6 +125,14 @@ export const COMMANDS: { [K in CommandId]: { title: string; icon?: string } } = 
   'rehearsal.showRunSummary': { title: 'Show Run Summary', icon: '$(table)' },
   'rehearsal.compareRuns': { title: 'Compare Runs...', icon: '$(diff-multiple)' },
   'rehearsal.installGpuSupport': { title: 'Install GPU Support', icon: '$(chip)' },
+  'rehearsal.startOtlpReceiver': {
+    title: 'Receive OpenTelemetry Traces (OTLP)',
+    icon: '$(radio-tower)',
+  },
+  'rehearsal.stopOtlpReceiver': {
+    title: 'Stop Receiving OpenTelemetry Traces',
+    icon: '$(debug-stop)',
+  },
   'rehearsal.runTask': { title: 'Run Task...', icon: '$(play)' },
   'rehearsal.runTaskPrivate': { title: 'Run with Private Rehearsal...', icon: '$(run-all)' },
   'rehearsal.replayTrace': { title: 'Replay Trace with Policy...', icon: '$(debug-rerun)' },

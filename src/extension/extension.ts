@@ -4,6 +4,7 @@ import { registerReviewFeatures } from './features/review/registerReview';
 import { registerGpuFeatures } from './features/runs/registerGpu';
 import { registerJudgeFeatures } from './features/runs/registerJudge';
 import { registerRunFeatures } from './features/runs/registerRuns';
+import { registerOtlpReceiverFeatures } from './features/traces/registerOtlpReceiver';
 import { registerTraceFeatures } from './features/traces/registerTraces';
 import { registerTrainerEnvFeatures } from './features/training/registerTrainerEnv';
 import { registerTrainingFeatures } from './features/training/registerTraining';
@@ -22,6 +23,7 @@ export function activate(context: vscode.ExtensionContext): RehearsalStudioApi {
   const services = createServices(context);
 
   registerTraceFeatures(context, services);
+  registerOtlpReceiverFeatures(context, services);
   registerAnnotationFeatures(context, services);
   registerReviewFeatures(context, services);
   registerRunFeatures(context, services);

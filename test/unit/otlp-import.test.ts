@@ -425,12 +425,13 @@ describe('import otlp: bad input is coded, with its line and span, and the rest 
       input + '.json',
       ['not json', (await readFile(fixture('pydantic-ai.json'), 'utf8')).trim()].join('\n'),
     );
-    await writeFile(input + '.pb', Buffer.from([0x0a, 0x00]));
+    // A resourceSpans field whose length runs past the end of the file.
+    await writeFile(input + '.pb', Buffer.from([0x0a, 0x05, 0x01]));
     const r = await importFiles([input + '.json', input + '.pb']);
     assert.equal(r.code, 0);
     assert.deepEqual(r.err, [
       `${input}.json:1: OTLP_LINE_NOT_JSON: the line is not JSON; it is skipped`,
-      `${input}.pb:1: OTLP_PROTOBUF_UNSUPPORTED: ${OTLP_FAULT_CODES.OTLP_PROTOBUF_UNSUPPORTED}`,
+      `${input}.pb:1: OTLP_PROTOBUF_INVALID: not an OTLP ExportTraceServiceRequest: index out of range`,
     ]);
     assert.deepEqual((await readdir(tmp)).sort(), ['input.json', 'input.pb', 'out']);
     assert.deepEqual((await readdir(r.out)).sort(), [

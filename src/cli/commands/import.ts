@@ -19,6 +19,11 @@ export const MAX_IMPORT_BYTES = 256 * 2 ** 20;
 
 /** A file to import as text, refused with a coded error when it is too large or cannot be read. */
 export async function readImportFile(file: string): Promise<string> {
+  return (await readImportBytes(file)).toString('utf8');
+}
+
+/** {@link readImportFile}'s bytes: a binary import file (OTLP protobuf), with the same bound. */
+export async function readImportBytes(file: string): Promise<Buffer> {
   try {
     const size = (await stat(file)).size;
     if (size > MAX_IMPORT_BYTES)
@@ -26,7 +31,7 @@ export async function readImportFile(file: string): Promise<string> {
         'IMPORT_TOO_LARGE',
         `${file} is ${(size / 2 ** 20).toFixed(0)} MiB; imports are limited to ${MAX_IMPORT_BYTES / 2 ** 20} MiB: split the file and import the parts.`,
       );
-    return await readFile(file, 'utf8');
+    return await readFile(file);
   } catch (err) {
     if (err instanceof StudioError) throw err;
     throw new StudioError('IMPORT_UNREADABLE', `Cannot read ${file}: ${(err as Error).message}.`);

@@ -1,9 +1,9 @@
 import * as path from 'node:path';
 import { counted } from '../../core/base/counted';
-import type { OtlpFault } from '../../core/otlp/codes';
-import { OTLP_FAULT_CODES } from '../../core/otlp/codes';
+import { otlpFaultLines } from '../../core/otlp/otlpLive';
 import { importOtlpData } from '../../core/otlp/otlpImport';
 import { emptyOtlpData, readOtlpJson } from '../../core/otlp/otlpJson';
+import { readOtlpProtobuf } from '../../core/otlp/otlpProto';
 import { writeOtlpRunTrace } from '../../core/otlp/otlpRunTrace';
 import { TASK_FILE_SUFFIX } from '../../core/tasks/format/loader';
 import { writeImport } from '../../core/tasks/import/writeImport';
@@ -11,14 +11,12 @@ import { STUDIO_FOLDER } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
 import { outFolderArg } from '../outArg';
-import { readImportFile } from './import';
+import { readImportBytes, readImportFile } from './import';
 
-/** Faults printed one by one; the rest are counted by code. */
-const FAULTS_SHOWN = 20;
 /** Notes (what a trace held only elsewhere, or not at all) printed one by one; the rest counted. */
 const NOTES_SHOWN = 50;
 
-/** File names of OTLP protobuf, which this studio does not read yet. */
+/** File names of OTLP protobuf: the rest is read as OTLP JSON. */
 const PROTOBUF_FILE = /\.(pb|binpb|protobuf)$/i;
 
 /**
@@ -45,23 +43,15 @@ export async function importOtlpCommand(
   );
   const data = emptyOtlpData();
   for (const file of files) {
-    if (PROTOBUF_FILE.test(file)) {
-      data.faults.push({
-        code: 'OTLP_PROTOBUF_UNSUPPORTED',
-        file,
-        line: 1,
-        message: OTLP_FAULT_CODES.OTLP_PROTOBUF_UNSUPPORTED,
-      });
-      continue;
-    }
-    readOtlpJson(await readImportFile(file), file, data);
+    if (PROTOBUF_FILE.test(file)) readOtlpProtobuf(await readImportBytes(file), file, data);
+    else readOtlpJson(await readImportFile(file), file, data);
   }
   const imported = importOtlpData(data);
   const written = await writeImport(imported.result, out);
   const writtenIds = new Set(written.taskFiles.map((f) => path.basename(f, TASK_FILE_SUFFIX)));
   const episodes = imported.episodes.filter((e) => writtenIds.has(e.imported.task.id));
   for (const s of written.skipped) io.err(`rehearse: trace ${s.index + 1}: skipped: ${s.reason}`);
-  printFaults(imported.faults, io);
+  for (const line of otlpFaultLines(imported.faults)) io.err(line);
   if (!episodes.length) {
     io.out(`imported no episode from ${counted(files.length, 'file')}`);
     return EXIT.failure;
@@ -82,18 +72,4 @@ export async function importOtlpCommand(
     `imported ${counted(episodes.length, 'episode')} (${counted(calls, 'call')}) into ${out}: trace ${trace.traceFile}, ${counted(written.taskFiles.length, 'task')}, ${counted(imported.faults.length, 'fault')}`,
   );
   return EXIT.ok;
-}
-
-function printFaults(faults: readonly OtlpFault[], io: CliIO): void {
-  for (const f of faults.slice(0, FAULTS_SHOWN))
-    io.err(
-      `${f.file ? `${f.file}:${f.line}: ` : ''}${f.spanId ? `span ${f.spanId}: ` : ''}${f.code}: ${f.message}`,
-    );
-  if (faults.length > FAULTS_SHOWN) {
-    const byCode = new Map<string, number>();
-    for (const f of faults.slice(FAULTS_SHOWN)) byCode.set(f.code, (byCode.get(f.code) ?? 0) + 1);
-    io.err(
-      `... and ${faults.length - FAULTS_SHOWN} more: ${[...byCode].map(([c, n]) => `${c} × ${n}`).join(', ')}`,
-    );
-  }
 }

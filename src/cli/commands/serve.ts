@@ -6,6 +6,7 @@ import type { DeviceSetting } from '../../core/policy/onnx/device';
 import { OpenAICompatibleServer } from '../../core/policy/openaiServer';
 import { readPolicySettings } from '../../core/policy/policySettings';
 import type { CliIO } from '../io';
+import { listenError } from '../listenError';
 import { defaultModelFolder } from '../../core/base/studioRoot';
 import { requireNumber } from '../../core/base/numbers';
 import { OUTSIDE_NUMBERS } from '../../core/base/outsideNumbers';
@@ -44,18 +45,7 @@ export async function serveCommand(
   } catch (err) {
     // The policy host is a child process: it must not outlive a server that never started.
     host.dispose();
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE')
-      throw new StudioError(
-        'PORT_IN_USE',
-        `Port ${port} on 127.0.0.1 is in use by another program; pass another --port, or --port 0 for a free one.`,
-      );
-    if (code === 'EACCES')
-      throw new StudioError(
-        'PORT_NOT_ALLOWED',
-        `Port ${port} needs privileges this user lacks; pass a port above 1023, or --port 0 for a free one.`,
-      );
-    throw err;
+    throw listenError(err, port);
   }
   io.out(
     `Serving ${dir} on ${host.device.device} at ${url} (model "${path.basename(dir)}"). Ctrl+C stops.`,

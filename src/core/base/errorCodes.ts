@@ -89,9 +89,9 @@ export const STUDIO_ERROR_CODES = {
   POLICY_NOT_LOADED:
     'The policy host was asked to generate before a model was loaded: a bug in the caller; report it.',
   PORT_IN_USE:
-    "`rehearse serve`'s port is in use: pass another --port, or --port 0 for a free one.",
+    'The port of `rehearse serve` or `rehearse collect` is in use: pass another --port, or --port 0 for a free one.',
   PORT_NOT_ALLOWED:
-    "`rehearse serve`'s port needs privileges this user lacks: pass a port above 1023, or --port 0.",
+    'The port of `rehearse serve` or `rehearse collect` needs privileges this user lacks: pass a port above 1023, or --port 0.',
   PROMPT_TOO_LONG:
     "A prompt plus its new tokens exceeds the model's positions: shorten the task or lower max tokens.",
   REPLAY_INVALID:

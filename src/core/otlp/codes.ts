@@ -25,8 +25,8 @@ export const OTLP_FAULT_CODES = {
     'A trace holds no GenAI messages with a user message (content capture off, or not a GenAI trace): it gives no episode.',
   OTLP_CONVERSATION_INVALID:
     "A trace's conversation cannot be replayed (a tool call with no answer, no tool call at all, a task that would not load): it gives no episode.",
-  OTLP_PROTOBUF_UNSUPPORTED:
-    "The file is OTLP protobuf: this studio reads OTLP JSON only; export JSON (the collector's file exporter, format json) and import that.",
+  OTLP_PROTOBUF_INVALID:
+    'A protobuf file (`.pb`, `.binpb`, `.protobuf`) does not decode as an ExportTraceServiceRequest or ExportLogsServiceRequest: the file is skipped.',
 } as const;
 
 /** One of {@link OTLP_FAULT_CODES}. */

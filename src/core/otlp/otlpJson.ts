@@ -84,6 +84,20 @@ export function readOtlpJson(text: string, file: string, into: OtlpData): void {
   });
 }
 
+/**
+ * Reads one decoded export request (an ExportTraceServiceRequest or ExportLogsServiceRequest as
+ * OTLP JSON, from a line of a file, a protobuf body or a receiver's request) into `into`, as
+ * {@link readOtlpJson} reads each line. Never throws on its input.
+ */
+export function readOtlpRequest(
+  value: JsonValue,
+  file: string,
+  line: number,
+  into: OtlpData,
+): void {
+  new Reader(file, into).request(value, line);
+}
+
 function parseJson(text: string): JsonValue | undefined {
   try {
     return JSON.parse(text) as JsonValue;

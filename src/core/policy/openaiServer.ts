@@ -1,9 +1,8 @@
-import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { canonicalJson } from '../base/canonicalJson';
-import { clip } from '../base/clip';
+import { loopbackCallerRefusal } from '../base/loopbackCaller';
 import { StudioError, errorMessage } from '../base/errors';
 import type { JsonValue } from '../base/json';
 import { isJsonObject } from '../base/json';
@@ -126,9 +125,6 @@ export interface ServerOptions {
   apiKey?: string;
 }
 
-/** The names a loopback client may put in its Host header. */
-const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
-
 /**
  * Serves a local policy as an OpenAI-compatible chat-completions endpoint (`rehearse serve`), so that
  * other tools can use it, with tool calls returned as structured `tool_calls` like a Hermes-style
@@ -173,33 +169,13 @@ export class OpenAICompatibleServer {
    * loopback too, and with a key the request must carry it as `Authorization: Bearer <key>`.
    */
   private checkCaller(req: IncomingMessage): void {
-    const host = (req.headers.host ?? '').toLowerCase();
-    if (!LOOPBACK_NAMES.some((name) => host === `${name}:${this.port}`)) {
-      throw new HttpError(
-        403,
-        `Refused: the Host header "${clip(host, 80)}" is not this server's loopback address (127.0.0.1:${this.port} or localhost:${this.port}).`,
-      );
-    }
-    const origin = req.headers.origin;
-    if (
-      origin !== undefined &&
-      !LOOPBACK_NAMES.some((name) => origin.toLowerCase() === `http://${name}:${this.port}`)
-    ) {
-      throw new HttpError(
-        403,
-        `Refused: requests from web pages (Origin ${clip(origin, 80)}) are not served.`,
-      );
-    }
-    if (this.apiKey) {
-      const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      const bytes = Buffer.from(given ?? '', 'utf8');
-      if (bytes.length !== this.apiKey.length || !timingSafeEqual(bytes, this.apiKey)) {
-        throw new HttpError(
-          401,
-          'Missing or wrong API key: send "Authorization: Bearer <key>" with the key `rehearse serve` printed (or set with --api-key / REHEARSAL_SERVE_API_KEY).',
-        );
-      }
-    }
+    const refusal = loopbackCallerRefusal(
+      req,
+      this.port,
+      this.apiKey,
+      'Missing or wrong API key: send "Authorization: Bearer <key>" with the key `rehearse serve` printed (or set with --api-key / REHEARSAL_SERVE_API_KEY).',
+    );
+    if (refusal) throw new HttpError(refusal.status, refusal.message);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
