@@ -121,6 +121,18 @@ describe('import otlp: fixtures of real instrumentation', () => {
         /book_table \(call_B00kChezLu\): failed, but the trace holds no more of the error than its result and the span status "Error running tool \(non-fatal\)/,
       ],
     },
+    {
+      name: 'Vercel AI SDK 6.0.333 telemetry: ai.prompt.messages, ai.response.*, ai.toolCall spans',
+      files: ['vercel-ai.json'],
+      policy: 'fixture-vercel-ai',
+      results: [
+        { text: ['{"city":"Paris","temp_c":18,"sky":"cloudy"}'], isError: false },
+        // The tool's own words: the SDK shows the model the error text, the span fails.
+        { text: ['Chez Lu is fully booked for 4'], isError: true },
+      ],
+      tools: ['get_weather', 'book_table'],
+      descriptions: ['Current weather in a city.', 'Book a restaurant table.'],
+    },
   ];
   for (const c of cases)
     it(`${c.name}: the exact calls, ids, arguments, results, error flags and answer`, async () => {
