@@ -412,6 +412,33 @@ describe('import otlp: bad input is coded, with its line and span, and the rest 
     assert.equal(imported.episodes[0].episode.answer, ANSWER);
   });
 
+  it('Vercel AI SDK: a last step whose prompt is not JSON leaves the results to the ai.toolCall spans', async () => {
+    const request = await fixtureRequest('vercel-ai.json');
+    const steps = spansOf(request).filter((s) => attribute(s, 'ai.prompt.messages'));
+    const last = steps.find((s) => attribute(s, 'ai.response.text'))!;
+    (attribute(last, 'ai.prompt.messages')!['value'] as JsonObject)['stringValue'] = '[{"role":';
+    const imported = importText(JSON.stringify(request));
+    assert.deepEqual(
+      imported.faults.map((f) => [f.code, f.spanId]),
+      [['OTLP_MESSAGE_NOT_JSON', last['spanId']]],
+    );
+    // The first step's prompt and tool calls; each result and flag from its ai.toolCall span.
+    const [{ episode }] = imported.episodes;
+    assert.deepEqual(
+      episode.turns.map((t) => t.calls.map((c) => [c.id, c.result, c.isError])),
+      [
+        [
+          ['call_W3ath3rPar1s', '{"city":"Paris","temp_c":18,"sky":"cloudy"}', false],
+          ['call_B00kChezLu', 'Chez Lu is fully booked for 4', true],
+        ],
+      ],
+    );
+    assert.equal(episode.answer, undefined);
+    assert.deepEqual(episode.notes, [
+      "book_table (call_B00kChezLu): no answer in the conversation; the span's error message is kept",
+    ]);
+  });
+
   it('arguments that are not JSON make their trace a coded fault, not an episode', async () => {
     const request = await fixtureRequest('openai-v2-latest.json');
     for (const span of spansOf(request))
