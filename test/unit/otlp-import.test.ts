@@ -121,6 +121,18 @@ describe('import otlp: fixtures of real instrumentation', () => {
         /book_table \(call_B00kChezLu\): failed, but the trace holds no more of the error than its result and the span status "Error running tool \(non-fatal\)/,
       ],
     },
+    {
+      name: 'Vercel AI SDK 6.0.333 telemetry: ai.prompt.messages, ai.response.*, ai.toolCall spans',
+      files: ['vercel-ai.json'],
+      policy: 'fixture-vercel-ai',
+      results: [
+        { text: ['{"city":"Paris","temp_c":18,"sky":"cloudy"}'], isError: false },
+        // The tool's own words: the SDK shows the model the error text, the span fails.
+        { text: ['Chez Lu is fully booked for 4'], isError: true },
+      ],
+      tools: ['get_weather', 'book_table'],
+      descriptions: ['Current weather in a city.', 'Book a restaurant table.'],
+    },
   ];
   for (const c of cases)
     it(`${c.name}: the exact calls, ids, arguments, results, error flags and answer`, async () => {
@@ -398,6 +410,33 @@ describe('import otlp: bad input is coded, with its line and span, and the rest 
     );
     // The last chat span holds the same conversation.
     assert.equal(imported.episodes[0].episode.answer, ANSWER);
+  });
+
+  it('Vercel AI SDK: a last step whose prompt is not JSON leaves the results to the ai.toolCall spans', async () => {
+    const request = await fixtureRequest('vercel-ai.json');
+    const steps = spansOf(request).filter((s) => attribute(s, 'ai.prompt.messages'));
+    const last = steps.find((s) => attribute(s, 'ai.response.text'))!;
+    (attribute(last, 'ai.prompt.messages')!['value'] as JsonObject)['stringValue'] = '[{"role":';
+    const imported = importText(JSON.stringify(request));
+    assert.deepEqual(
+      imported.faults.map((f) => [f.code, f.spanId]),
+      [['OTLP_MESSAGE_NOT_JSON', last['spanId']]],
+    );
+    // The first step's prompt and tool calls; each result and flag from its ai.toolCall span.
+    const [{ episode }] = imported.episodes;
+    assert.deepEqual(
+      episode.turns.map((t) => t.calls.map((c) => [c.id, c.result, c.isError])),
+      [
+        [
+          ['call_W3ath3rPar1s', '{"city":"Paris","temp_c":18,"sky":"cloudy"}', false],
+          ['call_B00kChezLu', 'Chez Lu is fully booked for 4', true],
+        ],
+      ],
+    );
+    assert.equal(episode.answer, undefined);
+    assert.deepEqual(episode.notes, [
+      "book_table (call_B00kChezLu): no answer in the conversation; the span's error message is kept",
+    ]);
   });
 
   it('arguments that are not JSON make their trace a coded fault, not an episode', async () => {

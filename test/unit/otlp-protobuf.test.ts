@@ -33,6 +33,7 @@ const FILES: [string, string[]][] = [
   ['openllmetry', ['openllmetry.json']],
   ['openai-agents', ['openai-agents.json']],
   ['pydantic-ai', ['pydantic-ai.json']],
+  ['vercel-ai', ['vercel-ai.json']],
 ];
 
 describe('import otlp: protobuf', () => {

@@ -17,6 +17,7 @@ import { openInferenceMessages } from './openInference';
 import type { OtlpSpan } from './otlpJson';
 import type { OtlpTrace } from './otlpTraces';
 import { recoverFromToolSpans } from './toolSpans';
+import { vercelAiMessages, vercelAiTools } from './vercelAi';
 
 /** A trace that gives no episode, with its code. */
 class EpisodeFault extends Error {
@@ -134,6 +135,7 @@ function conversationOf(
         ],
         span,
       );
+      consider(vercelAiMessages(a), span);
     } catch (err) {
       if (!(err instanceof MessageNotJson)) throw err;
       notJson(err, span.spanId);
@@ -152,8 +154,9 @@ function conversationOf(
 }
 
 /**
- * Tool definitions from `gen_ai.tool.definitions` on any span (the first that has them), else from
- * OpenInference's tool spans (`tool.name`, `tool.description`, `tool.parameters`).
+ * Tool definitions from `gen_ai.tool.definitions` (or the Vercel AI SDK's `ai.prompt.tools`) on any
+ * span (the first that has them), else from OpenInference's tool spans (`tool.name`,
+ * `tool.description`, `tool.parameters`).
  */
 function toolsOf(spans: readonly OtlpSpan[], notes: string[]): ToolDefinition[] {
   const described = spans.flatMap((s) => {
@@ -170,13 +173,20 @@ function toolsOf(spans: readonly OtlpSpan[], notes: string[]): ToolDefinition[] 
     ];
   });
   for (const span of spans) {
-    const raw = span.attributes['gen_ai.tool.definitions'];
-    if (raw === undefined) continue;
+    const key =
+      span.attributes['gen_ai.tool.definitions'] !== undefined
+        ? 'gen_ai.tool.definitions'
+        : 'ai.prompt.tools';
     try {
+      const raw =
+        key === 'ai.prompt.tools'
+          ? vercelAiTools(span.attributes)
+          : span.attributes['gen_ai.tool.definitions'];
+      if (raw === undefined) continue;
       return parseTools(raw);
     } catch (err) {
-      if (!(err instanceof RecordError)) throw err;
-      notes.push(`span ${span.spanId}: gen_ai.tool.definitions: ${err.message}; not read`);
+      if (!(err instanceof RecordError) && !(err instanceof MessageNotJson)) throw err;
+      notes.push(`span ${span.spanId}: ${key}: ${err.message}; not read`);
     }
   }
   const byName = new Map(described.map((t) => [t.name, t]));

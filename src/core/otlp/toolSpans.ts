@@ -3,6 +3,7 @@ import type { JsonValue } from '../base/json';
 import { jsonAttribute, MessageNotJson, valueText } from './genaiMessages';
 import type { OtlpCall, OtlpEpisode } from './episodeTypes';
 import type { OtlpSpan } from './otlpJson';
+import { isVercelAiToolCall, vercelAiToolCall } from './vercelAi';
 
 /** What an `execute_tool` span says of its call. */
 interface ToolSpan {
@@ -18,13 +19,17 @@ interface ToolSpan {
   exceptionMessage: boolean;
 }
 
-/** True for a span of one tool call: `execute_tool` by operation or by name, or OpenInference's TOOL. */
+/**
+ * True for a span of one tool call: `execute_tool` by operation or by name, OpenInference's TOOL,
+ * or the Vercel AI SDK's `ai.toolCall`.
+ */
 function isToolSpan(span: OtlpSpan): boolean {
   const op = span.attributes['gen_ai.operation.name'];
   return (
     op === 'execute_tool' ||
     (op === undefined && span.name.startsWith('execute_tool')) ||
-    isOpenInferenceTool(span)
+    isOpenInferenceTool(span) ||
+    isVercelAiToolCall(span)
   );
 }
 
@@ -34,25 +39,26 @@ function isOpenInferenceTool(span: OtlpSpan): boolean {
 
 function toolSpan(span: OtlpSpan): ToolSpan {
   const a = span.attributes;
-  // OpenInference names the same things its own way.
+  // OpenInference and the Vercel AI SDK name the same things their own way.
   const oi = isOpenInferenceTool(span);
-  const named = a['gen_ai.tool.name'] ?? (oi ? a['tool.name'] : undefined);
+  const vercel = isVercelAiToolCall(span) ? vercelAiToolCall(span) : undefined;
+  const named = a['gen_ai.tool.name'] ?? (oi ? a['tool.name'] : vercel?.name);
   const name = typeof named === 'string' ? named : span.name.replace(/^execute_tool\s*/, '');
   const exception = span.events.find((e) => e.name === 'exception');
   const exceptionMessage = exception?.attributes['exception.message'];
   let args: JsonValue | undefined;
   try {
     args = jsonAttribute(
-      a['gen_ai.tool.call.arguments'] ?? (oi ? a['input.value'] : undefined),
+      a['gen_ai.tool.call.arguments'] ?? (oi ? a['input.value'] : vercel?.arguments),
       'arguments',
     );
   } catch (err) {
     if (!(err instanceof MessageNotJson)) throw err;
   }
-  const result = a['gen_ai.tool.call.result'] ?? (oi ? a['output.value'] : undefined);
+  const result = a['gen_ai.tool.call.result'] ?? (oi ? a['output.value'] : vercel?.result);
   const errorMessage =
     typeof exceptionMessage === 'string' ? exceptionMessage : span.status.message;
-  const id = a['gen_ai.tool.call.id'] ?? a['tool_call.id'];
+  const id = a['gen_ai.tool.call.id'] ?? a['tool_call.id'] ?? vercel?.id;
   return {
     spanId: span.spanId,
     ...(typeof id === 'string' && id ? { id } : {}),
