@@ -14,7 +14,7 @@ import { readTraceEvents } from '../../src/core/trace/format/reader';
 import type { Tau2Report } from '../../src/core/report/tau2Metrics';
 import { passHatK } from '../../src/core/report/tau2Metrics';
 import { trainerPython } from '../support/trainerPython';
-import type { ChatRequest } from '../support/chatServer';
+import type { ChatRequest, ChatServer } from '../support/chatServer';
 import { startChatServer } from '../support/chatServer';
 import { ensureServerBundles } from '../support/servers';
 import { rehearse } from '../support/cli';
@@ -50,6 +50,26 @@ async function importedMock(dir: string): Promise<{ file: string; stop: string }
 async function traceOf(runs: string): Promise<TraceEvent[]> {
   const [run] = await fs.readdir(runs);
   return (await readTraceEvents(path.join(runs, run, 'trace.jsonl'))).events;
+}
+
+/**
+ * `rehearse run` of task files with `policy`'s arguments and τ²'s user played by `server` (model
+ * `user`), into `runs`; fails the test unless it exits 0.
+ */
+async function runWithUser(
+  server: ChatServer,
+  runs: string,
+  files: string[],
+  policy: string[],
+): Promise<void> {
+  const r = await rehearse(
+    'run',
+    ...files,
+    ...policy,
+    ...['--user-endpoint', server.url, '--user-model', 'user'],
+    ...['--out', runs, '--no-progress'],
+  );
+  assert.equal(r.code, 0, r.out + r.err);
 }
 
 const turnsOf = (events: TraceEvent[]) => events.filter((e): e is TurnEvent => e.type === 'turn');
@@ -123,14 +143,7 @@ describe("τ²-bench: a user in the loop, graded by τ²'s evaluator", function 
     );
     try {
       const runs = path.join(dir(), 'endpoint-runs');
-      const r = await rehearse(
-        'run',
-        file,
-        ...['--policy', server.url, '--model', 'policy'],
-        ...['--user-endpoint', server.url, '--user-model', 'user'],
-        ...['--out', runs, '--no-progress'],
-      );
-      assert.equal(r.code, 0, r.out + r.err);
+      await runWithUser(server, runs, [file], ['--policy', server.url, '--model', 'policy']);
       // τ²'s simulator built the prompt: its guidelines and the task's scenario.
       assert.match(userRequests[0].messages[0].content ?? '', /<scenario>[\s\S]*Important Meeting/);
       assert.equal(userRequests.length, 3, 'the opening, the confirmation, the stop');
@@ -193,14 +206,7 @@ describe("τ²-bench: a user in the loop, graded by τ²'s evaluator", function 
     );
     try {
       const runs = path.join(dir(), 'telecom-runs');
-      const r = await rehearse(
-        'run',
-        file,
-        ...['--policy', server.url, '--model', 'policy'],
-        ...['--user-endpoint', server.url, '--user-model', 'user'],
-        ...['--out', runs, '--no-progress'],
-      );
-      assert.equal(r.code, 0, r.out + r.err);
+      await runWithUser(server, runs, [file], ['--policy', server.url, '--model', 'policy']);
       // τ²'s simulator was given the user's tools (τ²'s get_user_tools), the agent never.
       assert.ok(
         (userRequests[0].tools as { function: { name: string } }[]).some(
@@ -268,14 +274,12 @@ describe("τ²-bench: a user in the loop, graded by τ²'s evaluator", function 
     );
     try {
       const runs = path.join(dir(), 'retail-runs');
-      const r = await rehearse(
-        'run',
-        ...files.map((f) => path.join(out, 'tasks', f)),
-        ...['--policy', 'reference', '--concurrency', '2'],
-        ...['--user-endpoint', server.url, '--user-model', 'user'],
-        ...['--out', runs, '--no-progress'],
+      await runWithUser(
+        server,
+        runs,
+        files.map((f) => path.join(out, 'tasks', f)),
+        ['--policy', 'reference', '--concurrency', '2'],
       );
-      assert.equal(r.code, 0, r.out + r.err);
       const events = await traceOf(runs);
       const ends = endsOf(events);
       assert.equal(ends.length, 10);
