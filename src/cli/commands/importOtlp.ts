@@ -1,12 +1,9 @@
 import * as path from 'node:path';
 import { counted } from '../../core/base/counted';
-import { otlpFaultLines } from '../../core/otlp/otlpLive';
-import { importOtlpData } from '../../core/otlp/otlpImport';
+import { writeOtlpImport } from '../../core/otlp/otlpLive';
 import { emptyOtlpData, readOtlpJson } from '../../core/otlp/otlpJson';
 import { readOtlpProtobuf } from '../../core/otlp/otlpProto';
 import { writeOtlpRunTrace } from '../../core/otlp/otlpRunTrace';
-import { TASK_FILE_SUFFIX } from '../../core/tasks/format/loader';
-import { writeImport } from '../../core/tasks/import/writeImport';
 import { STUDIO_FOLDER } from '../../core/trace/format/discover';
 import type { CliIO } from '../io';
 import { EXIT } from '../io';
@@ -46,12 +43,7 @@ export async function importOtlpCommand(
     if (PROTOBUF_FILE.test(file)) readOtlpProtobuf(await readImportBytes(file), file, data);
     else readOtlpJson(await readImportFile(file), file, data);
   }
-  const imported = importOtlpData(data);
-  const written = await writeImport(imported.result, out);
-  const writtenIds = new Set(written.taskFiles.map((f) => path.basename(f, TASK_FILE_SUFFIX)));
-  const episodes = imported.episodes.filter((e) => writtenIds.has(e.imported.task.id));
-  for (const s of written.skipped) io.err(`rehearse: trace ${s.index + 1}: skipped: ${s.reason}`);
-  for (const line of otlpFaultLines(imported.faults)) io.err(line);
+  const { faults, written, episodes } = await writeOtlpImport(data, out, (l) => io.err(l));
   if (!episodes.length) {
     io.out(`imported no episode from ${counted(files.length, 'file')}`);
     return EXIT.failure;
@@ -69,7 +61,7 @@ export async function importOtlpCommand(
     0,
   );
   io.out(
-    `imported ${counted(episodes.length, 'episode')} (${counted(calls, 'call')}) into ${out}: trace ${trace.traceFile}, ${counted(written.taskFiles.length, 'task')}, ${counted(imported.faults.length, 'fault')}`,
+    `imported ${counted(episodes.length, 'episode')} (${counted(calls, 'call')}) into ${out}: trace ${trace.traceFile}, ${counted(written.taskFiles.length, 'task')}, ${counted(faults.length, 'fault')}`,
   );
   return EXIT.ok;
 }

@@ -35,6 +35,21 @@ export function otlpFaultLines(faults: readonly OtlpFault[]): string[] {
 }
 
 /**
+ * OTLP data imported as `rehearse import otlp` imports it: tasks, recordings and examples written
+ * into `out` (`writeImport`, as `import chat` writes them), traces skipped there and faults reported
+ * on `err`; the episodes whose task was written.
+ */
+export async function writeOtlpImport(data: OtlpData, out: string, err: (line: string) => void) {
+  const imported = importOtlpData(data);
+  const written = await writeImport(imported.result, out);
+  const writtenIds = new Set(written.taskFiles.map((f) => path.basename(f, TASK_FILE_SUFFIX)));
+  const episodes = imported.episodes.filter((e) => writtenIds.has(e.imported.task.id));
+  for (const s of written.skipped) err(`rehearse: trace ${s.index + 1}: skipped: ${s.reason}`);
+  for (const line of otlpFaultLines(imported.faults)) err(line);
+  return { faults: imported.faults, written, episodes };
+}
+
+/**
  * One batch of complete traces a receiver took (`rehearse collect`, the editor's receiver),
  * imported as `rehearse import otlp` imports a file: tasks and recordings into `out`, one run into
  * `runs`; a line per trace written, `<id>: <n> calls (<service>) → <run trace>`.
@@ -45,12 +60,7 @@ export async function writeCollectedTraces(
   runs: string,
   log: OtlpLiveLog,
 ): Promise<void> {
-  const imported = importOtlpData(data);
-  const written = await writeImport(imported.result, out);
-  const writtenIds = new Set(written.taskFiles.map((f) => path.basename(f, TASK_FILE_SUFFIX)));
-  const episodes = imported.episodes.filter((e) => writtenIds.has(e.imported.task.id));
-  for (const s of written.skipped) log.err(`rehearse: trace ${s.index + 1}: skipped: ${s.reason}`);
-  for (const line of otlpFaultLines(imported.faults)) log.err(line);
+  const { episodes } = await writeOtlpImport(data, out, log.err);
   if (!episodes.length) return;
   const trace = await writeOtlpRunTrace(episodes, runs, ['otlp-live']);
   for (const note of trace.notes) log.err(note);
