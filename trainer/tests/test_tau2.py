@@ -12,6 +12,7 @@ import sys
 import tempfile
 import threading
 import unittest
+from collections.abc import AsyncIterator
 from typing import Any
 
 from ..errors import TrainerError
@@ -69,31 +70,37 @@ def import_quietly(*argv: str) -> tuple[int, list[str], str]:
     return code, [line for line in err.getvalue().splitlines() if line], out.getvalue()
 
 
+@contextlib.asynccontextmanager
+async def server_session(domain_name: str, task_id: str) -> AsyncIterator[Any]:
+    """An initialised MCP client session on ``python -m trainer.tau2.server`` for one τ² task."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    params = StdioServerParameters(command=sys.executable, cwd=REPO,
+                                   args=["-m", "trainer.tau2.server", "--domain", domain_name, "--task", task_id],
+                                   env={"PYTHONPATH": REPO})
+    with open(os.devnull, "w") as quiet:
+        async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            yield client
+
+
 class ServerTest(unittest.TestCase):
     def test_lists_taus_tools_a_call_changes_the_database_and_reset_restores_it(self):
-        from mcp import ClientSession
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
         async def session() -> dict[str, Any]:
-            params = StdioServerParameters(command=sys.executable, cwd=REPO,
-                                           args=["-m", "trainer.tau2.server", "--domain", "mock", "--task", "update_task_1"],
-                                           env={"PYTHONPATH": REPO})
-            with open(os.devnull, "w") as quiet:
-                async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as client:
-                    await client.initialize()
-                    names = [t.name for t in (await client.list_tools()).tools]
+            async with server_session("mock", "update_task_1") as client:
+                names = [t.name for t in (await client.list_tools()).tools]
 
-                    async def db() -> dict[str, Any]:
-                        snap = await client.call_tool("rehearsal__snapshot", {})
-                        return json.loads(text_of(snap))
+                async def db() -> dict[str, Any]:
+                    snap = await client.call_tool("rehearsal__snapshot", {})
+                    return json.loads(text_of(snap))
 
-                    before = await db()
-                    done = await client.call_tool("update_task_status", {"task_id": "task_1", "status": "completed"})
-                    after = await db()
-                    missing = await client.call_tool("update_task_status", {"task_id": "task_9", "status": "completed"})
-                    await client.call_tool("rehearsal__reset", {})
-                    return {"names": names, "before": before, "done": done, "after": after, "missing": missing,
-                            "reset": await db()}
+                before = await db()
+                done = await client.call_tool("update_task_status", {"task_id": "task_1", "status": "completed"})
+                after = await db()
+                missing = await client.call_tool("update_task_status", {"task_id": "task_9", "status": "completed"})
+                await client.call_tool("rehearsal__reset", {})
+                return {"names": names, "before": before, "done": done, "after": after, "missing": missing,
+                        "reset": await db()}
 
         got = asyncio.run(session())
         tools = [t.name for t in environment("mock", find_task("mock", "update_task_1")).get_tools()]
@@ -109,27 +116,20 @@ class ServerTest(unittest.TestCase):
 
 
     def test_the_users_own_tools_run_in_the_same_environment_and_change_the_phone_as_taus_do(self):
-        from mcp import ClientSession
-        from mcp.client.stdio import StdioServerParameters, stdio_client
         from tau2.data_model.message import ToolCall
 
         async def session() -> dict[str, Any]:
-            params = StdioServerParameters(command=sys.executable, cwd=REPO,
-                                           args=["-m", "trainer.tau2.server", "--domain", "telecom", "--task", TELECOM_TASK],
-                                           env={"PYTHONPATH": REPO})
-            with open(os.devnull, "w") as quiet:
-                async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as client:
-                    await client.initialize()
-                    names = [t.name for t in (await client.list_tools()).tools]
+            async with server_session("telecom", TELECOM_TASK) as client:
+                names = [t.name for t in (await client.list_tools()).tools]
 
-                    async def state() -> dict[str, Any]:
-                        return json.loads(text_of(await client.call_tool("rehearsal__snapshot", {})))
+                async def state() -> dict[str, Any]:
+                    return json.loads(text_of(await client.call_tool("rehearsal__snapshot", {})))
 
-                    before = await state()
-                    toggled = await client.call_tool(USER_TOOL_PREFIX + "toggle_airplane_mode", {})
-                    after = await state()
-                    unknown = await client.call_tool(USER_TOOL_PREFIX + "fly_away", {})
-                    return {"names": names, "before": before, "toggled": toggled, "after": after, "unknown": unknown}
+                before = await state()
+                toggled = await client.call_tool(USER_TOOL_PREFIX + "toggle_airplane_mode", {})
+                after = await state()
+                unknown = await client.call_tool(USER_TOOL_PREFIX + "fly_away", {})
+                return {"names": names, "before": before, "toggled": toggled, "after": after, "unknown": unknown}
 
         got = asyncio.run(session())
         task = find_task("telecom", TELECOM_TASK)
