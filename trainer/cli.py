@@ -29,9 +29,12 @@ COMMANDS = {
     "export-checkpoint": "a policy folder or trainer checkpoint -> a Hugging Face folder with safetensors (--source, --out)",
     "test-checkpoint": "write a random-weight Hugging Face folder (qwen3 or qwen2, safetensors) for tests (--out)",
     "export-trl": "dataset rows -> one parquet file in TRL's conversational prompt-completion format (--rows, --out)",
+    "export-slots": "add onnx/model_slots.onnx (the decode graph with its KV cache in place) to a policy folder "
+                    "exported without it (--source)",
 }
 # Commands that take their arguments on the command line, not a config (they run on the CPU).
-_DIRECT_COMMANDS = ("test-model", "import-checkpoint", "export-checkpoint", "test-checkpoint", "export-trl")
+_DIRECT_COMMANDS = ("test-model", "import-checkpoint", "export-checkpoint", "test-checkpoint", "export-trl",
+                    "export-slots")
 _RUN_FOLDER_COMMANDS = ("sft", "grpo", "trl-grpo")
 
 
@@ -61,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _direct_arguments(name, p):
+    if name == "export-slots":
+        p.add_argument("--source", required=True, help="the policy folder (onnx/model.onnx) to complete")
+        return
     if name == "export-trl":
         p.add_argument("--rows", required=True, action="append", help="a rows file (JSONL), or - for stdin; repeatable")
         p.add_argument("--out", required=True, help="the parquet file to write")
@@ -93,6 +99,10 @@ def _run_direct(args, events):
         rows = read_rows(args.rows)
         size = write_trl_dataset(rows, os.path.abspath(args.out))
         events.emit("done", command="export-trl", path=os.path.abspath(args.out), rows=len(rows), bytes=size)
+    elif args.command == "export-slots":
+        from .export.slots_graph import export_slots
+        size = export_slots(args.source)
+        events.emit("done", command="export-slots", path=os.path.abspath(args.source), bytes=size)
     else:
         {"import-checkpoint": checkpoint.run_import, "export-checkpoint": checkpoint.run_export,
          "test-checkpoint": test_checkpoint.run_test_checkpoint}[args.command](args, events)

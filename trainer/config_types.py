@@ -216,6 +216,7 @@ class ExportSection(_Section):
     external_data: str = "auto"
     max_new_tokens: int = 512
     cascade: bool = True
+    slots: bool = True
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ describe('import checkpoint: qwen3 and qwen2 Hugging Face folders become policy 
     ]);
     assert.match(
       r.out,
-      /^imported \d+ parameters into .*again \(onnx\/model\.onnx, onnx\/model_cascade\.onnx, tokenizer and chat template\)/,
+      /^imported \d+ parameters into .*again \(onnx\/model\.onnx, onnx\/model_cascade\.onnx, onnx\/model_slots\.onnx, tokenizer and chat template\)/,
     );
     const info = await readModelFolder(path.join(dir(), 'again'));
     const config = JSON.parse(
@@ -130,8 +130,8 @@ describe('import checkpoint: qwen3 and qwen2 Hugging Face folders become policy 
     ) as Record<string, unknown>;
     assert.equal(config['model_type'], 'qwen3');
     assert.deepEqual(
-      [info.numKeyValueHeads, info.headDim, info.cascadeFile],
-      [2, 16, 'onnx/model_cascade.onnx'],
+      [info.numKeyValueHeads, info.headDim, info.cascadeFile, info.slotsFile],
+      [2, 16, 'onnx/model_cascade.onnx', 'onnx/model_slots.onnx'],
     );
     assert.notEqual(
       info.headDim,

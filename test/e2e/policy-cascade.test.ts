@@ -104,8 +104,16 @@ describe("policy host: the cascade graph shares the prompt's cache between sampl
 
     before(async () => {
       prompt = promptOf(300, info.vocabSize);
-      withCascade = await OnnxDecoder.load(info, 'cpu');
-      withoutCascade = await OnnxDecoder.load({ ...info, cascadeFile: undefined }, 'cpu');
+      // The main graph's decode loop (the cascade graph is not read where the slots graph decodes).
+      withCascade = await OnnxDecoder.load(info, 'cpu', undefined, { kvCache: 'copy' });
+      withoutCascade = await OnnxDecoder.load(
+        { ...info, cascadeFile: undefined },
+        'cpu',
+        undefined,
+        {
+          kvCache: 'copy',
+        },
+      );
     });
     after(async () => {
       await withCascade?.dispose();
@@ -161,7 +169,9 @@ describe("policy host: the cascade graph shares the prompt's cache between sampl
     try {
       await fs.cp(info.dir, dir, { recursive: true });
       await fs.writeFile(path.join(dir, 'onnx', 'model_cascade.onnx'), Buffer.alloc(4096, 7));
-      const broken = await rejects(OnnxDecoder.load(await readModelFolder(dir), 'cpu'));
+      const broken = await rejects(
+        OnnxDecoder.load(await readModelFolder(dir), 'cpu', undefined, { kvCache: 'copy' }),
+      );
       assert.equal(broken.code, 'MODEL_FILE_BROKEN');
       assert.match(
         broken.message,
@@ -171,7 +181,7 @@ describe("policy host: the cascade graph shares the prompt's cache between sampl
       await fs.rm(path.join(dir, 'onnx', 'model_cascade.onnx'));
       const plain = await readModelFolder(dir);
       assert.equal(plain.cascadeFile, undefined);
-      const decoder = await OnnxDecoder.load(plain, 'cpu');
+      const decoder = await OnnxDecoder.load(plain, 'cpu', undefined, { kvCache: 'copy' });
       try {
         const result = await decoder.generate({
           promptIds: promptOf(40, plain.vocabSize),

@@ -25,6 +25,7 @@ from ..config_types import ExportSection
 from ..errors import EXIT_RUNTIME, TrainerError
 from ..model.folder import write_metadata
 from .external_data import consolidate, externalize_small, share_weights
+from .slots_graph import SLOTS_FILE, build_slots_graph, slots_supported
 
 if TYPE_CHECKING:
     from ..model.llama import LlamaForCausalLM
@@ -104,9 +105,11 @@ def _trace(module, cascade, path, opset):
 
 
 def export_onnx(model: LlamaForCausalLM, onnx_dir: str, opset: int = 14, external_data: str = "auto",
-                cascade: bool = True) -> tuple[int, bool, int]:
-    """Writes ``onnx_dir/model.onnx`` (+ ``model.onnx_data``) and, with ``cascade``, ``model_cascade.onnx``
-    (its weights in the same ``model.onnx_data`` when there is one); returns ``(bytes, external, cascade_bytes)``."""
+                cascade: bool = True, slots: bool = False) -> tuple[int, bool, int, int]:
+    """Writes ``onnx_dir/model.onnx`` (+ ``model.onnx_data``), with ``cascade`` ``model_cascade.onnx``
+    (its weights in the same ``model.onnx_data`` when there is one), and with ``slots``
+    ``model_slots.onnx`` (:mod:`.slots_graph`, the main graph's weights referenced) where the model
+    allows it; returns ``(bytes, external, cascade_bytes, slots_bytes)``."""
     was_training = model.training
     model.eval()
     attention = model.attention
@@ -147,7 +150,10 @@ def export_onnx(model: LlamaForCausalLM, onnx_dir: str, opset: int = 14, externa
         onnx.checker.check_model(cascade_target)
         cascade_bytes = os.path.getsize(cascade_target)
     shutil.rmtree(tmp, ignore_errors=True)
-    return os.path.getsize(target) + data_bytes, external, cascade_bytes
+    slots_bytes = 0
+    if slots and slots_supported(model) is None:
+        slots_bytes = build_slots_graph(model, target, os.path.join(onnx_dir, SLOTS_FILE))
+    return os.path.getsize(target) + data_bytes, external, cascade_bytes, slots_bytes
 
 
 def export_model_folder(model: LlamaForCausalLM, tokenizer: Tokenizer, tokenizer_dir: str, folder: str,
@@ -159,13 +165,15 @@ def export_model_folder(model: LlamaForCausalLM, tokenizer: Tokenizer, tokenizer
     ex = settings or DEFAULT_SETTINGS
     t0 = time.monotonic()
     model_cpu = model if next(model.parameters()).device.type == "cpu" else _cpu_copy(model)
-    size, external, cascade_bytes = export_onnx(model_cpu, os.path.join(folder, "onnx"), ex.opset,
-                                                ex.external_data, ex.cascade)
+    size, external, cascade_bytes, slots_bytes = export_onnx(model_cpu, os.path.join(folder, "onnx"), ex.opset,
+                                                             ex.external_data, ex.cascade, ex.slots)
     extra = {"transformers.js_config": {"use_external_data_format": {"model.onnx": 1}}} if external else None
     write_metadata(folder, model.config, tokenizer, tokenizer_dir, ex.max_new_tokens, extra)
     summary = {"path": os.path.abspath(folder), "onnx_bytes": size, "external_data": external}
     if ex.cascade:
         summary["cascade_bytes"] = cascade_bytes
+    if slots_bytes:
+        summary["slots_bytes"] = slots_bytes
     summary["seconds"] = round(time.monotonic() - t0, 3)
     return summary
 

@@ -121,8 +121,8 @@ def import_checkpoint(source: str, out: str, events: EventStream,
     settings = export_settings or DEFAULT_SETTINGS
     events.emit("progress", stage="export", done=0, total=2 if settings.cascade else 1, file="onnx/model.onnx")
     events.log("export: tracing the ONNX graphs (the normal one, then the cascade one)")
-    size, external, cascade_bytes = export_onnx(model.eval(), os.path.join(out, "onnx"), settings.opset,
-                                                settings.external_data, settings.cascade)
+    size, external, cascade_bytes, slots_bytes = export_onnx(model.eval(), os.path.join(out, "onnx"), settings.opset,
+                                                             settings.external_data, settings.cascade, settings.slots)
     if external:
         hf = read_json_object(os.path.join(out, "config.json"), "a config.json")
         hf["transformers.js_config"] = {"use_external_data_format": {"model.onnx": 1}}
@@ -131,6 +131,8 @@ def import_checkpoint(source: str, out: str, events: EventStream,
                "parameters": sum(p.numel() for p in model.parameters())}
     if settings.cascade:
         summary["cascade_bytes"] = cascade_bytes
+    if slots_bytes:
+        summary["slots_bytes"] = slots_bytes
     return summary
 
 

@@ -141,10 +141,10 @@ class ExportTest(unittest.TestCase):
         path = os.path.join(self.tiny.path("exported"), "onnx", "model_cascade.onnx")
         self.assertSameOutputs(outputs, ours, run_onnx(path, feeds))
 
-    def test_cascade_false_writes_the_normal_graph_only(self):
+    def test_cascade_and_slots_false_write_the_normal_graph_only(self):
         folder = self.tiny.path("plain")
         code, events, err = run_cli(["export", "--set", f"model.path={self.tiny.model}", "--set", f"out_dir={folder}",
-                                     "--set", "export.cascade=false"])
+                                     "--set", "export.cascade=false", "--set", "export.slots=false"])
         self.assertEqual(code, 0, err)
         self.assertEqual(os.listdir(os.path.join(folder, "onnx")), ["model.onnx"])
         self.assertNotIn("cascade_bytes", of(events, "export")[0])
@@ -163,7 +163,7 @@ class ExportTest(unittest.TestCase):
         onnx.checker.check_model(os.path.join(folder, "onnx", "model.onnx"))
         # The cascade graph's weights are those of model.onnx_data, stored once.
         self.assertEqual(sorted(os.listdir(os.path.join(folder, "onnx"))),
-                         ["model.onnx", "model.onnx_data", "model_cascade.onnx"])
+                         ["model.onnx", "model.onnx_data", "model_cascade.onnx", "model_slots.onnx"])
         cascade = os.path.join(folder, "onnx", "model_cascade.onnx")
         onnx.checker.check_model(cascade)
         self.assertLess(os.path.getsize(cascade), 100_000)

@@ -169,7 +169,7 @@ export async function checkpointCommand(
   }
   io.out(
     direction === 'import'
-      ? `imported ${String(written?.['parameters'] ?? '?')} parameters into ${out} (onnx/model.onnx, ${written?.['cascade_bytes'] ? 'onnx/model_cascade.onnx, ' : ''}tokenizer and chat template); run it with --policy ${out}`
+      ? `imported ${String(written?.['parameters'] ?? '?')} parameters into ${out} (onnx/model.onnx, ${written?.['cascade_bytes'] ? 'onnx/model_cascade.onnx, ' : ''}${written?.['slots_bytes'] ? 'onnx/model_slots.onnx, ' : ''}tokenizer and chat template); run it with --policy ${out}`
       : `exported a ${String(written?.['model_type'])} Hugging Face folder to ${out} (${(written?.['files'] as string[] | undefined)?.join(', ') ?? ''}, ${String(written?.['dtype'])}); EnvACE starts from it with actor_rollout_ref.model.path=${out}`,
   );
   return EXIT.ok;

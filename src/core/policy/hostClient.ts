@@ -19,6 +19,7 @@ import { LineSplitter } from '../base/lines';
 import { studioRoot } from '../base/studioRoot';
 import * as HostProtocol from './hostProtocol';
 import { HostStderr } from './hostStderr';
+import type { KvCacheMode } from './onnx/decoder';
 import type { DeviceReport, DeviceSetting } from './onnx/device';
 import { describeDeviceChoice, withProbeReasons } from './onnx/device';
 import { delayMs, safeTimeout } from '../base/timers';
@@ -32,6 +33,8 @@ export interface PolicyHostOptions {
   maxSequences?: number;
   /** Most KV cache the host holds, in MiB; its default is 1024. */
   kvCacheMb?: number;
+  /** `copy` keeps the main graph's decode loop even where the folder has the slots graph (benchmarks compare the two). */
+  kvCache?: KvCacheMode;
   /**
    * Receives the host's own stderr lines (its logs, native warnings) and, once the model is loaded,
    * one line saying which device runs it and why (`device: cpu (auto; cuda not used: ...)`).
@@ -155,6 +158,7 @@ export class PolicyHostClient extends Disposable {
           threads: options.threads,
           maxSequences: options.maxSequences,
           kvCacheMb: options.kvCacheMb,
+          kvCache: options.kvCache,
         }),
         exited.then((e) => {
           throw e;

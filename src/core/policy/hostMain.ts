@@ -4,6 +4,7 @@ import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { StudioError, errorMessage } from '../base/errors';
 import * as HostProtocol from './hostProtocol';
 import { OnnxEngine } from './onnx/engine';
+import { emptyBatchStats } from './onnx/batchScheduler';
 
 /** What the engine answers one generation with. */
 type EngineGeneration = Awaited<ReturnType<OnnxEngine['generate']>>;
@@ -41,6 +42,7 @@ function main(): void {
       engine = await OnnxEngine.load(params.modelDir, params.device, params.threads, {
         maxSequences: params.maxSequences,
         kvCacheMb: params.kvCacheMb,
+        kvCache: params.kvCache,
         // The markers must stay in order with what the native providers print to fd 2 while they
         // are tried: libuv writes to the pipe at once while it has room, and the client drains it.
         onProbe: (device, phase) =>
@@ -74,7 +76,7 @@ function main(): void {
   connection.onNotification(HostProtocol.endSession, ({ session }) => engine?.endSession(session));
   connection.onRequest(HostProtocol.stats, () => ({
     ...stats,
-    ...(engine?.decoder.batchStats ?? { decodePasses: 0, decodeRows: 0, largestBatch: 0 }),
+    ...(engine?.decoder.batchStats ?? emptyBatchStats()),
   }));
   connection.onRequest(HostProtocol.shutdown, async () => {
     await engine?.dispose();
@@ -135,7 +137,7 @@ function initializeResult(engine: OnnxEngine): HostProtocol.InitializeResult {
       vocabSize: i.vocabSize,
       maxPositions: i.maxPositions,
     },
-    batch: engine.decoder.limits,
+    batch: { ...engine.decoder.limits, kvCache: engine.decoder.kvCache },
   };
 }
 

@@ -1,6 +1,7 @@
 import { NotificationType, RequestType, RequestType0 } from 'vscode-jsonrpc';
 import type { ChatMessage, ToolDefinition } from '../protocol/types';
 import type { DeviceReport, DeviceSetting } from './onnx/device';
+import type { KvCacheMode } from './onnx/decoder';
 import type { SamplingSettings } from './sampling/sampling';
 import type { FinishReason } from './types';
 
@@ -17,13 +18,15 @@ export interface InitializeParams {
   maxSequences?: number;
   /** Most KV cache in MiB (requests in flight and idle sessions); absent = 1024. */
   kvCacheMb?: number;
+  /** How the KV cache is kept; absent = `slots` where the folder has the slots graph (see KvCacheMode). */
+  kvCache?: KvCacheMode;
 }
 /** The device chosen (with why others were not) and the model's shape. */
 export interface InitializeResult {
   device: DeviceReport;
   model: { dir: string; layers: number; vocabSize: number; maxPositions: number };
   /** The bounds of continuous batching: requests past them wait their turn. */
-  batch?: { maxSequences: number; maxCachedTokens: number };
+  batch?: { maxSequences: number; maxCachedTokens: number; kvCache?: KvCacheMode };
 }
 /** Loads (or reloads) the model. */
 export const initialize = new RequestType<InitializeParams, InitializeResult, void>('initialize');
@@ -99,6 +102,12 @@ export interface Stats {
   decodeRows?: number;
   /** The most sequences one pass decoded. */
   largestBatch?: number;
+  /** Prefill passes and the prompt tokens they encoded. */
+  prefillPasses?: number;
+  prefillTokens?: number;
+  /** Time inside the graph's forward passes (prefill and decode), the rest of the host's work left out. */
+  prefillForwardMs?: number;
+  decodeForwardMs?: number;
 }
 /** Reads the counters. */
 export const stats = new RequestType0<Stats, void>('stats');

@@ -69,6 +69,26 @@ export interface BatchStats {
   decodeRows: number;
   /** The most sequences one pass decoded. */
   largestBatch: number;
+  /** Prefill passes (a chunk of one prompt, or of several in one pass, counts once). */
+  prefillPasses: number;
+  /** Prompt tokens those passes encoded. */
+  prefillTokens: number;
+  /** Time inside the graph's forward passes: prefills, and decode passes. */
+  prefillForwardMs: number;
+  decodeForwardMs: number;
+}
+
+/** Counters at zero. */
+export function emptyBatchStats(): BatchStats {
+  return {
+    decodePasses: 0,
+    decodeRows: 0,
+    largestBatch: 0,
+    prefillPasses: 0,
+    prefillTokens: 0,
+    prefillForwardMs: 0,
+    decodeForwardMs: 0,
+  };
 }
 
 /**
@@ -131,7 +151,7 @@ export class BatchScheduler {
   private width = 0;
   private running: Promise<void> | undefined;
   private disposed = false;
-  private readonly counters: BatchStats = { decodePasses: 0, decodeRows: 0, largestBatch: 0 };
+  private readonly counters: BatchStats = emptyBatchStats();
 
   constructor(
     private readonly info: ModelFolderInfo,
@@ -318,6 +338,9 @@ export class BatchScheduler {
       releaseDeviceTensors(Object.fromEntries([...spent].map((t, i) => [i, t])));
     }
     job.prefillMs = performance.now() - t0;
+    this.counters.prefillPasses++;
+    this.counters.prefillTokens += prompt.length - reused;
+    this.counters.prefillForwardMs += job.prefillMs;
     job.reused = reused;
     const logits = outputs['logits'] as ort.Tensor;
     const V = info.vocabSize;
@@ -399,7 +422,8 @@ export class BatchScheduler {
     releaseDeviceTensors(past);
   }
 
-  private count(sequences: number): void {
+  private count(sequences: number, t0: number): void {
+    this.counters.decodeForwardMs += performance.now() - t0;
     this.counters.decodePasses++;
     this.counters.decodeRows += sequences;
     this.counters.largestBatch = Math.max(this.counters.largestBatch, sequences);
@@ -410,6 +434,7 @@ export class BatchScheduler {
     const { info } = this;
     const rows = this.rows;
     const jobs = new Set(rows.map((r) => r.job));
+    const t0 = performance.now();
     let outputs: Outputs;
     try {
       outputs = await this.forward.plain(
@@ -430,7 +455,7 @@ export class BatchScheduler {
       for (const job of jobs) this.fail(job, error);
       return;
     }
-    this.count(rows.length);
+    this.count(rows.length, t0);
     const previous = this.batchPast!;
     this.batchPast = presentsAsPast(outputs, info.numLayers);
     this.width++;
@@ -475,6 +500,7 @@ export class BatchScheduler {
     const { generation } = job;
     const { n } = generation;
     const run = state.prefix ? this.forward.cascade! : (f: Feeds) => this.forward.plain(f);
+    const t0 = performance.now();
     let outputs: Outputs;
     try {
       outputs = await run(
@@ -486,7 +512,7 @@ export class BatchScheduler {
     } catch (err) {
       return this.fail(job, decodeFailure(err, `a decode step of this request's ${n} samples`));
     }
-    this.count(n);
+    this.count(n, t0);
     state.length++;
     const previous = state.past;
     state.past = presentsAsPast(outputs, info.numLayers);
@@ -550,7 +576,7 @@ export class BatchScheduler {
 }
 
 /** An onnxruntime failure as the coded error of every request it ends. */
-function decodeFailure(err: unknown, what: string): StudioError {
+export function decodeFailure(err: unknown, what: string): StudioError {
   if (err instanceof StudioError) return err;
   return new StudioError(
     'POLICY_DECODE_FAILED',

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { firstLine } from '../../base/clip';
@@ -9,6 +10,25 @@ import type { DeviceAttempt, DeviceProbeListener, DeviceReport, DeviceSetting } 
 import { devicesToTry, executionProvider, explainDeviceFailure } from './device';
 import type { GenerateRequest, GenerateResult } from './generation';
 import type { ModelFolderInfo } from './modelFolder';
+import type { KvSessionCache } from './sessionCache';
+import { SlotScheduler } from './slotScheduler';
+
+/**
+ * How the host keeps the KV cache. `slots`: the folder's slots graph (`model_slots.onnx`) reads each
+ * sequence's slot in place and returns only the new tokens' keys and values (slotScheduler.ts), on
+ * CPU; `copy`: the main graph takes the past and returns it with the new tokens appended
+ * (batchScheduler.ts), the only way for folders without the slots graph and on GPUs.
+ */
+export type KvCacheMode = 'slots' | 'copy';
+
+/** What the decoder needs of a scheduler: both of them are one. */
+interface Scheduler {
+  generate(req: GenerateRequest): Promise<GenerateResult>;
+  dispose(): Promise<void>;
+  readonly stats: BatchStats;
+  readonly limits: BatchLimits;
+  readonly sessions: KvSessionCache;
+}
 
 /** Models below this size decode fastest on one thread: thread hand-offs cost more than the work. */
 const SMALL_MODEL_BYTES = 64 * 1024 * 1024;
@@ -38,6 +58,19 @@ export async function threadOptions(
     : {};
 }
 
+/**
+ * Threads of the prefill session: the machine's cores (at most 8), which do not spin between
+ * passes, so that the studio's own process and the tool servers keep the cores while the host waits.
+ */
+export function prefillThreads(): ort.InferenceSession.SessionOptions {
+  return {
+    intraOpNumThreads: Math.max(1, Math.min(8, os.availableParallelism())),
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
+  };
+}
+
 function kvOutputLocations(info: ModelFolderInfo): Record<string, ort.Tensor.DataLocation> {
   const out: Record<string, ort.Tensor.DataLocation> = { logits: 'cpu' };
   for (let i = 0; i < info.numLayers; i++) {
@@ -59,25 +92,43 @@ export type { FinishReason, GenerateRequest, GenerateResult } from './generation
  * text goes through {@link OnnxEngine}.
  */
 export class OnnxDecoder {
-  private readonly scheduler: BatchScheduler;
+  private readonly scheduler: Scheduler;
 
   private constructor(
     readonly info: ModelFolderInfo,
     readonly device: DeviceReport,
     private readonly model: ort.InferenceSession,
-    /** The cascade graph, when the folder has one. */
+    /** The cascade graph, when the folder has one (and the slots graph is not used). */
     private readonly cascade: ort.InferenceSession | undefined,
+    /** The slots graph, when it runs the decode loop. */
+    private readonly slots: ort.InferenceSession | undefined,
+    /** The main graph again, on every core, for the slot scheduler's prefills (when `model` runs on one thread). */
+    private readonly prefill: ort.InferenceSession | undefined,
     limits: BatchLimits,
   ) {
-    this.scheduler = new BatchScheduler(
-      info,
-      {
-        plain: (feeds) => model.run(feeds),
-        cascade: cascade ? (feeds) => cascade.run(feeds) : undefined,
-        positionIds: model.inputNames.includes('position_ids'),
-      },
-      limits,
-    );
+    this.scheduler = slots
+      ? new SlotScheduler(
+          info,
+          {
+            decode: (feeds) => slots.run(feeds),
+            prefill: (feeds) => (prefill ?? model).run(feeds),
+          },
+          limits,
+        )
+      : new BatchScheduler(
+          info,
+          {
+            plain: (feeds) => model.run(feeds),
+            cascade: cascade ? (feeds) => cascade.run(feeds) : undefined,
+            positionIds: model.inputNames.includes('position_ids'),
+          },
+          limits,
+        );
+  }
+
+  /** How this decoder keeps the KV cache. */
+  get kvCache(): KvCacheMode {
+    return this.slots ? 'slots' : 'copy';
   }
 
   /** Creates the ONNX session on the first device of the setting that works. */
@@ -89,6 +140,8 @@ export class OnnxDecoder {
       kvOnDevice?: boolean;
       limits?: BatchLimits;
       onProbe?: DeviceProbeListener;
+      /** Absent: `slots` where the folder has the slots graph and the device is the CPU. */
+      kvCache?: KvCacheMode;
     } = {},
   ): Promise<OnnxDecoder> {
     const attempts: DeviceAttempt[] = [];
@@ -108,25 +161,21 @@ export class OnnxDecoder {
           ...location,
           ...(await threadOptions(main, device, threads)),
         };
-        file = main;
-        const model = await ort.InferenceSession.create(file, sessionOptions);
-        let cascade: ort.InferenceSession | undefined;
-        if (info.cascadeFile) {
-          file = path.join(info.dir, info.cascadeFile);
-          cascade = await ort.InferenceSession.create(file, sessionOptions).catch(
-            async (err: unknown) => {
-              await model.release();
-              throw err;
-            },
-          );
-        }
+        const graphs = await openGraphs(info, device, sessionOptions, {
+          threads,
+          kvCache: options.kvCache,
+          opening: (f) => (file = f),
+        });
+        const { model } = graphs;
         checkGraphLayers(info, model);
         attempts.push({ device, ok: true });
         return new OnnxDecoder(
           info,
           { device, attempts },
           model,
-          cascade,
+          graphs.cascade,
+          graphs.slots,
+          graphs.prefill,
           options.limits ?? batchLimits(info),
         );
       } catch (err) {
@@ -176,6 +225,62 @@ export class OnnxDecoder {
     await this.scheduler.dispose();
     await this.model.release();
     await this.cascade?.release();
+    await this.slots?.release();
+    await this.prefill?.release();
+  }
+}
+
+/**
+ * The sessions of a folder on one device: the main graph; the slots graph where it decodes (CPU, a
+ * folder that has it, `kvCache` not `copy`) with the main graph again on every core for its prefills
+ * (when the main one runs on one thread), else the cascade graph where there is one. `opening` hears
+ * each file before it loads (the caller names the one that failed); on a failure what was opened is
+ * released.
+ */
+async function openGraphs(
+  info: ModelFolderInfo,
+  device: string,
+  sessionOptions: ort.InferenceSession.SessionOptions,
+  options: { threads?: number; kvCache?: KvCacheMode; opening: (file: string) => void },
+): Promise<{
+  model: ort.InferenceSession;
+  cascade?: ort.InferenceSession;
+  slots?: ort.InferenceSession;
+  prefill?: ort.InferenceSession;
+}> {
+  const open = (file: string, extra: ort.InferenceSession.SessionOptions = {}) => {
+    options.opening(file);
+    return ort.InferenceSession.create(file, { ...sessionOptions, ...extra });
+  };
+  const main = path.join(info.dir, info.onnxFile);
+  const model = await open(main);
+  // The slots graph reads the cache from host memory in place: on a GPU it would move the whole
+  // cache every step, so GPUs keep the main graph (its cache may stay on the device).
+  const useSlots =
+    !!info.slotsFile &&
+    device === 'cpu' &&
+    (options.kvCache ?? 'slots') === 'slots' &&
+    model.inputNames.includes('position_ids');
+  const opened: ort.InferenceSession[] = [model];
+  try {
+    if (!useSlots) {
+      const cascade = info.cascadeFile
+        ? await open(path.join(info.dir, info.cascadeFile))
+        : undefined;
+      return { model, cascade };
+    }
+    const slots = await open(path.join(info.dir, info.slotsFile!));
+    opened.push(slots);
+    // A prompt chunk is a matrix product large enough for every core, where one token a row is not
+    // (the reason small models decode on one thread).
+    const prefill =
+      sessionOptions.intraOpNumThreads === 1 && !options.threads
+        ? await open(main, prefillThreads())
+        : undefined;
+    return { model, slots, prefill };
+  } catch (err) {
+    for (const session of opened) await session.release();
+    throw err;
   }
 }
 

@@ -6,7 +6,7 @@ import { StudioError, errorMessage } from '../../base/errors';
 import type { ChatMessage, ToolDefinition } from '../../protocol/types';
 import { toFunctionSchema } from '../../protocol/types';
 import { batchLimits } from './batchScheduler';
-import type { GenerateRequest, GenerateResult } from './decoder';
+import type { GenerateRequest, GenerateResult, KvCacheMode } from './decoder';
 import { OnnxDecoder } from './decoder';
 import type { DeviceProbeListener, DeviceReport, DeviceSetting } from './device';
 import type { ModelFolderInfo } from './modelFolder';
@@ -31,6 +31,7 @@ export class OnnxEngine {
     batch: {
       maxSequences?: number;
       kvCacheMb?: number;
+      kvCache?: KvCacheMode;
       onProbe?: DeviceProbeListener;
     } = {},
   ): Promise<OnnxEngine> {
@@ -58,7 +59,11 @@ export class OnnxEngine {
     const limits = batchLimits(info, batch.kvCacheMb, batch.maxSequences);
     return new OnnxEngine(
       tokenizer,
-      await OnnxDecoder.load(info, setting, threads, { limits, onProbe: batch.onProbe }),
+      await OnnxDecoder.load(info, setting, threads, {
+        limits,
+        onProbe: batch.onProbe,
+        kvCache: batch.kvCache,
+      }),
       dir,
     );
   }

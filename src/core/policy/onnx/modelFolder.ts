@@ -21,6 +21,8 @@ export interface ModelFolderInfo {
   onnxFile: string;
   /** The cascade graph (n samples over one shared prompt cache), relative to `dir`; absent in older exports. */
   cascadeFile?: string;
+  /** The slots graph (KV cache in place, see slotScheduler.ts), relative to `dir`; absent in older exports. */
+  slotsFile?: string;
   hasChatTemplate: boolean;
 }
 
@@ -89,6 +91,8 @@ export const MAX_SHAPE = {
 
 /** Written by `python3 -m trainer export` beside the main graph unless `export.cascade` is false. */
 const CASCADE_FILE = 'onnx/model_cascade.onnx';
+/** Written by `python3 -m trainer export` beside the main graph unless `export.slots` is false. */
+const SLOTS_FILE = 'onnx/model_slots.onnx';
 
 /** Whether `file` exists and is large enough to be an ONNX graph at all. */
 async function usableFile(dir: string, file: string): Promise<boolean> {
@@ -149,6 +153,7 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
     }
   }
   const cascadeFile = (await usableFile(dir, CASCADE_FILE)) ? CASCADE_FILE : undefined;
+  const slotsFile = (await usableFile(dir, SLOTS_FILE)) ? SLOTS_FILE : undefined;
   const heads = num(config, 'num_attention_heads', 'config.json');
   const hidden = num(config, 'hidden_size', 'config.json');
   const eos = [...new Set([...ids(generation['eos_token_id']), ...ids(config['eos_token_id'])])];
@@ -187,6 +192,7 @@ export async function readModelFolder(dir: string): Promise<ModelFolderInfo> {
     padTokenId,
     onnxFile,
     cascadeFile,
+    slotsFile,
     hasChatTemplate: typeof tokenizerConfig['chat_template'] === 'string',
   };
 }
