@@ -7,6 +7,7 @@ import { EndpointPolicy } from '../core/policy/endpointPolicy';
 import type { DeviceSetting } from '../core/policy/onnx/device';
 import { OnnxPolicy } from '../core/policy/onnxPolicy';
 import { ReferencePolicy } from '../core/policy/referencePolicy';
+import type { KvCacheMode } from '../core/policy/onnx/decoder';
 import type { Policy } from '../core/policy/types';
 import type { TaskFile } from '../core/tasks/format/taskFile';
 import { requireNumber } from '../core/base/numbers';
@@ -18,6 +19,8 @@ export interface PolicyArgs {
   model?: string;
   device?: string;
   threads?: string;
+  /** How a model folder keeps its KV cache (KvCacheMode); `slots` needs its model_slots.onnx, else it copies. */
+  kvCache?: string;
   /** Constrain a tool call's name to the offered tools (model folders). */
   constrainToolNames?: boolean;
   /** Endpoints: record the sampled token ids and log-probs (`rollout --record-tokens`). */
@@ -25,6 +28,7 @@ export interface PolicyArgs {
 }
 
 const DEVICES = ['auto', 'cpu', 'cuda', 'webgpu'];
+const KV_CACHES: readonly KvCacheMode[] = ['slots', 'copy'];
 /** The policies `--policy` names by word; anything else is a model folder or an endpoint. */
 const POLICY_NAMES = ['default', 'reference'];
 
@@ -85,10 +89,19 @@ export async function openPolicy(
   const threads = requireNumber(args.threads, OUTSIDE_NUMBERS.flagThreads, undefined, {
     text: true,
   });
+  const kvCache = (args.kvCache ?? 'slots') as KvCacheMode;
+  if (!KV_CACHES.includes(kvCache)) {
+    const near = didYouMean(String(args.kvCache), KV_CACHES);
+    throw new StudioError(
+      'USAGE',
+      `--kv-cache must be slots or copy, not "${args.kvCache}".${near ? ` Did you mean ${near}?` : ''}`,
+    );
+  }
   return OnnxPolicy.start({
     modelDir: dir,
     device,
     threads,
+    kvCache,
     log,
     probeLog,
     constrainToolNames: args.constrainToolNames === true,

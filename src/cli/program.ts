@@ -399,6 +399,11 @@ function withPolicyOptions(cmd: Command): Command {
     .option('--device <device>', 'auto, cpu, cuda or webgpu (model folders)', 'auto')
     .option('--threads <n>', 'CPU threads of the model (default: chosen by model size)')
     .option(
+      '--kv-cache <mode>',
+      "model folders on the CPU: slots (the folder's model_slots.onnx, the cache in place) or copy (model.onnx, the cache copied each step)",
+      'slots',
+    )
+    .option(
       '--constrain-tool-names',
       "model folders: decode a tool call's name as one of the task's tools only (as vLLM's guided decoding)",
     );
