@@ -100,10 +100,8 @@ export class OnnxDecoder {
     private readonly model: ort.InferenceSession,
     /** The cascade graph, when the folder has one (and the slots graph is not used). */
     private readonly cascade: ort.InferenceSession | undefined,
-    /** The slots graph, when it runs the decode loop. */
+    /** The slots graph, when it runs the decode loop (the main graph then only prefills). */
     private readonly slots: ort.InferenceSession | undefined,
-    /** The main graph again, on every core, for the slot scheduler's prefills (when `model` runs on one thread). */
-    private readonly prefill: ort.InferenceSession | undefined,
     limits: BatchLimits,
   ) {
     this.scheduler = slots
@@ -111,7 +109,7 @@ export class OnnxDecoder {
           info,
           {
             decode: (feeds) => slots.run(feeds),
-            prefill: (feeds) => (prefill ?? model).run(feeds),
+            prefill: (feeds) => model.run(feeds),
           },
           limits,
         )
@@ -175,7 +173,6 @@ export class OnnxDecoder {
           model,
           graphs.cascade,
           graphs.slots,
-          graphs.prefill,
           options.limits ?? batchLimits(info),
         );
       } catch (err) {
@@ -226,16 +223,16 @@ export class OnnxDecoder {
     await this.model.release();
     await this.cascade?.release();
     await this.slots?.release();
-    await this.prefill?.release();
   }
 }
 
 /**
- * The sessions of a folder on one device: the main graph; the slots graph where it decodes (CPU, a
- * folder that has it, `kvCache` not `copy`) with the main graph again on every core for its prefills
- * (when the main one runs on one thread), else the cascade graph where there is one. `opening` hears
- * each file before it loads (the caller names the one that failed); on a failure what was opened is
- * released.
+ * The sessions of a folder on one device: the main graph, and the slots graph where it decodes (CPU,
+ * a folder that has it, `kvCache` not `copy`), else the cascade graph where there is one. With the
+ * slots graph the main graph only prefills prompt chunks, matrix products large enough for every
+ * core: a small model's main graph then runs on every core (its decode steps, one token a row, ran
+ * fastest on one). `opening` hears each file before it loads (the caller names the one that failed);
+ * on a failure what was opened is released.
  */
 async function openGraphs(
   info: ModelFolderInfo,
@@ -246,40 +243,29 @@ async function openGraphs(
   model: ort.InferenceSession;
   cascade?: ort.InferenceSession;
   slots?: ort.InferenceSession;
-  prefill?: ort.InferenceSession;
 }> {
   const open = (file: string, extra: ort.InferenceSession.SessionOptions = {}) => {
     options.opening(file);
     return ort.InferenceSession.create(file, { ...sessionOptions, ...extra });
   };
-  const main = path.join(info.dir, info.onnxFile);
-  const model = await open(main);
   // The slots graph reads the cache from host memory in place: on a GPU it would move the whole
   // cache every step, so GPUs keep the main graph (its cache may stay on the device).
-  const useSlots =
-    !!info.slotsFile &&
-    device === 'cpu' &&
-    (options.kvCache ?? 'slots') === 'slots' &&
-    model.inputNames.includes('position_ids');
-  const opened: ort.InferenceSession[] = [model];
+  const slotsFile =
+    info.slotsFile && device === 'cpu' && (options.kvCache ?? 'slots') === 'slots'
+      ? path.join(info.dir, info.slotsFile)
+      : undefined;
+  const spread = !!slotsFile && sessionOptions.intraOpNumThreads === 1 && !options.threads;
+  const model = await open(path.join(info.dir, info.onnxFile), spread ? prefillThreads() : {});
   try {
-    if (!useSlots) {
-      const cascade = info.cascadeFile
-        ? await open(path.join(info.dir, info.cascadeFile))
-        : undefined;
-      return { model, cascade };
-    }
-    const slots = await open(path.join(info.dir, info.slotsFile!));
-    opened.push(slots);
-    // A prompt chunk is a matrix product large enough for every core, where one token a row is not
-    // (the reason small models decode on one thread).
-    const prefill =
-      sessionOptions.intraOpNumThreads === 1 && !options.threads
-        ? await open(main, prefillThreads())
-        : undefined;
-    return { model, slots, prefill };
+    // The slot scheduler prefills through the main graph's position ids.
+    if (slotsFile && model.inputNames.includes('position_ids'))
+      return { model, slots: await open(slotsFile) };
+    const cascade = info.cascadeFile
+      ? await open(path.join(info.dir, info.cascadeFile))
+      : undefined;
+    return { model, cascade };
   } catch (err) {
-    for (const session of opened) await session.release();
+    await model.release();
     throw err;
   }
 }
