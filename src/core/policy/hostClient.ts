@@ -57,6 +57,19 @@ export interface PolicyHostOptions {
 }
 
 /**
+ * The environment variable of `npm run bench:profile` (bench/profile.ts): a folder where the policy
+ * host writes a CPU profile (`host/*.cpuprofile`, Node's `--cpu-prof`) and, when it shuts down, its
+ * counters (`host/stats.json`). A diagnostic: nothing else reads or sets it.
+ */
+export const PROFILE_DIR_VARIABLE = 'REHEARSAL_PROFILE_DIR';
+
+/** Node's options that profile the host when {@link PROFILE_DIR_VARIABLE} is set. */
+function profileArgs(): string[] {
+  const dir = process.env[PROFILE_DIR_VARIABLE];
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'host')}`] : [];
+}
+
+/**
  * Failures of the pipe to the host rather than answers from it: a request written as the host dies
  * fails with one of these before the process reports its exit.
  */
@@ -121,10 +134,14 @@ export class PolicyHostClient extends Disposable {
       options.maxHeapMb !== undefined
         ? [`--max-old-space-size=${Math.max(16, Math.floor(options.maxHeapMb))}`]
         : [];
-    const child = spawn(options.nodePath ?? process.execPath, [...heapLimit, script], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', OMP_WAIT_POLICY: 'PASSIVE' },
-    });
+    const child = spawn(
+      options.nodePath ?? process.execPath,
+      [...heapLimit, ...profileArgs(), script],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', OMP_WAIT_POLICY: 'PASSIVE' },
+      },
+    );
     const connection = createMessageConnection(
       new StreamMessageReader(child.stdout),
       new StreamMessageWriter(child.stdin),

@@ -1,7 +1,9 @@
 import type { CancellationToken, MessageConnection } from 'vscode-jsonrpc/node';
 import { createMessageConnection, ResponseError } from 'vscode-jsonrpc/node';
 import { StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import * as path from 'node:path';
 import { StudioError, errorMessage } from '../base/errors';
+import { namedRoot, writeFileInside } from '../base/writePath';
 import * as HostProtocol from './hostProtocol';
 import { OnnxEngine } from './onnx/engine';
 import { emptyBatchStats } from './onnx/batchScheduler';
@@ -79,6 +81,7 @@ function main(): void {
     ...(engine?.decoder.batchStats ?? emptyBatchStats()),
   }));
   connection.onRequest(HostProtocol.shutdown, async () => {
+    await writeProfileStats({ ...stats, ...(engine?.decoder.batchStats ?? emptyBatchStats()) });
     await engine?.dispose();
     engine = undefined;
     setImmediate(() => process.exit(0));
@@ -175,3 +178,22 @@ function generateResult(result: EngineGeneration): HostProtocol.GenerateResult {
 }
 
 main();
+
+/**
+ * Under `npm run bench:profile` (PROFILE_DIR_VARIABLE of hostClient.ts): the counters and the host's
+ * CPU time, for the profile's split of forward passes into prefill and decode.
+ */
+async function writeProfileStats(stats: HostProtocol.Stats): Promise<void> {
+  const dir = process.env['REHEARSAL_PROFILE_DIR'];
+  if (!dir) return;
+  try {
+    // The folder the person named in the variable.
+    await writeFileInside(
+      namedRoot(dir),
+      path.join(dir, 'host', 'stats.json'),
+      JSON.stringify({ ...stats, cpu: process.cpuUsage(), uptimeS: process.uptime() }),
+    );
+  } catch (err) {
+    console.error(`profile: cannot write the host's counters: ${errorMessage(err)}`);
+  }
+}
