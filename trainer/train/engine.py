@@ -18,6 +18,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..data.batches import Batch
 from ..data.encode import Example
+from ..model.llama import LlamaForCausalLM
 from ..objectives import TokenLogProbs
 
 if TYPE_CHECKING:
@@ -69,6 +70,12 @@ class Engine:
         self.grad_clip = optim.grad_clip
         self.bf16 = cfg.train.precision == "bf16" and runtime.device.type == "cuda"
         self.pad_id = pad_id
+        #: ``train.packing``: micro-batches packed into sequences of at most this many tokens (0: the
+        #: micro-batch's longest row); None pads every row to the longest. Only the studio's own model
+        #: packs (a transformers model's attention would cross the rows).
+        self.pack: int | None = None
+        if cfg.train.packing and isinstance(model, LlamaForCausalLM):
+            self.pack = cfg.train.pack_tokens or 0
 
     def _autocast(self):
         if self.bf16:
@@ -76,7 +83,7 @@ class Engine:
         return contextlib.nullcontext()
 
     def batch(self, examples: list[Example]) -> Batch:
-        return Batch(examples, self.pad_id, self.rt.device)
+        return Batch(examples, self.pad_id, self.rt.device, self.pack)
 
     def temperatures(self, b: Batch, default: float) -> torch.Tensor | None:
         """Per target token, its row's sampling temperature (``default`` for a row without one); None
@@ -96,8 +103,8 @@ class Engine:
         for chunk in [examples[i:i + micro_size] for i in range(0, len(examples), micro_size)]:
             b = self.batch(chunk)
             with self._autocast():
-                logp = module(b.input_ids, b.mask, b.labels, self.temperatures(b, module.temperature)).float()
-            for e, part in zip(chunk, torch.split(logp, [e.loss_tokens for e in chunk]), strict=True):
+                logp = module(b.input_ids, b.mask, b.labels, self.temperatures(b, module.temperature), b.packing).float()
+            for e, part in zip(b.examples, torch.split(logp, [e.loss_tokens for e in b.examples]), strict=True):
                 out[e.index] = part
         module.train(was_training)
         return out
@@ -118,8 +125,8 @@ class Engine:
                 padding = not examples
                 b = self.batch([_Padding(self.pad_id)] if padding else examples)
                 with self._autocast():
-                    logp = self.forward(b.input_ids, b.mask, b.labels,
-                                        self.temperatures(b, self.module.temperature)).float()
+                    logp = self.forward(b.input_ids, b.mask, b.labels, self.temperatures(b, self.module.temperature),
+                                        b.packing).float()
                 if padding:
                     loss = logp.sum() * 0.0
                 else:
