@@ -93,7 +93,7 @@ def pack_rows(lengths: list[int], budget: int) -> list[list[int]]:
 class Batch:
     """The inputs of a micro-batch and the positions whose next token is a target token: right-padded
     rows, one per sequence, or with ``pack`` rows packed (:func:`pack_rows`) into sequences of at most
-    ``pack`` tokens (0: the longest row's), then ``examples`` is in packed order and ``packing`` says
+    ``pack`` tokens (or the longest row's, when longer), then ``examples`` is in packed order and ``packing`` says
     where each row sits (None when padded, or when no two rows share a sequence: then the rows are
     simply padded).
 

@@ -80,9 +80,22 @@ class PackRowsTest(unittest.TestCase):
         self.assertEqual(b.input_ids.shape[1], longest)
         self.assertLess(b.input_ids.shape[0], len(examples))
         self.assertTrue(any(len(spans) >= 3 for spans in b.packing.spans))
-        starts = (b.packing.position_ids == 0).sum().item()
-        self.assertGreaterEqual(starts, len(examples))  # every row (and each padding tail) restarts at 0
+        for s, spans in enumerate(b.packing.spans):  # positions restart at 0 with every row (and padding tail)
+            expected = torch.cat([torch.arange(n) for n in spans])
+            self.assertTrue(torch.equal(b.packing.position_ids[s], expected))
         self.assertEqual(b.num_tokens, sum(e.loss_tokens for e in examples))
+
+    def test_the_engine_packs_a_micro_batch_into_one_sequence_with_sdpa_and_by_the_longest_row_eager(self):
+        examples = rows()
+        longest = max(e.length - 1 for e in examples)
+        whole = engine(model("sdpa"), True).batch(examples)
+        assert whole.packing is not None
+        self.assertEqual(len(whole.packing.spans), 1)
+        self.assertEqual(whole.input_ids.shape[1], sum(e.length - 1 for e in examples))
+        by_longest = engine(model("eager"), True).batch(examples)
+        self.assertEqual(by_longest.input_ids.shape[1], longest)
+        budget = engine(model("sdpa"), True, pack_tokens=20).batch(examples)
+        self.assertEqual(budget.input_ids.shape[1], 20)  # sequences of at most 20 tokens, one of them full
 
     def test_rows_that_cannot_share_a_sequence_are_simply_padded(self):
         examples = rows(shapes=[(9, 4), (8, 3)])
@@ -110,8 +123,8 @@ class PackedEqualsPaddedTest(unittest.TestCase):
     def test_per_row_log_probs_are_equal_with_eager_attention(self):
         self.check_log_probs("eager")
 
-    def test_per_row_log_probs_are_equal_in_one_sequence_of_every_row(self):
-        self.check_log_probs("sdpa", pack_tokens=1000)
+    def test_per_row_log_probs_are_equal_in_sequences_of_a_token_budget(self):
+        self.check_log_probs("sdpa", pack_tokens=20)
 
     def check_sft(self, gradient_checkpointing=False):
         m = model()
@@ -155,7 +168,7 @@ class PackedEqualsPaddedTest(unittest.TestCase):
 
     def test_packing_off_pads_every_row_as_before(self):
         eng = engine(model(), False)
-        self.assertIsNone(eng.pack)
+        self.assertFalse(eng.packing)
         examples = rows()
         b = eng.batch(examples)
         self.assertIsNone(b.packing)

@@ -70,20 +70,31 @@ class Engine:
         self.grad_clip = optim.grad_clip
         self.bf16 = cfg.train.precision == "bf16" and runtime.device.type == "cuda"
         self.pad_id = pad_id
-        #: ``train.packing``: micro-batches packed into sequences of at most this many tokens (0: the
-        #: micro-batch's longest row); None pads every row to the longest. Only the studio's own model
-        #: packs (a transformers model's attention would cross the rows).
-        self.pack: int | None = None
-        if cfg.train.packing and isinstance(model, LlamaForCausalLM):
-            self.pack = cfg.train.pack_tokens or 0
+        #: ``train.packing``: whether micro-batches are packed (else every row is padded to the longest),
+        #: and ``train.pack_tokens``. Only the studio's own model packs (a transformers model's attention
+        #: would cross the rows).
+        self.packing = cfg.train.packing and isinstance(model, LlamaForCausalLM)
+        self.pack_tokens = cfg.train.pack_tokens
+        #: With sdpa each packed row's attention is a call of its own, so by default a micro-batch packs
+        #: into one sequence; the eager mask spans the whole sequence (quadratic), so the longest row.
+        self.pack_whole = isinstance(model, LlamaForCausalLM) and model.attention == "sdpa"
 
     def _autocast(self):
         if self.bf16:
             return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
+    def pack_budget(self, examples: list[Example]) -> int | None:
+        """The most tokens of a packed sequence of ``examples`` (``train.pack_tokens``, else the default
+        above); None when rows are padded."""
+        if not self.packing:
+            return None
+        if self.pack_tokens is not None:
+            return self.pack_tokens
+        return sum(e.length - 1 for e in examples) if self.pack_whole else max(e.length - 1 for e in examples)
+
     def batch(self, examples: list[Example]) -> Batch:
-        return Batch(examples, self.pad_id, self.rt.device, self.pack)
+        return Batch(examples, self.pad_id, self.rt.device, self.pack_budget(examples))
 
     def temperatures(self, b: Batch, default: float) -> torch.Tensor | None:
         """Per target token, its row's sampling temperature (``default`` for a row without one); None
