@@ -94,8 +94,8 @@ class Batch:
     """The inputs of a micro-batch and the positions whose next token is a target token: right-padded
     rows, one per sequence, or with ``pack`` rows packed (:func:`pack_rows`) into sequences of at most
     ``pack`` tokens (or the longest row's, when longer), then ``examples`` is in packed order and ``packing`` says
-    where each row sits (None when padded, or when no two rows share a sequence: then the rows are
-    simply padded).
+    where each row sits (None when padded, also when packing would save no token: then the rows are
+    padded, in their order).
 
     ``token_row[k]`` is the example (within ``examples``) of the k-th target token, in row-major order,
     so per-row values (weights, advantages) broadcast with ``values[token_row]``.
@@ -103,7 +103,11 @@ class Batch:
 
     def __init__(self, examples: list[Example], pad_id: int, device: torch.device, pack: int | None = None) -> None:
         inputs = [e.length - 1 for e in examples]
-        layout = [[r] for r in range(len(examples))] if pack is None else pack_rows(inputs, max(pack, max(inputs)))
+        layout = [[r] for r in range(len(examples))]
+        if pack is not None:
+            packed = pack_rows(inputs, max(pack, max(inputs)))
+            if len(packed) * max(sum(inputs[i] for i in seq) for seq in packed) < len(examples) * max(inputs):
+                layout = packed  # else packing saves no token (one row, rows of one length): padded
         rows = [[inputs[i] for i in seq] for seq in layout]  # per sequence, its rows' input tokens
         examples = [examples[i] for seq in layout for i in seq]
         self.examples = examples
@@ -125,7 +129,7 @@ class Batch:
                 offset += n
                 r += 1
         #: Where the rows of a packed batch sit (None: right-padded rows, one per sequence).
-        self.packing = PackedLayout(rows, width, device) if len(rows) < len(examples) else None
+        self.packing = PackedLayout(rows, width, device) if len(layout) < len(examples) else None
         self.input_ids = ids.to(device)
         self.labels = labels.to(device)
         self.mask = mask.to(device)

@@ -97,11 +97,13 @@ class PackRowsTest(unittest.TestCase):
         budget = engine(model("sdpa"), True, pack_tokens=20).batch(examples)
         self.assertEqual(budget.input_ids.shape[1], 20)  # sequences of at most 20 tokens, one of them full
 
-    def test_rows_that_cannot_share_a_sequence_are_simply_padded(self):
-        examples = rows(shapes=[(9, 4), (8, 3)])
-        b = Batch(examples, 0, torch.device("cpu"), pack=0)
-        self.assertIsNone(b.packing)
-        self.assertEqual(tuple(b.input_ids.shape), (2, 12))
+    def test_rows_that_packing_would_not_shorten_are_simply_padded(self):
+        for shapes, budget in (([(9, 4), (8, 3)], 0), ([(9, 4)], 100), ([(5, 4), (4, 5), (6, 3)], 100)):
+            examples = rows(shapes=shapes)
+            b = Batch(examples, 0, torch.device("cpu"), pack=budget)
+            self.assertIsNone(b.packing, shapes)
+            self.assertEqual(tuple(b.input_ids.shape), (len(shapes), max(p + t - 1 for p, t in shapes)))
+            self.assertEqual([e.index for e in b.examples], [e.index for e in examples])
 
 
 class PackedEqualsPaddedTest(unittest.TestCase):
