@@ -147,6 +147,8 @@ class TrainSection(_Section):
     max_seconds: float | None = None
     export_at_end: bool = True
     gradient_checkpointing: bool = False
+    packing: bool = True
+    pack_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import torch
 
+from ..model.packing import PackedLayout
+
 if TYPE_CHECKING:
     from .encode import Example
 
@@ -71,27 +73,63 @@ def micro_count(global_size: int, world: int, micro_size: int) -> int:
     return max(1, -(-largest // micro_size))
 
 
-class Batch:
-    """Right-padded inputs of a micro-batch and the positions whose next token is a target token.
+def pack_rows(lengths: list[int], budget: int) -> list[list[int]]:
+    """Indices of ``lengths`` grouped into sequences of at most ``budget`` tokens (first fit, longest
+    first; a row is never split, so a row longer than ``budget`` gets a sequence of its own)."""
+    bins: list[list[int]] = []
+    room: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda i: -lengths[i]):
+        for b, free in enumerate(room):
+            if lengths[i] <= free:
+                bins[b].append(i)
+                room[b] -= lengths[i]
+                break
+        else:
+            bins.append([i])
+            room.append(budget - lengths[i])
+    return bins
 
-    ``token_row[k]`` is the example (within the batch) of the k-th target token, in row-major order,
+
+class Batch:
+    """The inputs of a micro-batch and the positions whose next token is a target token: right-padded
+    rows, one per sequence, or with ``pack`` rows packed (:func:`pack_rows`) into sequences of at most
+    ``pack`` tokens (or the longest row's, when longer), then ``examples`` is in packed order and ``packing`` says
+    where each row sits (None when padded, also when packing would save no token: then the rows are
+    padded, in their order).
+
+    ``token_row[k]`` is the example (within ``examples``) of the k-th target token, in row-major order,
     so per-row values (weights, advantages) broadcast with ``values[token_row]``.
     """
 
-    def __init__(self, examples: list[Example], pad_id: int, device: torch.device) -> None:
+    def __init__(self, examples: list[Example], pad_id: int, device: torch.device, pack: int | None = None) -> None:
+        inputs = [e.length - 1 for e in examples]
+        layout = [[r] for r in range(len(examples))]
+        if pack is not None:
+            packed = pack_rows(inputs, max(pack, max(inputs)))
+            if len(packed) * max(sum(inputs[i] for i in seq) for seq in packed) < len(examples) * max(inputs):
+                layout = packed  # else packing saves no token (one row, rows of one length): padded
+        rows = [[inputs[i] for i in seq] for seq in layout]  # per sequence, its rows' input tokens
+        examples = [examples[i] for seq in layout for i in seq]
         self.examples = examples
-        width = max(e.length for e in examples) - 1
-        ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
-        labels = torch.zeros((len(examples), width), dtype=torch.long)
-        mask = torch.zeros((len(examples), width), dtype=torch.bool)
-        for r, e in enumerate(examples):
-            seq = e.prompt_ids + e.target_ids
-            n = len(seq) - 1
-            ids[r, :n] = torch.tensor(seq[:-1])
-            labels[r, :n] = torch.tensor(seq[1:])
-            mask[r, len(e.prompt_ids) - 1:n] = True
-            for start, end in e.history_spans:  # earlier assistant turns trained too (train_history rows)
-                mask[r, start - 1:end - 1] = True
+        width = max(sum(seq) for seq in rows)
+        ids = torch.full((len(layout), width), pad_id, dtype=torch.long)
+        labels = torch.zeros((len(layout), width), dtype=torch.long)
+        mask = torch.zeros((len(layout), width), dtype=torch.bool)
+        r = 0
+        for s, seq in enumerate(rows):
+            offset = 0
+            for n in seq:
+                e = examples[r]
+                token_ids = e.prompt_ids + e.target_ids
+                ids[s, offset:offset + n] = torch.tensor(token_ids[:-1])
+                labels[s, offset:offset + n] = torch.tensor(token_ids[1:])
+                mask[s, offset + len(e.prompt_ids) - 1:offset + n] = True
+                for start, end in e.history_spans:  # earlier assistant turns trained too (train_history rows)
+                    mask[s, offset + start - 1:offset + end - 1] = True
+                offset += n
+                r += 1
+        #: Where the rows of a packed batch sit (None: right-padded rows, one per sequence).
+        self.packing = PackedLayout(rows, width, device) if len(layout) < len(examples) else None
         self.input_ids = ids.to(device)
         self.labels = labels.to(device)
         self.mask = mask.to(device)

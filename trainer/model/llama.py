@@ -6,7 +6,8 @@ Two entry points share the layers:
   position_ids, *past_key_values) -> (logits, *present)``, cache laid out ``[batch, kv_heads, seq,
   head_dim]`` per layer (key, value), the layout transformers.js expects of a Llama ONNX file.
 - :meth:`LlamaForCausalLM.hidden_states` is the training path: no cache, causal attention over
-  right-padded rows (padding sits after every real token, so it needs no mask of its own), and
+  right-padded rows (padding sits after every real token, so it needs no mask of its own), or over
+  packed rows (:mod:`.packing`: several rows in one sequence, attention within each row), and
   ``scaled_dot_product_attention`` where torch has it.
 - :meth:`LlamaForCausalLM.forward_cascade` is the second exported signature ("cascade" attention):
   n samples that share one prompt cache (batch 1, read in place, never copied or returned) and each
@@ -26,6 +27,7 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 from .config import ModelConfig
+from .packing import PackedLayout
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 # enable_gqa (torch >= 2.5) lets each key-value head serve its group of query heads in the fused kernel,
@@ -93,13 +95,16 @@ class Attention(nn.Module):
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
                 past_k: torch.Tensor | None = None, past_v: torch.Tensor | None = None, sdpa_causal: bool = False,
-                prefix: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                prefix: tuple[torch.Tensor, torch.Tensor] | None = None,
+                spans: tuple[tuple[int, ...], ...] | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         b, s, _ = x.shape
         q, k, v = self.project(x, cos, sin, past_k, past_v)
         present_k, present_v = k, v
         rep = self.num_heads // self.num_kv_heads
         if prefix is not None:
             out = self._cascade(q, k, v, mask, *prefix)
+        elif spans is not None:
+            out = self._spans(q, k, v, spans)
         elif sdpa_causal or (HAS_SDPA and not torch.onnx.is_in_onnx_export()):
             out = self._sdpa(q, k, v, None if sdpa_causal else mask)
         else:
@@ -120,6 +125,21 @@ class Attention(nn.Module):
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None, enable_gqa=True)
         rep = self.num_heads // self.num_kv_heads
         return F.scaled_dot_product_attention(q, repeat_kv(k, rep), repeat_kv(v, rep), attn_mask=mask, is_causal=mask is None)
+
+    def _spans(self, q, k, v, spans):
+        """Causal attention within each span of each sequence (:attr:`PackedLayout.spans`), one fused
+        call per span: the cost of each packed row alone, where a block-diagonal mask over the whole
+        sequence would compute (and discard) the scores between rows too."""
+        rows = []
+        for b, lengths in enumerate(spans):
+            parts, start = [], 0
+            for n in lengths:
+                end = start + n
+                parts.append(self._sdpa(q[b:b + 1, :, start:end], k[b:b + 1, :, start:end], v[b:b + 1, :, start:end],
+                                        None))
+                start = end
+            rows.append(torch.cat(parts, dim=2) if len(parts) > 1 else parts[0])
+        return torch.cat(rows, dim=0) if len(rows) > 1 else rows[0]
 
     def _cascade(self, q, k, v, mask, prefix_k, prefix_v):
         """Attention of n samples over a shared prefix ``[1, kv_heads, P, D]`` and their own keys ``k``.
@@ -167,8 +187,9 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None,
                 past_k: torch.Tensor | None = None, past_v: torch.Tensor | None = None, sdpa_causal: bool = False,
-                prefix: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        a, k, v = self.self_attn(self.input_layernorm(x), cos, sin, mask, past_k, past_v, sdpa_causal, prefix)
+                prefix: tuple[torch.Tensor, torch.Tensor] | None = None,
+                spans: tuple[tuple[int, ...], ...] | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        a, k, v = self.self_attn(self.input_layernorm(x), cos, sin, mask, past_k, past_v, sdpa_causal, prefix, spans)
         x = x + a
         x = x + self.mlp(self.post_attention_layernorm(x))
         return x, k, v
@@ -215,24 +236,32 @@ class LlamaForCausalLM(nn.Module):
         emb = torch.cat([freqs, freqs], dim=-1)
         return emb.cos()[:, None, :, :], emb.sin()[:, None, :, :]
 
-    def hidden_states(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """Final-norm hidden states ``[B, S, H]`` of right-padded rows, causal attention, no cache."""
+    def hidden_states(self, input_ids: torch.Tensor, packing: PackedLayout | None = None) -> torch.Tensor:
+        """Final-norm hidden states ``[B, S, H]`` of right-padded rows, causal attention, no cache; with
+        ``packing``, of packed rows (positions from 0 and attention within each row)."""
         b, s = input_ids.shape
-        position_ids = torch.arange(s, device=input_ids.device)[None].expand(b, s)
+        if packing is None:
+            position_ids = torch.arange(s, device=input_ids.device)[None].expand(b, s)
+        else:
+            position_ids = packing.position_ids
         cos, sin = self._rotary(position_ids)
         x = self.model.embed_tokens(input_ids)
         sdpa = self.attention == "sdpa"
-        mask = None
-        if not sdpa:
+        mask, spans = None, None
+        if sdpa and packing is not None:
+            spans = packing.spans
+        elif packing is not None:
+            mask = packing.additive_mask(x.dtype)
+        elif not sdpa:
             neg = torch.finfo(torch.float32).min
             mask = torch.full((s, s), neg, device=input_ids.device).triu(1)[None, None]
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)
         for layer in self.model.layers:
             if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
-                x = checkpoint(lambda h, layer=layer: layer(h, cos, sin, mask, sdpa_causal=sdpa)[0], x,
+                x = checkpoint(lambda h, layer=layer: layer(h, cos, sin, mask, sdpa_causal=sdpa, spans=spans)[0], x,
                                use_reentrant=False)
             else:
-                x, _, _ = layer(x, cos, sin, mask, sdpa_causal=sdpa)
+                x, _, _ = layer(x, cos, sin, mask, sdpa_causal=sdpa, spans=spans)
         return self.model.norm(x)
 
     @staticmethod

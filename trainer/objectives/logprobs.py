@@ -9,8 +9,11 @@ import torch.nn as nn
 if TYPE_CHECKING:
     from typing import Protocol
 
+    from ..model.packing import PackedLayout
+
     class Scorer(Protocol):
-        """What log-probs need of a model: hidden states of right-padded rows, and the output layer."""
+        """What log-probs need of a model: hidden states of right-padded rows (or of packed rows, a
+        model that packs), and the output layer."""
 
         @property
         def lm_head(self) -> nn.Module: ...
@@ -33,9 +36,14 @@ class TokenLogProbs(nn.Module):
         self.temperature = temperature
 
     def forward(self, input_ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor,
-                temperatures: torch.Tensor | None = None) -> torch.Tensor:
-        """``temperatures``: one per masked position (its row's sampling temperature), else the module's."""
-        hidden = self.model.hidden_states(input_ids)[mask]
+                temperatures: torch.Tensor | None = None, packing: PackedLayout | None = None) -> torch.Tensor:
+        """``temperatures``: one per masked position (its row's sampling temperature), else the module's;
+        ``packing``: where the rows of packed inputs sit (only the studio's own model packs)."""
+        if packing is None:
+            states = self.model.hidden_states(input_ids)
+        else:
+            states = self.model.hidden_states(input_ids, packing)  # type: ignore[call-arg]
+        hidden = states[mask]
         logits = self.model.lm_head(hidden).float()
         if temperatures is not None:
             logits = logits / temperatures.float()[:, None]

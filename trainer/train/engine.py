@@ -18,6 +18,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..data.batches import Batch
 from ..data.encode import Example
+from ..model.llama import LlamaForCausalLM
 from ..objectives import TokenLogProbs
 
 if TYPE_CHECKING:
@@ -69,14 +70,31 @@ class Engine:
         self.grad_clip = optim.grad_clip
         self.bf16 = cfg.train.precision == "bf16" and runtime.device.type == "cuda"
         self.pad_id = pad_id
+        #: ``train.packing``: whether micro-batches are packed (else every row is padded to the longest),
+        #: and ``train.pack_tokens``. Only the studio's own model packs (a transformers model's attention
+        #: would cross the rows).
+        self.packing = cfg.train.packing and isinstance(model, LlamaForCausalLM)
+        self.pack_tokens = cfg.train.pack_tokens
+        #: With sdpa each packed row's attention is a call of its own, so by default a micro-batch packs
+        #: into one sequence; the eager mask spans the whole sequence (quadratic), so the longest row.
+        self.pack_whole = isinstance(model, LlamaForCausalLM) and model.attention == "sdpa"
 
     def _autocast(self):
         if self.bf16:
             return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
+    def pack_budget(self, examples: list[Example]) -> int | None:
+        """The most tokens of a packed sequence of ``examples`` (``train.pack_tokens``, else the default
+        above); None when rows are padded."""
+        if not self.packing:
+            return None
+        if self.pack_tokens is not None:
+            return self.pack_tokens
+        return sum(e.length - 1 for e in examples) if self.pack_whole else max(e.length - 1 for e in examples)
+
     def batch(self, examples: list[Example]) -> Batch:
-        return Batch(examples, self.pad_id, self.rt.device)
+        return Batch(examples, self.pad_id, self.rt.device, self.pack_budget(examples))
 
     def temperatures(self, b: Batch, default: float) -> torch.Tensor | None:
         """Per target token, its row's sampling temperature (``default`` for a row without one); None
@@ -96,8 +114,8 @@ class Engine:
         for chunk in [examples[i:i + micro_size] for i in range(0, len(examples), micro_size)]:
             b = self.batch(chunk)
             with self._autocast():
-                logp = module(b.input_ids, b.mask, b.labels, self.temperatures(b, module.temperature)).float()
-            for e, part in zip(chunk, torch.split(logp, [e.loss_tokens for e in chunk]), strict=True):
+                logp = module(b.input_ids, b.mask, b.labels, self.temperatures(b, module.temperature), b.packing).float()
+            for e, part in zip(b.examples, torch.split(logp, [e.loss_tokens for e in b.examples]), strict=True):
                 out[e.index] = part
         module.train(was_training)
         return out
@@ -118,8 +136,8 @@ class Engine:
                 padding = not examples
                 b = self.batch([_Padding(self.pad_id)] if padding else examples)
                 with self._autocast():
-                    logp = self.forward(b.input_ids, b.mask, b.labels,
-                                        self.temperatures(b, self.module.temperature)).float()
+                    logp = self.forward(b.input_ids, b.mask, b.labels, self.temperatures(b, self.module.temperature),
+                                        b.packing).float()
                 if padding:
                     loss = logp.sum() * 0.0
                 else:
