@@ -2,7 +2,7 @@ import * as ort from 'onnxruntime-node';
 import type { PastTensors } from './kvCache';
 
 /** Positions a slot grows by (and is rounded up to) when a row needs more. */
-export const SLOT_LENGTH_STEP = 256;
+export const SLOT_LENGTH_STEP = 64;
 
 function roundUp(positions: number): number {
   return Math.ceil(Math.max(positions, 1) / SLOT_LENGTH_STEP) * SLOT_LENGTH_STEP;
