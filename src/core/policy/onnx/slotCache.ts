@@ -74,7 +74,9 @@ export class SlotCache {
    */
   fit(positions: number): void {
     const slot = roundUp(Math.max(positions, this.longest()));
-    if (this.slot > slot + 2 * SLOT_LENGTH_STEP) this.rebuild(this.capacity, slot);
+    // Not at every row that leaves: a rebuild copies every row, so only once it saves a quarter of a slot or more.
+    if (this.slot > slot + Math.max(4 * SLOT_LENGTH_STEP, this.slot / 4))
+      this.rebuild(this.capacity, slot);
   }
 
   /** The longest row's length. */
