@@ -1,9 +1,8 @@
 import type * as ort from 'onnxruntime-node';
-import { firstLine } from '../../base/clip';
-import { StudioError, errorMessage } from '../../base/errors';
+import { StudioError } from '../../base/errors';
+import type { BatchLimits } from './batchLimits';
+import { decodeFailure } from './batchLimits';
 import { forwardInputs, paddedStepInputs } from './forwardInputs';
-import type { GenerateRequest, GenerateResult } from './generation';
-import { Generation } from './generation';
 import type { PastTensors, RowSource } from './kvCache';
 import {
   commonPrefixLength,
@@ -15,7 +14,20 @@ import {
   truncatePast,
 } from './kvCache';
 import type { ModelFolderInfo } from './modelFolder';
-import { KvSessionCache, releaseDeviceTensors } from './sessionCache';
+import type { QueuedJob } from './requestScheduler';
+import { RequestScheduler } from './requestScheduler';
+import type { KvSessionCache } from './sessionCache';
+import { releaseDeviceTensors } from './sessionCache';
+
+export type { BatchLimits, BatchStats } from './batchLimits';
+export {
+  DEFAULT_KV_CACHE_MB,
+  DEFAULT_MAX_SEQUENCES,
+  batchLimits,
+  decodeFailure,
+  emptyBatchStats,
+  kvBytesPerToken,
+} from './batchLimits';
 
 type Feeds = Record<string, ort.Tensor>;
 type Outputs = ort.InferenceSession.OnnxValueMapType;
@@ -28,69 +40,6 @@ export interface ForwardPasses {
   positionIds: boolean;
 }
 
-/** Bounds on what decodes at once, and on the KV cache the host holds. */
-export interface BatchLimits {
-  /** Most sequences (samples of every request in flight) decoding at once. */
-  maxSequences: number;
-  /**
-   * Most tokens of KV cache: what requests in flight may grow to (prompt plus max tokens a row, the
-   * shared batch's left padding included) plus the idle sessions' caches.
-   */
-  maxCachedTokens: number;
-}
-
-/** Default bound on the sequences decoding at once. */
-export const DEFAULT_MAX_SEQUENCES = 64;
-/** Default bound on the KV cache, in MiB (1 GiB: 512k tokens of the default policy). */
-export const DEFAULT_KV_CACHE_MB = 1024;
-
-/** Bytes of keys and values one cached token takes (float32, every layer). */
-export function kvBytesPerToken(info: ModelFolderInfo): number {
-  return info.numLayers * 2 * info.numKeyValueHeads * info.headDim * 4;
-}
-
-/** The limits for a model: `kvCacheMb` of cache in tokens of this model, and `maxSequences`. */
-export function batchLimits(
-  info: ModelFolderInfo,
-  kvCacheMb = DEFAULT_KV_CACHE_MB,
-  maxSequences = DEFAULT_MAX_SEQUENCES,
-): BatchLimits {
-  return {
-    maxSequences,
-    maxCachedTokens: Math.floor((kvCacheMb * 1024 * 1024) / kvBytesPerToken(info)),
-  };
-}
-
-/** Counters of the decode passes since the scheduler started. */
-export interface BatchStats {
-  /** Forward passes after prefills (a pass that decodes several requests counts once). */
-  decodePasses: number;
-  /** Sequences summed over those passes (decodeRows / decodePasses is the mean batch). */
-  decodeRows: number;
-  /** The most sequences one pass decoded. */
-  largestBatch: number;
-  /** Prefill passes (a chunk of one prompt, or of several in one pass, counts once). */
-  prefillPasses: number;
-  /** Prompt tokens those passes encoded. */
-  prefillTokens: number;
-  /** Time inside the graph's forward passes: prefills, and decode passes. */
-  prefillForwardMs: number;
-  decodeForwardMs: number;
-}
-
-/** Counters at zero. */
-export function emptyBatchStats(): BatchStats {
-  return {
-    decodePasses: 0,
-    decodeRows: 0,
-    largestBatch: 0,
-    prefillPasses: 0,
-    prefillTokens: 0,
-    prefillForwardMs: 0,
-    decodeForwardMs: 0,
-  };
-}
-
 /**
  * How a request decodes. `batch`: its samples are rows of the shared batch (the plain graph with
  * position ids). `cascade`: n samples through the cascade graph, which reads one prompt cache for the
@@ -100,21 +49,8 @@ export function emptyBatchStats(): BatchStats {
  */
 type JobKind = 'batch' | 'cascade' | 'alone';
 
-interface Job {
-  req: GenerateRequest;
-  generation: Generation;
+interface Job extends QueuedJob {
   kind: JobKind;
-  /** How wide a row of it may grow: the prompt and every new token. */
-  width: number;
-  enqueuedAt: number;
-  resolve: (result: GenerateResult) => void;
-  reject: (err: unknown) => void;
-  queuedMs: number;
-  reused: number;
-  prefillMs: number;
-  decodeStart: number;
-  decodeSteps: number;
-  batchRows: number;
   /** The prompt's cache (an n > 1 request keeps it as its session). */
   prefillPast?: PastTensors;
   /** The state of a request that decodes on its own. */
@@ -143,123 +79,49 @@ interface Row {
  * rows join or leave, trimmed to the longest remaining row; between those steps the graph's present
  * outputs are the next step's past. Every request keeps its own session cache for prefix reuse.
  */
-export class BatchScheduler {
-  private readonly queue: Job[] = [];
-  private readonly active = new Set<Job>();
+export class BatchScheduler extends RequestScheduler<Job> {
   private rows: Row[] = [];
   private batchPast: PastTensors | undefined;
   private width = 0;
-  private running: Promise<void> | undefined;
-  private disposed = false;
-  private readonly counters: BatchStats = emptyBatchStats();
 
   constructor(
-    private readonly info: ModelFolderInfo,
+    info: ModelFolderInfo,
     private readonly forward: ForwardPasses,
-    readonly limits: BatchLimits,
-    readonly sessions = new KvSessionCache(),
-  ) {}
-
-  get stats(): BatchStats {
-    return { ...this.counters };
+    limits: BatchLimits,
+    sessions?: KvSessionCache,
+  ) {
+    super(info, limits, sessions);
   }
 
-  /** Queues a request; resolves when its last sample ends. Requests the model cannot take fail at once, alone. */
-  generate(req: GenerateRequest): Promise<GenerateResult> {
-    const { info } = this;
-    const prompt = req.promptIds;
-    if (this.disposed)
-      return Promise.reject(
-        new StudioError('POLICY_NOT_LOADED', 'The model was unloaded; initialize it again.'),
-      );
-    if (prompt.length === 0)
-      return Promise.reject(new StudioError('EMPTY_PROMPT', 'The prompt is empty.'));
-    if (prompt.length + req.maxTokens > info.maxPositions)
-      return Promise.reject(
-        new StudioError(
-          'PROMPT_TOO_LONG',
-          `The prompt has ${prompt.length} tokens; with ${req.maxTokens} new tokens it exceeds the model's ${info.maxPositions} positions. Shorten the task or lower max tokens.`,
-        ),
-      );
-    const n = Math.max(1, req.n);
+  protected createJob(base: QueuedJob): Job {
     const kind: JobKind =
-      n > 1 && this.forward.cascade ? 'cascade' : this.forward.positionIds ? 'batch' : 'alone';
-    return new Promise<GenerateResult>((resolve, reject) => {
-      this.queue.push({
-        req,
-        generation: new Generation(req, n, info.eosTokenIds),
-        kind,
-        width: prompt.length + req.maxTokens,
-        enqueuedAt: performance.now(),
-        resolve,
-        reject,
-        queuedMs: 0,
-        reused: 0,
-        prefillMs: 0,
-        decodeStart: 0,
-        decodeSteps: 0,
-        batchRows: 0,
-      });
-      this.wake();
-    });
+      base.generation.n > 1 && this.forward.cascade
+        ? 'cascade'
+        : this.forward.positionIds
+          ? 'batch'
+          : 'alone';
+    return { ...base, kind };
   }
 
-  /** Fails what waits or decodes, after the step in progress. */
-  async dispose(): Promise<void> {
-    this.disposed = true;
-    await this.running;
-    const unloaded = new StudioError(
-      'POLICY_NOT_LOADED',
-      'The model was unloaded while this request waited or decoded; initialize it again.',
-    );
-    for (const job of [...this.queue.splice(0), ...this.active]) this.fail(job, unloaded);
+  protected reset(): void {
     this.clearBatch();
-    this.sessions.clear();
   }
 
-  private wake(): void {
-    this.running ??= this.loop().finally(() => {
-      this.running = undefined;
-      if (this.queue.length && !this.disposed) this.wake();
-    });
+  protected sharedPrefix(job: Job): boolean {
+    return job.kind === 'cascade';
   }
 
-  private async loop(): Promise<void> {
-    while (!this.disposed && (this.queue.length || this.active.size)) {
-      try {
-        await this.step();
-      } catch (err) {
-        // Not an onnxruntime failure (those fail their own requests): fail everything rather than hang.
-        for (const job of [...this.queue.splice(0), ...this.active]) this.fail(job, err);
-        this.clearBatch();
-      }
-    }
-  }
-
-  private async step(): Promise<void> {
+  protected async step(): Promise<void> {
     this.skipCancelledWaiting();
     const joining: Row[] = [];
-    while (this.queue.length && this.admissible(this.queue[0])) {
-      const job = this.queue.shift()!;
-      this.active.add(job);
-      await this.prefill(job, joining);
-    }
+    await this.admitWaiting((job) => this.prefill(job, joining));
     if (joining.length) await this.rebuildBatch(this.rows, joining);
     if (this.rows.length) await this.stepBatch();
     for (const job of [...this.active]) if (job.alone) await this.stepAlone(job);
   }
 
-  /** Requests cancelled while they waited end at once, with no tokens and nothing prefilled. */
-  private skipCancelledWaiting(): void {
-    for (const job of this.queue.filter((j) => j.req.signal?.aborted)) {
-      this.queue.splice(this.queue.indexOf(job), 1);
-      job.generation.cancelIfAborted();
-      job.resolve(this.result(job, performance.now() - job.enqueuedAt));
-    }
-  }
-
   /** Tokens of KV cache the requests in flight (and `extra`) may hold at most. */
-  private reservedTokens(extra?: Job): number {
+  protected reservedTokens(extra?: Job): number {
     let batchRows = 0;
     let batchWidth = 0;
     let other = 0;
@@ -276,45 +138,12 @@ export class BatchScheduler {
     return batchRows * batchWidth + other;
   }
 
-  private sequencesInFlight(): number {
-    let n = 0;
-    for (const job of this.active) n += job.generation.n;
-    return n;
-  }
-
-  /**
-   * Whether a request may start now: idle sessions are evicted (least recently used first) to make
-   * room. Its own session's cache is not counted: it takes it out, and its own reservation covers it.
-   */
-  private admissible(job: Job): boolean {
-    const { maxSequences, maxCachedTokens } = this.limits;
-    const own = job.req.session;
-    const needed = this.reservedTokens(job);
-    const idle = () => this.sessions.tokens - this.sessions.tokensOf(own);
-    while (needed + idle() > maxCachedTokens && this.sessions.evictLeastRecent(own));
-    // A request alone always runs: its own size was checked against the model.
-    if (this.active.size === 0) return true;
-    return (
-      this.sequencesInFlight() + job.generation.n <= maxSequences &&
-      needed + idle() <= maxCachedTokens
-    );
-  }
-
-  private trimSessions(): void {
-    const reserved = this.reservedTokens();
-    while (
-      reserved + this.sessions.tokens > this.limits.maxCachedTokens &&
-      this.sessions.evictLeastRecent()
-    );
-  }
-
   /** Encodes a request's prompt on its own (reusing its session's cache) and picks its first tokens. */
   private async prefill(job: Job, joining: Row[]): Promise<void> {
     const { info } = this;
     const { req, generation } = job;
     const { n } = generation;
     const prompt = req.promptIds;
-    job.queuedMs = performance.now() - job.enqueuedAt;
     // Reuse the longest cached prefix; at least one prompt token must be fed to get logits.
     const cached = req.session ? this.sessions.take(req.session) : undefined;
     const reused = cached ? Math.min(commonPrefixLength(cached.ids, prompt), prompt.length - 1) : 0;
@@ -545,41 +374,12 @@ export class BatchScheduler {
       if (past && past !== kept) this.releaseUnlessHeld(past);
     job.prefillPast = undefined;
     job.alone = undefined;
-    this.trimSessions();
-    job.resolve(this.result(job, job.queuedMs));
+    this.answer(job);
   }
 
-  private result(job: Job, queuedMs: number): GenerateResult {
-    const prompt = job.req.promptIds.length;
-    const started = job.decodeStart > 0;
-    return {
-      samples: job.generation.results(),
-      promptTokens: prompt,
-      prefilled: started ? prompt - job.reused : 0,
-      reused: job.reused,
-      prefillMs: job.prefillMs,
-      decodeMs: started ? performance.now() - job.decodeStart : 0,
-      decodeSteps: job.decodeSteps,
-      sharedPrefix: job.kind === 'cascade',
-      batchRows: job.batchRows,
-      queuedMs,
-    };
-  }
-
-  private fail(job: Job, err: unknown): void {
-    this.active.delete(job);
+  protected release(job: Job): void {
     for (const past of [job.prefillPast, job.alone?.past]) if (past) this.releaseUnlessHeld(past);
     job.prefillPast = undefined;
     job.alone = undefined;
-    job.reject(err);
   }
-}
-
-/** An onnxruntime failure as the coded error of every request it ends. */
-export function decodeFailure(err: unknown, what: string): StudioError {
-  if (err instanceof StudioError) return err;
-  return new StudioError(
-    'POLICY_DECODE_FAILED',
-    `onnxruntime failed in ${what} (${firstLine(errorMessage(err))}); the requests it held failed, others go on. Retry; if it recurs, run fewer episodes at once or use a smaller model.`,
-  );
 }

@@ -1,14 +1,14 @@
 import * as ort from 'onnxruntime-node';
 import { StudioError } from '../../base/errors';
-import type { BatchLimits, BatchStats } from './batchScheduler';
-import { decodeFailure, emptyBatchStats } from './batchScheduler';
-import type { GenerateRequest, GenerateResult } from './generation';
-import { Generation } from './generation';
+import type { BatchLimits } from './batchLimits';
+import { decodeFailure } from './batchLimits';
 import { forwardInputs } from './forwardInputs';
 import type { PastTensors } from './kvCache';
 import { commonPrefixLength, emptyPast } from './kvCache';
 import type { ModelFolderInfo } from './modelFolder';
-import { KvSessionCache } from './sessionCache';
+import type { QueuedJob } from './requestScheduler';
+import { RequestScheduler } from './requestScheduler';
+import type { KvSessionCache } from './sessionCache';
 import { SlotCache } from './slotCache';
 
 type Feeds = Record<string, ort.Tensor>;
@@ -83,20 +83,7 @@ export function slotInputs(
   };
 }
 
-interface Job {
-  req: GenerateRequest;
-  generation: Generation;
-  /** How wide a row of it may grow: the prompt and every new token. */
-  width: number;
-  enqueuedAt: number;
-  resolve: (result: GenerateResult) => void;
-  reject: (err: unknown) => void;
-  queuedMs: number;
-  reused: number;
-  prefillMs: number;
-  decodeStart: number;
-  decodeSteps: number;
-  batchRows: number;
+interface Job extends QueuedJob {
   /** Prompt tokens not yet in the cache. */
   pending: number[];
 }
@@ -119,113 +106,46 @@ interface Row {
  * slot takes the last row. An episode's session keeps a compact copy of its cache between turns, so
  * the next prompt prefills only its new suffix.
  */
-export class SlotScheduler {
-  private readonly queue: Job[] = [];
-  private readonly active = new Set<Job>();
+export class SlotScheduler extends RequestScheduler<Job> {
   private readonly cache: SlotCache;
   private rows: Row[] = [];
   /** Rows `[0, ready)` decode; the rest prefill. */
   private ready = 0;
-  private running: Promise<void> | undefined;
-  private disposed = false;
-  private readonly counters: BatchStats = emptyBatchStats();
 
   constructor(
-    private readonly info: ModelFolderInfo,
+    info: ModelFolderInfo,
     private readonly forward: SlotPasses,
-    readonly limits: BatchLimits,
-    readonly sessions = new KvSessionCache(),
+    limits: BatchLimits,
+    sessions?: KvSessionCache,
   ) {
+    super(info, limits, sessions);
     this.cache = new SlotCache(info.numLayers, info.numKeyValueHeads, info.headDim);
   }
 
-  get stats(): BatchStats {
-    return { ...this.counters };
+  protected createJob(base: QueuedJob): Job {
+    return { ...base, pending: [] };
   }
 
-  /** Queues a request; resolves when its last sample ends. Requests the model cannot take fail at once, alone. */
-  generate(req: GenerateRequest): Promise<GenerateResult> {
-    const { info } = this;
-    const prompt = req.promptIds;
-    if (this.disposed)
-      return Promise.reject(
-        new StudioError('POLICY_NOT_LOADED', 'The model was unloaded; initialize it again.'),
-      );
-    if (prompt.length === 0)
-      return Promise.reject(new StudioError('EMPTY_PROMPT', 'The prompt is empty.'));
-    if (prompt.length + req.maxTokens > info.maxPositions)
-      return Promise.reject(
-        new StudioError(
-          'PROMPT_TOO_LONG',
-          `The prompt has ${prompt.length} tokens; with ${req.maxTokens} new tokens it exceeds the model's ${info.maxPositions} positions. Shorten the task or lower max tokens.`,
-        ),
-      );
-    const n = Math.max(1, req.n);
-    return new Promise<GenerateResult>((resolve, reject) => {
-      this.queue.push({
-        req,
-        generation: new Generation(req, n, info.eosTokenIds),
-        width: prompt.length + req.maxTokens,
-        enqueuedAt: performance.now(),
-        resolve,
-        reject,
-        queuedMs: 0,
-        reused: 0,
-        prefillMs: 0,
-        decodeStart: 0,
-        decodeSteps: 0,
-        batchRows: 0,
-        pending: [],
-      });
-      this.wake();
-    });
-  }
-
-  /** Fails what waits or decodes, after the step in progress. */
-  async dispose(): Promise<void> {
-    this.disposed = true;
-    await this.running;
-    const unloaded = new StudioError(
-      'POLICY_NOT_LOADED',
-      'The model was unloaded while this request waited or decoded; initialize it again.',
-    );
-    for (const job of [...this.queue.splice(0), ...this.active]) this.fail(job, unloaded);
+  protected reset(): void {
     this.cache.clear();
-    this.sessions.clear();
+    this.rows = [];
+    this.ready = 0;
   }
 
-  private wake(): void {
-    this.running ??= this.loop().finally(() => {
-      this.running = undefined;
-      if (this.queue.length && !this.disposed) this.wake();
-    });
+  protected sharedPrefix(): boolean {
+    return false;
   }
 
-  private async loop(): Promise<void> {
-    while (!this.disposed && (this.queue.length || this.active.size)) {
-      try {
-        await this.step();
-      } catch (err) {
-        // Not an onnxruntime failure (those fail their own requests): fail everything rather than hang.
-        for (const job of [...this.queue.splice(0), ...this.active]) this.fail(job, err);
-      }
-    }
-  }
-
-  private async step(): Promise<void> {
-    for (const job of this.queue.filter((j) => j.req.signal?.aborted)) {
-      this.queue.splice(this.queue.indexOf(job), 1);
-      job.generation.cancelIfAborted();
-      job.resolve(this.result(job, performance.now() - job.enqueuedAt));
-    }
-    while (this.queue.length && this.admissible(this.queue[0])) this.admit(this.queue.shift()!);
+  protected async step(): Promise<void> {
+    this.skipCancelledWaiting();
+    await this.admitWaiting((job) => this.admit(job));
     await this.prefill();
     if (this.ready > 0) await this.decode();
     this.cache.fit(this.cache.longest() + 1);
   }
 
   /** Tokens of KV cache the requests in flight (and `extra`) may hold at most: every slot is as long as the longest. */
-  private reservedTokens(extra?: Job): number {
+  protected reservedTokens(extra?: Job): number {
     let rows = 0;
     let width = 0;
     for (const job of extra ? [...this.active, extra] : this.active) {
@@ -235,27 +155,9 @@ export class SlotScheduler {
     return rows * width;
   }
 
-  /**
-   * Whether a request may start now: idle sessions are evicted (least recently used first) to make
-   * room. Its own session's cache is not counted: it takes it out, and its own reservation covers it.
-   */
-  private admissible(job: Job): boolean {
-    const { maxSequences, maxCachedTokens } = this.limits;
-    const own = job.req.session;
-    const needed = this.reservedTokens(job);
-    const idle = () => this.sessions.tokens - this.sessions.tokensOf(own);
-    while (needed + idle() > maxCachedTokens && this.sessions.evictLeastRecent(own));
-    if (this.active.size === 0) return true;
-    let sequences = 0;
-    for (const j of this.active) sequences += j.generation.n;
-    return sequences + job.generation.n <= maxSequences && needed + idle() <= maxCachedTokens;
-  }
-
   /** Takes a slot for the request's prompt, with its session's cached prefix copied in. */
   private admit(job: Job): void {
     const prompt = job.req.promptIds;
-    job.queuedMs = performance.now() - job.enqueuedAt;
-    this.active.add(job);
     const cached = job.req.session ? this.sessions.take(job.req.session) : undefined;
     // At least one prompt token is fed, to get the logits of the last one.
     const reused = cached ? Math.min(commonPrefixLength(cached.ids, prompt), prompt.length - 1) : 0;
@@ -447,42 +349,10 @@ export class SlotScheduler {
         });
     }
     this.release(job);
-    this.trimSessions();
-    job.resolve(this.result(job, job.queuedMs));
+    this.answer(job);
   }
 
-  private release(job: Job): void {
-    this.active.delete(job);
+  protected release(job: Job): void {
     for (let r = this.rowOf(job); r >= 0; r = this.rowOf(job)) this.remove(r);
-  }
-
-  private trimSessions(): void {
-    const reserved = this.reservedTokens();
-    while (
-      reserved + this.sessions.tokens > this.limits.maxCachedTokens &&
-      this.sessions.evictLeastRecent()
-    );
-  }
-
-  private result(job: Job, queuedMs: number): GenerateResult {
-    const prompt = job.req.promptIds.length;
-    const started = job.decodeStart > 0;
-    return {
-      samples: job.generation.results(),
-      promptTokens: prompt,
-      prefilled: started ? prompt - job.reused : 0,
-      reused: job.reused,
-      prefillMs: job.prefillMs,
-      decodeMs: started ? performance.now() - job.decodeStart : 0,
-      decodeSteps: job.decodeSteps,
-      sharedPrefix: false,
-      batchRows: job.batchRows,
-      queuedMs,
-    };
-  }
-
-  private fail(job: Job, err: unknown): void {
-    this.release(job);
-    job.reject(err);
   }
 }
