@@ -6,6 +6,8 @@
 // the batch and the KV cache stay within their bounds. Across processes (the policy host, `rehearse
 // serve`): test/e2e/policy-batch-host.test.ts.
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { BatchLimits, ForwardPasses } from '../../src/core/policy/onnx/batchScheduler';
@@ -375,6 +377,40 @@ describe('policy host: the slots graph decodes the tokens the main graph decodes
     } finally {
       await slots.dispose();
       await copy.dispose();
+    }
+  });
+});
+
+describe('policy host: a folder without the slots graph, or with a broken one', function () {
+  this.timeout(60_000);
+
+  it('decodes with the main graph without it (an older export), and names a broken one (MODEL_FILE_BROKEN)', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'no-slots-'));
+    try {
+      await fs.cp(DEFAULT_POLICY, dir, { recursive: true });
+      await fs.writeFile(path.join(dir, 'onnx', 'model_slots.onnx'), Buffer.alloc(4096, 7));
+      const broken = await rejects(OnnxDecoder.load(await readModelFolder(dir), 'cpu'));
+      assert.equal(broken.code, 'MODEL_FILE_BROKEN');
+      assert.match(broken.message, /onnx[/\\]model_slots\.onnx cannot be loaded/);
+      await fs.rm(path.join(dir, 'onnx', 'model_slots.onnx'));
+      const older = await readModelFolder(dir);
+      assert.equal(older.slotsFile, undefined);
+      const decoder = await OnnxDecoder.load(older, 'cpu');
+      try {
+        assert.equal(decoder.kvCache, 'copy');
+        const result = await decoder.generate({
+          promptIds: promptOf(40, 0, older.vocabSize),
+          n: 1,
+          maxTokens: 4,
+          minTokens: 4,
+          sampling: GREEDY,
+        });
+        assert.equal(result.samples[0].ids.length, 4);
+      } finally {
+        await decoder.dispose();
+      }
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
     }
   });
 });
