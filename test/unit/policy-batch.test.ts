@@ -414,3 +414,45 @@ describe('policy host: a folder without the slots graph, or with a broken one', 
     }
   });
 });
+
+describe('policy host, slots: prompts that share a prefix (the system prompt and tools of a task set)', function () {
+  this.timeout(60_000);
+
+  it("copy the prefix from a request in flight or an ended episode's cache instead of prefilling it; the tokens are the same", async () => {
+    const info = await readModelFolder(DEFAULT_POLICY);
+    const slots = await OnnxDecoder.load(info, 'cpu', undefined, { kvCache: 'slots' });
+    const copy = await OnnxDecoder.load(info, 'cpu', undefined, { kvCache: 'copy' });
+    try {
+      const shared = promptOf(200, 3, info.vocabSize);
+      const episode = (i: number, session: string) => ({
+        promptIds: shared.concat(promptOf(10 + i, 20 + i, info.vocabSize)),
+        n: 1,
+        maxTokens: 12,
+        minTokens: 12,
+        sampling: GREEDY,
+        session,
+      });
+      // Two episodes in flight together: the second reads the first's prompt from its row.
+      const together = await Promise.all([0, 1].map((i) => slots.generate(episode(i, `e${i}`))));
+      assert.equal(together[0].reused + together[1].reused, 200, 'one of them copied the other');
+      // An episode after both ended: the prefix comes from an ended episode's cache.
+      for (const s of ['e0', 'e1']) slots.endSession(s);
+      const later = await slots.generate(episode(2, 'e2'));
+      assert.equal(later.reused, 200);
+      assert.equal(later.prefilled, later.promptTokens - 200);
+      const expected = await oneAtATime(
+        (r) => copy.generate(r),
+        [0, 1, 2].map((i) => episode(i, `c${i}`)),
+      );
+      assert.deepEqual([...together, later].map(ids), expected.map(ids));
+      assert.deepEqual(
+        expected.map((r) => r.reused),
+        [0, 0, 0],
+        'the copying loop prefills every episode',
+      );
+    } finally {
+      await slots.dispose();
+      await copy.dispose();
+    }
+  });
+});

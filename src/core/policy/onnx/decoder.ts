@@ -199,9 +199,13 @@ export class OnnxDecoder {
     );
   }
 
-  /** Forgets an episode's KV cache. */
+  /**
+   * Ends an episode's KV cache. With slots it stays a donor of its prefix to later episodes (their
+   * system prompt and tools), until room is needed; the copying loop forgets it.
+   */
   endSession(key: string): void {
-    this.scheduler.sessions.end(key);
+    if (this.slots) this.scheduler.sessions.retire(key);
+    else this.scheduler.sessions.end(key);
   }
 
   /** Generates `n` samples for one prompt, decoded together with the other requests in flight. */

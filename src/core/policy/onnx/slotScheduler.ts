@@ -186,6 +186,7 @@ export class SlotScheduler extends RequestScheduler<Job> {
         continue;
       }
       const row = this.rowOf(job);
+      if (job.pending.length === job.req.promptIds.length - job.reused) this.borrowPrefix(job, row);
       const length = this.cache.lengthOf(row);
       const chunk = job.pending.slice(0, PREFILL_CHUNK);
       budget -= chunk.length;
@@ -226,6 +227,41 @@ export class SlotScheduler extends RequestScheduler<Job> {
       if (job.pending.length === 0)
         this.start(job, logits.data as Float32Array, (chunk.length - 1) * info.vocabSize);
     }
+  }
+
+  /**
+   * Before a request's first prefill: where another sequence's cache holds a longer prefix of its
+   * prompt than its own session's (the system prompt and tools every episode of a task set starts
+   * with), that prefix is copied into its slot instead of computed again: from an idle session's
+   * cache, or from a row whose prompt is (partly) in, of a request in flight. The keys and values of
+   * a token depend only on the tokens before it, so the copy is what the prefill would compute
+   * (vLLM's automatic prefix caching, by copy).
+   */
+  private borrowPrefix(job: Job, row: number): void {
+    const prompt = job.req.promptIds;
+    // At least one prompt token is fed, to get the logits of the last one.
+    const limit = prompt.length - 1;
+    let best = job.reused;
+    let from: (() => void) | undefined;
+    const idle = this.sessions.longestPrefix(prompt);
+    if (idle && Math.min(idle.length, limit) > best) {
+      best = Math.min(idle.length, limit);
+      const { past } = idle.session;
+      from = () => this.cache.copyIn(row, past, best);
+    }
+    this.rows.forEach((other, r) => {
+      if (r === row || other.job === job) return;
+      const theirs = other.job.req.promptIds;
+      const length = Math.min(commonPrefixLength(theirs, prompt), this.cache.lengthOf(r), limit);
+      if (length > best) {
+        best = length;
+        from = () => this.cache.copyRow(r, row, best);
+      }
+    });
+    if (!from) return;
+    from();
+    job.pending = prompt.slice(best);
+    job.reused = best;
   }
 
   /** A request whose prompt is in: picks its first tokens and moves its samples to the decoding rows. */
