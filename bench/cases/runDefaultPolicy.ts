@@ -5,7 +5,7 @@ import { rehearse as cli } from '../../test/support/cli';
 import { benchSize, registerBenchCase, timingStats } from '../registry';
 
 const TASKS_PER_DOMAIN = benchSize(8, 1);
-const ROUNDS = benchSize(2, 1);
+const ROUNDS = benchSize(3, 1);
 
 /** The arms, played in this order every round: the KV cache (slots or copy) and --concurrency. */
 const ARMS = [
