@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { crashAnnotations } from '../support/crash/annotationCrash';
 import type { CrashReport } from '../support/crash/kill';
-import { crashRunner } from '../support/crash/runnerCrash';
+import { crashRunner, crashRunnerInFlight } from '../support/crash/runnerCrash';
 import { crashTraining } from '../support/crash/trainingCrash';
 import { randomTestModel } from '../support/testModels';
 import { useTempDir } from '../support/tempDir';
@@ -29,6 +29,14 @@ describe('reliability: crash consistency under SIGKILL', function () {
   it("rehearse run killed at 4 random moments: each trace reads, keeps a prefix of the uninterrupted run's events, loses at most a torn last line, and opens in the explorer", async () => {
     const report = await crashRunner({ kills: 4, seed: SEED, scratch: scratch() });
     assertHeld(report, 4);
+  });
+
+  it('rehearse run --concurrency 8 killed with 8 episodes in flight (endpoint policy): the trace reads, every finished episode is whole and in order, the others a prefix', async () => {
+    const report = await crashRunnerInFlight({ scratch: scratch() });
+    assertHeld(report, 1);
+    assert.equal(report.inFlightAtKill, 8);
+    assert.ok(report.finished >= 1, 'an episode had finished before the kill');
+    assert.ok(report.recordsChecked > 0);
   });
 
   it('annotations being appended, killed at 6 random moments: every acknowledged mark is kept, in order, and the file takes the next mark', async () => {

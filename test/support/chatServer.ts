@@ -31,7 +31,7 @@ export interface ChatServerOptions {
   models?: () => string[];
 }
 
-/** A running test endpoint: its base URL, the requests it answered, and how to stop it. */
+/** A running test endpoint: its base URL, the requests it was asked, and how to stop it. */
 export interface ChatServer {
   url: string;
   requests: ChatRequest[];
@@ -48,10 +48,11 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 /**
  * A real OpenAI-compatible HTTP endpoint on a free local port whose "model" is `reply`: for tests
- * that need a policy, a judge or a client to talk to a server whose answers they choose.
+ * that need a policy, a judge or a client to talk to a server whose answers they choose. A reply
+ * may be a promise: a test holds an answer back until it settles (closing ends held requests).
  */
 export async function startChatServer(
-  reply: (request: ChatRequest) => ChatReply,
+  reply: (request: ChatRequest) => ChatReply | Promise<ChatReply>,
   options: ChatServerOptions = {},
 ): Promise<ChatServer> {
   const requests: ChatRequest[] = [];
@@ -76,7 +77,7 @@ export async function startChatServer(
         authorization: req.headers.authorization,
       };
       requests.push(request);
-      const answer = reply(request);
+      const answer = await reply(request);
       const message = typeof answer === 'string' ? { content: answer } : answer;
       res.end(
         JSON.stringify({
@@ -100,6 +101,10 @@ export async function startChatServer(
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     requests,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import type { FileHandle as FsFileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { StudioError } from '../../src/core/base/errors';
 import { readTrace, readTraceEvents } from '../../src/core/trace/format/reader';
@@ -20,6 +21,56 @@ const episode = (index: number): NewTraceEvent => ({
   taskId: 'retail-0001',
   mode: 'shadow',
 });
+
+/** The methods of Node's FileHandle that the writer calls, as the real class has them. */
+type FileHandleMethods = Pick<FsFileHandle, 'appendFile' | 'datasync'>;
+
+/**
+ * Watches the real FileHandle's `appendFile` and `datasync` while `body` runs (each still does its
+ * work; `fault` may make an appendFile fail instead), logging them in the order they happen.
+ */
+async function watchingFileHandles<T>(
+  log: string[],
+  body: () => Promise<T>,
+  fault?: (call: number, data: Buffer, write: (data: Buffer) => Promise<void>) => Promise<void>,
+): Promise<T> {
+  const probe = await fs.open(__filename, 'r');
+  const proto = Object.getPrototypeOf(probe) as FileHandleMethods;
+  await probe.close();
+  const { appendFile, datasync } = proto;
+  let writes = 0;
+  proto.appendFile = async function (this: FsFileHandle, data: string | Uint8Array) {
+    const bytes = Buffer.from(data);
+    log.push(`write ${bytes.toString('utf8').split('\n').length - 1}`);
+    const write = (d: Buffer) => appendFile.call(this, d);
+    return fault ? fault(++writes, bytes, write) : write(bytes);
+  };
+  proto.datasync = async function (this: FsFileHandle) {
+    await datasync.call(this);
+    log.push('datasync');
+  };
+  try {
+    return await body();
+  } finally {
+    proto.appendFile = appendFile;
+    proto.datasync = datasync;
+  }
+}
+
+/** One episode's events: its start, then `count - 1` turns. */
+function episodeEvents(index: number, count: number): NewTraceEvent[] {
+  return [
+    episode(index),
+    ...Array.from({ length: count - 1 }, (_, t): NewTraceEvent => ({
+      type: 'turn',
+      episodeId: `e${index + 1}`,
+      turnId: `e${index + 1}.t${t + 1}`,
+      index: t,
+      text: 'Done.',
+      parse: { kind: 'final', answer: 'Done.' },
+    })),
+  ];
+}
 
 async function lines(file: string): Promise<string[]> {
   return (await fs.readFile(file, 'utf8')).split('\n');
@@ -166,5 +217,128 @@ describe('TraceWriter', () => {
     await writer.close(); // closing twice is harmless
     const err = await rejectsWith(writer.append(run()), 'TRACE_CLOSED');
     assert.match(err.message, /new run/);
+  });
+
+  describe('group commit', () => {
+    it('8 episodes appending at once: every append resolves after its line is written and synced, in order, one fdatasync per commit window', async () => {
+      const file = path.join(tmp(), 'trace.jsonl');
+      const log: string[] = [];
+      const perEpisode = 10;
+      const writer = await watchingFileHandles(log, async () => {
+        const w = await TraceWriter.open(file, { durable: true });
+        await w.append(run());
+        // Each episode awaits its own events one by one, as the runner's episodes do.
+        await Promise.all(
+          Array.from({ length: 8 }, async (_, i) => {
+            for (const [k, event] of episodeEvents(i, perEpisode).entries()) {
+              await w.append(event);
+              log.push(`acked e${i + 1}#${k}`);
+            }
+          }),
+        );
+        await w.close();
+        return w;
+      });
+      const events = 1 + 8 * perEpisode;
+      // Each acknowledgement comes after the write holding its line and a datasync after that write.
+      const written: string[] = [];
+      let synced = 0;
+      let unsynced = 0;
+      for (const entry of log) {
+        if (entry.startsWith('write ')) unsynced += Number(entry.slice(6));
+        else if (entry === 'datasync') {
+          synced += unsynced;
+          unsynced = 0;
+        } else {
+          written.push(entry);
+          // The run's event was synced first; then every episode event acknowledged so far.
+          assert.ok(written.length <= synced - 1, `acknowledged before its datasync: ${entry}`);
+        }
+      }
+      assert.equal(synced, events);
+      const syncs = log.filter((e) => e === 'datasync').length;
+      assert.equal(syncs, log.filter((e) => e.startsWith('write ')).length, 'one per write');
+      assert.equal(syncs, writer.commitsWritten);
+      // The run event alone, then one window per round of the 8 episodes' events.
+      assert.ok(syncs <= 1 + perEpisode, `${syncs} fdatasyncs for ${events} events`);
+      assert.equal(writer.eventsWritten, events);
+
+      const { events: read, skipped } = await readTraceEvents(file);
+      assert.deepEqual(skipped, []);
+      assert.equal(read.length, events);
+      for (let i = 0; i < 8; i++) {
+        const own = read.filter((e) => 'episodeId' in e && e.episodeId === `e${i + 1}`);
+        assert.deepEqual(
+          own.map((e) => (e.type === 'turn' ? e.turnId : e.type)),
+          ['episode', ...Array.from({ length: perEpisode - 1 }, (_, t) => `e${i + 1}.t${t + 1}`)],
+        );
+      }
+    });
+
+    it('appends made while a commit is in progress share the next window, in the order appended', async () => {
+      const file = path.join(tmp(), 'trace.jsonl');
+      const log: string[] = [];
+      await watchingFileHandles(log, async () => {
+        const w = await TraceWriter.open(file, { durable: true });
+        const first = w.append(run());
+        // Appended while the first window is being written: they wait for the next one.
+        await new Promise((r) => setImmediate(r));
+        const rest = Array.from({ length: 50 }, (_, i) => w.append(episode(i)));
+        await Promise.all([first, ...rest]);
+        await w.close();
+      });
+      assert.deepEqual(log, ['write 1', 'datasync', 'write 50', 'datasync']);
+      const { events } = await readTraceEvents(file);
+      assert.deepEqual(
+        events.map((e) => (e.type === 'episode' ? e.index : -1)),
+        [-1, ...Array.from({ length: 50 }, (_, i) => i)],
+      );
+    });
+
+    it('a write failing mid-window rejects that window and every later append with TRACE_WRITE_FAILED, cut back to the last whole line', async () => {
+      const file = path.join(tmp(), 'trace.jsonl');
+      const log: string[] = [];
+      let w: TraceWriter | undefined;
+      let later: Promise<void>[] = [];
+      const settled = await watchingFileHandles(
+        log,
+        async () => {
+          w = await TraceWriter.open(file, { durable: true });
+          await w.append(run());
+          const window = Array.from({ length: 6 }, (_, i) => w!.append(episode(i)));
+          // Queued behind the failing window.
+          await new Promise((r) => setImmediate(r));
+          later = Array.from({ length: 3 }, (_, i) => w!.append(episode(10 + i)));
+          return Promise.allSettled([...window, ...later]);
+        },
+        async (call, data, write) => {
+          if (call < 2) return write(data);
+          // A full disk: part of the window reaches the file, then the write fails.
+          await write(data.subarray(0, Math.floor(data.length / 2)));
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+            code: 'ENOSPC',
+          });
+        },
+      );
+      assert.equal(settled.length, 9);
+      for (const s of settled) {
+        assert.equal(s.status, 'rejected');
+        const reason = (s as PromiseRejectedResult).reason as StudioError;
+        assert.equal(reason.code, 'TRACE_WRITE_FAILED');
+        assert.match(reason.message, /ENOSPC/);
+      }
+      assert.deepEqual(log.slice(0, 3), ['write 1', 'datasync', 'write 6']);
+      assert.equal(log.filter((e) => e.startsWith('write ')).length, 2, 'nothing written after');
+      assert.equal(w!.writeFailure?.code, 'TRACE_WRITE_FAILED');
+      await rejectsWith(w!.append(episode(20)), 'TRACE_WRITE_FAILED');
+      await w!.close();
+      const { events, skipped } = await readTraceEvents(file);
+      assert.deepEqual(skipped, [], 'the torn half of the window was cut');
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['run'],
+      );
+      assert.equal(w!.eventsWritten, 1);
+    });
   });
 });

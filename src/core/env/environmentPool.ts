@@ -1,4 +1,7 @@
-/** Environments a slot keeps open for later tasks with the same servers (its least recently used closed first). */
+/**
+ * Environments kept open for later tasks with the same servers, per episode in flight (a run's
+ * `SharedEnvironments`, a slot's pool in `verify`); the least recently used closed first.
+ */
 export const ENVIRONMENTS_PER_SLOT = 4;
 
 /**

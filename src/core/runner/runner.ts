@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { StudioError, errorMessage } from '../base/errors';
-import { EnvironmentPool } from '../env/environmentPool';
+import { SharedEnvironments } from '../env/sharedEnvironments';
 import type { Environment } from '../env/types';
 import type { GradeOptions } from '../tasks/checks/grade';
 import type { LoadedTask } from '../tasks/format/taskFile';
@@ -48,9 +48,10 @@ export interface RunOptions {
   openEnvironment: (task: LoadedTask) => Promise<Environment>;
   settings?: Partial<RunSettings>;
   /**
-   * Episodes in flight at once (default 1). Each in-flight slot opens its own environments (servers
-   * keep state); the trace's events of different episodes interleave, and the episodes' ids, seeds and
-   * results are the same whatever the number (see runner/concurrency.ts for the defaults by policy).
+   * Episodes in flight at once (default 1). Each episode in flight holds an environment of its own
+   * (servers keep state); the trace's events of different episodes interleave, and the episodes' ids,
+   * seeds and results are the same whatever the number (see runner/concurrency.ts for the defaults
+   * by policy).
    */
   concurrency?: number;
   grade?: GradeOptions;
@@ -116,8 +117,8 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     return full;
   };
   const concurrency = Math.max(1, Math.min(options.concurrency ?? 1, MAX_CONCURRENCY));
-  // Tasks that name the same servers share one environment (reset per episode), not one process
-  // each; every slot of episodes in flight has its own.
+  // Tasks that name the same servers share environments (reset per episode), not one process each;
+  // every episode in flight holds one of its own.
   const run: TaskRun = {
     options,
     settings,
@@ -125,7 +126,7 @@ export async function runTasks(options: RunOptions): Promise<RunSummary> {
     emit,
     signal,
     concurrency,
-    environments: Array.from({ length: concurrency }, () => new EnvironmentPool<Environment>()),
+    environments: new SharedEnvironments<Environment>(concurrency),
     played: [],
     done: 0,
     inFlight: 0,
@@ -197,7 +198,7 @@ async function playRun(run: TaskRun, runId: string): Promise<RunEnding> {
       },
     };
   } finally {
-    await Promise.all(run.environments.map((slot) => slot.closeAll()));
+    await run.environments.closeAll();
   }
 }
 
@@ -211,8 +212,8 @@ interface TaskRun {
   /** The run's signal: stopped by the caller, or by a trace that can no longer be written. */
   signal: AbortSignal;
   concurrency: number;
-  /** Environments by servers, one bounded pool per slot of episodes in flight. */
-  environments: EnvironmentPool<Environment>[];
+  /** Environments by servers, shared by the episodes in flight, one held by each. */
+  environments: SharedEnvironments<Environment>;
   /** Summaries by the episode's place in the plan. */
   played: (EpisodeSummary | undefined)[];
   done: number;
@@ -248,11 +249,12 @@ async function playTasks(run: TaskRun): Promise<RunEnding> {
   await forEachConcurrent(
     plan,
     run.concurrency,
-    async (planned, _index, slot) => {
+    async (planned, index) => {
       run.inFlight++;
+      prefetchAhead(run, plan, index);
       let played: { summary: EpisodeSummary; outcome: EpisodeOutcome };
       try {
-        played = await playTaskEpisode(run, planned, slot);
+        played = await playTaskEpisode(run, planned);
       } finally {
         run.inFlight--;
       }
@@ -284,17 +286,51 @@ function firstIndexOf(run: TaskRun, place: number): number {
   return run.mode === 'private' ? place * (run.settings.privateRehearsal.budget + 1) : place;
 }
 
-/** Plays a planned episode (a private rehearsal's committed one, in private mode) on its slot's environment. */
+/**
+ * Starts the servers of the episode `concurrency` places ahead of the one starting now (the next to
+ * begin once one in flight ends), when the episodes up to it need more environments of its servers
+ * than the run has: at a change of servers (retail tasks, then bank; every task of bfcl or τ²) they
+ * start while the episodes in flight wait on their policy, not when the episode begins.
+ */
+function prefetchAhead(run: TaskRun, plan: readonly PlannedEpisode[], index: number): void {
+  const ahead = plan[index + run.concurrency];
+  if (!ahead || run.signal.aborted) return;
+  const key = environmentKey(ahead.loaded);
+  const needed = plan
+    .slice(index + 1, index + run.concurrency + 1)
+    .filter((p) => environmentKey(p.loaded) === key).length;
+  if (run.environments.count(key) >= needed) return;
+  run.environments.prefetch(
+    key,
+    () => run.options.openEnvironment(ahead.loaded),
+    (env) => env.startEpisode(),
+  );
+}
+
+/** Plays a planned episode (a private rehearsal's committed one, in private mode) on an environment of its own. */
 async function playTaskEpisode(
   run: TaskRun,
-  { loaded, k, place }: PlannedEpisode,
-  slot: number,
+  planned: PlannedEpisode,
 ): Promise<{ summary: EpisodeSummary; outcome: EpisodeOutcome }> {
-  const { options, settings, emit } = run;
   // Every mode needs the environment: its servers list the task's tools. Imagine mode (without
   // audit) calls none of them.
-  const key = environmentKey(loaded);
-  const env = await run.environments[slot].get(key, () => options.openEnvironment(loaded));
+  const env = await run.environments.acquire(environmentKey(planned.loaded), () =>
+    run.options.openEnvironment(planned.loaded),
+  );
+  try {
+    return await playOn(run, planned, env);
+  } finally {
+    run.environments.release(env);
+  }
+}
+
+/** Plays a planned episode on `env`, which it holds. */
+async function playOn(
+  run: TaskRun,
+  { loaded, k, place }: PlannedEpisode,
+  env: Environment,
+): Promise<{ summary: EpisodeSummary; outcome: EpisodeOutcome }> {
+  const { options, settings, emit } = run;
   const onEpisodeProgress = (p: EpisodeProgress) =>
     options.onProgress?.({
       done: run.done,

@@ -9,6 +9,8 @@ import type { TraceEvent } from '../../../src/core/trace/format/schema';
 import { TraceIndex } from '../../../src/core/trace/index/traceIndex';
 import { traceTreeChildren } from '../../../src/core/explorer/tree';
 import { TraceWriter } from '../../../src/core/trace/format/writer';
+import type { ChatReply, ChatRequest } from '../chatServer';
+import { startChatServer } from '../chatServer';
 import { ensureServerBundles, REPO } from '../servers';
 import type { CrashReport } from './kill';
 import {
@@ -25,17 +27,17 @@ const TASKS = ['retail-0000', 'retail-0004', 'bank-0001', 'bank-0011'].map((t) =
   path.join(REPO, 'examples', 'tasks', `${t}.task.json`),
 );
 
-/** `rehearse run` of the tasks with the reference policy, as a child process (the CLI as tsc compiled it). */
-function runArgv(out: string): string[] {
+/**
+ * `rehearse run` of the tasks, as a child process (the CLI as tsc compiled it): with the reference
+ * policy (8 episodes in flight, its default) unless other arguments are given.
+ */
+function runArgv(out: string, policy = ['--policy', 'reference', '--episodes', '2']): string[] {
   return [
     process.execPath,
     path.join(REPO, 'out', 'src', 'cli', 'main.js'),
     'run',
     ...TASKS,
-    '--policy',
-    'reference',
-    '--episodes',
-    '2',
+    ...policy,
     '--out',
     out,
     '--no-progress',
@@ -177,4 +179,138 @@ async function checkKilledTrace(
   const after = await readTraceEvents(file);
   if (after.events.length !== events.length + 1 || after.events.at(-1)?.type !== 'run.end')
     report.violations.push(`${where}: an event appended after the crash is not read back`);
+}
+
+/** Episodes in flight in {@link crashRunnerInFlight}, and the run's episodes: 8 of each of the 4 tasks. */
+const IN_FLIGHT = 8;
+const EPISODES_PER_TASK = 8;
+/** Requests the endpoint answers before it holds every later one: an episode makes three. */
+const ANSWERED = 30;
+
+/**
+ * A stand-in model for an endpoint policy: an act with tools calls the first tool, then (once a
+ * tool answered) gives a final answer; a rehearsal (no tools) rehearses `{"ok": true}`. Three
+ * requests an episode, the same answers every run.
+ */
+function scriptedReply(request: ChatRequest): ChatReply {
+  const tools = request.tools as { function: { name: string } }[] | undefined;
+  if (!tools?.length) return '<execution_result>\n{"ok": true}\n</execution_result>';
+  if (request.messages.some((m) => m.role === 'tool')) return 'Done.';
+  return {
+    content: null,
+    tool_calls: [
+      {
+        id: 'call_1',
+        type: 'function',
+        function: { name: tools[0].function.name, arguments: '{}' },
+      },
+    ],
+  };
+}
+
+/** Episodes of a trace's events that started, and those of them that ended. */
+function episodeState(events: readonly TraceEvent[]): { started: string[]; ended: Set<string> } {
+  const started: string[] = [];
+  const ended = new Set<string>();
+  for (const e of events)
+    if (e.type === 'episode') started.push(e.episodeId);
+    else if (e.type === 'episode.end') ended.add(e.episodeId);
+  return { started, ended };
+}
+
+/** What {@link crashRunnerInFlight} saw: the episodes in flight and finished when it killed, and after. */
+export interface InFlightCrash extends CrashReport {
+  /** Episodes the trace showed started without their end when the kill was sent. */
+  inFlightAtKill: number;
+  /** Episodes whose end the killed trace holds, each checked whole. */
+  finished: number;
+}
+
+/**
+ * Kills a real `rehearse run --concurrency 8` (an endpoint policy: a local stand-in model, real
+ * built-in MCP servers) once its trace shows 8 episodes started without their ends and at least one
+ * finished, and checks the trace it left: it reads (at most a torn last line skipped), every
+ * finished episode is whole (its events from `episode` to `episode.end`, in order, exactly as in an
+ * uninterrupted run), and every other episode is a prefix of its uninterrupted self. The endpoint
+ * answers 30 requests, then holds every later one, so the 8 slots end up waiting on it with their
+ * episodes open: the kill comes at that moment or, on a fast machine, while answers still flow.
+ */
+export async function crashRunnerInFlight(options: { scratch: string }): Promise<InFlightCrash> {
+  ensureServerBundles();
+  const report: InFlightCrash = { ...newCrashReport(), inFlightAtKill: 0, finished: 0 };
+  let answered = 0;
+  let holding = false;
+  let releaseHeld = (): void => undefined;
+  const released = new Promise<void>((resolve) => (releaseHeld = resolve));
+  const endpoint = await startChatServer(async (request) => {
+    if (holding && ++answered > ANSWERED) await released;
+    return scriptedReply(request);
+  });
+  const policy = [
+    '--policy',
+    endpoint.url,
+    '--model',
+    'scripted',
+    '--episodes',
+    String(EPISODES_PER_TASK),
+    '--concurrency',
+    String(IN_FLIGHT),
+  ];
+  try {
+    const referenceOut = path.join(options.scratch, 'reference');
+    const done = await startGroup(runArgv(referenceOut, policy), { cwd: REPO }).exited;
+    if (done.code !== 0) throw new Error(`the uninterrupted run failed (exit ${done.code})`);
+    const expected = streams((await readTraceEvents((await onlyTrace(referenceOut))!)).events);
+
+    holding = true;
+    const out = path.join(options.scratch, 'killed');
+    const started = startGroup(runArgv(out, policy), { cwd: REPO });
+    let exitedEarly = false;
+    void started.exited.then(() => (exitedEarly = true));
+    const deadline = performance.now() + 120_000;
+    for (;;) {
+      if (exitedEarly) throw new Error('the run ended before 8 of its episodes were in flight');
+      if (performance.now() > deadline)
+        throw new Error('the trace never showed 8 episodes in flight and one finished');
+      const file = await onlyTrace(out);
+      if (file) {
+        const { started: began, ended } = episodeState((await readTraceEvents(file)).events);
+        const open = began.filter((id) => !ended.has(id)).length;
+        if (open === IN_FLIGHT && ended.size > 0) {
+          killGroup(started.child.pid);
+          report.inFlightAtKill = open;
+          break;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const exit = await started.exited;
+    report.kills++;
+    if (exit.signal !== 'SIGKILL') report.violations.push(`the run was not killed (${exit.code})`);
+
+    const file = (await onlyTrace(out))!;
+    const events: TraceEvent[] = [];
+    const read = await readTrace(file, { onEvent: (e) => events.push(e) });
+    const lines = (await fs.readFile(file, 'utf8')).split('\n').filter((l) => l.trim() !== '');
+    checkOnlyTornLastLine(read.skipped, lines.length, 'the killed run', report);
+    const { ended } = episodeState(events);
+    report.finished = ended.size;
+    for (const [stream, got] of streams(events)) {
+      const whole = expected.get(stream) ?? [];
+      if (ended.has(stream) && got.length !== whole.length)
+        report.violations.push(
+          `finished episode ${stream} holds ${got.length} of its ${whole.length} events`,
+        );
+      const mismatch = firstPrefixMismatch(got, whole);
+      if (mismatch >= 0)
+        report.violations.push(
+          `event ${mismatch + 1} of ${stream} differs from the uninterrupted run's: ${got[mismatch].slice(0, 200)}`,
+        );
+    }
+    report.recordsChecked += events.length;
+    return report;
+  } finally {
+    releaseHeld();
+    await endpoint.close();
+  }
 }

@@ -10,7 +10,7 @@ import { validateTraceEvent } from './validate';
 
 /** Options of {@link TraceWriter}. */
 export interface TraceWriterOptions {
-  /** fdatasync after every event (default true): an event acknowledged is an event kept. */
+  /** fdatasync every commit window before acknowledging its events (default true): an event acknowledged is an event kept. */
   durable?: boolean;
   /** Validate every event against the schema before writing it (default true). */
   validate?: boolean;
@@ -26,17 +26,32 @@ export function serializeTraceEvent(event: TraceEvent): string {
   return jsonLineKeysFirst(event, HEADER_KEYS);
 }
 
+/** An event's line waiting for its commit window, and the append it settles. */
+interface PendingLine {
+  line: Buffer;
+  resolve: () => void;
+  reject: (err: StudioError) => void;
+}
+
 /**
- * Appends events to a trace file, one JSON object per line. Events are written strictly in order;
- * `append` resolves once the line is on disk (fdatasync), so nothing acknowledged is lost in a crash.
- * Opening a file whose last line was torn by an earlier crash first ends that line, so the torn
- * fragment stays one skippable line and never corrupts the next event.
+ * Appends events to a trace file, one JSON object per line, by group commit: the lines appended
+ * while a commit is in progress (by every episode in flight) wait together, and the next commit
+ * writes them with one write and one fdatasync. Events are written strictly in the order of their
+ * `append`; each `append` resolves once its line is on disk (fdatasync), so nothing acknowledged is
+ * lost in a crash, and a crash loses at most the lines of the commit window being written (its last
+ * line may be torn). A lone event is committed at once (one microtask later), never held back for
+ * company. Opening a file whose last line was torn by an earlier crash first ends that line, so the
+ * torn fragment stays one skippable line and never corrupts the next event.
  */
 export class TraceWriter {
-  private queue: Promise<void> = Promise.resolve();
+  /** Lines appended since the commit in progress took its window, in order. */
+  private pending: PendingLine[] = [];
+  /** The commit loop while it runs; it ends when no line is pending. */
+  private committing: Promise<void> | undefined;
   private failure: StudioError | undefined;
   private closed = false;
   private written = 0;
+  private commits = 0;
 
   private constructor(
     readonly file: string,
@@ -81,6 +96,11 @@ export class TraceWriter {
     return this.written;
   }
 
+  /** Number of commit windows written (each one write, and one fdatasync when durable). */
+  get commitsWritten(): number {
+    return this.commits;
+  }
+
   /** Why writing failed (`TRACE_WRITE_FAILED`), once a write has failed; every later append fails with it. */
   get writeFailure(): StudioError | undefined {
     return this.failure;
@@ -95,6 +115,7 @@ export class TraceWriter {
           `The trace ${this.file} is closed; start a new run to record more events.`,
         ),
       );
+    if (this.failure) return Promise.reject(this.failure);
     const full = {
       v: TRACE_SCHEMA_VERSION,
       ts: event.ts ?? new Date().toISOString(),
@@ -111,24 +132,51 @@ export class TraceWriter {
         );
     }
     const line = Buffer.from(serializeTraceEvent(full) + '\n', 'utf8');
-    const next = this.queue.then(async () => {
-      if (this.failure) throw this.failure;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ line, resolve, reject });
+      this.committing ??= this.commitWhilePending();
+    });
+  }
+
+  /**
+   * Commits window after window until no line is pending: each takes every line appended so far.
+   * Started by the first append of an idle writer; one microtask later, so that the appends of the
+   * same synchronous stretch share its first window.
+   */
+  private async commitWhilePending(): Promise<void> {
+    await Promise.resolve();
+    while (this.pending.length > 0) {
+      const window = this.pending;
+      this.pending = [];
+      await this.commit(window);
+    }
+    this.committing = undefined;
+  }
+
+  /**
+   * Writes one window's lines with one write and one fdatasync, then settles their appends. A
+   * failed write (a full disk) rejects them, and every append after them, with TRACE_WRITE_FAILED.
+   */
+  private async commit(window: readonly PendingLine[]): Promise<void> {
+    if (!this.failure) {
+      const bytes = window.length === 1 ? window[0].line : Buffer.concat(window.map((p) => p.line));
       try {
-        await this.handle.appendFile(line);
+        await this.handle.appendFile(bytes);
         if (this.options.durable) await this.handle.datasync();
-        this.size += line.length;
-        this.written++;
+        this.size += bytes.length;
+        this.written += window.length;
+        this.commits++;
+        for (const p of window) p.resolve();
+        return;
       } catch (err) {
         this.failure = new StudioError(
           'TRACE_WRITE_FAILED',
           `Could not write to ${this.file}: ${(err as Error).message}. Events already written are kept.`,
         );
         await this.cutTornLine();
-        throw this.failure;
       }
-    });
-    this.queue = next.catch(() => undefined);
-    return next;
+    }
+    for (const p of window) p.reject(this.failure);
   }
 
   /**
@@ -149,7 +197,7 @@ export class TraceWriter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.queue;
+    await this.committing;
     await this.handle.close();
   }
 }
