@@ -8,13 +8,14 @@
  * is what `/usr/bin/time` counts for the whole command less the two profiled processes. Prints a
  * Markdown table (docs/profile.md holds the measured ones) and writes bench-results/profile-*.json.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO } from '../test/support/servers';
+import { defaultPolicyRun, heldOutTasks } from './support/runs';
 
 interface CallFrame {
   functionName: string;
@@ -74,8 +75,7 @@ function sourceOf(frame: CallFrame): string {
         : undefined,
     );
   const entry = maps.get(file)?.findEntry(frame.lineNumber, frame.columnNumber) as
-    | { originalSource?: string }
-    | undefined;
+    { originalSource?: string } | undefined;
   return `${file} ${entry?.originalSource ?? ''}`;
 }
 
@@ -120,7 +120,7 @@ function option(args: string[], name: string, fallback: string): string {
   return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const kvCache = option(args, '--kv-cache', 'slots');
   const concurrency = option(args, '--concurrency', '8');
@@ -128,37 +128,13 @@ function main(): void {
   const cli = path.join(REPO, 'dist', 'cli.js');
   const work = mkdtempSync(path.join(os.tmpdir(), 'rehearsal-profile-'));
   try {
-    const tasks = path.join(work, 'tasks');
-    for (const domain of ['retail', 'bank'])
-      execFileSync(process.execPath, [
-        cli,
-        'generate',
-        domain,
-        '--split',
-        'test',
-        '--count',
-        String(perDomain),
-        '--out',
-        path.join(tasks, domain),
-      ]);
+    const tasks = await heldOutTasks(work, perDomain);
     const profiles = path.join(work, 'profiles');
     const node = [
       '--cpu-prof',
       `--cpu-prof-dir=${path.join(profiles, 'cli')}`,
       cli,
-      'run',
-      tasks,
-      '--policy',
-      'default',
-      '--device',
-      'cpu',
-      '--kv-cache',
-      kvCache,
-      '--concurrency',
-      concurrency,
-      '--out',
-      path.join(work, 'runs'),
-      '--no-progress',
+      ...defaultPolicyRun(tasks, path.join(work, 'runs'), kvCache, concurrency),
     ];
     const timed = existsSync('/usr/bin/time');
     const t0 = performance.now();
@@ -204,7 +180,9 @@ function main(): void {
       ['CLI (runner)', cliPhases],
     ] as const)
       for (const [phase, ms] of [...m].sort((a, b) => b[1] - a[1]))
-        lines.push(`| ${name} | ${phase} | ${ms.toFixed(0)} | ${((100 * ms) / wallMs).toFixed(1)}% |`);
+        lines.push(
+          `| ${name} | ${phase} | ${ms.toFixed(0)} | ${((100 * ms) / wallMs).toFixed(1)}% |`,
+        );
     if (serversMs !== undefined)
       lines.push(
         `| tool servers (processes) | CPU of every server process | ${serversMs.toFixed(0)} | ${((100 * serversMs) / wallMs).toFixed(1)}% |`,
@@ -235,4 +213,7 @@ function main(): void {
   }
 }
 
-main();
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

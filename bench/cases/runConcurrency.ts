@@ -3,36 +3,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { rehearse as cli } from '../../test/support/cli';
 import type { BenchCaseResult } from '../registry';
 import { benchSize, registerBenchCase, timingStats } from '../registry';
+import { heldOutTasks, rehearse } from '../support/runs';
 
-const LEVELS = benchSize([1, 4, 8], [1, 2]);
 const TASKS_PER_DOMAIN = benchSize(20, 1);
-
-/** Runs the CLI in-process (the tests' helper); throws with its stderr when it fails. */
-async function rehearse(...argv: string[]): Promise<string> {
-  const r = await cli(...argv);
-  if (r.code !== 0) throw new Error(`rehearse ${argv.join(' ')} exited ${r.code}:\n${r.err}`);
-  return r.out;
-}
-
-/** 20 held-out tasks (test split) of each built-in domain, in a temporary folder. */
-async function heldOutTasks(dir: string): Promise<string> {
-  const tasks = path.join(dir, 'tasks');
-  for (const domain of ['retail', 'bank'])
-    await rehearse(
-      'generate',
-      domain,
-      '--split',
-      'test',
-      '--count',
-      String(TASKS_PER_DOMAIN),
-      '--out',
-      path.join(tasks, domain),
-    );
-  return tasks;
-}
 
 /**
  * Plays the tasks once per level, levels alternating over `rounds`, and returns each level's wall
@@ -77,42 +52,6 @@ function figures(
     ),
   };
 }
-
-registerBenchCase({
-  name: 'runs: episodes per minute at N = 1, 4, 8 with the default policy',
-  description: `\`rehearse run\` of ${2 * TASKS_PER_DOMAIN} held-out tasks (test split, ${TASKS_PER_DOMAIN} retail and ${TASKS_PER_DOMAIN} bank) in shadow mode with the embedded default policy on CPU and the real built-in servers, at --concurrency 1, 4 and 8 (the policy host decodes the episodes in flight together); wall time of the whole command, policy host start included; levels alternate, medians`,
-  targets: [{ fact: 'N = 8 / N = 1', atLeast: 3 }],
-  async run(settings) {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-runs-'));
-    try {
-      const tasks = await heldOutTasks(dir);
-      const { times, perMinute } = await byLevel(
-        LEVELS,
-        Math.max(1, Math.min(settings.runs, 2)),
-        2 * TASKS_PER_DOMAIN,
-        async (n, r) => {
-          await rehearse(
-            'run',
-            tasks,
-            '--policy',
-            'default',
-            '--device',
-            'cpu',
-            '--concurrency',
-            String(n),
-            '--out',
-            path.join(dir, `runs-${n}-${r}`),
-            '--no-progress',
-            '--json',
-          );
-        },
-      );
-      return { baseline: '--concurrency 1', ...figures(LEVELS, times, perMinute) };
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
-  },
-});
 
 /** The delay of the test endpoint's every answer, as a busy remote server would take. */
 const ENDPOINT_DELAY_MS = 200;
@@ -197,7 +136,7 @@ registerBenchCase({
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-endpoint-'));
     const endpoint = await slowEndpoint();
     try {
-      const tasks = await heldOutTasks(dir);
+      const tasks = await heldOutTasks(dir, TASKS_PER_DOMAIN);
       const episodes = 2 * TASKS_PER_DOMAIN * ENDPOINT_EPISODES_PER_TASK;
       const { times, perMinute } = await byLevel(
         ENDPOINT_LEVELS,

@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { rehearse as cli } from '../../test/support/cli';
 import { benchSize, registerBenchCase, timingStats } from '../registry';
+import { defaultPolicyRun, heldOutTasks, rehearse } from '../support/runs';
 
 const TASKS_PER_DOMAIN = benchSize(8, 1);
 const ROUNDS = benchSize(3, 1);
@@ -17,13 +17,6 @@ const ARMS = [
 type Arm = (typeof ARMS)[number];
 const label = (a: Arm) => `${a.kvCache}, N = ${a.n}`;
 
-/** Runs the CLI in-process (the tests' helper); throws with its stderr when it fails. */
-async function rehearse(...argv: string[]): Promise<string> {
-  const r = await cli(...argv);
-  if (r.code !== 0) throw new Error(`rehearse ${argv.join(' ')} exited ${r.code}:\n${r.err}`);
-  return r.out;
-}
-
 interface Played {
   /** Wall time of the whole command (policy host start, servers, episodes). */
   wallMs: number;
@@ -36,22 +29,7 @@ interface Played {
 /** Plays the tasks once and reads the outcomes and the episodes' span from the run's output and trace. */
 async function play(tasks: string, out: string, arm: Arm): Promise<Played> {
   const t0 = performance.now();
-  const json = await rehearse(
-    'run',
-    tasks,
-    '--policy',
-    'default',
-    '--device',
-    'cpu',
-    '--kv-cache',
-    arm.kvCache,
-    '--concurrency',
-    String(arm.n),
-    '--out',
-    out,
-    '--no-progress',
-    '--json',
-  );
+  const json = await rehearse(...defaultPolicyRun(tasks, out, arm.kvCache, arm.n), '--json');
   const wallMs = performance.now() - t0;
   const run = (
     JSON.parse(json) as {
@@ -98,18 +76,7 @@ registerBenchCase({
   async run() {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-default-runs-'));
     try {
-      const tasks = path.join(dir, 'tasks');
-      for (const domain of ['retail', 'bank'])
-        await rehearse(
-          'generate',
-          domain,
-          '--split',
-          'test',
-          '--count',
-          String(TASKS_PER_DOMAIN),
-          '--out',
-          path.join(tasks, domain),
-        );
+      const tasks = await heldOutTasks(dir, TASKS_PER_DOMAIN);
       const played = new Map<Arm, Played[]>(ARMS.map((a) => [a, []]));
       for (let r = 0; r < ROUNDS; r++)
         for (const arm of ARMS)
@@ -123,7 +90,9 @@ registerBenchCase({
       const first = (arm: Arm) => played.get(arm)![0];
       const facts: Record<string, number> = {};
       for (const arm of ARMS) {
-        facts[`episodes per minute, ${label(arm)}, whole command`] = round(perMinute(arm, 'wallMs'));
+        facts[`episodes per minute, ${label(arm)}, whole command`] = round(
+          perMinute(arm, 'wallMs'),
+        );
         facts[`episodes per minute, ${label(arm)}, episodes`] = round(perMinute(arm, 'episodesMs'));
       }
       for (const key of ['wallMs', 'episodesMs'] as const) {
@@ -131,7 +100,9 @@ registerBenchCase({
         facts[`N = 8 / N = 1, slots, ${what}`] = round(
           perMinute(slots8, key) / perMinute(slots1, key),
         );
-        facts[`N = 8 / N = 1, copy, ${what}`] = round(perMinute(copy8, key) / perMinute(copy1, key));
+        facts[`N = 8 / N = 1, copy, ${what}`] = round(
+          perMinute(copy8, key) / perMinute(copy1, key),
+        );
         facts[`slots / copy at N = 1, ${what}`] = round(
           perMinute(slots1, key) / perMinute(copy1, key),
         );

@@ -2,8 +2,7 @@
 // coming change of tasks start ahead, while the episodes in flight wait on their policy.
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { ENVIRONMENTS_PER_SLOT } from '../../src/core/env/environmentPool';
-import { SharedEnvironments } from '../../src/core/env/sharedEnvironments';
+import { ENVIRONMENTS_PER_SLOT, SharedEnvironments } from '../../src/core/env/sharedEnvironments';
 import { runTasks } from '../../src/core/runner/runner';
 import type { LoadedTask } from '../../src/core/tasks/format/taskFile';
 import {

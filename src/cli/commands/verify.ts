@@ -1,6 +1,6 @@
 import { studioPython } from '../studioPython';
 import * as path from 'node:path';
-import { EnvironmentPool } from '../../core/env/environmentPool';
+import { SharedEnvironments } from '../../core/env/sharedEnvironments';
 import { canonicalJson } from '../../core/base/canonicalJson';
 import { StudioError, errorMessage } from '../../core/base/errors';
 import type { JsonValue } from '../../core/base/json';
@@ -71,18 +71,15 @@ export async function verifyCommand(
     log: options.verbose ? (line) => io.err(line) : undefined,
     python: studioPython,
   };
-  // Each slot of tasks in flight has its own environments (servers keep state).
-  const slots = Array.from(
-    { length: Math.min(concurrency, tasks.length) },
-    () => new EnvironmentPool<ToolEnvironment>(),
-  );
+  // Each task in flight holds environments of its own (servers keep state), shared with later tasks.
+  const envs = new SharedEnvironments<ToolEnvironment>(Math.min(concurrency, tasks.length));
   const rows: VerifyRow[] = [];
   try {
-    await forEachConcurrent(tasks, concurrency, async (loaded, index, slot) => {
-      rows[index] = await verifyTask(loaded, host, slots[slot], judge);
+    await forEachConcurrent(tasks, concurrency, async (loaded, index) => {
+      rows[index] = await verifyTask(loaded, host, envs, judge);
     });
   } finally {
-    await Promise.all(slots.map((envs) => envs.closeAll()));
+    await envs.closeAll();
   }
   const bad = rows.filter((r) => r.success !== true && !(r.error === NO_REFERENCE));
   const notEvaluated: NotEvaluatedChecks[] = [];
@@ -146,11 +143,11 @@ interface VerifyRow {
   examples?: RecordedExample[];
 }
 
-/** Plays a task's reference solution on an environment of its slot and grades it. */
+/** Plays a task's reference solution on an environment it holds and grades it. */
 async function verifyTask(
   loaded: LoadedTask,
   host: EnvironmentHost,
-  envs: EnvironmentPool<ToolEnvironment>,
+  envs: SharedEnvironments<ToolEnvironment>,
   judge: Judge | undefined,
 ): Promise<VerifyRow> {
   if (!loaded.task.reference)
@@ -167,7 +164,7 @@ async function verifyTask(
       python: studioPython,
       baseDir: loaded.baseDir,
       judge,
-    });
+    }).finally(() => envs.release(env));
     return {
       id: loaded.task.id,
       reward: play.grade.reward,
@@ -192,7 +189,7 @@ async function verifyTask(
 async function environmentFor(
   loaded: LoadedTask,
   host: EnvironmentHost,
-  envs: EnvironmentPool<ToolEnvironment>,
+  envs: SharedEnvironments<ToolEnvironment>,
 ): Promise<ToolEnvironment> {
   // The servers were read from the task's JSON, so they are JSON (ServerDefinition has no index signature).
   const key = canonicalJson({
@@ -201,5 +198,5 @@ async function environmentFor(
     tools: loaded.task.tools ?? null,
     timeout: loaded.task.limits?.callTimeoutMs ?? null,
   });
-  return envs.get(key, () => openTaskEnvironment(loaded, host));
+  return envs.acquire(key, () => openTaskEnvironment(loaded, host));
 }

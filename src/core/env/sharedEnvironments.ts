@@ -1,4 +1,8 @@
-import { ENVIRONMENTS_PER_SLOT } from './environmentPool';
+/**
+ * Environments kept open for later tasks with the same servers, per episode in flight (a run's or
+ * `verify`'s {@link SharedEnvironments}); the least recently used free one closed first.
+ */
+export const ENVIRONMENTS_PER_SLOT = 4;
 
 /** An environment of a {@link SharedEnvironments}: its servers' key, and whether an episode holds it. */
 interface Held<E> {
