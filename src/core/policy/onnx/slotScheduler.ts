@@ -104,7 +104,8 @@ interface Row {
  * {@link PREFILL_BUDGET} tokens between two decode passes, each into its own slot. A request whose
  * prompt is in joins the decoding rows (its n samples copy the prompt's slot once); a finished row's
  * slot takes the last row. An episode's session keeps a compact copy of its cache between turns, so
- * the next prompt prefills only its new suffix.
+ * the next prompt prefills only its new suffix; a prefix that another sequence holds (a row in
+ * flight, an ended episode's cache) is copied rather than prefilled ({@link borrowPrefix}).
  */
 export class SlotScheduler extends RequestScheduler<Job> {
   private readonly cache: SlotCache;
