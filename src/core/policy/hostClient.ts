@@ -56,16 +56,9 @@ export interface PolicyHostOptions {
   maxHeapMb?: number;
 }
 
-/**
- * The environment variable of `npm run bench:profile` (bench/profile.ts): a folder where the policy
- * host writes a CPU profile (`host/*.cpuprofile`, Node's `--cpu-prof`) and, when it shuts down, its
- * counters (`host/stats.json`). A diagnostic: nothing else reads or sets it.
- */
-export const PROFILE_DIR_VARIABLE = 'REHEARSAL_PROFILE_DIR';
-
-/** Node's options that profile the host when {@link PROFILE_DIR_VARIABLE} is set. */
+/** Node's options that profile the host when {@link HostProtocol.PROFILE_DIR_VARIABLE} is set. */
 function profileArgs(): string[] {
-  const dir = process.env[PROFILE_DIR_VARIABLE];
+  const dir = process.env[HostProtocol.PROFILE_DIR_VARIABLE];
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, 'host')}`] : [];
 }
 

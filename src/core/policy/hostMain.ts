@@ -184,7 +184,7 @@ main();
  * CPU time, for the profile's split of forward passes into prefill and decode.
  */
 async function writeProfileStats(stats: HostProtocol.Stats): Promise<void> {
-  const dir = process.env['REHEARSAL_PROFILE_DIR'];
+  const dir = process.env[HostProtocol.PROFILE_DIR_VARIABLE];
   if (!dir) return;
   try {
     // The folder the person named in the variable.

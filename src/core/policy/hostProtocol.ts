@@ -109,6 +109,13 @@ export interface Stats {
   prefillForwardMs?: number;
   decodeForwardMs?: number;
 }
+/**
+ * The environment variable of `npm run bench:profile` (bench/profile.ts): a folder where the policy
+ * host writes a CPU profile (`host/*.cpuprofile`, Node's `--cpu-prof`, asked for by the client) and,
+ * when it shuts down, its counters (`host/stats.json`). A diagnostic: nothing else sets it.
+ */
+export const PROFILE_DIR_VARIABLE = 'REHEARSAL_PROFILE_DIR';
+
 /** Reads the counters. */
 export const stats = new RequestType0<Stats, void>('stats');
 /** Releases the model and exits. */
