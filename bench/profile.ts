@@ -2,7 +2,7 @@
  * `npm run bench:profile [-- --kv-cache slots|copy] [--concurrency N] [--tasks N]`: where the time of
  * one `rehearse run` goes, by phase. It plays held-out tasks (test split, half retail, half bank) with
  * the default policy on the CPU under Node's CPU profiler, in the CLI process and in the policy host
- * (`REHEARSAL_PROFILE_DIR`, hostClient.ts), and attributes every sample to a phase by the source file
+ * (`REHEARSAL_PROFILE_DIR`, hostProtocol.ts), and attributes every sample to a phase by the source file
  * of the innermost frame that names one (the bundles' source maps give the files). The host's
  * forward-pass time is split into prefill and decode by its own counters. The tool servers' CPU time
  * is what `/usr/bin/time` counts for the whole command less the two profiled processes. Prints a
@@ -14,6 +14,7 @@ import { SourceMap } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROFILE_DIR_VARIABLE } from '../src/core/policy/hostProtocol';
 import { REPO } from '../test/support/servers';
 import { defaultPolicyRun, heldOutTasks } from './support/runs';
 
@@ -141,7 +142,7 @@ async function main(): Promise<void> {
     const r = spawnSync(
       timed ? '/usr/bin/time' : process.execPath,
       timed ? ['-f', 'cpu %U %S', process.execPath, ...node] : node,
-      { env: { ...process.env, REHEARSAL_PROFILE_DIR: profiles }, encoding: 'utf8' },
+      { env: { ...process.env, [PROFILE_DIR_VARIABLE]: profiles }, encoding: 'utf8' },
     );
     const wallMs = performance.now() - t0;
     if (r.status !== 0) throw new Error(`rehearse run failed (${r.status}):\n${r.stderr}`);
