@@ -732,10 +732,35 @@ export async function runUiChecks(
         assert.match(await progress.innerText(), /M mark \(format error\) · S skip/);
         assert.doesNotMatch(await progress.innerText(), /A accept/);
         await shot('review-queue');
-        // One key, in the diff's editor.
-        await page.locator('.monaco-diff-editor .editor.modified .view-lines').first().click();
-        await page.keyboard.press('m');
-        await progress.filter({ hasText: '1 / 4 reviewed' }).waitFor();
+        // One key, in the diff's editor. The key is bound while that editor has the focus (its
+        // `editorTextFocus`), which a click gives once the diff has opened its models: a key pressed
+        // before is typed into nothing. So: focus, then the key, again only while nothing was marked.
+        const marked = progress.filter({ hasText: '1 / 4 reviewed' });
+        const modified = page.locator('.monaco-diff-editor .editor.modified .view-lines').first();
+        for (let attempt = 0; ; attempt++) {
+          await modified.click();
+          const focused = await page
+            .waitForFunction(
+              () => !!document.activeElement?.closest('.monaco-diff-editor .editor.modified'),
+              undefined,
+              { timeout: 5_000 },
+            )
+            .then(
+              () => true,
+              () => false,
+            );
+          if (await marked.isVisible()) break;
+          await page.keyboard.press('m');
+          try {
+            await marked.waitFor({ timeout: 5_000 });
+            break;
+          } catch {
+            if (attempt >= 3)
+              throw new Error(
+                `M did not mark the call after ${attempt + 1} tries (the diff's editor ${focused ? 'had' : 'never had'} the focus)`,
+              );
+          }
+        }
         await workbench.activeTab().filter({ hasText: 'e1.t3.c1' }).waitFor();
         await eventually(async () => {
           const events = await annotationEvents(options.workspace, torn);
