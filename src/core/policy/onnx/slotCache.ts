@@ -40,11 +40,7 @@ export class SlotCache {
     return this.lengths.length;
   }
 
-  /** Floats the buffers hold (for the memory bound). */
-  get floats(): number {
-    return 2 * this.layers * this.capacity * this.rowSize();
-  }
-
+  /** Valid positions of a row. */
   lengthOf(row: number): number {
     return this.lengths[row];
   }
@@ -190,11 +186,6 @@ export class SlotCache {
           );
       }
     this.lengths[row] = from + count;
-  }
-
-  /** Cuts a row back to its first `length` positions (what follows is written over). */
-  truncate(row: number, length: number): void {
-    this.lengths[row] = Math.min(this.lengths[row], length);
   }
 
   /** Copies row `from`'s first `length` positions into row `to` (which then holds that many). */
