@@ -7,7 +7,7 @@ import { RETAIL_TOOLS } from '../../src/servers/retail/tools';
 import { createRetailWorld } from '../../src/servers/retail/world';
 import { REPO, ensureServerBundles, fixtureServer } from '../support/servers';
 
-describe('environment: built-in domains over stdio', function () {
+describe('environment: built-in domains', function () {
   let builtinServersDir: string;
   let env: ToolEnvironment;
   const logs: string[] = [];

@@ -1,39 +1,11 @@
 import * as assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import type { StudioError } from '../../src/core/base/errors';
 import type { JsonObject } from '../../src/core/base/json';
 import { openEnvironment } from '../../src/core/env/openEnvironment';
 import { createBankWorld } from '../../src/servers/bank/world';
-import { REPO, ensureServerBundles } from '../support/servers';
-
-/** Starts the bank domain over streamable HTTP on a free loopback port; resolves with its URL. */
-function startHttpServer(bundle: string): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, '--http', '0'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`no URL from the server: ${err}`));
-    }, 15_000);
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      err += chunk;
-      const m = /listening (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}): ${err}`));
-    });
-  });
-}
+import { REPO, ensureServerBundles, startHttpServer } from '../support/servers';
 
 describe('environment: streamable HTTP on loopback', function () {
   this.timeout(30_000);

@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import type { StdioServerDefinition } from '../../src/core/env/serverDefinition';
 
@@ -68,4 +69,37 @@ export function ensurePolicyHostBundle(): string {
 /** A stdio definition running a fixture server with this Node. */
 export function fixtureServer(name: string): StdioServerDefinition {
   return { type: 'stdio', command: process.execPath, args: [path.join(FIXTURES, 'servers', name)] };
+}
+
+/**
+ * Starts a built-in domain bundle over streamable HTTP on a free loopback port (`extraArgs` after
+ * `--http 0`); resolves with the process and its URL.
+ */
+export function startHttpServer(
+  bundle: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bundle, '--http', '0', ...extraArgs], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no URL from the server: ${err}`));
+    }, 15_000);
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      err += chunk;
+      const m = /listening (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}): ${err}`));
+    });
+  });
 }

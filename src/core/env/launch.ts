@@ -25,7 +25,18 @@ export type LaunchSpec =
       /** True when the definition uses `${episodeDir}`: such a server gets a fresh process per episode. */
       perEpisode: boolean;
     }
-  | { kind: 'http'; url: string; headers: { [name: string]: string } };
+  | { kind: 'http'; url: string; headers: { [name: string]: string } }
+  | {
+      /**
+       * A built-in domain: one process for every environment with the same launch, each MCP session
+       * (an environment's) a world of its own (see `SessionServers`).
+       */
+      kind: 'session';
+      command: string;
+      args: string[];
+      env: { [name: string]: string };
+      cwd?: string;
+    };
 
 /** Where relative paths and built-in domains are found. */
 export interface LaunchContext extends VariableContext {
@@ -78,8 +89,20 @@ export async function resolveLaunch(
   inputCache = new Map<string, string>(),
 ): Promise<LaunchSpec> {
   const sub = (s: string) => substituteVariables(s, ctx, inputCache);
-  if (isBuiltinDefinition(def))
-    return resolveLaunch(name, builtinAsStdio(name, def, ctx), ctx, inputCache);
+  if (isBuiltinDefinition(def)) {
+    const stdio = builtinAsStdio(name, def, ctx);
+    const spec = await resolveLaunch(name, stdio, ctx, inputCache);
+    // A built-in domain (a `.js` bundle, served by `serveDomain`) serves a world per session, so
+    // environments share its process; one asked for its own HTTP port, or whose every episode gets
+    // a folder of its own, runs as defined.
+    const domain =
+      !Object.hasOwn(PYTHON_BUILTINS, def.builtin) && (stdio.args ?? [])[0]?.endsWith('.js');
+    if (spec.kind === 'stdio' && domain && !spec.perEpisode && !spec.args.includes('--http')) {
+      const { command, args, env, cwd } = spec;
+      return { kind: 'session', command, args, env, ...(cwd !== undefined ? { cwd } : {}) };
+    }
+    return spec;
+  }
   if (isStdioDefinition(def)) return resolveStdio(name, def, ctx.baseDir, sub);
   if (isHttpDefinition(def)) return resolveHttp(name, def, sub);
   throw new StudioError(

@@ -33,6 +33,8 @@ import {
   resultSize,
   toResultContent,
 } from './resultContent';
+import type { SessionServerLease } from './sessionServers';
+import { sessionServers } from './sessionServers';
 import { StderrLog } from './stderrLog';
 import type { McpTool } from './toolDefinitions';
 import { readOnlyHintOf, toToolDefinition } from './toolDefinitions';
@@ -56,6 +58,8 @@ interface Session {
   client: Client;
   transport: StdioClientTransport | StreamableHTTPClientTransport;
   stderr: StderrLog;
+  /** The shared process of a built-in domain, held while this session lasts. */
+  lease?: SessionServerLease;
   tools: McpTool[];
   closed: boolean;
   closeReason?: string;
@@ -251,7 +255,13 @@ export class McpBackend implements ToolBackend {
         ),
       };
     }
-    if (s.closed || (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)) {
+    // A shared process that died fails its sessions' requests as unreachable: the exit comes after.
+    if (s.lease && !(err instanceof McpError) && !s.lease.exited()) await delay(30);
+    if (
+      s.closed ||
+      s.lease?.exited() ||
+      (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+    ) {
       await delay(30); // let the last stderr lines arrive
       return {
         error: envError(
@@ -326,14 +336,14 @@ export class McpBackend implements ToolBackend {
   }
 
   private async start(): Promise<void> {
-    const stderr = new StderrLog(this.options.log, this.name);
     const flags = { overflowed: false };
-    const transport = await this.openTransport(stderr, flags);
+    const { transport, stderr, lease } = await this.openTransport(flags);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const session: Session = {
       client,
       transport,
       stderr,
+      ...(lease ? { lease } : {}),
       tools: [],
       closed: false,
       protocolFaults: 0,
@@ -371,13 +381,30 @@ export class McpBackend implements ToolBackend {
 
   /**
    * The transport to the server: a stdio child process (in a fresh episode folder when its definition
-   * uses one), its stderr followed; or streamable HTTP, its messages limited in size.
+   * uses one), its stderr followed; or streamable HTTP, its messages limited in size, to a URL or
+   * to the shared process of a built-in domain (held until the session stops).
    */
-  private async openTransport(
-    stderr: StderrLog,
-    flags: { overflowed: boolean },
-  ): Promise<StdioClientTransport | StreamableHTTPClientTransport> {
+  private async openTransport(flags: { overflowed: boolean }): Promise<{
+    transport: StdioClientTransport | StreamableHTTPClientTransport;
+    stderr: StderrLog;
+    lease?: SessionServerLease;
+  }> {
     const spec = this.spec;
+    const http = (url: string, headers: { [name: string]: string }) =>
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers },
+        fetch: limitedFetch(STDIO_MESSAGE_LIMIT_BYTES, () => {
+          flags.overflowed = true;
+        }),
+      });
+    if (spec.kind === 'session') {
+      const lease = await sessionServers.acquire(this.name, spec, {
+        log: this.options.log,
+        startTimeoutMs: this.startTimeoutMs,
+      });
+      return { transport: http(lease.url, {}), stderr: lease.stderr, lease };
+    }
+    const stderr = new StderrLog(this.options.log, this.name);
     if (spec.kind === 'stdio') {
       let { command, args, env, cwd } = spec;
       if (spec.perEpisode) {
@@ -408,14 +435,9 @@ export class McpBackend implements ToolBackend {
         maxBufferSize: STDIO_MESSAGE_LIMIT_BYTES,
       });
       if (stdio.stderr) stderr.follow(stdio.stderr as Readable);
-      return stdio;
+      return { transport: stdio, stderr };
     }
-    return new StreamableHTTPClientTransport(new URL(spec.url), {
-      requestInit: { headers: spec.headers },
-      fetch: limitedFetch(STDIO_MESSAGE_LIMIT_BYTES, () => {
-        flags.overflowed = true;
-      }),
-    });
+    return { transport: http(spec.url, spec.headers), stderr };
   }
 
   private async connectAndList(session: Session): Promise<void> {
@@ -472,7 +494,11 @@ export class McpBackend implements ToolBackend {
     s.closed = true;
     s.closeReason ??= 'stopped by the studio';
     const transport = s.transport;
-    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+    if (
+      transport instanceof StreamableHTTPClientTransport &&
+      transport.sessionId &&
+      !s.lease?.exited()
+    ) {
       await withDeadline(transport.terminateSession(), 1_000, 'terminate').catch(() => undefined);
     }
     const pid = transport instanceof StdioClientTransport ? transport.pid : null;
@@ -503,6 +529,7 @@ export class McpBackend implements ToolBackend {
       await delay(300);
       signalAll(tree, 'SIGKILL');
     }
+    await s.lease?.release();
   }
 
   private async removeEpisodeDir(): Promise<void> {

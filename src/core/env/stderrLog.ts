@@ -12,6 +12,8 @@ export class StderrLog {
     private readonly sink: ((line: string) => void) | undefined,
     private readonly prefix: string,
     private readonly keep = 40,
+    /** Sees every line as written (unprefixed), before the sink. */
+    private readonly watch?: (line: string) => void,
   ) {}
 
   /** Follows a stream until it ends. */
@@ -57,6 +59,7 @@ export class StderrLog {
     const clipped = line.length > 4096 ? line.slice(0, 4096) + '…' : line;
     this.lines.push(clipped);
     if (this.lines.length > this.keep) this.lines.shift();
+    this.watch?.(clipped);
     this.sink?.(`[${this.prefix}] ${clipped}`);
   }
 }

@@ -74,20 +74,37 @@ function option(argv: readonly string[], name: string): string | undefined {
 /**
  * Runs a domain as an MCP server: over stdio by default, or streamable HTTP on loopback with
  * `--http <port>` (0 picks a free port; the URL is printed on stderr as `listening <url>`).
- * `--seed <n>` sets the initial world (default 0). One world per process, shared by all sessions.
+ * `--seed <n>` sets the initial world (default 0). Over stdio there is one session, so one world;
+ * over HTTP every session shares the process's one world, or, with `--world-per-session`, each MCP
+ * session gets a world of its own (what a run starts: one process a domain, a session an episode
+ * in flight); `--max-sessions <n>` bounds the sessions open at once (default 1,024). `--lifeline` ends the server when its stdin closes, so that a studio that dies
+ * (even by SIGKILL) leaves no server behind.
  */
 export async function serveDomain<S>(
   domain: Domain<S>,
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
-  const session = new DomainSession(domain, Number(option(argv, '--seed') ?? 0));
+  const seed = Number(option(argv, '--seed') ?? 0);
   const httpPort = option(argv, '--http');
   if (httpPort === undefined) {
-    await buildServer(domain, session).connect(new StdioServerTransport());
+    await buildServer(domain, new DomainSession(domain, seed)).connect(new StdioServerTransport());
     return;
   }
+  if (argv.includes('--lifeline')) {
+    process.stdin.on('end', () => process.exit(0));
+    process.stdin.on('error', () => process.exit(0));
+    process.stdin.resume();
+  }
   // Loaded only here: the HTTP transport's modules (undici, http2, crypto) cost every stdio server's
-  // start a third of its time, and a run starts one per episode in flight.
-  const { serveHttp } = await import('./serveHttp.js');
-  serveHttp(httpPort, () => buildServer(domain, session));
+  // start a third of its time.
+  const { MAX_HTTP_SESSIONS, serveHttp } = await import('./serveHttp.js');
+  const max = Number(option(argv, '--max-sessions') ?? MAX_HTTP_SESSIONS);
+  if (!Number.isInteger(max) || max < 1 || max > MAX_HTTP_SESSIONS)
+    throw new Error(`--max-sessions takes a whole number from 1 to ${MAX_HTTP_SESSIONS}`);
+  if (argv.includes('--world-per-session')) {
+    serveHttp(httpPort, () => buildServer(domain, new DomainSession(domain, seed)), max);
+    return;
+  }
+  const shared = new DomainSession(domain, seed);
+  serveHttp(httpPort, () => buildServer(domain, shared), max);
 }
