@@ -1,11 +1,10 @@
 import { promises as fs } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BenchCaseResult } from '../registry';
 import { benchSize, registerBenchCase, timingStats } from '../registry';
 import { heldOutTasks, rehearse } from '../support/runs';
+import { ENDPOINT_DELAY_MS, slowEndpoint } from '../support/slowEndpoint';
 
 const TASKS_PER_DOMAIN = benchSize(20, 1);
 
@@ -50,70 +49,6 @@ function figures(
         ...(n > 1 ? [[`N = ${n} / N = 1`, Number((perMinute.get(n)! / one).toFixed(2))]] : []),
       ]),
     ),
-  };
-}
-
-/** The delay of the test endpoint's every answer, as a busy remote server would take. */
-const ENDPOINT_DELAY_MS = 200;
-
-/**
- * An OpenAI-compatible endpoint that answers every request after {@link ENDPOINT_DELAY_MS}: an act
- * request calls the task's first tool and, once a tool answered, gives a final answer; a rehearse
- * request (no tools) rehearses `{"ok": true}`. Each episode makes three requests.
- */
-async function slowEndpoint(): Promise<{ url: string; close: () => void; requests: () => number }> {
-  let requests = 0;
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => {
-      requests++;
-      const asked = JSON.parse(body) as {
-        messages: { role: string }[];
-        tools?: { function: { name: string } }[];
-      };
-      const message = !asked.tools?.length
-        ? { role: 'assistant', content: '<execution_result>\n{"ok": true}\n</execution_result>' }
-        : asked.messages.some((m) => m.role === 'tool')
-          ? { role: 'assistant', content: 'Done.' }
-          : {
-              role: 'assistant',
-              content: null,
-              tool_calls: [
-                {
-                  id: 'call_1',
-                  type: 'function',
-                  function: { name: asked.tools[0].function.name, arguments: '{}' },
-                },
-              ],
-            };
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            id: `c${requests}`,
-            object: 'chat.completion',
-            created: 0,
-            model: 'slow',
-            choices: [
-              {
-                index: 0,
-                message,
-                finish_reason: 'tool_calls' in message ? 'tool_calls' : 'stop',
-              },
-            ],
-            usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
-          }),
-        );
-      }, ENDPOINT_DELAY_MS);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    close: () => server.close(),
-    requests: () => requests,
   };
 }
 
@@ -165,10 +100,10 @@ registerBenchCase({
       return {
         baseline: '--concurrency 1',
         ...result,
-        facts: { ...result.facts, 'requests answered': endpoint.requests() },
+        facts: { ...result.facts, 'requests answered': await endpoint.requests() },
       };
     } finally {
-      endpoint.close();
+      await endpoint.close();
       await fs.rm(dir, { recursive: true, force: true });
     }
   },
