@@ -49,7 +49,7 @@ const ratio = (r: { modes: TrainerBenchResult['modes'] & object }) =>
 registerBenchCase({
   name: 'trainer: SFT step, packed vs padded rows',
   description:
-    "python -m trainer.bench on the default recipe's rows (512 row shapes of its SFT data, random tokens; the default policy's 2.2M-parameter model, 8 rows a step, 1 thread, sdpa; median of steps 3-10, 3-40 at one row a step): the padded and the packed engine side by side in one process, alternating; one micro-batch of the 8 rows, then the recipe's micro-batches of 2, then one row a step (nothing to pack)",
+    "python -m trainer.bench on the default recipe's rows (512 row shapes of its SFT data, random tokens; the default policy's 2.2M-parameter model, 8 rows a step, 1 thread, sdpa; median of steps 3-10, 3-40 at one row a step): the padded and the packed engine side by side in one process, alternating; one micro-batch of the 8 rows (the recipe's micro_batch_size), then micro-batches of 2 (the recipe's before), then one row a step (nothing to pack)",
   targets: [
     { fact: 'packed / padded real tokens/s, 8-row micro-batches', atLeast: 1.5 },
     { fact: 'loss difference packed vs padded (same batch, same weights)', atMost: 1e-5 },
