@@ -5,7 +5,8 @@
  * (`REHEARSAL_PROFILE_DIR`, hostProtocol.ts), and attributes every sample to a phase by the source file
  * of the innermost frame that names one (the bundles' source maps give the files). The host's
  * forward-pass time is split into prefill and decode by its own counters. The tool servers' CPU time
- * is what `/usr/bin/time` counts for the whole command less the two profiled processes. Prints a
+ * is what `/usr/bin/time` counts for the whole command less the CLI's profiled time and the host's
+ * CPU by its own count (every thread). Prints a
  * Markdown table (docs/profile.md holds the measured ones) and writes bench-results/profile-*.json.
  */
 import { spawnSync } from 'node:child_process';
@@ -167,8 +168,11 @@ async function main(): Promise<void> {
     hostPhases.set('forward passes: decode', forward * (1 - share));
     const busy = (m: Map<string, number>) =>
       [...m].filter(([k]) => !k.startsWith('idle')).reduce((s, [, v]) => s + v, 0);
+    // The host's CPU by its own count (every thread: prefill runs on several), not its profile's
+    // main thread, so that onnxruntime's other threads are not taken for the servers'.
+    const hostCpuMs = (stats.cpu.user + stats.cpu.system) / 1000;
     const serversMs =
-      totalCpuMs !== undefined ? totalCpuMs - busy(cliPhases) - busy(hostPhases) : undefined;
+      totalCpuMs !== undefined ? totalCpuMs - busy(cliPhases) - hostCpuMs : undefined;
     const lines = [
       `One \`rehearse run\` of ${2 * perDomain} held-out tasks, --concurrency ${concurrency}, --kv-cache ${kvCache}: ${(wallMs / 1000).toFixed(2)} s wall.`,
       `Host counters: ${stats.prefillPasses} prefill passes (${stats.prefillTokens} tokens, ${stats.prefillForwardMs.toFixed(0)} ms in the graph), ${stats.decodePasses} decode passes of ${(stats.decodeRows / Math.max(1, stats.decodePasses)).toFixed(2)} rows on average (${stats.decodeForwardMs.toFixed(0)} ms in the graph).`,
