@@ -39,7 +39,8 @@ interface Running {
   key: string;
   child: ChildProcess;
   stderr: StderrLog;
-  sinks: Set<(line: string) => void>;
+  /** Log sinks of the sessions holding it, with how many hold each. */
+  sinks: Map<(line: string) => void, number>;
   url: Promise<string>;
   holders: number;
   exited: boolean;
@@ -76,12 +77,19 @@ export class SessionServers {
       this.running.set(key, r);
     }
     r.holders++;
-    if (options.log) r.sinks.add(options.log);
+    const sink = options.log;
+    if (sink) r.sinks.set(sink, (r.sinks.get(sink) ?? 0) + 1);
     const held = r;
     let released = false;
     const release = async () => {
       if (released) return;
       released = true;
+      // A run that has ended hears no more of a process another run still uses.
+      if (sink) {
+        const left = (held.sinks.get(sink) ?? 1) - 1;
+        if (left > 0) held.sinks.set(sink, left);
+        else held.sinks.delete(sink);
+      }
       if (--held.holders > 0) return;
       if (this.running.get(key) === held) this.running.delete(key);
       await stopProcess(held);
@@ -96,11 +104,11 @@ export class SessionServers {
   }
 
   private start(key: string, name: string, spec: SessionServerSpec, timeoutMs: number): Running {
-    const sinks = new Set<(line: string) => void>();
+    const sinks = new Map<(line: string) => void, number>();
     let listening: ((url: string) => void) | undefined;
     const stderr = new StderrLog(
       (line) => {
-        for (const sink of sinks) sink(line);
+        for (const sink of sinks.keys()) sink(line);
       },
       name,
       40,
