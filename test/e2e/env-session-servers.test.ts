@@ -9,15 +9,7 @@ import { sessionServers } from '../../src/core/env/sessionServers';
 import type { ToolEnvironment } from '../../src/core/env/toolEnvironment';
 import { createRetailWorld } from '../../src/servers/retail/world';
 import { REPO, ensureServerBundles, startHttpServer } from '../support/servers';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { processAlive as alive } from '../support/crash/kill';
 
 async function gone(pid: number, withinMs: number): Promise<boolean> {
   const until = Date.now() + withinMs;

@@ -70,6 +70,16 @@ export function killGroup(pid: number | undefined): void {
   }
 }
 
+/** True while a process of that id exists (signal 0 reaches it). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Records a violation for every skipped line that is not a torn last line of a file of `lineCount` non-blank lines. */
 export function checkOnlyTornLastLine(
   skipped: readonly SkippedLine[],

@@ -6,6 +6,7 @@ import { ENV_ERROR_CODES } from '../../../src/core/env/errors';
 import { openEnvironment } from '../../../src/core/env/openEnvironment';
 import { REPO, fixtureServer } from '../servers';
 import type { FuzzTarget } from './targets';
+import { processAlive as alive } from '../crash/kill';
 
 /**
  * MCP server behaviour over time as a fuzz target: a real stdio server (test/fixtures/servers/
@@ -38,15 +39,6 @@ const TIMEOUT_MS = 400;
 /** A call's answer may come this much after its timeout on a loaded 2-core machine. */
 const SLACK_MS = 3000;
 const CODES = new Set<string>(ENV_ERROR_CODES);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The MCP target (see the file's comment). */
 export const mcpTarget: FuzzTarget = {
