@@ -251,7 +251,9 @@ export class McpBackend implements ToolBackend {
       return {
         error: envError(
           'RESULT_TOO_LARGE',
-          `${tool} sent a message over ${STDIO_MESSAGE_LIMIT_BYTES} bytes; the connection was closed and the server is restarted for the next episode.`,
+          s.transport instanceof StdioClientTransport
+            ? `${tool} sent a message over ${STDIO_MESSAGE_LIMIT_BYTES} bytes; the connection was closed and the server is restarted for the next episode.`
+            : `${tool} sent an answer over ${STDIO_MESSAGE_LIMIT_BYTES} bytes; it was not read past that, and the server keeps serving.`,
         ),
       };
     }
