@@ -19,7 +19,7 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
 /**
  * Serves MCP over streamable HTTP on loopback at `port` (0 picks a free port; the URL is printed on
  * stderr as `listening <url>`), one server from `build` per session, answers as JSON (no event
- * stream: these servers send nothing unasked), to loopback clients that are not web pages (the Host
+ * stream, and a GET is 405: these servers send nothing unasked), to loopback clients that are not web pages (the Host
  * header names this port; no Origin header). Sessions are bounded in number (`maxSessions`) and
  * closed after {@link HTTP_SESSION_IDLE_MS} unused.
  */
@@ -38,6 +38,11 @@ export function serveHttp(
     // Loopback clients only, never a web page (DNS rebinding, or a page posting from a browser).
     if (!hosts.includes(req.headers.host ?? '') || req.headers.origin !== undefined) {
       jsonRpcError(res, 403, -32000, 'Only loopback clients that are not web pages may connect.');
+      return;
+    }
+    // No stream of messages unasked: these servers send none, so a client's GET holds nothing open.
+    if (req.method === 'GET') {
+      res.writeHead(405, { allow: 'POST, DELETE' }).end();
       return;
     }
     const id = req.headers['mcp-session-id'];
