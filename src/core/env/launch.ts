@@ -92,11 +92,10 @@ export async function resolveLaunch(
   if (isBuiltinDefinition(def)) {
     const stdio = builtinAsStdio(name, def, ctx);
     const spec = await resolveLaunch(name, stdio, ctx, inputCache);
-    // A built-in domain (a `.js` bundle, served by `serveDomain`) serves a world per session, so
-    // environments share its process; one asked for its own HTTP port, or whose every episode gets
-    // a folder of its own, runs as defined.
-    const domain =
-      !Object.hasOwn(PYTHON_BUILTINS, def.builtin) && (stdio.args ?? [])[0]?.endsWith('.js');
+    // A built-in domain (a `.js` bundle, served by `serveDomain`; the Python built-ins run `-m`)
+    // serves a world per session, so environments share its process; one asked for its own HTTP
+    // port, or whose every episode gets a folder of its own, runs as defined.
+    const domain = (stdio.args ?? [])[0]?.endsWith('.js');
     if (spec.kind === 'stdio' && domain && !spec.perEpisode && !spec.args.includes('--http')) {
       const { command, args, env, cwd } = spec;
       return { kind: 'session', command, args, env, ...(cwd !== undefined ? { cwd } : {}) };

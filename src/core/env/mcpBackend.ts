@@ -257,14 +257,16 @@ export class McpBackend implements ToolBackend {
         ),
       };
     }
-    // A shared process that died fails its sessions' requests as unreachable: the exit comes after.
-    if (s.lease && !(err instanceof McpError) && !s.lease.exited()) await delay(30);
+    // A shared process that died fails its sessions' requests as unreachable, before its exit (and
+    // its last stderr lines) arrive: that wait comes first.
+    const waited = !!s.lease && !(err instanceof McpError);
+    if (waited) await delay(30);
     if (
       s.closed ||
       s.lease?.exited() ||
       (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
     ) {
-      await delay(30); // let the last stderr lines arrive
+      if (!waited) await delay(30); // let the last stderr lines arrive
       return {
         error: envError(
           'SERVER_CRASHED',

@@ -36,7 +36,6 @@ const SESSION_ARGS = ['--http', '0', '--world-per-session', '--lifeline'];
 const LISTENING = /^listening (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
 
 interface Running {
-  key: string;
   child: ChildProcess;
   stderr: StderrLog;
   /** Log sinks of the sessions holding it, with how many hold each. */
@@ -73,7 +72,7 @@ export class SessionServers {
     const key = JSON.stringify([spec.command, spec.args, spec.env, spec.cwd ?? null]);
     let r = this.running.get(key);
     if (!r || r.exited) {
-      r = this.start(key, name, spec, options.startTimeoutMs);
+      r = this.start(name, spec, options.startTimeoutMs);
       this.running.set(key, r);
     }
     r.holders++;
@@ -103,7 +102,7 @@ export class SessionServers {
     }
   }
 
-  private start(key: string, name: string, spec: SessionServerSpec, timeoutMs: number): Running {
+  private start(name: string, spec: SessionServerSpec, timeoutMs: number): Running {
     const sinks = new Map<(line: string) => void, number>();
     let listening: ((url: string) => void) | undefined;
     const stderr = new StderrLog(
@@ -129,7 +128,6 @@ export class SessionServers {
     let onGone: () => void = () => undefined;
     const gone = new Promise<void>((resolve) => (onGone = resolve));
     const r: Running = {
-      key,
       child,
       stderr,
       sinks,

@@ -77,8 +77,9 @@ function option(argv: readonly string[], name: string): string | undefined {
  * `--seed <n>` sets the initial world (default 0). Over stdio there is one session, so one world;
  * over HTTP every session shares the process's one world, or, with `--world-per-session`, each MCP
  * session gets a world of its own (what a run starts: one process a domain, a session an episode
- * in flight); `--max-sessions <n>` bounds the sessions open at once (default 1,024). `--lifeline` ends the server when its stdin closes, so that a studio that dies
- * (even by SIGKILL) leaves no server behind.
+ * in flight); `--max-sessions <n>` bounds the sessions open at once (default 1,024). `--lifeline`
+ * ends the server when its stdin closes, so that a studio that dies (even by SIGKILL) leaves no
+ * server behind.
  */
 export async function serveDomain<S>(
   domain: Domain<S>,
@@ -101,10 +102,6 @@ export async function serveDomain<S>(
   const max = Number(option(argv, '--max-sessions') ?? MAX_HTTP_SESSIONS);
   if (!Number.isInteger(max) || max < 1 || max > MAX_HTTP_SESSIONS)
     throw new Error(`--max-sessions takes a whole number from 1 to ${MAX_HTTP_SESSIONS}`);
-  if (argv.includes('--world-per-session')) {
-    serveHttp(httpPort, () => buildServer(domain, new DomainSession(domain, seed)), max);
-    return;
-  }
-  const shared = new DomainSession(domain, seed);
-  serveHttp(httpPort, () => buildServer(domain, shared), max);
+  const shared = argv.includes('--world-per-session') ? undefined : new DomainSession(domain, seed);
+  serveHttp(httpPort, () => buildServer(domain, shared ?? new DomainSession(domain, seed)), max);
 }

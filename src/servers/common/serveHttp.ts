@@ -18,10 +18,10 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
 
 /**
  * Serves MCP over streamable HTTP on loopback at `port` (0 picks a free port; the URL is printed on
- * stderr as `listening <url>`), one server from `build` per session, answers as JSON (no event
- * stream, and a GET is 405: these servers send nothing unasked), to loopback clients that are not web pages (the Host
- * header names this port; no Origin header). Sessions are bounded in number (`maxSessions`) and
- * closed after {@link HTTP_SESSION_IDLE_MS} unused.
+ * stderr as `listening <url>`), one server from `build` per session. Answers are JSON (no event
+ * stream, and a GET is 405: these servers send nothing unasked), to loopback clients that are not
+ * web pages (the Host header names this port; no Origin header). Sessions are bounded in number
+ * (`maxSessions`) and closed after {@link HTTP_SESSION_IDLE_MS} unused.
  */
 export function serveHttp(
   httpPort: string,
