@@ -1099,16 +1099,26 @@ async function toggle(
 ): Promise<void> {
   let rows: RenderedRow[] = [];
   let index = -1;
-  await eventually(async () => {
-    rows = await workbench.readRows(pane);
-    index = rows.findIndex(match);
-    assert.ok(index >= 0, `no such row; ${describeRows(rows)}`);
-  });
-  if (rows[index].expanded === expand) return;
-  await workbench.rowAt(pane, index).click();
-  await pane
-    .locator(`.monaco-list-row[data-index="${index}"][aria-expanded="${expand}"]`)
-    .waitFor();
+  // A tree that refreshes (a run written just before: the explorer's watcher re-renders it) may
+  // replace the row between the read and the click, and the click is lost: the row is found and
+  // clicked again while it has not changed state.
+  for (let attempt = 0; ; attempt++) {
+    await eventually(async () => {
+      rows = await workbench.readRows(pane);
+      index = rows.findIndex(match);
+      assert.ok(index >= 0, `no such row; ${describeRows(rows)}`);
+    });
+    if (rows[index].expanded === expand) break;
+    await workbench.rowAt(pane, index).click();
+    try {
+      await pane
+        .locator(`.monaco-list-row[data-index="${index}"][aria-expanded="${expand}"]`)
+        .waitFor({ timeout: 5_000 });
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
   if (expand)
     await pane
       .locator(`.monaco-list-row[data-index="${index + 1}"][aria-level="${rows[index].level + 1}"]`)
